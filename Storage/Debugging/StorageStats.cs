@@ -1,0 +1,50 @@
+namespace RavenLite.Storage.Debugging;
+
+/// <summary>A point-in-time view of an environment's counters. Byte counts are since the environment opened.</summary>
+public sealed class StorageStats
+{
+    /// <summary>Data file length, bytes (includes preallocated space).</summary>
+    public long DataFileBytes { get; init; }
+
+    /// <summary>Pages in use or free (logical size).</summary>
+    public long PagesInUse { get; init; }
+
+    /// <summary>Committed pages not yet copied to the data file.</summary>
+    public long PagesWaitingForFlush { get; init; }
+
+    /// <summary>Journal bytes written by commits (headers plus compressed payloads).</summary>
+    public long JournalBytesWritten { get; init; }
+
+    /// <summary>Record payload bytes before compression.</summary>
+    public long UncompressedBytes { get; init; }
+
+    /// <summary>Record payload bytes after compression.</summary>
+    public long CompressedBytes { get; init; }
+
+    /// <summary>Committed write transactions.</summary>
+    public long Commits { get; init; }
+
+    /// <summary>Completed flushes to the data file.</summary>
+    public long Flushes { get; init; }
+
+    /// <summary>fdatasync calls on the journal.</summary>
+    public long JournalSyncs { get; init; }
+
+    /// <summary>fdatasync calls on the data file.</summary>
+    public long DataFileSyncs { get; init; }
+
+    /// <summary>Last committed transaction.</summary>
+    public long LastCommittedTxId { get; init; }
+
+    /// <summary>Last transaction synced into the data file.</summary>
+    public long LastSyncedTxId { get; init; }
+
+    /// <summary>The root tree (tree of trees).</summary>
+    public required TreeStats RootTree { get; init; }
+
+    /// <summary>Every named tree.</summary>
+    public required IReadOnlyList<TreeStats> Trees { get; init; }
+
+    /// <summary>Uncompressed ÷ compressed payload bytes (0 when nothing was journaled).</summary>
+    public double CompressionRatio => CompressedBytes == 0 ? 0 : (double)UncompressedBytes / CompressedBytes;
+}

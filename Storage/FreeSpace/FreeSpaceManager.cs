@@ -1,0 +1,133 @@
+namespace RavenLite.Storage.FreeSpace;
+
+/// <summary>
+/// Which data-file pages may be allocated. Invariants:
+/// 1. Every page in [1, NextPage) is exactly one of: reachable from the root tree, free, pending.
+/// 2. A page freed by transaction F stays pending until no live reader has a snapshot older than F
+///    and the synced header state is at least F (so the flusher never overwrites a page that the
+///    on-disk state or any reader can still reach).
+/// 3. Pages a transaction allocates and frees again are reusable at once inside it.
+/// The free list is not persisted: opening rebuilds it from reachability (see docs/format/data-file.md).
+/// Used only by the single writer (and the checker under the write lock); not thread-safe.
+/// </summary>
+internal sealed class FreeSpaceManager
+{
+    private readonly SortedSet<long> _free = [];
+    private readonly List<(long FreedBy, long[] Pages)> _pending = [];
+
+    public FreeSpaceManager(long nextPage) => NextPage = nextPage;
+
+    /// <summary>Pages in use or free: the data file's logical size in pages.</summary>
+    public long NextPage { get; private set; }
+
+    /// <summary>Free page numbers.</summary>
+    public IReadOnlyCollection<long> Free => _free;
+
+    /// <summary>Pages waiting for readers or the flusher.</summary>
+    public IEnumerable<long> Pending => _pending.SelectMany(p => p.Pages);
+
+    /// <summary>Number of free pages.</summary>
+    public int FreeCount => _free.Count;
+
+    /// <summary>Marks pages as free (rebuild at open).</summary>
+    public void AddFree(long page) => _free.Add(page);
+
+    /// <summary>Moves pending pages freed at or before <paramref name="txId"/> to the free set.</summary>
+    public void ReleasePending(long txId)
+    {
+        int n = 0;
+        while (n < _pending.Count && _pending[n].FreedBy <= txId)
+        {
+            _free.UnionWith(_pending[n].Pages);
+            n++;
+        }
+        if (n > 0)
+            _pending.RemoveRange(0, n);
+    }
+
+    /// <summary>Begins a transaction's allocation scope.</summary>
+    public Scope BeginScope() => new(this);
+
+    /// <summary>One write transaction's allocations and frees; applied on commit, undone on rollback.</summary>
+    internal sealed class Scope(FreeSpaceManager owner)
+    {
+        private readonly List<long> _taken = [];
+        private readonly Stack<long> _local = new();
+        private readonly List<long> _freed = [];
+        private long _next = owner.NextPage;
+
+        /// <summary>Pages in use or free after this transaction.</summary>
+        public long NextPage => _next;
+
+        /// <summary>Allocates <paramref name="count"/> contiguous pages.</summary>
+        public long Allocate(int count)
+        {
+            if (count == 1)
+            {
+                if (_local.Count > 0)
+                    return _local.Pop();
+                if (owner._free.Count > 0)
+                {
+                    long p = owner._free.Min;
+                    owner._free.Remove(p);
+                    _taken.Add(p);
+                    return p;
+                }
+            }
+            else if (owner._free.Count >= count)
+            {
+                long runStart = -1, prev = -2;
+                int runLength = 0;
+                foreach (long p in owner._free)
+                {
+                    if (p == prev + 1)
+                        runLength++;
+                    else
+                    {
+                        runStart = p;
+                        runLength = 1;
+                    }
+                    prev = p;
+                    if (runLength == count)
+                        break;
+                }
+                if (runLength == count)
+                {
+                    for (long p = runStart; p < runStart + count; p++)
+                    {
+                        owner._free.Remove(p);
+                        _taken.Add(p);
+                    }
+                    return runStart;
+                }
+            }
+            long page = _next;
+            _next += count;
+            return page;
+        }
+
+        /// <summary>Frees pages. <paramref name="allocatedHere"/>: this transaction allocated them, so no one else can see them.</summary>
+        public void Free(long page, int count, bool allocatedHere)
+        {
+            for (long p = page; p < page + count; p++)
+            {
+                if (allocatedHere)
+                    _local.Push(p);
+                else
+                    _freed.Add(p);
+            }
+        }
+
+        /// <summary>Applies the scope: local leftovers become free, visible frees become pending under <paramref name="txId"/>.</summary>
+        public void Commit(long txId)
+        {
+            owner._free.UnionWith(_local);
+            if (_freed.Count > 0)
+                owner._pending.Add((txId, _freed.ToArray()));
+            owner.NextPage = _next;
+        }
+
+        /// <summary>Undoes the scope.</summary>
+        public void Rollback() => owner._free.UnionWith(_taken);
+    }
+}

@@ -1,0 +1,209 @@
+using System.Buffers.Binary;
+using System.Runtime.InteropServices;
+using RavenLite.Storage.Hashing;
+using RavenLite.Storage.Paging;
+using RavenLite.Storage.Platform;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Storage.Journal;
+
+/// <summary>
+/// Replays the journal after the last synced transaction (docs/format/journal.md, "Recovery").
+/// Invariants it enforces:
+/// 1. Records are applied in transaction-id order starting at LastSyncedTxId + 1, with no gap.
+/// 2. A record is applied only after every declared length is bounded and its hash, seeded with
+///    the expected transaction id, matches (so a stale record in a recycled file never applies).
+/// 3. The first record that fails ends the log (a torn tail, never acknowledged) unless a valid
+///    record with a later id follows anywhere after it: that is corruption and opening refuses.
+/// 4. Journal files from the header's file onward are numbered without gaps.
+/// </summary>
+internal static class JournalRecovery
+{
+    /// <summary>Outcome of a replay.</summary>
+    internal sealed record Result(long LastTxId, long NextPage, TreeHeader RootTree, long EndFile, long EndOffset, int RecordsReplayed, string? TailNote);
+
+    /// <summary>Replays records after <paramref name="header"/>, handing each page run to <paramref name="apply"/>.</summary>
+    public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, Action<long, int, ReadOnlySpan<byte>> apply)
+    {
+        var numbers = fs.ListFiles(dir)
+            .Select(n => JournalFileNames.TryParse(n, out long x) ? x : 0)
+            .Where(x => x >= header.JournalFileNumber)
+            .OrderBy(x => x)
+            .ToList();
+        for (int i = 0; i < numbers.Count; i++)
+        {
+            long expectedNumber = header.JournalFileNumber + i;
+            if (numbers[i] != expectedNumber)
+                throw new StorageCorruptionException(
+                    $"Journal file '{JournalFileNames.For(dir, expectedNumber)}' is missing: the header continues the journal in file {header.JournalFileNumber} at offset {header.JournalOffset}, and file {numbers[i]} exists after the gap.");
+        }
+
+        long expected = header.LastSyncedTxId + 1;
+        long nextPage = header.NextPage;
+        var root = header.RootTree;
+        long fileNo = header.JournalFileNumber, offset = header.JournalOffset;
+        int replayed = 0;
+        int index = 0;
+        byte[] payload = [];
+        byte[]? data = numbers.Count > 0 ? ReadFile(fs, dir, numbers[0]) : null;
+        string? tailNote = null;
+
+        while (data != null)
+        {
+            var status = TryRead(data, offset, expected, out var rh, ref payload, out string why);
+            if (status)
+            {
+                ApplyPayload(payload.AsSpan(0, rh.UncompressedSize), rh, apply, JournalFileNames.For(dir, fileNo), offset);
+                expected++;
+                nextPage = rh.NextPage;
+                root = rh.RootTree;
+                offset += JournalRecordHeader.SizeOf + rh.CompressedSize;
+                replayed++;
+                continue;
+            }
+            // End of this file's sequence: continue in the next file only if it starts with the expected record.
+            if (index + 1 < numbers.Count)
+            {
+                var next = ReadFile(fs, dir, numbers[index + 1]);
+                if (TryRead(next, 0, expected, out _, ref payload, out _))
+                {
+                    index++;
+                    fileNo = numbers[index];
+                    offset = 0;
+                    data = next;
+                    continue;
+                }
+            }
+            tailNote = why;
+            break;
+        }
+
+        // Nothing valid and later may follow the end of the log.
+        for (int i = Math.Max(index, 0); i < numbers.Count; i++)
+        {
+            var bytes = i == index && data != null ? data : ReadFile(fs, dir, numbers[i]);
+            long from = i == index ? offset + 1 : 0;
+            if (FindLaterRecord(bytes, from, expected, out long at, out long tx))
+                throw new StorageCorruptionException(
+                    $"Journal corruption: the record expected for transaction {expected} at '{JournalFileNames.For(dir, fileNo)}' offset {offset} is invalid ({tailNote}), " +
+                    $"but a valid record for transaction {tx} follows at '{JournalFileNames.For(dir, numbers[i])}' offset {at}.");
+        }
+        return new Result(expected - 1, nextPage, root, fileNo, offset, replayed, tailNote);
+    }
+
+    private static byte[] ReadFile(IStorageFileSystem fs, string dir, long number)
+    {
+        using var f = fs.OpenFile(JournalFileNames.For(dir, number), create: false);
+        var bytes = new byte[f.Length];
+        int n = f.Read(0, bytes);
+        return n == bytes.Length ? bytes : bytes[..n];
+    }
+
+    /// <summary>Validates and decompresses the record at <paramref name="offset"/> as transaction <paramref name="expectedTx"/>.</summary>
+    internal static bool TryRead(byte[] file, long offset, long expectedTx, out JournalRecordHeader header, ref byte[] payload, out string why)
+    {
+        header = default;
+        if (offset + JournalRecordHeader.SizeOf > file.Length)
+        {
+            why = "end of journal";
+            return false;
+        }
+        var span = file.AsSpan((int)offset);
+        header = MemoryMarshal.Read<JournalRecordHeader>(span);
+        if (header.Magic != JournalRecordHeader.MagicValue)
+        {
+            why = span[..JournalRecordHeader.SizeOf].ContainsAnyExcept((byte)0) ? "bad magic" : "end of journal";
+            return false;
+        }
+        if (!LengthsValid(header, file.Length - offset, out why))
+            return false;
+        var body = span.Slice(JournalRecordHeader.SizeOf, header.CompressedSize);
+        if (ComputeHash(span[..JournalRecordHeader.SizeOf], body, (ulong)expectedTx) != header.Hash || header.TxId != expectedTx)
+        {
+            why = header.TxId != expectedTx ? $"record for transaction {header.TxId} where {expectedTx} was expected" : "checksum mismatch";
+            return false;
+        }
+        if (payload.Length < header.UncompressedSize)
+            payload = new byte[Math.Max(header.UncompressedSize, payload.Length * 2)];
+        if (Lz4.Decompress(body, payload.AsSpan(0, header.UncompressedSize)) != header.UncompressedSize)
+        {
+            why = "LZ4 payload does not decompress to its declared size";
+            return false;
+        }
+        why = "";
+        return true;
+    }
+
+    private static bool LengthsValid(in JournalRecordHeader h, long available, out string why)
+    {
+        why = "";
+        if (h.PageCount < 0 || h.EntryCount < 0 || h.EntryCount > h.PageCount || h.PageCount > Lz4.MaxInputSize / StorageConstants.PageSize)
+            why = $"page count {h.PageCount} / entry count {h.EntryCount} out of range";
+        else if ((long)h.EntryCount * JournalPageEntry.SizeOf + (long)h.PageCount * StorageConstants.PageSize != h.UncompressedSize)
+            why = $"uncompressed size {h.UncompressedSize} does not match {h.EntryCount} entries of {h.PageCount} pages";
+        else if (h.UncompressedSize > Lz4.MaxInputSize)
+            why = $"uncompressed size {h.UncompressedSize} exceeds the LZ4 block limit";
+        else if (h.CompressedSize < 0 || h.CompressedSize > Lz4.CompressBound(h.UncompressedSize))
+            why = $"compressed size {h.CompressedSize} out of range";
+        else if (JournalRecordHeader.SizeOf + (long)h.CompressedSize > available)
+            why = $"record of {JournalRecordHeader.SizeOf + h.CompressedSize} bytes runs past the end of the file";
+        else if (h.TxId < 1 || h.NextPage < 1)
+            why = "transaction id or page count out of range";
+        return why.Length == 0;
+    }
+
+    /// <summary>XXH64 over the header's first 120 bytes and the compressed payload, seeded with the transaction id.</summary>
+    internal static ulong ComputeHash(ReadOnlySpan<byte> header, ReadOnlySpan<byte> body, ulong seed)
+    {
+        var state = new XxHash64.State(seed);
+        state.Append(header[..(JournalRecordHeader.SizeOf - 8)]);
+        state.Append(body);
+        return state.Digest();
+    }
+
+    private static void ApplyPayload(ReadOnlySpan<byte> payload, in JournalRecordHeader h, Action<long, int, ReadOnlySpan<byte>> apply, string file, long offset)
+    {
+        int pos = 0, pages = 0;
+        for (int e = 0; e < h.EntryCount; e++)
+        {
+            var entry = MemoryMarshal.Read<JournalPageEntry>(payload[pos..]);
+            pos += JournalPageEntry.SizeOf;
+            long bytes = (long)entry.PageCount * StorageConstants.PageSize;
+            if (entry.PageNumber < 1 || entry.PageCount < 1 || entry.PageNumber + entry.PageCount > h.NextPage || pos + bytes > payload.Length)
+                throw new StorageCorruptionException($"Journal record for transaction {h.TxId} at '{file}' offset {offset} has a page entry out of range (page {entry.PageNumber}, count {entry.PageCount}).");
+            apply(entry.PageNumber, entry.PageCount, payload.Slice(pos, (int)bytes));
+            pos += (int)bytes;
+            pages += entry.PageCount;
+        }
+        if (pages != h.PageCount || pos != payload.Length)
+            throw new StorageCorruptionException($"Journal record for transaction {h.TxId} at '{file}' offset {offset} declares {h.PageCount} pages but holds {pages}.");
+    }
+
+    private static bool FindLaterRecord(byte[] file, long from, long minTx, out long at, out long tx)
+    {
+        Span<byte> magic = stackalloc byte[8];
+        BinaryPrimitives.WriteUInt64LittleEndian(magic, JournalRecordHeader.MagicValue);
+        long pos = from;
+        byte[] scratch = [];
+        while (pos < file.Length)
+        {
+            int i = file.AsSpan((int)pos).IndexOf(magic);
+            if (i < 0)
+                break;
+            long cand = pos + i;
+            if (cand + JournalRecordHeader.SizeOf <= file.Length)
+            {
+                var h = MemoryMarshal.Read<JournalRecordHeader>(file.AsSpan((int)cand));
+                if (h.TxId >= minTx && TryRead(file, cand, h.TxId, out _, ref scratch, out _))
+                {
+                    at = cand;
+                    tx = h.TxId;
+                    return true;
+                }
+            }
+            pos = cand + 1;
+        }
+        at = tx = 0;
+        return false;
+    }
+}

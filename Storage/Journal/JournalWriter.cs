@@ -1,0 +1,132 @@
+using RavenLite.Storage.Platform;
+
+namespace RavenLite.Storage.Journal;
+
+/// <summary>
+/// Appends journal records (docs/format/journal.md). Files are preallocated to
+/// <see cref="StorageOptions.JournalFileSize"/>; a record that does not fit the rest of the
+/// current file starts the next one. Files wholly before the synced position are recycled as
+/// spares (renamed, reused later without reallocating) or deleted. Called by the single writer
+/// (Append) and the flusher (RecycleBefore); an internal lock orders the two.
+/// </summary>
+internal sealed class JournalWriter : IDisposable
+{
+    private readonly IStorageFileSystem _fs;
+    private readonly string _dir;
+    private readonly StorageOptions _options;
+    private readonly object _lock = new();
+    private readonly SortedDictionary<long, IStorageFile> _open = [];
+    private IStorageFile? _current;
+
+    public JournalWriter(IStorageFileSystem fs, string dir, StorageOptions options, long fileNumber, long offset)
+    {
+        _fs = fs;
+        _dir = dir;
+        _options = options;
+        FileNumber = fileNumber;
+        Position = offset;
+    }
+
+    /// <summary>Number of the file the next record goes to (unless it must roll over).</summary>
+    public long FileNumber { get; private set; }
+
+    /// <summary>Offset the next record is written at.</summary>
+    public long Position { get; private set; }
+
+    /// <summary>Bytes written by appends since open.</summary>
+    public long BytesWritten { get; private set; }
+
+    /// <summary>fsyncs issued by appends since open.</summary>
+    public long Syncs { get; private set; }
+
+    /// <summary>Writes one record and, when <paramref name="sync"/>, makes it durable. Returns the end position.</summary>
+    public (long File, long Offset) Append(ReadOnlySpan<byte> record, bool sync)
+    {
+        lock (_lock)
+        {
+            var file = _current ??= OpenOrCreate(FileNumber, record.Length);
+            if (Position + record.Length > file.Length)
+            {
+                if (Position > 0)
+                {
+                    FileNumber++;
+                    Position = 0;
+                    file = _current = OpenOrCreate(FileNumber, record.Length);
+                }
+                if (record.Length > file.Length)
+                    file.Allocate((record.Length + 4095L) / 4096 * 4096);
+            }
+            file.Write(Position, record);
+            if (sync)
+            {
+                file.Sync();
+                Syncs++;
+            }
+            Position += record.Length;
+            BytesWritten += record.Length;
+            return (FileNumber, Position);
+        }
+    }
+
+    private IStorageFile OpenOrCreate(long number, int recordLength)
+    {
+        if (_open.TryGetValue(number, out var f))
+            return f;
+        string path = JournalFileNames.For(_dir, number);
+        long size = Math.Max(_options.JournalFileSize, (recordLength + 4095L) / 4096 * 4096);
+        bool created = false;
+        if (!_fs.FileExists(path))
+        {
+            string? spare = _fs.ListFiles(_dir).FirstOrDefault(JournalFileNames.IsSpare);
+            if (spare != null)
+                _fs.RenameFile(Path.Combine(_dir, spare), path);
+            created = true;
+        }
+        f = _fs.OpenFile(path, create: true);
+        try
+        {
+            f.Allocate(size);
+            if (created)
+                _fs.SyncDirectory(_dir);
+        }
+        catch
+        {
+            f.Dispose();
+            throw;
+        }
+        _open[number] = f;
+        return f;
+    }
+
+    /// <summary>Recycles every journal file numbered below <paramref name="firstNeeded"/>: its records are all in the synced data file.</summary>
+    public void RecycleBefore(long firstNeeded)
+    {
+        lock (_lock)
+        {
+            foreach (string name in _fs.ListFiles(_dir))
+            {
+                if (!JournalFileNames.TryParse(name, out long n) || n >= firstNeeded || n == FileNumber)
+                    continue;
+                if (_open.Remove(n, out var f))
+                    f.Dispose();
+                string path = Path.Combine(_dir, name);
+                int spares = _fs.ListFiles(_dir).Count(JournalFileNames.IsSpare);
+                if (spares < _options.MaxRecycledJournals)
+                    _fs.RenameFile(path, Path.Combine(_dir, $"spare-{n}.recycle"));
+                else
+                    _fs.DeleteFile(path);
+            }
+        }
+    }
+
+    public void Dispose()
+    {
+        lock (_lock)
+        {
+            foreach (var f in _open.Values)
+                f.Dispose();
+            _open.Clear();
+            _current = null;
+        }
+    }
+}

@@ -1,0 +1,69 @@
+using RavenLite.Storage.Platform;
+
+namespace RavenLite.Storage.Paging;
+
+/// <summary>
+/// The data file (<c>data</c>): page N at byte N × PageSize, read through a shared read-only
+/// mapping and written with pwrite by the flusher and recovery only. Growth preallocates with
+/// fallocate. A larger mapping replaces the old one when the file outgrows it; old mappings stay
+/// until dispose because readers may hold pointers into them. Format: docs/format/data-file.md.
+/// </summary>
+internal sealed unsafe class DataPager : IDisposable
+{
+    private readonly IStorageFile _file;
+    private readonly StorageOptions _options;
+    private readonly List<IMappedView> _views = [];
+    private byte* _base;
+    private long _mapCapacity;
+
+    public DataPager(IStorageFile file, StorageOptions options)
+    {
+        _file = file;
+        _options = options;
+        Remap(Math.Max(options.InitialMapSize, file.Length));
+    }
+
+    /// <summary>Current file length in bytes.</summary>
+    public long FileSize => _file.Length;
+
+    /// <summary>Address of a page in the mapping. The page must lie below the file length.</summary>
+    public byte* GetPage(long pageNumber) => _base + pageNumber * StorageConstants.PageSize;
+
+    /// <summary>Grows the file (and mapping) to hold at least <paramref name="pages"/> pages.</summary>
+    public void EnsurePages(long pages)
+    {
+        long needed = pages * StorageConstants.PageSize;
+        long current = _file.Length;
+        if (needed <= current)
+            return;
+        long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current, 1L << 30));
+        long target = Math.Max(needed, current + step);
+        target = (target + StorageConstants.PageSize - 1) / StorageConstants.PageSize * StorageConstants.PageSize;
+        _file.Allocate(target);
+        if (target > _mapCapacity)
+            Remap(Math.Max(target, _mapCapacity * 2));
+    }
+
+    /// <summary>Writes a run of pages at its place.</summary>
+    public void Write(long pageNumber, ReadOnlySpan<byte> pages) =>
+        _file.Write(pageNumber * StorageConstants.PageSize, pages);
+
+    /// <summary>fdatasync of the data file.</summary>
+    public void Sync() => _file.Sync();
+
+    private void Remap(long capacity)
+    {
+        var view = _file.Map(capacity);
+        _views.Add(view);
+        _mapCapacity = Math.Min(view.Capacity, long.MaxValue / 2);
+        _base = view.Pointer;
+    }
+
+    public void Dispose()
+    {
+        foreach (var v in _views)
+            v.Dispose();
+        _views.Clear();
+        _file.Dispose();
+    }
+}

@@ -1,0 +1,89 @@
+using System.Runtime.InteropServices;
+using RavenLite.Storage.Hashing;
+using RavenLite.Storage.Platform;
+
+namespace RavenLite.Storage.Paging;
+
+/// <summary>
+/// The <c>headers</c> file: two 4 KB slots, each holding one checksummed <see cref="FileHeader"/>.
+/// Writes alternate between slots and are fsynced, so a torn write damages at most the copy being
+/// written and the other still names a consistent synced state. Format: docs/format/data-file.md.
+/// </summary>
+internal sealed class HeaderFile : IDisposable
+{
+    public const int SlotSize = 4096;
+    private readonly IStorageFile _file;
+
+    private HeaderFile(IStorageFile file) => _file = file;
+
+    /// <summary>Opens (creating) the file and returns the newest valid header, or null when the file holds nothing yet.</summary>
+    /// <exception cref="StorageCorruptionException">bytes are present but neither copy is valid.</exception>
+    public static HeaderFile Open(IStorageFileSystem fs, string path, out FileHeader? current)
+    {
+        var file = fs.OpenFile(path, create: true);
+        var hf = new HeaderFile(file);
+        try
+        {
+            var bytes = new byte[SlotSize * 2];
+            int read = file.Read(0, bytes);
+            FileHeader? best = null;
+            var reasons = new List<string>();
+            for (int slot = 0; slot < 2; slot++)
+            {
+                var span = bytes.AsSpan(slot * SlotSize, FileHeader.SizeOf);
+                string? why = Validate(span, out var h);
+                if (why == null)
+                {
+                    if (best == null || h.Sequence > best.Value.Sequence)
+                        best = h;
+                }
+                else
+                {
+                    reasons.Add($"copy {slot} at offset {slot * SlotSize}: {why}");
+                }
+            }
+            if (best == null && bytes.AsSpan(0, read).ContainsAnyExcept((byte)0))
+                throw new StorageCorruptionException($"Header file '{path}' has no valid copy ({string.Join("; ", reasons)}).");
+            current = best;
+            return hf;
+        }
+        catch
+        {
+            hf.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Null when the bytes are a valid header, else the reason.</summary>
+    public static string? Validate(ReadOnlySpan<byte> bytes, out FileHeader header)
+    {
+        header = MemoryMarshal.Read<FileHeader>(bytes);
+        if (header.Magic != FileHeader.MagicValue)
+            return "bad magic";
+        if (XxHash64.Hash(bytes[..(FileHeader.SizeOf - 8)]) != header.Hash)
+            return "checksum mismatch";
+        if (header.FormatVersion != StorageConstants.FormatVersion)
+            return $"format version {header.FormatVersion}, this build reads {StorageConstants.FormatVersion}";
+        if (header.PageSize != StorageConstants.PageSize)
+            return $"page size {header.PageSize}, this build uses {StorageConstants.PageSize}";
+        if (header.NextPage < 1 || header.LastSyncedTxId < 0 || header.JournalFileNumber < 1 || header.JournalOffset < 0)
+            return "field out of range";
+        return null;
+    }
+
+    /// <summary>Writes <paramref name="header"/> (its sequence picks the slot) and fsyncs.</summary>
+    public void Write(FileHeader header)
+    {
+        header.Magic = FileHeader.MagicValue;
+        header.FormatVersion = StorageConstants.FormatVersion;
+        header.PageSize = StorageConstants.PageSize;
+        Span<byte> bytes = stackalloc byte[FileHeader.SizeOf];
+        MemoryMarshal.Write(bytes, in header);
+        header.Hash = XxHash64.Hash(bytes[..(FileHeader.SizeOf - 8)]);
+        MemoryMarshal.Write(bytes, in header);
+        _file.Write((header.Sequence % 2) * SlotSize, bytes);
+        _file.Sync();
+    }
+
+    public void Dispose() => _file.Dispose();
+}

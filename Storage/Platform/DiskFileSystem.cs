@@ -1,0 +1,118 @@
+using Microsoft.Win32.SafeHandles;
+
+namespace RavenLite.Storage.Platform;
+
+/// <summary>The real file system (Linux). pwrite/pread through RandomAccess, fdatasync, posix_fallocate, mmap.</summary>
+public sealed class DiskFileSystem : IStorageFileSystem
+{
+    /// <summary>Shared instance; the type holds no state.</summary>
+    public static DiskFileSystem Instance { get; } = new();
+
+    /// <inheritdoc />
+    public IStorageFile OpenFile(string path, bool create)
+    {
+        var handle = File.OpenHandle(path, create ? FileMode.OpenOrCreate : FileMode.Open, FileAccess.ReadWrite, FileShare.Read);
+        return new DiskFile(path, handle);
+    }
+
+    /// <inheritdoc />
+    public bool FileExists(string path) => File.Exists(path);
+
+    /// <inheritdoc />
+    public void DeleteFile(string path) => File.Delete(path);
+
+    /// <inheritdoc />
+    public void RenameFile(string source, string destination) => File.Move(source, destination, overwrite: true);
+
+    /// <inheritdoc />
+    public IReadOnlyList<string> ListFiles(string directory) =>
+        Directory.Exists(directory)
+            ? Directory.GetFiles(directory).Select(p => System.IO.Path.GetFileName(p)).ToList()
+            : [];
+
+    /// <inheritdoc />
+    public void CreateDirectory(string path) => Directory.CreateDirectory(path);
+
+    /// <inheritdoc />
+    public void SyncDirectory(string path)
+    {
+        int fd = Native.open(path, Native.ORdOnly | Native.ODirectory);
+        if (fd < 0)
+            throw Native.Error("open(directory)", path);
+        try
+        {
+            if (Native.fsync(fd) != 0)
+                throw Native.Error("fsync(directory)", path);
+        }
+        finally
+        {
+            _ = Native.close(fd);
+        }
+    }
+
+    private sealed unsafe class DiskFile(string path, SafeFileHandle handle) : IStorageFile
+    {
+        public string Path { get; } = path;
+
+        public long Length => RandomAccess.GetLength(handle);
+
+        private int Fd => (int)handle.DangerousGetHandle();
+
+        public void Write(long offset, ReadOnlySpan<byte> data) => RandomAccess.Write(handle, data, offset);
+
+        public int Read(long offset, Span<byte> buffer)
+        {
+            int total = 0;
+            while (total < buffer.Length)
+            {
+                int n = RandomAccess.Read(handle, buffer[total..], offset + total);
+                if (n == 0)
+                    break;
+                total += n;
+            }
+            return total;
+        }
+
+        public void Sync()
+        {
+            if (Native.fdatasync(Fd) != 0)
+                throw Native.Error("fdatasync", Path);
+        }
+
+        public void Allocate(long length)
+        {
+            long current = Length;
+            if (length <= current)
+                return;
+            int rc = Native.posix_fallocate(Fd, current, length - current);
+            if (rc != 0) // posix_fallocate returns the error number instead of setting errno
+                throw new IOException($"posix_fallocate failed for '{Path}' growing to {length} bytes: errno {rc}" + (rc == 28 ? " (no space left on device)" : ""), rc);
+        }
+
+        public IMappedView Map(long capacity)
+        {
+            nint p = Native.mmap(0, (nuint)capacity, Native.ProtRead, Native.MapShared, Fd, 0);
+            if (p == -1)
+                throw Native.Error("mmap", Path);
+            return new NativeMapping((byte*)p, capacity);
+        }
+
+        public void Dispose() => handle.Dispose();
+    }
+}
+
+/// <summary>A munmap-on-dispose mapping.</summary>
+internal sealed unsafe class NativeMapping(byte* pointer, long capacity) : IMappedView
+{
+    private int _disposed;
+
+    public byte* Pointer { get; } = pointer;
+
+    public long Capacity { get; } = capacity;
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+            _ = Native.munmap((nint)Pointer, (nuint)Capacity);
+    }
+}

@@ -1,0 +1,43 @@
+namespace RavenLite.Storage.Platform;
+
+/// <summary>
+/// An open file behind the I/O seam. Not thread-safe for concurrent writers; the engine gives each
+/// file one writer (the journal writer or the flusher). Reads may run concurrently with writes.
+/// </summary>
+public interface IStorageFile : IDisposable
+{
+    /// <summary>Path as opened.</summary>
+    string Path { get; }
+
+    /// <summary>Current length in bytes.</summary>
+    long Length { get; }
+
+    /// <summary>Writes all of <paramref name="data"/> at <paramref name="offset"/> (pwrite).</summary>
+    void Write(long offset, ReadOnlySpan<byte> data);
+
+    /// <summary>Reads up to <paramref name="buffer"/>.Length bytes at <paramref name="offset"/>; returns the count (0 at end).</summary>
+    int Read(long offset, Span<byte> buffer);
+
+    /// <summary>Makes every completed write durable (fdatasync). Throws on failure; the engine then stops.</summary>
+    void Sync();
+
+    /// <summary>Grows the file to at least <paramref name="length"/> bytes with real disk space reserved (posix_fallocate), so a full disk is an error here, never a SIGBUS later.</summary>
+    void Allocate(long length);
+
+    /// <summary>
+    /// Maps the file read-only with room for <paramref name="capacity"/> bytes of address space.
+    /// Only bytes below <see cref="Length"/> may be touched. The view stays valid until disposed,
+    /// even if the file grows; it reflects later writes.
+    /// </summary>
+    IMappedView Map(long capacity);
+}
+
+/// <summary>A read-only mapping of a file. Pointers into it are valid until it is disposed.</summary>
+public unsafe interface IMappedView : IDisposable
+{
+    /// <summary>Address of file offset 0.</summary>
+    byte* Pointer { get; }
+
+    /// <summary>Bytes of address space mapped.</summary>
+    long Capacity { get; }
+}

@@ -1,0 +1,64 @@
+using System.Runtime.InteropServices;
+
+namespace RavenLite.Storage.Platform;
+
+/// <summary>
+/// Every native call the engine makes, in one place: libc file and memory-mapping calls and
+/// Debian's liblz4. Linux only (the engine relies on posix_fallocate, fdatasync and MAP_SHARED
+/// coherence with pwrite through the unified page cache).
+/// </summary>
+internal static unsafe partial class Native
+{
+    private const string LibC = "libc";
+
+    /// <summary>Debian's liblz4 runtime (package liblz4-1). See docs/dependencies.md for why it is not K4os.</summary>
+    private const string Lz4Library = "liblz4.so.1";
+
+    public const int ProtRead = 0x1;
+    public const int MapShared = 0x01;
+    public const int MapPrivate = 0x02;
+    public const int MapAnonymous = 0x20;
+    public const int MapNoReserve = 0x4000;
+    public const int ORdOnly = 0;
+    public const int ODirectory = 0x10000;
+
+    /// <summary>Largest input LZ4 accepts in one block (LZ4_MAX_INPUT_SIZE).</summary>
+    public const int Lz4MaxInputSize = 0x7E000000;
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial nint mmap(nint addr, nuint length, int prot, int flags, int fd, long offset);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int munmap(nint addr, nuint length);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int posix_fallocate(int fd, long offset, long len);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int fdatasync(int fd);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int fsync(int fd);
+
+    [LibraryImport(LibC, SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int open(string path, int flags);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int close(int fd);
+
+    [LibraryImport(Lz4Library)]
+    public static partial int LZ4_compress_default(byte* src, byte* dst, int srcSize, int dstCapacity);
+
+    [LibraryImport(Lz4Library)]
+    public static partial int LZ4_decompress_safe(byte* src, byte* dst, int compressedSize, int dstCapacity);
+
+    [LibraryImport(Lz4Library)]
+    public static partial int LZ4_compressBound(int inputSize);
+
+    /// <summary>Throws an <see cref="IOException"/> carrying errno and the operation's name.</summary>
+    public static IOException Error(string what, string path)
+    {
+        int errno = Marshal.GetLastPInvokeError();
+        return new IOException($"{what} failed for '{path}': {Marshal.GetPInvokeErrorMessage(errno)} (errno {errno})", errno);
+    }
+}

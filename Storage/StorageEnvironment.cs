@@ -1,0 +1,453 @@
+using System.Runtime.InteropServices;
+using RavenLite.Storage.Checking;
+using RavenLite.Storage.Debugging;
+using RavenLite.Storage.FreeSpace;
+using RavenLite.Storage.Journal;
+using RavenLite.Storage.Paging;
+using RavenLite.Storage.Platform;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Storage;
+
+/// <summary>
+/// A storage environment: one directory (or a memory file system) holding a memory-mapped data
+/// file, a two-copy header and a journal. Invariants:
+/// 1. Any number of read transactions run beside at most one write transaction; each read
+///    transaction sees exactly the state committed when it began.
+/// 2. A commit writes exactly one journal record; with <see cref="DurabilityMode.Sync"/> it
+///    returns only after that record is on stable storage.
+/// 3. The data file plus the header always form a consistent state as of the header's
+///    LastSyncedTxId: the flusher writes only pages allocated after that state, and reuse of a
+///    freed page waits until both the synced state and every live reader are past the freeing
+///    transaction (see <see cref="FreeSpaceManager"/>).
+/// 4. Opening replays the journal after the header's state (<see cref="JournalRecovery"/>).
+/// 5. After an I/O error on the journal or the data file no write is acknowledged until reopen.
+/// State diagram of a commit (docs/architecture.md): Active -(WriteTransaction.Commit)-> Journaled
+/// -(PageTable.Publish)-> Visible -(Flush: data write + fsync + header)-> Synced -(RecycleBefore)-> journal space reused.
+/// Thread-safety: all public members are thread-safe; transactions themselves are single-threaded.
+/// </summary>
+public sealed unsafe class StorageEnvironment : IDisposable
+{
+    private readonly StorageOptions _options;
+    private readonly IStorageFileSystem _fs;
+    private readonly string _journalDir;
+    private readonly HeaderFile _headers;
+    private readonly DataPager _data;
+    private readonly JournalWriter _journal;
+    private readonly PageTable _pageTable = new();
+    private readonly ReaderRegistry _registry = new();
+    private readonly FreeSpaceManager _free;
+    private readonly SemaphoreSlim _writeLock = new(1, 1);
+    private readonly object _flushLock = new();
+    private readonly AutoResetEvent _flushSignal = new(false);
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Thread? _flusher;
+    private volatile EnvironmentState _state;
+    private long _syncedTx;
+    private long _headerSequence;
+    private volatile Exception? _failure;
+    private byte[] _recordBuffer = [];
+    private byte[] _compressBuffer = [];
+    private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
+    private int _disposed;
+
+    private StorageEnvironment(StorageOptions options)
+    {
+        _options = options;
+        _fs = options.FileSystem;
+        string dir = options.Directory;
+        _journalDir = Path.Combine(dir, "journal");
+        _fs.CreateDirectory(dir);
+        _fs.CreateDirectory(_journalDir);
+
+        _headers = HeaderFile.Open(_fs, Path.Combine(dir, "headers"), out var existing);
+        try
+        {
+            _data = new DataPager(_fs.OpenFile(Path.Combine(dir, "data"), create: true), options);
+            FileHeader header;
+            if (existing is { } h)
+            {
+                header = h;
+                _data.EnsurePages(header.NextPage);
+            }
+            else
+            {
+                header = new FileHeader { Sequence = 1, LastSyncedTxId = 0, NextPage = 1, JournalFileNumber = 1, JournalOffset = 0 };
+                _data.EnsurePages(1);
+                _data.Sync();
+                _headers.Write(header);
+                _fs.SyncDirectory(dir);
+            }
+            _headerSequence = header.Sequence;
+
+            var result = JournalRecovery.Run(_fs, _journalDir, header, (page, count, bytes) =>
+            {
+                _data.EnsurePages(page + count);
+                _data.Write(page, bytes);
+            });
+            RecoveredTransactions = result.RecordsReplayed;
+            RecoveryNote = result.TailNote;
+            if (result.RecordsReplayed > 0)
+            {
+                _data.EnsurePages(result.NextPage);
+                _data.Sync();
+                header = new FileHeader
+                {
+                    Sequence = ++_headerSequence,
+                    LastSyncedTxId = result.LastTxId,
+                    NextPage = result.NextPage,
+                    RootTree = result.RootTree,
+                    JournalFileNumber = result.EndFile,
+                    JournalOffset = result.EndOffset,
+                };
+                _headers.Write(header);
+            }
+            _syncedTx = header.LastSyncedTxId;
+            _state = new EnvironmentState(header.LastSyncedTxId, header.RootTree, header.NextPage, header.JournalFileNumber, header.JournalOffset);
+            _journal = new JournalWriter(_fs, _journalDir, options, header.JournalFileNumber, header.JournalOffset);
+            _journal.RecycleBefore(header.JournalFileNumber);
+            _free = RebuildFreeSpace();
+        }
+        catch
+        {
+            _data?.Dispose();
+            _headers.Dispose();
+            throw;
+        }
+        if (options.BackgroundFlush)
+        {
+            _flusher = new Thread(FlushLoop) { IsBackground = true, Name = "RavenLite storage flusher" };
+            _flusher.Start();
+        }
+    }
+
+    /// <summary>Opens (creating when empty) the environment described by <paramref name="options"/>, running recovery.</summary>
+    /// <exception cref="StorageCorruptionException">the files are not a valid environment.</exception>
+    public static StorageEnvironment Open(StorageOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        return new StorageEnvironment(options);
+    }
+
+    /// <summary>Options it was opened with.</summary>
+    public StorageOptions Options => _options;
+
+    /// <summary>Journal records replayed when it opened.</summary>
+    public int RecoveredTransactions { get; }
+
+    /// <summary>Why recovery stopped where it did (for example a torn tail), or null.</summary>
+    public string? RecoveryNote { get; }
+
+    /// <summary>The failure that stopped writes, or null.</summary>
+    public Exception? Failure => _failure;
+
+    /// <summary>Id of the last committed transaction.</summary>
+    public long LastCommittedTxId => _state.TxId;
+
+    /// <summary>Id of the last transaction synced into the data file.</summary>
+    public long LastSyncedTxId => Interlocked.Read(ref _syncedTx);
+
+    internal EnvironmentState CurrentState => _state;
+
+    internal FreeSpaceManager FreeSpace => _free;
+
+    internal SemaphoreSlim WriteLock => _writeLock;
+
+    /// <summary>Begins a snapshot read transaction. Cheap; never blocks on the writer.</summary>
+    public ReadTransaction ReadTransaction()
+    {
+        ThrowIfDisposed();
+        EnvironmentState? state = null;
+        var reg = _registry.Register(() => (state = _state).TxId);
+        return new ReadTransaction(this, reg, state!);
+    }
+
+    /// <summary>Begins the write transaction, waiting for the current one to end.</summary>
+    /// <exception cref="StorageFailedException">an earlier I/O error stopped the environment.</exception>
+    public WriteTransaction WriteTransaction(TimeSpan? timeout = null)
+    {
+        ThrowIfDisposed();
+        ThrowIfFailed();
+        if (!_writeLock.Wait(timeout ?? Timeout.InfiniteTimeSpan))
+            throw new TimeoutException("Timed out waiting for the write transaction.");
+        try
+        {
+            ThrowIfFailed();
+            _free.ReleasePending(Math.Min(_registry.OldestSnapshot, LastSyncedTx()));
+            EnvironmentState? state = null;
+            var reg = _registry.Register(() => (state = _state).TxId);
+            return new WriteTransaction(this, reg, state!, _free.BeginScope());
+        }
+        catch
+        {
+            _writeLock.Release();
+            throw;
+        }
+    }
+
+    private long LastSyncedTx() => Interlocked.Read(ref _syncedTx);
+
+    internal byte* GetCommittedPage(long pageNumber)
+    {
+        byte* p = _pageTable.TryGet(pageNumber);
+        return p != null ? p : _data.GetPage(pageNumber);
+    }
+
+    internal void EndTransaction(LinkedListNode<(long Seq, long Snapshot)> registration) => _registry.Unregister(registration);
+
+    internal void EndWriteTransaction(WriteTransaction tx, LinkedListNode<(long Seq, long Snapshot)> registration, bool committed)
+    {
+        if (!committed)
+            tx.Scope.Rollback();
+        _registry.Unregister(registration);
+        _writeLock.Release();
+    }
+
+    /// <summary>Writes the journal record for <paramref name="tx"/> and publishes its state.</summary>
+    internal void CommitTransaction(WriteTransaction tx, TreeHeader rootTree)
+    {
+        ThrowIfFailed();
+        long txId = tx.Id;
+        var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
+        long nextPage = tx.Scope.NextPage;
+        long journalFile = _state.JournalFile, journalOffset = _state.JournalOffset;
+        if (_options.Durability != DurabilityMode.None)
+        {
+            int recordLength = BuildRecord(txId, pages, rootTree, nextPage);
+            try
+            {
+                (journalFile, journalOffset) = _journal.Append(_recordBuffer.AsSpan(0, recordLength), _options.Durability == DurabilityMode.Sync);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                Fail(e);
+                throw new StorageFailedException($"Commit of transaction {txId} failed writing the journal; the environment accepts no more writes until reopened: {e.Message}", e);
+            }
+            Interlocked.Add(ref _journalBytes, recordLength);
+            if (_options.Durability == DurabilityMode.Sync)
+                Interlocked.Increment(ref _journalSyncs);
+        }
+        tx.DetachDirtyPages();
+        var replaced = _pageTable.Publish(pages, txId);
+        if (replaced.Count > 0)
+            _registry.Retire(replaced);
+        tx.Scope.Commit(txId);
+        _state = new EnvironmentState(txId, rootTree, nextPage, journalFile, journalOffset);
+        Interlocked.Increment(ref _commits);
+        if (_pageTable.PageCount >= _options.FlushThresholdPages)
+            _flushSignal.Set();
+    }
+
+    /// <summary>Serializes and compresses one record into <see cref="_recordBuffer"/>; returns its length.</summary>
+    private int BuildRecord(long txId, List<PageBuffer> pages, TreeHeader rootTree, long nextPage)
+    {
+        long raw = 0;
+        int pageCount = 0;
+        foreach (var b in pages)
+        {
+            raw += JournalPageEntry.SizeOf + (long)b.Length;
+            pageCount += b.PageCount;
+        }
+        if (raw > Lz4.MaxInputSize)
+            throw new StorageLimitException($"Transaction {txId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
+        int uncompressed = (int)raw;
+        if (_compressBuffer.Length < uncompressed)
+            _compressBuffer = new byte[Math.Max(uncompressed, _compressBuffer.Length * 2)];
+        int pos = 0;
+        foreach (var b in pages)
+        {
+            var entry = new JournalPageEntry { PageNumber = b.PageNumber, PageCount = b.PageCount };
+            MemoryMarshal.Write(_compressBuffer.AsSpan(pos), in entry);
+            pos += JournalPageEntry.SizeOf;
+            b.Span.CopyTo(_compressBuffer.AsSpan(pos));
+            pos += b.Length;
+        }
+        int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
+        if (_recordBuffer.Length < bound)
+            _recordBuffer = new byte[Math.Max(bound, _recordBuffer.Length * 2)];
+        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(_compressBuffer.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf));
+        var header = new JournalRecordHeader
+        {
+            Magic = JournalRecordHeader.MagicValue,
+            TxId = txId,
+            PageCount = pageCount,
+            EntryCount = pages.Count,
+            CompressedSize = compressed,
+            UncompressedSize = uncompressed,
+            NextPage = nextPage,
+            RootTree = rootTree,
+        };
+        var span = _recordBuffer.AsSpan();
+        MemoryMarshal.Write(span, in header);
+        header.Hash = JournalRecovery.ComputeHash(span[..JournalRecordHeader.SizeOf], span.Slice(JournalRecordHeader.SizeOf, compressed), (ulong)txId);
+        MemoryMarshal.Write(span, in header);
+        Interlocked.Add(ref _uncompressed, uncompressed);
+        Interlocked.Add(ref _compressed, compressed);
+        return JournalRecordHeader.SizeOf + compressed;
+    }
+
+    /// <summary>
+    /// Copies every committed page into the data file, fsyncs it, records the state in the header
+    /// and recycles journal files no longer needed. Runs in the background; call it to force one.
+    /// </summary>
+    public void Flush()
+    {
+        ThrowIfFailed();
+        lock (_flushLock)
+        {
+            var state = _state;
+            if (state.TxId == LastSyncedTx() || _failure != null)
+                return;
+            var buffers = _pageTable.SnapshotUpTo(state.TxId);
+            try
+            {
+                _data.EnsurePages(state.NextPage);
+                foreach (var b in buffers)
+                    _data.Write(b.PageNumber, b.Span);
+                _data.Sync();
+                Interlocked.Increment(ref _dataSyncs);
+                _headers.Write(new FileHeader
+                {
+                    Sequence = ++_headerSequence,
+                    LastSyncedTxId = state.TxId,
+                    NextPage = state.NextPage,
+                    RootTree = state.RootTree,
+                    JournalFileNumber = state.JournalFile,
+                    JournalOffset = state.JournalOffset,
+                });
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                Fail(e);
+                throw new StorageFailedException($"Flush to the data file failed; the environment accepts no more writes until reopened: {e.Message}", e);
+            }
+            Interlocked.Exchange(ref _syncedTx, state.TxId);
+            _registry.Retire(_pageTable.Remove(buffers));
+            try
+            {
+                _journal.RecycleBefore(state.JournalFile);
+            }
+            catch (IOException)
+            {
+                // Recycling is an optimisation; a leftover file is recycled at the next flush or open.
+            }
+            Interlocked.Increment(ref _flushes);
+        }
+    }
+
+    private void FlushLoop()
+    {
+        var handles = new[] { _flushSignal, _stop.Token.WaitHandle };
+        while (!_stop.IsCancellationRequested)
+        {
+            WaitHandle.WaitAny(handles, _options.FlushIntervalMs);
+            if (_stop.IsCancellationRequested || _failure != null)
+                break;
+            try
+            {
+                Flush();
+            }
+            catch (StorageFailedException)
+            {
+                break;
+            }
+        }
+    }
+
+    private void Fail(Exception e)
+    {
+        _failure ??= e;
+    }
+
+    private void ThrowIfFailed()
+    {
+        if (_failure is { } f)
+            throw new StorageFailedException($"The environment stopped after an I/O error and accepts no writes until reopened (recovery then replays the journal): {f.Message}", f);
+    }
+
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+
+    /// <summary>Free space is not persisted: every page below NextPage that no tree reaches is free.</summary>
+    private FreeSpaceManager RebuildFreeSpace()
+    {
+        var free = new FreeSpaceManager(_state.NextPage);
+        var used = new HashSet<long>();
+        using (var tx = ReadTransaction())
+        {
+            foreach (var (page, count) in PageWalker.ReachablePages(tx))
+                for (long p = page; p < page + count; p++)
+                    used.Add(p);
+        }
+        for (long p = 1; p < _state.NextPage; p++)
+            if (!used.Contains(p))
+                free.AddFree(p);
+        return free;
+    }
+
+    /// <summary>Statistics of the environment and of every tree.</summary>
+    public StorageStats GetStats()
+    {
+        ThrowIfDisposed();
+        var trees = new List<TreeStats>();
+        TreeHeader root;
+        using (var tx = ReadTransaction())
+        {
+            root = tx.State.RootTree;
+            foreach (string name in tx.GetTreeNames())
+            {
+                var h = tx.ReadTree(name)!.State;
+                trees.Add(new TreeStats(name, h.Depth, h.EntryCount, h.BranchPages, h.LeafPages, h.OverflowPages));
+            }
+        }
+        return new StorageStats
+        {
+            DataFileBytes = _data.FileSize,
+            PagesInUse = _state.NextPage,
+            PagesWaitingForFlush = _pageTable.PageCount,
+            JournalBytesWritten = Interlocked.Read(ref _journalBytes),
+            UncompressedBytes = Interlocked.Read(ref _uncompressed),
+            CompressedBytes = Interlocked.Read(ref _compressed),
+            Commits = Interlocked.Read(ref _commits),
+            Flushes = Interlocked.Read(ref _flushes),
+            JournalSyncs = Interlocked.Read(ref _journalSyncs),
+            DataFileSyncs = Interlocked.Read(ref _dataSyncs),
+            LastCommittedTxId = _state.TxId,
+            LastSyncedTxId = LastSyncedTx(),
+            RootTree = new TreeStats("$root", root.Depth, root.EntryCount, root.BranchPages, root.LeafPages, root.OverflowPages),
+            Trees = trees,
+        };
+    }
+
+    /// <summary>Stops the flusher, flushes what is committed (unless the environment failed) and closes the files. Waits for a running write transaction.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            return;
+        _stop.Cancel();
+        _flusher?.Join();
+        _writeLock.Wait();
+        try
+        {
+            if (_failure == null)
+                Flush();
+        }
+        catch (StorageFailedException)
+        {
+            // Already recorded; the journal still holds everything for the next open.
+        }
+        finally
+        {
+            _journal.Dispose();
+            _data.Dispose();
+            _headers.Dispose();
+            foreach (var b in _pageTable.All)
+                b.Free();
+            _registry.FreeAll();
+            _flushSignal.Dispose();
+            _stop.Dispose();
+            _writeLock.Dispose();
+        }
+    }
+}

@@ -1,0 +1,70 @@
+using RavenLite.Storage.Platform;
+
+namespace RavenLite.Storage;
+
+/// <summary>
+/// How a <see cref="StorageEnvironment"/> is opened. Create with <see cref="ForDirectory"/> or
+/// <see cref="ForMemory"/>; every setting has a documented default and unit and is checked by
+/// <see cref="Validate"/> when the environment opens.
+/// </summary>
+public sealed class StorageOptions
+{
+    /// <summary>Directory holding <c>data</c>, <c>headers</c> and <c>journal/</c>.</summary>
+    public required string Directory { get; init; }
+
+    /// <summary>The I/O seam. Default: the real disk.</summary>
+    public IStorageFileSystem FileSystem { get; init; } = DiskFileSystem.Instance;
+
+    /// <summary>What a commit waits for. Default <see cref="DurabilityMode.Sync"/>.</summary>
+    public DurabilityMode Durability { get; init; } = DurabilityMode.Sync;
+
+    /// <summary>Size of each preallocated journal file, bytes. Default 64 MiB; minimum 64 KiB. A larger record gets a file of its own size.</summary>
+    public long JournalFileSize { get; init; } = 64L << 20;
+
+    /// <summary>Spare journal files kept for reuse after their records are synced. Default 2.</summary>
+    public int MaxRecycledJournals { get; init; } = 2;
+
+    /// <summary>Flush when this many committed pages wait to be copied to the data file. Default 8192 pages (64 MiB).</summary>
+    public int FlushThresholdPages { get; init; } = 8192;
+
+    /// <summary>Flush at least this often while anything is waiting, milliseconds. Default 1000.</summary>
+    public int FlushIntervalMs { get; init; } = 1000;
+
+    /// <summary>When false, no background flusher runs; flushes happen only through <see cref="StorageEnvironment.Flush"/> and on dispose. Default true.</summary>
+    public bool BackgroundFlush { get; init; } = true;
+
+    /// <summary>Data-file growth step, bytes. Default 16 MiB (the file grows by at least this, or doubles up to 1 GiB steps).</summary>
+    public long DataFileGrowthStep { get; init; } = 16L << 20;
+
+    /// <summary>Address space reserved for mapping the data file, bytes. Default 64 GiB; the mapping is enlarged when the file outgrows it.</summary>
+    public long InitialMapSize { get; init; } = 64L << 30;
+
+    /// <summary>Options for a directory on the real disk.</summary>
+    public static StorageOptions ForDirectory(string directory, DurabilityMode durability = DurabilityMode.Sync) =>
+        new() { Directory = Path.GetFullPath(directory), Durability = durability };
+
+    /// <summary>Options for a memory-only environment on <paramref name="fileSystem"/> (a new one when null). Reopening the same file system recovers as on disk.</summary>
+    public static StorageOptions ForMemory(MemoryFileSystem? fileSystem = null, DurabilityMode durability = DurabilityMode.Sync) =>
+        new() { Directory = "/mem", FileSystem = fileSystem ?? new MemoryFileSystem(), Durability = durability, InitialMapSize = 1L << 30 };
+
+    /// <summary>Throws <see cref="ArgumentException"/> naming the first invalid setting.</summary>
+    public void Validate()
+    {
+        if (string.IsNullOrWhiteSpace(Directory))
+            throw new ArgumentException("StorageOptions.Directory must be set.");
+        if (!Enum.IsDefined(Durability))
+            throw new ArgumentException($"StorageOptions.Durability {Durability} is not a known mode.");
+        if (JournalFileSize < 64 * 1024 || JournalFileSize % StorageConstants.PageSize != 0)
+            throw new ArgumentException($"StorageOptions.JournalFileSize must be at least 65536 bytes and a multiple of {StorageConstants.PageSize}; got {JournalFileSize}.");
+        if (MaxRecycledJournals < 0)
+            throw new ArgumentException("StorageOptions.MaxRecycledJournals must be >= 0.");
+        if (FlushThresholdPages < 1)
+            throw new ArgumentException("StorageOptions.FlushThresholdPages must be >= 1.");
+        if (FlushIntervalMs < 1)
+            throw new ArgumentException("StorageOptions.FlushIntervalMs must be >= 1.");
+        if (DataFileGrowthStep < StorageConstants.PageSize)
+            throw new ArgumentException("StorageOptions.DataFileGrowthStep must be at least one page.");
+        if (InitialMapSize < 1L << 20)
+            throw new ArgumentException("StorageOptions.InitialMapSize must be at least 1 MiB.");
+    }
+}

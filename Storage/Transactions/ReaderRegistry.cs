@@ -1,0 +1,92 @@
+using RavenLite.Storage.Paging;
+
+namespace RavenLite.Storage.Transactions;
+
+/// <summary>
+/// Live transactions in start order, for two decisions: which freed pages may be reused (the
+/// oldest snapshot), and when a retired committed-page copy's memory may be returned (no
+/// transaction that started before its retirement is still live). Thread-safe (one short lock).
+/// </summary>
+internal sealed class ReaderRegistry
+{
+    private readonly object _lock = new();
+    private readonly LinkedList<(long Seq, long Snapshot)> _live = new();
+    private readonly List<(PageBuffer Buffer, long Seq)> _retired = [];
+    private long _seq;
+
+    /// <summary>Registers a transaction whose snapshot is read inside the lock, so start order and snapshot order agree.</summary>
+    public LinkedListNode<(long Seq, long Snapshot)> Register(Func<long> snapshot)
+    {
+        lock (_lock)
+            return _live.AddLast((++_seq, snapshot()));
+    }
+
+    public void Unregister(LinkedListNode<(long Seq, long Snapshot)> node)
+    {
+        lock (_lock)
+            _live.Remove(node);
+    }
+
+    /// <summary>Oldest live snapshot, or long.MaxValue when none.</summary>
+    public long OldestSnapshot
+    {
+        get
+        {
+            lock (_lock)
+                return _live.First?.Value.Snapshot ?? long.MaxValue;
+        }
+    }
+
+    /// <summary>Number of live transactions.</summary>
+    public int LiveCount
+    {
+        get
+        {
+            lock (_lock)
+                return _live.Count;
+        }
+    }
+
+    /// <summary>Hands buffers over for freeing once every transaction that might hold their pointers has ended.</summary>
+    public void Retire(IEnumerable<PageBuffer> buffers)
+    {
+        lock (_lock)
+        {
+            foreach (var b in buffers)
+                _retired.Add((b, _seq));
+            FreeRetiredLocked();
+        }
+    }
+
+    /// <summary>Frees retired buffers that no live transaction can reach.</summary>
+    public void FreeRetired()
+    {
+        lock (_lock)
+            FreeRetiredLocked();
+    }
+
+    private void FreeRetiredLocked()
+    {
+        long oldestSeq = _live.First?.Value.Seq ?? long.MaxValue;
+        int kept = 0;
+        for (int i = 0; i < _retired.Count; i++)
+        {
+            if (_retired[i].Seq < oldestSeq)
+                _retired[i].Buffer.Free();
+            else
+                _retired[kept++] = _retired[i];
+        }
+        _retired.RemoveRange(kept, _retired.Count - kept);
+    }
+
+    /// <summary>Frees everything (dispose).</summary>
+    public void FreeAll()
+    {
+        lock (_lock)
+        {
+            foreach (var (b, _) in _retired)
+                b.Free();
+            _retired.Clear();
+        }
+    }
+}

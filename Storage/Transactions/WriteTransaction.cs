@@ -1,0 +1,170 @@
+using System.Runtime.InteropServices;
+using System.Text;
+using RavenLite.Storage.FreeSpace;
+using RavenLite.Storage.Paging;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Storage.Transactions;
+
+/// <summary>
+/// The single writer. Pages it modifies are copied first (copy-on-write into private native
+/// buffers under new page numbers); nothing is visible to anyone else until <see cref="Commit"/>
+/// writes one journal record and publishes the new state. Dispose without Commit rolls back.
+/// State diagram (docs/architecture.md): Active --Commit()--> Committed; Active --Dispose()--> RolledBack;
+/// Commit() failing on I/O --> Failed (environment stops accepting writes).
+/// A span read here is valid until the next modification in this transaction.
+/// </summary>
+public sealed unsafe class WriteTransaction : Transaction
+{
+    private readonly LinkedListNode<(long Seq, long Snapshot)> _registration;
+    private readonly Dictionary<long, PageBuffer> _dirty = [];
+    private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
+    private readonly Tree _root;
+    private bool _committed;
+
+    internal WriteTransaction(StorageEnvironment env, LinkedListNode<(long Seq, long Snapshot)> registration, EnvironmentState state, FreeSpaceManager.Scope scope)
+        : base(env, state)
+    {
+        _registration = registration;
+        Scope = scope;
+        _root = new Tree(this, null, state.RootTree);
+    }
+
+    /// <inheritdoc />
+    public override long Id => State.TxId + 1;
+
+    /// <inheritdoc />
+    public override bool IsWriteTransaction => true;
+
+    internal override Tree RootTree => _root;
+
+    internal FreeSpaceManager.Scope Scope { get; }
+
+    internal IReadOnlyDictionary<long, PageBuffer> DirtyPages => _dirty;
+
+    internal override byte* GetPage(long pageNumber) =>
+        _dirty.TryGetValue(pageNumber, out var b) ? b.Pointer : Environment.GetCommittedPage(pageNumber);
+
+    /// <summary>Returns a writable copy of a page, copying it under a new number unless this transaction already did. <paramref name="newNumber"/> is where it now lives.</summary>
+    internal byte* ModifyPage(long pageNumber, out long newNumber)
+    {
+        if (_dirty.TryGetValue(pageNumber, out var b))
+        {
+            newNumber = pageNumber;
+            return b.Pointer;
+        }
+        byte* src = Environment.GetCommittedPage(pageNumber);
+        newNumber = Scope.Allocate(1);
+        var copy = new PageBuffer(newNumber, 1);
+        new ReadOnlySpan<byte>(src, StorageConstants.PageSize).CopyTo(new Span<byte>(copy.Pointer, StorageConstants.PageSize));
+        ((PageHeader*)copy.Pointer)->PageNumber = newNumber;
+        _dirty[newNumber] = copy;
+        Scope.Free(pageNumber, 1, allocatedHere: false);
+        return copy.Pointer;
+    }
+
+    /// <summary>Allocates <paramref name="count"/> zeroed contiguous pages.</summary>
+    internal byte* AllocatePages(int count, out long pageNumber)
+    {
+        pageNumber = Scope.Allocate(count);
+        var b = new PageBuffer(pageNumber, count);
+        NativeMemory.Clear(b.Pointer, (nuint)b.Length);
+        _dirty[pageNumber] = b;
+        return b.Pointer;
+    }
+
+    /// <summary>Frees pages this transaction no longer references.</summary>
+    internal void FreePages(long pageNumber, int count)
+    {
+        if (_dirty.Remove(pageNumber, out var b))
+        {
+            b.Free();
+            Scope.Free(pageNumber, count, allocatedHere: true);
+        }
+        else
+        {
+            Scope.Free(pageNumber, count, allocatedHere: false);
+        }
+    }
+
+    /// <inheritdoc />
+    public override Tree? ReadTree(string name)
+    {
+        ThrowIfDisposed();
+        if (_trees.TryGetValue(name, out var t))
+            return t;
+        t = LoadTree(name);
+        _trees[name] = t;
+        return t;
+    }
+
+    /// <summary>Opens a tree, creating an empty one when missing. Tree names are 1–1024 UTF-8 bytes.</summary>
+    public Tree CreateTree(string name)
+    {
+        var t = ReadTree(name);
+        if (t != null)
+            return t;
+        Tree.ValidateName(name);
+        t = new Tree(this, name, default) { IsModified = true };
+        _trees[name] = t;
+        return t;
+    }
+
+    /// <summary>Deletes a tree and frees all its pages. Returns false when it does not exist.</summary>
+    public bool DeleteTree(string name)
+    {
+        var t = ReadTree(name);
+        if (t == null)
+            return false;
+        t.FreeAllPages();
+        Span<byte> key = stackalloc byte[Encoding.UTF8.GetMaxByteCount(name.Length)];
+        _root.Delete(key[..Tree.EncodeName(name, key)]);
+        _trees[name] = null;
+        return true;
+    }
+
+    /// <summary>
+    /// Makes the transaction's changes durable per the environment's <see cref="DurabilityMode"/>
+    /// and visible to transactions that start afterwards. On an I/O error the transaction is not
+    /// committed and the environment stops accepting writes (<see cref="StorageFailedException"/>).
+    /// </summary>
+    public void Commit()
+    {
+        ThrowIfDisposed();
+        if (_committed)
+            throw new InvalidOperationException("The transaction is already committed.");
+        Span<byte> key = stackalloc byte[StorageConstants.MaxKeySize];
+        Span<byte> header = stackalloc byte[TreeHeader.SizeOf];
+        foreach (var (name, tree) in _trees)
+        {
+            if (tree is not { IsModified: true })
+                continue;
+            int n = Tree.EncodeName(name, key);
+            MemoryMarshal.Write(header, in tree.Header);
+            _root.Put(key[..n], header);
+        }
+        Environment.CommitTransaction(this, _root.Header);
+        _committed = true;
+        State = Environment.CurrentState;
+    }
+
+    /// <summary>Takes the dirty pages out of this transaction (they now belong to the page table).</summary>
+    internal List<PageBuffer> DetachDirtyPages()
+    {
+        var list = _dirty.Values.OrderBy(b => b.PageNumber).ToList();
+        _dirty.Clear();
+        return list;
+    }
+
+    /// <inheritdoc />
+    public override void Dispose()
+    {
+        if (Disposed)
+            return;
+        Disposed = true;
+        foreach (var b in _dirty.Values)
+            b.Free();
+        _dirty.Clear();
+        Environment.EndWriteTransaction(this, _registration, _committed);
+    }
+}
