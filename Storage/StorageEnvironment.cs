@@ -300,6 +300,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
             var state = _state;
             if (state.TxId == LastSyncedTx() || _failure != null)
                 return;
+            // Registered like a reader so buffers replaced by commits during the flush are not freed under it.
+            var registration = _registry.Register(() => state.TxId);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
             try
             {
@@ -322,6 +324,10 @@ public sealed unsafe class StorageEnvironment : IDisposable
             {
                 Fail(e);
                 throw new StorageFailedException($"Flush to the data file failed; the environment accepts no more writes until reopened: {e.Message}", e);
+            }
+            finally
+            {
+                _registry.Unregister(registration);
             }
             Interlocked.Exchange(ref _syncedTx, state.TxId);
             _registry.Retire(_pageTable.Remove(buffers));

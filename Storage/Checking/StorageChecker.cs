@@ -78,7 +78,7 @@ public static unsafe class StorageChecker
         if (h.RootPage == 0)
         {
             if (h.Depth != 0 || h.EntryCount != 0 || h.BranchPages != 0 || h.LeafPages != 0 || h.OverflowPages != 0)
-                report.Findings.Add($"Tree '{name}': empty but its header claims depth {h.Depth}, {h.EntryCount} entries.");
+                report.Findings.Add($"Tree '{name}': empty but its header claims depth {h.Depth}, {h.EntryCount} entries, {h.BranchPages}/{h.LeafPages}/{h.OverflowPages} branch/leaf/overflow pages.");
             return;
         }
         var counts = new Counts();

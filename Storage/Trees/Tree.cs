@@ -324,8 +324,9 @@ public sealed unsafe class Tree
             }
             if (TreePage.Count(page) == 0)
             {
+                bool rootIsLeaf = TreePage.IsLeaf(page); // read before FreePages returns the buffer
                 tx.FreePages(Header.RootPage, 1);
-                if (TreePage.IsLeaf(page))
+                if (rootIsLeaf)
                     Header.LeafPages--;
                 else
                     Header.BranchPages--;
@@ -440,6 +441,34 @@ public sealed unsafe class Tree
                 FreeSubtree(tx, c);
         }
         tx.FreePages(pageNumber, 1);
+    }
+
+    /// <summary>Counts pages by walking the tree (tests compare it with the header).</summary>
+    internal (long Branch, long Leaf, long Overflow) CountPages()
+    {
+        long b = 0, l = 0, o = 0;
+        void Walk(long pageNumber)
+        {
+            byte* page = _tx.GetPage(pageNumber);
+            int n = TreePage.Count(page);
+            if (TreePage.IsLeaf(page))
+            {
+                l++;
+                for (int i = 0; i < n; i++)
+                {
+                    var node = TreePage.Node(page, i);
+                    if (node->Flags == NodeFlags.Overflow)
+                        o += TreePage.OverflowPages(node->DataSize);
+                }
+                return;
+            }
+            b++;
+            for (int i = 0; i < n; i++)
+                Walk(TreePage.ChildPage(page, i));
+        }
+        if (Header.RootPage != 0)
+            Walk(Header.RootPage);
+        return (b, l, o);
     }
 
     internal static void ValidateName(string name)

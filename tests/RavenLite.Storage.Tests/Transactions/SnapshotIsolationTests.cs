@@ -1,0 +1,160 @@
+using RavenLite.TestKit;
+
+namespace RavenLite.Storage.Tests.Transactions;
+
+public class SnapshotIsolationTests
+{
+    private static StorageHarness Fast() => StorageHarness.InMemory(o => new StorageOptions
+    {
+        Directory = o.Directory, FileSystem = o.FileSystem, InitialMapSize = o.InitialMapSize, FlushIntervalMs = 5, FlushThresholdPages = 50,
+    });
+
+    [Fact]
+    public void Reader_keeps_its_snapshot_while_writer_commits_and_flusher_runs()
+    {
+        using var h = Fast();
+        using (var tx = h.Env.WriteTransaction())
+        {
+            var t = tx.CreateTree("t");
+            for (int i = 0; i < 5000; i++)
+                t.Put(TestData.Key(i), BitConverter.GetBytes(0L));
+            tx.Commit();
+        }
+        var reader = h.Env.ReadTransaction();
+        var tree = reader.ReadTree("t")!;
+        Assert.True(tree.TryGet(TestData.Key(42), out var held));
+        for (int round = 1; round <= 30; round++)
+        {
+            using (var tx = h.Env.WriteTransaction())
+            {
+                var t = tx.CreateTree("t");
+                for (int i = 0; i < 5000; i += 3)
+                    t.Put(TestData.Key(i), BitConverter.GetBytes((long)round));
+                for (int i = 1; i < 5000; i += 97)
+                    t.Delete(TestData.Key(i));
+                t.Put(TestData.Key(100_000 + round), new byte[5000]);
+                tx.Commit();
+            }
+            h.Env.Flush();
+        }
+        Assert.True(h.Env.GetStats().Flushes >= 30);
+        // The span taken before 30 commits and flushes still reads the old value, and so does everything else.
+        Assert.Equal(0L, BitConverter.ToInt64(held));
+        Assert.Equal(5000, tree.Count);
+        for (int i = 0; i < 5000; i++)
+        {
+            Assert.True(tree.TryGet(TestData.Key(i), out var v));
+            Assert.Equal(0L, BitConverter.ToInt64(v));
+        }
+        reader.Dispose();
+        using var fresh = h.Env.ReadTransaction();
+        Assert.True(fresh.ReadTree("t")!.TryGet(TestData.Key(0), out var now));
+        Assert.Equal(30L, BitConverter.ToInt64(now));
+    }
+
+    [Fact]
+    public void Uncommitted_changes_are_invisible_and_rolled_back()
+    {
+        using var h = Fast();
+        using (var tx = h.Env.WriteTransaction())
+        {
+            tx.CreateTree("t").Put("a"u8, "1"u8);
+            tx.Commit();
+        }
+        using (var tx = h.Env.WriteTransaction())
+        {
+            var t = tx.CreateTree("t");
+            t.Put("a"u8, "2"u8);
+            t.Put("b"u8, "2"u8);
+            tx.CreateTree("other").Put("x"u8, "y"u8);
+            using var r = h.Env.ReadTransaction();
+            Assert.True(r.ReadTree("t")!.TryGet("a"u8, out var v));
+            Assert.Equal("1"u8.ToArray(), v.ToArray());
+            Assert.Null(r.ReadTree("other"));
+        }
+        using var after = h.Env.ReadTransaction();
+        Assert.Equal(1, after.ReadTree("t")!.Count);
+        Assert.Null(after.ReadTree("other"));
+    }
+
+    /// <summary>RELIABILITY.md R11: concurrent transfers between accounts; every snapshot read on every thread sums to the same total.</summary>
+    [Fact]
+    public async Task Bank_invariant_holds_for_concurrent_readers_on_several_threads()
+    {
+        using var h = Fast();
+        const int accounts = 2000;
+        const long total = accounts * 1000L;
+        using (var tx = h.Env.WriteTransaction())
+        {
+            var t = tx.CreateTree("bank");
+            for (int i = 0; i < accounts; i++)
+                t.Put(TestData.Key(i), BitConverter.GetBytes(1000L));
+            tx.Commit();
+        }
+        using var stop = new CancellationTokenSource();
+        long badReads = 0, reads = 0;
+        var readers = Enumerable.Range(0, 4).Select(_ => Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                using var r = h.Env.ReadTransaction();
+                var c = r.ReadTree("bank")!.CreateCursor();
+                long sum = 0;
+                if (c.SeekToFirst())
+                {
+                    do
+                        sum += BitConverter.ToInt64(c.Value);
+                    while (c.MoveNext());
+                }
+                Interlocked.Increment(ref reads);
+                if (sum != total)
+                    Interlocked.Increment(ref badReads);
+            }
+        })).ToArray();
+        var rnd = new Random(11);
+        for (int n = 0; n < 400 || (Interlocked.Read(ref reads) < 50 && n < 20_000); n++)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var t = tx.CreateTree("bank");
+            for (int k = 0; k < 20; k++)
+            {
+                var a = TestData.Key(rnd.Next(accounts));
+                var b = TestData.Key(rnd.Next(accounts));
+                t.TryGet(a, out var av);
+                long amount = rnd.Next(50);
+                long aBal = BitConverter.ToInt64(av) - amount;
+                t.Put(a, BitConverter.GetBytes(aBal));
+                t.TryGet(b, out var bv);
+                t.Put(b, BitConverter.GetBytes(BitConverter.ToInt64(bv) + amount));
+            }
+            tx.Commit();
+        }
+        stop.Cancel();
+        await Task.WhenAll(readers);
+        Assert.True(reads > 10, $"only {reads} reads ran");
+        Assert.Equal(0, badReads);
+    }
+
+    [Fact]
+    public void Steady_updates_reuse_pages_instead_of_growing_the_file()
+    {
+        using var h = Fast();
+        var r = new Random(9);
+        long[] pagesAfterRound = new long[60];
+        for (int round = 0; round < 60; round++)
+        {
+            using (var tx = h.Env.WriteTransaction())
+            {
+                var t = tx.CreateTree("hot");
+                for (int i = 0; i < 2000; i++)
+                    t.Put(TestData.Key(i), TestData.Value(r, 100 + r.Next(200)));
+                tx.Commit();
+            }
+            h.Env.Flush();
+            pagesAfterRound[round] = h.Env.GetStats().PagesInUse;
+        }
+        // Past warm-up the file stops growing: the last 40 rounds stay within the size reached at round 20 plus slack.
+        Assert.True(pagesAfterRound[59] <= pagesAfterRound[19] + 20,
+            $"pages grew from {pagesAfterRound[19]} at round 20 to {pagesAfterRound[59]} at round 60");
+    }
+}
