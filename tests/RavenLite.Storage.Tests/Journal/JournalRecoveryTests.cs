@@ -1,0 +1,215 @@
+using RavenLite.Storage.Platform;
+using RavenLite.TestKit;
+using Xunit.Abstractions;
+
+namespace RavenLite.Storage.Tests.Journal;
+
+/// <summary>RELIABILITY.md R4 and R5: journal tail surgery, stale records, missing journals, id gaps.</summary>
+public class JournalRecoveryTests(ITestOutputHelper output)
+{
+    private const int Count = 12;
+
+    [Fact]
+    public void Committed_transactions_are_replayed_after_a_crash_without_flush()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        using (var env = StorageEnvironment.Open(JournalTestKit.NoFlush(JournalTestKit.Clone(fs))))
+            Assert.Equal(Count, env.RecoveredTransactions);
+        JournalTestKit.AssertPrefix(fs, Count, Count + 2);
+    }
+
+    [Fact]
+    public void Truncating_the_journal_at_every_byte_of_the_last_records_recovers_the_exact_valid_prefix()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var records = JournalTestKit.Records(journal);
+        Assert.Equal(Count, records.Count);
+        int from = records[^3].Offset;
+        int end = records[^1].Offset + records[^1].Length;
+        int points = 0;
+        for (int cut = from; cut <= end; cut++)
+        {
+            bool zeroFill = cut % 2 == 0; // half the cuts keep the preallocated length, half shorten the file
+            // A record survives if the cut removed none of its bytes (zero-filling bytes that were already zero changes nothing).
+            int expected = records.Count(r => r.Offset + r.Length <= cut
+                || (zeroFill && journal.AsSpan(cut, r.Offset + r.Length - cut).IndexOfAnyExcept((byte)0) < 0));
+            using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+            {
+                if (path != JournalTestKit.FirstJournal)
+                    return bytes;
+                if (!zeroFill)
+                    return bytes[..cut];
+                var z = (byte[])bytes.Clone();
+                Array.Clear(z, cut, z.Length - cut);
+                return z;
+            });
+            JournalTestKit.AssertPrefix(copy, expected, Count);
+            points++;
+        }
+        output.WriteLine($"truncation points explored: {points}");
+        Assert.True(points > 300);
+    }
+
+    [Fact]
+    public void A_flipped_bit_in_the_last_record_drops_only_that_record()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var last = JournalTestKit.Records(journal)[^1];
+        for (int bit = 0; bit < last.Length * 8; bit += 7)
+        {
+            using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+            {
+                if (path == JournalTestKit.FirstJournal)
+                    bytes[last.Offset + bit / 8] ^= (byte)(1 << (bit % 8));
+                return bytes;
+            });
+            JournalTestKit.AssertPrefix(copy, Count - 1, Count);
+        }
+    }
+
+    [Fact]
+    public void A_flipped_bit_in_a_middle_record_refuses_to_open_naming_file_and_offset()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var victim = JournalTestKit.Records(journal)[Count - 4];
+        var r = new Random(17);
+        for (int n = 0; n < 60; n++)
+        {
+            int bit = r.Next(victim.Length * 8);
+            using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+            {
+                if (path == JournalTestKit.FirstJournal)
+                    bytes[victim.Offset + bit / 8] ^= (byte)(1 << (bit % 8));
+                return bytes;
+            });
+            var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
+            Assert.Contains("0000000000000000001.journal", e.Message, StringComparison.Ordinal);
+            Assert.Contains($"offset {victim.Offset}", e.Message, StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void Zeroed_4KB_runs_recover_a_prefix_or_refuse_when_valid_records_follow()
+    {
+        using var fs = JournalTestKit.BuildJournal(40);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var records = JournalTestKit.Records(journal);
+        int end = records[^1].Offset + records[^1].Length;
+        for (int start = 0; start < end; start += 509)
+        {
+            int zEnd = start + 4096;
+            int firstHit = records.FindIndex(x => x.Offset + x.Length > start && x.Offset < zEnd);
+            bool laterIntact = records.Skip(firstHit + 1).Any(x => x.Offset >= zEnd);
+            using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+            {
+                if (path == JournalTestKit.FirstJournal)
+                    Array.Clear(bytes, start, Math.Min(4096, bytes.Length - start));
+                return bytes;
+            });
+            if (laterIntact)
+                Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
+            else
+                JournalTestKit.AssertPrefix(copy, firstHit, 40);
+        }
+    }
+
+    [Fact]
+    public void A_stale_record_spliced_after_the_tail_is_never_applied()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var records = JournalTestKit.Records(journal);
+        int end = records[^1].Offset + records[^1].Length;
+        foreach (int staleIndex in new[] { 0, 3, Count - 2 })
+        {
+            var stale = records[staleIndex];
+            using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+            {
+                if (path == JournalTestKit.FirstJournal)
+                    Array.Copy(bytes, stale.Offset, bytes, end, stale.Length);
+                return bytes;
+            });
+            JournalTestKit.AssertPrefix(copy, Count, Count);
+        }
+    }
+
+    [Fact]
+    public void A_missing_record_is_a_tx_id_gap_and_refuses_to_open()
+    {
+        using var fs = JournalTestKit.BuildJournal(Count);
+        var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
+        var gone = JournalTestKit.Records(journal)[5];
+        using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+        {
+            if (path != JournalTestKit.FirstJournal)
+                return bytes;
+            var spliced = new byte[bytes.Length];
+            Array.Copy(bytes, 0, spliced, 0, gone.Offset);
+            Array.Copy(bytes, gone.Offset + gone.Length, spliced, gone.Offset, bytes.Length - gone.Offset - gone.Length);
+            return spliced;
+        });
+        var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
+        Assert.Contains("transaction 6", e.Message, StringComparison.Ordinal);
+        Assert.Contains("transaction 7", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void A_deleted_middle_journal_refuses_to_open_naming_the_missing_file()
+    {
+        using var fs = JournalTestKit.BuildJournal(300, journalFileSize: 64 * 1024);
+        var journals = fs.AllFiles.Where(f => f.EndsWith(".journal", StringComparison.Ordinal)).Order(StringComparer.Ordinal).ToList();
+        Assert.True(journals.Count >= 3, $"expected several journal files, got {journals.Count}");
+        JournalTestKit.AssertPrefix(JournalTestKit.Clone(fs), 300, 300);
+        using var copy = JournalTestKit.Clone(fs, (path, bytes) => path == journals[1] ? null : bytes);
+        var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
+        Assert.Contains("0000000000000000002.journal", e.Message, StringComparison.Ordinal);
+        Assert.Contains("missing", e.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Recycled_journal_files_with_stale_records_recover_correctly()
+    {
+        using var mem = new MemoryFileSystem();
+        var options = new StorageOptions
+        {
+            Directory = "/mem", FileSystem = mem, BackgroundFlush = false, JournalFileSize = 64 * 1024, MaxRecycledJournals = 2, InitialMapSize = 1L << 30,
+        };
+        using var env = StorageEnvironment.Open(options);
+        for (int i = 0; i < 600; i++)
+        {
+            using (var tx = env.WriteTransaction())
+            {
+                tx.CreateTree("t").Put(TestData.Key(i), JournalTestKit.ValueFor(i));
+                tx.Commit();
+            }
+            if (i % 97 == 50)
+                env.Flush();
+        }
+        var names = mem.AllFiles.Select(Path.GetFileName).ToList();
+        long highest = names.Where(n => n!.EndsWith(".journal", StringComparison.Ordinal)).Max(n => long.Parse(n![..19], System.Globalization.CultureInfo.InvariantCulture));
+        Assert.True(highest >= 4, $"journal numbers reached only {highest}");
+        Assert.True(names.Count(n => n!.EndsWith(".journal", StringComparison.Ordinal)) < highest, "no journal file was recycled");
+        using var crashed = JournalTestKit.Clone(mem);
+        JournalTestKit.AssertPrefix(crashed, 600, 600);
+    }
+
+    [Fact]
+    public void Header_with_both_copies_corrupt_refuses_to_open()
+    {
+        using var fs = JournalTestKit.BuildJournal(3);
+        using var copy = JournalTestKit.Clone(fs, (path, bytes) =>
+        {
+            if (path.EndsWith("/headers", StringComparison.Ordinal))
+            {
+                bytes[10] ^= 0xFF;
+                bytes[4096 + 10] ^= 0xFF;
+            }
+            return bytes;
+        });
+        var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
+        Assert.Contains("headers", e.Message, StringComparison.Ordinal);
+    }
+}
