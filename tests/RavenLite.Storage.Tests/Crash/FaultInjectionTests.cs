@@ -1,0 +1,175 @@
+using RavenLite.Storage.Platform;
+using RavenLite.TestKit;
+using Xunit.Abstractions;
+
+namespace RavenLite.Storage.Tests.Crash;
+
+/// <summary>RELIABILITY.md R3, R6, R7 and R8 through the I/O seam.</summary>
+public class FaultInjectionTests(ITestOutputHelper output)
+{
+    private const int Transactions = 30;
+
+    private static long CountOperations()
+    {
+        using var mem = new MemoryFileSystem();
+        var fault = new FaultInjectingFileSystem(mem);
+        int acked = -1;
+        using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault)))
+            FaultWorkload.Run(env, 0, Transactions, ref acked);
+        return fault.OperationCount;
+    }
+
+    /// <summary>R3: power loss at every I/O operation of the workload; unsynced writes dropped, kept in part, or torn.</summary>
+    [Fact]
+    public void Power_loss_at_every_operation_loses_no_acknowledged_transaction()
+    {
+        long total = CountOperations();
+        int explored = 0;
+        foreach (int seed in TestSeed.For(31))
+        {
+            output.WriteLine($"seed {seed} (RAVENLITE_TEST_SEED replays); {total} operations in the workload");
+            for (long n = 1; n <= total; n++)
+            {
+                var mode = (PowerLossMode)(n % 3);
+                using var mem = new MemoryFileSystem();
+                var fault = new FaultInjectingFileSystem(mem) { CrashAtOperation = n };
+                int acked = -1;
+                StorageEnvironment? env = null;
+                try
+                {
+                    env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+                    FaultWorkload.Run(env, 0, Transactions, ref acked);
+                }
+                catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+                {
+                }
+                finally
+                {
+                    env?.Dispose();
+                }
+                Assert.True(fault.Crashed, $"crash point {n} was never reached");
+                using var rebooted = fault.SimulatePowerLoss(mode, new Random(seed ^ (int)n));
+                try
+                {
+                    FaultWorkload.Audit(rebooted, acked);
+                }
+                catch (Exception e)
+                {
+                    throw new InvalidOperationException($"crash at operation {n} ({mode}, seed {seed}, acked {acked}): {e.Message}", e);
+                }
+                explored++;
+            }
+        }
+        output.WriteLine($"crash points explored: {explored}");
+    }
+
+    /// <summary>R7: fail the Nth operation (once) for N = 1.. until the workload completes; nothing unexpected escapes, nothing acknowledged is lost.</summary>
+    [Fact]
+    public void Failing_the_nth_operation_never_loses_acknowledged_data()
+    {
+        int runs = 0;
+        for (long n = 1; ; n++)
+        {
+            using var mem = new MemoryFileSystem();
+            var fault = new FaultInjectingFileSystem(mem) { FailAtOperation = n };
+            int acked = -1;
+            StorageEnvironment? env = null;
+            bool failed = false;
+            try
+            {
+                env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+                FaultWorkload.Run(env, 0, Transactions, ref acked);
+            }
+            catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+            {
+                failed = true;
+                if (env != null && e is StorageFailedException)
+                    Assert.Throws<StorageFailedException>(() => env.WriteTransaction().Dispose());
+            }
+            finally
+            {
+                env?.Dispose();
+            }
+            runs++;
+            // Reopen on the same disk (a process restart): everything acknowledged is there.
+            FaultWorkload.Audit(mem, acked);
+            if (!failed && fault.InjectedFailures == 0)
+                break;
+        }
+        output.WriteLine($"fail-the-Nth-operation runs: {runs}");
+        Assert.True(runs > 50);
+    }
+
+    /// <summary>R6: a failed fsync of the journal stops the environment; nothing is acknowledged after it and nothing acknowledged before it is lost, even when the kernel dropped the dirty pages.</summary>
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Fsync_failure_stops_writes_and_reopen_recovers(bool persistent)
+    {
+        using var mem = new MemoryFileSystem();
+        var fault = new FaultInjectingFileSystem(mem) { CountedOperations = FaultOperations.Sync, PersistentSyncFailure = persistent };
+        int acked = -1;
+        var env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+        FaultWorkload.Run(env, 0, 7, ref acked);
+        fault.FailAtOperation = fault.OperationCount + 1;
+        int before = acked;
+        Assert.Throws<StorageFailedException>(() => FaultWorkload.Run(env, 7, 5, ref acked));
+        Assert.Equal(before, acked);
+        var e = Assert.Throws<StorageFailedException>(() => env.WriteTransaction());
+        Assert.Contains("reopen", e.Message, StringComparison.Ordinal);
+        Assert.NotNull(env.Failure);
+        // Readers still work on the stopped environment.
+        using (var r = env.ReadTransaction())
+            Assert.True(r.ReadTree("t")!.ContainsKey(TestData.Key(6)));
+        env.Dispose();
+
+        if (persistent)
+            Assert.ThrowsAny<IOException>(() => StorageEnvironment.Open(FaultWorkload.Options(fault)).Dispose());
+
+        // After a failed fsync the kernel may have dropped the dirty pages: drop every unsynced write.
+        using var rebooted = fault.SimulatePowerLoss(PowerLossMode.DropUnsynced, new Random(1));
+        Assert.Equal(acked, FaultWorkload.Audit(rebooted, acked));
+        using var again = StorageEnvironment.Open(FaultWorkload.Options(rebooted));
+        int more = acked;
+        FaultWorkload.Run(again, acked + 1, 5, ref more);
+        Assert.Equal(acked + 5, more);
+    }
+
+    /// <summary>R8: a full disk during journal append, data-file growth or flush is a clear error; after space is freed, writes resume.</summary>
+    [Fact]
+    public void Disk_full_is_a_clear_error_and_writes_resume_after_space_is_freed()
+    {
+        int errors = 0;
+        for (long capacity = 300 * 1024; capacity <= 1400 * 1024; capacity += 100 * 1024)
+        {
+            using var mem = new MemoryFileSystem();
+            var fault = new FaultInjectingFileSystem(mem) { DiskCapacity = capacity };
+            int acked = -1;
+            StorageEnvironment? env = null;
+            try
+            {
+                env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+                FaultWorkload.Run(env, 0, 200, ref acked);
+            }
+            catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+            {
+                Assert.Contains("No space left on device", e.ToString(), StringComparison.Ordinal);
+                errors++;
+            }
+            finally
+            {
+                env?.Dispose();
+            }
+            fault.DiskCapacity = null;
+            int last = FaultWorkload.Audit(fault, acked);
+            using (var resumed = StorageEnvironment.Open(FaultWorkload.Options(fault)))
+            {
+                int more = last;
+                FaultWorkload.Run(resumed, last + 1, 10, ref more);
+                Assert.Equal(last + 10, more);
+            }
+        }
+        output.WriteLine($"disk-full errors hit: {errors}");
+        Assert.True(errors >= 5);
+    }
+}
