@@ -1,0 +1,50 @@
+// Child process for the SIGKILL crash test (RELIABILITY.md R1 at the storage layer).
+// Usage: RavenLite.Storage.CrashWorker <directory>
+// Opens the environment on real files (Sync durability, a busy background flusher), resumes
+// after the last committed transaction, and commits forever. After each Commit returns it prints
+// "ACK <n>" and flushes stdout, so the parent knows exactly what was acknowledged before it
+// kills this process with SIGKILL at a random moment.
+using System.Buffers.Binary;
+using RavenLite.Storage;
+using RavenLite.Storage.CrashWorker;
+
+if (args.Length != 1)
+{
+    Console.Error.WriteLine("usage: RavenLite.Storage.CrashWorker <directory>");
+    return 2;
+}
+
+var options = new StorageOptions
+{
+    Directory = Path.GetFullPath(args[0]),
+    Durability = DurabilityMode.Sync,
+    FlushIntervalMs = 20,
+    FlushThresholdPages = 64,
+    JournalFileSize = 256 * 1024,
+};
+using var env = StorageEnvironment.Open(options);
+int next;
+using (var r = env.ReadTransaction())
+{
+    var meta = r.ReadTree("meta");
+    next = meta != null && meta.TryGet("last"u8, out var v) ? BinaryPrimitives.ReadInt32LittleEndian(v) + 1 : 0;
+}
+var stdout = Console.Out;
+stdout.WriteLine($"READY {next}");
+stdout.Flush();
+for (int i = next; ; i++)
+{
+    using (var tx = env.WriteTransaction())
+    {
+        var t = tx.CreateTree("t");
+        t.Put(CrashModel.Key(i), CrashModel.Value(i));
+        if (CrashModel.DeletesAt(i, out int victim))
+            t.Delete(CrashModel.Key(victim));
+        var last = new byte[4];
+        BinaryPrimitives.WriteInt32LittleEndian(last, i);
+        tx.CreateTree("meta").Put("last"u8, last);
+        tx.Commit();
+    }
+    stdout.WriteLine($"ACK {i}");
+    stdout.Flush();
+}
