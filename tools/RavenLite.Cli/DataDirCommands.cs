@@ -1,0 +1,95 @@
+using System.Globalization;
+using System.Text;
+using RavenLite.Storage;
+using RavenLite.Storage.Checking;
+
+namespace RavenLite.Cli;
+
+/// <summary>The CLI's commands over a storage directory. Each returns the process exit code.</summary>
+internal static class DataDirCommands
+{
+    private static StorageEnvironment Open(DirectoryInfo dir)
+    {
+        if (!File.Exists(Path.Combine(dir.FullName, "headers")))
+            throw new DirectoryNotFoundException($"'{dir.FullName}' is not a RavenLite storage directory (no 'headers' file).");
+        return StorageEnvironment.Open(new StorageOptions { Directory = dir.FullName, BackgroundFlush = false });
+    }
+
+    private static int Guard(TextWriter output, Func<int> body)
+    {
+        try
+        {
+            return body();
+        }
+        catch (Exception e) when (e is StorageCorruptionException or DirectoryNotFoundException or IOException)
+        {
+            output.WriteLine($"error: {e.Message}");
+            return 2;
+        }
+    }
+
+    public static int Check(DirectoryInfo dir, TextWriter output) => Guard(output, () =>
+    {
+        using var env = Open(dir);
+        if (env.RecoveredTransactions > 0)
+            output.WriteLine($"recovery replayed {env.RecoveredTransactions} journal record(s)");
+        var report = StorageChecker.Check(env);
+        output.WriteLine(report.ToString());
+        return report.IsValid ? 0 : 1;
+    });
+
+    public static int Stats(DirectoryInfo dir, TextWriter output) => Guard(output, () =>
+    {
+        using var env = Open(dir);
+        var s = env.GetStats();
+        var c = CultureInfo.InvariantCulture;
+        output.WriteLine(string.Create(c, $"data file        {s.DataFileBytes:N0} bytes, {s.PagesInUse:N0} pages in use"));
+        output.WriteLine(string.Create(c, $"transactions     last committed {s.LastCommittedTxId}, last synced {s.LastSyncedTxId}"));
+        output.WriteLine(string.Create(c, $"recovery         {env.RecoveredTransactions} journal record(s) replayed at open"));
+        output.WriteLine(string.Create(c, $"{"tree",-32} {"depth",5} {"entries",12} {"branch",8} {"leaf",8} {"overflow",9}"));
+        foreach (var t in s.Trees.Prepend(s.RootTree))
+            output.WriteLine(string.Create(c, $"{t.Name,-32} {t.Depth,5} {t.Entries,12:N0} {t.BranchPages,8:N0} {t.LeafPages,8:N0} {t.OverflowPages,9:N0}"));
+        return 0;
+    });
+
+    public static int DumpTree(DirectoryInfo dir, string tree, int limit, TextWriter output) => Guard(output, () =>
+    {
+        using var env = Open(dir);
+        using var tx = env.ReadTransaction();
+        var t = tx.ReadTree(tree);
+        if (t == null)
+        {
+            output.WriteLine($"error: no tree named '{tree}'. Trees: {string.Join(", ", tx.GetTreeNames())}");
+            return 1;
+        }
+        var cursor = t.CreateCursor();
+        int n = 0;
+        if (cursor.SeekToFirst())
+        {
+            do
+            {
+                output.WriteLine($"{Show(cursor.Key)} => {Show(cursor.Value)}");
+            }
+            while (++n < limit && cursor.MoveNext());
+        }
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"({n} of {t.Count} entries shown)"));
+        return 0;
+    });
+
+    /// <summary>Printable UTF-8 as a quoted string, anything else as hex; long values are cut at 64 bytes.</summary>
+    internal static string Show(ReadOnlySpan<byte> bytes)
+    {
+        var shown = bytes.Length > 64 ? bytes[..64] : bytes;
+        string suffix = bytes.Length > 64 ? $"… ({bytes.Length} bytes)" : "";
+        try
+        {
+            string s = new UTF8Encoding(false, true).GetString(shown);
+            if (s.All(ch => !char.IsControl(ch)))
+                return "\"" + s + "\"" + suffix;
+        }
+        catch (DecoderFallbackException)
+        {
+        }
+        return "0x" + Convert.ToHexString(shown) + suffix;
+    }
+}
