@@ -1,0 +1,20 @@
+using System.Text.Json.Serialization;
+
+namespace RavenLite.Bench;
+
+/// <summary>One row of results (BENCHMARKS.md JSON contract).</summary>
+internal sealed record BenchResult(
+    [property: JsonPropertyName("suite")] string Suite,
+    [property: JsonPropertyName("workload")] string Workload,
+    [property: JsonPropertyName("engine")] string Engine,
+    [property: JsonPropertyName("durability")] string Durability,
+    [property: JsonPropertyName("ops")] long Ops,
+    [property: JsonPropertyName("seconds")] double Seconds,
+    [property: JsonPropertyName("opsPerSec")] double OpsPerSec,
+    [property: JsonPropertyName("journalBytes")] long? JournalBytes,
+    [property: JsonPropertyName("rawPageBytes")] long? RawPageBytes,
+    [property: JsonPropertyName("dataFileBytes")] long? DataFileBytes,
+    [property: JsonPropertyName("transactions")] long? Transactions,
+    [property: JsonPropertyName("p50Ms")] double? P50Ms,
+    [property: JsonPropertyName("p99Ms")] double? P99Ms,
+    [property: JsonPropertyName("rssBytes")] long RssBytes);
