@@ -1,36 +1,4 @@
 namespace RavenLite.Storage.Platform;
-
-/// <summary>Which operations a <see cref="FaultInjectingFileSystem"/> counts and may fail.</summary>
-[Flags]
-public enum FaultOperations
-{
-    /// <summary>No operations.</summary>
-    None = 0,
-    /// <summary>File writes.</summary>
-    Write = 1,
-    /// <summary>fsync/fdatasync of files and directories.</summary>
-    Sync = 2,
-    /// <summary>File growth (fallocate).</summary>
-    Allocate = 4,
-    /// <summary>File reads through the seam (not mmap reads).</summary>
-    Read = 8,
-    /// <summary>File creation, rename and delete.</summary>
-    Metadata = 16,
-    /// <summary>Everything.</summary>
-    All = Write | Sync | Allocate | Read | Metadata,
-}
-
-/// <summary>What a simulated power loss does to writes that were never synced.</summary>
-public enum PowerLossMode
-{
-    /// <summary>Every unsynced write is lost; unsynced file creations are lost.</summary>
-    DropUnsynced,
-    /// <summary>Each unsynced write independently survives or is lost (reordering).</summary>
-    KeepRandomSubset,
-    /// <summary>Each unsynced write survives whole, is lost, or survives in part at 512-byte or 4 KB granularity.</summary>
-    TearUnsynced,
-}
-
 /// <summary>
 /// Wraps a file system and injects faults at the I/O seam (RELIABILITY.md R3–R8): fail the Nth
 /// counted operation once or from then on, simulate a power loss at the Nth operation (every later
