@@ -2,7 +2,7 @@ using System.Text.Json.Serialization;
 
 namespace RavenLite.Bench;
 
-/// <summary>One row of results (BENCHMARKS.md JSON contract).</summary>
+/// <summary>One row of results (BENCHMARKS.md JSON contract, plus the byte counts the storage issue asks for).</summary>
 internal sealed record BenchResult(
     [property: JsonPropertyName("suite")] string Suite,
     [property: JsonPropertyName("workload")] string Workload,
@@ -13,8 +13,9 @@ internal sealed record BenchResult(
     [property: JsonPropertyName("opsPerSec")] double OpsPerSec,
     [property: JsonPropertyName("journalBytes")] long? JournalBytes,
     [property: JsonPropertyName("rawPageBytes")] long? RawPageBytes,
+    [property: JsonPropertyName("processWriteBytes")] long? ProcessWriteBytes,
     [property: JsonPropertyName("dataFileBytes")] long? DataFileBytes,
     [property: JsonPropertyName("transactions")] long? Transactions,
     [property: JsonPropertyName("p50Ms")] double? P50Ms,
     [property: JsonPropertyName("p99Ms")] double? P99Ms,
-    [property: JsonPropertyName("rssBytes")] long RssBytes);
+    [property: JsonPropertyName("rssBytes")] long? RssBytes);

@@ -3,30 +3,63 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage [--quick] [--json results.json] [--dir DIR]
-// Issue 3 adds the LMDB peer in the same run, the limits suite and the ratios.
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
-var storage = new Command("storage", "Classic storage workloads (fill-seq, fill-rnd, separate-tx, fill-sync, reads).") { quick, json, dir };
-storage.SetAction(r =>
+
+int RunSuite(string suite, System.CommandLine.ParseResult r)
 {
     string work = r.GetValue(dir)?.FullName ?? Path.Combine(Path.GetTempPath(), "ravenlite-bench-" + Environment.ProcessId);
     Directory.CreateDirectory(work);
+    bool isQuick = r.GetValue(quick);
+    if (suite == "storage" && !LmdbEngine.IsAvailable(out string why))
+    {
+        Console.Error.WriteLine(why);
+        return 3;
+    }
+    Console.WriteLine($"# {suite} suite{(isQuick ? " (quick)" : "")}, {Environment.ProcessorCount} cores, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, .NET {Environment.Version}, work dir {work}");
     var rows = new List<BenchResult>();
-    var c = CultureInfo.InvariantCulture;
-    Console.WriteLine($"# storage suite{(r.GetValue(quick) ? " (quick)" : "")}, {Environment.ProcessorCount} cores, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, work dir {work}");
-    foreach (var row in new StorageSuite(r.GetValue(quick), work).Run())
+    IEnumerable<BenchResult> source = suite == "storage" ? new StorageSuite(isQuick, work).Run() : new LimitsSuite(isQuick, work).Run();
+    foreach (var row in source)
     {
         rows.Add(row);
-        string extra = row.JournalBytes is { } jb && row.Transactions is { } txs && txs > 0
-            ? string.Create(c, $"   journal {jb / (double)txs:N0} B/tx, raw pages {row.RawPageBytes / (double)txs:N0} B/tx ({(jb == 0 ? 0 : row.RawPageBytes!.Value / (double)jb):F1}x), data file {row.DataFileBytes / 1048576.0:N1} MB")
-            : "";
-        Console.WriteLine(string.Create(c, $"{row.Workload,-22} {row.Durability,-9} {row.Engine} : {row.Seconds * 1000,10:N0} ms {row.OpsPerSec,14:N0} ops/sec{extra}"));
+        Console.WriteLine(ConsoleTable.Format(row, rows));
     }
     if (r.GetValue(json) is { } file)
         File.WriteAllText(file.FullName, JsonSerializer.Serialize(rows, new JsonSerializerOptions { WriteIndented = true }));
     Directory.Delete(work, true);
     return 0;
-});
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage }.Parse(args).Invoke();
+}
+
+var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir };
+storage.SetAction(r => RunSuite("storage", r));
+var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
+limits.SetAction(r => RunSuite("limits", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits }.Parse(args).Invoke();
+
+internal static class ConsoleTable
+{
+    /// <summary>`fill seq sync      ravenlite :   1,234 ms   810,372 ops/sec   (1.35x lmdb)` plus byte counts.</summary>
+    public static string Format(BenchResult row, List<BenchResult> earlier)
+    {
+        var c = CultureInfo.InvariantCulture;
+        string ratio = "";
+        if (row.Engine == "lmdb")
+        {
+            var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
+            if (ours != null)
+                ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x lmdb");
+        }
+        string bytes = "";
+        if (row.Transactions is { } txs && txs > 0)
+        {
+            bytes = string.Create(c, $"   written {row.ProcessWriteBytes / (double)txs:N0} B/tx");
+            if (row.JournalBytes is { } jb)
+                bytes += string.Create(c, $", journal {jb / (double)txs:N0} B/tx of {row.RawPageBytes / (double)txs:N0} raw ({(jb == 0 ? 0 : row.RawPageBytes!.Value / (double)jb):F1}x)");
+            bytes += string.Create(c, $", data file {row.DataFileBytes / 1048576.0:N1} MB");
+        }
+        string unit = row.Suite == "limits" ? row.Workload switch { "seq-write-direct-mb" => "MB/sec", "memcpy-gb" => "GB/sec", _ => "ops/sec" } : "ops/sec";
+        return string.Create(c, $"{row.Workload,-22} {row.Durability,-9} {row.Engine,-9} : {row.Seconds * 1000,9:N0} ms {row.OpsPerSec,13:N0} {unit}{bytes}{ratio}");
+    }
+}

@@ -1,127 +1,96 @@
 using System.Diagnostics;
-using System.Globalization;
 using RavenLite.Storage;
 
 namespace RavenLite.Bench;
 
 /// <summary>
-/// The classic storage workloads (BENCHMARKS.md "Storage suite") for RavenLite. Keys are
-/// 16-digit zero-padded decimals, values 100 random bytes from a fixed seed, a fresh directory per row.
+/// The classic storage workloads (BENCHMARKS.md "Storage suite"), each run for RavenLite and for
+/// LMDB in the same process on the same keys and values, a fresh directory per row.
 /// </summary>
 internal sealed class StorageSuite(bool quick, string workDir)
 {
     private readonly int _entries = quick ? 100_000 : 1_000_000;
     private readonly int _txCount = quick ? 1_000 : 10_000;
-    private readonly int _syncTx = quick ? 1_000 : 10_000;
 
-    private static byte[] Key(long i) => System.Text.Encoding.ASCII.GetBytes(i.ToString("0000000000000000", CultureInfo.InvariantCulture));
+    private static readonly (string Name, EngineFactory Create)[] Engines =
+    [
+        ("ravenlite", (d, m) => new RavenLiteEngine(d, m)),
+        ("lmdb", (d, m) => new LmdbEngine(d, m)),
+    ];
 
     public IEnumerable<BenchResult> Run()
     {
-        var values = new byte[_entries][];
-        var rnd = new Random(42);
-        for (int i = 0; i < _entries; i++)
-        {
-            values[i] = new byte[100];
-            rnd.NextBytes(values[i]);
-        }
-        var randomOrder = Enumerable.Range(0, _entries).ToArray();
-        new Random(7).Shuffle(randomOrder);
+        var data = new BenchData(_entries);
+        var seq = Enumerable.Range(0, _entries).ToArray();
+        var rnd = data.RandomOrder;
+        var rndLong = Enumerable.Range(0, _txCount * 100).Select(i => rnd[i % rnd.Length]).ToArray();
 
         foreach (var mode in new[] { DurabilityMode.Sync, DurabilityMode.Buffered, DurabilityMode.None })
-            yield return Fill("fill-seq", mode, _entries, _entries, i => i, values);
-        yield return Fill("fill-rnd", DurabilityMode.Sync, _entries, _entries, i => randomOrder[i], values);
-        yield return Fill("fill-seq-separate-tx", DurabilityMode.Sync, _txCount * 100, 100, i => i, values);
+            foreach (var row in Fill("fill-seq", mode, data, seq, _entries, _entries))
+                yield return row;
+        foreach (var row in Fill("fill-rnd", DurabilityMode.Sync, data, rnd, _entries, _entries))
+            yield return row;
+        foreach (var row in Fill("fill-seq-separate-tx", DurabilityMode.Sync, data, seq, _txCount * 100, 100))
+            yield return row;
         foreach (var mode in new[] { DurabilityMode.Sync, DurabilityMode.Buffered, DurabilityMode.None })
-            yield return Fill("fill-rnd-separate-tx", mode, _txCount * 100, 100, i => randomOrder[i % _entries], values);
-        yield return Fill("fill-sync", DurabilityMode.Sync, _syncTx, 1, i => randomOrder[i % _entries], values);
+            foreach (var row in Fill("fill-rnd-separate-tx", mode, data, rndLong, _txCount * 100, 100))
+                yield return row;
+        foreach (var row in Fill("fill-sync", DurabilityMode.Sync, data, rnd, _txCount, 1))
+            yield return row;
 
-        // Read workloads share one database filled sequentially.
-        string dir = NewDir("read");
-        using var env = StorageEnvironment.Open(new StorageOptions { Directory = dir, Durability = DurabilityMode.None });
-        using (var tx = env.WriteTransaction())
+        foreach (var (name, create) in Engines)
         {
-            var t = tx.CreateTree("bench");
-            for (int i = 0; i < _entries; i++)
-                t.Put(Key(i), values[i]);
-            tx.Commit();
-        }
-        env.Flush();
-        var keys = Enumerable.Range(0, _entries).Select(i => Key(randomOrder[i])).ToArray();
-        yield return Measure("read-seq", "none", _entries, null, () =>
-        {
-            using var tx = env.ReadTransaction();
-            var c = tx.ReadTree("bench")!.CreateCursor();
-            long n = 0, sum = 0;
-            if (c.SeekToFirst())
+            string dir = NewDir(name + "-read");
+            using (var engine = create(dir, DurabilityMode.Sync))
             {
-                do
+                engine.Fill(data, seq, _entries, _entries);
+                yield return Measure("read-seq", engine.Name, _entries, () =>
                 {
-                    sum += c.Value[0];
-                    n++;
+                    if (engine.ReadSequential() != _entries)
+                        throw new InvalidOperationException("read-seq count");
+                });
+                yield return Measure("read-rnd", engine.Name, _entries, () => engine.ReadRandom(data, rnd, 0, _entries));
+                foreach (int threads in new[] { 1, 2, 4 })
+                {
+                    yield return Measure($"read-parallel-{threads}", engine.Name, (long)_entries * threads, () =>
+                    {
+                        var ts = Enumerable.Range(0, threads).Select(t => new Thread(() => engine.ReadRandom(data, rnd, t * 7919, _entries))).ToList();
+                        ts.ForEach(t => t.Start());
+                        ts.ForEach(t => t.Join());
+                    });
                 }
-                while (c.MoveNext());
             }
-            if (n != _entries)
-                throw new InvalidOperationException($"read-seq saw {n} entries");
-            GC.KeepAlive(sum);
-        });
-        yield return Measure("read-rnd", "none", _entries, null, () => ReadRandom(env, keys, 0, keys.Length));
-        foreach (int threads in new[] { 1, 2, 4 })
-        {
-            yield return Measure($"read-parallel-{threads}", "none", (long)_entries * threads, null, () =>
-            {
-                var ts = Enumerable.Range(0, threads).Select(t => new Thread(() => ReadRandom(env, keys, t * 7919 % keys.Length, keys.Length))).ToList();
-                ts.ForEach(t => t.Start());
-                ts.ForEach(t => t.Join());
-            });
+            Directory.Delete(dir, true);
         }
     }
 
-    private static void ReadRandom(StorageEnvironment env, byte[][] keys, int start, int count)
+    private IEnumerable<BenchResult> Fill(string workload, DurabilityMode mode, BenchData data, int[] order, int count, int perTx)
     {
-        using var tx = env.ReadTransaction();
-        var tree = tx.ReadTree("bench")!;
-        for (int i = 0; i < count; i++)
+        foreach (var (name, create) in Engines)
         {
-            if (!tree.TryGet(keys[(start + i) % keys.Length], out _))
-                throw new InvalidOperationException("missing key");
+            string dir = NewDir(name + "-" + workload);
+            GC.Collect();
+            long written = ProcessIo.WriteBytes();
+            var engine = create(dir, mode);
+            var sw = Stopwatch.StartNew();
+            engine.Fill(data, order, count, perTx);
+            sw.Stop();
+            long? journal = engine.JournalBytes, raw = engine.RawPageBytes;
+            engine.Dispose();
+            long dataFile = new FileInfo(Path.Combine(dir, name == "lmdb" ? "data.mdb" : "data")).Length;
+            written = ProcessIo.WriteBytes() - written;
+            Directory.Delete(dir, true);
+            yield return new BenchResult("storage", workload, name, mode.ToString().ToLowerInvariant(), count, sw.Elapsed.TotalSeconds, count / sw.Elapsed.TotalSeconds,
+                journal, raw, written, dataFile, (count + perTx - 1) / perTx, null, null, Environment.WorkingSet);
         }
     }
 
-    private BenchResult Fill(string name, DurabilityMode mode, int ops, int perTx, Func<int, int> keyOf, byte[][] values)
-    {
-        string dir = NewDir(name);
-        var env = StorageEnvironment.Open(new StorageOptions { Directory = dir, Durability = mode });
-        long txs = 0;
-        var sw = Stopwatch.StartNew();
-        for (int done = 0; done < ops; done += perTx)
-        {
-            using var tx = env.WriteTransaction();
-            var t = tx.CreateTree("bench");
-            for (int i = done; i < Math.Min(ops, done + perTx); i++)
-            {
-                int k = keyOf(i);
-                t.Put(Key(k), values[k % values.Length]);
-            }
-            tx.Commit();
-            txs++;
-        }
-        sw.Stop();
-        var stats = env.GetStats();
-        env.Dispose();
-        long fileBytes = new FileInfo(Path.Combine(dir, "data")).Length;
-        Directory.Delete(dir, true);
-        return new BenchResult("storage", name, "ravenlite", mode.ToString().ToLowerInvariant(), ops, sw.Elapsed.TotalSeconds, ops / sw.Elapsed.TotalSeconds,
-            stats.JournalBytesWritten, stats.UncompressedBytes, fileBytes, txs, null, null, Environment.WorkingSet);
-    }
-
-    private static BenchResult Measure(string name, string mode, long ops, long? journal, Action body)
+    private static BenchResult Measure(string workload, string engine, long ops, Action body)
     {
         var sw = Stopwatch.StartNew();
         body();
         sw.Stop();
-        return new BenchResult("storage", name, "ravenlite", mode, ops, sw.Elapsed.TotalSeconds, ops / sw.Elapsed.TotalSeconds, journal, null, null, null, null, null, Environment.WorkingSet);
+        return new BenchResult("storage", workload, engine, "-", ops, sw.Elapsed.TotalSeconds, ops / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, Environment.WorkingSet);
     }
 
     private string NewDir(string name)

@@ -1,0 +1,86 @@
+using System.Diagnostics;
+using System.Runtime.InteropServices;
+
+namespace RavenLite.Bench;
+
+/// <summary>
+/// The machine's own ceilings, measured in the same run (BENCHMARKS.md "limits"): sequential
+/// O_DIRECT write MB/s, fdatasync'ed 4 KB appends per second, memory copy GB/s.
+/// </summary>
+internal sealed class LimitsSuite(bool quick, string workDir)
+{
+    private const int OWronly = 0x1, OCreat = 0x40, ODirect = 0x4000;
+
+    public IEnumerable<BenchResult> Run()
+    {
+        yield return DirectWrite();
+        yield return SyncedAppends();
+        yield return MemoryCopy();
+    }
+
+    private BenchResult DirectWrite()
+    {
+        string path = Path.Combine(workDir, "limits-direct");
+        const int block = 1 << 20;
+        long total = quick ? 256L << 20 : 1L << 30;
+        IntPtr raw = Marshal.AllocHGlobal(block + 4096);
+        IntPtr aligned = (raw + 4095) & ~(nint)4095;
+        Marshal.Copy(new byte[block], 0, aligned, block);
+        int fd = open(path, OWronly | OCreat | ODirect, 420);
+        if (fd < 0)
+            throw new IOException($"open(O_DIRECT) failed for {path}: errno {Marshal.GetLastPInvokeError()}");
+        var sw = Stopwatch.StartNew();
+        for (long off = 0; off < total; off += block)
+            if (pwrite(fd, aligned, block, off) != block)
+                throw new IOException($"pwrite(O_DIRECT) failed: errno {Marshal.GetLastPInvokeError()}");
+        _ = fdatasync(fd);
+        sw.Stop();
+        _ = close(fd);
+        Marshal.FreeHGlobal(raw);
+        File.Delete(path);
+        return Row("seq-write-direct-mb", total / 1048576, sw.Elapsed.TotalSeconds);
+    }
+
+    private BenchResult SyncedAppends()
+    {
+        string path = Path.Combine(workDir, "limits-fsync");
+        int count = quick ? 1000 : 5000;
+        var buffer = new byte[4096];
+        using var handle = File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite);
+        int fd = (int)handle.DangerousGetHandle();
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < count; i++)
+        {
+            RandomAccess.Write(handle, buffer, (long)i * 4096);
+            if (fdatasync(fd) != 0)
+                throw new IOException("fdatasync failed");
+        }
+        sw.Stop();
+        handle.Dispose();
+        File.Delete(path);
+        return Row("fdatasync-4k-append", count, sw.Elapsed.TotalSeconds);
+    }
+
+    private BenchResult MemoryCopy()
+    {
+        var a = new byte[256 << 20];
+        var b = new byte[256 << 20];
+        new Random(1).NextBytes(a);
+        int rounds = quick ? 4 : 16;
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < rounds; i++)
+            Buffer.BlockCopy(a, 0, b, 0, a.Length);
+        sw.Stop();
+        return Row("memcpy-gb", rounds * 256.0 / 1024, sw.Elapsed.TotalSeconds);
+    }
+
+    private static BenchResult Row(string workload, double ops, double seconds) =>
+        new("limits", workload, "disk", "-", (long)ops, seconds, ops / seconds, null, null, null, null, null, null, null, Environment.WorkingSet);
+
+#pragma warning disable SYSLIB1054 // DllImport keeps this project free of unsafe code (CONVENTIONS §3)
+    [DllImport("libc", SetLastError = true, BestFitMapping = false, ThrowOnUnmappableChar = true)] private static extern int open([MarshalAs(UnmanagedType.LPUTF8Str)] string path, int flags, int mode);
+    [DllImport("libc", SetLastError = true)] private static extern nint pwrite(int fd, IntPtr buf, nint count, long offset);
+    [DllImport("libc", SetLastError = true)] private static extern int fdatasync(int fd);
+    [DllImport("libc", SetLastError = true)] private static extern int close(int fd);
+#pragma warning restore SYSLIB1054
+}

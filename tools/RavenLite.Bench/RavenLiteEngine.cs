@@ -1,0 +1,70 @@
+using RavenLite.Storage;
+
+namespace RavenLite.Bench;
+
+internal sealed class RavenLiteEngine : IBenchEngine
+{
+    private readonly StorageEnvironment _env;
+    private readonly string _dir;
+
+    public RavenLiteEngine(string directory, DurabilityMode durability)
+    {
+        _dir = directory;
+        _env = StorageEnvironment.Open(new StorageOptions { Directory = directory, Durability = durability });
+    }
+
+    public string Name => "ravenlite";
+
+    public long? JournalBytes => _env.GetStats().JournalBytesWritten;
+
+    public long? RawPageBytes => _env.GetStats().UncompressedBytes;
+
+    public long DataFileBytes => new FileInfo(Path.Combine(_dir, "data")).Length;
+
+    public void Fill(BenchData data, int[] order, int count, int perTransaction)
+    {
+        for (int done = 0; done < count; done += perTransaction)
+        {
+            using var tx = _env.WriteTransaction();
+            var t = tx.CreateTree("bench");
+            int end = Math.Min(count, done + perTransaction);
+            for (int i = done; i < end; i++)
+            {
+                int k = order[i];
+                t.Put(data.Key(k), data.Value(k));
+            }
+            tx.Commit();
+        }
+    }
+
+    public long ReadSequential()
+    {
+        using var tx = _env.ReadTransaction();
+        var c = tx.ReadTree("bench")!.CreateCursor();
+        long n = 0, sum = 0;
+        if (c.SeekToFirst())
+        {
+            do
+            {
+                sum += c.Value[0];
+                n++;
+            }
+            while (c.MoveNext());
+        }
+        GC.KeepAlive(sum);
+        return n;
+    }
+
+    public void ReadRandom(BenchData data, int[] order, int start, int count)
+    {
+        using var tx = _env.ReadTransaction();
+        var tree = tx.ReadTree("bench")!;
+        for (int i = 0; i < count; i++)
+        {
+            if (!tree.TryGet(data.Key(order[(start + i) % order.Length]), out _))
+                throw new InvalidOperationException("missing key");
+        }
+    }
+
+    public void Dispose() => _env.Dispose();
+}
