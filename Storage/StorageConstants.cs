@@ -7,7 +7,7 @@ public static class StorageConstants
     public const int PageSize = 8192;
 
     /// <summary>On-disk format version written in the file header.</summary>
-    public const int FormatVersion = 1;
+    public const int FormatVersion = 2;
 
     /// <summary>Longest key a tree accepts, in bytes.</summary>
     public const int MaxKeySize = 1024;

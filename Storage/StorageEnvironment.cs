@@ -81,11 +81,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
             _headerSequence = header.Sequence;
 
-            var result = JournalRecovery.Run(_fs, _journalDir, header, (page, count, bytes) =>
-            {
-                _data.EnsurePages(page + count);
-                _data.Write(page, bytes);
-            });
+            var result = JournalRecovery.Run(_fs, _journalDir, header, new RecoveryTarget(_data));
             RecoveredTransactions = result.RecordsReplayed;
             RecoveryNote = result.TailNote;
             if (result.RecordsReplayed > 0)
@@ -252,18 +248,30 @@ public sealed unsafe class StorageEnvironment : IDisposable
         }
         if (raw > Lz4.MaxInputSize)
             throw new StorageLimitException($"Transaction {txId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
-        int uncompressed = (int)raw;
-        if (_compressBuffer.Length < uncompressed)
-            _compressBuffer = new byte[Math.Max(uncompressed, _compressBuffer.Length * 2)];
+        if (_compressBuffer.Length < raw)
+            _compressBuffer = new byte[Math.Max(raw, _compressBuffer.Length * 2L)];
         int pos = 0;
         foreach (var b in pages)
         {
             var entry = new JournalPageEntry { PageNumber = b.PageNumber, PageCount = b.PageCount };
+            var body = _compressBuffer.AsSpan(pos + JournalPageEntry.SizeOf);
+            if (b.BasePage != 0 && b.PageCount == 1)
+            {
+                // A copy-on-write page: journal only what changed against the committed base, if that is under half a page.
+                var basePage = new ReadOnlySpan<byte>(GetCommittedPage(b.BasePage), StorageConstants.PageSize);
+                int diff = PageDiff.Encode(b.Span, basePage, body, StorageConstants.PageSize / 2);
+                if (diff >= 0)
+                {
+                    entry.DiffSize = diff;
+                    entry.BasePage = b.BasePage;
+                }
+            }
+            if (entry.DiffSize == 0)
+                b.Span.CopyTo(body);
             MemoryMarshal.Write(_compressBuffer.AsSpan(pos), in entry);
-            pos += JournalPageEntry.SizeOf;
-            b.Span.CopyTo(_compressBuffer.AsSpan(pos));
-            pos += b.Length;
+            pos += JournalPageEntry.SizeOf + (entry.DiffSize == 0 ? b.Length : entry.DiffSize);
         }
+        int uncompressed = pos;
         int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
         if (_recordBuffer.Length < bound)
             _recordBuffer = new byte[Math.Max(bound, _recordBuffer.Length * 2)];
@@ -283,7 +291,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         MemoryMarshal.Write(span, in header);
         header.Hash = JournalRecovery.ComputeHash(span[..JournalRecordHeader.SizeOf], span.Slice(JournalRecordHeader.SizeOf, compressed), (ulong)txId);
         MemoryMarshal.Write(span, in header);
-        Interlocked.Add(ref _uncompressed, uncompressed);
+        Interlocked.Add(ref _uncompressed, raw);
         Interlocked.Add(ref _compressed, compressed);
         return JournalRecordHeader.SizeOf + compressed;
     }
@@ -454,6 +462,22 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _flushSignal.Dispose();
             _stop.Dispose();
             _writeLock.Dispose();
+        }
+    }
+
+    /// <summary>Replays into the data file; base pages for diffs are read back through the mapping (pwrite and MAP_SHARED share the page cache).</summary>
+    private sealed class RecoveryTarget(DataPager data) : IRecoveryTarget
+    {
+        public void Write(long pageNumber, int pageCount, ReadOnlySpan<byte> pages)
+        {
+            data.EnsurePages(pageNumber + pageCount);
+            data.Write(pageNumber, pages);
+        }
+
+        public ReadOnlySpan<byte> Read(long pageNumber)
+        {
+            data.EnsurePages(pageNumber + 1);
+            return new ReadOnlySpan<byte>(data.GetPage(pageNumber), StorageConstants.PageSize);
         }
     }
 }

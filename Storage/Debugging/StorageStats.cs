@@ -15,10 +15,10 @@ public sealed class StorageStats
     /// <summary>Journal bytes written by commits (headers plus compressed payloads).</summary>
     public long JournalBytesWritten { get; init; }
 
-    /// <summary>Record payload bytes before compression.</summary>
+    /// <summary>Modified page bytes (plus 24-byte entry headers) before diffing and compression: what a journal of whole pages would write.</summary>
     public long UncompressedBytes { get; init; }
 
-    /// <summary>Record payload bytes after compression.</summary>
+    /// <summary>Record payload bytes after diffing and compression.</summary>
     public long CompressedBytes { get; init; }
 
     /// <summary>Committed write transactions.</summary>
@@ -45,6 +45,6 @@ public sealed class StorageStats
     /// <summary>Every named tree.</summary>
     public required IReadOnlyList<TreeStats> Trees { get; init; }
 
-    /// <summary>Uncompressed ÷ compressed payload bytes (0 when nothing was journaled).</summary>
+    /// <summary>Raw modified page bytes ÷ journaled payload bytes (0 when nothing was journaled).</summary>
     public double CompressionRatio => CompressedBytes == 0 ? 0 : (double)UncompressedBytes / CompressedBytes;
 }

@@ -23,7 +23,7 @@ internal static class JournalRecovery
     internal sealed record Result(long LastTxId, long NextPage, TreeHeader RootTree, long EndFile, long EndOffset, int RecordsReplayed, string? TailNote);
 
     /// <summary>Replays records after <paramref name="header"/>, handing each page run to <paramref name="apply"/>.</summary>
-    public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, Action<long, int, ReadOnlySpan<byte>> apply)
+    public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, IRecoveryTarget target)
     {
         var numbers = fs.ListFiles(dir)
             .Select(n => JournalFileNames.TryParse(n, out long x) ? x : 0)
@@ -53,7 +53,7 @@ internal static class JournalRecovery
             var status = TryRead(data, offset, expected, out var rh, ref payload, out string why);
             if (status)
             {
-                ApplyPayload(payload.AsSpan(0, rh.UncompressedSize), rh, apply, JournalFileNames.For(dir, fileNo), offset);
+                ApplyPayload(payload.AsSpan(0, rh.UncompressedSize), rh, target, JournalFileNames.For(dir, fileNo), offset);
                 expected++;
                 nextPage = rh.NextPage;
                 root = rh.RootTree;
@@ -139,8 +139,9 @@ internal static class JournalRecovery
         why = "";
         if (h.PageCount < 0 || h.EntryCount < 0 || h.EntryCount > h.PageCount || h.PageCount > Lz4.MaxInputSize / StorageConstants.PageSize)
             why = $"page count {h.PageCount} / entry count {h.EntryCount} out of range";
-        else if ((long)h.EntryCount * JournalPageEntry.SizeOf + (long)h.PageCount * StorageConstants.PageSize != h.UncompressedSize)
-            why = $"uncompressed size {h.UncompressedSize} does not match {h.EntryCount} entries of {h.PageCount} pages";
+        else if (h.UncompressedSize < (long)h.EntryCount * JournalPageEntry.SizeOf
+            || h.UncompressedSize > (long)h.EntryCount * JournalPageEntry.SizeOf + (long)h.PageCount * StorageConstants.PageSize)
+            why = $"uncompressed size {h.UncompressedSize} does not fit {h.EntryCount} entries of {h.PageCount} pages";
         else if (h.UncompressedSize > Lz4.MaxInputSize)
             why = $"uncompressed size {h.UncompressedSize} exceeds the LZ4 block limit";
         else if (h.CompressedSize < 0 || h.CompressedSize > Lz4.CompressBound(h.UncompressedSize))
@@ -161,23 +162,44 @@ internal static class JournalRecovery
         return state.Digest();
     }
 
-    private static void ApplyPayload(ReadOnlySpan<byte> payload, in JournalRecordHeader h, Action<long, int, ReadOnlySpan<byte>> apply, string file, long offset)
+    private static void ApplyPayload(ReadOnlySpan<byte> payload, in JournalRecordHeader h, IRecoveryTarget target, string file, long offset)
     {
         int pos = 0, pages = 0;
+        Span<byte> page = stackalloc byte[StorageConstants.PageSize];
         for (int e = 0; e < h.EntryCount; e++)
         {
+            if (pos + JournalPageEntry.SizeOf > payload.Length)
+                throw Corrupt(h, file, offset, "an entry header runs past the payload");
             var entry = MemoryMarshal.Read<JournalPageEntry>(payload[pos..]);
             pos += JournalPageEntry.SizeOf;
-            long bytes = (long)entry.PageCount * StorageConstants.PageSize;
-            if (entry.PageNumber < 1 || entry.PageCount < 1 || entry.PageNumber + entry.PageCount > h.NextPage || pos + bytes > payload.Length)
-                throw new StorageCorruptionException($"Journal record for transaction {h.TxId} at '{file}' offset {offset} has a page entry out of range (page {entry.PageNumber}, count {entry.PageCount}).");
-            apply(entry.PageNumber, entry.PageCount, payload.Slice(pos, (int)bytes));
-            pos += (int)bytes;
+            if (entry.PageNumber < 1 || entry.PageCount < 1 || entry.PageNumber + entry.PageCount > h.NextPage)
+                throw Corrupt(h, file, offset, $"page entry out of range (page {entry.PageNumber}, count {entry.PageCount})");
+            if (entry.DiffSize == 0)
+            {
+                long bytes = (long)entry.PageCount * StorageConstants.PageSize;
+                if (pos + bytes > payload.Length)
+                    throw Corrupt(h, file, offset, $"page {entry.PageNumber} runs past the payload");
+                target.Write(entry.PageNumber, entry.PageCount, payload.Slice(pos, (int)bytes));
+                pos += (int)bytes;
+            }
+            else
+            {
+                if (entry.PageCount != 1 || entry.DiffSize < 0 || pos + entry.DiffSize > payload.Length || entry.BasePage < 1 || entry.BasePage >= h.NextPage)
+                    throw Corrupt(h, file, offset, $"diff entry for page {entry.PageNumber} is malformed (base {entry.BasePage}, {entry.DiffSize} bytes)");
+                target.Read(entry.BasePage).CopyTo(page);
+                if (!PageDiff.Apply(payload.Slice(pos, entry.DiffSize), page))
+                    throw Corrupt(h, file, offset, $"diff for page {entry.PageNumber} writes outside the page");
+                target.Write(entry.PageNumber, 1, page);
+                pos += entry.DiffSize;
+            }
             pages += entry.PageCount;
         }
         if (pages != h.PageCount || pos != payload.Length)
-            throw new StorageCorruptionException($"Journal record for transaction {h.TxId} at '{file}' offset {offset} declares {h.PageCount} pages but holds {pages}.");
+            throw Corrupt(h, file, offset, $"declares {h.PageCount} pages in {payload.Length} bytes but holds {pages} pages in {pos}");
     }
+
+    private static StorageCorruptionException Corrupt(in JournalRecordHeader h, string file, long offset, string what) =>
+        new($"Journal record for transaction {h.TxId} at '{file}' offset {offset}: {what}.");
 
     private static bool FindLaterRecord(byte[] file, long from, long minTx, out long at, out long tx)
     {

@@ -22,6 +22,9 @@ internal sealed unsafe class PageBuffer
     /// <summary>Pages in the run.</summary>
     public int PageCount { get; }
 
+    /// <summary>For a copy-on-write copy, the page it was copied from (its content as of the previous transaction); 0 for a new page. The journal may record the copy as a diff against it.</summary>
+    public long BasePage { get; set; }
+
     /// <summary>Transaction that committed this copy (0 while uncommitted).</summary>
     public long TxId { get; set; }
 

@@ -55,7 +55,7 @@ public sealed unsafe class WriteTransaction : Transaction
         }
         byte* src = Environment.GetCommittedPage(pageNumber);
         newNumber = Scope.Allocate(1);
-        var copy = new PageBuffer(newNumber, 1);
+        var copy = new PageBuffer(newNumber, 1) { BasePage = pageNumber };
         new ReadOnlySpan<byte>(src, StorageConstants.PageSize).CopyTo(new Span<byte>(copy.Pointer, StorageConstants.PageSize));
         ((PageHeader*)copy.Pointer)->PageNumber = newNumber;
         _dirty[newNumber] = copy;

@@ -13,7 +13,7 @@ public class FormatTests
     [Fact]
     public void Constants_are_frozen()
     {
-        Assert.Equal(1, StorageConstants.FormatVersion);
+        Assert.Equal(2, StorageConstants.FormatVersion); // 2: journal entries may be page diffs
         Assert.Equal(8192, StorageConstants.PageSize);
         Assert.Equal(1024, StorageConstants.MaxKeySize);
         Assert.Equal(2038, StorageConstants.MaxNodeSize);
@@ -91,9 +91,11 @@ public class FormatTests
         Assert.Equal(48, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.RootTree)));
         Assert.Equal(96, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Reserved1)));
         Assert.Equal(120, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Hash)));
-        Assert.Equal(16, Marshal.SizeOf<JournalPageEntry>());
+        Assert.Equal(24, Marshal.SizeOf<JournalPageEntry>());
         Assert.Equal(0, Offset<JournalPageEntry>(nameof(JournalPageEntry.PageNumber)));
         Assert.Equal(8, Offset<JournalPageEntry>(nameof(JournalPageEntry.PageCount)));
+        Assert.Equal(12, Offset<JournalPageEntry>(nameof(JournalPageEntry.DiffSize)));
+        Assert.Equal(16, Offset<JournalPageEntry>(nameof(JournalPageEntry.BasePage)));
     }
 
     [Fact]

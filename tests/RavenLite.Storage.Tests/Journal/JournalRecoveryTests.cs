@@ -159,10 +159,10 @@ public class JournalRecoveryTests(ITestOutputHelper output)
     [Fact]
     public void A_deleted_middle_journal_refuses_to_open_naming_the_missing_file()
     {
-        using var fs = JournalTestKit.BuildJournal(300, journalFileSize: 64 * 1024);
+        using var fs = JournalTestKit.BuildJournal(1500, journalFileSize: 64 * 1024);
         var journals = fs.AllFiles.Where(f => f.EndsWith(".journal", StringComparison.Ordinal)).Order(StringComparer.Ordinal).ToList();
         Assert.True(journals.Count >= 3, $"expected several journal files, got {journals.Count}");
-        JournalTestKit.AssertPrefix(JournalTestKit.Clone(fs), 300, 300);
+        JournalTestKit.AssertPrefix(JournalTestKit.Clone(fs), 1500, 1500);
         using var copy = JournalTestKit.Clone(fs, (path, bytes) => path == journals[1] ? null : bytes);
         var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(copy)).Dispose());
         Assert.Contains("0000000000000000002.journal", e.Message, StringComparison.Ordinal);
@@ -178,14 +178,14 @@ public class JournalRecoveryTests(ITestOutputHelper output)
             Directory = "/mem", FileSystem = mem, BackgroundFlush = false, JournalFileSize = 64 * 1024, MaxRecycledJournals = 2, InitialMapSize = 1L << 30,
         };
         using var env = StorageEnvironment.Open(options);
-        for (int i = 0; i < 600; i++)
+        for (int i = 0; i < 3000; i++)
         {
             using (var tx = env.WriteTransaction())
             {
                 tx.CreateTree("t").Put(TestData.Key(i), JournalTestKit.ValueFor(i));
                 tx.Commit();
             }
-            if (i % 97 == 50)
+            if (i % 397 == 50)
                 env.Flush();
         }
         var names = mem.AllFiles.Select(Path.GetFileName).ToList();
@@ -193,7 +193,7 @@ public class JournalRecoveryTests(ITestOutputHelper output)
         Assert.True(highest >= 4, $"journal numbers reached only {highest}");
         Assert.True(names.Count(n => n!.EndsWith(".journal", StringComparison.Ordinal)) < highest, "no journal file was recycled");
         using var crashed = JournalTestKit.Clone(mem);
-        JournalTestKit.AssertPrefix(crashed, 600, 600);
+        JournalTestKit.AssertPrefix(crashed, 3000, 3000);
     }
 
     [Fact]

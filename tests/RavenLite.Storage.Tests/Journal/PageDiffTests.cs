@@ -1,0 +1,74 @@
+using RavenLite.Storage.Journal;
+using RavenLite.TestKit;
+
+namespace RavenLite.Storage.Tests.Journal;
+
+public class PageDiffTests
+{
+    [Fact]
+    public void Random_edits_round_trip_and_unchanged_pages_encode_empty()
+    {
+        foreach (int seed in TestSeed.For(5))
+        {
+            var r = new Random(seed);
+            for (int n = 0; n < 2000; n++)
+            {
+                var basePage = new byte[StorageConstants.PageSize];
+                r.NextBytes(basePage);
+                var page = (byte[])basePage.Clone();
+                int edits = r.Next(0, 40);
+                for (int e = 0; e < edits; e++)
+                {
+                    int at = r.Next(page.Length);
+                    int len = Math.Min(r.Next(1, 300), page.Length - at);
+                    r.NextBytes(page.AsSpan(at, len));
+                }
+                var diff = new byte[StorageConstants.PageSize * 2];
+                int size = PageDiff.Encode(page, basePage, diff, diff.Length);
+                Assert.True(size >= 0);
+                if (edits == 0)
+                    Assert.Equal(0, size);
+                var rebuilt = (byte[])basePage.Clone();
+                Assert.True(PageDiff.Apply(diff.AsSpan(0, size), rebuilt));
+                Assert.Equal(page, rebuilt);
+            }
+        }
+    }
+
+    [Fact]
+    public void Limit_is_respected_and_bad_runs_are_rejected()
+    {
+        var a = new byte[StorageConstants.PageSize];
+        var b = new byte[StorageConstants.PageSize];
+        new Random(1).NextBytes(b);
+        Assert.Equal(-1, PageDiff.Encode(b, a, new byte[StorageConstants.PageSize], StorageConstants.PageSize / 2));
+        Assert.False(PageDiff.Apply([0xF0, 0x1F, 0x20, 0x00, 1], new byte[StorageConstants.PageSize]));
+    }
+
+    [Fact]
+    public void Random_small_updates_journal_a_fraction_of_the_modified_pages()
+    {
+        using var h = StorageHarness.InMemory();
+        var r = new Random(3);
+        using (var tx = h.Env.WriteTransaction())
+        {
+            var t = tx.CreateTree("t");
+            for (int i = 0; i < 50_000; i++)
+                t.Put(TestData.Key(i * 2), TestData.Value(r, 100));
+            tx.Commit();
+        }
+        var before = h.Env.GetStats();
+        for (int n = 0; n < 50; n++)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var t = tx.CreateTree("t");
+            for (int k = 0; k < 100; k++)
+                t.Put(TestData.Key(r.Next(50_000) * 2 + 1), TestData.Value(r, 100));
+            tx.Commit();
+        }
+        var after = h.Env.GetStats();
+        double raw = after.UncompressedBytes - before.UncompressedBytes;
+        double journal = after.JournalBytesWritten - before.JournalBytesWritten;
+        Assert.True(journal < raw / 5, $"journal {journal:N0} bytes for {raw:N0} bytes of modified pages");
+    }
+}
