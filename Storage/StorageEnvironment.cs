@@ -36,6 +36,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly DataPager _data;
     private readonly JournalWriter _journal;
     private readonly PageTable _pageTable = new();
+    private readonly PagePool _pool = new();
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -151,6 +152,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     internal SemaphoreSlim WriteLock => _writeLock;
 
+    internal PagePool Pool => _pool;
+
     /// <summary>Begins a snapshot read transaction. Cheap; never blocks on the writer.</summary>
     public ReadTransaction ReadTransaction()
     {
@@ -249,7 +252,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         if (raw > Lz4.MaxInputSize)
             throw new StorageLimitException($"Transaction {txId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
         if (_compressBuffer.Length < raw)
-            _compressBuffer = new byte[Math.Max(raw, _compressBuffer.Length * 2L)];
+            _compressBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(raw, _compressBuffer.Length * 2L), Array.MaxLength));
         int pos = 0;
         foreach (var b in pages)
         {
@@ -274,7 +277,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         int uncompressed = pos;
         int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
         if (_recordBuffer.Length < bound)
-            _recordBuffer = new byte[Math.Max(bound, _recordBuffer.Length * 2)];
+            _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));
         int compressed = uncompressed == 0 ? 0 : Lz4.Compress(_compressBuffer.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf));
         var header = new JournalRecordHeader
         {
@@ -459,6 +462,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             foreach (var b in _pageTable.All)
                 b.Free();
             _registry.FreeAll();
+            _pool.Dispose();
             _flushSignal.Dispose();
             _stop.Dispose();
             _writeLock.Dispose();

@@ -9,11 +9,21 @@ namespace RavenLite.Storage.Paging;
 /// </summary>
 internal sealed unsafe class PageBuffer
 {
-    public PageBuffer(long pageNumber, int pageCount)
+    private readonly PagePool? _pool;
+
+    public PageBuffer(long pageNumber, int pageCount, PagePool? pool = null)
     {
         PageNumber = pageNumber;
         PageCount = pageCount;
-        Pointer = (byte*)NativeMemory.AlignedAlloc((nuint)pageCount * StorageConstants.PageSize, 4096);
+        if (pageCount == 1 && pool != null)
+        {
+            _pool = pool;
+            Pointer = pool.Rent();
+        }
+        else
+        {
+            Pointer = (byte*)NativeMemory.AlignedAlloc((nuint)pageCount * StorageConstants.PageSize, 4096);
+        }
     }
 
     /// <summary>First page number.</summary>
@@ -42,7 +52,10 @@ internal sealed unsafe class PageBuffer
     {
         if (Pointer != null)
         {
-            NativeMemory.AlignedFree(Pointer);
+            if (_pool != null)
+                _pool.Return(Pointer);
+            else
+                NativeMemory.AlignedFree(Pointer);
             Pointer = null;
         }
     }

@@ -17,7 +17,9 @@ namespace RavenLite.Storage.Transactions;
 public sealed unsafe class WriteTransaction : Transaction
 {
     private readonly LinkedListNode<(long Seq, long Snapshot)> _registration;
+    private const int CacheSlots = 1024;
     private readonly Dictionary<long, PageBuffer> _dirty = [];
+    private readonly PageBuffer?[] _dirtyCache = new PageBuffer?[CacheSlots]; // direct-mapped front of _dirty
     private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
     private readonly Tree _root;
     private bool _committed;
@@ -43,22 +45,47 @@ public sealed unsafe class WriteTransaction : Transaction
     internal IReadOnlyDictionary<long, PageBuffer> DirtyPages => _dirty;
 
     internal override byte* GetPage(long pageNumber) =>
-        _dirty.TryGetValue(pageNumber, out var b) ? b.Pointer : Environment.GetCommittedPage(pageNumber);
+        TryGetDirty(pageNumber, out var b) ? b.Pointer : Environment.GetCommittedPage(pageNumber);
+
+    private bool TryGetDirty(long pageNumber, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageBuffer? buffer)
+    {
+        buffer = _dirtyCache[pageNumber & (CacheSlots - 1)];
+        if (buffer != null && buffer.PageNumber == pageNumber)
+            return true;
+        if (!_dirty.TryGetValue(pageNumber, out buffer))
+            return false;
+        _dirtyCache[pageNumber & (CacheSlots - 1)] = buffer;
+        return true;
+    }
+
+    private void AddDirty(PageBuffer buffer)
+    {
+        _dirty[buffer.PageNumber] = buffer;
+        _dirtyCache[buffer.PageNumber & (CacheSlots - 1)] = buffer;
+    }
+
+    private bool RemoveDirty(long pageNumber, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageBuffer? buffer)
+    {
+        ref var slot = ref _dirtyCache[pageNumber & (CacheSlots - 1)];
+        if (slot != null && slot.PageNumber == pageNumber)
+            slot = null;
+        return _dirty.Remove(pageNumber, out buffer);
+    }
 
     /// <summary>Returns a writable copy of a page, copying it under a new number unless this transaction already did. <paramref name="newNumber"/> is where it now lives.</summary>
     internal byte* ModifyPage(long pageNumber, out long newNumber)
     {
-        if (_dirty.TryGetValue(pageNumber, out var b))
+        if (TryGetDirty(pageNumber, out var b))
         {
             newNumber = pageNumber;
             return b.Pointer;
         }
         byte* src = Environment.GetCommittedPage(pageNumber);
         newNumber = Scope.Allocate(1);
-        var copy = new PageBuffer(newNumber, 1) { BasePage = pageNumber };
+        var copy = new PageBuffer(newNumber, 1, Environment.Pool) { BasePage = pageNumber };
         new ReadOnlySpan<byte>(src, StorageConstants.PageSize).CopyTo(new Span<byte>(copy.Pointer, StorageConstants.PageSize));
         ((PageHeader*)copy.Pointer)->PageNumber = newNumber;
-        _dirty[newNumber] = copy;
+        AddDirty(copy);
         Scope.Free(pageNumber, 1, allocatedHere: false);
         return copy.Pointer;
     }
@@ -67,16 +94,16 @@ public sealed unsafe class WriteTransaction : Transaction
     internal byte* AllocatePages(int count, out long pageNumber)
     {
         pageNumber = Scope.Allocate(count);
-        var b = new PageBuffer(pageNumber, count);
+        var b = new PageBuffer(pageNumber, count, Environment.Pool);
         NativeMemory.Clear(b.Pointer, (nuint)b.Length);
-        _dirty[pageNumber] = b;
+        AddDirty(b);
         return b.Pointer;
     }
 
     /// <summary>Frees pages this transaction no longer references.</summary>
     internal void FreePages(long pageNumber, int count)
     {
-        if (_dirty.Remove(pageNumber, out var b))
+        if (RemoveDirty(pageNumber, out var b))
         {
             b.Free();
             Scope.Free(pageNumber, count, allocatedHere: true);
@@ -153,6 +180,7 @@ public sealed unsafe class WriteTransaction : Transaction
     {
         var list = _dirty.Values.OrderBy(b => b.PageNumber).ToList();
         _dirty.Clear();
+        Array.Clear(_dirtyCache);
         return list;
     }
 
