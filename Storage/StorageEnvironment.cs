@@ -154,6 +154,11 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     internal PagePool Pool => _pool;
 
+    /// <summary>Micro-benchmarks: keep a copy of the next records' uncompressed payloads in <see cref="LastRecordPayload"/>.</summary>
+    internal bool CaptureRecordPayloads { get; set; }
+
+    internal byte[]? LastRecordPayload { get; private set; }
+
     /// <summary>Begins a snapshot read transaction. Cheap; never blocks on the writer.</summary>
     public ReadTransaction ReadTransaction()
     {
@@ -275,6 +280,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
             pos += JournalPageEntry.SizeOf + (entry.DiffSize == 0 ? b.Length : entry.DiffSize);
         }
         int uncompressed = pos;
+        if (CaptureRecordPayloads)
+            LastRecordPayload = _compressBuffer.AsSpan(0, uncompressed).ToArray();
         int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
         if (_recordBuffer.Length < bound)
             _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));

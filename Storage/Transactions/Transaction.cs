@@ -33,6 +33,9 @@ public abstract unsafe class Transaction : IDisposable
 
     internal abstract Tree RootTree { get; }
 
+    /// <summary>A copy of one page as this transaction sees it (diagnostics and micro-benchmarks).</summary>
+    internal byte[] CopyPage(long pageNumber) => new ReadOnlySpan<byte>(GetPage(pageNumber), StorageConstants.PageSize).ToArray();
+
     /// <summary>Opens an existing tree, or returns null.</summary>
     public virtual Tree? ReadTree(string name)
     {

@@ -80,6 +80,13 @@ internal static unsafe class TreePage
         return lo;
     }
 
+    /// <summary><see cref="SearchLeaf(byte*, ReadOnlySpan{byte}, out bool)"/> over a page held in a span (micro-benchmarks).</summary>
+    public static int SearchLeaf(ReadOnlySpan<byte> page, ReadOnlySpan<byte> key)
+    {
+        fixed (byte* p = page)
+            return SearchLeaf(p, key, out _);
+    }
+
     /// <summary>Index of the child covering <paramref name="key"/>: the last entry whose key is ≤ it (entry 0 covers everything below entry 1).</summary>
     public static int SearchBranch(byte* page, ReadOnlySpan<byte> key)
     {

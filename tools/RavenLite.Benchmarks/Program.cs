@@ -1,0 +1,3 @@
+using BenchmarkDotNet.Running;
+
+BenchmarkSwitcher.FromAssembly(typeof(RavenLite.Benchmarks.HotPathBenchmarks).Assembly).Run(args);
