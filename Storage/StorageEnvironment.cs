@@ -29,6 +29,7 @@ namespace RavenLite.Storage;
 /// </summary>
 public sealed unsafe class StorageEnvironment : IDisposable
 {
+    private const int LargeRecordBytes = 4 << 20;
     private readonly StorageOptions _options;
     private readonly IStorageFileSystem _fs;
     private readonly string _journalDir;
@@ -50,6 +51,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private volatile Exception? _failure;
     private byte[] _recordBuffer = [];
     private byte[] _compressBuffer = [];
+    private byte[] _flushBuffer = [];
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
     private int _disposed;
 
@@ -285,7 +287,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
         int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
         if (_recordBuffer.Length < bound)
             _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));
-        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(_compressBuffer.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf));
+        // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses ~3x faster for a few % of ratio; small records keep the default.
+        int acceleration = uncompressed >= LargeRecordBytes ? 8 : 1;
+        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(_compressBuffer.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf), acceleration);
         var header = new JournalRecordHeader
         {
             Magic = JournalRecordHeader.MagicValue,
@@ -324,8 +328,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             try
             {
                 _data.EnsurePages(state.NextPage);
-                foreach (var b in buffers)
-                    _data.Write(b.PageNumber, b.Span);
+                WriteCoalesced(buffers);
                 _data.Sync();
                 Interlocked.Increment(ref _dataSyncs);
                 _headers.Write(new FileHeader
@@ -358,6 +361,35 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 // Recycling is an optimisation; a leftover file is recycled at the next flush or open.
             }
             Interlocked.Increment(ref _flushes);
+        }
+    }
+
+    /// <summary>Writes page runs in page order, joining consecutive pages into one write of up to 4 MiB (one syscall instead of one per page).</summary>
+    private void WriteCoalesced(List<PageBuffer> buffers)
+    {
+        const int maxRun = 4 << 20;
+        if (_flushBuffer.Length < maxRun)
+            _flushBuffer = GC.AllocateUninitializedArray<byte>(maxRun);
+        int i = 0;
+        while (i < buffers.Count)
+        {
+            var first = buffers[i];
+            if (first.Length >= maxRun / 2)
+            {
+                _data.Write(first.PageNumber, first.Span);
+                i++;
+                continue;
+            }
+            int used = 0;
+            long next = first.PageNumber;
+            while (i < buffers.Count && buffers[i].PageNumber == next && used + buffers[i].Length <= maxRun)
+            {
+                buffers[i].Span.CopyTo(_flushBuffer.AsSpan(used));
+                used += buffers[i].Length;
+                next += buffers[i].PageCount;
+                i++;
+            }
+            _data.Write(first.PageNumber, _flushBuffer.AsSpan(0, used));
         }
     }
 

@@ -14,12 +14,17 @@ public static unsafe class Lz4
 
     /// <summary>Compresses <paramref name="source"/> into <paramref name="target"/>; returns the compressed size.</summary>
     /// <exception cref="InvalidOperationException">the target is too small or the input too large.</exception>
-    public static int Compress(ReadOnlySpan<byte> source, Span<byte> target)
+    /// <param name="source">Input.</param>
+    /// <param name="target">Output, at least <see cref="CompressBound"/> bytes.</param>
+    /// <param name="acceleration">LZ4's speed/ratio trade: 1 is the default codec; larger values are faster and compress less. The output is an ordinary LZ4 block either way.</param>
+    public static int Compress(ReadOnlySpan<byte> source, Span<byte> target, int acceleration = 1)
     {
         fixed (byte* src = source)
         fixed (byte* dst = target)
         {
-            int n = Native.LZ4_compress_default(src, dst, source.Length, target.Length);
+            int n = acceleration <= 1
+                ? Native.LZ4_compress_default(src, dst, source.Length, target.Length)
+                : Native.LZ4_compress_fast(src, dst, source.Length, target.Length, acceleration);
             if (n <= 0)
                 throw new InvalidOperationException($"LZ4 compression of {source.Length} bytes into {target.Length} failed.");
             return n;

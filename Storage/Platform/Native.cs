@@ -50,6 +50,9 @@ internal static unsafe partial class Native
     public static partial int LZ4_compress_default(byte* src, byte* dst, int srcSize, int dstCapacity);
 
     [LibraryImport(Lz4Library)]
+    public static partial int LZ4_compress_fast(byte* src, byte* dst, int srcSize, int dstCapacity, int acceleration);
+
+    [LibraryImport(Lz4Library)]
     public static partial int LZ4_decompress_safe(byte* src, byte* dst, int compressedSize, int dstCapacity);
 
     [LibraryImport(Lz4Library)]
