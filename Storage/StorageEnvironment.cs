@@ -237,6 +237,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         }
         tx.DetachDirtyPages();
         var replaced = _pageTable.Publish(pages, txId);
+        _pageTable.MarkFreed(tx.Scope.FreedPages, txId);
         if (replaced.Count > 0)
             _registry.Retire(replaced);
         tx.Scope.Commit(txId);
@@ -325,10 +326,12 @@ public sealed unsafe class StorageEnvironment : IDisposable
             // Registered like a reader so buffers replaced by commits during the flush are not freed under it.
             var registration = _registry.Register(() => state.TxId);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
+            // A copy freed at or before T is unreachable in state T: the data file never needs it.
+            var toWrite = buffers.Where(b => b.FreedBy == 0 || b.FreedBy > state.TxId).ToList();
             try
             {
                 _data.EnsurePages(state.NextPage);
-                WriteCoalesced(buffers);
+                WriteCoalesced(toWrite);
                 _data.Sync();
                 Interlocked.Increment(ref _dataSyncs);
                 _headers.Write(new FileHeader
@@ -351,7 +354,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _registry.Unregister(registration);
             }
             Interlocked.Exchange(ref _syncedTx, state.TxId);
-            _registry.Retire(_pageTable.Remove(buffers));
+            // Unwritten garbage copies leave memory only once no reader's snapshot predates their freeing
+            // (such a reader would otherwise fall through to the data file, which never received them).
+            long oldest = _registry.OldestSnapshot;
+            var done = toWrite;
+            foreach (var b in buffers)
+                if (b.FreedBy != 0 && b.FreedBy <= state.TxId && b.FreedBy <= oldest)
+                    done.Add(b);
+            _registry.Retire(_pageTable.Remove(done));
             try
             {
                 _journal.RecycleBefore(state.JournalFile);

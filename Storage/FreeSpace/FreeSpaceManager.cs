@@ -118,6 +118,9 @@ internal sealed class FreeSpaceManager
             }
         }
 
+        /// <summary>Committed pages this transaction freed (they stay reachable from older snapshots).</summary>
+        public IReadOnlyList<long> FreedPages => _freed;
+
         /// <summary>Applies the scope: local leftovers become free, visible frees become pending under <paramref name="txId"/>.</summary>
         public void Commit(long txId)
         {

@@ -35,6 +35,9 @@ internal sealed unsafe class PageBuffer
     /// <summary>For a copy-on-write copy, the page it was copied from (its content as of the previous transaction); 0 for a new page. The journal may record the copy as a diff against it.</summary>
     public long BasePage { get; set; }
 
+    /// <summary>The later committed transaction that freed this page (0 while reachable from the newest state). A copy freed at or before the state being flushed is not written to the data file.</summary>
+    public long FreedBy { get; set; }
+
     /// <summary>Transaction that committed this copy (0 while uncommitted).</summary>
     public long TxId { get; set; }
 

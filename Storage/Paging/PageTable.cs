@@ -48,6 +48,16 @@ internal sealed unsafe class PageTable
         return replaced;
     }
 
+    /// <summary>Records that transaction <paramref name="txId"/> freed these pages: their committed copies are garbage for every state from <paramref name="txId"/> on.</summary>
+    public void MarkFreed(IReadOnlyList<long> pages, long txId)
+    {
+        if (Volatile.Read(ref _count) == 0)
+            return;
+        foreach (long p in pages)
+            if (_pages.TryGetValue(p, out var b) && b.FreedBy == 0 && b.TxId < txId)
+                b.FreedBy = txId;
+    }
+
     /// <summary>Copies committed at or before <paramref name="txId"/>.</summary>
     public List<PageBuffer> SnapshotUpTo(long txId) =>
         _pages.Values.Where(b => b.TxId <= txId).OrderBy(b => b.PageNumber).ToList();
