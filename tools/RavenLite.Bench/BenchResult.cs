@@ -18,4 +18,9 @@ internal sealed record BenchResult(
     [property: JsonPropertyName("transactions")] long? Transactions,
     [property: JsonPropertyName("p50Ms")] double? P50Ms,
     [property: JsonPropertyName("p99Ms")] double? P99Ms,
-    [property: JsonPropertyName("rssBytes")] long? RssBytes);
+    [property: JsonPropertyName("rssBytes")] long? RssBytes)
+{
+    /// <summary>Runs the reported median was taken from.</summary>
+    [JsonPropertyName("repeats")]
+    public int Repeats { get; init; } = 1;
+}

@@ -7,6 +7,7 @@ using RavenLite.Bench;
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
+var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
 {
@@ -18,9 +19,10 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         Console.Error.WriteLine(why);
         return 3;
     }
-    Console.WriteLine($"# {suite} suite{(isQuick ? " (quick)" : "")}, {Environment.ProcessorCount} cores, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, .NET {Environment.Version}, work dir {work}");
+    Console.WriteLine($"# {suite} suite{(isQuick ? " (quick)" : "")}{(suite == "storage" ? $", median of {r.GetValue(repeat) ?? (isQuick ? 1 : 3)} runs per row" : "")}, {Environment.ProcessorCount} cores, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, .NET {Environment.Version}, work dir {work}");
     var rows = new List<BenchResult>();
-    IEnumerable<BenchResult> source = suite == "storage" ? new StorageSuite(isQuick, work).Run() : new LimitsSuite(isQuick, work).Run();
+    int repeats = r.GetValue(repeat) ?? (isQuick ? 1 : 3);
+    IEnumerable<BenchResult> source = suite == "storage" ? new StorageSuite(isQuick, work, repeats).Run() : new LimitsSuite(isQuick, work).Run();
     foreach (var row in source)
     {
         rows.Add(row);
@@ -32,7 +34,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     return 0;
 }
 
-var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir };
+var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir, repeat };
 storage.SetAction(r => RunSuite("storage", r));
 var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
 limits.SetAction(r => RunSuite("limits", r));
