@@ -27,7 +27,7 @@ public sealed class CheckReport
     /// <summary>Non-root tree pages less than a quarter full (legal after deletes when no merge fits; reported for fill statistics).</summary>
     public long UnderfilledPages { get; set; }
 
-    /// <summary>Entries across all trees.</summary>
+    /// <summary>Entries across all trees, the root tree's one entry per named tree included.</summary>
     public long Entries { get; set; }
 
     /// <inheritdoc />

@@ -103,18 +103,24 @@ internal sealed class JournalWriter : IDisposable
     {
         lock (_lock)
         {
-            foreach (string name in _fs.ListFiles(_dir))
+            var names = _fs.ListFiles(_dir);
+            int spares = names.Count(JournalFileNames.IsSpare);
+            foreach (string name in names)
             {
                 if (!JournalFileNames.TryParse(name, out long n) || n >= firstNeeded || n == FileNumber)
                     continue;
                 if (_open.Remove(n, out var f))
                     f.Dispose();
                 string path = Path.Combine(_dir, name);
-                int spares = _fs.ListFiles(_dir).Count(JournalFileNames.IsSpare);
                 if (spares < _options.MaxRecycledJournals)
+                {
                     _fs.RenameFile(path, Path.Combine(_dir, $"spare-{n}.recycle"));
+                    spares++;
+                }
                 else
+                {
                     _fs.DeleteFile(path);
+                }
             }
         }
     }

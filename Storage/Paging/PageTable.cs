@@ -12,12 +12,13 @@ internal sealed unsafe class PageTable
 {
     private readonly ConcurrentDictionary<long, PageBuffer> _pages = new();
     private int _count;
+    private long _pageCount;
 
     /// <summary>Number of page runs waiting for the flusher.</summary>
     public int Count => Volatile.Read(ref _count);
 
     /// <summary>Pages waiting for the flusher.</summary>
-    public long PageCount { get; private set; }
+    public long PageCount => Interlocked.Read(ref _pageCount);
 
     /// <summary>The committed copy of a page, or null when it lives in the data file.</summary>
     public byte* TryGet(long pageNumber) =>
@@ -35,15 +36,13 @@ internal sealed unsafe class PageTable
             if (old != null)
             {
                 replaced.Add(old);
-                lock (_pages)
-                    PageCount -= old.PageCount;
+                Interlocked.Add(ref _pageCount, -old.PageCount);
             }
             else
             {
                 Interlocked.Increment(ref _count);
             }
-            lock (_pages)
-                PageCount += b.PageCount;
+            Interlocked.Add(ref _pageCount, b.PageCount);
         }
         return replaced;
     }
@@ -71,8 +70,7 @@ internal sealed unsafe class PageTable
             if (_pages.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b)))
             {
                 Interlocked.Decrement(ref _count);
-                lock (_pages)
-                    PageCount -= b.PageCount;
+                Interlocked.Add(ref _pageCount, -b.PageCount);
                 removed.Add(b);
             }
         }

@@ -175,13 +175,11 @@ public sealed unsafe class WriteTransaction : Transaction
         State = Environment.CurrentState;
     }
 
-    /// <summary>Takes the dirty pages out of this transaction (they now belong to the page table).</summary>
-    internal List<PageBuffer> DetachDirtyPages()
+    /// <summary>Forgets the dirty pages without freeing them: after commit they belong to the page table.</summary>
+    internal void DetachDirtyPages()
     {
-        var list = _dirty.Values.OrderBy(b => b.PageNumber).ToList();
         _dirty.Clear();
         Array.Clear(_dirtyCache);
-        return list;
     }
 
     /// <inheritdoc />

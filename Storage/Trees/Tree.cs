@@ -23,7 +23,7 @@ public sealed unsafe class Tree
     private readonly Transaction _tx;
     private readonly long[] _pages = new long[MaxDepth];
     private readonly int[] _indexes = new int[MaxDepth];
-    private byte[] _scratch = new byte[StorageConstants.PageSize];
+    private byte[]? _scratch; // node staging for writes; read transactions never allocate it
     internal TreeHeader Header;
 
     internal Tree(Transaction tx, string? name, TreeHeader header)
@@ -110,10 +110,11 @@ public sealed unsafe class Tree
             Header.EntryCount--;
         }
         int nodeSize = NodeHeader.SizeOf + key.Length + value.Length;
+        var scratch = _scratch ??= new byte[StorageConstants.PageSize];
         int written;
         if (nodeSize <= StorageConstants.MaxNodeSize)
         {
-            written = TreePage.WriteDataNode(_scratch, key, value);
+            written = TreePage.WriteDataNode(scratch, key, value);
         }
         else
         {
@@ -125,9 +126,9 @@ public sealed unsafe class Tree
             h->OverflowSize = value.Length;
             value.CopyTo(new Span<byte>(run + PageHeader.SizeOf, value.Length));
             Header.OverflowPages += pages;
-            written = TreePage.WriteRefNode(_scratch, key, NodeFlags.Overflow, value.Length, runNumber);
+            written = TreePage.WriteRefNode(scratch, key, NodeFlags.Overflow, value.Length, runNumber);
         }
-        InsertNode(tx, leafLevel, i, _scratch.AsSpan(0, written));
+        InsertNode(tx, leafLevel, i, scratch.AsSpan(0, written));
         Header.EntryCount++;
     }
 
