@@ -486,7 +486,11 @@ public sealed unsafe class StorageEnvironment : IDisposable
         };
     }
 
-    /// <summary>Stops the flusher, flushes what is committed (unless the environment failed) and closes the files. Waits for a running write transaction.</summary>
+    /// <summary>
+    /// Stops the flusher, flushes what is committed (unless the environment failed) and closes the
+    /// files. Waits for a running write transaction. Dispose every read transaction first: spans they
+    /// handed out point into mappings and buffers that close here.
+    /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)

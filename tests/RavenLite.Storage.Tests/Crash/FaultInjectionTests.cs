@@ -7,7 +7,7 @@ namespace RavenLite.Storage.Tests.Crash;
 /// <summary>RELIABILITY.md R3, R6, R7 and R8 through the I/O seam.</summary>
 public class FaultInjectionTests(ITestOutputHelper output)
 {
-    private const int Transactions = 30;
+    private const int Transactions = 60;
 
     private static long CountOperations()
     {

@@ -11,7 +11,7 @@ namespace RavenLite.Storage.Tests.Crash;
 /// <summary>
 /// A child process commits transactions on real files and is killed with SIGKILL at random
 /// moments; after each kill the environment is reopened here and audited: every acknowledged
-/// transaction is present with its exact content and the checker is clean. Rounds default to 6
+/// transaction is present with its exact content and the checker is clean. Rounds default to 12
 /// (CI); RAVENLITE_CRASH_ROUNDS runs longer.
 /// </summary>
 public class KillNineTests(ITestOutputHelper output)
@@ -19,7 +19,7 @@ public class KillNineTests(ITestOutputHelper output)
     [Fact]
     public void Sigkill_at_random_moments_loses_no_acknowledged_transaction()
     {
-        int rounds = int.TryParse(Environment.GetEnvironmentVariable("RAVENLITE_CRASH_ROUNDS"), NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? n : 6;
+        int rounds = int.TryParse(Environment.GetEnvironmentVariable("RAVENLITE_CRASH_ROUNDS"), NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? n : 12;
         int seed = TestSeed.For(77)[^1];
         output.WriteLine($"seed {seed}, rounds {rounds}");
         var random = new Random(seed);

@@ -33,7 +33,7 @@ public class ModelBasedTests(ITestOutputHelper output)
         using var h = onDisk
             ? StorageHarness.OnDisk(o => WithSmallJournal(o))
             : StorageHarness.InMemory(o => WithSmallJournal(o));
-        int transactions = onDisk ? 150 : 400;
+        int transactions = onDisk ? 200 : 800;
         for (int txNo = 0; txNo < transactions; txNo++)
         {
             bool rollback = r.Next(10) == 0;
