@@ -54,7 +54,7 @@ internal sealed class JournalWriter : IDisposable
                     file = _current = OpenOrCreate(FileNumber, record.Length);
                 }
                 if (record.Length > file.Length)
-                    file.Allocate((record.Length + 4095L) / 4096 * 4096);
+                    file.Allocate((record.Length + 4095L) / 4096 * 4096); // a one-off oversized record: not worth zero-filling
             }
             file.Write(Position, record);
             if (sync)
@@ -85,7 +85,9 @@ internal sealed class JournalWriter : IDisposable
         f = _fs.OpenFile(path, create: true);
         try
         {
-            f.Allocate(size);
+            // New files are zero-filled once (recycled spares are already written), so each commit's
+            // fdatasync overwrites initialized blocks instead of converting unwritten extents.
+            f.AllocateInitialized(size);
             if (created)
                 _fs.SyncDirectory(_dir);
         }

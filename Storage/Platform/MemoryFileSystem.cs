@@ -192,6 +192,8 @@ public sealed class MemoryFileSystem : IStorageFileSystem, IDisposable
 
         public void Allocate(long length) => _file.Allocate(length);
 
+        public void AllocateInitialized(long length) => _file.Allocate(length); // memory is initialized already
+
         public IMappedView Map(long capacity)
         {
             _file.AddRef();

@@ -15,6 +15,7 @@ internal sealed class LimitsSuite(bool quick, string workDir)
     {
         yield return DirectWrite();
         yield return SyncedAppends();
+        yield return SyncedOverwrites();
         yield return MemoryCopy();
     }
 
@@ -59,6 +60,34 @@ internal sealed class LimitsSuite(bool quick, string workDir)
         handle.Dispose();
         File.Delete(path);
         return Row("fdatasync-4k-append", count, sw.Elapsed.TotalSeconds);
+    }
+
+    /// <summary>
+    /// fdatasync after each 600-byte write into a preallocated, zero-initialized file: exactly a small
+    /// journal commit, so the ceiling for one-commit-per-fsync workloads such as fill-sync.
+    /// </summary>
+    private BenchResult SyncedOverwrites()
+    {
+        string path = Path.Combine(workDir, "limits-overwrite");
+        int count = quick ? 1000 : 5000;
+        var record = new byte[600];
+        using var handle = File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite);
+        var zeros = new byte[1 << 20];
+        for (long off = 0; off < (long)count * record.Length + zeros.Length; off += zeros.Length)
+            RandomAccess.Write(handle, zeros, off);
+        int fd = (int)handle.DangerousGetHandle();
+        _ = fdatasync(fd);
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < count; i++)
+        {
+            RandomAccess.Write(handle, record, (long)i * record.Length);
+            if (fdatasync(fd) != 0)
+                throw new IOException("fdatasync failed");
+        }
+        sw.Stop();
+        handle.Dispose();
+        File.Delete(path);
+        return Row("fdatasync-600b-overwrite", count, sw.Elapsed.TotalSeconds);
     }
 
     private BenchResult MemoryCopy()
