@@ -51,7 +51,6 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private volatile Exception? _failure;
     private byte[] _recordBuffer = [];
     private byte[] _compressBuffer = [];
-    private byte[] _flushBuffer = [];
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
     private int _disposed;
 
@@ -331,7 +330,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             try
             {
                 _data.EnsurePages(state.NextPage);
-                WriteCoalesced(toWrite);
+                WritePages(toWrite);
                 _data.Sync();
                 Interlocked.Increment(ref _dataSyncs);
                 _headers.Write(new FileHeader
@@ -374,33 +373,16 @@ public sealed unsafe class StorageEnvironment : IDisposable
         }
     }
 
-    /// <summary>Writes page runs in page order, joining consecutive pages into one write of up to 4 MiB (one syscall instead of one per page).</summary>
-    private void WriteCoalesced(List<PageBuffer> buffers)
+    /// <summary>
+    /// Writes each page run with its own pwrite, in page order. Deliberately not joined into larger
+    /// writes: on Linux 6.x a large write leaves large page-cache folios behind, and a later one-page
+    /// update then dirties (and fdatasync writes) the whole folio — measured 700 KiB written per
+    /// random 100-put transaction with 4 MiB joined writes against 472 KiB with per-page writes.
+    /// </summary>
+    private void WritePages(List<PageBuffer> buffers)
     {
-        const int maxRun = 4 << 20;
-        if (_flushBuffer.Length < maxRun)
-            _flushBuffer = GC.AllocateUninitializedArray<byte>(maxRun);
-        int i = 0;
-        while (i < buffers.Count)
-        {
-            var first = buffers[i];
-            if (first.Length >= maxRun / 2)
-            {
-                _data.Write(first.PageNumber, first.Span);
-                i++;
-                continue;
-            }
-            int used = 0;
-            long next = first.PageNumber;
-            while (i < buffers.Count && buffers[i].PageNumber == next && used + buffers[i].Length <= maxRun)
-            {
-                buffers[i].Span.CopyTo(_flushBuffer.AsSpan(used));
-                used += buffers[i].Length;
-                next += buffers[i].PageCount;
-                i++;
-            }
-            _data.Write(first.PageNumber, _flushBuffer.AsSpan(0, used));
-        }
+        foreach (var b in buffers)
+            _data.Write(b.PageNumber, b.Span);
     }
 
     private void FlushLoop()

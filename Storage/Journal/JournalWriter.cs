@@ -85,9 +85,10 @@ internal sealed class JournalWriter : IDisposable
         f = _fs.OpenFile(path, create: true);
         try
         {
-            // New files are zero-filled once (recycled spares are already written), so each commit's
-            // fdatasync overwrites initialized blocks instead of converting unwritten extents.
-            f.AllocateInitialized(size);
+            // fallocate, not a zero-fill: on Linux 6.x a zero-fill in large writes leaves large page-cache
+            // folios, and then every small record dirties (and fdatasync writes) a whole folio —
+            // measured 1 MiB written per 345-byte commit instead of 4 KiB.
+            f.Allocate(size);
             if (created)
                 _fs.SyncDirectory(_dir);
         }

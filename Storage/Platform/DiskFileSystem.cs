@@ -89,18 +89,6 @@ public sealed class DiskFileSystem : IStorageFileSystem
                 throw new IOException($"posix_fallocate failed for '{Path}' growing to {length} bytes: errno {rc}" + (rc == 28 ? " (no space left on device)" : ""), rc);
         }
 
-        public void AllocateInitialized(long length)
-        {
-            long current = Length;
-            if (length <= current)
-                return;
-            Allocate(length);
-            var zeros = new byte[1 << 20];
-            for (long off = current; off < length; off += zeros.Length)
-                Write(off, zeros.AsSpan(0, (int)Math.Min(zeros.Length, length - off)));
-            Sync();
-        }
-
         public IMappedView Map(long capacity)
         {
             nint p = Native.mmap(0, (nuint)capacity, Native.ProtRead, Native.MapShared, Fd, 0);

@@ -284,18 +284,6 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
             }
         }
 
-        public void AllocateInitialized(long length)
-        {
-            fs.Count(FaultOperations.Allocate, path);
-            fs.CheckSpace(path, length);
-            inner.AllocateInitialized(length);
-            lock (fs._lock)
-            {
-                if (fs._tracked.TryGetValue(path, out var t))
-                    t.Length = Math.Max(t.Length, length);
-            }
-        }
-
         public IMappedView Map(long capacity) => inner.Map(capacity);
 
         public void Dispose() => inner.Dispose();

@@ -25,14 +25,6 @@ public interface IStorageFile : IDisposable
     void Allocate(long length);
 
     /// <summary>
-    /// Like <see cref="Allocate"/>, and also writes zeros into the new range and syncs it, so later
-    /// overwrites land on initialized blocks: an fdatasync after overwriting initialized blocks need
-    /// not convert unwritten extents (measured here: 0.12 ms instead of 0.19 ms per 32 KB commit).
-    /// Costs one sequential write of the range. Used for journal files.
-    /// </summary>
-    void AllocateInitialized(long length);
-
-    /// <summary>
     /// Maps the file read-only with room for <paramref name="capacity"/> bytes of address space.
     /// Only bytes below <see cref="Length"/> may be touched. The view stays valid until disposed,
     /// even if the file grows; it reflects later writes.

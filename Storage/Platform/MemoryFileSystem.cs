@@ -192,8 +192,6 @@ public sealed class MemoryFileSystem : IStorageFileSystem, IDisposable
 
         public void Allocate(long length) => _file.Allocate(length);
 
-        public void AllocateInitialized(long length) => _file.Allocate(length); // memory is initialized already
-
         public IMappedView Map(long capacity)
         {
             _file.AddRef();
