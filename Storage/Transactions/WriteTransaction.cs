@@ -17,9 +17,10 @@ namespace RavenLite.Storage.Transactions;
 public sealed unsafe class WriteTransaction : Transaction
 {
     private readonly LinkedListNode<(long Seq, long Snapshot)> _registration;
-    private const int CacheSlots = 1024;
+    private const int InitialCacheSlots = 256;
+    private const int MaxCacheSlots = 1 << 16;
     private readonly Dictionary<long, PageBuffer> _dirty = [];
-    private readonly PageBuffer?[] _dirtyCache = new PageBuffer?[CacheSlots]; // direct-mapped front of _dirty
+    private PageBuffer?[] _dirtyCache = new PageBuffer?[InitialCacheSlots]; // direct-mapped front of _dirty; grows with it
     private readonly Dictionary<string, Tree?> _trees = new(StringComparer.Ordinal);
     private readonly Tree _root;
     private bool _committed;
@@ -49,24 +50,32 @@ public sealed unsafe class WriteTransaction : Transaction
 
     private bool TryGetDirty(long pageNumber, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageBuffer? buffer)
     {
-        buffer = _dirtyCache[pageNumber & (CacheSlots - 1)];
+        var cache = _dirtyCache;
+        buffer = cache[pageNumber & (cache.Length - 1)];
         if (buffer != null && buffer.PageNumber == pageNumber)
             return true;
         if (!_dirty.TryGetValue(pageNumber, out buffer))
             return false;
-        _dirtyCache[pageNumber & (CacheSlots - 1)] = buffer;
+        cache[pageNumber & (cache.Length - 1)] = buffer;
         return true;
     }
 
     private void AddDirty(PageBuffer buffer)
     {
         _dirty[buffer.PageNumber] = buffer;
-        _dirtyCache[buffer.PageNumber & (CacheSlots - 1)] = buffer;
+        if (_dirty.Count > _dirtyCache.Length * 2 && _dirtyCache.Length < MaxCacheSlots)
+        {
+            // Big transaction: a larger cache keeps most lookups out of the dictionary.
+            _dirtyCache = new PageBuffer?[_dirtyCache.Length * 4];
+            foreach (var b in _dirty.Values)
+                _dirtyCache[b.PageNumber & (_dirtyCache.Length - 1)] = b;
+        }
+        _dirtyCache[buffer.PageNumber & (_dirtyCache.Length - 1)] = buffer;
     }
 
     private bool RemoveDirty(long pageNumber, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageBuffer? buffer)
     {
-        ref var slot = ref _dirtyCache[pageNumber & (CacheSlots - 1)];
+        ref var slot = ref _dirtyCache[pageNumber & (_dirtyCache.Length - 1)];
         if (slot != null && slot.PageNumber == pageNumber)
             slot = null;
         return _dirty.Remove(pageNumber, out buffer);
