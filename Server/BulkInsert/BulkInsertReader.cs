@@ -1,0 +1,125 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Text.Json;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.BulkInsert;
+
+/// <summary>
+/// Incremental parser of a bulk-insert body (PROTOCOL.md §7): one JSON array of
+/// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"HeartBeat"}</c>), read from a
+/// <see cref="PipeReader"/> as it arrives, never buffered whole. One <see cref="Utf8JsonReader"/>
+/// state runs over the whole stream, so each byte is tokenized once however the chunks fall; the
+/// pipe keeps only the bytes of the item in progress. Returns at the array's closing <c>]</c>
+/// without waiting for the end of the body (the Node client never ends it). Not thread-safe.
+/// </summary>
+public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documents, int maxDocumentBytes)
+{
+    private static readonly JsonReaderOptions ReaderOptions = new() { MaxDepth = DocumentJson.MaxDepth + 3, CommentHandling = JsonCommentHandling.Disallow };
+    private static readonly JsonDocumentOptions ItemOptions = DocumentJson.ParseOptions(2);
+
+    private JsonReaderState _state = new(ReaderOptions);
+    private long _bufferStart;      // stream offset of the first byte the pipe still holds
+    private long _scan;             // stream offset the tokenizer resumes at
+    private long _itemStart = -1;   // stream offset of the item being read, or -1
+    private bool _started, _finished;
+
+    /// <summary>Bytes of the body tokenized so far.</summary>
+    public long BytesRead => _scan;
+
+    /// <summary>True once the closing <c>]</c> was read.</summary>
+    public bool Finished => _finished;
+
+    /// <summary>
+    /// Parses everything complete in <paramref name="result"/>, handing each document to
+    /// <paramref name="onItem"/> (id, parsed item, its byte length), then advances the pipe.
+    /// 400 for anything that is not a well-formed array of items; 413 for an item over the limit.
+    /// </summary>
+    public void Consume(ReadResult result, Action<string, JsonDocument, int> onItem)
+    {
+        var buffer = result.Buffer;
+        var r = new Utf8JsonReader(buffer.Slice(_scan - _bufferStart), result.IsCompleted, _state);
+        try
+        {
+            while (!_finished && r.Read())
+            {
+                switch (r.TokenType)
+                {
+                    case JsonTokenType.StartArray when r.CurrentDepth == 0:
+                        _started = true;
+                        break;
+                    case JsonTokenType.StartObject when r.CurrentDepth == 1:
+                        _itemStart = _scan + r.TokenStartIndex;
+                        break;
+                    case JsonTokenType.EndObject when r.CurrentDepth == 1:
+                        long end = _scan + r.BytesConsumed;
+                        var item = buffer.Slice(_itemStart - _bufferStart, end - _itemStart);
+                        Item(item, onItem);
+                        _itemStart = -1;
+                        break;
+                    case JsonTokenType.EndArray when r.CurrentDepth == 0:
+                        _finished = true;
+                        break;
+                    default:
+                        if (r.CurrentDepth == 0 || (r.CurrentDepth == 1 && _itemStart < 0))
+                            throw ApiException.BadRequest($"The bulk insert body must be a JSON array of objects; found {r.TokenType} at byte {_scan + r.TokenStartIndex}.");
+                        break;
+                }
+            }
+        }
+        catch (JsonException e)
+        {
+            throw ApiException.BadRequest($"Invalid JSON in the bulk insert stream near byte {_scan + r.BytesConsumed}: {e.Message}");
+        }
+        if (!_started && result.IsCompleted)
+            throw ApiException.BadRequest("The bulk insert body is empty; it must be a JSON array.");
+        _scan += r.BytesConsumed;
+        _state = r.CurrentState;
+        if (_itemStart >= 0 && _scan - _itemStart > maxDocumentBytes + 4096L)
+            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+        if (result.IsCompleted && !_finished)
+            throw ApiException.BadRequest($"The bulk insert stream ended after {_scan} bytes, inside the array (no closing ']').");
+        long keep = _itemStart >= 0 ? _itemStart : _scan;
+        reader.AdvanceTo(buffer.GetPosition(keep - _bufferStart), buffer.End);
+        _bufferStart = keep;
+    }
+
+    private void Item(ReadOnlySequence<byte> bytes, Action<string, JsonDocument, int> onItem)
+    {
+        if (bytes.Length > maxDocumentBytes + 4096L)
+            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+        JsonDocument doc;
+        try
+        {
+            doc = JsonDocument.Parse(bytes.ToArray(), ItemOptions);
+        }
+        catch (JsonException e)
+        {
+            throw ApiException.BadRequest("Invalid bulk insert item: " + e.Message);
+        }
+        try
+        {
+            var root = doc.RootElement;
+            string type = root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : "PUT";
+            if (type == "HeartBeat")
+            {
+                doc.Dispose();
+                return;
+            }
+            if (type != "PUT")
+                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT and HeartBeat are).");
+            string id = root.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw ApiException.BadRequest("A bulk insert item has no Id.");
+            if (!root.TryGetProperty("Document", out var d) || d.ValueKind != JsonValueKind.Object)
+                throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
+            documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
+            DocumentJson.CollectionOf(d);
+            onItem(id, doc, (int)bytes.Length);
+        }
+        catch
+        {
+            doc.Dispose();
+            throw;
+        }
+    }
+}

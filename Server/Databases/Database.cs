@@ -1,0 +1,86 @@
+using RavenLite.Server.Documents;
+using RavenLite.Server.Operations;
+using RavenLite.Server.TransactionMerger;
+using RavenLite.Storage;
+
+namespace RavenLite.Server.Databases;
+
+/// <summary>
+/// One open database: its storage environment under <c>{DataDir}/Databases/{name}/</c>, the document
+/// layer, the write merger and the operations table. Requests hold a lease
+/// (<see cref="TryAcquire"/>) so deletion and shutdown wait for in-flight reads before unmapping.
+/// </summary>
+public sealed class Database : IDisposable
+{
+    private int _leases;
+    private volatile bool _closing;
+
+    internal Database(string name, string directory, Hosting.ServerOptions options)
+    {
+        Name = name;
+        Directory = directory;
+        Environment = StorageEnvironment.Open(new StorageOptions
+        {
+            Directory = Path.Combine(directory, "storage"),
+            Durability = options.Durability,
+        });
+        try
+        {
+            Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
+            Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
+        }
+        catch
+        {
+            Environment.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>The name in the casing it was created with.</summary>
+    public string Name { get; }
+
+    /// <summary>The database's folder.</summary>
+    public string Directory { get; }
+
+    /// <summary>Its storage environment.</summary>
+    public StorageEnvironment Environment { get; }
+
+    /// <summary>Documents on top of the environment.</summary>
+    public DocumentsStorage Documents { get; }
+
+    /// <summary>Where every write goes.</summary>
+    public WriteMerger Merger { get; }
+
+    /// <summary>Long-running operations (bulk inserts) and their states.</summary>
+    public OperationsTable Operations { get; } = new();
+
+    /// <summary>Takes a lease for one request; false once the database is closing.</summary>
+    public bool TryAcquire()
+    {
+        Interlocked.Increment(ref _leases);
+        if (!_closing)
+            return true;
+        Interlocked.Decrement(ref _leases);
+        return false;
+    }
+
+    /// <summary>Returns a lease taken by <see cref="TryAcquire"/>.</summary>
+    public void Release() => Interlocked.Decrement(ref _leases);
+
+    /// <summary>
+    /// Refuses new requests, cancels running operations, waits (up to 30 s) for in-flight ones,
+    /// drains the merger, flushes and closes storage.
+    /// </summary>
+    public void Dispose()
+    {
+        if (_closing)
+            return;
+        _closing = true;
+        Operations.CancelAll();
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
+            Thread.Sleep(5);
+        Merger.Dispose();
+        Environment.Dispose();
+    }
+}

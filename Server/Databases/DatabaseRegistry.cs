@@ -1,0 +1,176 @@
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Databases;
+
+/// <summary>
+/// Name → database (DESIGN.md "Server/Databases"). Names are matched case-insensitively and kept in
+/// the casing they were created with; a database lives in <c>{DataDir}/Databases/{lower-cased name}/</c>
+/// with a <c>database.json</c> record holding the name. Databases open lazily on first use and close
+/// on delete or shutdown. Thread-safe.
+/// </summary>
+public sealed partial class DatabaseRegistry : IDisposable
+{
+    /// <summary>Longest database name.</summary>
+    public const int MaxNameLength = 128;
+    private const string RecordFile = "database.json";
+
+    private readonly ServerOptions _options;
+    private readonly string _root;
+    private readonly object _lock = new();
+    private readonly Dictionary<string, string> _names = new(StringComparer.OrdinalIgnoreCase); // name -> stored casing
+    private readonly Dictionary<string, Database> _open = new(StringComparer.OrdinalIgnoreCase);
+    private readonly ILogger _logger;
+    private bool _disposed;
+    private long _raftIndex;
+
+    /// <summary>Scans <c>{DataDir}/Databases</c> for existing databases (opening none).</summary>
+    public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger)
+    {
+        _options = options;
+        _logger = logger;
+        _root = Path.GetFullPath(Path.Combine(options.DataDir, "Databases"));
+        System.IO.Directory.CreateDirectory(_root);
+        foreach (string dir in System.IO.Directory.GetDirectories(_root))
+        {
+            string recordPath = Path.Combine(dir, RecordFile);
+            if (!File.Exists(recordPath))
+                continue;
+            try
+            {
+                using var doc = JsonDocument.Parse(File.ReadAllBytes(recordPath));
+                string name = doc.RootElement.GetProperty("DatabaseName").GetString()!;
+                _names[name] = name;
+            }
+            catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException)
+            {
+                Log.SkippingDatabase(_logger, dir, e.Message);
+            }
+        }
+    }
+
+    /// <summary>Names of all databases, in creation casing, sorted.</summary>
+    public IReadOnlyList<string> Names
+    {
+        get
+        {
+            lock (_lock)
+                return _names.Values.OrderBy(n => n, StringComparer.OrdinalIgnoreCase).ToList();
+        }
+    }
+
+    /// <summary>A counter standing in for RavenDB's raft index in lifecycle answers.</summary>
+    public long NextRaftIndex() => Interlocked.Increment(ref _raftIndex);
+
+    /// <summary>The stored casing of a database name, or null when it does not exist.</summary>
+    public string? Find(string name)
+    {
+        lock (_lock)
+            return _names.TryGetValue(name, out var n) ? n : null;
+    }
+
+    /// <summary>400 for names that are empty, too long, or not letters, digits, '_', '-', '.' (no leading '.').</summary>
+    public static void ValidateName(string? name)
+    {
+        if (string.IsNullOrEmpty(name))
+            throw ApiException.BadRequest("Database name is required.");
+        if (name.Length > MaxNameLength)
+            throw ApiException.BadRequest($"Database name is {name.Length} characters long; the limit is {MaxNameLength}.");
+        if (!NamePattern().IsMatch(name) || name.Contains("..", StringComparison.Ordinal))
+            throw ApiException.BadRequest($"Database name '{Sanitize(name)}' is not valid: use letters, digits, '_', '-' and '.', not starting with '.'.");
+    }
+
+    private static string Sanitize(string s) => new(s.Take(64).Select(c => char.IsControl(c) ? '?' : c).ToArray());
+
+    [GeneratedRegex(@"^[A-Za-z0-9_\-][A-Za-z0-9_\-.]*$")]
+    private static partial Regex NamePattern();
+
+    /// <summary>Creates a database. 409 ConcurrencyException when it exists.</summary>
+    public void Create(string name)
+    {
+        ValidateName(name);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_names.ContainsKey(name))
+                throw ApiException.Concurrency($"Database '{name}' already exists.");
+            string dir = DirectoryOf(name);
+            System.IO.Directory.CreateDirectory(dir);
+            string tmp = Path.Combine(dir, RecordFile + ".tmp");
+            File.WriteAllBytes(tmp, JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["DatabaseName"] = name }));
+            File.Move(tmp, Path.Combine(dir, RecordFile), overwrite: true);
+            _names[name] = name;
+            Log.Created(_logger, name, dir);
+        }
+    }
+
+    /// <summary>Closes and deletes a database with all its files. False when it did not exist.</summary>
+    public bool Delete(string name)
+    {
+        Database? db;
+        string dir;
+        lock (_lock)
+        {
+            if (!_names.Remove(name))
+                return false;
+            _open.Remove(name, out db);
+            dir = DirectoryOf(name);
+        }
+        db?.Dispose();
+        if (System.IO.Directory.Exists(dir))
+            System.IO.Directory.Delete(dir, recursive: true);
+        Log.Deleted(_logger, name);
+        return true;
+    }
+
+    /// <summary>
+    /// The open database with this name, opening it on first use, with a lease taken (release it
+    /// with <see cref="Database.Release"/>). Throws <see cref="DatabaseMissingException"/> (503 +
+    /// Database-Missing) when there is none.
+    /// </summary>
+    public Database Acquire(string name)
+    {
+        for (int attempt = 0; attempt < 3; attempt++)
+        {
+            Database? db;
+            lock (_lock)
+            {
+                ObjectDisposedException.ThrowIf(_disposed, this);
+                if (!_names.TryGetValue(name, out var stored))
+                    throw new DatabaseMissingException(name);
+                if (!_open.TryGetValue(name, out db))
+                {
+                    db = new Database(stored, DirectoryOf(stored), _options);
+                    _open[stored] = db;
+                    Log.Opened(_logger, stored, db.Environment.RecoveredTransactions);
+                }
+            }
+            if (db.TryAcquire())
+                return db;
+        }
+        throw new DatabaseMissingException(name);
+    }
+
+    private string DirectoryOf(string name) => Path.Combine(_root, name.ToLowerInvariant());
+
+    /// <summary>Closes every open database (flushing storage).</summary>
+    public void Dispose()
+    {
+        List<Database> open;
+        lock (_lock)
+        {
+            if (_disposed)
+                return;
+            _disposed = true;
+            open = _open.Values.ToList();
+            _open.Clear();
+        }
+        foreach (var db in open)
+        {
+            db.Dispose();
+            Log.Closed(_logger, db.Name);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+namespace RavenLite.Server.Documents;
+
+/// <summary>Collection naming rules.</summary>
+public static class Collections
+{
+    /// <summary>The collection of documents whose metadata names none.</summary>
+    public const string Empty = "@empty";
+
+    /// <summary>The collection of HiLo state documents (<c>Raven/Hilo/{tag}</c>).</summary>
+    public const string Hilo = "@hilo";
+
+    /// <summary>Longest collection name, in characters.</summary>
+    public const int MaxLength = 256;
+
+    /// <summary>400 when a collection name is too long or holds control characters.</summary>
+    public static void Validate(string name)
+    {
+        if (name.Length > MaxLength)
+            throw Http.ApiException.BadRequest($"Collection name is {name.Length} characters long; the limit is {MaxLength}.");
+        foreach (char ch in name)
+            if (char.IsControl(ch))
+                throw Http.ApiException.BadRequest("Collection names may not contain control characters.");
+    }
+}

@@ -1,0 +1,113 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Documents;
+
+/// <summary>
+/// Validates incoming document JSON and writes the stored form (DESIGN.md "Documents"): an object,
+/// depth ≤ 64, no duplicate keys, valid UTF-8; <c>@metadata</c> keeps every client key verbatim
+/// (<c>Raven-Node-Type</c>, <c>@nested-object-types</c>, ...) while the server owns <c>@id</c>,
+/// <c>@collection</c>, <c>@change-vector</c> and <c>@last-modified</c>.
+/// Thread-safe (no state).
+/// </summary>
+public static class DocumentJson
+{
+    /// <summary>Documents nest at most this deep (RELIABILITY.md I1).</summary>
+    public const int MaxDepth = 64;
+
+    /// <summary>Parsing options for a request body that wraps documents <paramref name="envelopeDepth"/> levels deep.</summary>
+    public static JsonDocumentOptions ParseOptions(int envelopeDepth) => new()
+    {
+        MaxDepth = MaxDepth + envelopeDepth,
+        AllowDuplicateProperties = false,
+        CommentHandling = JsonCommentHandling.Disallow,
+        AllowTrailingCommas = false,
+    };
+
+    /// <summary>Parses a request body; malformed JSON, duplicate keys or excess depth are a 400 naming the problem.</summary>
+    public static JsonDocument Parse(ReadOnlyMemory<byte> body, int envelopeDepth)
+    {
+        try
+        {
+            return JsonDocument.Parse(body, ParseOptions(envelopeDepth));
+        }
+        catch (JsonException e)
+        {
+            throw ApiException.BadRequest("Invalid JSON: " + e.Message);
+        }
+        catch (ArgumentException e)
+        {
+            throw ApiException.BadRequest("Invalid JSON: " + e.Message);
+        }
+    }
+
+    /// <summary>The collection named by <c>@metadata.@collection</c>, or <c>@empty</c>. 400 when it is not a usable string.</summary>
+    public static string CollectionOf(JsonElement document)
+    {
+        if (document.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest($"A document must be a JSON object, not {document.ValueKind}.");
+        if (!document.TryGetProperty("@metadata", out var meta))
+            return Collections.Empty;
+        if (meta.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("@metadata must be a JSON object.");
+        if (!meta.TryGetProperty("@collection", out var c) || c.ValueKind == JsonValueKind.Null)
+            return Collections.Empty;
+        if (c.ValueKind != JsonValueKind.String)
+            throw ApiException.BadRequest("@metadata.@collection must be a string.");
+        string name = c.GetString()!;
+        if (name.Length == 0)
+            return Collections.Empty;
+        Collections.Validate(name);
+        return name;
+    }
+
+    /// <summary>
+    /// Writes the stored JSON of <paramref name="document"/>: its properties in order, then
+    /// <c>@metadata</c> with the client's keys and the server's four. Throws 400 when the document
+    /// nests deeper than <see cref="MaxDepth"/>.
+    /// </summary>
+    public static byte[] BuildStored(JsonElement document, string id, string collection, string changeVector, DateTime lastModified)
+    {
+        var buffer = new ArrayBufferWriter<byte>(4096);
+        try
+        {
+            using var w = new Utf8JsonWriter(buffer, new JsonWriterOptions { MaxDepth = MaxDepth, SkipValidation = false });
+            w.WriteStartObject();
+            JsonElement meta = default;
+            bool hasMeta = false;
+            foreach (var p in document.EnumerateObject())
+            {
+                if (p.NameEquals("@metadata"))
+                {
+                    meta = p.Value;
+                    hasMeta = p.Value.ValueKind == JsonValueKind.Object;
+                    continue;
+                }
+                p.WriteTo(w);
+            }
+            w.WritePropertyName("@metadata");
+            w.WriteStartObject();
+            w.WriteString("@collection", collection);
+            w.WriteString("@id", id);
+            w.WriteString("@change-vector", changeVector);
+            w.WriteString("@last-modified", JsonResponse.FormatDate(lastModified));
+            if (hasMeta)
+            {
+                foreach (var p in meta.EnumerateObject())
+                {
+                    if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
+                        continue;
+                    p.WriteTo(w);
+                }
+            }
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        catch (InvalidOperationException e) when (e.Message.Contains("depth", StringComparison.OrdinalIgnoreCase))
+        {
+            throw ApiException.BadRequest($"Document '{id}' nests deeper than {MaxDepth} levels.");
+        }
+        return buffer.WrittenSpan.ToArray();
+    }
+}

@@ -1,0 +1,55 @@
+using System.Buffers.Binary;
+using System.Text;
+
+namespace RavenLite.Server.Documents;
+
+/// <summary>
+/// The value stored under a document's lower-cased id in the <c>Docs</c> tree (docs/format/documents.md):
+/// <code>
+/// offset size meaning
+///  0      8   etag (int64, little endian)
+///  8      8   last-modified, UTC ticks (int64)
+/// 16      2   id length in UTF-8 bytes (uint16)
+/// 18      2   collection length in UTF-8 bytes (uint16)
+/// 20      n   id, stored casing
+/// 20+n    m   collection, stored casing
+/// 20+n+m  ..  the document's JSON (UTF-8, full @metadata)
+/// </code>
+/// </summary>
+internal static class DocumentRecord
+{
+    public const int HeaderSize = 20;
+
+    public static byte[] Build(string id, string collection, long etag, DateTime lastModified, ReadOnlySpan<byte> json)
+    {
+        int idLen = Encoding.UTF8.GetByteCount(id), colLen = Encoding.UTF8.GetByteCount(collection);
+        var value = new byte[HeaderSize + idLen + colLen + json.Length];
+        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+        BinaryPrimitives.WriteInt64LittleEndian(value.AsSpan(8), lastModified.Ticks);
+        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(16), (ushort)idLen);
+        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(18), (ushort)colLen);
+        Encoding.UTF8.GetBytes(id, value.AsSpan(HeaderSize));
+        Encoding.UTF8.GetBytes(collection, value.AsSpan(HeaderSize + idLen));
+        json.CopyTo(value.AsSpan(HeaderSize + idLen + colLen));
+        return value;
+    }
+
+    public static long Etag(ReadOnlySpan<byte> value) => BinaryPrimitives.ReadInt64LittleEndian(value);
+
+    public static string Collection(ReadOnlySpan<byte> value)
+    {
+        int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
+        return Encoding.UTF8.GetString(value.Slice(HeaderSize + idLen, colLen));
+    }
+
+    public static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId)
+    {
+        long etag = BinaryPrimitives.ReadInt64LittleEndian(value);
+        var modified = new DateTime(BinaryPrimitives.ReadInt64LittleEndian(value[8..]), DateTimeKind.Utc);
+        int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
+        string id = Encoding.UTF8.GetString(value.Slice(HeaderSize, idLen));
+        string collection = Encoding.UTF8.GetString(value.Slice(HeaderSize + idLen, colLen));
+        byte[] json = value[(HeaderSize + idLen + colLen)..].ToArray();
+        return new StoredDocument(id, collection, etag, ChangeVectors.Format(etag, databaseId), modified, json);
+    }
+}

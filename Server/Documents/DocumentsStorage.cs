@@ -1,0 +1,244 @@
+using System.Buffers.Binary;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Http;
+using RavenLite.Storage;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Server.Documents;
+
+/// <summary>
+/// Documents on top of storage trees (DESIGN.md "Documents"; layout in docs/format/documents.md).
+/// Invariants:
+/// 1. Every document is in <c>Docs</c> under its lower-cased id, in <c>DocsByEtag</c> under its etag
+///    and in <c>CollectionEtags</c> under (lower-cased collection, etag); the three agree.
+/// 2. Etags grow by one per write (put or delete) across the database; <c>State/LastEtag</c> is the
+///    largest one handed out, stored in the same transaction as the write.
+/// 3. A delete leaves a tombstone under a fresh etag, so readers by etag (indexes) see it.
+/// 4. <c>Collections</c> counts live documents per collection and keeps the first-seen casing.
+/// Reads work on any transaction; writes only through a <see cref="DocumentsWriteContext"/>
+/// (one per storage write transaction, used by the merger thread only).
+/// </summary>
+public sealed class DocumentsStorage
+{
+    internal const string DocsTree = "Docs";
+    internal const string EtagTree = "DocsByEtag";
+    internal const string CollectionEtagTree = "CollectionEtags";
+    internal const string TombstoneTree = "Tombstones";
+    internal const string CollectionsTree = "Collections";
+    internal const string StateTree = "State";
+    internal const string IdentitiesTree = "Identities";
+    private static readonly byte[] LastEtagKey = "LastEtag"u8.ToArray();
+    private static readonly byte[] DatabaseIdKey = "DatabaseId"u8.ToArray();
+
+    private readonly int _maxIdBytes;
+
+    /// <summary>Opens the document layer over <paramref name="environment"/>, creating its trees and database id on first use.</summary>
+    public DocumentsStorage(StorageEnvironment environment, int maxIdBytes)
+    {
+        Environment = environment;
+        _maxIdBytes = maxIdBytes;
+        using var tx = environment.WriteTransaction();
+        foreach (string t in new[] { DocsTree, EtagTree, CollectionEtagTree, TombstoneTree, CollectionsTree, IdentitiesTree })
+            tx.CreateTree(t);
+        var state = tx.CreateTree(StateTree);
+        if (state.TryGet(DatabaseIdKey, out var idBytes))
+        {
+            DatabaseId = Encoding.UTF8.GetString(idBytes);
+            tx.Dispose();
+        }
+        else
+        {
+            DatabaseId = ChangeVectors.NewDatabaseId();
+            state.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(DatabaseId));
+            tx.Commit();
+        }
+    }
+
+    /// <summary>The storage environment under this database.</summary>
+    public StorageEnvironment Environment { get; }
+
+    /// <summary>This database's id, the suffix of its change vectors.</summary>
+    public string DatabaseId { get; }
+
+    /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding control characters).</summary>
+    public byte[] KeyOf(string id)
+    {
+        ValidateId(id);
+        return Encoding.UTF8.GetBytes(id.ToLowerInvariant());
+    }
+
+    /// <summary>400 for an id that is empty, longer than the limit or holds control characters (NUL included).</summary>
+    public void ValidateId(string id)
+    {
+        if (string.IsNullOrEmpty(id))
+            throw ApiException.BadRequest("Document id must not be empty.");
+        int bytes = Encoding.UTF8.GetByteCount(id);
+        if (bytes > _maxIdBytes)
+            throw ApiException.BadRequest($"Document id is {bytes} UTF-8 bytes long; the limit is {_maxIdBytes}.");
+        foreach (char ch in id)
+            if (char.IsControl(ch))
+                throw ApiException.BadRequest("Document ids may not contain control characters.");
+    }
+
+    /// <summary>The largest etag written, as of <paramref name="tx"/>.</summary>
+    public static long LastEtag(Transaction tx) =>
+        tx.ReadTree(StateTree) is { } t && t.TryGet(LastEtagKey, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
+
+    /// <summary>The document with this id (any casing), or null.</summary>
+    public StoredDocument? Get(Transaction tx, string id)
+    {
+        var docs = tx.ReadTree(DocsTree)!;
+        return docs.TryGet(KeyOf(id), out var value) ? DocumentRecord.Read(value, DatabaseId) : null;
+    }
+
+    /// <summary>The current change vector of a document, or null when it does not exist.</summary>
+    public string? ChangeVectorOf(Transaction tx, string id)
+    {
+        var docs = tx.ReadTree(DocsTree)!;
+        return docs.TryGet(KeyOf(id), out var value) ? ChangeVectors.Format(DocumentRecord.Etag(value), DatabaseId) : null;
+    }
+
+    /// <summary>Documents with etag greater than <paramref name="afterEtag"/>, ascending, skipping <paramref name="start"/>.</summary>
+    public List<StoredDocument> GetAfterEtag(Transaction tx, long afterEtag, int start, int pageSize)
+    {
+        var result = new List<StoredDocument>();
+        var docs = tx.ReadTree(DocsTree)!;
+        var c = tx.ReadTree(EtagTree)!.CreateCursor();
+        Span<byte> key = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64BigEndian(key, afterEtag + 1);
+        if (!c.Seek(key))
+            return result;
+        do
+        {
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            if (result.Count >= pageSize)
+                break;
+            if (docs.TryGet(c.Value, out var value))
+                result.Add(DocumentRecord.Read(value, DatabaseId));
+        }
+        while (c.MoveNext());
+        return result;
+    }
+
+    /// <summary>The most recently written documents first (RavenDB's <c>GET /docs?start=&amp;pageSize=</c>).</summary>
+    public List<StoredDocument> GetLatest(Transaction tx, int start, int pageSize)
+    {
+        var result = new List<StoredDocument>();
+        var docs = tx.ReadTree(DocsTree)!;
+        var c = tx.ReadTree(EtagTree)!.CreateCursor();
+        if (!c.SeekToLast())
+            return result;
+        do
+        {
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            if (result.Count >= pageSize)
+                break;
+            if (docs.TryGet(c.Value, out var value))
+                result.Add(DocumentRecord.Read(value, DatabaseId));
+        }
+        while (c.MovePrevious());
+        return result;
+    }
+
+    /// <summary>Documents of one collection (any casing) in etag order, skipping <paramref name="start"/>.</summary>
+    public List<StoredDocument> GetByCollection(Transaction tx, string collection, int start, int pageSize)
+    {
+        var result = new List<StoredDocument>();
+        var docs = tx.ReadTree(DocsTree)!;
+        var c = tx.ReadTree(CollectionEtagTree)!.CreateCursor();
+        c.Prefix = CollectionPrefix(collection);
+        if (!c.SeekToFirst())
+            return result;
+        do
+        {
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            if (result.Count >= pageSize)
+                break;
+            if (docs.TryGet(c.Value, out var value))
+                result.Add(DocumentRecord.Read(value, DatabaseId));
+        }
+        while (c.MoveNext());
+        return result;
+    }
+
+    /// <summary>Live documents per collection (stored casing), in name order.</summary>
+    public static SortedDictionary<string, long> CollectionCounts(Transaction tx)
+    {
+        var result = new SortedDictionary<string, long>(StringComparer.OrdinalIgnoreCase);
+        var c = tx.ReadTree(CollectionsTree)!.CreateCursor();
+        if (!c.SeekToFirst())
+            return result;
+        do
+        {
+            long count = BinaryPrimitives.ReadInt64LittleEndian(c.Value);
+            if (count > 0)
+                result[Encoding.UTF8.GetString(c.Value[8..])] = count;
+        }
+        while (c.MoveNext());
+        return result;
+    }
+
+    /// <summary>Number of live documents.</summary>
+    public static long CountDocuments(Transaction tx) => tx.ReadTree(DocsTree)!.Count;
+
+    /// <summary>Number of tombstones.</summary>
+    public static long CountTombstones(Transaction tx) => tx.ReadTree(TombstoneTree)!.Count;
+
+    internal static byte[] CollectionPrefix(string collection)
+    {
+        string lower = collection.ToLowerInvariant();
+        var prefix = new byte[Encoding.UTF8.GetByteCount(lower) + 1];
+        Encoding.UTF8.GetBytes(lower, prefix);
+        return prefix; // trailing 0 separates the name from the etag
+    }
+
+    internal static byte[] CollectionEtagKey(string collection, long etag)
+    {
+        var prefix = CollectionPrefix(collection);
+        var key = new byte[prefix.Length + 8];
+        prefix.CopyTo(key, 0);
+        BinaryPrimitives.WriteInt64BigEndian(key.AsSpan(prefix.Length), etag);
+        return key;
+    }
+
+    internal static byte[] EtagKey(long etag)
+    {
+        var key = new byte[8];
+        BinaryPrimitives.WriteInt64BigEndian(key, etag);
+        return key;
+    }
+
+    /// <summary>Starts writing documents in <paramref name="tx"/>; call <see cref="DocumentsWriteContext.Complete"/> before committing.</summary>
+    public DocumentsWriteContext BeginWrite(WriteTransaction tx) => new(this, tx);
+
+    /// <summary>Reads the persisted etag counter.</summary>
+    internal static long ReadLastEtag(WriteTransaction tx) => LastEtag(tx);
+
+    internal static void WriteLastEtag(WriteTransaction tx, long etag)
+    {
+        Span<byte> v = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64LittleEndian(v, etag);
+        tx.CreateTree(StateTree).Put(LastEtagKey, v);
+    }
+
+    internal static string FormatServerId(string prefix, long n) => prefix + n.ToString("D19", CultureInfo.InvariantCulture) + "-" + ChangeVectors.NodeTag;
+
+    internal static JsonElement EmptyObject { get; } = JsonDocument.Parse("{}").RootElement.Clone();
+
+    internal static Tree Docs(Transaction tx) => tx.ReadTree(DocsTree)!;
+}

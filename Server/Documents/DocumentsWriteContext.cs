@@ -1,0 +1,182 @@
+using System.Buffers.Binary;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Http;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Server.Documents;
+
+/// <summary>
+/// Document writes inside one storage write transaction: assigns etags, keeps the trees of
+/// <see cref="DocumentsStorage"/> in step, checks expected change vectors. Not thread-safe: the
+/// merger thread owns it for the life of the transaction. Persist the etag counter with
+/// <see cref="Complete"/> before the transaction commits.
+/// </summary>
+public sealed class DocumentsWriteContext
+{
+    private readonly DocumentsStorage _storage;
+    private readonly Tree _docs, _byEtag, _byCollection, _tombstones, _collections, _identities;
+    private long _lastEtag;
+
+    internal DocumentsWriteContext(DocumentsStorage storage, WriteTransaction tx)
+    {
+        _storage = storage;
+        Transaction = tx;
+        _docs = tx.CreateTree(DocumentsStorage.DocsTree);
+        _byEtag = tx.CreateTree(DocumentsStorage.EtagTree);
+        _byCollection = tx.CreateTree(DocumentsStorage.CollectionEtagTree);
+        _tombstones = tx.CreateTree(DocumentsStorage.TombstoneTree);
+        _collections = tx.CreateTree(DocumentsStorage.CollectionsTree);
+        _identities = tx.CreateTree(DocumentsStorage.IdentitiesTree);
+        _lastEtag = DocumentsStorage.ReadLastEtag(tx);
+        StartEtag = _lastEtag;
+    }
+
+    /// <summary>The storage transaction written to.</summary>
+    public WriteTransaction Transaction { get; }
+
+    /// <summary>The etag counter when this context began.</summary>
+    public long StartEtag { get; }
+
+    /// <summary>The largest etag handed out so far.</summary>
+    public long LastEtag => _lastEtag;
+
+    /// <summary>Database id, for change vectors.</summary>
+    public string DatabaseId => _storage.DatabaseId;
+
+    /// <summary>Persists the etag counter; call once, before commit.</summary>
+    public void Complete()
+    {
+        if (_lastEtag != StartEtag)
+            DocumentsStorage.WriteLastEtag(Transaction, _lastEtag);
+    }
+
+    /// <summary>The stored document under this id (any casing), or null.</summary>
+    public StoredDocument? Get(string id) => _storage.Get(Transaction, id);
+
+    /// <summary>
+    /// Turns a server-generated id request into an id: <c>prefix/</c> becomes
+    /// <c>prefix/{19-digit etag}-A</c>, <c>prefix|</c> becomes <c>prefix/{n}</c> with a per-prefix
+    /// identity counter (PROTOCOL.md §4.2). Other ids are returned as they are.
+    /// </summary>
+    public string ResolveId(string id)
+    {
+        if (id.EndsWith('|'))
+        {
+            string prefix = id[..^1];
+            var key = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
+            long n = _identities.TryGet(key, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) + 1 : 1;
+            Span<byte> nv = stackalloc byte[8];
+            BinaryPrimitives.WriteInt64LittleEndian(nv, n);
+            _identities.Put(key, nv);
+            return prefix + "/" + n.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+        if (id.EndsWith('/'))
+            return DocumentsStorage.FormatServerId(id, _lastEtag + 1);
+        return id;
+    }
+
+    /// <summary>
+    /// Stores <paramref name="document"/> under <paramref name="id"/> after checking
+    /// <paramref name="expectedChangeVector"/> (null: no check; "": must not exist; else must match — 409).
+    /// An update keeps the stored id casing and may not move the document to another collection (400).
+    /// </summary>
+    public WriteResult Put(string id, JsonElement document, string? expectedChangeVector)
+    {
+        string collection = DocumentJson.CollectionOf(document);
+        var key = _storage.KeyOf(id);
+        long oldEtag = 0;
+        string? oldCollection = null;
+        if (_docs.TryGet(key, out var existing))
+        {
+            oldEtag = DocumentRecord.Etag(existing);
+            oldCollection = DocumentRecord.Collection(existing);
+        }
+        CheckExpected(id, expectedChangeVector, oldEtag);
+        if (oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document with the new collection.");
+        long etag = ++_lastEtag;
+        var now = DateTime.UtcNow;
+        string cv = ChangeVectors.Format(etag, DatabaseId);
+        byte[] json = DocumentJson.BuildStored(document, id, oldCollection ?? collection, cv, now);
+        if (oldEtag != 0)
+        {
+            _byEtag.Delete(DocumentsStorage.EtagKey(oldEtag));
+            _byCollection.Delete(DocumentsStorage.CollectionEtagKey(oldCollection!, oldEtag));
+        }
+        else
+        {
+            AdjustCollectionCount(collection, +1);
+        }
+        string storedCollection = oldCollection ?? collection;
+        _docs.Put(key, DocumentRecord.Build(id, storedCollection, etag, now, json));
+        _byEtag.Put(DocumentsStorage.EtagKey(etag), key);
+        _byCollection.Put(DocumentsStorage.CollectionEtagKey(storedCollection, etag), key);
+        return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
+    }
+
+    /// <summary>
+    /// Deletes a document, leaving a tombstone. <paramref name="expectedChangeVector"/> as for
+    /// <see cref="Put"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
+    /// </summary>
+    public WriteResult Delete(string id, string? expectedChangeVector)
+    {
+        var key = _storage.KeyOf(id);
+        if (!_docs.TryGet(key, out var existing))
+        {
+            CheckExpected(id, expectedChangeVector, 0);
+            return new WriteResult(id, Collections.Empty, 0, "", DateTime.UtcNow, Deleted: false);
+        }
+        var old = DocumentRecord.Read(existing, DatabaseId);
+        CheckExpected(id, expectedChangeVector, old.Etag);
+        long etag = ++_lastEtag;
+        _docs.Delete(key);
+        _byEtag.Delete(DocumentsStorage.EtagKey(old.Etag));
+        _byCollection.Delete(DocumentsStorage.CollectionEtagKey(old.Collection, old.Etag));
+        AdjustCollectionCount(old.Collection, -1);
+        var colBytes = Encoding.UTF8.GetBytes(old.Collection);
+        var tomb = new byte[2 + colBytes.Length + key.Length];
+        BinaryPrimitives.WriteUInt16LittleEndian(tomb, (ushort)colBytes.Length);
+        colBytes.CopyTo(tomb, 2);
+        key.CopyTo(tomb, 2 + colBytes.Length);
+        _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
+        string cv = ChangeVectors.Format(etag, DatabaseId);
+        return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
+    }
+
+    private void CheckExpected(string id, string? expected, long currentEtag)
+    {
+        if (expected == null)
+            return;
+        if (expected.Length == 0)
+        {
+            if (currentEtag != 0)
+                throw ApiException.Concurrency($"Document {id} has change vector {ChangeVectors.Format(currentEtag, DatabaseId)}, but the write expected it not to exist.");
+            return;
+        }
+        if (currentEtag == 0)
+            throw ApiException.Concurrency($"Document {id} does not exist, but the write expected change vector {expected}.");
+        string current = ChangeVectors.Format(currentEtag, DatabaseId);
+        if (!string.Equals(current, expected, StringComparison.Ordinal))
+            throw ApiException.Concurrency($"Document {id} has change vector {current}, but the write expected {expected}.");
+    }
+
+    private void AdjustCollectionCount(string collection, int delta)
+    {
+        var key = Encoding.UTF8.GetBytes(collection.ToLowerInvariant());
+        long count = 0;
+        string name = collection;
+        if (_collections.TryGet(key, out var v))
+        {
+            count = BinaryPrimitives.ReadInt64LittleEndian(v);
+            name = Encoding.UTF8.GetString(v[8..]);
+        }
+        count += delta;
+        var nameBytes = Encoding.UTF8.GetBytes(name);
+        var value = new byte[8 + nameBytes.Length];
+        BinaryPrimitives.WriteInt64LittleEndian(value, count);
+        nameBytes.CopyTo(value, 8);
+        _collections.Put(key, value);
+    }
+}

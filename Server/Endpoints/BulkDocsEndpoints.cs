@@ -1,0 +1,128 @@
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): a session's SaveChanges. Every command of
+/// the batch is applied in one transaction or none is (a failed change-vector check answers 409 and
+/// writes nothing).
+/// </summary>
+public static class BulkDocsEndpoints
+{
+    /// <summary>Maps the route.</summary>
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_docs", DatabaseRoute.Handle(Post));
+
+    private static async Task Post(HttpContext context, Database db)
+    {
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        using var json = DocumentJson.Parse(body, 3); // {"Commands":[{"Document":{...}}]}
+        var commands = ParseCommands(json.RootElement, db.Documents, options);
+        var batch = new BatchCommand(commands, body.Length);
+        await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            for (int i = 0; i < commands.Count; i++)
+            {
+                var r = batch.Results[i];
+                w.WriteStartObject();
+                if (commands[i].IsPut)
+                {
+                    w.WriteString("Type", "PUT");
+                    w.WriteString("@id", r.Id);
+                    w.WriteString("@collection", r.Collection);
+                    w.WriteString("@change-vector", r.ChangeVector);
+                    w.WriteString("@last-modified", JsonResponse.FormatDate(r.LastModified));
+                }
+                else
+                {
+                    w.WriteString("Type", "DELETE");
+                    w.WriteString("Id", r.Id);
+                    w.WriteBoolean("Deleted", r.Deleted);
+                    if (r.Deleted)
+                        w.WriteString("ChangeVector", r.ChangeVector);
+                    else
+                        w.WriteNull("ChangeVector");
+                }
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options)
+    {
+        if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Commands", out var arr) || arr.ValueKind != JsonValueKind.Array)
+            throw ApiException.BadRequest("Body must be {\"Commands\":[...]}.");
+        if (root.TryGetProperty("TransactionMode", out var mode) && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide")
+            throw ApiException.BadRequest("Cluster-wide transactions are not supported: RavenLite is a single node. Use the default (single node) transaction mode.");
+        var list = new List<BatchItem>();
+        int index = 0;
+        foreach (var c in arr.EnumerateArray())
+        {
+            if (c.ValueKind != JsonValueKind.Object)
+                throw ApiException.BadRequest($"Commands[{index}] must be an object.");
+            string type = c.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw ApiException.BadRequest($"Commands[{index}] has no Type.");
+            string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw ApiException.BadRequest($"Commands[{index}] ({type}) has no Id.");
+            string? cv = null;
+            if (c.TryGetProperty("ChangeVector", out var v))
+                cv = v.ValueKind switch
+                {
+                    JsonValueKind.Null => null,
+                    JsonValueKind.String => v.GetString(),
+                    _ => throw ApiException.BadRequest($"Commands[{index}].ChangeVector must be a string or null."),
+                };
+            switch (type)
+            {
+                case "PUT":
+                    if (!c.TryGetProperty("Document", out var doc) || doc.ValueKind != JsonValueKind.Object)
+                        throw ApiException.BadRequest($"Commands[{index}] (PUT {id}) needs a Document object.");
+                    if (System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(doc).Length > options.MaxDocumentBytes)
+                        throw ApiException.TooLarge($"Document '{id}' is over the limit of {options.MaxDocumentBytes} bytes (MaxDocumentBytes).");
+                    documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
+                    DocumentJson.CollectionOf(doc);
+                    list.Add(new BatchItem(true, id, doc, cv));
+                    break;
+                case "DELETE":
+                    documents.ValidateId(id);
+                    list.Add(new BatchItem(false, id, default, cv));
+                    break;
+                default:
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT and DELETE are).");
+            }
+            index++;
+        }
+        return list;
+    }
+
+    private sealed record BatchItem(bool IsPut, string Id, JsonElement Document, string? ChangeVector);
+
+    private sealed class BatchCommand(List<BatchItem> items, long bytes) : MergedCommand
+    {
+        public WriteResult[] Results { get; } = new WriteResult[items.Count];
+
+        public override int Operations => Math.Max(1, items.Count);
+
+        public override long Bytes => bytes;
+
+        public override void Execute(DocumentsWriteContext context)
+        {
+            // Re-runnable: the merger may run it again alone after a rollback.
+            for (int i = 0; i < items.Count; i++)
+            {
+                var item = items[i];
+                Results[i] = item.IsPut
+                    ? context.Put(context.ResolveId(item.Id), item.Document, item.ChangeVector)
+                    : context.Delete(item.Id, item.ChangeVector);
+            }
+        }
+    }
+}

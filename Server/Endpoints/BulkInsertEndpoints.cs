@@ -1,0 +1,129 @@
+using System.IO.Pipelines;
+using RavenLite.Server.BulkInsert;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.Operations;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// <c>POST /databases/{db}/bulk_insert?id={operation}</c> (PROTOCOL.md §7, DESIGN.md "Writes").
+/// The body is parsed as it arrives; documents gather into a batch handed to the merger at a byte
+/// bound, a count bound, or when the network has been quiet for <see cref="ServerOptions.BulkInsertQuietMs"/>.
+/// At most two batches are in flight, so memory stays bounded whatever the stream's size. The answer
+/// (201, <c>Content-Length: 0</c>) goes out at the closing <c>]</c> once every batch is durable; on
+/// failure a JSON error, and the operation's state says Faulted. Committed batches stay; a batch is
+/// never partly applied.
+/// </summary>
+public static class BulkInsertEndpoints
+{
+    private const int MaxBatchesInFlight = 2;
+
+    /// <summary>Maps the route.</summary>
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_insert", DatabaseRoute.Handle(Post));
+
+    private static async Task Post(HttpContext context, Database db)
+    {
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        long opId = RequestParsing.QueryLong(context.Request, "id") ?? db.Operations.NextId();
+        var state = db.Operations.Start(opId, "BulkInsert");
+        using var cts = CancellationTokenSource.CreateLinkedTokenSource(state.Token, context.RequestAborted);
+        var inFlight = new Queue<BulkInsertBatch>();
+        BulkInsertBatch? batch = null;
+        try
+        {
+            var pipe = PipeReader.Create(RequestBody.Decode(context.Request), new StreamPipeReaderOptions(minimumReadSize: 64 << 10, leaveOpen: true));
+            var parser = new BulkInsertReader(pipe, db.Documents, options.MaxDocumentBytes);
+            while (!parser.Finished)
+            {
+                ReadResult result;
+                if (batch is not { Count: > 0 })
+                {
+                    result = await pipe.ReadAsync(cts.Token).ConfigureAwait(false);
+                }
+                else if (!pipe.TryRead(out result))
+                {
+                    // Nothing buffered: hand the batch over if the network stays quiet for a moment.
+                    var readTask = pipe.ReadAsync(cts.Token).AsTask();
+                    if (await Task.WhenAny(readTask, Task.Delay(options.BulkInsertQuietMs, cts.Token)).ConfigureAwait(false) != readTask)
+                    {
+                        await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                        batch = null;
+                    }
+                    result = await readTask.ConfigureAwait(false);
+                }
+                parser.Consume(result, (id, doc, bytes) =>
+                {
+                    batch ??= new BulkInsertBatch();
+                    batch.Add(id, doc, bytes);
+                });
+                if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
+                {
+                    await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                    batch = null;
+                }
+            }
+            if (batch is { Count: > 0 })
+            {
+                await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                batch = null;
+            }
+            while (inFlight.Count > 0)
+                await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+            state.Complete();
+            db.Operations.Finished(state);
+            context.Response.Headers.Connection = "close";
+            await JsonResponse.EmptyAsync(context, 201).ConfigureAwait(false);
+        }
+        catch (Exception e)
+        {
+            batch?.Dispose();
+            // Batches already handed over either commit whole or not at all; wait so the state is exact.
+            while (inFlight.Count > 0)
+            {
+                try
+                {
+                    await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+                }
+                catch (Exception)
+                {
+                    // The first failure is the one reported.
+                }
+            }
+            var (status, type, message) = e is OperationCanceledException && state.Token.IsCancellationRequested
+                ? (500, "Raven.Client.Exceptions.Documents.BulkInsert.BulkInsertAbortedException", $"Bulk insert {state.Id} was killed.")
+                : ErrorHandlingMiddleware.Classify(e);
+            if (status >= 500 && !type.EndsWith("BulkInsertAbortedException", StringComparison.Ordinal))
+                type = "Raven.Client.Exceptions.Documents.BulkInsert.BulkInsertAbortedException";
+            state.Fault(type, message, status);
+            db.Operations.Finished(state);
+            if (context.RequestAborted.IsCancellationRequested)
+                return;
+            context.Response.Headers.Connection = "close";
+            await ErrorHandlingMiddleware.WriteErrorAsync(context, status, type, message, status >= 500 ? e.ToString() : message).ConfigureAwait(false);
+        }
+    }
+
+    private static async Task SubmitAsync(Database db, BulkInsertBatch batch, Queue<BulkInsertBatch> inFlight, OperationState state)
+    {
+        while (inFlight.Count >= MaxBatchesInFlight)
+            await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+        _ = db.Merger.EnqueueAsync(batch);
+        inFlight.Enqueue(batch);
+    }
+
+    private static async Task CompleteOldestAsync(Queue<BulkInsertBatch> inFlight, OperationState state)
+    {
+        var oldest = inFlight.Dequeue();
+        try
+        {
+            await oldest.Completion.ConfigureAwait(false);
+            state.AddProcessed(oldest.Count);
+        }
+        finally
+        {
+            oldest.Dispose();
+        }
+    }
+}

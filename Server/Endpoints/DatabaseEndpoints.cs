@@ -1,0 +1,138 @@
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>Database lifecycle (PROTOCOL.md §3): create, delete, list, get record.</summary>
+public static class DatabaseEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPut("/admin/databases", Create);
+        app.MapDelete("/admin/databases", Delete);
+        app.MapGet("/admin/databases", GetRecord);
+        app.MapGet("/databases", List);
+    }
+
+    private static async Task Create(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, 1 << 20).ConfigureAwait(false);
+        string? name = RequestParsing.Query(context.Request, "name");
+        if (body.Length > 0)
+        {
+            using var doc = DocumentJson.Parse(body, 8);
+            if (doc.RootElement.ValueKind == JsonValueKind.Object && doc.RootElement.TryGetProperty("DatabaseName", out var n) && n.ValueKind == JsonValueKind.String)
+            {
+                string bodyName = n.GetString()!;
+                if (name != null && !string.Equals(name, bodyName, StringComparison.OrdinalIgnoreCase))
+                    throw ApiException.BadRequest($"The name in the query string ('{name}') and DatabaseName in the body ('{bodyName}') differ.");
+                name = bodyName;
+            }
+        }
+        registry.Create(name ?? throw ApiException.BadRequest("Database name is required (?name= or DatabaseName in the body)."));
+        long raft = registry.NextRaftIndex();
+        string url = $"{context.Request.Scheme}://{context.Request.Host}";
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", raft);
+            w.WriteString("Name", name);
+            w.WriteStartArray("NodesAddedTo");
+            w.WriteStringValue(url);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task Delete(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        var body = await RequestBody.ReadAsync(context, 1 << 20).ConfigureAwait(false);
+        var names = new List<string>();
+        if (RequestParsing.Query(context.Request, "name") is { Length: > 0 } qn)
+            names.Add(qn);
+        if (body.Length > 0)
+        {
+            using var doc = DocumentJson.Parse(body, 8);
+            if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("DatabaseNames", out var arr) || arr.ValueKind != JsonValueKind.Array)
+                throw ApiException.BadRequest("Body must be {\"DatabaseNames\":[...]}.");
+            foreach (var e in arr.EnumerateArray())
+                names.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw ApiException.BadRequest("DatabaseNames must hold strings."));
+        }
+        if (names.Count == 0)
+            throw ApiException.BadRequest("No database named: send {\"DatabaseNames\":[...]}.");
+        foreach (string n in names)
+            DatabaseRegistry.ValidateName(n);
+        var missing = names.Where(n => registry.Find(n) == null).ToList();
+        if (missing.Count > 0)
+            throw new DatabaseMissingException(missing[0]);
+        foreach (string n in names)
+            registry.Delete(n);
+        long raft = registry.NextRaftIndex();
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", raft);
+            w.WriteStartArray("PendingDeletes");
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static Task GetRecord(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        string name = RequestParsing.Required(context.Request, "name");
+        string? stored = registry.Find(name);
+        if (stored == null)
+            return JsonResponse.EmptyAsync(context, 404);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("DatabaseName", stored);
+            w.WriteBoolean("Disabled", false);
+            w.WriteBoolean("Encrypted", false);
+            w.WriteNumber("Etag", 1);
+            w.WriteStartObject("Settings");
+            w.WriteEndObject();
+            w.WriteStartObject("Indexes");
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task List(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        bool namesOnly = string.Equals(RequestParsing.Query(context.Request, "namesOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
+        var names = registry.Names.Skip(start).Take(pageSize).ToList();
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Databases");
+            foreach (string n in names)
+            {
+                if (namesOnly)
+                {
+                    w.WriteStringValue(n);
+                    continue;
+                }
+                w.WriteStartObject();
+                w.WriteString("Name", n);
+                w.WriteBoolean("Disabled", false);
+                w.WriteBoolean("IsEncrypted", false);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+}

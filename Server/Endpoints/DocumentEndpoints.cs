@@ -1,0 +1,225 @@
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.TransactionMerger;
+using RavenLite.Storage.Transactions;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Single documents and listings (PROTOCOL.md §4): <c>GET/POST/PUT/DELETE/HEAD /databases/{db}/docs</c>,
+/// <c>GET /databases/{db}/collections/docs</c>, <c>GET /databases/{db}/collections/stats</c>.
+/// Reads use one storage snapshot per request; writes go through the merger and are answered
+/// once durable.
+/// </summary>
+public static class DocumentEndpoints
+{
+    private const int DefaultPageSize = 25;
+    private const int MaxPageSize = 1024;
+
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/databases/{db}/docs", DatabaseRoute.Handle(Get));
+        app.MapPost("/databases/{db}/docs", DatabaseRoute.Handle(PostIds));
+        app.MapPut("/databases/{db}/docs", DatabaseRoute.Handle(Put));
+        app.MapDelete("/databases/{db}/docs", DatabaseRoute.Handle(Delete));
+        app.MapMethods("/databases/{db}/docs", ["HEAD"], DatabaseRoute.Handle(Head));
+        app.MapGet("/databases/{db}/collections/docs", DatabaseRoute.Handle(GetCollectionDocs));
+        app.MapGet("/databases/{db}/collections/stats", DatabaseRoute.Handle(GetCollectionStats));
+    }
+
+    private static Task Get(HttpContext context, Database db)
+    {
+        var request = context.Request;
+        var ids = request.Query["id"].Where(s => s != null).Select(s => s!).ToList();
+        if (ids.Count > 0)
+            return WriteByIds(context, db, ids);
+        int start = RequestParsing.QueryInt(request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(request, "pageSize", DefaultPageSize, 0, MaxPageSize);
+        using var tx = db.Environment.ReadTransaction();
+        List<StoredDocument> docs;
+        if (RequestParsing.QueryLong(request, "etag") is { } etag)
+            docs = db.Documents.GetAfterEtag(tx, etag, start, pageSize);
+        else
+            docs = db.Documents.GetLatest(tx, start, pageSize);
+        return WriteResults(context, docs, []);
+    }
+
+    private static async Task PostIds(HttpContext context, Database db)
+    {
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        using var doc = DocumentJson.Parse(body, 2);
+        if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Ids", out var arr) || arr.ValueKind != JsonValueKind.Array)
+            throw ApiException.BadRequest("Body must be {\"Ids\":[...]}.");
+        var ids = new List<string>();
+        foreach (var e in arr.EnumerateArray())
+            ids.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw ApiException.BadRequest("Ids must hold strings."));
+        await WriteByIds(context, db, ids).ConfigureAwait(false);
+    }
+
+    private static Task WriteByIds(HttpContext context, Database db, List<string> ids)
+    {
+        var includes = context.Request.Query["include"].Where(s => !string.IsNullOrEmpty(s)).Select(s => s!).ToList();
+        bool metadataOnly = string.Equals(RequestParsing.Query(context.Request, "metadataOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        var results = new List<StoredDocument?>(ids.Count);
+        var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            foreach (string id in ids)
+                results.Add(db.Documents.Get(tx, id));
+            if (ids.Count == 1 && results[0] == null)
+                return JsonResponse.EmptyAsync(context, 404);
+            if (includes.Count > 0)
+                LoadIncludes(db, tx, results, includes, included);
+        }
+        return WriteResults(context, results, included, metadataOnly);
+    }
+
+    internal static void LoadIncludes(Database db, Transaction tx, IEnumerable<StoredDocument?> docs, List<string> paths, Dictionary<string, StoredDocument?> included)
+    {
+        var wanted = new List<string>();
+        foreach (var d in docs)
+        {
+            if (d == null)
+                continue;
+            using var parsed = JsonDocument.Parse(d.Json);
+            foreach (string p in paths)
+                IncludePaths.Collect(parsed.RootElement, p, wanted);
+        }
+        foreach (string id in wanted)
+        {
+            if (included.ContainsKey(id))
+                continue;
+            try
+            {
+                included[id] = db.Documents.Get(tx, id);
+            }
+            catch (ApiException)
+            {
+                // A value that cannot be an id (too long, control characters) names no document.
+            }
+        }
+    }
+
+    internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false) =>
+        JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var d in docs)
+                WriteDocument(w, d, metadataOnly);
+            w.WriteEndArray();
+            w.WriteStartObject("Includes");
+            foreach (var (id, d) in included)
+            {
+                if (d == null)
+                    continue;
+                w.WritePropertyName(d.Id);
+                WriteDocument(w, d, false);
+            }
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
+
+    private static void WriteDocument(Utf8JsonWriter w, StoredDocument? d, bool metadataOnly)
+    {
+        if (d == null)
+        {
+            w.WriteNullValue();
+            return;
+        }
+        if (!metadataOnly)
+        {
+            w.WriteRawValue(d.Json, skipInputValidation: true);
+            return;
+        }
+        using var parsed = JsonDocument.Parse(d.Json);
+        w.WriteStartObject();
+        if (parsed.RootElement.TryGetProperty("@metadata", out var meta))
+        {
+            w.WritePropertyName("@metadata");
+            meta.WriteTo(w);
+        }
+        w.WriteEndObject();
+    }
+
+    private static async Task Put(HttpContext context, Database db)
+    {
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        string id = RequestParsing.Required(context.Request, "id");
+        db.Documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? throw ApiException.BadRequest("Document id must not be empty.") : id);
+        string? expected = RequestParsing.Header(context.Request, "If-Match");
+        var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes).ConfigureAwait(false);
+        using var doc = DocumentJson.Parse(body, 0);
+        DocumentJson.CollectionOf(doc.RootElement);
+        var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), doc.RootElement, expected), body.Length);
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        var result = command.Result!;
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Id", result.Id);
+            w.WriteString("ChangeVector", result.ChangeVector);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task Delete(HttpContext context, Database db)
+    {
+        string id = RequestParsing.Required(context.Request, "id");
+        db.Documents.ValidateId(id);
+        string? expected = RequestParsing.Header(context.Request, "If-Match");
+        var command = new DelegateCommand<WriteResult>(ctx => ctx.Delete(id, expected));
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
+    }
+
+    private static Task Head(HttpContext context, Database db)
+    {
+        string id = RequestParsing.Required(context.Request, "id");
+        string? cv;
+        using (var tx = db.Environment.ReadTransaction())
+            cv = db.Documents.ChangeVectorOf(tx, id);
+        if (cv == null)
+            return JsonResponse.EmptyAsync(context, 404);
+        context.Response.Headers.ETag = "\"" + cv + "\"";
+        string? ifNoneMatch = RequestParsing.Header(context.Request, "If-None-Match");
+        return JsonResponse.EmptyAsync(context, ifNoneMatch == cv ? 304 : 200);
+    }
+
+    private static Task GetCollectionDocs(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", DefaultPageSize, 0, MaxPageSize);
+        using var tx = db.Environment.ReadTransaction();
+        var docs = db.Documents.GetByCollection(tx, name, start, pageSize);
+        return WriteResults(context, docs, []);
+    }
+
+    private static Task GetCollectionStats(HttpContext context, Database db)
+    {
+        SortedDictionary<string, long> counts;
+        long total;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            counts = DocumentsStorage.CollectionCounts(tx);
+            total = DocumentsStorage.CountDocuments(tx);
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("CountOfDocuments", total);
+            w.WriteNumber("CountOfConflicts", 0);
+            w.WriteStartObject("Collections");
+            foreach (var (name, count) in counts)
+                w.WriteNumber(name, count);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
+    }
+}

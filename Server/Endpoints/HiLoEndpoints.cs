@@ -1,0 +1,109 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// HiLo id ranges (PROTOCOL.md §10.1): <c>GET hilo/next</c> hands out [Low, High] from the document
+/// <c>Raven/Hilo/{tag}</c> (collection <c>@hilo</c>, field <c>Max</c>); the range grows while
+/// requests come fast and shrinks when they are rare. <c>PUT hilo/return</c> gives back the unused
+/// tail when nobody took a range since. Both run through the merger, so ranges never overlap.
+/// </summary>
+public static class HiLoEndpoints
+{
+    private const long MinCapacity = 32;
+    private const long MaxCapacity = 1024 * 1024;
+
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/databases/{db}/hilo/next", DatabaseRoute.Handle(Next));
+        app.MapPut("/databases/{db}/hilo/return", DatabaseRoute.Handle(Return));
+    }
+
+    private static string DocId(string tag) => "Raven/Hilo/" + tag;
+
+    private static long ReadMax(DocumentsWriteContext ctx, string tag)
+    {
+        var doc = ctx.Get(DocId(tag));
+        if (doc == null)
+            return 0;
+        using var parsed = JsonDocument.Parse(doc.Json);
+        return parsed.RootElement.TryGetProperty("Max", out var m) && m.TryGetInt64(out long v) ? v : 0;
+    }
+
+    private static void WriteMax(DocumentsWriteContext ctx, string tag, long max)
+    {
+        using var doc = JsonDocument.Parse($"{{\"Max\":{max.ToString(CultureInfo.InvariantCulture)},\"@metadata\":{{\"@collection\":\"{Collections.Hilo}\"}}}}");
+        ctx.Put(DocId(tag), doc.RootElement, null);
+    }
+
+    private static async Task Next(HttpContext context, Database db)
+    {
+        var request = context.Request;
+        string tag = RequestParsing.Required(request, "tag");
+        db.Documents.ValidateId(DocId(tag));
+        long lastSize = RequestParsing.QueryLong(request, "lastBatchSize") ?? 0;
+        long lastMax = RequestParsing.QueryLong(request, "lastMax") ?? 0;
+        string separator = RequestParsing.Query(request, "identityPartsSeparator") is { Length: > 0 } s ? s : "/";
+        DateTime? lastRangeAt = DateTime.TryParse(RequestParsing.Query(request, "lastRangeAt"), CultureInfo.InvariantCulture,
+            DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var at) ? at : null;
+        long capacity = NextCapacity(lastSize, lastRangeAt, DateTime.UtcNow);
+        var command = new DelegateCommand<(long Low, long High)>(ctx =>
+        {
+            long low = Math.Max(ReadMax(ctx, tag), lastMax) + 1;
+            long high = low + capacity - 1;
+            WriteMax(ctx, tag, high);
+            return (low, high);
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        var (lo, hi) = command.Result;
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Prefix", tag + separator);
+            w.WriteNumber("Low", lo);
+            w.WriteNumber("High", hi);
+            w.WriteNumber("LastSize", capacity);
+            w.WriteString("ServerTag", ChangeVectors.NodeTag);
+            w.WriteString("LastRangeAt", JsonResponse.FormatDate(DateTime.UtcNow));
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary>RavenDB's rule: double when the last range was taken under 30 s ago, halve past 60 s; 32..1,048,576.</summary>
+    public static long NextCapacity(long lastSize, DateTime? lastRangeAt, DateTime now)
+    {
+        long size = Math.Max(lastSize, MinCapacity);
+        if (lastRangeAt is { } at && at.Year > 1970)
+        {
+            var age = now - at;
+            if (age < TimeSpan.FromSeconds(30))
+                size *= 2;
+            else if (age > TimeSpan.FromSeconds(60))
+                size /= 2;
+        }
+        return Math.Clamp(size, MinCapacity, MaxCapacity);
+    }
+
+    private static async Task Return(HttpContext context, Database db)
+    {
+        string tag = RequestParsing.Required(context.Request, "tag");
+        db.Documents.ValidateId(DocId(tag));
+        long end = RequestParsing.QueryLong(context.Request, "end") ?? throw ApiException.BadRequest("Query string parameter 'end' is required.");
+        long last = RequestParsing.QueryLong(context.Request, "last") ?? throw ApiException.BadRequest("Query string parameter 'last' is required.");
+        var command = new DelegateCommand<bool>(ctx =>
+        {
+            if (ReadMax(ctx, tag) != end)
+                return false;
+            WriteMax(ctx, tag, last);
+            return true;
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,86 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.Operations;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>Operation ids, state and kill (PROTOCOL.md §7, §10.4).</summary>
+public static class OperationEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/databases/{db}/operations/next-operation-id", DatabaseRoute.Handle(NextId));
+        app.MapGet("/databases/{db}/operations/state", DatabaseRoute.Handle(State));
+        app.MapPost("/databases/{db}/operations/kill", DatabaseRoute.Handle(Kill));
+        app.MapGet("/operations/state", ServerState);
+    }
+
+    private static Task NextId(HttpContext context, Database db)
+    {
+        long id = db.Operations.NextId();
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("Id", id);
+            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task State(HttpContext context, Database db)
+    {
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        var state = db.Operations.Get(id);
+        if (state == null)
+            return ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Status", state.Status.ToString());
+            switch (state.Status)
+            {
+                case OperationStatus.Completed:
+                    w.WriteStartObject("Result");
+                    w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
+                    w.WriteNumber("Total", state.Processed);
+                    w.WriteNumber("DocumentsProcessed", state.Processed);
+                    w.WriteEndObject();
+                    w.WriteNull("Progress");
+                    break;
+                case OperationStatus.Faulted or OperationStatus.Canceled:
+                    w.WriteStartObject("Result");
+                    w.WriteString("$type", "Raven.Client.Documents.Operations.OperationExceptionResult, Raven.Client");
+                    w.WriteString("Type", state.ErrorType);
+                    w.WriteString("Message", state.Error);
+                    w.WriteString("Error", state.Error);
+                    w.WriteNumber("StatusCode", state.ErrorStatus);
+                    w.WriteEndObject();
+                    w.WriteNull("Progress");
+                    break;
+                default:
+                    w.WriteNull("Result");
+                    w.WriteStartObject("Progress");
+                    w.WriteNumber("Processed", state.Processed);
+                    w.WriteNumber("DocumentsProcessed", state.Processed);
+                    w.WriteEndObject();
+                    break;
+            }
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task Kill(HttpContext context, Database db)
+    {
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        var state = db.Operations.Get(id);
+        if (state == null)
+            return ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
+        state.Cancel();
+        return JsonResponse.EmptyAsync(context, 204);
+    }
+
+    private static Task ServerState(HttpContext context) =>
+        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", "RavenLite has no server-wide operations.", "RavenLite has no server-wide operations.");
+}

@@ -1,0 +1,100 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary><c>GET /databases/{db}/stats</c> (PROTOCOL.md §10.3) plus RavenLite's storage and merger counters.</summary>
+public static class StatsEndpoints
+{
+    /// <summary>Maps the route.</summary>
+    public static void Map(IEndpointRouteBuilder app) => app.MapGet("/databases/{db}/stats", DatabaseRoute.Handle(Get));
+
+    private static Task Get(HttpContext context, Database db)
+    {
+        long docs, tombstones, lastEtag;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            docs = DocumentsStorage.CountDocuments(tx);
+            tombstones = DocumentsStorage.CountTombstones(tx);
+            lastEtag = DocumentsStorage.LastEtag(tx);
+        }
+        var storage = db.Environment.GetStats();
+        var merger = db.Merger.GetStats();
+        long size = DirectorySize(db.Directory);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("CountOfDocuments", docs);
+            w.WriteNumber("CountOfTombstones", tombstones);
+            w.WriteNumber("CountOfIndexes", 0);
+            w.WriteNumber("CountOfConflicts", 0);
+            w.WriteNumber("CountOfAttachments", 0);
+            w.WriteNumber("CountOfRevisionDocuments", 0);
+            w.WriteNumber("CountOfCounterEntries", 0);
+            w.WriteNumber("CountOfTimeSeriesSegments", 0);
+            w.WriteNumber("CountOfDocumentsConflicts", 0);
+            w.WriteNumber("CountOfUniqueAttachments", 0);
+            w.WriteString("DatabaseChangeVector", lastEtag == 0 ? "" : ChangeVectors.Format(lastEtag, db.Documents.DatabaseId));
+            w.WriteString("DatabaseId", db.Documents.DatabaseId);
+            w.WriteNumber("LastDocEtag", lastEtag);
+            w.WriteBoolean("Is64Bit", Environment.Is64BitProcess);
+            w.WriteString("Pager", "RavenLite.Storage");
+            w.WriteNull("LastIndexingTime");
+            w.WriteStartArray("Indexes");
+            w.WriteEndArray();
+            WriteSize(w, "SizeOnDisk", size);
+            WriteSize(w, "TempBuffersSizeOnDisk", 0);
+            w.WriteStartObject("Merger");
+            w.WriteNumber("Transactions", merger.Transactions);
+            w.WriteNumber("Operations", merger.Operations);
+            w.WriteNumber("Requests", merger.Commands);
+            w.WriteNumber("AverageOperationsPerTransaction", Math.Round(merger.AverageOperationsPerTransaction, 2));
+            w.WriteNumber("LargestTransaction", merger.LargestTransaction);
+            w.WriteNumber("LastTransaction", merger.LastTransaction);
+            w.WriteNumber("AverageCommitMs", Math.Round(merger.AverageCommitMs, 3));
+            w.WriteEndObject();
+            w.WriteStartObject("Storage");
+            w.WriteNumber("DataFileBytes", storage.DataFileBytes);
+            w.WriteNumber("JournalBytesWritten", storage.JournalBytesWritten);
+            w.WriteNumber("Commits", storage.Commits);
+            w.WriteNumber("Flushes", storage.Flushes);
+            w.WriteNumber("LastCommittedTxId", storage.LastCommittedTxId);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
+    }
+
+    private static void WriteSize(System.Text.Json.Utf8JsonWriter w, string name, long bytes)
+    {
+        w.WriteStartObject(name);
+        w.WriteString("HumaneSize", Humane(bytes));
+        w.WriteNumber("SizeInBytes", bytes);
+        w.WriteEndObject();
+    }
+
+    private static string Humane(long bytes)
+    {
+        string[] units = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
+        double v = bytes;
+        int u = 0;
+        while (v >= 1024 && u < units.Length - 1)
+        {
+            v /= 1024;
+            u++;
+        }
+        return u == 0 ? $"{bytes} Bytes" : string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{v:0.##} {units[u]}");
+    }
+
+    private static long DirectorySize(string dir)
+    {
+        try
+        {
+            return new DirectoryInfo(dir).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length);
+        }
+        catch (IOException)
+        {
+            return 0;
+        }
+    }
+}

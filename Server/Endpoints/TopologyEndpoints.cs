@@ -1,0 +1,117 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Single-node topology (PROTOCOL.md §2): <c>/topology</c>, <c>/cluster/topology</c>,
+/// <c>/cluster/node-info</c>, <c>/build/version</c>. The node's URL is taken from the request's Host
+/// header; etags are constant so clients never need a refresh. No ETag header (a cached topology
+/// answer must never be replayed).
+/// </summary>
+public static class TopologyEndpoints
+{
+    /// <summary>Etag of the (never changing) topology.</summary>
+    public const long TopologyEtag = 1;
+
+    /// <summary>A fixed topology id for this server process family.</summary>
+    public static readonly string TopologyId = "8b6c0c4e-8a4d-4c3a-9d55-1c0ff6a1e7a1";
+
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/topology", GetTopology);
+        app.MapGet("/cluster/topology", GetClusterTopology);
+        app.MapGet("/cluster/node-info", GetNodeInfo);
+        app.MapGet("/build/version", GetVersion);
+    }
+
+    private static string NodeUrl(HttpContext context) => $"{context.Request.Scheme}://{context.Request.Host}";
+
+    private static Task GetTopology(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        string name = RequestParsing.Required(context.Request, "name");
+        string stored = registry.Find(name) ?? throw new DatabaseMissingException(name);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Nodes");
+            w.WriteStartObject();
+            w.WriteString("Url", NodeUrl(context));
+            w.WriteString("ClusterTag", ChangeVectors.NodeTag);
+            w.WriteString("ServerRole", "Member");
+            w.WriteString("Database", stored);
+            w.WriteEndObject();
+            w.WriteEndArray();
+            w.WriteStartArray("Promotables");
+            w.WriteEndArray();
+            w.WriteNumber("Etag", TopologyEtag);
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task GetClusterTopology(HttpContext context)
+    {
+        string url = NodeUrl(context);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartObject("Topology");
+            w.WriteString("TopologyId", TopologyId);
+            w.WriteStartObject("AllNodes");
+            w.WriteString(ChangeVectors.NodeTag, url);
+            w.WriteEndObject();
+            w.WriteStartObject("Members");
+            w.WriteString(ChangeVectors.NodeTag, url);
+            w.WriteEndObject();
+            w.WriteStartObject("Promotables");
+            w.WriteEndObject();
+            w.WriteStartObject("Watchers");
+            w.WriteEndObject();
+            w.WriteString("LastNodeId", ChangeVectors.NodeTag);
+            w.WriteNumber("Etag", TopologyEtag);
+            w.WriteEndObject();
+            w.WriteNumber("Etag", TopologyEtag);
+            w.WriteString("Leader", ChangeVectors.NodeTag);
+            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteStartObject("Status");
+            w.WriteEndObject();
+            w.WriteString("CurrentState", "Leader");
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task GetNodeInfo(HttpContext context) => JsonResponse.WriteAsync(context, 200, w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("NodeTag", ChangeVectors.NodeTag);
+        w.WriteString("TopologyId", TopologyId);
+        w.WriteNull("Certificate");
+        w.WriteString("ClusterStatus", "Joined");
+        w.WriteNumber("NumberOfCores", Environment.ProcessorCount);
+        double gb = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / (double)(1L << 30);
+        w.WriteNumber("InstalledMemoryInGb", Math.Round(gb, 1));
+        w.WriteNumber("UsableMemoryInGb", Math.Round(gb, 1));
+        w.WriteNull("BuildInfo");
+        w.WriteNull("OsInfo");
+        w.WriteString("ServerId", TopologyId);
+        w.WriteString("CurrentState", "Leader");
+        w.WriteBoolean("HasFixedPort", true);
+        w.WriteNumber("ServerSchemaVersion", 0);
+        w.WriteString("ServerRole", "Member");
+        w.WriteEndObject();
+    });
+
+    private static Task GetVersion(HttpContext context) => JsonResponse.WriteAsync(context, 200, w =>
+    {
+        string version = typeof(TopologyEndpoints).Assembly.GetName().Version?.ToString() ?? "0.1.0";
+        w.WriteStartObject();
+        w.WriteString("ProductVersion", "RavenLite " + version);
+        w.WriteNumber("BuildVersion", 1);
+        w.WriteString("CommitHash", "");
+        w.WriteString("FullVersion", version);
+        w.WriteEndObject();
+    });
+}

@@ -1,0 +1,32 @@
+namespace RavenLite.Server.Hosting;
+
+/// <summary>Every server log message, as source-generated LoggerMessage methods.</summary>
+internal static partial class Log
+{
+    [LoggerMessage(1, LogLevel.Information, "RavenLite listening on {Urls}")]
+    public static partial void Listening(ILogger logger, string urls);
+
+    [LoggerMessage(2, LogLevel.Information, "RavenLite options:\n{Options}")]
+    public static partial void Options(ILogger logger, string options);
+
+    [LoggerMessage(3, LogLevel.Warning, "Skipping {Dir}: unreadable database record: {Message}")]
+    public static partial void SkippingDatabase(ILogger logger, string dir, string message);
+
+    [LoggerMessage(4, LogLevel.Information, "Created database {Name} in {Dir}")]
+    public static partial void Created(ILogger logger, string name, string dir);
+
+    [LoggerMessage(5, LogLevel.Information, "Deleted database {Name}")]
+    public static partial void Deleted(ILogger logger, string name);
+
+    [LoggerMessage(6, LogLevel.Information, "Opened database {Name} (recovered {Count} journal records)")]
+    public static partial void Opened(ILogger logger, string name, int count);
+
+    [LoggerMessage(7, LogLevel.Information, "Closed database {Name}")]
+    public static partial void Closed(ILogger logger, string name);
+
+    [LoggerMessage(8, LogLevel.Error, "{Method} {Path} failed")]
+    public static partial void RequestFailed(ILogger logger, Exception exception, string method, string path);
+
+    [LoggerMessage(9, LogLevel.Debug, "{Method} {Path}: {Status} {Message}")]
+    public static partial void RequestRejected(ILogger logger, string method, string path, int status, string message);
+}

@@ -1,0 +1,72 @@
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Endpoints;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Hosting;
+
+/// <summary>
+/// Composition of the server: configuration (appsettings.json &lt; RAVENLITE_ environment variables
+/// &lt; command line), validated <see cref="ServerOptions"/>, Kestrel on the one configured address,
+/// the database registry, the error middleware and every endpoint group. Used by Program and by
+/// tests (which start it on 127.0.0.1:0 with a temp data dir).
+/// </summary>
+public static class ServerHost
+{
+    /// <summary>Builds (does not start) the server. Throws <see cref="InvalidOperationException"/> for invalid settings.</summary>
+    public static WebApplication Build(string[] args, Action<ServerOptions>? configure = null)
+    {
+        var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = args, ContentRootPath = AppContext.BaseDirectory });
+        // Precedence: appsettings.json < RAVENLITE_ variables < command line (re-added last to win).
+        builder.Configuration.AddEnvironmentVariables("RAVENLITE_");
+        builder.Configuration.AddCommandLine(args);
+        var options = new ServerOptions();
+        builder.Configuration.Bind(options);
+        configure?.Invoke(options);
+        options.Validate();
+
+        builder.Services.AddSingleton(options);
+        builder.Services.AddSingleton<DatabaseRegistry>();
+        builder.Logging.AddSimpleConsole(o =>
+        {
+            o.SingleLine = true;
+            o.TimestampFormat = "HH:mm:ss ";
+        });
+        builder.WebHost.UseUrls(options.ServerUrl);
+        builder.WebHost.ConfigureKestrel(k =>
+        {
+            k.AddServerHeader = false;
+            k.Limits.MaxRequestBodySize = null; // bulk insert streams without bound; other bodies are checked by RequestBody
+            k.Limits.MaxRequestHeadersTotalSize = 64 << 10; // beyond: 431
+            k.Limits.MaxRequestLineSize = 16 << 10; // beyond: 414
+        });
+        builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
+
+        var app = builder.Build();
+        app.UseMiddleware<ErrorHandlingMiddleware>();
+        TopologyEndpoints.Map(app);
+        DatabaseEndpoints.Map(app);
+        DocumentEndpoints.Map(app);
+        BulkDocsEndpoints.Map(app);
+        HiLoEndpoints.Map(app);
+        OperationEndpoints.Map(app);
+        StatsEndpoints.Map(app);
+        BulkInsertEndpoints.Map(app);
+        QueryEndpoints.Map(app);
+        app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, "Raven.Client.Exceptions.Routing.RouteNotFoundException",
+            $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
+
+        var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();
+        var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
+        lifetime.ApplicationStarted.Register(() => Log.Listening(logger, string.Join(", ", Addresses(app))));
+        // Graceful shutdown: after Kestrel stops taking requests, close every database (drains mergers, flushes storage).
+        lifetime.ApplicationStopped.Register(() => app.Services.GetRequiredService<DatabaseRegistry>().Dispose());
+        Log.Options(logger, options.Describe());
+        return app;
+    }
+
+    /// <summary>The addresses Kestrel actually bound (port 0 resolved).</summary>
+    public static IReadOnlyList<string> Addresses(WebApplication app) =>
+        app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.ToList() ?? [];
+}

@@ -1,0 +1,98 @@
+using System.Net;
+using RavenLite.Storage;
+
+namespace RavenLite.Server.Hosting;
+
+/// <summary>
+/// Server settings. Sources, later wins: appsettings.json, environment variables with the
+/// <c>RAVENLITE_</c> prefix (<c>RAVENLITE_DataDir</c>), command line (<c>--DataDir ./x</c>).
+/// Validated once at start-up (<see cref="Validate"/>); printed by <see cref="Describe"/>.
+/// </summary>
+public sealed class ServerOptions
+{
+    /// <summary>Where databases live (<c>{DataDir}/Databases/{name}/</c>). Default <c>./data</c>, relative to the working directory.</summary>
+    public string DataDir { get; set; } = "data";
+
+    /// <summary>The one address Kestrel listens on. Default <c>http://127.0.0.1:8080</c>; port 0 picks a free port.</summary>
+    public string ServerUrl { get; set; } = "http://127.0.0.1:8080";
+
+    /// <summary>
+    /// Allows binding a non-loopback address without authentication (there is none yet). Default
+    /// false: such a binding is refused at start-up.
+    /// </summary>
+    public bool AllowUnsecuredNonLoopback { get; set; }
+
+    /// <summary>Journal durability of every database (<c>Sync</c> default: a 2xx answer means the write is on stable storage).</summary>
+    public DurabilityMode Durability { get; set; } = DurabilityMode.Sync;
+
+    /// <summary>Largest accepted document, in bytes of JSON (default 16 MiB). Larger ones get 413.</summary>
+    public int MaxDocumentBytes { get; set; } = 16 << 20;
+
+    /// <summary>Largest accepted request body other than bulk insert, in bytes (default 64 MiB). Larger ones get 413.</summary>
+    public long MaxRequestBodyBytes { get; set; } = 64L << 20;
+
+    /// <summary>Longest document id, in UTF-8 bytes (default 512). Longer ones get 400.</summary>
+    public int MaxIdBytes { get; set; } = 512;
+
+    /// <summary>The merger closes a transaction after this many operations (default 1024).</summary>
+    public int MergerMaxOperations { get; set; } = 1024;
+
+    /// <summary>The merger closes a transaction after this many bytes of documents (default 16 MiB).</summary>
+    public int MergerMaxBytes { get; set; } = 16 << 20;
+
+    /// <summary>Bulk insert hands a batch to the merger at this many bytes of documents (default 4 MiB).</summary>
+    public int BulkInsertBatchBytes { get; set; } = 4 << 20;
+
+    /// <summary>Bulk insert hands a batch to the merger at this many documents (default 8192).</summary>
+    public int BulkInsertBatchDocuments { get; set; } = 8192;
+
+    /// <summary>Bulk insert hands a partial batch over after the network has been quiet this long, in milliseconds (default 2).</summary>
+    public int BulkInsertQuietMs { get; set; } = 2;
+
+    /// <summary>Checks every setting; throws with a message naming the setting and its valid range.</summary>
+    public void Validate()
+    {
+        if (string.IsNullOrWhiteSpace(DataDir))
+            throw new InvalidOperationException("DataDir must name a directory.");
+        if (!Uri.TryCreate(ServerUrl, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp)
+            throw new InvalidOperationException($"ServerUrl '{ServerUrl}' must be an absolute http:// URL such as http://127.0.0.1:8080 (https is not supported yet).");
+        if (!IsLoopback(uri.Host) && !AllowUnsecuredNonLoopback)
+            throw new InvalidOperationException(
+                $"Refusing to listen on '{ServerUrl}': it is not a loopback address and RavenLite has no authentication yet, so anyone who can reach it could read and change every database. " +
+                "Bind 127.0.0.1 / ::1, or set AllowUnsecuredNonLoopback=true (RAVENLITE_AllowUnsecuredNonLoopback=true) if the network is trusted.");
+        Check(MaxDocumentBytes is >= 1024 and <= 256 << 20, "MaxDocumentBytes must be 1 KiB..256 MiB.");
+        Check(MaxRequestBodyBytes >= MaxDocumentBytes, "MaxRequestBodyBytes must be at least MaxDocumentBytes.");
+        Check(MaxIdBytes is >= 16 and <= 1000, "MaxIdBytes must be 16..1000 (storage keys are at most 1024 bytes).");
+        Check(MergerMaxOperations is >= 1 and <= 1_000_000, "MergerMaxOperations must be 1..1,000,000.");
+        Check(MergerMaxBytes >= 64 << 10, "MergerMaxBytes must be at least 64 KiB.");
+        Check(BulkInsertBatchBytes >= 64 << 10, "BulkInsertBatchBytes must be at least 64 KiB.");
+        Check(BulkInsertBatchDocuments >= 1, "BulkInsertBatchDocuments must be at least 1.");
+        Check(BulkInsertQuietMs is >= 0 and <= 1000, "BulkInsertQuietMs must be 0..1000.");
+    }
+
+    private static void Check(bool ok, string message)
+    {
+        if (!ok)
+            throw new InvalidOperationException(message);
+    }
+
+    /// <summary>True for localhost, 127.0.0.0/8 and ::1.</summary>
+    public static bool IsLoopback(string host)
+    {
+        if (string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase))
+            return true;
+        return IPAddress.TryParse(host.Trim('[', ']'), out var ip) && IPAddress.IsLoopback(ip);
+    }
+
+    /// <summary>One line per setting, for the start-up log.</summary>
+    public string Describe() =>
+        $"""
+        DataDir={Path.GetFullPath(DataDir)}
+        ServerUrl={ServerUrl}
+        AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
+        Durability={Durability}
+        MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
+        MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
+        BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
+        """;
+}

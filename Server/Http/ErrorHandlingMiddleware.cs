@@ -1,0 +1,64 @@
+using System.Text.Json;
+using RavenLite.Storage;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>
+/// Turns every failure into the JSON error shape of PROTOCOL.md §9 (<c>{Url, Type, Message, Error}</c>)
+/// with the matching status, and gives empty answers an explicit <c>Content-Length: 0</c>.
+/// </summary>
+public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorHandlingMiddleware> logger)
+{
+    /// <summary>Runs the rest of the pipeline.</summary>
+    public async Task InvokeAsync(HttpContext context)
+    {
+        try
+        {
+            await next(context).ConfigureAwait(false);
+            if (!context.Response.HasStarted && context.Response.ContentLength == null)
+                context.Response.ContentLength = 0;
+        }
+        catch (Exception e) when (!context.Response.HasStarted)
+        {
+            var (status, type, message) = Classify(e);
+            if (e is not ApiException)
+                Hosting.Log.RequestFailed(logger, e, context.Request.Method, context.Request.Path);
+            else
+                Hosting.Log.RequestRejected(logger, context.Request.Method, context.Request.Path, status, message);
+            context.Response.Clear();
+            if (e is DatabaseMissingException missing)
+                context.Response.Headers["Database-Missing"] = missing.Database;
+            await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString()).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException && context.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away mid-answer: nothing to tell it.
+        }
+    }
+
+    /// <summary>Maps an exception to (status, client Type, message).</summary>
+    public static (int Status, string Type, string Message) Classify(Exception e) => e switch
+    {
+        ApiException a => (a.StatusCode, a.ClientType, a.Message),
+        BadHttpRequestException b => (b.StatusCode, "Raven.Client.Exceptions.BadRequestException", b.Message),
+        JsonException j => (400, "Raven.Client.Exceptions.BadRequestException", "Invalid JSON: " + j.Message),
+        StorageLimitException l => (413, "Raven.Client.Exceptions.BadRequestException", l.Message),
+        IOException io when io.HResult == 28 || io.Message.Contains("No space left", StringComparison.OrdinalIgnoreCase)
+            => (503, "Raven.Client.Exceptions.Database.DiskFullException", io.Message),
+        StorageFailedException f => (500, "Raven.Client.Exceptions.RavenException", f.Message),
+        TimeoutException t => (408, "System.TimeoutException", t.Message),
+        _ => (500, "Raven.Client.Exceptions.RavenException", e.Message),
+    };
+
+    /// <summary>Writes one JSON error answer.</summary>
+    public static Task WriteErrorAsync(HttpContext context, int status, string type, string message, string error) =>
+        JsonResponse.WriteAsync(context, status, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Url", context.Request.Path + context.Request.QueryString);
+            w.WriteString("Type", type);
+            w.WriteString("Message", message);
+            w.WriteString("Error", error);
+            w.WriteEndObject();
+        });
+}

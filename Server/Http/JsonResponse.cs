@@ -1,0 +1,43 @@
+using System.Buffers;
+using System.Text.Json;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>
+/// Writes every answer with an explicit <c>Content-Length</c> (the Node client needs it, PROTOCOL.md
+/// §1.2): the JSON is built into a buffer first, then sent in one write.
+/// </summary>
+public static class JsonResponse
+{
+    private static readonly JsonWriterOptions WriterOptions = new() { SkipValidation = false, Indented = false, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
+
+    /// <summary>Builds a JSON body with <paramref name="write"/> and sends it with <paramref name="status"/>.</summary>
+    public static async Task WriteAsync(HttpContext context, int status, Action<Utf8JsonWriter> write)
+    {
+        var buffer = new ArrayBufferWriter<byte>(1024);
+        using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
+            write(writer);
+        await SendAsync(context, status, buffer.WrittenMemory).ConfigureAwait(false);
+    }
+
+    /// <summary>Sends already-serialized JSON.</summary>
+    public static async Task SendAsync(HttpContext context, int status, ReadOnlyMemory<byte> json)
+    {
+        var response = context.Response;
+        response.StatusCode = status;
+        response.ContentType = "application/json; charset=utf-8";
+        response.ContentLength = json.Length;
+        await response.Body.WriteAsync(json, context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>An answer with no body and <c>Content-Length: 0</c>.</summary>
+    public static Task EmptyAsync(HttpContext context, int status)
+    {
+        context.Response.StatusCode = status;
+        context.Response.ContentLength = 0;
+        return Task.CompletedTask;
+    }
+
+    /// <summary>Formats a UTC time the way RavenDB and its clients expect: 7 fractional digits and Z.</summary>
+    public static string FormatDate(DateTime utc) => utc.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture);
+}

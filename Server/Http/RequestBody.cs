@@ -1,0 +1,46 @@
+using System.Buffers;
+using System.IO.Compression;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>Reads whole (non-streaming) request bodies under a byte limit, undoing gzip/deflate content encoding.</summary>
+public static class RequestBody
+{
+    /// <summary>The request body as bytes; 413 once it passes <paramref name="limit"/> (decompressed), 400 for a broken gzip stream.</summary>
+    public static async Task<ReadOnlyMemory<byte>> ReadAsync(HttpContext context, long limit)
+    {
+        var stream = Decode(context.Request);
+        var buffer = new ArrayBufferWriter<byte>(context.Request.ContentLength is > 0 and < 1 << 20 ? (int)context.Request.ContentLength.Value : 16 << 10);
+        try
+        {
+            while (true)
+            {
+                var memory = buffer.GetMemory(16 << 10);
+                int n = await stream.ReadAsync(memory, context.RequestAborted).ConfigureAwait(false);
+                if (n == 0)
+                    break;
+                buffer.Advance(n);
+                if (buffer.WrittenCount > limit)
+                    throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes (MaxRequestBodyBytes).");
+            }
+        }
+        catch (InvalidDataException e)
+        {
+            throw ApiException.BadRequest("Request body is not valid for its Content-Encoding: " + e.Message);
+        }
+        return buffer.WrittenMemory;
+    }
+
+    /// <summary>The body stream, decompressed when <c>Content-Encoding</c> says gzip or deflate; 400 for other encodings.</summary>
+    public static Stream Decode(HttpRequest request)
+    {
+        string? encoding = request.Headers.ContentEncoding;
+        if (string.IsNullOrEmpty(encoding) || encoding.Equals("identity", StringComparison.OrdinalIgnoreCase))
+            return request.Body;
+        if (encoding.Equals("gzip", StringComparison.OrdinalIgnoreCase))
+            return new GZipStream(request.Body, CompressionMode.Decompress, leaveOpen: true);
+        if (encoding.Equals("deflate", StringComparison.OrdinalIgnoreCase))
+            return new ZLibStream(request.Body, CompressionMode.Decompress, leaveOpen: true);
+        throw ApiException.BadRequest($"Content-Encoding '{encoding}' is not supported (use gzip, deflate or none).");
+    }
+}

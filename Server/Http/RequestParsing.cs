@@ -1,0 +1,58 @@
+using System.Globalization;
+using Microsoft.Extensions.Primitives;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>
+/// Lenient reading of query strings and headers, as RavenDB does (PROTOCOL.md §1.1, §1.3): one pair
+/// of surrounding quotes is stripped, a value that does not parse counts as absent, and keys with
+/// stray <c>?</c> in front (<c>&amp;?raft-request-id=</c>) are ignored with every unknown key.
+/// </summary>
+public static class RequestParsing
+{
+    /// <summary>A header value with one pair of surrounding quotes removed, or null when absent or empty.</summary>
+    public static string? Header(HttpRequest request, string name)
+    {
+        StringValues v = request.Headers[name];
+        if (v.Count == 0)
+            return null;
+        return Unquote(v[0]);
+    }
+
+    /// <summary>Strips one pair of surrounding double quotes; null for null/empty.</summary>
+    public static string? Unquote(string? s)
+    {
+        if (string.IsNullOrEmpty(s))
+            return null;
+        if (s.Length >= 2 && s[0] == '"' && s[^1] == '"')
+            s = s[1..^1];
+        return s;
+    }
+
+    /// <summary>The first value of a query parameter, or null.</summary>
+    public static string? Query(HttpRequest request, string name)
+    {
+        var v = request.Query[name];
+        return v.Count == 0 ? null : v[0];
+    }
+
+    /// <summary>An integer query parameter; <paramref name="fallback"/> when absent or not a number; clamped to [min, max].</summary>
+    public static int QueryInt(HttpRequest request, string name, int fallback, int min = 0, int max = int.MaxValue)
+    {
+        string? s = Query(request, name);
+        if (s == null || !long.TryParse(s, NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
+            return fallback;
+        return (int)Math.Clamp(n, min, max);
+    }
+
+    /// <summary>A 64-bit integer query parameter, or null when absent or not a number.</summary>
+    public static long? QueryLong(HttpRequest request, string name)
+    {
+        string? s = Query(request, name);
+        return s != null && long.TryParse(Unquote(s), NumberStyles.Integer, CultureInfo.InvariantCulture, out long n) ? n : null;
+    }
+
+    /// <summary>A query parameter that must be present and non-empty; 400 naming it otherwise.</summary>
+    public static string Required(HttpRequest request, string name) =>
+        Query(request, name) is { Length: > 0 } s ? s : throw ApiException.BadRequest($"Query string parameter '{name}' is required.");
+}
