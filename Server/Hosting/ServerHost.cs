@@ -58,6 +58,7 @@ public static class ServerHost
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 
         var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();
+        _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request
         var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
         lifetime.ApplicationStarted.Register(() => Log.Listening(logger, string.Join(", ", Addresses(app))));
         // Graceful shutdown: after Kestrel stops taking requests, close every database (drains mergers, flushes storage).

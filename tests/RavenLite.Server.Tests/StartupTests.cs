@@ -1,0 +1,86 @@
+using System.Diagnostics;
+using System.Net;
+using Microsoft.Extensions.DependencyInjection;
+using RavenLite.Server.Hosting;
+using RavenLite.TestKit;
+
+namespace RavenLite.Server.Tests;
+
+public sealed class StartupTests
+{
+    [Theory]
+    [InlineData("http://0.0.0.0:0")]
+    [InlineData("http://10.1.2.3:8080")]
+    [InlineData("http://[::]:0")]
+    public void Non_loopback_binding_is_refused_unless_explicitly_allowed(string url)
+    {
+        var e = Assert.Throws<InvalidOperationException>(() => ServerHost.Build(["--ServerUrl", url, "--DataDir", Path.GetTempPath()]));
+        Assert.Contains("not a loopback address", e.Message);
+        Assert.Contains("AllowUnsecuredNonLoopback", e.Message);
+        var o = new ServerOptions { ServerUrl = url, AllowUnsecuredNonLoopback = true };
+        o.Validate();
+    }
+
+    [Fact]
+    public void Settings_layer_appsettings_then_environment_then_command_line_and_are_validated()
+    {
+        Environment.SetEnvironmentVariable("RAVENLITE_MaxIdBytes", "300");
+        Environment.SetEnvironmentVariable("RAVENLITE_MergerMaxOperations", "77");
+        try
+        {
+            using var dir = new TempDirectory();
+            var app = ServerHost.Build(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0", "--MergerMaxOperations", "99"]);
+            var o = app.Services.GetRequiredService<ServerOptions>();
+            Assert.Equal(300, o.MaxIdBytes); // environment over appsettings default
+            Assert.Equal(99, o.MergerMaxOperations); // command line over environment
+            Assert.Equal(Storage.DurabilityMode.Sync, o.Durability); // appsettings.json
+            var bad = Assert.Throws<InvalidOperationException>(() => ServerHost.Build(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0", "--MaxIdBytes", "5000"]));
+            Assert.Contains("MaxIdBytes", bad.Message);
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable("RAVENLITE_MaxIdBytes", null);
+            Environment.SetEnvironmentVariable("RAVENLITE_MergerMaxOperations", null);
+        }
+    }
+
+    [Fact]
+    public async Task Server_process_refuses_a_public_address_with_a_clear_message_and_exit_code()
+    {
+        string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
+        using var dir = new TempDirectory();
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardError = true, RedirectStandardOutput = true };
+        foreach (string a in new[] { dll, "--ServerUrl", "http://0.0.0.0:18123", "--DataDir", dir.Path })
+            psi.ArgumentList.Add(a);
+        using var p = Process.Start(psi)!;
+        string err = await p.StandardError.ReadToEndAsync();
+        Assert.True(p.WaitForExit(30_000));
+        Assert.Equal(2, p.ExitCode);
+        Assert.Contains("Refusing to listen on 'http://0.0.0.0:18123'", err);
+    }
+
+    [Fact]
+    public async Task Graceful_shutdown_flushes_so_a_restart_replays_no_journal()
+    {
+        using var dir = new TempDirectory();
+        var s = await TestServer.StartAsync(dir.Path);
+        Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync("/admin/databases?name=db", TestServer.Json(""))).StatusCode);
+        for (int i = 0; i < 20; i++)
+            Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync($"/databases/db/docs?id=d/{i}", TestServer.Json($$$"""{"I":{{{i}}}}"""))).StatusCode);
+        await s.DisposeAsync();
+
+        await using var again = await TestServer.StartAsync(dir.Path);
+        var doc = await TestServer.ReadJson(await again.Http.GetAsync("/databases/db/docs?id=d/19"));
+        Assert.Equal(19, doc.GetProperty("Results")[0].GetProperty("I").GetInt32());
+        var registry = again.Services.GetRequiredService<Databases.DatabaseRegistry>();
+        var db = registry.Acquire("db");
+        try
+        {
+            Assert.Equal(0, db.Environment.RecoveredTransactions);
+        }
+        finally
+        {
+            db.Release();
+        }
+    }
+}
