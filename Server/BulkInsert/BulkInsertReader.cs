@@ -32,17 +32,20 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     public bool Finished => _finished;
 
     /// <summary>
-    /// Parses everything complete in <paramref name="result"/>, handing each document to
-    /// <paramref name="onItem"/> (id, parsed item, its byte length), then advances the pipe.
+    /// Parses what is complete in <paramref name="result"/>, handing each document to
+    /// <paramref name="onItem"/> (id, parsed item, its byte length), then advances the pipe. Stops
+    /// early when <paramref name="onItem"/> returns false (batch full); the rest is parsed by the next call.
     /// 400 for anything that is not a well-formed array of items; 413 for an item over the limit.
     /// </summary>
-    public void Consume(ReadResult result, Action<string, JsonDocument, int> onItem)
+    public void Consume(ReadResult result, Func<string, JsonDocument, int, bool> onItem)
     {
         var buffer = result.Buffer;
-        var r = new Utf8JsonReader(buffer.Slice(_scan - _bufferStart), result.IsCompleted, _state);
+        bool full = false;
+        // Never a final block: the end of the body is judged below, so a cut-off stream gets a message saying so.
+        var r = new Utf8JsonReader(buffer.Slice(_scan - _bufferStart), isFinalBlock: false, _state);
         try
         {
-            while (!_finished && r.Read())
+            while (!_finished && !full && r.Read())
             {
                 switch (r.TokenType)
                 {
@@ -55,7 +58,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     case JsonTokenType.EndObject when r.CurrentDepth == 1:
                         long end = _scan + r.BytesConsumed;
                         var item = buffer.Slice(_itemStart - _bufferStart, end - _itemStart);
-                        Item(item, onItem);
+                        full = !Item(item, onItem);
                         _itemStart = -1;
                         break;
                     case JsonTokenType.EndArray when r.CurrentDepth == 0:
@@ -73,19 +76,21 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             throw ApiException.BadRequest($"Invalid JSON in the bulk insert stream near byte {_scan + r.BytesConsumed}: {e.Message}");
         }
         if (!_started && result.IsCompleted)
-            throw ApiException.BadRequest("The bulk insert body is empty; it must be a JSON array.");
+            throw ApiException.BadRequest(buffer.IsEmpty ? "The bulk insert body is empty; it must be a JSON array." : "The bulk insert body must be a JSON array.");
         _scan += r.BytesConsumed;
         _state = r.CurrentState;
         if (_itemStart >= 0 && _scan - _itemStart > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-        if (result.IsCompleted && !_finished)
+        if (result.IsCompleted && !_finished && !full)
             throw ApiException.BadRequest($"The bulk insert stream ended after {_scan} bytes, inside the array (no closing ']').");
         long keep = _itemStart >= 0 ? _itemStart : _scan;
-        reader.AdvanceTo(buffer.GetPosition(keep - _bufferStart), buffer.End);
+        var consumed = buffer.GetPosition(keep - _bufferStart);
+        // Stopped early for a full batch: the rest is unread, so the next read must return at once.
+        reader.AdvanceTo(consumed, full ? consumed : buffer.End);
         _bufferStart = keep;
     }
 
-    private void Item(ReadOnlySequence<byte> bytes, Action<string, JsonDocument, int> onItem)
+    private bool Item(ReadOnlySequence<byte> bytes, Func<string, JsonDocument, int, bool> onItem)
     {
         if (bytes.Length > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
@@ -105,7 +110,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             if (type == "HeartBeat")
             {
                 doc.Dispose();
-                return;
+                return true;
             }
             if (type != "PUT")
                 throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT and HeartBeat are).");
@@ -114,7 +119,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
             documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
             DocumentJson.CollectionOf(d);
-            onItem(id, doc, (int)bytes.Length);
+            return onItem(id, doc, (int)bytes.Length);
         }
         catch
         {

@@ -57,6 +57,7 @@ public static class BulkInsertEndpoints
                 {
                     batch ??= new BulkInsertBatch();
                     batch.Add(id, doc, bytes);
+                    return batch.Count < options.BulkInsertBatchDocuments && batch.Bytes < options.BulkInsertBatchBytes;
                 });
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
                 {
