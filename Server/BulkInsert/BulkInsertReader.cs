@@ -95,9 +95,12 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         if (bytes.Length > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
         JsonDocument doc;
+        byte[] copy = bytes.ToArray();
+        if (!System.Text.Unicode.Utf8.IsValid(copy))
+            throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
         try
         {
-            doc = JsonDocument.Parse(bytes.ToArray(), ItemOptions);
+            doc = JsonDocument.Parse(copy, ItemOptions);
         }
         catch (JsonException e)
         {

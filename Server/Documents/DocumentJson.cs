@@ -25,12 +25,19 @@ public static class DocumentJson
         AllowTrailingCommas = false,
     };
 
-    /// <summary>Parses a request body; malformed JSON, duplicate keys or excess depth are a 400 naming the problem.</summary>
+    /// <summary>Parses a request body; invalid UTF-8, malformed JSON, duplicate keys or excess depth are a 400 naming the problem.</summary>
     public static JsonDocument Parse(ReadOnlyMemory<byte> body, int envelopeDepth)
     {
+        // JsonDocument checks UTF-8 lazily (when a string is read); check all of it up front.
+        if (!System.Text.Unicode.Utf8.IsValid(body.Span))
+            throw ApiException.BadRequest("Invalid JSON: the body is not valid UTF-8.");
         try
         {
             return JsonDocument.Parse(body, ParseOptions(envelopeDepth));
+        }
+        catch (JsonException e) when (e.Message.Contains("maximum configured depth", StringComparison.Ordinal))
+        {
+            throw ApiException.BadRequest($"Invalid JSON: it nests deeper than allowed (documents may nest at most {MaxDepth} levels). {e.Message}");
         }
         catch (JsonException e)
         {

@@ -153,7 +153,7 @@ public static class DocumentEndpoints
         string id = RequestParsing.Required(context.Request, "id");
         db.Documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? throw ApiException.BadRequest("Document id must not be empty.") : id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
-        var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes).ConfigureAwait(false);
+        var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
         using var doc = DocumentJson.Parse(body, 0);
         DocumentJson.CollectionOf(doc.RootElement);
         var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), doc.RootElement, expected), body.Length);

@@ -7,7 +7,7 @@ namespace RavenLite.Server.Http;
 public static class RequestBody
 {
     /// <summary>The request body as bytes; 413 once it passes <paramref name="limit"/> (decompressed), 400 for a broken gzip stream.</summary>
-    public static async Task<ReadOnlyMemory<byte>> ReadAsync(HttpContext context, long limit)
+    public static async Task<ReadOnlyMemory<byte>> ReadAsync(HttpContext context, long limit, string limitName = "MaxRequestBodyBytes")
     {
         var stream = Decode(context.Request);
         var buffer = new ArrayBufferWriter<byte>(context.Request.ContentLength is > 0 and < 1 << 20 ? (int)context.Request.ContentLength.Value : 16 << 10);
@@ -21,7 +21,7 @@ public static class RequestBody
                     break;
                 buffer.Advance(n);
                 if (buffer.WrittenCount > limit)
-                    throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes (MaxRequestBodyBytes).");
+                    throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
             }
         }
         catch (InvalidDataException e)
