@@ -2,7 +2,8 @@
 # Runs every test. Installs the native libraries the project needs when they are missing
 # (Debian/Ubuntu): liblz4-1 is the LZ4 codec the storage engine calls (required); liblmdb0 is the
 # storage benchmark's peer, installed here so the README's second command works on a fresh
-# machine (optional: the tests do not need it). See docs/dependencies.md.
+# machine (optional: the tests do not need it). Node.js + npm run RavenDB's official Node client
+# against the server (tests/node-client). See docs/dependencies.md.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -16,5 +17,9 @@ install() {
 
 ldconfig -p | grep -q 'liblz4\.so\.1' || install liblz4-1
 ldconfig -p | grep -q 'liblmdb\.so\.0' || install liblmdb0 || echo "warning: could not install liblmdb0; benchmarks against LMDB will not run (tests do not need it)" >&2
+
+# RavenDB's official Node client for the compatibility test (tests/node-client, pinned by package-lock.json).
+command -v node >/dev/null || install nodejs npm
+npm ci --prefix tests/node-client --no-audit --no-fund
 
 dotnet test RavenLite.sln -c Release "$@"
