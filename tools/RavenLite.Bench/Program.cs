@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -19,10 +19,21 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         Console.Error.WriteLine(why);
         return 3;
     }
+    if (suite is "bulk-insert" or "writes" && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    {
+        Console.Error.WriteLine(pgWhy);
+        return 3;
+    }
     Console.WriteLine($"# {suite} suite{(isQuick ? " (quick)" : "")}{(suite == "storage" ? $", median of {r.GetValue(repeat) ?? (isQuick ? 1 : 3)} runs per row" : "")}, {Environment.ProcessorCount} cores, {DateTime.UtcNow:yyyy-MM-dd HH:mm} UTC, .NET {Environment.Version}, work dir {work}");
     var rows = new List<BenchResult>();
     int repeats = r.GetValue(repeat) ?? (isQuick ? 1 : 3);
-    IEnumerable<BenchResult> source = suite == "storage" ? new StorageSuite(isQuick, work, repeats).Run() : new LimitsSuite(isQuick, work).Run();
+    IEnumerable<BenchResult> source = suite switch
+    {
+        "storage" => new StorageSuite(isQuick, work, repeats).Run(),
+        "bulk-insert" => new BulkInsertSuite(isQuick, work).Run(),
+        "writes" => new WritesSuite(isQuick, work).Run(),
+        _ => new LimitsSuite(isQuick, work).Run(),
+    };
     foreach (var row in source)
     {
         rows.Add(row);
@@ -38,7 +49,11 @@ var storage = new Command("storage", "Classic storage workloads, RavenLite and L
 storage.SetAction(r => RunSuite("storage", r));
 var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
 limits.SetAction(r => RunSuite("limits", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits }.Parse(args).Invoke();
+var bulkInsert = new Command("bulk-insert", "1M ≈1 KB documents through the bulk-insert endpoint, against PostgreSQL COPY, same run.") { quick, json, dir };
+bulkInsert.SetAction(r => RunSuite("bulk-insert", r));
+var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir };
+writes.SetAction(r => RunSuite("writes", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -47,14 +62,18 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
-        if (row.Engine == "lmdb")
+        if (row.Engine is "lmdb" or "postgres")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)
-                ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x lmdb");
+                ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x {row.Engine}");
         }
+        if (row.P50Ms is { } p50)
+            ratio = string.Create(c, $"   p50 {p50:F2} ms p99 {row.P99Ms:F2} ms") + ratio;
+        if (row.RssBytes is { } rss && row.Suite is "bulk-insert")
+            ratio = string.Create(c, $"   peak RSS {rss >> 20} MB") + ratio;
         string bytes = "";
-        if (row.Transactions is { } txs && txs > 0)
+        if (row.Suite == "storage" && row.Transactions is { } txs && txs > 0)
         {
             bytes = string.Create(c, $"   written {row.ProcessWriteBytes / (double)txs:N0} B/tx");
             if (row.JournalBytes is { } jb)
