@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Runtime.InteropServices;
 using System.Text.Json;
 using RavenLite.Server.Http;
 
@@ -71,50 +72,62 @@ public static class DocumentJson
 
     /// <summary>
     /// Writes the stored JSON of <paramref name="document"/>: its properties in order, then
-    /// <c>@metadata</c> with the client's keys and the server's four. Throws 400 when the document
-    /// nests deeper than <see cref="MaxDepth"/>.
+    /// <c>@metadata</c> with the server's four keys and the client's others. The document was parsed
+    /// (so it is valid UTF-8 JSON within the depth limit): property names and values are copied as
+    /// raw bytes, never re-encoded.
     /// </summary>
     public static byte[] BuildStored(JsonElement document, string id, string collection, string changeVector, DateTime lastModified)
     {
-        var buffer = new ArrayBufferWriter<byte>(4096);
-        try
+        var raw = JsonMarshal.GetRawUtf8Value(document);
+        var buffer = new ArrayBufferWriter<byte>(raw.Length + 256);
+        buffer.Write("{"u8);
+        bool first = true;
+        JsonElement meta = default;
+        bool hasMeta = false;
+        foreach (var p in document.EnumerateObject())
         {
-            using var w = new Utf8JsonWriter(buffer, new JsonWriterOptions { MaxDepth = MaxDepth, SkipValidation = false });
-            w.WriteStartObject();
-            JsonElement meta = default;
-            bool hasMeta = false;
-            foreach (var p in document.EnumerateObject())
+            if (p.NameEquals("@metadata"))
             {
-                if (p.NameEquals("@metadata"))
-                {
-                    meta = p.Value;
-                    hasMeta = p.Value.ValueKind == JsonValueKind.Object;
-                    continue;
-                }
-                p.WriteTo(w);
+                meta = p.Value;
+                hasMeta = p.Value.ValueKind == JsonValueKind.Object;
+                continue;
             }
-            w.WritePropertyName("@metadata");
+            WriteRawProperty(buffer, p, ref first);
+        }
+        if (!first)
+            buffer.Write(","u8);
+        buffer.Write("\"@metadata\":"u8);
+        using (var w = new Utf8JsonWriter(buffer, new JsonWriterOptions { SkipValidation = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
+        {
             w.WriteStartObject();
             w.WriteString("@collection", collection);
             w.WriteString("@id", id);
             w.WriteString("@change-vector", changeVector);
             w.WriteString("@last-modified", JsonResponse.FormatDate(lastModified));
-            if (hasMeta)
-            {
-                foreach (var p in meta.EnumerateObject())
-                {
-                    if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
-                        continue;
-                    p.WriteTo(w);
-                }
-            }
-            w.WriteEndObject();
-            w.WriteEndObject();
+            w.Flush();
         }
-        catch (InvalidOperationException e) when (e.Message.Contains("depth", StringComparison.OrdinalIgnoreCase))
+        if (hasMeta)
         {
-            throw ApiException.BadRequest($"Document '{id}' nests deeper than {MaxDepth} levels.");
+            bool metaFirst = false; // the four server keys came first
+            foreach (var p in meta.EnumerateObject())
+            {
+                if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
+                    continue;
+                WriteRawProperty(buffer, p, ref metaFirst);
+            }
         }
+        buffer.Write("}}"u8);
         return buffer.WrittenSpan.ToArray();
+    }
+
+    private static void WriteRawProperty(ArrayBufferWriter<byte> buffer, JsonProperty p, ref bool first)
+    {
+        if (!first)
+            buffer.Write(","u8);
+        first = false;
+        buffer.Write("\""u8);
+        buffer.Write(JsonMarshal.GetRawUtf8PropertyName(p));
+        buffer.Write("\":"u8);
+        buffer.Write(JsonMarshal.GetRawUtf8Value(p.Value));
     }
 }
