@@ -104,62 +104,32 @@ public sealed class DocumentsStorage
     /// <summary>Documents with etag greater than <paramref name="afterEtag"/>, ascending, skipping <paramref name="start"/>.</summary>
     public List<StoredDocument> GetAfterEtag(Transaction tx, long afterEtag, int start, int pageSize)
     {
-        var result = new List<StoredDocument>();
-        var docs = tx.ReadTree(DocsTree)!;
         var c = tx.ReadTree(EtagTree)!.CreateCursor();
-        Span<byte> key = stackalloc byte[8];
-        BinaryPrimitives.WriteInt64BigEndian(key, afterEtag + 1);
-        if (!c.Seek(key))
-            return result;
-        do
-        {
-            if (start > 0)
-            {
-                start--;
-                continue;
-            }
-            if (result.Count >= pageSize)
-                break;
-            if (docs.TryGet(c.Value, out var value))
-                result.Add(DocumentRecord.Read(value, DatabaseId));
-        }
-        while (c.MoveNext());
-        return result;
+        return Page(tx, c, c.Seek(EtagKey(afterEtag + 1)), backwards: false, start, pageSize);
     }
 
     /// <summary>The most recently written documents first (RavenDB's <c>GET /docs?start=&amp;pageSize=</c>).</summary>
     public List<StoredDocument> GetLatest(Transaction tx, int start, int pageSize)
     {
-        var result = new List<StoredDocument>();
-        var docs = tx.ReadTree(DocsTree)!;
         var c = tx.ReadTree(EtagTree)!.CreateCursor();
-        if (!c.SeekToLast())
-            return result;
-        do
-        {
-            if (start > 0)
-            {
-                start--;
-                continue;
-            }
-            if (result.Count >= pageSize)
-                break;
-            if (docs.TryGet(c.Value, out var value))
-                result.Add(DocumentRecord.Read(value, DatabaseId));
-        }
-        while (c.MovePrevious());
-        return result;
+        return Page(tx, c, c.SeekToLast(), backwards: true, start, pageSize);
     }
 
     /// <summary>Documents of one collection (any casing) in etag order, skipping <paramref name="start"/>.</summary>
     public List<StoredDocument> GetByCollection(Transaction tx, string collection, int start, int pageSize)
     {
-        var result = new List<StoredDocument>();
-        var docs = tx.ReadTree(DocsTree)!;
         var c = tx.ReadTree(CollectionEtagTree)!.CreateCursor();
         c.Prefix = CollectionPrefix(collection);
-        if (!c.SeekToFirst())
+        return Page(tx, c, c.SeekToFirst(), backwards: false, start, pageSize);
+    }
+
+    /// <summary>Loads the documents an index cursor (values = lower-cased ids) names, from its position, skipping <paramref name="start"/>.</summary>
+    private List<StoredDocument> Page(Transaction tx, TreeCursor cursor, bool positioned, bool backwards, int start, int pageSize)
+    {
+        var result = new List<StoredDocument>();
+        if (!positioned)
             return result;
+        var docs = tx.ReadTree(DocsTree)!;
         do
         {
             if (start > 0)
@@ -169,10 +139,10 @@ public sealed class DocumentsStorage
             }
             if (result.Count >= pageSize)
                 break;
-            if (docs.TryGet(c.Value, out var value))
+            if (docs.TryGet(cursor.Value, out var value))
                 result.Add(DocumentRecord.Read(value, DatabaseId));
         }
-        while (c.MoveNext());
+        while (backwards ? cursor.MovePrevious() : cursor.MoveNext());
         return result;
     }
 

@@ -34,7 +34,7 @@ public static class OperationEndpoints
         long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
         var state = db.Operations.Get(id);
         if (state == null)
-            return ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
+            return UnknownOperation(context, id);
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -76,10 +76,13 @@ public static class OperationEndpoints
         long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
         var state = db.Operations.Get(id);
         if (state == null)
-            return ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
+            return UnknownOperation(context, id);
         state.Cancel();
         return JsonResponse.EmptyAsync(context, 204);
     }
+
+    private static Task UnknownOperation(HttpContext context, long id) =>
+        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
 
     private static Task ServerState(HttpContext context) =>
         ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", "RavenLite has no server-wide operations.", "RavenLite has no server-wide operations.");
