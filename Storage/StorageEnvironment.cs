@@ -49,8 +49,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private long _syncedTx;
     private long _headerSequence;
     private volatile Exception? _failure;
+    private const int MaxPooledPayloads = 4;
+    private volatile EnvironmentState _writerState;
+    private readonly object _commitLock = new();
+    private readonly List<PendingCommit> _commitQueue = [];
+    private readonly List<byte[]> _payloadPool = [];
+    private bool _commitWorkerActive;
     private byte[] _recordBuffer = [];
-    private byte[] _compressBuffer = [];
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
     private int _disposed;
 
@@ -102,7 +107,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _headers.Write(header);
             }
             _syncedTx = header.LastSyncedTxId;
-            _state = new EnvironmentState(header.LastSyncedTxId, header.RootTree, header.NextPage, header.JournalFileNumber, header.JournalOffset);
+            _state = _writerState = new EnvironmentState(header.LastSyncedTxId, header.RootTree, header.NextPage, header.JournalFileNumber, header.JournalOffset);
             _journal = new JournalWriter(_fs, _journalDir, options, header.JournalFileNumber, header.JournalOffset);
             _journal.RecycleBefore(header.JournalFileNumber);
             _free = RebuildFreeSpace();
@@ -149,6 +154,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     internal EnvironmentState CurrentState => _state;
 
+    /// <summary>The newest committed state, durable or not: what the next write transaction starts from.</summary>
+    internal EnvironmentState WriterState => _writerState;
+
     internal FreeSpaceManager FreeSpace => _free;
 
     internal SemaphoreSlim WriteLock => _writeLock;
@@ -182,7 +190,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             ThrowIfFailed();
             _free.ReleasePending(Math.Min(_registry.OldestSnapshot, LastSyncedTx()));
             EnvironmentState? state = null;
-            var reg = _registry.Register(() => (state = _state).TxId);
+            var reg = _registry.Register(() => (state = _writerState).TxId);
             return new WriteTransaction(this, reg, state!, _free.BeginScope());
         }
         catch
@@ -210,61 +218,146 @@ public sealed unsafe class StorageEnvironment : IDisposable
         _writeLock.Release();
     }
 
-    /// <summary>Writes the journal record for <paramref name="tx"/> and publishes its state.</summary>
-    internal void CommitTransaction(WriteTransaction tx, TreeHeader rootTree)
+    /// <summary>
+    /// Commits <paramref name="tx"/>: builds its journal payload, hands its pages to the next write
+    /// transaction at once, and queues the record for the journal. The returned task completes once
+    /// the record is durable (per the durability mode) and the state is visible to new readers.
+    /// With <paramref name="inline"/> the journal I/O runs on the calling thread when no other commit
+    /// is writing (the synchronous <see cref="WriteTransaction.Commit"/>); otherwise on the thread pool.
+    /// </summary>
+    internal Task CommitTransaction(WriteTransaction tx, TreeHeader rootTree, bool inline)
     {
         ThrowIfFailed();
         long txId = tx.Id;
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
         long nextPage = tx.Scope.NextPage;
-        long journalFile = _state.JournalFile, journalOffset = _state.JournalOffset;
+        var commit = new PendingCommit(txId, rootTree, nextPage);
         if (_options.Durability != DurabilityMode.None)
-        {
-            int recordLength = BuildRecord(txId, pages, rootTree, nextPage);
-            try
-            {
-                (journalFile, journalOffset) = _journal.Append(_recordBuffer.AsSpan(0, recordLength), _options.Durability == DurabilityMode.Sync);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-            {
-                Fail(e);
-                throw new StorageFailedException($"Commit of transaction {txId} failed writing the journal; the environment accepts no more writes until reopened: {e.Message}", e);
-            }
-            Interlocked.Add(ref _journalBytes, recordLength);
-            if (_options.Durability == DurabilityMode.Sync)
-                Interlocked.Increment(ref _journalSyncs);
-        }
+            BuildPayload(commit, pages);
         tx.DetachDirtyPages();
         var replaced = _pageTable.Publish(pages, txId);
         _pageTable.MarkFreed(tx.Scope.FreedPages, txId);
         if (replaced.Count > 0)
             _registry.Retire(replaced);
         tx.Scope.Commit(txId);
-        _state = new EnvironmentState(txId, rootTree, nextPage, journalFile, journalOffset);
+        _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
+        if (_options.Durability == DurabilityMode.None)
+        {
+            var last = _state;
+            Publish(new EnvironmentState(txId, rootTree, nextPage, last.JournalFile, last.JournalOffset));
+            return Task.CompletedTask;
+        }
+        bool startWorker;
+        lock (_commitLock)
+        {
+            _commitQueue.Add(commit);
+            startWorker = !_commitWorkerActive;
+            _commitWorkerActive = true;
+        }
+        if (startWorker)
+        {
+            if (inline)
+                DrainCommits();
+            else
+                ThreadPool.UnsafeQueueUserWorkItem(static env => env.DrainCommits(), this, preferLocal: false);
+        }
+        return commit.Done.Task;
+    }
+
+    private void Publish(EnvironmentState state)
+    {
+        _state = state;
         Interlocked.Increment(ref _commits);
         if (_pageTable.PageCount >= _options.FlushThresholdPages)
             _flushSignal.Set();
     }
 
-    /// <summary>Serializes and compresses one record into <see cref="_recordBuffer"/>; returns its length.</summary>
-    private int BuildRecord(long txId, List<PageBuffer> pages, TreeHeader rootTree, long nextPage)
+    /// <summary>
+    /// The journal side of commits, one runner at a time: takes every queued commit, compresses,
+    /// hashes and writes their records in transaction order, makes them durable with one
+    /// fdatasync (group commit), then publishes each state and completes its task.
+    /// </summary>
+    private void DrainCommits()
+    {
+        var group = new List<PendingCommit>();
+        while (true)
+        {
+            group.Clear();
+            lock (_commitLock)
+            {
+                if (_commitQueue.Count == 0)
+                {
+                    _commitWorkerActive = false;
+                    Monitor.PulseAll(_commitLock);
+                    return;
+                }
+                group.AddRange(_commitQueue);
+                _commitQueue.Clear();
+            }
+            try
+            {
+                ThrowIfFailed();
+                foreach (var c in group)
+                {
+                    int length = SealRecord(c);
+                    (c.JournalFile, c.JournalOffset) = _journal.Write(_recordBuffer.AsSpan(0, length));
+                    Interlocked.Add(ref _journalBytes, length);
+                    ReturnPayload(c);
+                }
+                if (_options.Durability == DurabilityMode.Sync)
+                {
+                    _journal.SyncWritten();
+                    Interlocked.Increment(ref _journalSyncs);
+                }
+            }
+            catch (Exception e)
+            {
+                if (e is IOException or UnauthorizedAccessException)
+                    Fail(e);
+                var failure = e as StorageFailedException ?? new StorageFailedException(
+                    $"Commit of transaction {group[0].TxId} failed writing the journal; the environment accepts no more writes until reopened: {e.Message}", e);
+                Fail(failure);
+                foreach (var c in group)
+                {
+                    ReturnPayload(c);
+                    c.Done.TrySetException(failure);
+                }
+                continue; // later queued commits fail the same way (ThrowIfFailed)
+            }
+            foreach (var c in group)
+            {
+                Publish(new EnvironmentState(c.TxId, c.RootTree, c.NextPage, c.JournalFile, c.JournalOffset));
+                c.Done.TrySetResult();
+            }
+        }
+    }
+
+    /// <summary>Waits until every queued commit has been written (or failed).</summary>
+    private void WaitForCommits()
+    {
+        lock (_commitLock)
+            while (_commitWorkerActive)
+                Monitor.Wait(_commitLock);
+    }
+
+    /// <summary>Serializes the pages of one commit (diffs against their base pages where smaller) into a pooled payload buffer.</summary>
+    private void BuildPayload(PendingCommit commit, List<PageBuffer> pages)
     {
         long raw = 0;
-        int pageCount = 0;
         foreach (var b in pages)
         {
             raw += JournalPageEntry.SizeOf + (long)b.Length;
-            pageCount += b.PageCount;
+            commit.PageCount += b.PageCount;
         }
+        commit.EntryCount = pages.Count;
         if (raw > Lz4.MaxInputSize)
-            throw new StorageLimitException($"Transaction {txId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
-        if (_compressBuffer.Length < raw)
-            _compressBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(raw, _compressBuffer.Length * 2L), Array.MaxLength));
+            throw new StorageLimitException($"Transaction {commit.TxId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
+        var buffer = RentPayload((int)raw);
         int pos = 0;
         foreach (var b in pages)
         {
             var entry = new JournalPageEntry { PageNumber = b.PageNumber, PageCount = b.PageCount };
-            var body = _compressBuffer.AsSpan(pos + JournalPageEntry.SizeOf);
+            var body = buffer.AsSpan(pos + JournalPageEntry.SizeOf);
             if (b.BasePage != 0 && b.PageCount == 1)
             {
                 // A copy-on-write page: journal only what changed against the committed base, if that is under half a page.
@@ -278,36 +371,90 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
             if (entry.DiffSize == 0)
                 b.Span.CopyTo(body);
-            MemoryMarshal.Write(_compressBuffer.AsSpan(pos), in entry);
+            MemoryMarshal.Write(buffer.AsSpan(pos), in entry);
             pos += JournalPageEntry.SizeOf + (entry.DiffSize == 0 ? b.Length : entry.DiffSize);
         }
-        int uncompressed = pos;
+        commit.Payload = buffer;
+        commit.PayloadLength = pos;
+        commit.RawBytes = raw;
         if (CaptureRecordPayloads)
-            LastRecordPayload = _compressBuffer.AsSpan(0, uncompressed).ToArray();
+            LastRecordPayload = buffer.AsSpan(0, pos).ToArray();
+    }
+
+    /// <summary>Compresses and hashes one commit's payload into <see cref="_recordBuffer"/> (journal side only); returns the record length.</summary>
+    private int SealRecord(PendingCommit c)
+    {
+        int uncompressed = c.PayloadLength;
         int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
         if (_recordBuffer.Length < bound)
             _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));
         // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses ~3x faster for a few % of ratio; small records keep the default.
         int acceleration = uncompressed >= LargeRecordBytes ? 8 : 1;
-        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(_compressBuffer.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf), acceleration);
+        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(c.Payload.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf), acceleration);
         var header = new JournalRecordHeader
         {
             Magic = JournalRecordHeader.MagicValue,
-            TxId = txId,
-            PageCount = pageCount,
-            EntryCount = pages.Count,
+            TxId = c.TxId,
+            PageCount = c.PageCount,
+            EntryCount = c.EntryCount,
             CompressedSize = compressed,
             UncompressedSize = uncompressed,
-            NextPage = nextPage,
-            RootTree = rootTree,
+            NextPage = c.NextPage,
+            RootTree = c.RootTree,
         };
         var span = _recordBuffer.AsSpan();
         MemoryMarshal.Write(span, in header);
-        header.Hash = JournalRecovery.ComputeHash(span[..JournalRecordHeader.SizeOf], span.Slice(JournalRecordHeader.SizeOf, compressed), (ulong)txId);
+        header.Hash = JournalRecovery.ComputeHash(span[..JournalRecordHeader.SizeOf], span.Slice(JournalRecordHeader.SizeOf, compressed), (ulong)c.TxId);
         MemoryMarshal.Write(span, in header);
-        Interlocked.Add(ref _uncompressed, raw);
+        Interlocked.Add(ref _uncompressed, c.RawBytes);
         Interlocked.Add(ref _compressed, compressed);
         return JournalRecordHeader.SizeOf + compressed;
+    }
+
+    private byte[] RentPayload(int minLength)
+    {
+        lock (_payloadPool)
+        {
+            for (int i = _payloadPool.Count - 1; i >= 0; i--)
+            {
+                if (_payloadPool[i].Length >= minLength)
+                {
+                    var b = _payloadPool[i];
+                    _payloadPool.RemoveAt(i);
+                    return b;
+                }
+            }
+        }
+        return GC.AllocateUninitializedArray<byte>(Math.Max(minLength, 64 * 1024));
+    }
+
+    private void ReturnPayload(PendingCommit c)
+    {
+        var b = c.Payload;
+        c.Payload = [];
+        if (b.Length == 0)
+            return;
+        lock (_payloadPool)
+        {
+            if (_payloadPool.Count < MaxPooledPayloads)
+                _payloadPool.Add(b);
+        }
+    }
+
+    /// <summary>One commit between its write transaction and the journal.</summary>
+    private sealed class PendingCommit(long txId, TreeHeader rootTree, long nextPage)
+    {
+        public long TxId { get; } = txId;
+        public TreeHeader RootTree { get; } = rootTree;
+        public long NextPage { get; } = nextPage;
+        public byte[] Payload { get; set; } = [];
+        public int PayloadLength { get; set; }
+        public long RawBytes { get; set; }
+        public int PageCount { get; set; }
+        public int EntryCount { get; set; }
+        public long JournalFile { get; set; }
+        public long JournalOffset { get; set; }
+        public TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }
 
     /// <summary>
@@ -480,6 +627,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         _stop.Cancel();
         _flusher?.Join();
         _writeLock.Wait();
+        WaitForCommits();
         try
         {
             if (_failure == null)

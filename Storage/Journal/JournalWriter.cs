@@ -5,9 +5,10 @@ namespace RavenLite.Storage.Journal;
 /// <summary>
 /// Appends journal records (docs/format/journal.md). Files are preallocated to
 /// <see cref="StorageOptions.JournalFileSize"/>; a record that does not fit the rest of the
-/// current file starts the next one. Files wholly before the synced position are recycled as
+/// current file starts the next one. Writing and syncing are separate steps, so a group of
+/// records (group commit) costs one fdatasync. Files wholly before the synced position are recycled as
 /// spares (renamed, reused later without reallocating) or deleted. Called by the single writer
-/// (Append) and the flusher (RecycleBefore); an internal lock orders the two.
+/// (Write, SyncWritten — one committer at a time) and the flusher (RecycleBefore); an internal lock orders the two.
 /// </summary>
 internal sealed class JournalWriter : IDisposable
 {
@@ -16,6 +17,7 @@ internal sealed class JournalWriter : IDisposable
     private readonly StorageOptions _options;
     private readonly object _lock = new();
     private readonly SortedDictionary<long, IStorageFile> _open = [];
+    private readonly List<IStorageFile> _unsynced = [];
     private IStorageFile? _current;
 
     public JournalWriter(IStorageFileSystem fs, string dir, StorageOptions options, long fileNumber, long offset)
@@ -39,8 +41,8 @@ internal sealed class JournalWriter : IDisposable
     /// <summary>fsyncs issued by appends since open.</summary>
     public long Syncs { get; private set; }
 
-    /// <summary>Writes one record and, when <paramref name="sync"/>, makes it durable. Returns the end position.</summary>
-    public (long File, long Offset) Append(ReadOnlySpan<byte> record, bool sync)
+    /// <summary>Writes one record (not yet durable: see <see cref="SyncWritten"/>). Returns the end position.</summary>
+    public (long File, long Offset) Write(ReadOnlySpan<byte> record)
     {
         lock (_lock)
         {
@@ -57,14 +59,25 @@ internal sealed class JournalWriter : IDisposable
                     file.Allocate((record.Length + 4095L) / 4096 * 4096); // a one-off oversized record: not worth zero-filling
             }
             file.Write(Position, record);
-            if (sync)
-            {
-                file.Sync();
-                Syncs++;
-            }
+            if (!_unsynced.Contains(file))
+                _unsynced.Add(file);
             Position += record.Length;
             BytesWritten += record.Length;
             return (FileNumber, Position);
+        }
+    }
+
+    /// <summary>Makes every record written so far durable: one fdatasync per journal file written since the last call (normally one).</summary>
+    public void SyncWritten()
+    {
+        lock (_lock)
+        {
+            foreach (var f in _unsynced)
+            {
+                f.Sync();
+                Syncs++;
+            }
+            _unsynced.Clear();
         }
     }
 
@@ -113,7 +126,10 @@ internal sealed class JournalWriter : IDisposable
                 if (!JournalFileNames.TryParse(name, out long n) || n >= firstNeeded || n == FileNumber)
                     continue;
                 if (_open.Remove(n, out var f))
+                {
+                    _unsynced.Remove(f);
                     f.Dispose();
+                }
                 string path = Path.Combine(_dir, name);
                 if (spares < _options.MaxRecycledJournals)
                 {

@@ -37,6 +37,9 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
     /// <summary>Total bytes the disk holds across files; growth beyond it fails with "no space left on device".</summary>
     public long? DiskCapacity { get; set; }
 
+    /// <summary>Called (outside the lock, on the syncing thread) before every fsync, with the file's path: lets a test hold a sync in flight.</summary>
+    public Action<string>? BeforeSync { get; set; }
+
     /// <summary>Count of injected failures.</summary>
     public int InjectedFailures { get; private set; }
 
@@ -256,6 +259,7 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
 
         public void Sync()
         {
+            fs.BeforeSync?.Invoke(path);
             fs.Count(FaultOperations.Sync, path);
             inner.Sync();
             lock (fs._lock)

@@ -9,7 +9,7 @@ namespace RavenLite.Storage.Transactions;
 /// <summary>
 /// The single writer. Pages it modifies are copied first (copy-on-write into private native
 /// buffers under new page numbers); nothing is visible to anyone else until <see cref="Commit"/>
-/// writes one journal record and publishes the new state. Dispose without Commit rolls back.
+/// (or <see cref="CommitAsync"/>) writes one journal record and publishes the new state. Dispose without Commit rolls back.
 /// State diagram (docs/architecture.md): Active --Commit()--> Committed; Active --Dispose()--> RolledBack;
 /// Commit() failing on I/O --> Failed (environment stops accepting writes).
 /// A span read here is valid until the next modification in this transaction.
@@ -166,6 +166,22 @@ public sealed unsafe class WriteTransaction : Transaction
     /// </summary>
     public void Commit()
     {
+        var done = CommitCore(inline: true);
+        if (!done.IsCompletedSuccessfully)
+            done.GetAwaiter().GetResult();
+    }
+
+    /// <summary>
+    /// Async commit: the changes become the base of the next write transaction at once (dispose this
+    /// one and begin the next while the journal write is in flight); they become durable and visible
+    /// to new readers when the returned task completes. Records reach the journal in commit order and
+    /// commits queued together share one fdatasync. A faulted task (<see cref="StorageFailedException"/>)
+    /// means this and every later commit failed: the environment accepts no writes until reopened.
+    /// </summary>
+    public Task CommitAsync() => CommitCore(inline: false);
+
+    private Task CommitCore(bool inline)
+    {
         ThrowIfDisposed();
         if (_committed)
             throw new InvalidOperationException("The transaction is already committed.");
@@ -179,9 +195,10 @@ public sealed unsafe class WriteTransaction : Transaction
             MemoryMarshal.Write(header, in tree.Header);
             _root.Put(key[..n], header);
         }
-        Environment.CommitTransaction(this, _root.Header);
+        var done = Environment.CommitTransaction(this, _root.Header, inline);
         _committed = true;
-        State = Environment.CurrentState;
+        State = Environment.WriterState;
+        return done;
     }
 
     /// <summary>Forgets the dirty pages without freeing them: after commit they belong to the page table.</summary>

@@ -9,21 +9,28 @@ public class FaultInjectionTests(ITestOutputHelper output)
 {
     private const int Transactions = 60;
 
-    private static long CountOperations()
+    private static long CountOperations(bool asyncCommit)
     {
         using var mem = new MemoryFileSystem();
         var fault = new FaultInjectingFileSystem(mem);
         int acked = -1;
         using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault)))
-            FaultWorkload.Run(env, 0, Transactions, ref acked);
+        {
+            if (asyncCommit)
+                FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
+            else
+                FaultWorkload.Run(env, 0, Transactions, ref acked);
+        }
         return fault.OperationCount;
     }
 
     /// <summary>R3: power loss at every I/O operation of the workload; unsynced writes dropped, kept in part, or torn.</summary>
-    [Fact]
-    public void Power_loss_at_every_operation_loses_no_acknowledged_transaction()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Power_loss_at_every_operation_loses_no_acknowledged_transaction(bool asyncCommit)
     {
-        long total = CountOperations();
+        long total = CountOperations(asyncCommit);
         int explored = 0;
         foreach (int seed in TestSeed.For(31))
         {
@@ -38,7 +45,10 @@ public class FaultInjectionTests(ITestOutputHelper output)
                 try
                 {
                     env = StorageEnvironment.Open(FaultWorkload.Options(fault));
-                    FaultWorkload.Run(env, 0, Transactions, ref acked);
+                    if (asyncCommit)
+                        FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
+                    else
+                        FaultWorkload.Run(env, 0, Transactions, ref acked);
                 }
                 catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
                 {
@@ -64,8 +74,10 @@ public class FaultInjectionTests(ITestOutputHelper output)
     }
 
     /// <summary>R7: fail the Nth operation (once) for N = 1.. until the workload completes; nothing unexpected escapes, nothing acknowledged is lost.</summary>
-    [Fact]
-    public void Failing_the_nth_operation_never_loses_acknowledged_data()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Failing_the_nth_operation_never_loses_acknowledged_data(bool asyncCommit)
     {
         int runs = 0;
         for (long n = 1; ; n++)
@@ -78,7 +90,10 @@ public class FaultInjectionTests(ITestOutputHelper output)
             try
             {
                 env = StorageEnvironment.Open(FaultWorkload.Options(fault));
-                FaultWorkload.Run(env, 0, Transactions, ref acked);
+                if (asyncCommit)
+                    FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
+                else
+                    FaultWorkload.Run(env, 0, Transactions, ref acked);
             }
             catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
             {

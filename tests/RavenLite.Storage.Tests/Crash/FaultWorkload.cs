@@ -30,19 +30,49 @@ internal static class FaultWorkload
         {
             using (var tx = env.WriteTransaction())
             {
-                var t = tx.CreateTree("t");
-                t.Put(TestData.Key(i), Value(i));
-                if (i % 5 == 4)
-                    t.Delete(TestData.Key(i - 3));
-                var last = new byte[4];
-                BinaryPrimitives.WriteInt32LittleEndian(last, i);
-                tx.CreateTree("meta").Put("last"u8, last);
+                Write(tx, i);
                 tx.Commit();
             }
             acked = i;
             if (i % 10 == 9)
                 env.Flush();
         }
+    }
+
+    /// <summary>
+    /// The same transactions with async commit, pipelined as the transaction merger does: transaction
+    /// i+1 is built while i's journal write is in flight, and i's commit is awaited (acknowledged)
+    /// before i+1's is queued — so at most one unacknowledged commit can be durable.
+    /// </summary>
+    public static void RunAsync(StorageEnvironment env, int first, int count, ref int acked)
+    {
+        Task? inFlight = null;
+        for (int i = first; i < first + count; i++)
+        {
+            using var tx = env.WriteTransaction();
+            Write(tx, i);
+            if (inFlight != null)
+            {
+                inFlight.GetAwaiter().GetResult();
+                acked = i - 1;
+                if (acked % 10 == 9)
+                    env.Flush();
+            }
+            inFlight = tx.CommitAsync();
+        }
+        inFlight?.GetAwaiter().GetResult();
+        acked = first + count - 1;
+    }
+
+    private static void Write(RavenLite.Storage.Transactions.WriteTransaction tx, int i)
+    {
+        var t = tx.CreateTree("t");
+        t.Put(TestData.Key(i), Value(i));
+        if (i % 5 == 4)
+            t.Delete(TestData.Key(i - 3));
+        var last = new byte[4];
+        BinaryPrimitives.WriteInt32LittleEndian(last, i);
+        tx.CreateTree("meta").Put("last"u8, last);
     }
 
     /// <summary>
