@@ -225,13 +225,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// With <paramref name="inline"/> the journal I/O runs on the calling thread when no other commit
     /// is writing (the synchronous <see cref="WriteTransaction.Commit"/>); otherwise on the thread pool.
     /// </summary>
-    internal Task CommitTransaction(WriteTransaction tx, TreeHeader rootTree, bool inline)
+    internal Task CommitTransaction(WriteTransaction tx, TreeHeader rootTree, bool inline, Action? onCompleted)
     {
         ThrowIfFailed();
         long txId = tx.Id;
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
         long nextPage = tx.Scope.NextPage;
-        var commit = new PendingCommit(txId, rootTree, nextPage);
+        var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
         if (_options.Durability != DurabilityMode.None)
             BuildPayload(commit, pages);
         tx.DetachDirtyPages();
@@ -245,6 +245,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         {
             var last = _state;
             Publish(new EnvironmentState(txId, rootTree, nextPage, last.JournalFile, last.JournalOffset));
+            onCompleted?.Invoke();
             return Task.CompletedTask;
         }
         bool startWorker;
@@ -321,6 +322,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 {
                     ReturnPayload(c);
                     c.Done.TrySetException(failure);
+                    Notify(c);
                 }
                 continue; // later queued commits fail the same way (ThrowIfFailed)
             }
@@ -328,7 +330,20 @@ public sealed unsafe class StorageEnvironment : IDisposable
             {
                 Publish(new EnvironmentState(c.TxId, c.RootTree, c.NextPage, c.JournalFile, c.JournalOffset));
                 c.Done.TrySetResult();
+                Notify(c);
             }
+        }
+    }
+
+    private static void Notify(PendingCommit c)
+    {
+        try
+        {
+            c.OnCompleted?.Invoke();
+        }
+        catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+        {
+            // A caller's wake-up that outlived its owner; the task already carries the outcome.
         }
     }
 
@@ -425,7 +440,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 }
             }
         }
-        return GC.AllocateUninitializedArray<byte>(Math.Max(minLength, 64 * 1024));
+        // Powers of two, so a slightly larger transaction next time still fits a pooled buffer.
+        int size = minLength <= 1 << 30 ? (int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)Math.Max(minLength, 64 * 1024)) : minLength;
+        return GC.AllocateUninitializedArray<byte>(size);
     }
 
     private void ReturnPayload(PendingCommit c)
@@ -455,6 +472,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         public long JournalFile { get; set; }
         public long JournalOffset { get; set; }
         public TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        public Action? OnCompleted { get; init; }
     }
 
     /// <summary>

@@ -10,7 +10,7 @@ namespace RavenLite.Bench;
 /// RavenLite's bulk-insert endpoint (sync durability, one HTTP request), against PostgreSQL
 /// <c>COPY docs(id, body jsonb) FROM STDIN</c> with synchronous_commit on, same documents, same run.
 /// </summary>
-internal sealed class BulkInsertSuite(bool quick, string workDir)
+internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer = true)
 {
     public IEnumerable<BenchResult> Run()
     {
@@ -19,7 +19,8 @@ internal sealed class BulkInsertSuite(bool quick, string workDir)
         var docs = new OrderDocuments(count);
         Console.WriteLine($"# {docs.TotalBytes / 1048576.0:N0} MB of JSON, {docs.TotalBytes / (double)count:N0} bytes per document");
         yield return RavenLite(docs);
-        yield return Postgres(docs);
+        if (withPeer)
+            yield return Postgres(docs);
     }
 
     private BenchResult RavenLite(OrderDocuments docs)

@@ -7,6 +7,7 @@ using RavenLite.Bench;
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
+var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
@@ -19,7 +20,8 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         Console.Error.WriteLine(why);
         return 3;
     }
-    if (suite is "bulk-insert" or "writes" && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    bool withPeer = !r.GetValue(noPeer);
+    if (suite is "bulk-insert" or "writes" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -30,8 +32,8 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     IEnumerable<BenchResult> source = suite switch
     {
         "storage" => new StorageSuite(isQuick, work, repeats).Run(),
-        "bulk-insert" => new BulkInsertSuite(isQuick, work).Run(),
-        "writes" => new WritesSuite(isQuick, work).Run(),
+        "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
+        "writes" => new WritesSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -49,9 +51,9 @@ var storage = new Command("storage", "Classic storage workloads, RavenLite and L
 storage.SetAction(r => RunSuite("storage", r));
 var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
 limits.SetAction(r => RunSuite("limits", r));
-var bulkInsert = new Command("bulk-insert", "1M ≈1 KB documents through the bulk-insert endpoint, against PostgreSQL COPY, same run.") { quick, json, dir };
+var bulkInsert = new Command("bulk-insert", "1M ≈1 KB documents through the bulk-insert endpoint, against PostgreSQL COPY, same run.") { quick, json, dir, noPeer };
 bulkInsert.SetAction(r => RunSuite("bulk-insert", r));
-var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir };
+var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir, noPeer };
 writes.SetAction(r => RunSuite("writes", r));
 return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes }.Parse(args).Invoke();
 

@@ -58,6 +58,15 @@ internal sealed partial class ServerProcess : IDisposable
         return 0;
     }
 
+    /// <summary>CPU time the server process used so far (user + system, /proc/PID/stat, 100 Hz ticks).</summary>
+    public double CpuSeconds()
+    {
+        string stat = File.ReadAllText($"/proc/{_process.Id}/stat");
+        var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        // After the command name: field 3 is fields[0]; utime and stime are fields 14 and 15.
+        return (long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture)) / 100.0;
+    }
+
     /// <summary>The merger and storage counters of a database (GET stats).</summary>
     public static async Task<(long Transactions, long Operations, long JournalBytes)> StatsAsync(HttpClient http, string db)
     {

@@ -10,7 +10,7 @@ namespace RavenLite.Bench;
 /// documents per storage transaction (the merger's batching). Peer: PostgreSQL single-row INSERT
 /// per connection (autocommit, synchronous_commit on), same concurrency, same documents.
 /// </summary>
-internal sealed class WritesSuite(bool quick, string workDir)
+internal sealed class WritesSuite(bool quick, string workDir, bool withPeer = true)
 {
     private static readonly int[] Clients = [1, 16, 64];
 
@@ -28,6 +28,7 @@ internal sealed class WritesSuite(bool quick, string workDir)
             foreach (int clients in Clients)
             {
                 var before = ServerProcess.StatsAsync(http, "bench").Result;
+                double cpuBefore = server.CpuSeconds();
                 var (ops, seconds, p50, p99) = Drive(clients, duration, async (client, i) =>
                 {
                     var body = new ReadOnlyMemoryContent(docs.Document((client * 7919 + i) % docs.Count));
@@ -35,14 +36,17 @@ internal sealed class WritesSuite(bool quick, string workDir)
                     if (r.StatusCode != HttpStatusCode.Created)
                         throw new InvalidOperationException($"PUT answered {(int)r.StatusCode}");
                 });
+                double cpu = server.CpuSeconds() - cpuBefore;
                 var after = ServerProcess.StatsAsync(http, "bench").Result;
                 long tx = after.Transactions - before.Transactions;
-                Console.WriteLine($"#   ravenlite {clients} clients: {(after.Operations - before.Operations) / (double)Math.Max(1, tx):N1} documents per transaction");
+                Console.WriteLine($"#   ravenlite {clients} clients: {(after.Operations - before.Operations) / (double)Math.Max(1, tx):N1} documents per transaction, server CPU {cpu * 1e6 / Math.Max(1, ops):N0} µs per request ({cpu / seconds * 100:N0}% of one core)");
                 results.Add(new BenchResult("writes", $"put-{clients}-clients", "ravenlite", "sync", ops, seconds, ops / seconds, after.JournalBytes - before.JournalBytes, null, null, null, tx, p50, p99, server.PeakRssBytes()));
             }
         }
         foreach (var r in results)
             yield return r;
+        if (!withPeer)
+            yield break;
 
         using var pg = PostgresPeer.Start(workDir);
         using var ds = NpgsqlDataSource.Create(pg.ConnectionString);
