@@ -1,0 +1,98 @@
+using System.Net;
+using System.Text.Json;
+using RavenLite.Client.Exceptions;
+
+namespace RavenLite.Client.Http;
+
+/// <summary>
+/// Sends commands to the server over one pooled <see cref="HttpClient"/>, and maps error answers
+/// (PROTOCOL.md §9: JSON <c>{Url, Type, Message, Error}</c>, 503 + <c>Database-Missing</c>) to typed
+/// exceptions. Thread-safe; one per <see cref="DocumentStore"/>.
+/// </summary>
+public sealed class RequestExecutor : IDisposable
+{
+    private readonly HttpClient _http;
+
+    internal RequestExecutor(Uri url, TimeSpan timeout)
+    {
+        var handler = new SocketsHttpHandler
+        {
+            PooledConnectionLifetime = TimeSpan.FromMinutes(5),
+            AutomaticDecompression = DecompressionMethods.GZip | DecompressionMethods.Deflate,
+        };
+        _http = new HttpClient(handler) { BaseAddress = url, Timeout = timeout };
+        _http.DefaultRequestHeaders.Add("Raven-Client-Version", "7.2.0");
+    }
+
+    /// <summary>Base URL of the server.</summary>
+    public Uri Url => _http.BaseAddress!;
+
+    internal HttpClient Http => _http;
+
+    /// <summary>Sends <paramref name="command"/> and returns its parsed answer.</summary>
+    /// <exception cref="RavenException">the server answered with an error (a typed subclass where the server's Type is known).</exception>
+    public async Task<TResult> ExecuteAsync<TResult>(RavenCommand<TResult> command, string? database, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(command);
+        using var request = command.CreateRequest(database);
+        HttpResponseMessage response;
+        try
+        {
+            response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+        }
+        catch (HttpRequestException e)
+        {
+            throw new RavenException($"Could not reach the RavenLite server at {Url}: {e.Message}", e);
+        }
+        using (response)
+        {
+            int status = (int)response.StatusCode;
+            if (status is >= 200 and < 300 || command.IsExpectedStatus(status))
+                return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false);
+            throw await ToExceptionAsync(response, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Turns an error answer into the matching exception type.</summary>
+    internal static async Task<RavenException> ToExceptionAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    {
+        int status = (int)response.StatusCode;
+        string body = await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false);
+        string? type = null, message = null, url = null;
+        try
+        {
+            using var doc = JsonDocument.Parse(body);
+            if (doc.RootElement.ValueKind == JsonValueKind.Object)
+            {
+                type = doc.RootElement.TryGetProperty("Type", out var t) ? t.GetString() : null;
+                message = doc.RootElement.TryGetProperty("Message", out var m) ? m.GetString() : null;
+                url = doc.RootElement.TryGetProperty(nameof(Url), out var u) ? u.GetString() : null;
+            }
+        }
+        catch (JsonException)
+        {
+            // Not a JSON error: keep the raw text as the message.
+        }
+        message ??= body.Length > 0 ? body : $"HTTP {status} {response.ReasonPhrase}";
+        if (status == 503 && response.Headers.TryGetValues("Database-Missing", out var missing))
+        {
+            return new DatabaseDoesNotExistException($"Database '{string.Join(",", missing)}' does not exist. {message}")
+            { StatusCode = status, ServerType = type, Url = url };
+        }
+        string shortType = type?[(type.LastIndexOf('.') + 1)..] ?? "";
+        return shortType switch
+        {
+            "ConcurrencyException" or "ConflictException" => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
+            "DatabaseDoesNotExistException" => new DatabaseDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
+            "IndexDoesNotExistException" => new IndexDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
+            "BadRequestException" or "RouteNotFoundException" => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
+            "BulkInsertAbortedException" => new BulkInsertAbortedException(message) { StatusCode = status, ServerType = type, Url = url },
+            _ when status == 409 => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
+            _ when status == 400 => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
+            _ => new RavenException($"{message} (HTTP {status}{(type != null ? ", " + type : "")})") { StatusCode = status, ServerType = type, Url = url },
+        };
+    }
+
+    /// <summary>Closes the connection pool.</summary>
+    public void Dispose() => _http.Dispose();
+}

@@ -1,0 +1,17 @@
+namespace RavenLite.Client.Operations;
+
+/// <summary>A static index: its name, map(s) (C# LINQ <c>from u in docs.Users select new { u.Name }</c> or JavaScript <c>map('Users', u => ({ Name: u.Name }))</c>) and per-field options.</summary>
+public sealed class IndexDefinition
+{
+    /// <summary>Index name, for example <c>Users/ByName</c>.</summary>
+    public required string Name { get; init; }
+
+    /// <summary>Map functions.</summary>
+    public required IReadOnlyList<string> Maps { get; init; }
+
+    /// <summary>Optional reduce function.</summary>
+    public string? Reduce { get; init; }
+
+    /// <summary>Field options by field name, for example <c>Indexing = "Search"</c> for full-text.</summary>
+    public IReadOnlyDictionary<string, IndexFieldOptions> Fields { get; init; } = new Dictionary<string, IndexFieldOptions>();
+}

@@ -1,0 +1,44 @@
+using System.Text.Json.Nodes;
+using RavenLite.Client.Linq;
+
+namespace RavenLite.Client.Session;
+
+/// <summary>The less common session operations (<c>session.Advanced</c>).</summary>
+public interface IAsyncAdvancedSessionOperations
+{
+    /// <summary>Requests this session has made.</summary>
+    int NumberOfRequests { get; }
+
+    /// <summary>Requests allowed before the session throws; defaults to the conventions' value.</summary>
+    int MaxNumberOfRequestsPerSession { get; set; }
+
+    /// <summary>When true, saves send change vectors so concurrent changes fail. Defaults to the conventions' value.</summary>
+    bool UseOptimisticConcurrency { get; set; }
+
+    /// <summary>True when <see cref="IAsyncDocumentSession.SaveChangesAsync"/> would send anything.</summary>
+    bool HasChanges { get; }
+
+    /// <summary>True when a tracked entity differs from what was loaded or last saved.</summary>
+    bool HasChanged(object entity);
+
+    /// <summary>The metadata of a tracked entity (mutable: changes are saved with the entity).</summary>
+    JsonObject GetMetadataFor<T>(T entity);
+
+    /// <summary>The change vector of a tracked entity (null before its first save).</summary>
+    string? GetChangeVectorFor<T>(T entity);
+
+    /// <summary>The id of a tracked entity.</summary>
+    string GetDocumentId(object entity);
+
+    /// <summary>True when the session tracks <paramref name="id"/>.</summary>
+    bool IsLoaded(string id);
+
+    /// <summary>Stops tracking an entity: later loads fetch it again; pending changes to it are dropped.</summary>
+    void Evict<T>(T entity);
+
+    /// <summary>Stops tracking everything, including pending deletes.</summary>
+    void Clear();
+
+    /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
+    IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
+}
