@@ -25,6 +25,9 @@ public static class RavenQueryableExtensions
         return new RavenQueryable<T>(ProviderOf(source).With(wait: c.WaitTimeout), source.Expression);
     }
 
+    /// <summary>The RQL a query translates to (with <c>$pN</c> parameters), without executing it.</summary>
+    public static string ToRql<T>(this IQueryable<T> source) => ProviderOf(source).Translate(source.Expression).Rql;
+
     /// <summary>Executes the query and returns every result.</summary>
     public static Task<List<T>> ToListAsync<T>(this IQueryable<T> source, CancellationToken cancellationToken = default) =>
         ProviderOf(source).ToListAsync<T>(source.Expression, cancellationToken);

@@ -201,8 +201,8 @@ internal sealed class RqlTranslator
             return $"{FieldOf(call.Arguments[0])} in ({AddParameter(Evaluate(call.Arguments[1]))})";
         if (m.DeclaringType == typeof(RavenLinqExtensions) && m.Name == nameof(RavenLinqExtensions.Search))
             return $"search({FieldOf(call.Arguments[0])}, {AddParameter(Evaluate(call.Arguments[1]))})";
-        if (m.Name == "Contains" && m.DeclaringType == typeof(Enumerable) && call.Arguments.Count == 2 && !DependsOnParameter(call.Arguments[0]))
-            return $"{FieldOf(call.Arguments[1])} in ({AddParameter(Evaluate(call.Arguments[0]))})";
+        if (m.Name == "Contains" && (m.DeclaringType == typeof(Enumerable) || m.DeclaringType == typeof(MemoryExtensions)) && call.Arguments.Count == 2 && !DependsOnParameter(call.Arguments[0]))
+            return $"{FieldOf(call.Arguments[1])} in ({AddParameter(Evaluate(UnwrapSpan(call.Arguments[0])))})";
         if (m.Name == "Contains" && call.Object != null && !DependsOnParameter(call.Object) && call.Arguments.Count == 1 && typeof(IEnumerable).IsAssignableFrom(call.Object.Type) && call.Object.Type != typeof(string))
             return $"{FieldOf(call.Arguments[0])} in ({AddParameter(Evaluate(call.Object))})";
         throw new NotSupportedException($"RavenLite LINQ cannot translate the method call '{call}'.");
@@ -254,6 +254,10 @@ internal sealed class RqlTranslator
         _ => t,
     };
 
+    /// <summary><c>array.Contains(x)</c> binds to MemoryExtensions over an implicit array→span conversion (C# 14); the values are the array.</summary>
+    private static Expression UnwrapSpan(Expression e) =>
+        e is MethodCallExpression { Method.Name: "op_Implicit", Arguments.Count: 1 } conv ? conv.Arguments[0] : e;
+
     private static Expression StripConvert(Expression e)
     {
         while (e is UnaryExpression { NodeType: ExpressionType.Convert or ExpressionType.ConvertChecked } u)
@@ -268,6 +272,9 @@ internal sealed class RqlTranslator
         var parts = new List<string>();
         while (e is MemberExpression m)
         {
+            var owner = m.Expression?.Type;
+            if (owner != null && (owner == typeof(string) || owner.IsPrimitive || owner.IsArray || (owner.IsGenericType && typeof(IEnumerable).IsAssignableFrom(owner))))
+                throw new NotSupportedException($"'{m}' reads a property of a value ({owner.Name}.{m.Member.Name}); RavenLite LINQ compares stored fields only.");
             parts.Add(_conventions.JsonName(m.Member));
             e = StripConvert(m.Expression!);
         }
