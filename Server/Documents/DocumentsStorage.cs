@@ -123,6 +123,27 @@ public sealed class DocumentsStorage
         return Page(tx, c, c.SeekToFirst(), backwards: false, start, pageSize);
     }
 
+    /// <summary>
+    /// Every document of <paramref name="collection"/> (any casing; null: every document) in etag
+    /// order, one at a time (nothing is retained: a scan of any size runs in constant memory).
+    /// Each <see cref="StoredDocument"/> is a copy, valid after the transaction ends.
+    /// </summary>
+    public IEnumerable<StoredDocument> Scan(Transaction tx, string? collection)
+    {
+        var cursor = collection == null ? tx.ReadTree(EtagTree)!.CreateCursor() : tx.ReadTree(CollectionEtagTree)!.CreateCursor();
+        if (collection != null)
+            cursor.Prefix = CollectionPrefix(collection);
+        if (!cursor.SeekToFirst())
+            yield break;
+        var docs = tx.ReadTree(DocsTree)!;
+        do
+        {
+            if (docs.TryGet(cursor.Value, out var value))
+                yield return DocumentRecord.Read(value, DatabaseId);
+        }
+        while (cursor.MoveNext());
+    }
+
     /// <summary>Loads the documents an index cursor (values = lower-cased ids) names, from its position, skipping <paramref name="start"/>.</summary>
     private List<StoredDocument> Page(Transaction tx, TreeCursor cursor, bool positioned, bool backwards, int start, int pageSize)
     {

@@ -1,0 +1,426 @@
+using System.Globalization;
+using System.Text;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Queries;
+
+/// <summary>
+/// Parses the RQL subset into an <see cref="RqlQuery"/>. Errors are <see cref="ApiException"/>
+/// 400 (BadRequestException) naming the position and what was found (RELIABILITY.md I3); nesting
+/// deeper than <see cref="MaxDepth"/> and queries longer than <see cref="MaxLength"/> are refused
+/// the same way, so no input can exhaust the stack.
+/// </summary>
+public sealed class RqlParser
+{
+    /// <summary>Deepest nesting of parentheses / not accepted.</summary>
+    public const int MaxDepth = 128;
+
+    /// <summary>Longest query text accepted, characters.</summary>
+    public const int MaxLength = 64 * 1024;
+
+    private readonly List<Token> _tokens;
+    private readonly string _text;
+    private int _pos;
+
+    private RqlParser(string text)
+    {
+        _text = text;
+        _tokens = Tokenize(text);
+    }
+
+    /// <summary>Parses <paramref name="text"/>.</summary>
+    /// <exception cref="ApiException">400 naming the position of the problem.</exception>
+    public static RqlQuery Parse(string text)
+    {
+        ArgumentNullException.ThrowIfNull(text);
+        if (text.Length > MaxLength)
+            throw ApiException.BadRequest($"The query is {text.Length} characters long; at most {MaxLength} are accepted.");
+        return new RqlParser(text).Query();
+    }
+
+    private enum Kind
+    {
+        Word,
+        String,
+        Number,
+        Parameter,
+        Symbol,
+        End,
+    }
+
+    private readonly record struct Token(Kind Kind, string Text, int Position);
+
+    private static ApiException Error(string message, int position) =>
+        ApiException.BadRequest($"Invalid query at position {position}: {message}");
+
+    private static List<Token> Tokenize(string s)
+    {
+        var tokens = new List<Token>();
+        int i = 0;
+        while (i < s.Length)
+        {
+            char c = s[i];
+            if (char.IsWhiteSpace(c))
+            {
+                i++;
+                continue;
+            }
+            int start = i;
+            if (c is '\'' or '"')
+            {
+                var sb = new StringBuilder();
+                i++;
+                while (true)
+                {
+                    if (i >= s.Length)
+                        throw Error($"the string starting here is not closed with {c}", start);
+                    if (s[i] == '\\' && i + 1 < s.Length)
+                    {
+                        sb.Append(s[i + 1]);
+                        i += 2;
+                        continue;
+                    }
+                    if (s[i] == c)
+                    {
+                        i++;
+                        break;
+                    }
+                    sb.Append(s[i++]);
+                }
+                tokens.Add(new Token(Kind.String, sb.ToString(), start));
+            }
+            else if (c == '$')
+            {
+                i++;
+                while (i < s.Length && (char.IsLetterOrDigit(s[i]) || s[i] == '_'))
+                    i++;
+                if (i == start + 1)
+                    throw Error("'$' must be followed by a parameter name", start);
+                tokens.Add(new Token(Kind.Parameter, s[(start + 1)..i], start));
+            }
+            else if (char.IsDigit(c) || (c == '-' && i + 1 < s.Length && char.IsDigit(s[i + 1])))
+            {
+                i++;
+                while (i < s.Length && (char.IsDigit(s[i]) || s[i] is '.' or 'e' or 'E' || (s[i] is '+' or '-' && s[i - 1] is 'e' or 'E')))
+                    i++;
+                tokens.Add(new Token(Kind.Number, s[start..i], start));
+            }
+            else if (char.IsLetter(c) || c is '_' or '@')
+            {
+                i++;
+                while (i < s.Length && (char.IsLetterOrDigit(s[i]) || s[i] is '_' or '@' or '-'))
+                    i++;
+                tokens.Add(new Token(Kind.Word, s[start..i], start));
+            }
+            else
+            {
+                string two = i + 1 < s.Length ? s.Substring(i, 2) : "";
+                if (two is "==" or "!=" or "<>" or "<=" or ">=")
+                {
+                    tokens.Add(new Token(Kind.Symbol, two, start));
+                    i += 2;
+                }
+                else if (c is '(' or ')' or ',' or '.' or '=' or '<' or '>')
+                {
+                    tokens.Add(new Token(Kind.Symbol, c.ToString(), start));
+                    i++;
+                }
+                else
+                {
+                    throw Error($"unexpected character '{c}'", start);
+                }
+            }
+        }
+        tokens.Add(new Token(Kind.End, "", s.Length));
+        return tokens;
+    }
+
+    private Token Peek => _tokens[_pos];
+
+    private Token Next() => _tokens[_pos++];
+
+    private bool IsWord(string word, int ahead = 0) =>
+        _tokens[Math.Min(_pos + ahead, _tokens.Count - 1)] is { Kind: Kind.Word } t && t.Text.Equals(word, StringComparison.OrdinalIgnoreCase);
+
+    private bool AcceptWord(string word)
+    {
+        if (!IsWord(word))
+            return false;
+        _pos++;
+        return true;
+    }
+
+    private void ExpectWord(string word)
+    {
+        if (!AcceptWord(word))
+            throw Error($"expected '{word}' but found {Describe(Peek)}", Peek.Position);
+    }
+
+    private bool AcceptSymbol(string symbol)
+    {
+        if (Peek.Kind != Kind.Symbol || Peek.Text != symbol)
+            return false;
+        _pos++;
+        return true;
+    }
+
+    private void ExpectSymbol(string symbol)
+    {
+        if (!AcceptSymbol(symbol))
+            throw Error($"expected '{symbol}' but found {Describe(Peek)}", Peek.Position);
+    }
+
+    private static string Describe(Token t) => t.Kind == Kind.End ? "the end of the query" : $"'{t.Text}'";
+
+    private RqlQuery Query()
+    {
+        ExpectWord("from");
+        RqlSource source;
+        if (AcceptWord("index"))
+        {
+            var t = Next();
+            if (t.Kind is not (Kind.String or Kind.Word))
+                throw Error($"expected an index name but found {Describe(t)}", t.Position);
+            source = new RqlSource(null, t.Text, false);
+        }
+        else
+        {
+            var t = Next();
+            if (t.Kind == Kind.Word && t.Text.Equals("@all_docs", StringComparison.OrdinalIgnoreCase))
+                source = new RqlSource(null, null, true);
+            else if (t.Kind is Kind.String or Kind.Word && !IsKeyword(t.Text))
+                source = new RqlSource(t.Text, null, false);
+            else
+                throw Error($"expected a collection name, index 'Name' or @all_docs after 'from' but found {Describe(t)}", t.Position);
+        }
+        if (IsWord("as"))
+            throw Error("collection aliases (from Users as u) are not supported; refer to fields directly", Peek.Position);
+        if (IsWord("group"))
+            throw Error("group by (map-reduce) is not supported by RavenLite", Peek.Position);
+        RqlExpression? where = null;
+        if (AcceptWord("where"))
+            where = Or(0);
+        var order = new List<RqlOrder>();
+        if (AcceptWord("order"))
+        {
+            ExpectWord("by");
+            do
+                order.Add(OrderKey());
+            while (AcceptSymbol(","));
+        }
+        var select = new List<RqlField>();
+        bool distinct = false;
+        var include = new List<string>();
+        RqlValue? skip = null, take = null;
+        while (Peek.Kind != Kind.End)
+        {
+            if (AcceptWord("select"))
+            {
+                distinct = AcceptWord("distinct");
+                do
+                {
+                    var path = Path();
+                    string alias = path.IsId ? "Id" : path.Parts[^1];
+                    if (AcceptWord("as"))
+                    {
+                        var a = Next();
+                        if (a.Kind is not (Kind.Word or Kind.String))
+                            throw Error($"expected an alias after 'as' but found {Describe(a)}", a.Position);
+                        alias = a.Text;
+                    }
+                    select.Add(new RqlField(path, alias));
+                }
+                while (AcceptSymbol(","));
+            }
+            else if (AcceptWord("include"))
+            {
+                do
+                    include.Add(Path().ToString());
+                while (AcceptSymbol(","));
+            }
+            else if (AcceptWord("limit"))
+            {
+                var first = Value();
+                if (AcceptSymbol(","))
+                {
+                    skip = first;
+                    take = Value();
+                }
+                else if (AcceptWord("offset"))
+                {
+                    take = first;
+                    skip = Value();
+                }
+                else
+                {
+                    take = first;
+                }
+            }
+            else
+            {
+                throw Error($"unexpected {Describe(Peek)}; expected select, include, limit or the end of the query", Peek.Position);
+            }
+        }
+        return new RqlQuery(source, where, order, select, distinct, include, skip, take);
+    }
+
+    private static bool IsKeyword(string w) =>
+        w.ToLowerInvariant() is "where" or "order" or "select" or "include" or "limit" or "and" or "or" or "not" or "index" or "from";
+
+    private RqlOrder OrderKey()
+    {
+        if (IsWord("random") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+        {
+            _pos += 2;
+            string? seed = Peek.Kind is Kind.String or Kind.Number ? Next().Text : null;
+            ExpectSymbol(")");
+            return new RqlOrder(null, RqlOrderType.Random, false, seed);
+        }
+        var path = Path();
+        var type = RqlOrderType.Default;
+        if (AcceptWord("as"))
+        {
+            var t = Next();
+            type = t.Text.ToLowerInvariant() switch
+            {
+                "long" => RqlOrderType.Long,
+                "double" => RqlOrderType.Double,
+                "alphanumeric" => RqlOrderType.AlphaNumeric,
+                "string" => RqlOrderType.String,
+                _ => throw Error($"unknown ordering '{t.Text}' (long, double, alphaNumeric or string)", t.Position),
+            };
+        }
+        bool desc = AcceptWord("desc") || AcceptWord("descending");
+        if (!desc)
+            _ = AcceptWord("asc") || AcceptWord("ascending");
+        return new RqlOrder(path, type, desc, null);
+    }
+
+    private RqlPath Path()
+    {
+        var t = Next();
+        if (t.Kind == Kind.Word && t.Text.Equals("id", StringComparison.OrdinalIgnoreCase) && AcceptSymbol("("))
+        {
+            ExpectSymbol(")");
+            return new RqlPath([], true);
+        }
+        if (t.Kind is not (Kind.Word or Kind.String) || (t.Kind == Kind.Word && IsKeyword(t.Text)))
+            throw Error($"expected a field name but found {Describe(t)}", t.Position);
+        var parts = new List<string> { t.Text };
+        while (AcceptSymbol("."))
+        {
+            var p = Next();
+            if (p.Kind is not (Kind.Word or Kind.String))
+                throw Error($"expected a field name after '.' but found {Describe(p)}", p.Position);
+            parts.Add(p.Text);
+        }
+        return new RqlPath(parts, false);
+    }
+
+    private RqlValue Value()
+    {
+        var t = Next();
+        switch (t.Kind)
+        {
+            case Kind.Parameter:
+                return new RqlValue(null, t.Text, t.Position);
+            case Kind.String:
+                return new RqlValue(t.Text, null, t.Position);
+            case Kind.Number:
+                if (long.TryParse(t.Text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long l))
+                    return new RqlValue(l, null, t.Position);
+                if (double.TryParse(t.Text, NumberStyles.Float, CultureInfo.InvariantCulture, out double d))
+                    return new RqlValue(d, null, t.Position);
+                throw Error($"'{t.Text}' is not a number", t.Position);
+            case Kind.Word when t.Text.Equals("true", StringComparison.OrdinalIgnoreCase):
+                return new RqlValue(true, null, t.Position);
+            case Kind.Word when t.Text.Equals("false", StringComparison.OrdinalIgnoreCase):
+                return new RqlValue(false, null, t.Position);
+            case Kind.Word when t.Text.Equals("null", StringComparison.OrdinalIgnoreCase):
+                return new RqlValue(null, null, t.Position);
+            default:
+                throw Error($"expected a value ('text', a number, true, false, null or $parameter) but found {Describe(t)}", t.Position);
+        }
+    }
+
+    private RqlExpression Or(int depth)
+    {
+        var left = And(depth);
+        while (AcceptWord("or"))
+            left = new RqlBinary(left, false, And(depth));
+        return left;
+    }
+
+    private RqlExpression And(int depth)
+    {
+        var left = Unary(depth);
+        while (AcceptWord("and"))
+            left = new RqlBinary(left, true, Unary(depth));
+        return left;
+    }
+
+    private RqlExpression Unary(int depth)
+    {
+        if (depth > MaxDepth)
+            throw Error($"the condition nests deeper than {MaxDepth} levels", Peek.Position);
+        if (AcceptWord("not"))
+            return new RqlNot(Unary(depth + 1));
+        if (AcceptSymbol("("))
+        {
+            var inner = Or(depth + 1);
+            ExpectSymbol(")");
+            return inner;
+        }
+        if (IsWord("true") && !(_tokens[_pos + 1] is { Kind: Kind.Symbol }))
+        {
+            _pos++;
+            return new RqlTrue();
+        }
+        if (Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
+            return Method();
+        var field = Path();
+        if (AcceptWord("between"))
+        {
+            var low = Value();
+            ExpectWord("and");
+            return new RqlBetween(field, low, Value());
+        }
+        if (AcceptWord("in"))
+        {
+            ExpectSymbol("(");
+            var values = new List<RqlValue> { Value() };
+            while (AcceptSymbol(","))
+                values.Add(Value());
+            ExpectSymbol(")");
+            return new RqlIn(field, values);
+        }
+        var op = Next();
+        if (op.Kind != Kind.Symbol || op.Text is not ("=" or "==" or "!=" or "<>" or "<" or "<=" or ">" or ">="))
+            throw Error($"expected a comparison (=, !=, <, <=, >, >=, between, in) after '{field}' but found {Describe(op)}", op.Position);
+        return new RqlCompare(field, op.Text switch { "==" => "=", "<>" => "!=", _ => op.Text }, Value());
+    }
+
+    private RqlMethod Method()
+    {
+        var name = Next();
+        string method = name.Text.ToLowerInvariant();
+        ExpectSymbol("(");
+        var field = Path();
+        RqlValue? value = null;
+        switch (method)
+        {
+            case "startswith" or "endswith" or "search":
+                ExpectSymbol(",");
+                value = Value();
+                if (method == "search" && AcceptSymbol(","))
+                    _ = Next(); // the operator argument (or/and) of search: terms are OR'ed either way here
+                break;
+            case "exists":
+                break;
+            default:
+                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, exists)", name.Position);
+        }
+        ExpectSymbol(")");
+        return new RqlMethod(method, field, value);
+    }
+}

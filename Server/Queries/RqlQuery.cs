@@ -1,0 +1,75 @@
+namespace RavenLite.Server.Queries;
+
+/// <summary>
+/// A parsed RQL query (the subset of PROTOCOL.md §6/§12 item 8):
+/// <c>from 'Coll' | from index 'X' | from @all_docs [where ..] [order by ..] [select [distinct] ..] [include ..] [limit skip, take]</c>.
+/// </summary>
+public sealed record RqlQuery(
+    RqlSource Source,
+    RqlExpression? Where,
+    IReadOnlyList<RqlOrder> OrderBy,
+    IReadOnlyList<RqlField> Select,
+    bool Distinct,
+    IReadOnlyList<string> Include,
+    RqlValue? Skip,
+    RqlValue? Take);
+
+/// <summary>Where a query reads: a collection, an index, or every document.</summary>
+public sealed record RqlSource(string? Collection, string? Index, bool AllDocs);
+
+/// <summary>One <c>order by</c> key: a field (or random()), its ordering type and direction.</summary>
+public sealed record RqlOrder(RqlPath? Field, RqlOrderType Type, bool Descending, string? RandomSeed);
+
+/// <summary>How an order-by key compares.</summary>
+public enum RqlOrderType
+{
+    /// <summary>Numbers as numbers, everything else as case-insensitive strings.</summary>
+    Default,
+    /// <summary><c>as long</c>.</summary>
+    Long,
+    /// <summary><c>as double</c>.</summary>
+    Double,
+    /// <summary><c>as alphaNumeric</c>: digit runs compare as numbers.</summary>
+    AlphaNumeric,
+    /// <summary><c>as string</c>.</summary>
+    String,
+    /// <summary><c>random()</c>.</summary>
+    Random,
+}
+
+/// <summary>A projected field: path and output name.</summary>
+public sealed record RqlField(RqlPath Path, string Alias);
+
+/// <summary>A field path: dotted property names, or the document id (<c>id()</c>).</summary>
+public sealed record RqlPath(IReadOnlyList<string> Parts, bool IsId)
+{
+    /// <summary>Display text.</summary>
+    public override string ToString() => IsId ? "id()" : string.Join('.', Parts);
+}
+
+/// <summary>A value in a query: a literal or a <c>$parameter</c>.</summary>
+public sealed record RqlValue(object? Literal, string? Parameter, int Position);
+
+/// <summary>A condition.</summary>
+public abstract record RqlExpression;
+
+/// <summary><c>a and b</c> / <c>a or b</c>.</summary>
+public sealed record RqlBinary(RqlExpression Left, bool IsAnd, RqlExpression Right) : RqlExpression;
+
+/// <summary><c>not a</c>.</summary>
+public sealed record RqlNot(RqlExpression Operand) : RqlExpression;
+
+/// <summary><c>true</c> (RavenDB writes <c>true and not x</c>).</summary>
+public sealed record RqlTrue : RqlExpression;
+
+/// <summary><c>field op value</c> with op one of = == != &lt;&gt; &lt; &lt;= &gt; &gt;=.</summary>
+public sealed record RqlCompare(RqlPath Field, string Op, RqlValue Value) : RqlExpression;
+
+/// <summary><c>field between low and high</c> (inclusive).</summary>
+public sealed record RqlBetween(RqlPath Field, RqlValue Low, RqlValue High) : RqlExpression;
+
+/// <summary><c>field in (v1, v2, ..)</c>; an array parameter expands to its elements.</summary>
+public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlExpression;
+
+/// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>exists(field)</c>.</summary>
+public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value) : RqlExpression;
