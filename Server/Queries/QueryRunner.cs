@@ -52,6 +52,8 @@ public sealed class QueryRunner
         if (skip < 0 || take < 0)
             throw ApiException.BadRequest("limit skip and take must not be negative.");
         var condition = _query.Where;
+        if (condition != null)
+            ResolveAll(condition); // a missing or mistyped parameter is a 400 even when nothing would be scanned
         var matches = new List<(StoredDocument Doc, JsonDocument Json)>();
         long total = 0;
         long lastEtag;
@@ -136,6 +138,35 @@ public sealed class QueryRunner
             w.WriteEndObject();
         }
         return b.WrittenSpan.ToArray();
+    }
+
+    private void ResolveAll(RqlExpression e)
+    {
+        switch (e)
+        {
+            case RqlBinary b:
+                ResolveAll(b.Left);
+                ResolveAll(b.Right);
+                break;
+            case RqlNot n:
+                ResolveAll(n.Operand);
+                break;
+            case RqlCompare c:
+                Resolve(c.Value);
+                break;
+            case RqlBetween bt:
+                Resolve(bt.Low);
+                Resolve(bt.High);
+                break;
+            case RqlIn i:
+                foreach (var v in i.Values)
+                    Resolve(v);
+                break;
+            case RqlMethod { Value: { } mv } m:
+                if (Resolve(mv).ValueKind != JsonValueKind.String)
+                    throw ApiException.BadRequest($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                break;
+        }
     }
 
     private int ToInt(RqlValue v, string what)
