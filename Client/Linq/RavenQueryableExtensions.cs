@@ -72,12 +72,16 @@ public static class RavenQueryableExtensions
     public static Task<T?> SingleOrDefaultAsync<T>(this IQueryable<T> source, CancellationToken cancellationToken = default) =>
         Terminal<T, T?>(source, nameof(Queryable.SingleOrDefault), null, cancellationToken);
 
+    /// <summary>Expression&lt;Func&lt;T, bool&gt;&gt; (not the default-value overloads).</summary>
+    private static bool IsPredicate(Type t) =>
+        t.IsGenericType && t.GetGenericTypeDefinition() == typeof(Expression<>) && t.GetGenericArguments()[0].GetGenericArguments().Length == 2;
+
     private static Task<TResult> Terminal<T, TResult>(IQueryable<T> source, string name, Expression<Func<T, bool>>? predicate, CancellationToken cancellationToken)
     {
         var provider = ProviderOf(source);
         var method = typeof(Queryable).GetMethods()
             .Single(m => m.Name == name && m.GetParameters().Length == (predicate == null ? 1 : 2) &&
-                         (predicate == null || m.GetParameters()[1].ParameterType.GetGenericArguments()[0].GetGenericArguments().Length == 2))
+                         (predicate == null || IsPredicate(m.GetParameters()[1].ParameterType)))
             .MakeGenericMethod(typeof(T));
         var call = predicate == null
             ? Expression.Call(method, source.Expression)
