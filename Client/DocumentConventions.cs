@@ -65,7 +65,10 @@ public sealed class DocumentConventions
             throw new InvalidOperationException("Conventions cannot change after DocumentStore.Initialize().");
     }
 
-    /// <summary>The default collection naming: simple English plurals of the type name.</summary>
+    private static readonly (string Singular, string Plural)[] Irregular =
+        [("Person", "People"), ("Child", "Children"), ("Woman", "Women"), ("Man", "Men"), ("Mouse", "Mice")];
+
+    /// <summary>The default collection naming: English plurals of the type name (<c>Person</c> → <c>People</c>).</summary>
     public static string DefaultCollectionName(Type type)
     {
         ArgumentNullException.ThrowIfNull(type);
@@ -73,6 +76,9 @@ public sealed class DocumentConventions
         int tick = name.IndexOf('`', StringComparison.Ordinal);
         if (tick > 0)
             name = name[..tick];
+        foreach (var (singular, plural) in Irregular)
+            if (name.EndsWith(singular, StringComparison.Ordinal))
+                return name[..^singular.Length] + plural;
         if (name.Length > 1 && name.EndsWith('y') && !"aeiou".Contains(char.ToLowerInvariant(name[^2]), StringComparison.Ordinal))
             return name[..^1] + "ies";
         if (name.EndsWith('s') || name.EndsWith('x') || name.EndsWith('z') || name.EndsWith("ch", StringComparison.Ordinal) || name.EndsWith("sh", StringComparison.Ordinal))

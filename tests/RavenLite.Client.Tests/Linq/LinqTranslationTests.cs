@@ -3,6 +3,12 @@ using RavenLite.Client.Linq;
 
 namespace RavenLite.Client.Tests.Linq;
 
+internal sealed class Box;
+
+internal sealed class Person;
+
+internal sealed class Key;
+
 /// <summary>LINQ → RQL text and parameters; no server involved (translation only).</summary>
 public sealed class LinqTranslationTests : IDisposable
 {
@@ -70,6 +76,9 @@ public sealed class LinqTranslationTests : IDisposable
         Assert.Equal("from 'People'", _session.Query<User>(collectionName: "People").ToRql());
         Assert.Equal("from 'Companies'", _session.Query<Company>().ToRql());
         Assert.Equal("from 'Categories'", _session.Query<Category>().ToRql());
+        Assert.Equal("Boxes", DocumentConventions.DefaultCollectionName(typeof(Box)));
+        Assert.Equal("People", DocumentConventions.DefaultCollectionName(typeof(Person)));
+        Assert.Equal("Keys", DocumentConventions.DefaultCollectionName(typeof(Key)));
     }
 
     [Fact]
