@@ -41,6 +41,12 @@ public sealed class DocumentConventions
     /// <summary>Name of the string property holding an entity's id. Default <c>Id</c>. It is not stored inside the document body.</summary>
     public string IdentityPropertyName { get; set; } = "Id";
 
+    /// <summary>
+    /// Custom id generation: given the database and the entity, returns its new id. Null (default):
+    /// HiLo ranges from the server, ids like <c>users/1-A</c>.
+    /// </summary>
+    public Func<string, object, CancellationToken, Task<string>>? DocumentIdGenerator { get; set; }
+
     /// <summary>Separator between prefix and number in generated ids. Default <c>'/'</c>.</summary>
     public char IdentityPartsSeparator { get; set; } = '/';
 

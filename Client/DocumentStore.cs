@@ -83,11 +83,13 @@ public sealed class DocumentStore : IDocumentStore
         return new BulkInsertOperation(this, ResolveDatabase(database), options ?? new BulkInsertOptions(), cancellationToken);
     }
 
-    /// <summary>A new id for <paramref name="entity"/> in <paramref name="database"/>: <c>{collection prefix}/{n}-A</c> from a HiLo range.</summary>
+    /// <summary>A new id for <paramref name="entity"/> in <paramref name="database"/>: from <see cref="DocumentConventions.DocumentIdGenerator"/>, else <c>{collection prefix}/{n}-A</c> from a HiLo range.</summary>
     public Task<string> GenerateDocumentIdAsync(string database, object entity, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(entity);
         ThrowIfNotInitialized();
+        if (Conventions.DocumentIdGenerator is { } custom)
+            return custom(database, entity, cancellationToken);
         string tag = Conventions.TransformCollectionNameToDocumentIdPrefix(Conventions.FindCollectionName(entity.GetType()));
         var generator = _hilo.GetOrAdd((database, tag), k => new HiLoIdGenerator(k.Tag, k.Database, Executor, Conventions.IdentityPartsSeparator));
         return generator.NextIdAsync(cancellationToken);

@@ -54,6 +54,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly object _commitLock = new();
     private readonly List<PendingCommit> _commitQueue = [];
     private readonly List<byte[]> _payloadPool = [];
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, PageBuffer> _unpublished = new();
     private bool _commitWorkerActive;
     private byte[] _recordBuffer = [];
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
@@ -202,6 +203,18 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     private long LastSyncedTx() => Interlocked.Read(ref _syncedTx);
 
+    /// <summary>
+    /// The writer's view: pages of commits still in flight to the journal (not yet in the page table,
+    /// see <see cref="CommitTransaction"/>), then committed pages. Only the write transaction and the
+    /// commit path use it; readers and the flusher never see a page that is not durable.
+    /// </summary>
+    internal byte* GetWriterPage(long pageNumber)
+    {
+        if (!_unpublished.IsEmpty && _unpublished.TryGetValue(pageNumber, out var b))
+            return b.Pointer;
+        return GetCommittedPage(pageNumber);
+    }
+
     internal byte* GetCommittedPage(long pageNumber)
     {
         byte* p = _pageTable.TryGet(pageNumber);
@@ -234,20 +247,59 @@ public sealed unsafe class StorageEnvironment : IDisposable
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
         if (_options.Durability != DurabilityMode.None)
             BuildPayload(commit, pages);
+        if (inline && _options.Durability != DurabilityMode.None)
+        {
+            bool idle;
+            lock (_commitLock)
+            {
+                idle = !_commitWorkerActive && _commitQueue.Count == 0;
+                if (idle)
+                    _commitWorkerActive = true;
+            }
+            if (idle)
+            {
+                try
+                {
+                    WriteGroup([commit]);
+                }
+                finally
+                {
+                    lock (_commitLock)
+                    {
+                        _commitWorkerActive = false;
+                        Monitor.PulseAll(_commitLock);
+                    }
+                }
+                tx.DetachDirtyPages();
+                PublishPages(pages, tx.Scope.FreedPages, txId);
+                tx.Scope.Commit(txId);
+                _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
+                Publish(new EnvironmentState(txId, rootTree, nextPage, commit.JournalFile, commit.JournalOffset));
+                commit.Done.TrySetResult();
+                Notify(commit);
+                return commit.Done.Task;
+            }
+        }
         tx.DetachDirtyPages();
-        var replaced = _pageTable.Publish(pages, txId);
-        _pageTable.MarkFreed(tx.Scope.FreedPages, txId);
-        if (replaced.Count > 0)
-            _registry.Retire(replaced);
-        tx.Scope.Commit(txId);
-        _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
         if (_options.Durability == DurabilityMode.None)
         {
+            PublishPages(pages, tx.Scope.FreedPages, txId);
+            tx.Scope.Commit(txId);
+            _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
             var last = _state;
             Publish(new EnvironmentState(txId, rootTree, nextPage, last.JournalFile, last.JournalOffset));
             onCompleted?.Invoke();
             return Task.CompletedTask;
         }
+        // In flight: the next write transaction sees these pages through GetWriterPage; the page table
+        // (readers, flusher) gets them only once the record is durable (DrainCommits). Publishing them
+        // earlier let a concurrent flush and crash recovery disagree (found by the SIGKILL test).
+        foreach (var b in pages)
+            _unpublished[b.PageNumber] = b;
+        commit.Pages = pages;
+        commit.FreedPages = [.. tx.Scope.FreedPages];
+        tx.Scope.Commit(txId);
+        _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
         bool startWorker;
         lock (_commitLock)
         {
@@ -263,6 +315,15 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 ThreadPool.UnsafeQueueUserWorkItem(static env => env.DrainCommits(), this, preferLocal: false);
         }
         return commit.Done.Task;
+    }
+
+    /// <summary>Durable pages into the page table (visible to readers and the flusher); the copies they replace are retired.</summary>
+    private void PublishPages(List<PageBuffer> pages, IReadOnlyList<long> freed, long txId)
+    {
+        var replaced = _pageTable.Publish(pages, txId);
+        _pageTable.MarkFreed(freed, txId);
+        if (replaced.Count > 0)
+            _registry.Retire(replaced);
     }
 
     private void Publish(EnvironmentState state)
@@ -297,30 +358,12 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
             try
             {
-                ThrowIfFailed();
-                foreach (var c in group)
-                {
-                    int length = SealRecord(c);
-                    (c.JournalFile, c.JournalOffset) = _journal.Write(_recordBuffer.AsSpan(0, length));
-                    Interlocked.Add(ref _journalBytes, length);
-                    ReturnPayload(c);
-                }
-                if (_options.Durability == DurabilityMode.Sync)
-                {
-                    _journal.SyncWritten();
-                    Interlocked.Increment(ref _journalSyncs);
-                }
+                WriteGroup(group);
             }
-            catch (Exception e)
+            catch (StorageFailedException failure)
             {
-                if (e is IOException or UnauthorizedAccessException)
-                    Fail(e);
-                var failure = e as StorageFailedException ?? new StorageFailedException(
-                    $"Commit of transaction {group[0].TxId} failed writing the journal; the environment accepts no more writes until reopened: {e.Message}", e);
-                Fail(failure);
                 foreach (var c in group)
                 {
-                    ReturnPayload(c);
                     c.Done.TrySetException(failure);
                     Notify(c);
                 }
@@ -328,6 +371,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
             foreach (var c in group)
             {
+                PublishPages(c.Pages, c.FreedPages, c.TxId);
+                foreach (var b in c.Pages)
+                    _unpublished.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b));
                 Publish(new EnvironmentState(c.TxId, c.RootTree, c.NextPage, c.JournalFile, c.JournalOffset));
                 c.Done.TrySetResult();
                 Notify(c);
@@ -344,6 +390,38 @@ public sealed unsafe class StorageEnvironment : IDisposable
         catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
         {
             // A caller's wake-up that outlived its owner; the task already carries the outcome.
+        }
+    }
+
+    /// <summary>Compresses, hashes and writes the records of <paramref name="group"/> in order, then one fdatasync (Sync mode). Throws <see cref="StorageFailedException"/> (and fails the environment) on any error.</summary>
+    private void WriteGroup(List<PendingCommit> group)
+    {
+        try
+        {
+            ThrowIfFailed();
+            foreach (var c in group)
+            {
+                int length = SealRecord(c);
+                (c.JournalFile, c.JournalOffset) = _journal.Write(_recordBuffer.AsSpan(0, length));
+                Interlocked.Add(ref _journalBytes, length);
+                ReturnPayload(c);
+            }
+            if (_options.Durability == DurabilityMode.Sync)
+            {
+                _journal.SyncWritten();
+                Interlocked.Increment(ref _journalSyncs);
+            }
+        }
+        catch (Exception e)
+        {
+            foreach (var c in group)
+                ReturnPayload(c);
+            if (e is IOException or UnauthorizedAccessException)
+                Fail(e);
+            var failure = e as StorageFailedException ?? new StorageFailedException(
+                $"Commit of transaction {group[0].TxId} failed writing the journal; the environment accepts no more writes until reopened: {e.Message}", e);
+            Fail(failure);
+            throw failure;
         }
     }
 
@@ -376,7 +454,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             if (b.BasePage != 0 && b.PageCount == 1)
             {
                 // A copy-on-write page: journal only what changed against the committed base, if that is under half a page.
-                var basePage = new ReadOnlySpan<byte>(GetCommittedPage(b.BasePage), StorageConstants.PageSize);
+                var basePage = new ReadOnlySpan<byte>(GetWriterPage(b.BasePage), StorageConstants.PageSize);
                 int diff = PageDiff.Encode(b.Span, basePage, body, StorageConstants.PageSize / 2);
                 if (diff >= 0)
                 {
@@ -473,6 +551,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
         public long JournalOffset { get; set; }
         public TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
         public Action? OnCompleted { get; init; }
+        public List<PageBuffer> Pages { get; set; } = [];
+        public long[] FreedPages { get; set; } = [];
     }
 
     /// <summary>
@@ -662,6 +742,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _headers.Dispose();
             foreach (var b in _pageTable.All)
                 b.Free();
+            foreach (var b in _unpublished.Values)
+                b.Free(); // commits that failed after queueing (the environment failed)
             _registry.FreeAll();
             _pool.Dispose();
             _flushSignal.Dispose();

@@ -26,6 +26,7 @@ public static class QueryEndpoints
         app.MapPut("/databases/{db}/indexes", DatabaseRoute.Handle(NotImplemented));
         app.MapGet("/databases/{db}/indexes", DatabaseRoute.Handle(EmptyResults));
         app.MapGet("/databases/{db}/indexes/stats", DatabaseRoute.Handle(EmptyResults));
+        app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(DeleteIndex));
     }
 
     private static async Task Post(HttpContext context, Database db)
@@ -91,6 +92,12 @@ public static class QueryEndpoints
             w.WriteNumber("DurationInMs", (long)Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
             w.WriteEndObject();
         });
+    }
+
+    private static Task DeleteIndex(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
     }
 
     private static Task NotImplemented(HttpContext context, Database db) =>

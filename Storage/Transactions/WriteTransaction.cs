@@ -46,7 +46,7 @@ public sealed unsafe class WriteTransaction : Transaction
     internal IReadOnlyDictionary<long, PageBuffer> DirtyPages => _dirty;
 
     internal override byte* GetPage(long pageNumber) =>
-        TryGetDirty(pageNumber, out var b) ? b.Pointer : Environment.GetCommittedPage(pageNumber);
+        TryGetDirty(pageNumber, out var b) ? b.Pointer : Environment.GetWriterPage(pageNumber);
 
     private bool TryGetDirty(long pageNumber, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageBuffer? buffer)
     {
@@ -89,7 +89,7 @@ public sealed unsafe class WriteTransaction : Transaction
             newNumber = pageNumber;
             return b.Pointer;
         }
-        byte* src = Environment.GetCommittedPage(pageNumber);
+        byte* src = Environment.GetWriterPage(pageNumber);
         newNumber = Scope.Allocate(1);
         var copy = new PageBuffer(newNumber, 1, Environment.Pool) { BasePage = pageNumber };
         new ReadOnlySpan<byte>(src, StorageConstants.PageSize).CopyTo(new Span<byte>(copy.Pointer, StorageConstants.PageSize));

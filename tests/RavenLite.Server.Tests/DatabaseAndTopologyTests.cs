@@ -114,14 +114,16 @@ public sealed class DatabaseAndTopologyTests
     }
 
     [Fact]
-    public async Task Unknown_routes_and_queries_answer_json_errors()
+    public async Task Unknown_routes_and_index_definitions_answer_json_errors()
     {
         await using var s = await StartWithDatabaseAsync();
         var r = await s.Http.GetAsync("/no/such/thing");
         Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
         Assert.EndsWith("RouteNotFoundException", (await ReadJson(r)).GetProperty("Type").GetString());
-        var q = await s.Http.PostAsync("/databases/db/queries?queryHash=1", Json("""{"Query":"from Users"}"""));
+        var q = await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"X","Maps":["from u in docs.Users select new { u.Name }"]}]}"""));
         Assert.Equal(HttpStatusCode.NotImplemented, q.StatusCode);
         Assert.Contains("not implemented", (await ReadJson(q)).GetProperty("Message").GetString());
+        var ok = await s.Http.PostAsync("/databases/db/queries?queryHash=1", Json("""{"Query":"from Users"}"""));
+        Assert.Equal(HttpStatusCode.OK, ok.StatusCode);
     }
 }

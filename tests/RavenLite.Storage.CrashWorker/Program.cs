@@ -1,5 +1,7 @@
 // Child process for the SIGKILL crash test (RELIABILITY.md R1 at the storage layer).
-// Usage: RavenLite.Storage.CrashWorker <directory>
+// Usage: RavenLite.Storage.CrashWorker <directory> [--async]
+// With --async it pipelines like the server's merger: transaction i+1 is built while i's journal
+// write is in flight (WriteTransaction.CommitAsync), and i is acknowledged when its task completes.
 // Opens the environment on real files (Sync durability, a busy background flusher), resumes
 // after the last committed transaction, and commits forever. After each Commit returns it prints
 // "ACK <n>" and flushes stdout, so the parent knows exactly what was acknowledged before it
@@ -8,11 +10,12 @@ using System.Buffers.Binary;
 using RavenLite.Storage;
 using RavenLite.Storage.CrashWorker;
 
-if (args.Length != 1)
+if (args.Length is < 1 or > 2 || (args.Length == 2 && args[1] != "--async"))
 {
-    Console.Error.WriteLine("usage: RavenLite.Storage.CrashWorker <directory>");
+    Console.Error.WriteLine("usage: RavenLite.Storage.CrashWorker <directory> [--async]");
     return 2;
 }
+bool pipelined = args.Length == 2;
 
 var options = new StorageOptions
 {
@@ -32,6 +35,7 @@ using (var r = env.ReadTransaction())
 var stdout = Console.Out;
 stdout.WriteLine($"READY {next}");
 stdout.Flush();
+Task? inFlight = null;
 for (int i = next; ; i++)
 {
     using (var tx = env.WriteTransaction())
@@ -43,7 +47,21 @@ for (int i = next; ; i++)
         var last = new byte[4];
         BinaryPrimitives.WriteInt32LittleEndian(last, i);
         tx.CreateTree("meta").Put("last"u8, last);
-        tx.Commit();
+        if (!pipelined)
+        {
+            tx.Commit();
+        }
+        else
+        {
+            if (inFlight != null)
+            {
+                inFlight.GetAwaiter().GetResult();
+                stdout.WriteLine($"ACK {i - 1}");
+                stdout.Flush();
+            }
+            inFlight = tx.CommitAsync();
+            continue;
+        }
     }
     stdout.WriteLine($"ACK {i}");
     stdout.Flush();

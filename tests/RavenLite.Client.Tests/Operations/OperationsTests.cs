@@ -53,6 +53,38 @@ public sealed class OperationsTests(DriverFixture fixture) : IClassFixture<Drive
     }
 
     [Fact]
+    public async Task Index_operations_reach_the_server_and_fail_clearly_without_index_support()
+    {
+        var store = await fixture.Driver.GetDocumentStoreAsync();
+        var put = await Assert.ThrowsAsync<RavenException>(() => store.Maintenance.SendAsync(new PutIndexesOperation(new IndexDefinition
+        {
+            Name = "Users/ByName",
+            Maps = ["from u in docs.Users select new { u.Name }"],
+            Fields = new Dictionary<string, IndexFieldOptions> { ["Name"] = new() { Indexing = "Search" } },
+        })));
+        Assert.Equal(501, put.StatusCode);
+        Assert.Contains("Lucene", put.Message, StringComparison.Ordinal);
+        var del = await Assert.ThrowsAsync<IndexDoesNotExistException>(() => store.Maintenance.SendAsync(new DeleteIndexOperation("Users/ByName")));
+        Assert.Contains("Users/ByName", del.Message, StringComparison.Ordinal);
+        Assert.Empty(await store.Maintenance.SendAsync(new GetIndexNamesOperation()));
+        await fixture.Driver.WaitForIndexingAsync(store, TimeSpan.FromSeconds(5)); // no indexes: nothing to wait for
+    }
+
+    [Fact]
+    public async Task A_custom_id_generator_replaces_hilo()
+    {
+        int n = 0;
+        var store = await fixture.Driver.GetDocumentStoreAsync(configure: s =>
+            s.Conventions.DocumentIdGenerator = (db, entity, _) => Task.FromResult($"{entity.GetType().Name.ToLowerInvariant()}s/custom-{Interlocked.Increment(ref n)}"));
+        using var s = store.OpenAsyncSession();
+        var c = new Company { Name = "x" };
+        await s.StoreAsync(c);
+        Assert.Equal("companys/custom-1", c.Id);
+        await s.SaveChangesAsync();
+        Assert.Equal(1, (await store.Maintenance.SendAsync(new GetStatisticsOperation())).CountOfDocuments); // no HiLo document
+    }
+
+    [Fact]
     public async Task Bad_requests_carry_the_servers_message()
     {
         var store = await fixture.Driver.GetDocumentStoreAsync();

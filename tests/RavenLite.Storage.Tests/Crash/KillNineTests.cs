@@ -16,8 +16,10 @@ namespace RavenLite.Storage.Tests.Crash;
 /// </summary>
 public class KillNineTests(ITestOutputHelper output)
 {
-    [Fact]
-    public void Sigkill_at_random_moments_loses_no_acknowledged_transaction()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Sigkill_at_random_moments_loses_no_acknowledged_transaction(bool asyncCommit)
     {
         int rounds = int.TryParse(Environment.GetEnvironmentVariable("RAVENLITE_CRASH_ROUNDS"), NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? n : 12;
         int seed = TestSeed.For(77)[^1];
@@ -28,7 +30,7 @@ public class KillNineTests(ITestOutputHelper output)
         var recovery = new List<double>();
         for (int round = 0; round < rounds; round++)
         {
-            int acked = RunAndKill(dir.Path, random.Next(150, 900));
+            int acked = RunAndKill(dir.Path, random.Next(150, 900), asyncCommit);
             Assert.True(acked >= lastAcked, $"round {round}: acknowledged {acked} after {lastAcked} in an earlier round");
             lastAcked = Math.Max(lastAcked, acked);
             var sw = Stopwatch.StartNew();
@@ -62,12 +64,14 @@ public class KillNineTests(ITestOutputHelper output)
         return v.ToArray();
     }
 
-    private static int RunAndKill(string dir, int killAfterMs)
+    private static int RunAndKill(string dir, int killAfterMs, bool asyncCommit)
     {
         string worker = Path.Combine(AppContext.BaseDirectory, "RavenLite.Storage.CrashWorker.dll");
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         psi.ArgumentList.Add(worker);
         psi.ArgumentList.Add(dir);
+        if (asyncCommit)
+            psi.ArgumentList.Add("--async");
         using var p = new Process { StartInfo = psi };
         int acked = -1;
         using var ready = new ManualResetEventSlim();
