@@ -17,4 +17,13 @@ public sealed class QueryStatistics
 
     /// <summary>Server time spent, in milliseconds.</summary>
     public long DurationInMs { get; internal set; }
+
+    internal void Fill(Commands.QueryResult result)
+    {
+        IsStale = result.IsStale;
+        TotalResults = result.TotalResults;
+        SkippedResults = result.SkippedResults;
+        IndexName = result.IndexName;
+        DurationInMs = result.DurationInMs;
+    }
 }

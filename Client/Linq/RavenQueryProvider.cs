@@ -45,7 +45,7 @@ internal sealed class RavenQueryProvider(AsyncDocumentSession session, Type root
     public async Task<List<T>> ToListAsync<T>(Expression expression, CancellationToken cancellationToken)
     {
         var (query, result) = await RunAsync(expression, cancellationToken).ConfigureAwait(false);
-        return result.Results.Select(r => query.IsProjection ? session.FromQueryResult<T>(r) : session.FromQueryResult<T>(r)).ToList();
+        return result.Results.Select(session.FromQueryResult<T>).ToList();
     }
 
     public async Task<TResult> ExecuteScalarAsync<TResult>(Expression expression, CancellationToken cancellationToken)
@@ -77,14 +77,7 @@ internal sealed class RavenQueryProvider(AsyncDocumentSession session, Type root
     {
         var query = Translate(expression);
         var result = await session.ExecuteQueryAsync(new QueryCommand(query.Rql, query.Parameters, WaitForNonStale), cancellationToken).ConfigureAwait(false);
-        if (Statistics is { } s)
-        {
-            s.IsStale = result.IsStale;
-            s.TotalResults = result.TotalResults;
-            s.SkippedResults = result.SkippedResults;
-            s.IndexName = result.IndexName;
-            s.DurationInMs = result.DurationInMs;
-        }
+        Statistics?.Fill(result);
         if (WaitForNonStale != null && result.IsStale)
             throw new TimeoutException($"The index '{result.IndexName}' was still stale after {WaitForNonStale.Value.TotalSeconds:0.#} s (WaitForNonStaleResults).");
         return (query, result);

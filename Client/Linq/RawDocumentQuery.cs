@@ -34,14 +34,7 @@ internal sealed class RawDocumentQuery<T>(AsyncDocumentSession session, string r
     public async Task<List<T>> ToListAsync(CancellationToken cancellationToken = default)
     {
         var result = await session.ExecuteQueryAsync(new QueryCommand(rql, _parameters, _wait), cancellationToken).ConfigureAwait(false);
-        if (_stats is { } s)
-        {
-            s.IsStale = result.IsStale;
-            s.TotalResults = result.TotalResults;
-            s.SkippedResults = result.SkippedResults;
-            s.IndexName = result.IndexName;
-            s.DurationInMs = result.DurationInMs;
-        }
+        _stats?.Fill(result);
         return result.Results.Select(session.FromQueryResult<T>).ToList();
     }
 }
