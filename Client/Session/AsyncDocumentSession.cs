@@ -166,11 +166,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         string id = metadata["@id"]?.GetValue<string>() ?? throw new RavenException("A document arrived without @metadata.@id.");
         if (_byId.TryGetValue(id, out var tracked))
             return (T)tracked.Entity;
-        var body = new JsonObject();
-        foreach (var (k, v) in document)
-            if (k != "@metadata")
-                body[k] = v?.DeepClone();
-        var entity = body.Deserialize<T>(Conventions.JsonSerializerOptions) ?? throw new RavenException($"Document '{id}' deserialized to null as {typeof(T).Name}.");
+        var entity = WithoutMetadata(document).Deserialize<T>(Conventions.JsonSerializerOptions) ?? throw new RavenException($"Document '{id}' deserialized to null as {typeof(T).Name}.");
         Conventions.IdentityProperty(entity.GetType())?.SetValue(entity, id);
         var info = new DocumentInfo(id, entity, (JsonObject)metadata.DeepClone())
         {
@@ -309,11 +305,17 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
                     return v.Deserialize<T>(Conventions.JsonSerializerOptions)!;
             return default!;
         }
+        return WithoutMetadata(result).Deserialize<T>(Conventions.JsonSerializerOptions)!;
+    }
+
+    /// <summary>A copy of a server document or projection without its <c>@metadata</c>: the entity's own fields.</summary>
+    private static JsonObject WithoutMetadata(JsonObject document)
+    {
         var body = new JsonObject();
-        foreach (var (k, v) in result)
+        foreach (var (k, v) in document)
             if (k != "@metadata")
                 body[k] = v?.DeepClone();
-        return body.Deserialize<T>(Conventions.JsonSerializerOptions)!;
+        return body;
     }
 
     private static bool IsScalar(Type t)

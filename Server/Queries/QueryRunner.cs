@@ -22,6 +22,7 @@ public sealed class QueryRunner
     private readonly DocumentsStorage _storage;
     private readonly RqlQuery _query;
     private readonly JsonElement _parameters;
+    private readonly Dictionary<RqlValue, JsonElement> _resolved = new(ReferenceEqualityComparer.Instance);
 
     private QueryRunner(DocumentsStorage storage, RqlQuery query, JsonElement parameters)
     {
@@ -179,8 +180,15 @@ public sealed class QueryRunner
         throw ApiException.BadRequest($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
     }
 
-    /// <summary>The value of a literal or parameter, as JSON.</summary>
+    /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>
     private JsonElement Resolve(RqlValue v)
+    {
+        if (!_resolved.TryGetValue(v, out var value))
+            _resolved[v] = value = ResolveUncached(v);
+        return value;
+    }
+
+    private JsonElement ResolveUncached(RqlValue v)
     {
         if (v.Parameter is { } name)
         {

@@ -15,12 +15,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
         var fault = new FaultInjectingFileSystem(mem);
         int acked = -1;
         using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault)))
-        {
-            if (asyncCommit)
-                FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
-            else
-                FaultWorkload.Run(env, 0, Transactions, ref acked);
-        }
+            FaultWorkload.Run(env, 0, Transactions, ref acked, asyncCommit);
         return fault.OperationCount;
     }
 
@@ -45,10 +40,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
                 try
                 {
                     env = StorageEnvironment.Open(FaultWorkload.Options(fault));
-                    if (asyncCommit)
-                        FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
-                    else
-                        FaultWorkload.Run(env, 0, Transactions, ref acked);
+                    FaultWorkload.Run(env, 0, Transactions, ref acked, asyncCommit);
                 }
                 catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
                 {
@@ -90,10 +82,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
             try
             {
                 env = StorageEnvironment.Open(FaultWorkload.Options(fault));
-                if (asyncCommit)
-                    FaultWorkload.RunAsync(env, 0, Transactions, ref acked);
-                else
-                    FaultWorkload.Run(env, 0, Transactions, ref acked);
+                FaultWorkload.Run(env, 0, Transactions, ref acked, asyncCommit);
             }
             catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
             {

@@ -23,6 +23,15 @@ internal static class FaultWorkload
 
     public static byte[] Value(int i) => TestData.Value(new Random(i), i % 9 == 0 ? 20_000 : 30 + i % 70);
 
+    /// <summary><see cref="RunAsync"/> when <paramref name="asyncCommit"/>, else <see cref="Run(StorageEnvironment, int, int, ref int)"/>.</summary>
+    public static void Run(StorageEnvironment env, int first, int count, ref int acked, bool asyncCommit)
+    {
+        if (asyncCommit)
+            RunAsync(env, first, count, ref acked);
+        else
+            Run(env, first, count, ref acked);
+    }
+
     /// <summary>Runs transactions until <paramref name="count"/> or an exception; <paramref name="acked"/> is the last transaction whose Commit returned.</summary>
     public static void Run(StorageEnvironment env, int first, int count, ref int acked)
     {
