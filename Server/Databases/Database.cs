@@ -15,7 +15,7 @@ public sealed class Database : IDisposable
     private int _leases;
     private volatile bool _closing;
 
-    internal Database(string name, string directory, Hosting.ServerOptions options)
+    internal Database(string name, string directory, Hosting.ServerOptions options, ILogger logger)
     {
         Name = name;
         Directory = directory;
@@ -28,9 +28,12 @@ public sealed class Database : IDisposable
         {
             Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
+            Indexes = new Indexing.IndexStore(this, logger);
+            Merger.Committed = Indexes.NotifyAll;
         }
         catch
         {
+            Merger?.Dispose();
             Environment.Dispose();
             throw;
         }
@@ -50,6 +53,9 @@ public sealed class Database : IDisposable
 
     /// <summary>Where every write goes.</summary>
     public WriteMerger Merger { get; }
+
+    /// <summary>The database's indexes and their workers.</summary>
+    public Indexing.IndexStore Indexes { get; } = null!;
 
     /// <summary>Long-running operations (bulk inserts) and their states.</summary>
     public OperationsTable Operations { get; } = new();
@@ -81,6 +87,7 @@ public sealed class Database : IDisposable
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
         Merger.Dispose();
+        Indexes.Dispose();
         Environment.Dispose();
     }
 }

@@ -142,7 +142,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                     throw new DatabaseMissingException(name);
                 if (!_open.TryGetValue(name, out db))
                 {
-                    db = new Database(stored, DirectoryOf(stored), _options);
+                    db = new Database(stored, DirectoryOf(stored), _options, _logger);
                     _open[stored] = db;
                     Log.Opened(_logger, stored, db.Environment.RecoveredTransactions);
                 }

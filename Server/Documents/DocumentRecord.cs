@@ -42,6 +42,17 @@ internal static class DocumentRecord
         return Encoding.UTF8.GetString(value.Slice(HeaderSize + idLen, colLen));
     }
 
+    /// <summary>The id in stored casing.</summary>
+    public static string Id(ReadOnlySpan<byte> value) =>
+        Encoding.UTF8.GetString(value.Slice(HeaderSize, BinaryPrimitives.ReadUInt16LittleEndian(value[16..])));
+
+    /// <summary>The stored JSON, in place.</summary>
+    public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value)
+    {
+        int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
+        return value[(HeaderSize + idLen + colLen)..];
+    }
+
     public static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId)
     {
         long etag = BinaryPrimitives.ReadInt64LittleEndian(value);

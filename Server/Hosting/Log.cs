@@ -29,4 +29,16 @@ internal static partial class Log
 
     [LoggerMessage(9, LogLevel.Debug, "{Method} {Path}: {Status} {Message}")]
     public static partial void RequestRejected(ILogger logger, string method, string path, int status, string message);
+
+    [LoggerMessage(10, LogLevel.Error, "Index {Name}: indexing failed (the worker retries)")]
+    public static partial void IndexingFailed(ILogger logger, Exception exception, string name);
+
+    [LoggerMessage(11, LogLevel.Warning, "Index {Name}: storage reset, rebuilding from the documents ({Reason})")]
+    public static partial void IndexRebuilt(ILogger logger, string name, string reason);
+
+    [LoggerMessage(12, LogLevel.Information, "Index {Name} created ({Type})")]
+    public static partial void IndexCreated(ILogger logger, string name, string type);
+
+    [LoggerMessage(13, LogLevel.Warning, "Index folder {Folder} skipped: {Reason}")]
+    public static partial void IndexSkipped(ILogger logger, string folder, string reason);
 }

@@ -13,6 +13,9 @@ public class ApiException(int statusCode, string clientType, string message, Exc
     /// <summary>Fully qualified client exception type, for the <c>Type</c> field.</summary>
     public string ClientType { get; } = clientType;
 
+    /// <summary>Extra string fields of the error answer (e.g. <c>IndexDefinitionProperty</c>, <c>ProblematicText</c>).</summary>
+    public IReadOnlyDictionary<string, string>? Extra { get; init; }
+
     /// <summary>400 BadRequestException: the request itself is wrong; nothing was written.</summary>
     public static ApiException BadRequest(string message) => new(400, "Raven.Client.Exceptions.BadRequestException", message);
 
@@ -21,6 +24,16 @@ public class ApiException(int statusCode, string clientType, string message, Exc
 
     /// <summary>413: a body or document over its documented limit.</summary>
     public static ApiException TooLarge(string message) => new(413, "Raven.Client.Exceptions.BadRequestException", message);
+
+    /// <summary>
+    /// 400 IndexCompilationException: an index definition outside what RavenLite understands; names
+    /// the definition property and the text at fault (the official clients read both).
+    /// </summary>
+    public static ApiException IndexCompilation(string message, string property, string problematicText) =>
+        new(400, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException", message)
+        {
+            Extra = new Dictionary<string, string> { ["IndexDefinitionProperty"] = property, ["ProblematicText"] = problematicText },
+        };
 
     /// <summary>404 for a named thing that does not exist.</summary>
     public static ApiException NotFound(string clientType, string message) => new(404, clientType, message);

@@ -28,7 +28,7 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             context.Response.Clear();
             if (e is DatabaseMissingException missing)
                 context.Response.Headers["Database-Missing"] = missing.Database;
-            await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString()).ConfigureAwait(false);
+            await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString(), (e as ApiException)?.Extra).ConfigureAwait(false);
         }
         catch (Exception e) when (e is OperationCanceledException && context.RequestAborted.IsCancellationRequested)
         {
@@ -51,7 +51,7 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
     };
 
     /// <summary>Writes one JSON error answer.</summary>
-    public static Task WriteErrorAsync(HttpContext context, int status, string type, string message, string error) =>
+    public static Task WriteErrorAsync(HttpContext context, int status, string type, string message, string error, IReadOnlyDictionary<string, string>? extra = null) =>
         JsonResponse.WriteAsync(context, status, w =>
         {
             w.WriteStartObject();
@@ -59,6 +59,8 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             w.WriteString("Type", type);
             w.WriteString("Message", message);
             w.WriteString("Error", error);
+            foreach (var (k, v) in extra ?? new Dictionary<string, string>())
+                w.WriteString(k, v);
             w.WriteEndObject();
         });
 }

@@ -41,7 +41,10 @@ public sealed class WriteMerger : IDisposable
         _thread.Start();
     }
 
-    /// <summary>Queues a command and returns its completion (see <see cref="MergedCommand.Completion"/>).</summary>
+    /// <summary>Called on the merger thread after each durable commit (the indexes' wake-up).</summary>
+    public Action? Committed { get; set; }
+
+    /// <summary>Queues a command; the task completes when its transaction is durable (or faults with its error).</summary>
     public Task EnqueueAsync(MergedCommand command)
     {
         ArgumentNullException.ThrowIfNull(command);
@@ -199,6 +202,7 @@ public sealed class WriteMerger : IDisposable
         }
         Interlocked.Add(ref _commitTicks, Stopwatch.GetTimestamp() - f.Started);
         Record(f.Batch.Count, f.Operations);
+        Committed?.Invoke();
         foreach (var c in f.Batch)
             c.Succeed();
     }
@@ -217,6 +221,7 @@ public sealed class WriteMerger : IDisposable
             tx.Commit();
             Interlocked.Add(ref _commitTicks, Stopwatch.GetTimestamp() - t0);
             Record(1, command.Operations);
+            Committed?.Invoke();
             command.Succeed();
         }
         catch (Exception e)

@@ -1,0 +1,70 @@
+using System.Text.Json;
+using System.Text.Json.Serialization;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>How a field's values are indexed (RavenDB's <c>FieldIndexing</c>).</summary>
+public enum FieldIndexing
+{
+    /// <summary>Lower-cased whole values: equality and ranges ignore case.</summary>
+    Default,
+    /// <summary>Whole values as they are: equality and ranges are case-sensitive.</summary>
+    Exact,
+    /// <summary>Analyzed into lower-cased words as well, for <c>search()</c>.</summary>
+    Search,
+}
+
+/// <summary>One field of an index: its name (what queries use), id (its key prefix) and options.</summary>
+/// <param name="Name">Name in queries: a dotted document path for auto indexes, the map's output name for static ones.</param>
+/// <param name="Id">Position in the definition; the first two bytes of its posting keys.</param>
+/// <param name="Indexing">Default, Exact or Search.</param>
+public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing);
+
+/// <summary>
+/// A stored index definition (written verbatim to <c>definition.json</c> in the index's folder).
+/// Auto indexes list document paths in <see cref="AutoFields"/>; static ones keep the client's
+/// <see cref="Maps"/> and <see cref="FieldOptions"/> and are compiled by <see cref="MapCompiler"/>.
+/// </summary>
+public sealed class IndexDefinition
+{
+    /// <summary>Index name, e.g. <c>Users/ByName</c> or <c>Auto/Users/ByAgeAndName</c>.</summary>
+    public string Name { get; set; } = "";
+
+    /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>Map</c> or <c>JavaScriptMap</c>.</summary>
+    public string Type { get; set; } = "Map";
+
+    /// <summary>The map texts as the client sent them (static indexes).</summary>
+    public List<string> Maps { get; set; } = [];
+
+    /// <summary>Field options by name as the client sent them (static indexes): <c>{"Name":{"Indexing":"Search"}}</c>.</summary>
+    public Dictionary<string, JsonElement> FieldOptions { get; set; } = [];
+
+    /// <summary>Auto index: its collection.</summary>
+    public string? Collection { get; set; }
+
+    /// <summary>Auto index: the document paths it covers, each with Search when a query used search() on it.</summary>
+    public List<AutoField> AutoFields { get; set; } = [];
+
+    /// <summary>When the index was created (UTC).</summary>
+    public DateTime CreatedAt { get; set; } = DateTime.UtcNow;
+
+    /// <summary>True for auto indexes.</summary>
+    [JsonIgnore]
+    public bool IsAuto => Type == "AutoMap";
+
+    internal byte[] Serialize() => JsonSerializer.SerializeToUtf8Bytes(this, SerializerOptions);
+
+    internal static IndexDefinition Deserialize(byte[] json) =>
+        JsonSerializer.Deserialize<IndexDefinition>(json, SerializerOptions) ?? throw new JsonException("empty index definition");
+
+    private static readonly JsonSerializerOptions SerializerOptions = new() { WriteIndented = true };
+
+    /// <summary>The auto index name RavenDB would give these fields: <c>Auto/Users/ByAgeAndSearch(Name)</c>.</summary>
+    public static string AutoName(string collection, IEnumerable<AutoField> fields) =>
+        "Auto/" + collection + "/By" + string.Join("And", fields.Select(f => f.Search ? $"Search({f.Path})" : f.Path));
+}
+
+/// <summary>A document path covered by an auto index.</summary>
+/// <param name="Path">Dotted path, e.g. <c>Address.City</c>.</param>
+/// <param name="Search">Also analyzed for search().</param>
+public sealed record AutoField(string Path, bool Search);

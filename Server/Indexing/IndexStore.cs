@@ -1,0 +1,250 @@
+using System.Security.Cryptography;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// A database's indexes: <c>{db}/Indexes/{folder}/definition.json</c> plus the index's storage in
+/// <c>storage/</c>. Loads and starts every index when the database opens; creates static indexes from
+/// definitions and auto indexes for dynamic queries (widening an existing one when a query needs more
+/// fields, as RavenDB does); deletes and resets. Thread-safe.
+/// </summary>
+public sealed class IndexStore : IDisposable
+{
+    /// <summary>Longest index name.</summary>
+    public const int MaxNameLength = 256;
+    private const string DefinitionFile = "definition.json";
+
+    private readonly Database _db;
+    private readonly string _root;
+    private readonly ILogger _logger;
+    private readonly object _lock = new();
+    private readonly Dictionary<string, Index> _indexes = new(StringComparer.OrdinalIgnoreCase);
+    private bool _disposed;
+
+    internal IndexStore(Database db, ILogger logger)
+    {
+        _db = db;
+        _logger = logger;
+        _root = Path.Combine(db.Directory, "Indexes");
+        Directory.CreateDirectory(_root);
+        foreach (string folder in Directory.GetDirectories(_root))
+        {
+            string file = Path.Combine(folder, DefinitionFile);
+            if (!File.Exists(file))
+            {
+                // A folder without a definition is a creation that did not finish.
+                Directory.Delete(folder, recursive: true);
+                continue;
+            }
+            try
+            {
+                var definition = IndexDefinition.Deserialize(File.ReadAllBytes(file));
+                var index = new Index(db, definition, MapCompiler.Compile(definition), folder, logger);
+                _indexes[definition.Name] = index;
+            }
+            catch (Exception e) when (e is JsonException or ApiException or IOException)
+            {
+                Hosting.Log.IndexSkipped(logger, folder, e.Message);
+            }
+        }
+        _snapshot = _indexes.Values.ToArray();
+        foreach (var index in _snapshot)
+            index.Start();
+    }
+
+    /// <summary>Every index, by name.</summary>
+    public IReadOnlyList<Index> All
+    {
+        get
+        {
+            lock (_lock)
+                return _indexes.Values.OrderBy(i => i.Name, StringComparer.OrdinalIgnoreCase).ToList();
+        }
+    }
+
+    /// <summary>The index with this name (any casing), or null.</summary>
+    public Index? Get(string name)
+    {
+        lock (_lock)
+            return _indexes.GetValueOrDefault(name);
+    }
+
+    /// <summary>Wakes every index worker (documents were committed).</summary>
+    public void NotifyAll()
+    {
+        foreach (var index in _snapshot)
+            index.Notify();
+    }
+
+    private volatile Index[] _snapshot = [];
+
+    /// <summary>
+    /// Creates or replaces a static index. 400 IndexCompilationException when its maps are outside the
+    /// supported forms (nothing changes then). Putting an identical definition again keeps the index as it is.
+    /// </summary>
+    public Index Put(IndexDefinition definition)
+    {
+        ValidateName(definition.Name);
+        if (definition.Name.StartsWith("Auto/", StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
+        var compiled = MapCompiler.Compile(definition);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_indexes.TryGetValue(definition.Name, out var existing))
+            {
+                if (SameDefinition(existing.Definition, definition))
+                    return existing;
+                RemoveLocked(existing);
+            }
+            return CreateLocked(definition, compiled);
+        }
+    }
+
+    /// <summary>
+    /// The auto index a dynamic query on <paramref name="collection"/> uses: an existing one covering
+    /// <paramref name="fields"/>, else a new one covering them and every field of the collection's
+    /// existing auto indexes (which <see cref="RetireSuperseded"/> later deletes). <c>created</c>
+    /// tells the caller to wait for it to catch up.
+    /// </summary>
+    public (Index Index, bool Created) GetOrCreateAuto(string collection, IReadOnlyList<AutoField> fields)
+    {
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            var sameCollection = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
+            var covering = sameCollection.Where(i => Covers(i.Definition.AutoFields, fields)).OrderBy(i => i.Definition.AutoFields.Count).FirstOrDefault();
+            if (covering != null)
+                return (covering, false);
+            var union = new Dictionary<string, bool>(StringComparer.Ordinal);
+            foreach (var f in sameCollection.SelectMany(i => i.Definition.AutoFields).Concat(fields))
+                union[f.Path] = union.GetValueOrDefault(f.Path) || f.Search;
+            var autoFields = union.OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => new AutoField(kv.Key, kv.Value)).ToList();
+            var definition = new IndexDefinition
+            {
+                Name = IndexDefinition.AutoName(collection, autoFields),
+                Type = "AutoMap",
+                Collection = collection,
+                AutoFields = autoFields,
+            };
+            return (CreateLocked(definition, MapCompiler.Compile(definition)), true);
+        }
+    }
+
+    /// <summary>Deletes the auto indexes of <paramref name="wider"/>'s collection whose fields it covers (call once it has caught up).</summary>
+    public void RetireSuperseded(Index wider)
+    {
+        List<Index> retired;
+        lock (_lock)
+        {
+            retired = _indexes.Values.Where(i => i != wider && i.Definition.IsAuto
+                && string.Equals(i.Definition.Collection, wider.Definition.Collection, StringComparison.OrdinalIgnoreCase)
+                && Covers(wider.Definition.AutoFields, i.Definition.AutoFields)).ToList();
+            foreach (var i in retired)
+                Detach(i);
+        }
+        foreach (var i in retired)
+            DisposeAndDelete(i);
+    }
+
+    /// <summary>Deletes an index and its files. False when there is none by that name.</summary>
+    public bool Delete(string name)
+    {
+        Index? index;
+        lock (_lock)
+        {
+            if (!_indexes.TryGetValue(name, out index))
+                return false;
+            Detach(index);
+        }
+        DisposeAndDelete(index);
+        return true;
+    }
+
+    private static bool Covers(List<AutoField> have, IEnumerable<AutoField> want) =>
+        want.All(w => have.Any(h => h.Path == w.Path && (h.Search || !w.Search)));
+
+    private static bool SameDefinition(IndexDefinition a, IndexDefinition b) =>
+        a.Maps.SequenceEqual(b.Maps, StringComparer.Ordinal)
+        && a.FieldOptions.Count == b.FieldOptions.Count
+        && a.FieldOptions.All(kv => b.FieldOptions.TryGetValue(kv.Key, out var o) && o.GetRawText() == kv.Value.GetRawText());
+
+    private Index CreateLocked(IndexDefinition definition, CompiledIndex compiled)
+    {
+        string folder = Path.Combine(_root, FolderName(definition.Name));
+        if (Directory.Exists(folder))
+            Directory.Delete(folder, recursive: true);
+        Directory.CreateDirectory(folder);
+        string tmp = Path.Combine(folder, DefinitionFile + ".tmp");
+        using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))
+        {
+            f.Write(definition.Serialize());
+            f.Flush(flushToDisk: true);
+        }
+        File.Move(tmp, Path.Combine(folder, DefinitionFile), overwrite: true);
+        var index = new Index(_db, definition, compiled, folder, _logger);
+        _indexes[definition.Name] = index;
+        _snapshot = _indexes.Values.ToArray();
+        index.Start();
+        Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
+        return index;
+    }
+
+    private void RemoveLocked(Index index)
+    {
+        Detach(index);
+        DisposeAndDelete(index);
+    }
+
+    private void Detach(Index index)
+    {
+        _indexes.Remove(index.Name);
+        _snapshot = _indexes.Values.ToArray();
+    }
+
+    private static void DisposeAndDelete(Index index)
+    {
+        index.Dispose();
+        // The definition goes first: a folder without one is cleaned up on the next start.
+        File.Delete(Path.Combine(index.Folder, DefinitionFile));
+        Directory.Delete(index.Folder, recursive: true);
+    }
+
+    /// <summary>400 for an empty, over-long or control-character name.</summary>
+    public static void ValidateName(string? name)
+    {
+        if (string.IsNullOrWhiteSpace(name))
+            throw ApiException.BadRequest("Index name is required.");
+        if (name.Length > MaxNameLength)
+            throw ApiException.BadRequest($"Index name is {name.Length} characters long; the limit is {MaxNameLength}.");
+        if (name.Any(char.IsControl))
+            throw ApiException.BadRequest("Index names may not contain control characters.");
+    }
+
+    /// <summary>A folder name for an index: its letters and digits, then a hash of the lower-cased name.</summary>
+    private static string FolderName(string name)
+    {
+        var safe = new string(name.Take(64).Select(c => char.IsAsciiLetterOrDigit(c) ? c : '_').ToArray());
+        var hash = SHA256.HashData(Encoding.UTF8.GetBytes(name.ToLowerInvariant()));
+        return safe + "-" + Convert.ToHexString(hash, 0, 6).ToLowerInvariant();
+    }
+
+    /// <summary>Stops every worker and closes every index.</summary>
+    public void Dispose()
+    {
+        List<Index> all;
+        lock (_lock)
+        {
+            _disposed = true;
+            all = _indexes.Values.ToList();
+            _indexes.Clear();
+            _snapshot = [];
+        }
+        foreach (var i in all)
+            i.Dispose();
+    }
+}
