@@ -8,25 +8,20 @@ using RavenLite.Server.Queries;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// <c>POST/GET /databases/{db}/queries</c> (PROTOCOL.md §6): RQL answered by scanning the collection in
-/// one snapshot (<see cref="QueryRunner"/>). Static index definitions need Lucene.Net (not available
-/// here): index PUTs answer 501 with a JSON error, index listings are empty, and <c>from index</c>
-/// answers IndexDoesNotExistException.
+/// <c>POST/GET /databases/{db}/queries</c> (PROTOCOL.md §6): RQL answered by <see cref="QueryRunner"/>
+/// from an index (static, or the auto index a dynamic query creates) or a collection scan.
+/// Index management is in <see cref="IndexEndpoints"/>.
 /// </summary>
 public static class QueryEndpoints
 {
-    private const string NoIndexes = "Static indexes are not implemented in this RavenLite build (they need Lucene.Net, which this machine's package source lacks). Collection queries (from 'Users' where ...) work without an index.";
+    /// <summary>Longest WaitForNonStaleResults wait a request may ask for.</summary>
+    public static readonly TimeSpan MaxWait = TimeSpan.FromMinutes(5);
 
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
         app.MapPost("/databases/{db}/queries", DatabaseRoute.Handle(Post));
         app.MapGet("/databases/{db}/queries", DatabaseRoute.Handle(Get));
-        app.MapPut("/databases/{db}/admin/indexes", DatabaseRoute.Handle(NotImplemented));
-        app.MapPut("/databases/{db}/indexes", DatabaseRoute.Handle(NotImplemented));
-        app.MapGet("/databases/{db}/indexes", DatabaseRoute.Handle(EmptyResults));
-        app.MapGet("/databases/{db}/indexes/stats", DatabaseRoute.Handle(EmptyResults));
-        app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(DeleteIndex));
     }
 
     private static async Task Post(HttpContext context, Database db)
@@ -52,20 +47,43 @@ public static class QueryEndpoints
                 throw ApiException.BadRequest("QueryParameters must be an object or null.");
             int? start = root.TryGetProperty("Start", out var st) && st.ValueKind == JsonValueKind.Number ? st.GetInt32() : null;
             int? pageSize = root.TryGetProperty("PageSize", out var ps) && ps.ValueKind == JsonValueKind.Number ? ps.GetInt32() : null;
-            await Answer(context, db, q.GetString()!, parameters, start, pageSize).ConfigureAwait(false);
+            bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
+            var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
+            await Answer(context, db, q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait)).ConfigureAwait(false);
         }
     }
 
-    private static Task Get(HttpContext context, Database db) =>
-        Answer(context, db, RequestParsing.Required(context.Request, "query"), default, null, null);
+    private static Task Get(HttpContext context, Database db)
+    {
+        bool wait = string.Equals(RequestParsing.Query(context.Request, "waitForNonStaleResults"), "true", StringComparison.OrdinalIgnoreCase);
+        var timeout = RequestParsing.Query(context.Request, "waitForNonStaleResultsTimeout") is { } t ? ParseTimeout(JsonSerializer.SerializeToElement(t)) : null;
+        return Answer(context, db, RequestParsing.Required(context.Request, "query"), default, new QueryOptions(null, null, wait, timeout ?? QueryRunner.AutoIndexWait));
+    }
 
-    private static Task Answer(HttpContext context, Database db, string rql, JsonElement parameters, int? start, int? pageSize)
+    /// <summary>A wait as milliseconds (number) or a TimeSpan string ("00:00:15"); 400 otherwise; capped at <see cref="MaxWait"/>.</summary>
+    private static TimeSpan? ParseTimeout(JsonElement value)
+    {
+        TimeSpan result;
+        if (value.ValueKind == JsonValueKind.Null)
+            return null;
+        if (value.ValueKind == JsonValueKind.Number && value.TryGetDouble(out double ms) && ms >= 0)
+            result = TimeSpan.FromMilliseconds(Math.Min(ms, MaxWait.TotalMilliseconds));
+        else if (value.ValueKind == JsonValueKind.String && TimeSpan.TryParse(value.GetString(), System.Globalization.CultureInfo.InvariantCulture, out result) && result >= TimeSpan.Zero)
+            result = result > MaxWait ? MaxWait : result;
+        else if (value.ValueKind == JsonValueKind.String && double.TryParse(value.GetString(), System.Globalization.CultureInfo.InvariantCulture, out double ms2) && ms2 >= 0)
+            result = TimeSpan.FromMilliseconds(Math.Min(ms2, MaxWait.TotalMilliseconds));
+        else
+            throw ApiException.BadRequest("WaitForNonStaleResultsTimeout must be milliseconds or a TimeSpan like \"00:00:15\".");
+        return result;
+    }
+
+    private static async Task Answer(HttpContext context, Database db, string rql, JsonElement parameters, QueryOptions options)
     {
         long t0 = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(rql);
-        var answer = QueryRunner.Run(db.Documents, query, parameters, start, pageSize);
+        var answer = await QueryRunner.RunAsync(db, query, parameters, options, context.RequestAborted).ConfigureAwait(false);
         string now = JsonResponse.FormatDate(DateTime.UtcNow);
-        return JsonResponse.WriteAsync(context, 200, w =>
+        await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Results");
@@ -75,9 +93,9 @@ public static class QueryEndpoints
             w.WriteNumber("TotalResults", answer.TotalResults);
             w.WriteNumber("LongTotalResults", answer.TotalResults);
             w.WriteNumber("SkippedResults", 0);
-            w.WriteBoolean("IsStale", false);
+            w.WriteBoolean("IsStale", answer.IsStale);
             w.WriteString("IndexName", answer.IndexName);
-            w.WriteString("IndexTimestamp", now);
+            w.WriteString("IndexTimestamp", answer.IndexTimestamp is { } ts ? JsonResponse.FormatDate(ts) : now);
             w.WriteString("LastQueryTime", now);
             w.WriteNumber("ResultEtag", answer.ResultEtag);
             w.WriteStartObject("Includes");
@@ -91,23 +109,6 @@ public static class QueryEndpoints
             w.WriteEndObject();
             w.WriteNumber("DurationInMs", (long)Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
             w.WriteEndObject();
-        });
+        }).ConfigureAwait(false);
     }
-
-    private static Task DeleteIndex(HttpContext context, Database db)
-    {
-        string name = RequestParsing.Required(context.Request, "name");
-        throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
-    }
-
-    private static Task NotImplemented(HttpContext context, Database db) =>
-        ErrorHandlingMiddleware.WriteErrorAsync(context, 501, "Raven.Client.Exceptions.RavenException", NoIndexes, NoIndexes);
-
-    private static Task EmptyResults(HttpContext context, Database db) => JsonResponse.WriteAsync(context, 200, w =>
-    {
-        w.WriteStartObject();
-        w.WriteStartArray("Results");
-        w.WriteEndArray();
-        w.WriteEndObject();
-    });
 }

@@ -54,6 +54,7 @@ public static class ServerHost
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
+        IndexEndpoints.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, "Raven.Client.Exceptions.Routing.RouteNotFoundException",
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 

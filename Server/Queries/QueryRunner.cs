@@ -2,78 +2,184 @@ using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
+using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;
 
 /// <summary>
-/// Answers an <see cref="RqlQuery"/> by scanning the source collection in one storage snapshot
-/// (read transaction): every document is parsed and the condition evaluated; matches are sorted,
-/// projected, de-duplicated and paged. No index is involved (Lucene.Net is not available here, see
-/// docs/dependencies.md), so a query costs O(documents in the collection) and is never stale.
+/// Answers an <see cref="RqlQuery"/>. The source decides how candidates are found:
+/// <list type="bullet">
+/// <item><c>from index 'X'</c>: the static (or auto) index's postings narrow the candidates
+/// (<see cref="CandidateFinder"/>); each candidate is checked against its index entry (the field
+/// values the map produced), re-mapped from the current document when that changed after indexing.</item>
+/// <item><c>from 'Coll' where/order by ...</c>: the auto index covering those fields, created or
+/// widened on first use (DESIGN.md "Indexing and queries"); a query that created one waits for it
+/// (bounded) so the first answer is not silently partial.</item>
+/// <item><c>from 'Coll'</c> without where/order by fields, and <c>from @all_docs</c>: a scan of the
+/// collection in one snapshot, never stale.</item>
+/// </list>
+/// Matches are then sorted, projected, de-duplicated and paged the same way for every source.
 /// Semantics (docs/http-api.md "Queries"): a field that holds an array matches when any element
-/// does; numbers compare as numbers; strings compare case-insensitively (ordinal), like RavenDB's
-/// default lower-cased terms; a missing field equals null; search() matches any analyzed term
-/// (lower-cased words, * wildcards at either end).
-/// Thread-safety: stateless; one call per query.
+/// does; numbers compare as numbers; strings compare case-insensitively (lower-cased, by code
+/// point) except on Exact fields of static indexes; a missing field equals null; search() matches
+/// any analyzed term (lower-cased words, * wildcards at either end).
+/// Thread-safety: one instance per query.
 /// </summary>
 public sealed class QueryRunner
 {
-    private readonly DocumentsStorage _storage;
+    /// <summary>How long a query that had to create or widen an auto index waits for it (RavenDB's 15 s).</summary>
+    public static readonly TimeSpan AutoIndexWait = TimeSpan.FromSeconds(15);
+
+    private readonly Database _db;
     private readonly RqlQuery _query;
     private readonly JsonElement _parameters;
     private readonly Dictionary<RqlValue, JsonElement> _resolved = new(ReferenceEqualityComparer.Instance);
+    private CompiledIndex? _compiled;
 
-    private QueryRunner(DocumentsStorage storage, RqlQuery query, JsonElement parameters)
+    private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
-        _storage = storage;
+        _db = db;
         _query = query;
         _parameters = parameters;
     }
 
     /// <summary>Runs <paramref name="query"/> with <paramref name="parameters"/> (an object, or undefined/null).</summary>
-    /// <param name="storage">The database's documents.</param>
+    /// <param name="db">The database.</param>
     /// <param name="query">The parsed query.</param>
     /// <param name="parameters">QueryParameters of the request.</param>
-    /// <param name="defaultSkip">Start from the request body when the query has no limit clause.</param>
-    /// <param name="defaultTake">PageSize from the request body when the query has no limit clause.</param>
-    public static QueryAnswer Run(DocumentsStorage storage, RqlQuery query, JsonElement parameters, int? defaultSkip = null, int? defaultTake = null)
+    /// <param name="options">Paging defaults and staleness wishes from the request.</param>
+    /// <param name="cancellation">The request's cancellation.</param>
+    public static async Task<QueryAnswer> RunAsync(Database db, RqlQuery query, JsonElement parameters, QueryOptions options, CancellationToken cancellation)
     {
-        ArgumentNullException.ThrowIfNull(storage);
+        ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
-        return new QueryRunner(storage, query, parameters).Execute(defaultSkip, defaultTake);
-    }
-
-    private QueryAnswer Execute(int? defaultSkip, int? defaultTake)
-    {
-        if (_query.Source.Index is { } index)
-            throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{index}' does not exist (RavenLite answers collection queries by scanning; static indexes are not available).");
-        int skip = _query.Skip != null ? ToInt(_query.Skip, "skip") : defaultSkip ?? 0;
-        int take = _query.Take != null ? ToInt(_query.Take, "take") : defaultTake ?? int.MaxValue;
+        var runner = new QueryRunner(db, query, parameters);
+        int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
+        int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
             throw ApiException.BadRequest("limit skip and take must not be negative.");
+        if (query.Where != null)
+            runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
+        var index = runner.ChooseIndex(out bool created);
+        if (index == null)
+            return runner.Execute(null, skip, take);
+        if (created || options.WaitForNonStale)
+        {
+            bool caughtUp = await index.WaitForNonStaleAsync(options.WaitForNonStale ? options.WaitTimeout : AutoIndexWait, cancellation).ConfigureAwait(false);
+            if (!caughtUp && options.WaitForNonStale)
+                throw new TimeoutException($"Waited for {options.WaitTimeout} for the query to return non stale results from index '{index.Name}'.");
+            if (caughtUp && created && index.Definition.IsAuto)
+                db.Indexes.RetireSuperseded(index);
+        }
+        if (!index.TryAcquire())
+            throw new ApiException(503, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException", $"Index '{index.Name}' is being reset or deleted; retry the query.");
+        try
+        {
+            return runner.Execute(index, skip, take);
+        }
+        finally
+        {
+            index.Release();
+        }
+    }
+
+    /// <summary>The index the query reads, or null for a scan.</summary>
+    private Indexing.Index? ChooseIndex(out bool created)
+    {
+        created = false;
+        if (_query.Source.Index is { } name)
+        {
+            var index = _db.Indexes.Get(name) ?? throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+            CheckFieldsIndexed(index.Compiled);
+            return index;
+        }
+        if (_query.Source.AllDocs)
+            return null;
+        var fields = new Dictionary<string, bool>(StringComparer.Ordinal);
+        if (_query.Where != null)
+            CollectFields(_query.Where, fields);
+        foreach (var o in _query.OrderBy)
+            if (o.Field is { IsId: false } f)
+                fields.TryAdd(f.ToString(), false);
+        if (fields.Count == 0)
+            return null;
+        var (auto, isNew) = _db.Indexes.GetOrCreateAuto(_query.Source.Collection!, fields.Select(kv => new AutoField(kv.Key, kv.Value)).ToList());
+        created = isNew;
+        return auto;
+    }
+
+    private static void CollectFields(RqlExpression e, Dictionary<string, bool> fields)
+    {
+        void Add(RqlPath p, bool search)
+        {
+            if (p.IsId)
+                return;
+            string name = p.ToString();
+            fields[name] = fields.GetValueOrDefault(name) || search;
+        }
+        switch (e)
+        {
+            case RqlBinary b:
+                CollectFields(b.Left, fields);
+                CollectFields(b.Right, fields);
+                break;
+            case RqlNot n:
+                CollectFields(n.Operand, fields);
+                break;
+            case RqlCompare c:
+                Add(c.Field, false);
+                break;
+            case RqlBetween bt:
+                Add(bt.Field, false);
+                break;
+            case RqlIn i:
+                Add(i.Field, false);
+                break;
+            case RqlMethod m:
+                Add(m.Field, m.Name == "search");
+                break;
+        }
+    }
+
+    /// <summary>400 when a static index is queried or sorted on a field its map does not output.</summary>
+    private void CheckFieldsIndexed(CompiledIndex compiled)
+    {
+        var fields = new Dictionary<string, bool>(StringComparer.Ordinal);
+        if (_query.Where != null)
+            CollectFields(_query.Where, fields);
+        foreach (var o in _query.OrderBy)
+            if (o.Field is { IsId: false } f)
+                fields.TryAdd(f.ToString(), false);
+        foreach (string name in fields.Keys)
+            if (compiled.Field(name) == null)
+                throw ApiException.BadRequest($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
+    }
+
+    private QueryAnswer Execute(Indexing.Index? index, int skip, int take)
+    {
+        _compiled = index?.Compiled;
         var condition = _query.Where;
-        if (condition != null)
-            ResolveAll(condition); // a missing or mistyped parameter is a 400 even when nothing would be scanned
-        var matches = new List<(StoredDocument Doc, JsonDocument Json)>();
+        var matches = new List<Row>();
         long total = 0;
         long lastEtag;
+        bool stale = false;
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct;
         try
         {
-            using (var tx = _storage.Environment.ReadTransaction())
+            using (var dbTx = _db.Environment.ReadTransaction())
             {
-                lastEtag = DocumentsStorage.LastEtag(tx);
-                foreach (var doc in _storage.Scan(tx, _query.Source.AllDocs ? null : _query.Source.Collection))
+                lastEtag = DocumentsStorage.LastEtag(dbTx);
+                foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
                 {
-                    var json = JsonDocument.Parse(doc.Json);
-                    bool keep = condition == null || Evaluate(condition, json.RootElement, doc);
+                    bool keep = condition == null || Evaluate(condition, row);
                     if (keep)
                         total++;
                     if (keep && (needAll || matches.Count < (long)skip + take))
-                        matches.Add((doc, json));
+                        matches.Add(row.Keep(_db.Documents.DatabaseId));
                     else
-                        json.Dispose();
+                        row.Dispose();
                 }
             }
             if (_query.OrderBy.Count > 0)
@@ -83,9 +189,9 @@ public sealed class QueryRunner
             int skipped = 0;
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
-            foreach (var (doc, json) in matches)
+            foreach (var row in matches)
             {
-                byte[] output = _query.Select.Count > 0 ? Project(doc, json.RootElement) : doc.Json;
+                byte[] output = _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
                 if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))
                     continue;
                 distinctTotal++;
@@ -104,25 +210,97 @@ public sealed class QueryRunner
                 foreach (string path in _query.Include)
                 {
                     var ids = new List<string>();
-                    IncludePaths.Collect(json.RootElement, path, ids);
+                    IncludePaths.Collect(row.DocumentJson, path, ids);
                     foreach (string id in ids)
                         included.TryAdd(id, null);
                 }
             }
             if (included.Count > 0)
             {
-                using var tx = _storage.Environment.ReadTransaction();
+                using var tx = _db.Environment.ReadTransaction();
                 foreach (string id in included.Keys.ToList())
-                    included[id] = _storage.Get(tx, id);
+                    included[id] = _db.Documents.Get(tx, id);
             }
-            return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag,
-                _query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
+            string indexName = index?.Name ?? (_query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
+            return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime);
         }
         finally
         {
-            foreach (var (_, json) in matches)
-                json.Dispose();
+            foreach (var row in matches)
+                row.Dispose();
         }
+    }
+
+    /// <summary>Every document of the source collection, in etag order.</summary>
+    private IEnumerable<Row> ScanRows(Storage.Transactions.Transaction dbTx)
+    {
+        foreach (var doc in _db.Documents.Scan(dbTx, _query.Source.AllDocs ? null : _query.Source.Collection))
+            yield return Row.ForDocument(doc);
+    }
+
+    /// <summary>The index's candidate entries (indexing order) whose documents still exist in the snapshot.</summary>
+    private IEnumerable<Row> IndexRows(Indexing.Index index, Storage.Transactions.Transaction dbTx, out bool stale)
+    {
+        var indexTx = index.ReadTransaction();
+        try
+        {
+            stale = Indexing.Index.IsBehind(index.PositionIn(indexTx), index.TargetOf(dbTx));
+        }
+        catch
+        {
+            indexTx.Dispose();
+            throw;
+        }
+        return Rows(index, indexTx, dbTx);
+    }
+
+    private IEnumerable<Row> Rows(Indexing.Index index, Storage.Transactions.ReadTransaction indexTx, Storage.Transactions.Transaction dbTx)
+    {
+        using (indexTx)
+        {
+            var entryIds = indexTx.ReadTree(Indexing.Index.EntryIdsTree);
+            var postings = indexTx.ReadTree(Indexing.Index.PostingsTree);
+            if (entryIds == null || postings == null)
+                yield break;
+            var docs = DocumentsStorage.Docs(dbTx);
+            var candidates = new CandidateFinder(index.Compiled, postings, Resolve).Find(_query.Where);
+            IEnumerable<long> ids = candidates ?? AllEntryIds(entryIds);
+            foreach (long entryId in ids)
+            {
+                byte[] entry;
+                byte[] lowerId;
+                long docEtag;
+                if (!Indexing.Index.TryReadEntry(entryIds, entryId, out var idSpan, out long entryEtag, out var entrySpan))
+                    continue;
+                lowerId = idSpan.ToArray();
+                if (!docs.TryGet(lowerId, out var record))
+                    continue; // deleted after it was indexed
+                docEtag = DocumentRecord.Etag(record);
+                StoredDocument? current = null;
+                if (docEtag == entryEtag)
+                {
+                    entry = entrySpan.ToArray();
+                }
+                else
+                {
+                    // Changed after it was indexed: check the current version, mapped the same way.
+                    current = DocumentRecord.Read(record, _db.Documents.DatabaseId);
+                    using var parsed = JsonDocument.Parse(current.Json);
+                    entry = index.Compiled.MapEntry(parsed.RootElement, current.Collection, current.Id);
+                }
+                yield return Row.ForEntry(entry, lowerId, current, docs);
+            }
+        }
+    }
+
+    private static IEnumerable<long> AllEntryIds(Storage.Trees.Tree entryIds)
+    {
+        var c = entryIds.CreateCursor();
+        if (!c.SeekToFirst())
+            yield break;
+        do
+            yield return System.Buffers.Binary.BinaryPrimitives.ReadInt64BigEndian(c.Key);
+        while (c.MoveNext());
     }
 
     /// <summary>The projection without its @metadata, for distinct.</summary>
@@ -199,27 +377,28 @@ public sealed class QueryRunner
         return JsonSerializer.SerializeToElement(v.Literal);
     }
 
-    private bool Evaluate(RqlExpression e, JsonElement doc, StoredDocument stored)
+    private bool Evaluate(RqlExpression e, Row row)
     {
         switch (e)
         {
             case RqlBinary b:
-                return b.IsAnd ? Evaluate(b.Left, doc, stored) && Evaluate(b.Right, doc, stored) : Evaluate(b.Left, doc, stored) || Evaluate(b.Right, doc, stored);
+                return b.IsAnd ? Evaluate(b.Left, row) && Evaluate(b.Right, row) : Evaluate(b.Left, row) || Evaluate(b.Right, row);
             case RqlNot n:
-                return !Evaluate(n.Operand, doc, stored);
+                return !Evaluate(n.Operand, row);
             case RqlTrue:
                 return true;
             case RqlCompare c:
             {
-                var values = Values(doc, stored, c.Field);
+                var values = row.Values(c.Field);
                 var target = Resolve(c.Value);
+                bool exact = IsExact(c.Field);
                 if (c.Op == "=")
-                    return EqualsAny(values, target);
+                    return EqualsAny(values, target, exact);
                 if (c.Op == "!=")
-                    return !EqualsAny(values, target);
+                    return !EqualsAny(values, target, exact);
                 foreach (var v in values)
                 {
-                    int? cmp = Compare(v, target);
+                    int? cmp = Compare(v, target, exact);
                     if (cmp is { } r && c.Op switch { "<" => r < 0, "<=" => r <= 0, ">" => r > 0, _ => r >= 0 })
                         return true;
                 }
@@ -229,41 +408,47 @@ public sealed class QueryRunner
             {
                 var low = Resolve(bt.Low);
                 var high = Resolve(bt.High);
-                return Values(doc, stored, bt.Field).Any(v => Compare(v, low) >= 0 && Compare(v, high) <= 0);
+                bool exact = IsExact(bt.Field);
+                return row.Values(bt.Field).Any(v => Compare(v, low, exact) >= 0 && Compare(v, high, exact) <= 0);
             }
             case RqlIn i:
             {
-                var values = Values(doc, stored, i.Field);
+                var values = row.Values(i.Field);
+                bool exact = IsExact(i.Field);
                 foreach (var rv in i.Values)
                 {
                     var target = Resolve(rv);
-                    if (target.ValueKind == JsonValueKind.Array ? target.EnumerateArray().Any(t => EqualsAny(values, t)) : EqualsAny(values, target))
+                    if (target.ValueKind == JsonValueKind.Array ? target.EnumerateArray().Any(t => EqualsAny(values, t, exact)) : EqualsAny(values, target, exact))
                         return true;
                 }
                 return false;
             }
             case RqlMethod m:
-                return Method(m, doc, stored);
+                return Method(m, row);
             default:
                 throw new InvalidOperationException("unknown expression " + e);
         }
     }
 
-    private bool Method(RqlMethod m, JsonElement doc, StoredDocument stored)
+    private bool IsExact(RqlPath path) => _compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact;
+
+    private bool Method(RqlMethod m, Row row)
     {
-        var values = Values(doc, stored, m.Field);
+        var values = row.Values(m.Field);
         if (m.Name == "exists")
             return values.Count > 0;
         var arg = Resolve(m.Value!);
         if (arg.ValueKind != JsonValueKind.String)
             throw ApiException.BadRequest($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
-        string text = arg.GetString()!;
+        bool exact = IsExact(m.Field);
+        string text = exact ? arg.GetString()! : arg.GetString()!.ToLowerInvariant();
+        string Fold(JsonElement v) => exact ? v.GetString()! : v.GetString()!.ToLowerInvariant();
         switch (m.Name)
         {
             case "startswith":
-                return values.Any(v => v.ValueKind == JsonValueKind.String && v.GetString()!.StartsWith(text, StringComparison.OrdinalIgnoreCase));
+                return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).StartsWith(text, StringComparison.Ordinal));
             case "endswith":
-                return values.Any(v => v.ValueKind == JsonValueKind.String && v.GetString()!.EndsWith(text, StringComparison.OrdinalIgnoreCase));
+                return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).EndsWith(text, StringComparison.Ordinal));
             default:
                 var terms = text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries).Select(t => t.ToLowerInvariant()).ToList();
                 if (terms.Count == 0)
@@ -272,28 +457,11 @@ public sealed class QueryRunner
                 {
                     if (v.ValueKind != JsonValueKind.String)
                         continue;
-                    foreach (string token in Analyze(v.GetString()!))
+                    foreach (string token in JsonPaths.Analyze(v.GetString()!))
                         if (terms.Any(t => TermMatches(t, token)))
                             return true;
                 }
                 return false;
-        }
-    }
-
-    /// <summary>Full-text analysis: lower-cased runs of letters and digits.</summary>
-    internal static IEnumerable<string> Analyze(string text)
-    {
-        int start = -1;
-        for (int i = 0; i <= text.Length; i++)
-        {
-            bool word = i < text.Length && char.IsLetterOrDigit(text[i]);
-            if (word && start < 0)
-                start = i;
-            else if (!word && start >= 0)
-            {
-                yield return text[start..i].ToLowerInvariant();
-                start = -1;
-            }
         }
     }
 
@@ -312,7 +480,7 @@ public sealed class QueryRunner
         };
     }
 
-    private static bool EqualsAny(List<JsonElement> values, JsonElement target)
+    private static bool EqualsAny(List<JsonElement> values, JsonElement target, bool exact)
     {
         if (values.Count == 0)
             return target.ValueKind == JsonValueKind.Null;
@@ -324,14 +492,14 @@ public sealed class QueryRunner
                     return true;
                 continue;
             }
-            if (Compare(v, target) == 0)
+            if (Compare(v, target, exact) == 0)
                 return true;
         }
         return false;
     }
 
     /// <summary>Typed comparison, or null when the two are not comparable (a number against a string).</summary>
-    private static int? Compare(JsonElement a, JsonElement b)
+    private static int? Compare(JsonElement a, JsonElement b, bool exact)
     {
         if (a.ValueKind == JsonValueKind.Number && b.ValueKind == JsonValueKind.Number)
         {
@@ -340,45 +508,17 @@ public sealed class QueryRunner
             return a.GetDouble().CompareTo(b.GetDouble());
         }
         if (a.ValueKind == JsonValueKind.String && b.ValueKind == JsonValueKind.String)
-            return Math.Sign(string.Compare(a.GetString(), b.GetString(), StringComparison.OrdinalIgnoreCase));
+            return exact ? JsonPaths.CompareCodePoints(a.GetString()!, b.GetString()!) : JsonPaths.CompareText(a.GetString()!, b.GetString()!);
         bool ab = a.ValueKind is JsonValueKind.True or JsonValueKind.False, bb = b.ValueKind is JsonValueKind.True or JsonValueKind.False;
         if (ab && bb)
             return a.GetBoolean().CompareTo(b.GetBoolean());
         return null;
     }
 
-    /// <summary>The values <paramref name="path"/> reaches: arrays on the way (and at the end) are flattened; missing → none.</summary>
-    private static List<JsonElement> Values(JsonElement doc, StoredDocument stored, RqlPath path)
+    private byte[] Project(Row row)
     {
-        var result = new List<JsonElement>();
-        if (path.IsId)
-        {
-            result.Add(JsonSerializer.SerializeToElement(stored.Id));
-            return result;
-        }
-        Walk(doc, path.Parts, 0, result);
-        return result;
-    }
-
-    private static void Walk(JsonElement node, IReadOnlyList<string> parts, int index, List<JsonElement> result)
-    {
-        if (node.ValueKind == JsonValueKind.Array)
-        {
-            foreach (var e in node.EnumerateArray())
-                Walk(e, parts, index, result);
-            return;
-        }
-        if (index == parts.Count)
-        {
-            result.Add(node);
-            return;
-        }
-        if (node.ValueKind == JsonValueKind.Object && node.TryGetProperty(parts[index], out var child))
-            Walk(child, parts, index + 1, result);
-    }
-
-    private byte[] Project(StoredDocument doc, JsonElement root)
-    {
+        var doc = row.Document!;
+        var root = row.DocumentJson;
         var buffer = new System.Buffers.ArrayBufferWriter<byte>();
         using (var w = new Utf8JsonWriter(buffer))
         {
@@ -392,8 +532,14 @@ public sealed class QueryRunner
                     continue;
                 }
                 var values = new List<JsonElement>();
-                Walk(root, f.Path.Parts, 0, values);
-                bool throughArray = PassesArray(root, f.Path.Parts);
+                JsonPaths.Walk(root, f.Path.Parts, 0, values);
+                bool throughArray = JsonPaths.PassesArray(root, f.Path.Parts);
+                if (values.Count == 0 && row.HasEntry)
+                {
+                    // A field the map computes (not in the document): its indexed values.
+                    values = row.Values(f.Path);
+                    throughArray = values.Count > 1;
+                }
                 if (values.Count == 0)
                     w.WriteNullValue();
                 else if (values.Count == 1 && !throughArray)
@@ -418,29 +564,17 @@ public sealed class QueryRunner
         return buffer.WrittenSpan.ToArray();
     }
 
-    private static bool PassesArray(JsonElement node, IReadOnlyList<string> parts)
+    private List<Row> Sort(List<Row> matches)
     {
-        for (int i = 0; i < parts.Count; i++)
-        {
-            if (node.ValueKind == JsonValueKind.Array)
-                return true;
-            if (node.ValueKind != JsonValueKind.Object || !node.TryGetProperty(parts[i], out node))
-                return false;
-        }
-        return false;
-    }
-
-    private List<(StoredDocument Doc, JsonDocument Json)> Sort(List<(StoredDocument Doc, JsonDocument Json)> matches)
-    {
-        IOrderedEnumerable<(StoredDocument Doc, JsonDocument Json)>? ordered = null;
+        IOrderedEnumerable<Row>? ordered = null;
         foreach (var key in _query.OrderBy)
         {
-            Func<(StoredDocument Doc, JsonDocument Json), SortKey> selector;
+            Func<Row, SortKey> selector;
             if (key.Type == RqlOrderType.Random)
             {
                 var rnd = key.RandomSeed is { } seed ? new Random(StableHash(seed)) : new Random();
-                var randomKeys = matches.ToDictionary(m => m.Doc.Id, _ => rnd.NextDouble(), StringComparer.OrdinalIgnoreCase);
-                selector = m => new SortKey(1, randomKeys[m.Doc.Id], null);
+                var randomKeys = matches.ToDictionary(m => m.Document!.Id, _ => rnd.NextDouble(), StringComparer.OrdinalIgnoreCase);
+                selector = m => new SortKey(1, randomKeys[m.Document!.Id], null);
             }
             else
             {
@@ -461,9 +595,9 @@ public sealed class QueryRunner
         return h;
     }
 
-    private static SortKey KeyOf((StoredDocument Doc, JsonDocument Json) m, RqlOrder key)
+    private static SortKey KeyOf(Row m, RqlOrder key)
     {
-        var values = Values(m.Json.RootElement, m.Doc, key.Field!);
+        var values = m.Values(key.Field!);
         if (values.Count == 0 || values[0].ValueKind == JsonValueKind.Null)
             return new SortKey(0, 0, null);
         var v = values[0];
@@ -509,7 +643,7 @@ public sealed class QueryRunner
                 return x.Number.CompareTo(y.Number);
             if (x.Rank == 0)
                 return 0;
-            return x.Natural ? NaturalCompare(x.Text!, y.Text!) : string.Compare(x.Text, y.Text, StringComparison.OrdinalIgnoreCase);
+            return x.Natural ? NaturalCompare(x.Text!, y.Text!) : JsonPaths.CompareText(x.Text!, y.Text!);
         }
 
         /// <summary>alphaNumeric: runs of digits compare by value (file2 &lt; file10), the rest case-insensitively.</summary>
@@ -542,5 +676,78 @@ public sealed class QueryRunner
     }
 }
 
-/// <summary>A query's answer: result JSON (whole documents or projections, each with @metadata), the match count, included documents, the etag it saw and the source's name.</summary>
-public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName);
+/// <summary>
+/// A query's answer: result JSON (whole documents or projections, each with @metadata), the match
+/// count, included documents, the etag it saw, the source's name, whether the index was behind the
+/// documents, and when the index last indexed.
+/// </summary>
+public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName, bool IsStale, DateTime? IndexTimestamp);
+
+/// <summary>Request-level query settings: paging defaults (when the query has no limit) and WaitForNonStaleResults.</summary>
+public sealed record QueryOptions(int? Start, int? PageSize, bool WaitForNonStale, TimeSpan WaitTimeout);
+
+/// <summary>
+/// One candidate of a query: a document (scan), or an index entry and the document it came from.
+/// Condition and ordering read <see cref="Values"/>: the document's path values for a scan, the
+/// entry's field values for an index. The document is read only for rows that are kept.
+/// </summary>
+internal sealed class Row : IDisposable
+{
+    private JsonDocument? _entry, _document;
+    private byte[]? _lowerId;
+    private Storage.Trees.Tree? _docs;
+
+    private Row()
+    {
+    }
+
+    public StoredDocument? Document { get; private set; }
+
+    public bool HasEntry => _entry != null;
+
+    public static Row ForDocument(StoredDocument doc) => new() { Document = doc };
+
+    public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? current, Storage.Trees.Tree docs) =>
+        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs };
+
+    /// <summary>The document parsed (for projections, includes, scans).</summary>
+    public JsonElement DocumentJson => (_document ??= JsonDocument.Parse(Document!.Json)).RootElement;
+
+    /// <summary>Makes sure the document is copied out of the transaction (for a row that is kept past it).</summary>
+    public Row Keep(string databaseId)
+    {
+        if (Document == null && _docs!.TryGet(_lowerId, out var record))
+            Document = DocumentRecord.Read(record, databaseId);
+        _docs = null;
+        return this;
+    }
+
+    /// <summary>The values a path has: arrays flattened; none when missing.</summary>
+    public List<JsonElement> Values(RqlPath path)
+    {
+        var result = new List<JsonElement>();
+        if (path.IsId)
+        {
+            if (Document == null && _docs != null && _docs.TryGet(_lowerId, out var record))
+                result.Add(JsonSerializer.SerializeToElement(DocumentRecord.Id(record)));
+            else if (Document != null)
+                result.Add(JsonSerializer.SerializeToElement(Document.Id));
+            return result;
+        }
+        if (_entry != null)
+        {
+            if (_entry.RootElement.TryGetProperty(path.ToString(), out var values))
+                foreach (var v in values.EnumerateArray())
+                    result.Add(v);
+            return result;
+        }
+        JsonPaths.Walk(DocumentJson, path.Parts, 0, result);
+        return result;
+    }
+
+    public void Dispose()
+    {
+        _entry?.Dispose();
+        _document?.Dispose();
+    }
+}

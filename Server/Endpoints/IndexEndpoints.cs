@@ -1,0 +1,310 @@
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.Indexing;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Index management (PROTOCOL.md §8): put (both routes), list, definitions, stats, errors,
+/// staleness, delete and reset.
+/// </summary>
+public static class IndexEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPut("/databases/{db}/admin/indexes", DatabaseRoute.Handle(Put));
+        app.MapPut("/databases/{db}/indexes", DatabaseRoute.Handle(Put));
+        app.MapGet("/databases/{db}/indexes", DatabaseRoute.Handle(List));
+        app.MapGet("/databases/{db}/indexes/stats", DatabaseRoute.Handle(Stats));
+        app.MapGet("/databases/{db}/indexes/errors", DatabaseRoute.Handle(Errors));
+        app.MapGet("/databases/{db}/indexes/staleness", DatabaseRoute.Handle(Staleness));
+        app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(Delete));
+        app.MapMethods("/databases/{db}/indexes", ["RESET"], DatabaseRoute.Handle(Reset));
+        app.MapPost("/databases/{db}/indexes/reset", DatabaseRoute.Handle(Reset));
+    }
+
+    private static async Task Put(HttpContext context, Database db)
+    {
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        JsonDocument doc;
+        try
+        {
+            doc = JsonDocument.Parse(body, new JsonDocumentOptions { MaxDepth = 64 });
+        }
+        catch (JsonException e)
+        {
+            throw ApiException.BadRequest("The index request body is not valid JSON: " + e.Message);
+        }
+        using (doc)
+        {
+            if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Indexes", out var list) || list.ValueKind != JsonValueKind.Array)
+                throw ApiException.BadRequest("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
+            var definitions = list.EnumerateArray().Select(ReadDefinition).ToList();
+            foreach (var d in definitions)
+                MapCompiler.Compile(d); // every definition is checked before any is stored
+            var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+            var results = definitions.Select(d => (db.Indexes.Put(d).Name, registry.NextRaftIndex())).ToList();
+            await JsonResponse.WriteAsync(context, 201, w =>
+            {
+                w.WriteStartObject();
+                w.WriteStartArray("Results");
+                foreach (var (name, raft) in results)
+                {
+                    w.WriteStartObject();
+                    w.WriteString("Index", name);
+                    w.WriteNumber("RaftCommandIndex", raft);
+                    w.WriteEndObject();
+                }
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+        }
+    }
+
+    private static IndexDefinition ReadDefinition(JsonElement e)
+    {
+        if (e.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("Each index definition must be an object.");
+        string? name = e.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
+        IndexStore.ValidateName(name);
+        if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
+            throw ApiException.IndexCompilation($"Index '{name}': map-reduce indexes are not supported by RavenLite (only map indexes).", "Reduce", r.GetString()!);
+        if (!e.TryGetProperty("Maps", out var maps) || maps.ValueKind != JsonValueKind.Array || maps.EnumerateArray().Any(m => m.ValueKind != JsonValueKind.String))
+            throw ApiException.IndexCompilation($"Index '{name}' needs 'Maps': an array of map strings.", "Maps", "");
+        string type = e.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()!
+            : e.TryGetProperty("IndexType", out var it) && it.ValueKind == JsonValueKind.String ? it.GetString()! : "Map";
+        var definition = new IndexDefinition
+        {
+            Name = name!,
+            Type = type == "JavaScriptMap" ? "JavaScriptMap" : "Map",
+            Maps = maps.EnumerateArray().Select(m => m.GetString()!).ToList(),
+        };
+        if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
+            foreach (var f in fields.EnumerateObject())
+                definition.FieldOptions[f.Name] = f.Value.Clone();
+        return definition;
+    }
+
+    private static Task List(HttpContext context, Database db)
+    {
+        var indexes = db.Indexes.All.AsEnumerable();
+        if (RequestParsing.Query(context.Request, "name") is { } name)
+            indexes = indexes.Where(i => string.Equals(i.Name, name, StringComparison.OrdinalIgnoreCase));
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, min: 0);
+        var page = indexes.Skip(start).Take(pageSize).ToList();
+        bool namesOnly = string.Equals(RequestParsing.Query(context.Request, "namesOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var i in page)
+            {
+                if (namesOnly)
+                {
+                    w.WriteStringValue(i.Name);
+                    continue;
+                }
+                WriteDefinition(w, i);
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static void WriteDefinition(Utf8JsonWriter w, Indexing.Index i)
+    {
+        var d = i.Definition;
+        w.WriteStartObject();
+        w.WriteString("Name", d.Name);
+        w.WriteString("Type", d.Type);
+        w.WriteString("SourceType", "Documents");
+        w.WriteStartArray("Maps");
+        if (d.IsAuto)
+            w.WriteStringValue($"from '{d.Collection}' index fields: {string.Join(", ", d.AutoFields.Select(f => f.Search ? $"search({f.Path})" : f.Path))}");
+        foreach (string m in d.Maps)
+            w.WriteStringValue(m);
+        w.WriteEndArray();
+        w.WriteNull("Reduce");
+        w.WriteStartObject("Fields");
+        foreach (var f in i.Compiled.Fields.Where(f => f.Indexing != FieldIndexing.Default))
+        {
+            w.WriteStartObject(f.Name);
+            w.WriteString("Indexing", f.Indexing.ToString());
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
+        w.WriteStartObject("Configuration");
+        w.WriteEndObject();
+        w.WriteString("LockMode", "Unlock");
+        w.WriteString("Priority", "Normal");
+        w.WriteString("State", "Normal");
+        w.WriteEndObject();
+    }
+
+    private static Task Stats(HttpContext context, Database db)
+    {
+        var indexes = db.Indexes.All.AsEnumerable();
+        if (RequestParsing.Query(context.Request, "name") is { } name)
+        {
+            indexes = indexes.Where(i => string.Equals(i.Name, name, StringComparison.OrdinalIgnoreCase)).ToList();
+            if (!indexes.Any())
+                throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+        }
+        var list = indexes.ToList();
+        var targets = new Dictionary<Indexing.Index, IndexPosition>();
+        using (var tx = db.Environment.ReadTransaction())
+            foreach (var i in list)
+                targets[i] = i.TargetOf(tx);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var i in list)
+                WriteStats(w, i, targets[i]);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static void WriteStats(Utf8JsonWriter w, Indexing.Index i, IndexPosition target)
+    {
+        var position = i.Position;
+        var (attempts, successes, errors) = i.MapCounts;
+        w.WriteStartObject();
+        w.WriteString("Name", i.Name);
+        w.WriteNumber("MapAttempts", attempts);
+        w.WriteNumber("MapSuccesses", successes);
+        w.WriteNumber("MapErrors", errors);
+        w.WriteNumber("MapReferenceAttempts", 0);
+        w.WriteNumber("MapReferenceSuccesses", 0);
+        w.WriteNumber("MapReferenceErrors", 0);
+        w.WriteNull("ReduceAttempts");
+        w.WriteNull("ReduceSuccesses");
+        w.WriteNull("ReduceErrors");
+        w.WriteNull("ReduceOutputCollection");
+        w.WriteNull("ReduceOutputReferencePattern");
+        w.WriteNull("PatternReferencesCollectionName");
+        w.WriteNumber("MappedPerSecondRate", 0);
+        w.WriteNumber("ReducedPerSecondRate", 0);
+        w.WriteNumber("MaxNumberOfOutputsPerDocument", 1);
+        w.WriteStartObject("Collections");
+        foreach (string c in i.Compiled.Collections)
+        {
+            long done = position.LastEtags.GetValueOrDefault(c), last = target.LastEtags.GetValueOrDefault(c);
+            w.WriteStartObject(c);
+            w.WriteNumber("LastProcessedDocumentEtag", done);
+            w.WriteNumber("LastProcessedTombstoneEtag", position.LastTombstoneEtag);
+            w.WriteNumber("DocumentLag", Math.Max(0, last - done));
+            w.WriteNumber("TombstoneLag", Math.Max(0, target.LastTombstoneEtag - position.LastTombstoneEtag));
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
+        WriteDate(w, "LastQueryingTime", i.LastQueryingTime);
+        w.WriteString("State", "Normal");
+        w.WriteString("Priority", "Normal");
+        WriteDate(w, "CreatedTimestamp", i.Definition.CreatedAt);
+        WriteDate(w, "LastIndexingTime", i.LastIndexingTime);
+        w.WriteBoolean("IsStale", Indexing.Index.IsBehind(position, target));
+        w.WriteString("LockMode", "Unlock");
+        w.WriteString("Type", i.Definition.Type);
+        w.WriteString("Status", i.State == "Normal" ? "Running" : "Error");
+        w.WriteNumber("EntriesCount", position.Entries);
+        w.WriteNumber("ErrorsCount", i.ErrorCount);
+        w.WriteString("SourceType", "Documents");
+        w.WriteBoolean("IsInvalidIndex", false);
+        w.WriteEndObject();
+    }
+
+    private static void WriteDate(Utf8JsonWriter w, string name, DateTime? value)
+    {
+        if (value is { } v)
+            w.WriteString(name, JsonResponse.FormatDate(v));
+        else
+            w.WriteNull(name);
+    }
+
+    private static Task Errors(HttpContext context, Database db)
+    {
+        var indexes = db.Indexes.All.AsEnumerable();
+        if (RequestParsing.Query(context.Request, "name") is { } name)
+            indexes = indexes.Where(i => string.Equals(i.Name, name, StringComparison.OrdinalIgnoreCase));
+        var list = indexes.ToList();
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var i in list)
+            {
+                w.WriteStartObject();
+                w.WriteString("Name", i.Name);
+                w.WriteStartArray("Errors");
+                foreach (var e in i.Errors)
+                {
+                    w.WriteStartObject();
+                    w.WriteString("Timestamp", JsonResponse.FormatDate(e.Timestamp));
+                    if (e.DocumentId != null)
+                        w.WriteString("Document", e.DocumentId);
+                    else
+                        w.WriteNull("Document");
+                    w.WriteString("Action", "Map");
+                    w.WriteString("Error", e.Error);
+                    w.WriteEndObject();
+                }
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task Staleness(HttpContext context, Database db)
+    {
+        var index = Find(context, db);
+        IndexPosition target;
+        using (var tx = db.Environment.ReadTransaction())
+            target = index.TargetOf(tx);
+        var position = index.Position;
+        bool stale = Indexing.Index.IsBehind(position, target);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteBoolean("IsStale", stale);
+            w.WriteStartArray("StalenessReasons");
+            foreach (var (c, last) in target.LastEtags)
+                if (position.LastEtags.GetValueOrDefault(c) < last)
+                    w.WriteStringValue($"There are still documents of '{c}' to process: last indexed etag {position.LastEtags.GetValueOrDefault(c)}, last document etag {last}.");
+            if (position.LastTombstoneEtag < target.LastTombstoneEtag)
+                w.WriteStringValue($"There are still tombstones to process: last processed {position.LastTombstoneEtag}, last tombstone {target.LastTombstoneEtag}.");
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static Indexing.Index Find(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        return db.Indexes.Get(name) ?? throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+    }
+
+    private static Task Delete(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        if (!db.Indexes.Delete(name))
+            throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+        context.Response.StatusCode = 204;
+        return Task.CompletedTask;
+    }
+
+    private static Task Reset(HttpContext context, Database db)
+    {
+        Find(context, db).Reset();
+        context.Response.StatusCode = 204;
+        return Task.CompletedTask;
+    }
+}

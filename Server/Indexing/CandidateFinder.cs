@@ -1,0 +1,188 @@
+using System.Text.Json;
+using RavenLite.Server.Queries;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// Turns a where clause into the entry ids that may match, from an index snapshot's postings.
+/// Each condition yields a superset of its true matches (or null: "every entry"); <c>and</c>
+/// intersects, <c>or</c> unites, <c>not</c>/<c>!=</c> give every entry. The query then checks each
+/// candidate exactly, so this only decides how much is read, never what is answered.
+/// </summary>
+internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<RqlValue, JsonElement> resolve)
+{
+    /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
+    public List<long>? Find(RqlExpression? where)
+    {
+        if (where == null)
+            return null;
+        var set = Set(where);
+        if (set == null)
+            return null;
+        var list = set.ToList();
+        list.Sort();
+        return list;
+    }
+
+    private HashSet<long>? Set(RqlExpression e)
+    {
+        switch (e)
+        {
+            case RqlBinary { IsAnd: true } b:
+            {
+                var l = Set(b.Left);
+                var r = Set(b.Right);
+                if (l == null)
+                    return r;
+                if (r == null)
+                    return l;
+                if (l.Count > r.Count)
+                    (l, r) = (r, l);
+                l.IntersectWith(r);
+                return l;
+            }
+            case RqlBinary b:
+            {
+                var l = Set(b.Left);
+                if (l == null)
+                    return null;
+                var r = Set(b.Right);
+                if (r == null)
+                    return null;
+                l.UnionWith(r);
+                return l;
+            }
+            case RqlCompare c when Field(c.Field) is { } f:
+            {
+                var v = resolve(c.Value);
+                return c.Op switch
+                {
+                    "=" => Equal(f, v),
+                    "<" or "<=" => Range(f, null, v),
+                    ">" or ">=" => Range(f, v, null),
+                    _ => null,
+                };
+            }
+            case RqlBetween bt when Field(bt.Field) is { } f:
+                return Range(f, resolve(bt.Low), resolve(bt.High));
+            case RqlIn i when Field(i.Field) is { } f:
+            {
+                var result = new HashSet<long>();
+                foreach (var rv in i.Values)
+                {
+                    var v = resolve(rv);
+                    foreach (var one in v.ValueKind == JsonValueKind.Array ? v.EnumerateArray().ToList() : [v])
+                    {
+                        var s = Equal(f, one);
+                        if (s == null)
+                            return null;
+                        result.UnionWith(s);
+                    }
+                }
+                return result;
+            }
+            case RqlMethod m when Field(m.Field) is { } f:
+                return Method(m, f);
+            default:
+                return null; // not, true, id(), unknown fields: every entry
+        }
+    }
+
+    private IndexField? Field(RqlPath path) => path.IsId ? null : index.Field(path.ToString());
+
+    private HashSet<long>? Method(RqlMethod m, IndexField f)
+    {
+        if (m.Name == "exists")
+            return Exists(f);
+        var v = resolve(m.Value!);
+        if (v.ValueKind != JsonValueKind.String)
+            return null;
+        string text = v.GetString()!;
+        switch (m.Name)
+        {
+            case "startswith":
+                return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
+            case "search" when f.Indexing == FieldIndexing.Search:
+            {
+                var result = new HashSet<long>();
+                foreach (string raw in text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries))
+                {
+                    string term = raw.ToLowerInvariant();
+                    string core = term.Trim('*');
+                    if (term.StartsWith('*') || core.Length == 0)
+                        return Exists(f);
+                    var prefix = IndexKeys.FieldPrefix(f.Id, IndexKeys.Word);
+                    var t = IndexKeys.TextTerm(core);
+                    result.UnionWith(term.EndsWith('*') ? Scan(prefix, t, prefixOnly: true, high: null) : Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Word, t)));
+                }
+                return result;
+            }
+            default:
+                return Exists(f); // endsWith, search on a field without words
+        }
+    }
+
+    private HashSet<long>? Equal(IndexField f, JsonElement v) => v.ValueKind switch
+    {
+        JsonValueKind.String => Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Text, IndexKeys.TextTerm(v.GetString()!))),
+        JsonValueKind.Number => Range(f, v, v),
+        JsonValueKind.True or JsonValueKind.False => Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Bool, [v.ValueKind == JsonValueKind.True ? (byte)1 : (byte)0])),
+        _ => null, // null also matches documents without the field
+    };
+
+    /// <summary>Inclusive range on numbers or on text (case-insensitive fields); anything else: every entry with the field.</summary>
+    private HashSet<long>? Range(IndexField f, JsonElement? low, JsonElement? high)
+    {
+        var kind = (low ?? high)!.Value.ValueKind;
+        if ((low != null && low.Value.ValueKind != kind) || (high != null && high.Value.ValueKind != kind))
+            return null;
+        if (kind == JsonValueKind.Number)
+        {
+            return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Number), low is { } l ? IndexKeys.NumberTerm(l.GetDouble()) : [],
+                prefixOnly: false, high: high is { } h ? IndexKeys.NumberTerm(h.GetDouble()) : null);
+        }
+        if (kind == JsonValueKind.String && f.Indexing != FieldIndexing.Exact)
+        {
+            return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Text), low is { } l ? IndexKeys.TextTerm(l.GetString()!) : [],
+                prefixOnly: false, high: high is { } h ? IndexKeys.TextTerm(h.GetString()!) : null);
+        }
+        return Exists(f);
+    }
+
+    private HashSet<long> Exists(IndexField f) => Term(IndexKeys.FieldPrefix(f.Id, IndexKeys.Exists));
+
+    /// <summary>Every posting of one exact term.</summary>
+    private HashSet<long> Term(byte[] termPrefix)
+    {
+        var result = new HashSet<long>();
+        var c = postings.CreateCursor();
+        c.Prefix = termPrefix;
+        if (c.SeekToFirst())
+        {
+            do
+                result.Add(IndexKeys.EntryIdOf(c.Key));
+            while (c.MoveNext());
+        }
+        return result;
+    }
+
+    /// <summary>Postings of one field and kind whose term starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
+    private HashSet<long> Scan(byte[] fieldPrefix, byte[] from, bool prefixOnly, byte[]? high)
+    {
+        var result = new HashSet<long>();
+        var c = postings.CreateCursor();
+        c.Prefix = prefixOnly ? [.. fieldPrefix, .. from] : fieldPrefix;
+        if (!c.Seek([.. fieldPrefix, .. from]))
+            return result;
+        byte kind = fieldPrefix[2];
+        do
+        {
+            if (high != null && IndexKeys.TermOf(c.Key, kind).SequenceCompareTo(high) > 0)
+                break;
+            result.Add(IndexKeys.EntryIdOf(c.Key));
+        }
+        while (c.MoveNext());
+        return result;
+    }
+}
