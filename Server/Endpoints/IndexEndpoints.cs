@@ -24,6 +24,8 @@ public static class IndexEndpoints
         app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(Delete));
         app.MapMethods("/databases/{db}/indexes", ["RESET"], DatabaseRoute.Handle(Reset));
         app.MapPost("/databases/{db}/indexes/reset", DatabaseRoute.Handle(Reset));
+        app.MapPost("/databases/{db}/admin/indexes/stop", DatabaseRoute.Handle((c, db) => Pause(c, db, true)));
+        app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false)));
     }
 
     private static async Task Put(HttpContext context, Database db)
@@ -212,7 +214,7 @@ public static class IndexEndpoints
         w.WriteBoolean("IsStale", Indexing.Index.IsBehind(position, target));
         w.WriteString("LockMode", "Unlock");
         w.WriteString("Type", i.Definition.Type);
-        w.WriteString("Status", i.State == "Normal" ? "Running" : "Error");
+        w.WriteString("Status", i.Paused ? "Paused" : i.State == "Normal" ? "Running" : "Error");
         w.WriteNumber("EntriesCount", position.Entries);
         w.WriteNumber("ErrorsCount", i.ErrorCount);
         w.WriteString("SourceType", "Documents");
@@ -297,6 +299,16 @@ public static class IndexEndpoints
         string name = RequestParsing.Required(context.Request, "name");
         if (!db.Indexes.Delete(name))
             throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+        context.Response.StatusCode = 204;
+        return Task.CompletedTask;
+    }
+
+    /// <summary>Stops or starts indexing for one index (<c>?name=</c>) or all; queries keep working (stale while stopped).</summary>
+    private static Task Pause(HttpContext context, Database db, bool paused)
+    {
+        var targets = RequestParsing.Query(context.Request, "name") is not null ? [Find(context, db)] : db.Indexes.All;
+        foreach (var i in targets)
+            i.Paused = paused;
         context.Response.StatusCode = 204;
         return Task.CompletedTask;
     }

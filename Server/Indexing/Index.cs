@@ -97,6 +97,19 @@ public sealed class Index : IDisposable
     /// <summary>When a query last used the index (UTC), or null.</summary>
     public DateTime? LastQueryingTime => Interlocked.Read(ref _lastQueryingTicks) is var t && t > 0 ? new DateTime(t, DateTimeKind.Utc) : null;
 
+    /// <summary>True while indexing is stopped (<c>/admin/indexes/stop</c>): the index serves queries but does not advance.</summary>
+    public bool Paused
+    {
+        get => _paused;
+        set
+        {
+            _paused = value;
+            Notify();
+        }
+    }
+
+    private volatile bool _paused;
+
     /// <summary>Starts the background worker.</summary>
     internal void Start()
     {
@@ -216,6 +229,11 @@ public sealed class Index : IDisposable
         int failures = 0;
         while (!_stopping)
         {
+            if (_paused)
+            {
+                _wake.Wait(TimeSpan.FromMilliseconds(250));
+                continue;
+            }
             bool worked;
             try
             {

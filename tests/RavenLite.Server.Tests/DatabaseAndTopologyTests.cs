@@ -120,9 +120,12 @@ public sealed class DatabaseAndTopologyTests
         var r = await s.Http.GetAsync("/no/such/thing");
         Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
         Assert.EndsWith("RouteNotFoundException", (await ReadJson(r)).GetProperty("Type").GetString());
-        var q = await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"X","Maps":["from u in docs.Users select new { u.Name }"]}]}"""));
-        Assert.Equal(HttpStatusCode.NotImplemented, q.StatusCode);
-        Assert.Contains("not implemented", (await ReadJson(q)).GetProperty("Message").GetString());
+        var q = await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"X","Maps":["from u in docs.Users select new { u.Name }"],"Reduce":"from r in results group r by r.Name into g select new { Name = g.Key }"}]}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, q.StatusCode);
+        var error = await ReadJson(q);
+        Assert.EndsWith("IndexCompilationException", error.GetProperty("Type").GetString());
+        Assert.Equal("Reduce", error.GetProperty("IndexDefinitionProperty").GetString());
+        Assert.StartsWith("from r in results", error.GetProperty("ProblematicText").GetString());
         var ok = await s.Http.PostAsync("/databases/db/queries?queryHash=1", Json("""{"Query":"from Users"}"""));
         Assert.Equal(HttpStatusCode.OK, ok.StatusCode);
     }
