@@ -58,7 +58,7 @@ public sealed class RequestExecutor : IDisposable
     {
         int status = (int)response.StatusCode;
         string body = await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false);
-        string? type = null, message = null, url = null;
+        string? type = null, message = null, url = null, property = null, problematic = null;
         try
         {
             using var doc = JsonDocument.Parse(body);
@@ -67,6 +67,8 @@ public sealed class RequestExecutor : IDisposable
                 type = doc.RootElement.TryGetProperty("Type", out var t) ? t.GetString() : null;
                 message = doc.RootElement.TryGetProperty("Message", out var m) ? m.GetString() : null;
                 url = doc.RootElement.TryGetProperty(nameof(Url), out var u) ? u.GetString() : null;
+                property = doc.RootElement.TryGetProperty("IndexDefinitionProperty", out var ip) ? ip.GetString() : null;
+                problematic = doc.RootElement.TryGetProperty("ProblematicText", out var pt) ? pt.GetString() : null;
             }
         }
         catch (JsonException)
@@ -85,6 +87,8 @@ public sealed class RequestExecutor : IDisposable
             "ConcurrencyException" or "ConflictException" => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "DatabaseDoesNotExistException" => new DatabaseDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
             "IndexDoesNotExistException" => new IndexDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
+            "IndexCompilationException" => new IndexCompilationException(message)
+            { StatusCode = status, ServerType = type, Url = url, IndexDefinitionProperty = property, ProblematicText = problematic },
             "BadRequestException" or "RouteNotFoundException" => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
             "BulkInsertAbortedException" => new BulkInsertAbortedException(message) { StatusCode = status, ServerType = type, Url = url },
             _ when status == 409 => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },

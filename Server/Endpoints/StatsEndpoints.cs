@@ -13,11 +13,14 @@ public static class StatsEndpoints
     private static Task Get(HttpContext context, Database db)
     {
         long docs, tombstones, lastEtag;
+        var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
             docs = DocumentsStorage.CountDocuments(tx);
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
+            foreach (var index in db.Indexes.All)
+                indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
         }
         var storage = db.Environment.GetStats();
         var merger = db.Merger.GetStats();
@@ -27,7 +30,7 @@ public static class StatsEndpoints
             w.WriteStartObject();
             w.WriteNumber("CountOfDocuments", docs);
             w.WriteNumber("CountOfTombstones", tombstones);
-            w.WriteNumber("CountOfIndexes", 0);
+            w.WriteNumber("CountOfIndexes", indexes.Count);
             w.WriteNumber("CountOfConflicts", 0);
             w.WriteNumber("CountOfAttachments", 0);
             w.WriteNumber("CountOfRevisionDocuments", 0);
@@ -40,8 +43,28 @@ public static class StatsEndpoints
             w.WriteNumber("LastDocEtag", lastEtag);
             w.WriteBoolean("Is64Bit", Environment.Is64BitProcess);
             w.WriteString("Pager", "RavenLite.Storage");
-            w.WriteNull("LastIndexingTime");
+            var lastIndexing = indexes.Select(i => i.Index.LastIndexingTime).Max();
+            if (lastIndexing is { } li)
+                w.WriteString("LastIndexingTime", JsonResponse.FormatDate(li));
+            else
+                w.WriteNull("LastIndexingTime");
             w.WriteStartArray("Indexes");
+            foreach (var (index, stale) in indexes)
+            {
+                w.WriteStartObject();
+                w.WriteString("Name", index.Name);
+                w.WriteBoolean("IsStale", stale);
+                w.WriteString("State", "Normal");
+                w.WriteString("LockMode", "Unlock");
+                w.WriteString("Priority", "Normal");
+                w.WriteString("Type", index.Definition.Type);
+                w.WriteString("SourceType", "Documents");
+                if (index.LastIndexingTime is { } t)
+                    w.WriteString("LastIndexingTime", JsonResponse.FormatDate(t));
+                else
+                    w.WriteNull("LastIndexingTime");
+                w.WriteEndObject();
+            }
             w.WriteEndArray();
             WriteSize(w, "SizeOnDisk", size);
             WriteSize(w, "TempBuffersSizeOnDisk", 0);

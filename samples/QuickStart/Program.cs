@@ -26,8 +26,9 @@ await using (var bulk = store.BulkInsert())
     for (int i = 0; i < 10_000; i++)
         await bulk.StoreAsync(new Person { Name = "Person " + i, Age = i % 90, City = "Rome" });
 
+// Queries read indexes that catch up in the background; this one waits until they have seen the bulk insert.
 using (var session = store.OpenAsyncSession())
-    Console.WriteLine($"people in Rome: {await session.Query<Person>().CountAsync(p => p.City == "Rome")}");
+    Console.WriteLine($"people in Rome: {await session.Query<Person>().Customize(x => x.WaitForNonStaleResults()).CountAsync(p => p.City == "Rome")}");
 await store.Maintenance.Server.SendAsync(new DeleteDatabaseOperation(store.Database!));
 
 internal sealed class Person

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
 using RavenLite.Client.DependencyInjection;
 using RavenLite.Client.Exceptions;
+using RavenLite.Client.Linq;
 using RavenLite.Client.Operations;
 using RavenLite.Client.Session;
 
@@ -53,21 +54,43 @@ public sealed class OperationsTests(DriverFixture fixture) : IClassFixture<Drive
     }
 
     [Fact]
-    public async Task Index_operations_reach_the_server_and_fail_clearly_without_index_support()
+    public async Task Static_indexes_are_put_queried_waited_for_listed_and_deleted()
     {
         var store = await fixture.Driver.GetDocumentStoreAsync();
-        var put = await Assert.ThrowsAsync<RavenException>(() => store.Maintenance.SendAsync(new PutIndexesOperation(new IndexDefinition
+        using (var s = store.OpenAsyncSession())
+        {
+            for (int i = 0; i < 50; i++)
+                await s.StoreAsync(new User { Name = i % 2 == 0 ? $"Ann Lee {i}" : $"Bob Stone {i}", Age = i }, $"users/{i}");
+            await s.SaveChangesAsync();
+        }
+        await store.Maintenance.SendAsync(new PutIndexesOperation(new IndexDefinition
         {
             Name = "Users/ByName",
-            Maps = ["from u in docs.Users select new { u.Name }"],
+            Maps = ["from u in docs.Users select new { u.Name, u.Age }"],
             Fields = new Dictionary<string, IndexFieldOptions> { ["Name"] = new() { Indexing = "Search" } },
+        }));
+        await fixture.Driver.WaitForIndexingAsync(store, TimeSpan.FromSeconds(30));
+        Assert.Contains("Users/ByName", await store.Maintenance.SendAsync(new GetIndexNamesOperation()));
+        using (var s = store.OpenAsyncSession())
+        {
+            var lees = await s.Query<User>("Users/ByName").Statistics(out var stats).Where(u => u.Name.Search("lee") && u.Age < 10).ToListAsync();
+            Assert.Equal([0, 2, 4, 6, 8], lees.Select(u => u.Age).Order());
+            Assert.Equal("Users/ByName", stats.IndexName);
+            Assert.False(stats.IsStale);
+        }
+        var bad = await Assert.ThrowsAsync<IndexCompilationException>(() => store.Maintenance.SendAsync(new PutIndexesOperation(new IndexDefinition
+        {
+            Name = "Users/Bad",
+            Maps = ["from u in docs.Users select new { Upper = u.Name.ToUpper() }"],
         })));
-        Assert.Equal(501, put.StatusCode);
-        Assert.Contains("Lucene", put.Message, StringComparison.Ordinal);
+        Assert.Equal(400, bad.StatusCode);
+        Assert.Contains("method calls", bad.Message, StringComparison.Ordinal);
+        Assert.Equal("Maps", bad.IndexDefinitionProperty);
+        Assert.Contains("ToUpper", bad.ProblematicText, StringComparison.Ordinal);
+        await store.Maintenance.SendAsync(new DeleteIndexOperation("Users/ByName"));
+        Assert.DoesNotContain("Users/ByName", await store.Maintenance.SendAsync(new GetIndexNamesOperation()));
         var del = await Assert.ThrowsAsync<IndexDoesNotExistException>(() => store.Maintenance.SendAsync(new DeleteIndexOperation("Users/ByName")));
         Assert.Contains("Users/ByName", del.Message, StringComparison.Ordinal);
-        Assert.Empty(await store.Maintenance.SendAsync(new GetIndexNamesOperation()));
-        await fixture.Driver.WaitForIndexingAsync(store, TimeSpan.FromSeconds(5)); // no indexes: nothing to wait for
     }
 
     [Fact]
