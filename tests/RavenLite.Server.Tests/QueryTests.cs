@@ -185,13 +185,13 @@ public sealed class QueryTests(ITestOutputHelper output)
         return c != 0 ? Math.Sign(c) : na.CompareTo(nb);
     }
 
-    private static async Task CheckRandomQueries(TestServer server, List<Doc> docs, Random rnd, int count)
+    private static async Task CheckRandomQueries(TestServer server, List<Doc> docs, Random rnd, int count, string source = "from 'People'")
     {
         for (int q = 0; q < count; q++)
         {
             var p = new JsonObject();
             var cond = RandomCondition(rnd, p, 0);
-            var rql = new StringBuilder("from 'People' where ").Append(cond.Rql);
+            var rql = new StringBuilder(source).Append(" where ").Append(cond.Rql);
             Comparison<Doc>? order = null;
             if (rnd.Next(3) > 0)
             {
@@ -240,6 +240,47 @@ public sealed class QueryTests(ITestOutputHelper output)
                 ["Commands"] = new JsonArray(docs.Select(d => (JsonNode?)new JsonObject { ["Id"] = d.Id, ["Type"] = "DELETE" }).ToArray()),
             }.ToJsonString()));
             Assert.Equal(HttpStatusCode.Created, del.StatusCode);
+        }
+    }
+
+    /// <summary>
+    /// The same random queries against a static JavaScript index whose fields carry the document's
+    /// values (the nested city under the name 'Address.City'), after documents were updated and
+    /// deleted, so the index has processed updates and tombstones.
+    /// </summary>
+    [Fact]
+    public async Task Random_queries_on_a_static_index_match_a_brute_force_evaluation()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var put = await server.Http.PutAsync("/databases/db/indexes", TestServer.Json("""
+            {"Indexes":[{"Name":"People/Js","IndexType":"JavaScriptMap","Maps":["map('People', p => ({ Name: p.Name, Age: p.Age, Score: p.Score, Tags: p.Tags, 'Address.City': p.Address.City, Active: p.Active }))"],"Fields":{"Name":{"Indexing":"Search"}}}]}
+            """));
+        Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        foreach (int seed in TestSeed.For(5151))
+        {
+            output.WriteLine($"seed {seed} (RAVENLITE_TEST_SEED replays)");
+            var rnd = new Random(seed);
+            var docs = Generate(rnd, 400).Select(d => d with { Id = $"people/{seed}/{d.Id}" }).ToList();
+            await Put(server, docs);
+            // Update a third (new values, new etags) and delete a sixth: the index must follow both.
+            var updated = docs.Where((_, i) => i % 3 == 0).Select(d => Generate(rnd, 1)[0] with { Id = d.Id }).ToList();
+            await Put(server, updated);
+            var deleted = docs.Where((_, i) => i % 6 == 1).Select(d => d.Id).ToHashSet();
+            var del = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
+            {
+                ["Commands"] = new JsonArray(deleted.Select(id => (JsonNode?)new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToArray()),
+            }.ToJsonString()));
+            Assert.Equal(HttpStatusCode.Created, del.StatusCode);
+            var byId = updated.ToDictionary(d => d.Id);
+            // Model order = etag order: untouched documents first (insertion order), then the updated ones.
+            var current = docs.Where(d => !deleted.Contains(d.Id) && !byId.ContainsKey(d.Id))
+                .Concat(updated.Where(d => !deleted.Contains(d.Id))).ToList();
+            await CheckRandomQueries(server, current, rnd, 250, "from index 'People/Js'");
+            var clear = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
+            {
+                ["Commands"] = new JsonArray(current.Select(d => (JsonNode?)new JsonObject { ["Id"] = d.Id, ["Type"] = "DELETE" }).ToArray()),
+            }.ToJsonString()));
+            Assert.Equal(HttpStatusCode.Created, clear.StatusCode);
         }
     }
 

@@ -49,9 +49,9 @@ public sealed class TestServer : IAsyncDisposable
     }
 
     /// <summary>Starts a server and creates database <paramref name="database"/>.</summary>
-    public static async Task<TestServer> StartWithDatabaseAsync(string database = "db", Action<ServerOptions>? configure = null)
+    public static async Task<TestServer> StartWithDatabaseAsync(string database = "db", Action<ServerOptions>? configure = null, string? dataDir = null)
     {
-        var server = await StartAsync(configure: configure);
+        var server = await StartAsync(dataDir, configure);
         var r = await server.Http.PutAsync($"/admin/databases?name={database}", Json($"{{\"DatabaseName\":\"{database}\"}}"));
         Assert.Equal(HttpStatusCode.Created, r.StatusCode);
         return server;

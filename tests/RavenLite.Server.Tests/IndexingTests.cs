@@ -1,0 +1,140 @@
+using System.Net;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using Xunit.Abstractions;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Background indexing (DESIGN.md "Indexing and queries"): staleness and WaitForNonStaleResults,
+/// updates and tombstones reaching the index, auto-index widening, positions surviving a restart,
+/// per-document map errors, and RELIABILITY.md R12 (SIGKILL during indexing, a corrupted index file).
+/// </summary>
+public sealed class IndexingTests(ITestOutputHelper output)
+{
+    private const string UsersIndex = """{"Indexes":[{"Name":"Users/ByName","Maps":["from u in docs.Users select new { u.Name, u.Age, Total = u.A + u.B }"]}]}""";
+
+    private static async Task Put(HttpClient http, int from, int count, string prefix = "users/")
+    {
+        var commands = new JsonArray();
+        for (int i = from; i < from + count; i++)
+        {
+            commands.Add(new JsonObject
+            {
+                ["Id"] = prefix + i,
+                ["Type"] = "PUT",
+                ["Document"] = new JsonObject { ["Name"] = "user" + (i % 100), ["Age"] = i % 70, ["A"] = 1, ["B"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Users" } },
+            });
+        }
+        var r = await http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()));
+        Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+    }
+
+    private static async Task<JsonElement> Query(HttpClient http, string rql, bool wait, HttpStatusCode expect = HttpStatusCode.OK, string timeout = "00:00:30")
+    {
+        var body = new JsonObject { ["Query"] = rql, ["WaitForNonStaleResults"] = wait, ["WaitForNonStaleResultsTimeout"] = timeout };
+        var r = await http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(expect == r.StatusCode, $"{rql} → {(int)r.StatusCode}: {json}");
+        return json;
+    }
+
+    private static async Task<JsonElement> Stats(HttpClient http, string name)
+    {
+        var r = await http.GetAsync("/databases/db/indexes/stats?name=" + Uri.EscapeDataString(name));
+        Assert.Equal(HttpStatusCode.OK, r.StatusCode);
+        return (await TestServer.ReadJson(r)).GetProperty("Results")[0];
+    }
+
+    [Fact]
+    public async Task Stale_while_behind_and_wait_for_non_stale_returns_fresh_results()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Put(server.Http, 0, 200);
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(UsersIndex))).StatusCode);
+        var before = await Query(server.Http, "from index 'Users/ByName' where Name = 'user7'", wait: true);
+        Assert.Equal(2, before.GetProperty("TotalResults").GetInt32());
+        Assert.False(before.GetProperty("IsStale").GetBoolean());
+
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/stop", null)).StatusCode);
+        await Put(server.Http, 200, 100); // users/207, users/007... : one more 'user7'
+        var stale = await Query(server.Http, "from index 'Users/ByName' where Name = 'user7'", wait: false);
+        Assert.True(stale.GetProperty("IsStale").GetBoolean());
+        Assert.Equal(2, stale.GetProperty("TotalResults").GetInt32());
+        var stats = await Stats(server.Http, "Users/ByName");
+        Assert.True(stats.GetProperty("IsStale").GetBoolean());
+        Assert.Equal("Paused", stats.GetProperty("Status").GetString());
+        Assert.Equal(100, stats.GetProperty("Collections").GetProperty("Users").GetProperty("DocumentLag").GetInt64());
+        var timedOut = await Query(server.Http, "from index 'Users/ByName' where Name = 'user7'", wait: true, HttpStatusCode.RequestTimeout, timeout: "00:00:00.300");
+        Assert.Contains("non stale", timedOut.GetProperty("Message").GetString(), StringComparison.Ordinal);
+
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/start", null)).StatusCode);
+        var fresh = await Query(server.Http, "from index 'Users/ByName' where Name = 'user7'", wait: true);
+        Assert.False(fresh.GetProperty("IsStale").GetBoolean());
+        Assert.Equal(3, fresh.GetProperty("TotalResults").GetInt32());
+        var staleness = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/staleness?name=Users/ByName"));
+        Assert.False(staleness.GetProperty("IsStale").GetBoolean());
+    }
+
+    [Fact]
+    public async Task Updates_and_deletes_reach_the_index_and_positions_survive_a_restart()
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "ravenlite-idx-" + Guid.NewGuid().ToString("N"));
+        try
+        {
+            await using (var server = await TestServer.StartWithDatabaseAsync(dataDir: dir))
+            {
+                await Put(server.Http, 0, 300);
+                Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(UsersIndex))).StatusCode);
+                await Query(server.Http, "from index 'Users/ByName'", wait: true);
+                // Delete 100, re-create 10 of them with new values.
+                var del = new JsonArray(Enumerable.Range(0, 100).Select(i => (JsonNode?)new JsonObject { ["Id"] = "users/" + i, ["Type"] = "DELETE" }).ToArray());
+                Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = del }.ToJsonString()))).StatusCode);
+                await Put(server.Http, 0, 10, "USERS/"); // other casing: the same documents
+                var age = await Query(server.Http, "from index 'Users/ByName' where Age < 5", wait: true);
+                Assert.Equal(Enumerable.Range(0, 300).Count(i => (i >= 100 || i < 10) && i % 70 < 5), age.GetProperty("TotalResults").GetInt32());
+                var stats = await Stats(server.Http, "Users/ByName");
+                Assert.Equal(210, stats.GetProperty("EntriesCount").GetInt64()); // tombstones removed entries, not only hidden them
+                // Auto index on the same collection, then a wider one: the narrower is retired.
+                await Query(server.Http, "from Users where Age = 3", wait: true);
+                var wide = await Query(server.Http, "from Users where Age = 3 and Name = 'user3'", wait: false);
+                Assert.Equal("Auto/Users/ByAgeAndName", wide.GetProperty("IndexName").GetString());
+                Assert.Equal(Enumerable.Range(0, 300).Count(i => (i >= 100 || i < 10) && i % 70 == 3 && i % 100 == 3), wide.GetProperty("TotalResults").GetInt32());
+                var names = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes?namesOnly=true"));
+                Assert.Equal(["Auto/Users/ByAgeAndName", "Users/ByName"], names.GetProperty("Results").EnumerateArray().Select(n => n.GetString()!).Order(StringComparer.Ordinal));
+            }
+            await using (var again = await TestServer.StartAsync(dataDir: dir))
+            {
+                var stats = await Stats(again.Http, "Users/ByName");
+                Assert.False(stats.GetProperty("IsStale").GetBoolean());
+                Assert.Equal(210, stats.GetProperty("EntriesCount").GetInt64());
+                Assert.Equal(0, stats.GetProperty("MapAttempts").GetInt64()); // nothing re-indexed after the restart
+                var q = await Query(again.Http, "from index 'Users/ByName' where Name = 'user5'", wait: false);
+                Assert.Equal(3, q.GetProperty("TotalResults").GetInt32()); // users/5 (re-created), users/105, users/205
+            }
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
+    [Fact]
+    public async Task A_document_the_map_fails_on_is_an_index_error_and_indexing_goes_on()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(UsersIndex))).StatusCode);
+        var bad = """{"Name":"overflow","A":1e308,"B":1e308,"@metadata":{"@collection":"Users"}}""";
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/docs?id=users/bad", TestServer.Json(bad))).StatusCode);
+        await Put(server.Http, 0, 20);
+        var q = await Query(server.Http, "from index 'Users/ByName' where Total > 0", wait: true);
+        Assert.Equal(20, q.GetProperty("TotalResults").GetInt32());
+        var stats = await Stats(server.Http, "Users/ByName");
+        Assert.Equal(1, stats.GetProperty("MapErrors").GetInt64());
+        Assert.Equal(1, stats.GetProperty("ErrorsCount").GetInt64());
+        var errors = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/errors?name=Users/ByName"));
+        var error = errors.GetProperty("Results")[0].GetProperty("Errors")[0];
+        Assert.Equal("users/bad", error.GetProperty("Document").GetString());
+        output.WriteLine(error.GetProperty("Error").GetString());
+    }
+}
