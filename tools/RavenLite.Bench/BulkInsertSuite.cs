@@ -74,7 +74,7 @@ internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer 
     }
 
     /// <summary>Streams the array item by item (chunked), as a client's bulk insert does.</summary>
-    private sealed class BulkContent(OrderDocuments docs) : HttpContent
+    internal sealed class BulkContent(OrderDocuments docs) : HttpContent
     {
         protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
         {

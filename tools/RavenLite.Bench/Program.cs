@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -21,7 +21,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         return 3;
     }
     bool withPeer = !r.GetValue(noPeer);
-    if (suite is "bulk-insert" or "writes" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    if (suite is "bulk-insert" or "writes" or "indexing" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -34,6 +34,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "storage" => new StorageSuite(isQuick, work, repeats).Run(),
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
         "writes" => new WritesSuite(isQuick, work, withPeer).Run(),
+        "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -55,7 +56,9 @@ var bulkInsert = new Command("bulk-insert", "1M ≈1 KB documents through the bu
 bulkInsert.SetAction(r => RunSuite("bulk-insert", r));
 var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir, noPeer };
 writes.SetAction(r => RunSuite("writes", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes }.Parse(args).Invoke();
+var indexing = new Command("indexing", "Simple-map and full-text index builds (docs/s) and query latency from 1 and 16 clients, against PostgreSQL expression/GIN indexes, same run.") { quick, json, dir, noPeer };
+indexing.SetAction(r => RunSuite("indexing", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -68,11 +71,12 @@ internal static class ConsoleTable
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)
-                ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x {row.Engine}");
+                ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x {row.Engine}")
+                    + (row.P99Ms is { } pp && ours.P99Ms is { } op ? string.Create(c, $", p99 {op:F2} vs {pp:F2} ms") : "");
         }
         if (row.P50Ms is { } p50)
             ratio = string.Create(c, $"   p50 {p50:F2} ms p99 {row.P99Ms:F2} ms") + ratio;
-        if (row.RssBytes is { } rss && row.Suite is "bulk-insert")
+        if (row.RssBytes is { } rss && row.Suite is "bulk-insert" or "indexing")
             ratio = string.Create(c, $"   peak RSS {rss >> 20} MB") + ratio;
         string bytes = "";
         if (row.Suite == "storage" && row.Transactions is { } txs && txs > 0)
