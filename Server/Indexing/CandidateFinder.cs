@@ -150,7 +150,14 @@ internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<R
         return Exists(f);
     }
 
-    private HashSet<long> Exists(IndexField f) => Term(IndexKeys.FieldPrefix(f.Id, IndexKeys.Exists));
+    /// <summary>Entries where the field has any value: its postings of every kind but words (a subset of its text terms).</summary>
+    private HashSet<long> Exists(IndexField f)
+    {
+        var result = new HashSet<long>();
+        foreach (byte kind in new[] { IndexKeys.Text, IndexKeys.Number, IndexKeys.Bool, IndexKeys.Null, IndexKeys.Exists })
+            result.UnionWith(Term(IndexKeys.FieldPrefix(f.Id, kind)));
+        return result;
+    }
 
     /// <summary>Every posting of one exact term.</summary>
     private HashSet<long> Term(byte[] termPrefix)

@@ -9,7 +9,8 @@ namespace RavenLite.Server.Indexing;
 /// Posting keys of an index (docs/format/indexes.md): <c>field id (2, BE) · kind (1) · term · entry id (8, BE)</c>.
 /// Terms: <c>S</c> lower-cased text (UTF-8, at most <see cref="MaxTermBytes"/>, 0 bytes raised to 1, then a
 /// 0 separator), <c>N</c> a number as 8 order-preserving bytes, <c>B</c> a boolean (one byte),
-/// <c>Z</c> null, <c>W</c> an analyzed word (Search fields), <c>E</c> "the field has values".
+/// <c>Z</c> null, <c>W</c> an analyzed word (Search fields), <c>E</c> "the field has a value with no
+/// term of its own" (an object). "Has the field" is therefore every S, N, B, Z and E posting of it.
 /// Every mapping from value to term is order-preserving (never strictly reversing), so an equality,
 /// prefix or range lookup over terms yields a superset of the true matches; queries then check each
 /// candidate exactly, so truncation and case folding can never lose or invent a result.
@@ -79,10 +80,9 @@ internal static class IndexKeys
     /// <summary>The term prefixes (without entry id) one field's values produce.</summary>
     public static void TermsOf(IndexField field, JsonElement values, HashSet<byte[]> into)
     {
-        bool any = false;
+        bool other = false;
         foreach (var v in values.EnumerateArray())
         {
-            any = true;
             switch (v.ValueKind)
             {
                 case JsonValueKind.String:
@@ -101,9 +101,13 @@ internal static class IndexKeys
                 case JsonValueKind.Null:
                     into.Add(TermPrefix(field.Id, Null, []));
                     break;
+                default:
+                    other = true;
+                    break;
             }
         }
-        if (any)
+        // Scalars are found by their own terms; an E posting marks values that have none (objects).
+        if (other)
             into.Add(TermPrefix(field.Id, Exists, []));
     }
 }
