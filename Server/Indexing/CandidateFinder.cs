@@ -12,18 +12,58 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<RqlValue, JsonElement> resolve)
 {
+    /// <summary>
+    /// True after <see cref="Find"/> when the candidates are exactly the entries that match (not a
+    /// superset): every condition was an equality on text or a plain search word, combined with
+    /// and/or. With an index that is not stale the query may then count without checking.
+    /// </summary>
+    public bool Exact { get; private set; }
+
     /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
     public List<long>? Find(RqlExpression? where)
     {
         if (where == null)
             return null;
+        Exact = IsExact(where);
         var set = Set(where);
         if (set == null)
+        {
+            Exact = false;
             return null;
+        }
         var list = set.ToList();
         list.Sort();
         return list;
     }
+
+    /// <summary>
+    /// Whether <see cref="Set"/> yields exactly the matches of <paramref name="e"/>: text equality on a
+    /// case-insensitive field whose term is whole (under the truncation length, no 0/1 bytes), or
+    /// search() on a Search field with plain words; and/or of such conditions.
+    /// </summary>
+    private bool IsExact(RqlExpression e)
+    {
+        switch (e)
+        {
+            case RqlBinary b:
+                return IsExact(b.Left) && IsExact(b.Right);
+            case RqlCompare { Op: "=" } c when Field(c.Field) is { Indexing: not FieldIndexing.Exact }:
+                return resolve(c.Value) is { ValueKind: JsonValueKind.String } text && WholeTerm(text.GetString()!);
+            case RqlMethod { Name: "search" } m when Field(m.Field) is { Indexing: FieldIndexing.Search }:
+            {
+                var v = resolve(m.Value!);
+                if (v.ValueKind != JsonValueKind.String)
+                    return false;
+                var words = v.GetString()!.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries);
+                return words.Length > 0 && words.All(w => w.All(char.IsLetterOrDigit) && WholeTerm(w));
+            }
+            default:
+                return false;
+        }
+    }
+
+    private static bool WholeTerm(string s) =>
+        !s.Contains('\0') && !s.Contains('\u0001') && System.Text.Encoding.UTF8.GetByteCount(s.ToLowerInvariant()) < IndexKeys.MaxTermBytes;
 
     private HashSet<long>? Set(RqlExpression e)
     {

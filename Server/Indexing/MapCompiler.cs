@@ -18,7 +18,8 @@ namespace RavenLite.Server.Indexing;
 /// <c>function (u) { return { ... }; }</c> form</item>
 /// </list>
 /// Values are paths on the document (arrays on the way are flattened), string and number
-/// literals, <c>id(u)</c>/<c>Id(u)</c>, and <c>+</c> (numbers add, otherwise strings concatenate).
+/// literals, <c>id(u)</c>/<c>Id(u)</c>, <c>u.Lines.Select(l =&gt; l.Product)</c> (JavaScript: <c>.map</c>),
+/// and <c>+</c> (numbers add, otherwise strings concatenate).
 /// Anything else — where clauses, method calls, reduce — is an IndexCompilationException naming the
 /// problem and the text.
 /// </summary>
@@ -279,7 +280,28 @@ public static class MapCompiler
                 throw Error($"'{word}' is not supported here; values are paths on '{_variable}', string and number literals, id({_variable}) and +", at);
             var path = new List<string>();
             while (TryPunct("?.") || TryPunct("."))
-                path.Add(Identifier());
+            {
+                string part = Identifier();
+                if (part is "Select" or "map" && TryPunct("("))
+                {
+                    // items.Select(i => i.Name) / items.map(i => i.Name): the path continues through the array.
+                    bool paren = TryPunct("(");
+                    string inner = Identifier();
+                    if (paren)
+                        Expect(")");
+                    Expect("=>");
+                    if (Identifier() != inner)
+                        throw Error($"the {part} lambda must return a property path of '{inner}'");
+                    int before = path.Count;
+                    while (TryPunct("?.") || TryPunct("."))
+                        path.Add(Identifier());
+                    if (path.Count == before)
+                        throw Error($"the {part} lambda must return a property path of '{inner}'");
+                    Expect(")");
+                    continue;
+                }
+                path.Add(part);
+            }
             if (path.Count == 0)
                 throw Error($"use a property of '{_variable}', like {_variable}.Name", at);
             Skip();

@@ -37,6 +37,9 @@ public sealed class QueryRunner
     private readonly JsonElement _parameters;
     private readonly Dictionary<RqlValue, JsonElement> _resolved = new(ReferenceEqualityComparer.Instance);
     private CompiledIndex? _compiled;
+    private bool _stale;
+    private int _skip, _take;
+    private long? _exactTotal;
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
@@ -160,6 +163,7 @@ public sealed class QueryRunner
     private QueryAnswer Execute(Indexing.Index? index, int skip, int take)
     {
         _compiled = index?.Compiled;
+        (_skip, _take) = (skip, take);
         var condition = _query.Where;
         var matches = new List<Row>();
         long total = 0;
@@ -181,6 +185,12 @@ public sealed class QueryRunner
                     else
                         row.Dispose();
                 }
+            }
+            if (_exactTotal is { } exactTotal)
+            {
+                // Only the page was read (it starts at skip).
+                total = exactTotal;
+                skip = 0;
             }
             if (_query.OrderBy.Count > 0)
                 matches = Sort(matches);
@@ -244,7 +254,7 @@ public sealed class QueryRunner
         var indexTx = index.ReadTransaction();
         try
         {
-            stale = Indexing.Index.IsBehind(index.PositionIn(indexTx), index.TargetOf(dbTx));
+            stale = _stale = Indexing.Index.IsBehind(index.PositionIn(indexTx), index.TargetOf(dbTx));
         }
         catch
         {
@@ -263,8 +273,16 @@ public sealed class QueryRunner
             if (entryIds == null || postings == null)
                 yield break;
             var docs = DocumentsStorage.Docs(dbTx);
-            var candidates = new CandidateFinder(index.Compiled, postings, Resolve).Find(_query.Where);
+            var finder = new CandidateFinder(index.Compiled, postings, Resolve);
+            var candidates = finder.Find(_query.Where);
             IEnumerable<long> ids = candidates ?? AllEntryIds(entryIds);
+            if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct)
+            {
+                // Exact candidates from an index that is not behind: they are the matches, in order;
+                // count them and read only the page.
+                _exactTotal = candidates.Count;
+                ids = candidates.Skip(_skip).Take(_take);
+            }
             foreach (long entryId in ids)
             {
                 byte[] entry;

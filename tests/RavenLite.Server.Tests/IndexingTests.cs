@@ -138,6 +138,28 @@ public sealed class IndexingTests(ITestOutputHelper output)
         output.WriteLine(error.GetProperty("Error").GetString());
     }
 
+    [Theory]
+    [InlineData("from o in docs.Orders select new { Products = o.Lines.Select(l => l.Product), o.Total }")]
+    [InlineData("docs.Orders.Select(o => new { Products = o.Lines.Select(l => l.Product), Total = o.Total })")]
+    [InlineData("map('Orders', function (o) { return { Products: o.Lines.map(l => l.Product), Total: o.Total }; })")]
+    public async Task Map_forms_index_values_through_arrays(string map)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var commands = new JsonArray();
+        for (int i = 0; i < 30; i++)
+        {
+            var lines = new JsonArray(Enumerable.Range(0, i % 4).Select(l => (JsonNode?)new JsonObject { ["Product"] = $"p{(i + l) % 5}" }).ToArray());
+            commands.Add(new JsonObject { ["Id"] = $"orders/{i}", ["Type"] = "PUT", ["Document"] = new JsonObject { ["Lines"] = lines, ["Total"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Orders" } } });
+        }
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        var put = new JsonObject { ["Indexes"] = new JsonArray(new JsonObject { ["Name"] = "Orders/ByProduct", ["Maps"] = new JsonArray(map) }) };
+        var r = await server.Http.PutAsync("/databases/db/indexes", TestServer.Json(put.ToJsonString()));
+        Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
+        var q = await Query(server.Http, "from index 'Orders/ByProduct' where Products = 'P2' and Total < 20", wait: true);
+        int expected = Enumerable.Range(0, 20).Count(i => Enumerable.Range(0, i % 4).Any(l => (i + l) % 5 == 2));
+        Assert.Equal(expected, q.GetProperty("TotalResults").GetInt32());
+    }
+
     /// <summary>
     /// RELIABILITY.md R12: the server is SIGKILLed while the index worker is committing batches, then
     /// (after a clean catch-up and a second kill) the index's header file is overwritten with garbage.
