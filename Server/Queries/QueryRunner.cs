@@ -65,26 +65,34 @@ public sealed class QueryRunner
             throw ApiException.BadRequest("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
-        var index = runner.ChooseIndex(out bool created);
-        if (index == null)
-            return runner.Execute(null, skip, take);
-        if (created || options.WaitForNonStale)
+        for (int attempt = 0; ; attempt++)
         {
-            bool caughtUp = await index.WaitForNonStaleAsync(options.WaitForNonStale ? options.WaitTimeout : AutoIndexWait, cancellation).ConfigureAwait(false);
-            if (!caughtUp && options.WaitForNonStale)
-                throw new TimeoutException($"Waited for {options.WaitTimeout} for the query to return non stale results from index '{index.Name}'.");
-            if (caughtUp && created && index.Definition.IsAuto)
-                db.Indexes.RetireSuperseded(index);
-        }
-        if (!index.TryAcquire())
-            throw new ApiException(503, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException", $"Index '{index.Name}' is being reset or deleted; retry the query.");
-        try
-        {
-            return runner.Execute(index, skip, take);
-        }
-        finally
-        {
-            index.Release();
+            var index = runner.ChooseIndex(out bool created);
+            if (index == null)
+                return runner.Execute(null, skip, take);
+            if (created || options.WaitForNonStale)
+            {
+                bool caughtUp = await index.WaitForNonStaleAsync(options.WaitForNonStale ? options.WaitTimeout : AutoIndexWait, cancellation).ConfigureAwait(false);
+                if (!caughtUp && options.WaitForNonStale)
+                    throw new TimeoutException($"Waited for {options.WaitTimeout} for the query to return non stale results from index '{index.Name}'.");
+                if (caughtUp && created && index.Definition.IsAuto)
+                    db.Indexes.RetireSuperseded(index);
+            }
+            if (!index.TryAcquire())
+            {
+                // Retired by a wider auto index, deleted or being reset meanwhile: choose again.
+                if (attempt < 3)
+                    continue;
+                throw new ApiException(503, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException", $"Index '{index.Name}' is being reset or deleted; retry the query.");
+            }
+            try
+            {
+                return runner.Execute(index, skip, take);
+            }
+            finally
+            {
+                index.Release();
+            }
         }
     }
 
