@@ -1,6 +1,5 @@
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 
@@ -30,18 +29,7 @@ public static class IndexEndpoints
 
     private static async Task Put(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
-        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
-        JsonDocument doc;
-        try
-        {
-            doc = JsonDocument.Parse(body, new JsonDocumentOptions { MaxDepth = 64 });
-        }
-        catch (JsonException e)
-        {
-            throw ApiException.BadRequest("The index request body is not valid JSON: " + e.Message);
-        }
-        using (doc)
+        using (var doc = await RequestBody.ReadJsonAsync(context, "index").ConfigureAwait(false))
         {
             if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Indexes", out var list) || list.ValueKind != JsonValueKind.Array)
                 throw ApiException.BadRequest("The body must be {\"Indexes\":[IndexDefinition, ...]}.");

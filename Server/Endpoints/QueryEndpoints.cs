@@ -1,7 +1,6 @@
 using System.Diagnostics;
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
 
@@ -26,18 +25,7 @@ public static class QueryEndpoints
 
     private static async Task Post(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
-        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
-        JsonDocument doc;
-        try
-        {
-            doc = JsonDocument.Parse(body, new JsonDocumentOptions { MaxDepth = 64 });
-        }
-        catch (JsonException e)
-        {
-            throw ApiException.BadRequest("The query request body is not valid JSON: " + e.Message);
-        }
-        using (doc)
+        using (var doc = await RequestBody.ReadJsonAsync(context, "query").ConfigureAwait(false))
         {
             var root = doc.RootElement;
             if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.String)

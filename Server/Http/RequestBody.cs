@@ -31,6 +31,24 @@ public static class RequestBody
         return buffer.WrittenMemory;
     }
 
+    /// <summary>
+    /// The body parsed as JSON (depth ≤ 64) under <c>MaxRequestBodyBytes</c>; 400 naming
+    /// <paramref name="what"/> when it is not JSON. The caller disposes the document.
+    /// </summary>
+    public static async Task<System.Text.Json.JsonDocument> ReadJsonAsync(HttpContext context, string what)
+    {
+        var options = context.RequestServices.GetRequiredService<Hosting.ServerOptions>();
+        var body = await ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        try
+        {
+            return System.Text.Json.JsonDocument.Parse(body, new System.Text.Json.JsonDocumentOptions { MaxDepth = 64 });
+        }
+        catch (System.Text.Json.JsonException e)
+        {
+            throw ApiException.BadRequest($"The {what} request body is not valid JSON: " + e.Message);
+        }
+    }
+
     /// <summary>The body stream, decompressed when <c>Content-Encoding</c> says gzip or deflate; 400 for other encodings.</summary>
     public static Stream Decode(HttpRequest request)
     {

@@ -108,17 +108,24 @@ public sealed class QueryRunner
         }
         if (_query.Source.AllDocs)
             return null;
+        var fields = QueryFields();
+        if (fields.Count == 0)
+            return null;
+        var (auto, isNew) = _db.Indexes.GetOrCreateAuto(_query.Source.Collection!, fields.Select(kv => new AutoField(kv.Key, kv.Value)).ToList());
+        created = isNew;
+        return auto;
+    }
+
+    /// <summary>The document fields the where clause and order by use (not id()), each with "used by search()".</summary>
+    private Dictionary<string, bool> QueryFields()
+    {
         var fields = new Dictionary<string, bool>(StringComparer.Ordinal);
         if (_query.Where != null)
             CollectFields(_query.Where, fields);
         foreach (var o in _query.OrderBy)
             if (o.Field is { IsId: false } f)
                 fields.TryAdd(f.ToString(), false);
-        if (fields.Count == 0)
-            return null;
-        var (auto, isNew) = _db.Indexes.GetOrCreateAuto(_query.Source.Collection!, fields.Select(kv => new AutoField(kv.Key, kv.Value)).ToList());
-        created = isNew;
-        return auto;
+        return fields;
     }
 
     private static void CollectFields(RqlExpression e, Dictionary<string, bool> fields)
@@ -157,13 +164,7 @@ public sealed class QueryRunner
     /// <summary>400 when a static index is queried or sorted on a field its map does not output.</summary>
     private void CheckFieldsIndexed(CompiledIndex compiled)
     {
-        var fields = new Dictionary<string, bool>(StringComparer.Ordinal);
-        if (_query.Where != null)
-            CollectFields(_query.Where, fields);
-        foreach (var o in _query.OrderBy)
-            if (o.Field is { IsId: false } f)
-                fields.TryAdd(f.ToString(), false);
-        foreach (string name in fields.Keys)
+        foreach (string name in QueryFields().Keys)
             if (compiled.Field(name) == null)
                 throw ApiException.BadRequest($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
     }

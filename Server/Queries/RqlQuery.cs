@@ -43,8 +43,11 @@ public sealed record RqlField(RqlPath Path, string Alias);
 /// <summary>A field path: dotted property names, or the document id (<c>id()</c>).</summary>
 public sealed record RqlPath(IReadOnlyList<string> Parts, bool IsId)
 {
+    /// <summary>Display text, also the field name in index entries; computed once (it is read per candidate).</summary>
+    public string Text { get; } = IsId ? "id()" : string.Join('.', Parts);
+
     /// <summary>Display text.</summary>
-    public override string ToString() => IsId ? "id()" : string.Join('.', Parts);
+    public override string ToString() => Text;
 }
 
 /// <summary>A value in a query: a literal or a <c>$parameter</c>.</summary>
