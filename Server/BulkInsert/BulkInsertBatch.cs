@@ -14,6 +14,9 @@ public sealed class BulkInsertBatch : MergedCommand, IDisposable
     private readonly List<(string Id, JsonDocument Document)> _items = [];
     private long _bytes;
 
+    /// <summary>The memory the batch's items were copied into; freed with the batch.</summary>
+    public ItemArena Arena { get; } = new();
+
     /// <summary>Documents in the batch.</summary>
     public int Count => _items.Count;
 
@@ -43,5 +46,6 @@ public sealed class BulkInsertBatch : MergedCommand, IDisposable
         foreach (var (_, doc) in _items)
             doc.Dispose();
         _items.Clear();
+        Arena.Dispose();
     }
 }

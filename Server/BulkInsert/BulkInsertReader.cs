@@ -37,7 +37,15 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     /// early when <paramref name="onItem"/> returns false (batch full); the rest is parsed by the next call.
     /// 400 for anything that is not a well-formed array of items; 413 for an item over the limit.
     /// </summary>
-    public void Consume(ReadResult result, Func<string, JsonDocument, int, bool> onItem)
+    public void Consume(ReadResult result, Func<string, JsonDocument, int, bool> onItem) => Consume(result, null, onItem);
+
+    /// <summary>
+    /// As <see cref="Consume(ReadResult, Func{string, JsonDocument, int, bool})"/>, copying each item's bytes into
+    /// <paramref name="arena"/>'s chunk (the current batch's memory, pooled) instead of an array per item; the
+    /// parsed documents point into it, so the arena must live as long as they do. <paramref name="arena"/> is
+    /// asked for each item, so a new batch can take over between two items.
+    /// </summary>
+    public void Consume(ReadResult result, Func<ItemArena>? arena, Func<string, JsonDocument, int, bool> onItem)
     {
         var buffer = result.Buffer;
         bool full = false;
@@ -58,7 +66,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     case JsonTokenType.EndObject when r.CurrentDepth == 1:
                         long end = _scan + r.BytesConsumed;
                         var item = buffer.Slice(_itemStart - _bufferStart, end - _itemStart);
-                        full = !Item(item, onItem);
+                        full = !Item(item, arena?.Invoke(), onItem);
                         _itemStart = -1;
                         break;
                     case JsonTokenType.EndArray when r.CurrentDepth == 0:
@@ -90,13 +98,13 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         _bufferStart = keep;
     }
 
-    private bool Item(ReadOnlySequence<byte> bytes, Func<string, JsonDocument, int, bool> onItem)
+    private bool Item(ReadOnlySequence<byte> bytes, ItemArena? arena, Func<string, JsonDocument, int, bool> onItem)
     {
         if (bytes.Length > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
         JsonDocument doc;
-        byte[] copy = bytes.ToArray();
-        if (!System.Text.Unicode.Utf8.IsValid(copy))
+        ReadOnlyMemory<byte> copy = arena != null ? arena.Copy(bytes) : bytes.ToArray();
+        if (!System.Text.Unicode.Utf8.IsValid(copy.Span))
             throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
         try
         {

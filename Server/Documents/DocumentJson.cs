@@ -70,17 +70,20 @@ public static class DocumentJson
         return name;
     }
 
+    /// <summary>The writer <see cref="WriteStored"/> uses for the server's metadata keys; reuse one per thread.</summary>
+    public static Utf8JsonWriter CreateMetadataWriter() =>
+        new(new ArrayBufferWriter<byte>(1), new JsonWriterOptions { SkipValidation = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping });
+
     /// <summary>
-    /// Writes the stored JSON of <paramref name="document"/>: its properties in order, then
-    /// <c>@metadata</c> with the server's four keys and the client's others. The document was parsed
-    /// (so it is valid UTF-8 JSON within the depth limit): property names and values are copied as
-    /// raw bytes, never re-encoded.
+    /// Writes the stored JSON of <paramref name="document"/> to <paramref name="output"/>: its properties in
+    /// order, then <c>@metadata</c> with the server's four keys and the client's others. The document was
+    /// parsed (so it is valid UTF-8 JSON within the depth limit): property names and values are copied as
+    /// raw bytes, never re-encoded. <paramref name="metadataWriter"/> (from <see cref="CreateMetadataWriter"/>)
+    /// is reset onto <paramref name="output"/>.
     /// </summary>
-    public static byte[] BuildStored(JsonElement document, string id, string collection, string changeVector, DateTime lastModified)
+    public static void WriteStored(IBufferWriter<byte> output, Utf8JsonWriter metadataWriter, JsonElement document, string id, string collection, string changeVector, DateTime lastModified)
     {
-        var raw = JsonMarshal.GetRawUtf8Value(document);
-        var buffer = new ArrayBufferWriter<byte>(raw.Length + 256);
-        buffer.Write("{"u8);
+        Write(output, "{"u8);
         bool first = true;
         JsonElement meta = default;
         bool hasMeta = false;
@@ -92,20 +95,19 @@ public static class DocumentJson
                 hasMeta = p.Value.ValueKind == JsonValueKind.Object;
                 continue;
             }
-            WriteRawProperty(buffer, p, ref first);
+            WriteRawProperty(output, p, ref first);
         }
         if (!first)
-            buffer.Write(","u8);
-        buffer.Write("\"@metadata\":"u8);
-        using (var w = new Utf8JsonWriter(buffer, new JsonWriterOptions { SkipValidation = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
-        {
-            w.WriteStartObject();
-            w.WriteString("@collection", collection);
-            w.WriteString("@id", id);
-            w.WriteString("@change-vector", changeVector);
-            w.WriteString("@last-modified", JsonResponse.FormatDate(lastModified));
-            w.Flush();
-        }
+            Write(output, ","u8);
+        Write(output, "\"@metadata\":"u8);
+        metadataWriter.Reset(output);
+        metadataWriter.WriteStartObject();
+        metadataWriter.WriteString("@collection"u8, collection);
+        metadataWriter.WriteString("@id"u8, id);
+        metadataWriter.WriteString("@change-vector"u8, changeVector);
+        Span<byte> date = stackalloc byte[JsonResponse.DateLength];
+        metadataWriter.WriteString("@last-modified"u8, date[..JsonResponse.FormatDate(lastModified, date)]);
+        metadataWriter.Flush();
         if (hasMeta)
         {
             bool metaFirst = false; // the four server keys came first
@@ -113,21 +115,26 @@ public static class DocumentJson
             {
                 if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
                     continue;
-                WriteRawProperty(buffer, p, ref metaFirst);
+                WriteRawProperty(output, p, ref metaFirst);
             }
         }
-        buffer.Write("}}"u8);
-        return buffer.WrittenSpan.ToArray();
+        Write(output, "}}"u8);
     }
 
-    private static void WriteRawProperty(ArrayBufferWriter<byte> buffer, JsonProperty p, ref bool first)
+    private static void Write(IBufferWriter<byte> output, ReadOnlySpan<byte> bytes)
+    {
+        bytes.CopyTo(output.GetSpan(bytes.Length));
+        output.Advance(bytes.Length);
+    }
+
+    private static void WriteRawProperty(IBufferWriter<byte> output, JsonProperty p, ref bool first)
     {
         if (!first)
-            buffer.Write(","u8);
+            Write(output, ","u8);
         first = false;
-        buffer.Write("\""u8);
-        buffer.Write(JsonMarshal.GetRawUtf8PropertyName(p));
-        buffer.Write("\":"u8);
-        buffer.Write(JsonMarshal.GetRawUtf8Value(p.Value));
+        Write(output, "\""u8);
+        Write(output, JsonMarshal.GetRawUtf8PropertyName(p));
+        Write(output, "\":"u8);
+        Write(output, JsonMarshal.GetRawUtf8Value(p.Value));
     }
 }

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 
@@ -20,18 +21,18 @@ internal static class DocumentRecord
 {
     public const int HeaderSize = 20;
 
-    public static byte[] Build(string id, string collection, long etag, DateTime lastModified, ReadOnlySpan<byte> json)
+    /// <summary>Writes the record's header, id and collection (everything before the JSON) to <paramref name="output"/>.</summary>
+    public static void WriteHeader(IBufferWriter<byte> output, string id, string collection, long etag, DateTime lastModified)
     {
         int idLen = Encoding.UTF8.GetByteCount(id), colLen = Encoding.UTF8.GetByteCount(collection);
-        var value = new byte[HeaderSize + idLen + colLen + json.Length];
-        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
-        BinaryPrimitives.WriteInt64LittleEndian(value.AsSpan(8), lastModified.Ticks);
-        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(16), (ushort)idLen);
-        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(18), (ushort)colLen);
-        Encoding.UTF8.GetBytes(id, value.AsSpan(HeaderSize));
-        Encoding.UTF8.GetBytes(collection, value.AsSpan(HeaderSize + idLen));
-        json.CopyTo(value.AsSpan(HeaderSize + idLen + colLen));
-        return value;
+        var span = output.GetSpan(HeaderSize + idLen + colLen);
+        BinaryPrimitives.WriteInt64LittleEndian(span, etag);
+        BinaryPrimitives.WriteInt64LittleEndian(span[8..], lastModified.Ticks);
+        BinaryPrimitives.WriteUInt16LittleEndian(span[16..], (ushort)idLen);
+        BinaryPrimitives.WriteUInt16LittleEndian(span[18..], (ushort)colLen);
+        Encoding.UTF8.GetBytes(id, span[HeaderSize..]);
+        Encoding.UTF8.GetBytes(collection, span[(HeaderSize + idLen)..]);
+        output.Advance(HeaderSize + idLen + colLen);
     }
 
     public static long Etag(ReadOnlySpan<byte> value) => BinaryPrimitives.ReadInt64LittleEndian(value);

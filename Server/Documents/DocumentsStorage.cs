@@ -70,6 +70,24 @@ public sealed class DocumentsStorage
         return Encoding.UTF8.GetBytes(id.ToLowerInvariant());
     }
 
+    /// <summary>
+    /// <see cref="KeyOf(string)"/> into <paramref name="scratch"/> (grown when too small) instead of a new
+    /// array; returns the key's length. The merger's per-document path: no allocation per key.
+    /// </summary>
+    internal int KeyOf(string id, ref byte[] scratch)
+    {
+        ValidateId(id);
+        if (scratch.Length < id.Length * 3)
+            scratch = new byte[Math.Max(id.Length * 3, scratch.Length * 2)];
+        if (id.Length <= 512)
+        {
+            Span<char> lower = stackalloc char[id.Length];
+            id.AsSpan().ToLowerInvariant(lower);
+            return Encoding.UTF8.GetBytes(lower, scratch);
+        }
+        return Encoding.UTF8.GetBytes(id.ToLowerInvariant(), scratch);
+    }
+
     /// <summary>400 for an id that is empty, longer than the limit or holds control characters (NUL included).</summary>
     public void ValidateId(string id)
     {
@@ -215,7 +233,10 @@ public sealed class DocumentsStorage
     }
 
     /// <summary>Starts writing documents in <paramref name="tx"/>; call <see cref="DocumentsWriteContext.Complete"/> before committing.</summary>
-    public DocumentsWriteContext BeginWrite(WriteTransaction tx) => new(this, tx);
+    public DocumentsWriteContext BeginWrite(WriteTransaction tx) => new(this, tx, _writeScratch);
+
+    // Reused by every write context: there is one write transaction at a time (the storage writer lock).
+    private readonly DocumentsWriteContext.Scratch _writeScratch = new();
 
     /// <summary>Reads the persisted etag counter.</summary>
     internal static long ReadLastEtag(WriteTransaction tx) => LastEtag(tx);

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
@@ -19,9 +20,24 @@ public sealed class DocumentsWriteContext
     private readonly Tree _docs, _byEtag, _byCollection, _tombstones, _collections, _identities;
     private long _lastEtag;
 
-    internal DocumentsWriteContext(DocumentsStorage storage, WriteTransaction tx)
+    private readonly Scratch _scratch;
+
+    /// <summary>
+    /// Buffers for the per-document path (key, record, index keys, metadata writer), owned by the
+    /// storage and reused by each write context in turn, so a write allocates no per-document arrays.
+    /// </summary>
+    internal sealed class Scratch
+    {
+        public byte[] Key = new byte[256];
+        public readonly ArrayBufferWriter<byte> Record = new(16 * 1024);
+        public readonly Utf8JsonWriter MetadataWriter = DocumentJson.CreateMetadataWriter();
+        public readonly Dictionary<string, byte[]> CollectionPrefixes = new(StringComparer.Ordinal);
+    }
+
+    internal DocumentsWriteContext(DocumentsStorage storage, WriteTransaction tx, Scratch scratch)
     {
         _storage = storage;
+        _scratch = scratch;
         Transaction = tx;
         _docs = tx.CreateTree(DocumentsStorage.DocsTree);
         _byEtag = tx.CreateTree(DocumentsStorage.EtagTree);
@@ -85,7 +101,8 @@ public sealed class DocumentsWriteContext
     public WriteResult Put(string id, JsonElement document, string? expectedChangeVector)
     {
         string collection = DocumentJson.CollectionOf(document);
-        var key = _storage.KeyOf(id);
+        int keyLength = _storage.KeyOf(id, ref _scratch.Key);
+        ReadOnlySpan<byte> key = _scratch.Key.AsSpan(0, keyLength);
         long oldEtag = 0;
         string? oldCollection = null;
         if (_docs.TryGet(key, out var existing))
@@ -99,20 +116,26 @@ public sealed class DocumentsWriteContext
         long etag = ++_lastEtag;
         var now = DateTime.UtcNow;
         string cv = ChangeVectors.Format(etag, DatabaseId);
-        byte[] json = DocumentJson.BuildStored(document, id, oldCollection ?? collection, cv, now);
+        string storedCollection = oldCollection ?? collection;
+        var record = _scratch.Record;
+        record.ResetWrittenCount();
+        DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
+        DocumentJson.WriteStored(record, _scratch.MetadataWriter, document, id, storedCollection, cv, now);
+        Span<byte> etagKey = stackalloc byte[8];
         if (oldEtag != 0)
         {
-            _byEtag.Delete(DocumentsStorage.EtagKey(oldEtag));
-            _byCollection.Delete(DocumentsStorage.CollectionEtagKey(oldCollection!, oldEtag));
+            BinaryPrimitives.WriteInt64BigEndian(etagKey, oldEtag);
+            _byEtag.Delete(etagKey);
+            _byCollection.Delete(CollectionEtagKey(oldCollection!, oldEtag));
         }
         else
         {
             AdjustCollectionCount(collection, +1);
         }
-        string storedCollection = oldCollection ?? collection;
-        _docs.Put(key, DocumentRecord.Build(id, storedCollection, etag, now, json));
-        _byEtag.Put(DocumentsStorage.EtagKey(etag), key);
-        _byCollection.Put(DocumentsStorage.CollectionEtagKey(storedCollection, etag), key);
+        _docs.Put(key, record.WrittenSpan);
+        BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
+        _byEtag.Put(etagKey, key);
+        _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
         return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
     }
 
@@ -143,6 +166,22 @@ public sealed class DocumentsWriteContext
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
         string cv = ChangeVectors.Format(etag, DatabaseId);
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
+    }
+
+    /// <summary>The CollectionEtag tree's key (lower-cased collection, 0, big-endian etag) in a per-collection cached array; valid until the next call.</summary>
+    private ReadOnlySpan<byte> CollectionEtagKey(string collection, long etag)
+    {
+        if (!_scratch.CollectionPrefixes.TryGetValue(collection, out var buffer))
+        {
+            var prefix = DocumentsStorage.CollectionPrefix(collection);
+            buffer = new byte[prefix.Length + 8];
+            prefix.CopyTo(buffer, 0);
+            if (_scratch.CollectionPrefixes.Count > 1024)
+                _scratch.CollectionPrefixes.Clear(); // many collections: keep the cache bounded
+            _scratch.CollectionPrefixes[collection] = buffer;
+        }
+        BinaryPrimitives.WriteInt64BigEndian(buffer.AsSpan(buffer.Length - 8), etag);
+        return buffer;
     }
 
     private void CheckExpected(string id, string? expected, long currentEtag)

@@ -53,10 +53,9 @@ public static class BulkInsertEndpoints
                     }
                     result = await readTask.ConfigureAwait(false);
                 }
-                parser.Consume(result, (id, doc, bytes) =>
+                parser.Consume(result, () => (batch ??= new BulkInsertBatch()).Arena, (id, doc, bytes) =>
                 {
-                    batch ??= new BulkInsertBatch();
-                    batch.Add(id, doc, bytes);
+                    batch!.Add(id, doc, bytes);
                     return batch.Count < options.BulkInsertBatchDocuments && batch.Bytes < options.BulkInsertBatchBytes;
                 });
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
@@ -66,10 +65,10 @@ public static class BulkInsertEndpoints
                 }
             }
             if (batch is { Count: > 0 })
-            {
                 await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
-                batch = null;
-            }
+            else
+                batch?.Dispose(); // only heartbeats since the last batch: give its memory back
+            batch = null;
             while (inFlight.Count > 0)
                 await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
             state.Complete();

@@ -21,6 +21,9 @@ namespace RavenLite.Server.TransactionMerger;
 /// </summary>
 public sealed class WriteMerger : IDisposable
 {
+    /// <summary>A lone command up to this many operations commits on the merger thread when nothing else is queued (no overlap to gain).</summary>
+    private const int InlineCommitMaxOperations = 16;
+
     private readonly DocumentsStorage _storage;
     private readonly int _maxOperations;
     private readonly long _maxBytes;
@@ -170,9 +173,11 @@ public sealed class WriteMerger : IDisposable
                     inFlight = null;
                 }
                 long t0 = Stopwatch.GetTimestamp();
-                // A lone request with nothing queued behind it (one client): nothing to overlap, so write the
-                // journal on this thread and save the hop. Otherwise the next batch runs during this one's fsync.
-                var commit = tx.CommitAsync(writeHereWhenIdle: batch.Count == 1 && !reader.TryPeek(out _), onCompleted: _wakeUp);
+                // A lone small request with nothing queued behind it (one client): nothing to overlap, so write the
+                // journal on this thread and save the hop. Otherwise (more requests, or a bulk-insert batch whose
+                // stream keeps coming) the next batch runs during this one's compression, write and fsync.
+                bool lone = batch.Count == 1 && ops <= InlineCommitMaxOperations && !reader.TryPeek(out _);
+                var commit = tx.CommitAsync(writeHereWhenIdle: lone, onCompleted: _wakeUp);
                 inFlight = new InFlight(commit, batch, ops, t0);
                 return;
             }

@@ -29,13 +29,15 @@ internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer 
         using var server = ServerProcess.Start(data);
         using var http = new HttpClient { BaseAddress = server.Url, Timeout = TimeSpan.FromMinutes(30) };
         Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
+        double cpu0 = server.CpuSeconds();
         var sw = Stopwatch.StartNew();
         var r = http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkContent(docs)).Result;
         sw.Stop();
+        double serverCpu = server.CpuSeconds() - cpu0;
         Check(r, HttpStatusCode.Created);
         var (tx, ops, journal) = ServerProcess.StatsAsync(http, "bench").Result;
         long rss = server.PeakRssBytes();
-        Console.WriteLine($"#   ravenlite: {ops:N0} documents in {tx:N0} transactions ({ops / (double)Math.Max(1, tx):N0} per tx), journal {journal / (double)docs.Count:N0} B/doc, {docs.TotalBytes / 1048576.0 / sw.Elapsed.TotalSeconds:N0} MB/s, peak RSS {rss >> 20} MB");
+        Console.WriteLine($"#   ravenlite: {ops:N0} documents in {tx:N0} transactions ({ops / (double)Math.Max(1, tx):N0} per tx), journal {journal / (double)docs.Count:N0} B/doc, {docs.TotalBytes / 1048576.0 / sw.Elapsed.TotalSeconds:N0} MB/s, peak RSS {rss >> 20} MB, server CPU {serverCpu:N1} s ({serverCpu * 1e6 / docs.Count:N0} µs/doc)");
         return new BenchResult("bulk-insert", "bulk-insert-1kb", "ravenlite", "sync", docs.Count, sw.Elapsed.TotalSeconds, docs.Count / sw.Elapsed.TotalSeconds,
             journal, null, null, null, tx, null, null, rss);
     }
