@@ -1,20 +1,20 @@
-using System.Text.Json;
 using RavenLite.Server.Documents;
 using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
-/// Documents parsed from a bulk-insert stream, written by the merger as one command (one
-/// transaction unless merged with others; never split). Each item is a plain overwrite (PROTOCOL.md §7).
-/// Owns the parsed documents: dispose after completion.
+/// Documents read from a bulk-insert stream, written by the merger as one command (one transaction
+/// unless merged with others; never split). Each item is a plain overwrite (PROTOCOL.md §7). The items
+/// are already validated and prepared (<see cref="DocumentJson.Prepare"/>) in the batch's
+/// <see cref="Arena"/>: the merger only assigns etags and writes. Dispose after completion.
 /// </summary>
 public sealed class BulkInsertBatch : MergedCommand, IDisposable
 {
-    private readonly List<(string Id, JsonDocument Document)> _items = [];
+    private readonly List<Item> _items = [];
     private long _bytes;
 
-    /// <summary>The memory the batch's items were copied into; freed with the batch.</summary>
+    /// <summary>The memory the batch's prepared documents live in; freed with the batch.</summary>
     public ItemArena Arena { get; } = new();
 
     /// <summary>Documents in the batch.</summary>
@@ -26,26 +26,26 @@ public sealed class BulkInsertBatch : MergedCommand, IDisposable
     /// <inheritdoc />
     public override long Bytes => _bytes;
 
-    /// <summary>Adds a parsed document (takes ownership of <paramref name="document"/>).</summary>
-    public void Add(string id, JsonDocument document, int bytes)
+    /// <summary>Adds a prepared document (its bytes in <see cref="Arena"/>); <paramref name="bytes"/> is the item's size in the stream.</summary>
+    public void Add(string id, string collection, ReadOnlyMemory<byte> prepared, int prefixLength, int bytes)
     {
-        _items.Add((id, document));
+        _items.Add(new Item(id, collection, prepared, prefixLength));
         _bytes += bytes;
     }
 
     /// <inheritdoc />
     public override void Execute(DocumentsWriteContext context)
     {
-        foreach (var (id, doc) in _items)
-            context.Put(context.ResolveId(id), doc.RootElement.GetProperty("Document"), null);
+        foreach (var item in _items)
+            context.Put(context.ResolveId(item.Id), item.Collection, item.Prepared.Span, item.PrefixLength, null);
     }
 
-    /// <summary>Returns the parsed documents' pooled memory.</summary>
+    /// <summary>Returns the batch's pooled memory.</summary>
     public void Dispose()
     {
-        foreach (var (_, doc) in _items)
-            doc.Dispose();
         _items.Clear();
         Arena.Dispose();
     }
+
+    private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength);
 }

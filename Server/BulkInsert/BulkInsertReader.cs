@@ -20,6 +20,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     private static readonly JsonDocumentOptions ItemOptions = DocumentJson.ParseOptions(2);
 
     private JsonReaderState _state = new(ReaderOptions);
+    private byte[] _join = new byte[64 << 10];
     private long _bufferStart;      // stream offset of the first byte the pipe still holds
     private long _scan;             // stream offset the tokenizer resumes at
     private long _itemStart = -1;   // stream offset of the item being read, or -1
@@ -32,28 +33,21 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     public bool Finished => _finished;
 
     /// <summary>
-    /// Parses what is complete in <paramref name="result"/>, handing each document to
-    /// <paramref name="onItem"/> (id, parsed item, its byte length), then advances the pipe. Stops
-    /// early when <paramref name="onItem"/> returns false (batch full); the rest is parsed by the next call.
+    /// Parses what is complete in <paramref name="result"/>: each document is validated, prepared
+    /// (<see cref="DocumentJson.Prepare"/>) into the batch <paramref name="batch"/> returns (asked per
+    /// item, so a new batch can take over between two items) and added to it, then the pipe advances.
+    /// Stops early when <paramref name="full"/> says the batch is full; the rest is parsed by the next call.
     /// 400 for anything that is not a well-formed array of items; 413 for an item over the limit.
     /// </summary>
-    public void Consume(ReadResult result, Func<string, JsonDocument, int, bool> onItem) => Consume(result, null, onItem);
-
-    /// <summary>
-    /// As <see cref="Consume(ReadResult, Func{string, JsonDocument, int, bool})"/>, copying each item's bytes into
-    /// <paramref name="arena"/>'s chunk (the current batch's memory, pooled) instead of an array per item; the
-    /// parsed documents point into it, so the arena must live as long as they do. <paramref name="arena"/> is
-    /// asked for each item, so a new batch can take over between two items.
-    /// </summary>
-    public void Consume(ReadResult result, Func<ItemArena>? arena, Func<string, JsonDocument, int, bool> onItem)
+    public void Consume(ReadResult result, Func<BulkInsertBatch> batch, Func<BulkInsertBatch, bool> full)
     {
         var buffer = result.Buffer;
-        bool full = false;
+        bool stop = false;
         // Never a final block: the end of the body is judged below, so a cut-off stream gets a message saying so.
         var r = new Utf8JsonReader(buffer.Slice(_scan - _bufferStart), isFinalBlock: false, _state);
         try
         {
-            while (!_finished && !full && r.Read())
+            while (!_finished && !stop && r.Read())
             {
                 switch (r.TokenType)
                 {
@@ -66,7 +60,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     case JsonTokenType.EndObject when r.CurrentDepth == 1:
                         long end = _scan + r.BytesConsumed;
                         var item = buffer.Slice(_itemStart - _bufferStart, end - _itemStart);
-                        full = !Item(item, arena?.Invoke(), onItem);
+                        stop = Item(item, batch, full);
                         _itemStart = -1;
                         break;
                     case JsonTokenType.EndArray when r.CurrentDepth == 0:
@@ -89,53 +83,71 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         _state = r.CurrentState;
         if (_itemStart >= 0 && _scan - _itemStart > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-        if (result.IsCompleted && !_finished && !full)
+        if (result.IsCompleted && !_finished && !stop)
             throw ApiException.BadRequest($"The bulk insert stream ended after {_scan} bytes, inside the array (no closing ']').");
         long keep = _itemStart >= 0 ? _itemStart : _scan;
         var consumed = buffer.GetPosition(keep - _bufferStart);
         // Stopped early for a full batch: the rest is unread, so the next read must return at once.
-        reader.AdvanceTo(consumed, full ? consumed : buffer.End);
+        reader.AdvanceTo(consumed, stop ? consumed : buffer.End);
         _bufferStart = keep;
     }
 
-    private bool Item(ReadOnlySequence<byte> bytes, ItemArena? arena, Func<string, JsonDocument, int, bool> onItem)
+    /// <summary>Validates and prepares one item into the current batch; returns true when the batch is full.</summary>
+    private bool Item(ReadOnlySequence<byte> bytes, Func<BulkInsertBatch> currentBatch, Func<BulkInsertBatch, bool> full)
     {
         if (bytes.Length > maxDocumentBytes + 4096L)
             throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-        JsonDocument doc;
-        ReadOnlyMemory<byte> copy = arena != null ? arena.Copy(bytes) : bytes.ToArray();
-        if (!System.Text.Unicode.Utf8.IsValid(copy.Span))
+        // Parsed in place (the pipe holds the bytes until this returns); an item split across pipe segments is joined in a reused buffer.
+        ReadOnlyMemory<byte> raw;
+        if (bytes.IsSingleSegment)
+        {
+            raw = bytes.First;
+        }
+        else
+        {
+            if (_join.Length < bytes.Length)
+                _join = new byte[Math.Max(bytes.Length, _join.Length * 2L)];
+            bytes.CopyTo(_join);
+            raw = _join.AsMemory(0, (int)bytes.Length);
+        }
+        if (!System.Text.Unicode.Utf8.IsValid(raw.Span))
             throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
+        JsonDocument doc;
         try
         {
-            doc = JsonDocument.Parse(copy, ItemOptions);
+            doc = JsonDocument.Parse(raw, ItemOptions);
         }
         catch (JsonException e)
         {
             throw ApiException.BadRequest("Invalid bulk insert item: " + e.Message);
         }
-        try
+        using (doc)
         {
             var root = doc.RootElement;
             string type = root.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : "PUT";
             if (type == "HeartBeat")
-            {
-                doc.Dispose();
-                return true;
-            }
+                return false;
             if (type != "PUT")
                 throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT and HeartBeat are).");
             string id = root.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw ApiException.BadRequest("A bulk insert item has no Id.");
             if (!root.TryGetProperty("Document", out var d) || d.ValueKind != JsonValueKind.Object)
                 throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
             documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
-            DocumentJson.CollectionOf(d);
-            return onItem(id, doc, (int)bytes.Length);
-        }
-        catch
-        {
-            doc.Dispose();
-            throw;
+            string collection = DocumentJson.CollectionOf(d);
+            var batch = currentBatch();
+            batch.Arena.BeginItem((int)bytes.Length + 64);
+            int prefix;
+            try
+            {
+                prefix = DocumentJson.Prepare(d, batch.Arena);
+            }
+            catch
+            {
+                batch.Arena.AbandonItem();
+                throw;
+            }
+            batch.Add(id, collection, batch.Arena.EndItem(), prefix, (int)bytes.Length);
+            return full(batch);
         }
     }
 }

@@ -75,15 +75,17 @@ public static class DocumentJson
         new(new ArrayBufferWriter<byte>(1), new JsonWriterOptions { SkipValidation = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping });
 
     /// <summary>
-    /// Writes the stored JSON of <paramref name="document"/> to <paramref name="output"/>: its properties in
-    /// order, then <c>@metadata</c> with the server's four keys and the client's others. The document was
-    /// parsed (so it is valid UTF-8 JSON within the depth limit): property names and values are copied as
-    /// raw bytes, never re-encoded. <paramref name="metadataWriter"/> (from <see cref="CreateMetadataWriter"/>)
-    /// is reset onto <paramref name="output"/>.
+    /// Writes the stored JSON of <paramref name="document"/> minus the server's metadata values, in two
+    /// parts back to back: the prefix <c>{...document properties...,"@metadata":</c> and the suffix
+    /// <c>,...client metadata properties...}}</c> (or <c>}}</c>); returns the prefix's length.
+    /// <see cref="WriteStored"/> later puts the server's keys between them. Property names and values are
+    /// copied as raw bytes (the document was parsed: valid UTF-8 within the depth limit), never
+    /// re-encoded, so a prepared document outlives the parsed one (bulk insert keeps only these bytes).
     /// </summary>
-    public static void WriteStored(IBufferWriter<byte> output, Utf8JsonWriter metadataWriter, JsonElement document, string id, string collection, string changeVector, DateTime lastModified)
+    public static int Prepare(JsonElement document, IBufferWriter<byte> output)
     {
-        Write(output, "{"u8);
+        int written = 0;
+        Write(output, "{"u8, ref written);
         bool first = true;
         JsonElement meta = default;
         bool hasMeta = false;
@@ -95,11 +97,37 @@ public static class DocumentJson
                 hasMeta = p.Value.ValueKind == JsonValueKind.Object;
                 continue;
             }
-            WriteRawProperty(output, p, ref first);
+            WriteRawProperty(output, p, ref first, ref written);
         }
         if (!first)
-            Write(output, ","u8);
-        Write(output, "\"@metadata\":"u8);
+            Write(output, ","u8, ref written);
+        Write(output, "\"@metadata\":"u8, ref written);
+        int prefix = written;
+        if (hasMeta)
+        {
+            bool metaFirst = false; // the server's keys come first
+            foreach (var p in meta.EnumerateObject())
+            {
+                if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
+                    continue;
+                WriteRawProperty(output, p, ref metaFirst, ref written);
+            }
+        }
+        Write(output, "}}"u8, ref written);
+        return prefix;
+    }
+
+    /// <summary>
+    /// Writes the stored JSON of a document prepared by <see cref="Prepare"/> (<paramref name="prepared"/>,
+    /// whose first <paramref name="prefixLength"/> bytes are the prefix) to <paramref name="output"/>: its
+    /// properties in order, then <c>@metadata</c> with the server's four keys and the client's others.
+    /// <paramref name="metadataWriter"/> (from <see cref="CreateMetadataWriter"/>) is reset onto <paramref name="output"/>.
+    /// </summary>
+    public static void WriteStored(IBufferWriter<byte> output, Utf8JsonWriter metadataWriter, ReadOnlySpan<byte> prepared, int prefixLength,
+        string id, string collection, string changeVector, DateTime lastModified)
+    {
+        int written = 0;
+        Write(output, prepared[..prefixLength], ref written);
         metadataWriter.Reset(output);
         metadataWriter.WriteStartObject();
         metadataWriter.WriteString("@collection"u8, collection);
@@ -108,33 +136,24 @@ public static class DocumentJson
         Span<byte> date = stackalloc byte[JsonResponse.DateLength];
         metadataWriter.WriteString("@last-modified"u8, date[..JsonResponse.FormatDate(lastModified, date)]);
         metadataWriter.Flush();
-        if (hasMeta)
-        {
-            bool metaFirst = false; // the four server keys came first
-            foreach (var p in meta.EnumerateObject())
-            {
-                if (p.NameEquals("@collection") || p.NameEquals("@id") || p.NameEquals("@change-vector") || p.NameEquals("@last-modified"))
-                    continue;
-                WriteRawProperty(output, p, ref metaFirst);
-            }
-        }
-        Write(output, "}}"u8);
+        Write(output, prepared[prefixLength..], ref written);
     }
 
-    private static void Write(IBufferWriter<byte> output, ReadOnlySpan<byte> bytes)
+    private static void Write(IBufferWriter<byte> output, ReadOnlySpan<byte> bytes, ref int written)
     {
         bytes.CopyTo(output.GetSpan(bytes.Length));
         output.Advance(bytes.Length);
+        written += bytes.Length;
     }
 
-    private static void WriteRawProperty(IBufferWriter<byte> output, JsonProperty p, ref bool first)
+    private static void WriteRawProperty(IBufferWriter<byte> output, JsonProperty p, ref bool first, ref int written)
     {
         if (!first)
-            Write(output, ","u8);
+            Write(output, ","u8, ref written);
         first = false;
-        Write(output, "\""u8);
-        Write(output, JsonMarshal.GetRawUtf8PropertyName(p));
-        Write(output, "\":"u8);
-        Write(output, JsonMarshal.GetRawUtf8Value(p.Value));
+        Write(output, "\""u8, ref written);
+        Write(output, JsonMarshal.GetRawUtf8PropertyName(p), ref written);
+        Write(output, "\":"u8, ref written);
+        Write(output, JsonMarshal.GetRawUtf8Value(p.Value), ref written);
     }
 }

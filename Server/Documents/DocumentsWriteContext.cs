@@ -30,6 +30,7 @@ public sealed class DocumentsWriteContext
     {
         public byte[] Key = new byte[256];
         public readonly ArrayBufferWriter<byte> Record = new(16 * 1024);
+        public readonly ArrayBufferWriter<byte> Prepared = new(16 * 1024);
         public readonly Utf8JsonWriter MetadataWriter = DocumentJson.CreateMetadataWriter();
         public readonly Dictionary<string, byte[]> CollectionPrefixes = new(StringComparer.Ordinal);
     }
@@ -101,6 +102,19 @@ public sealed class DocumentsWriteContext
     public WriteResult Put(string id, JsonElement document, string? expectedChangeVector)
     {
         string collection = DocumentJson.CollectionOf(document);
+        var prepared = _scratch.Prepared;
+        prepared.ResetWrittenCount();
+        int prefixLength = DocumentJson.Prepare(document, prepared);
+        return Put(id, collection, prepared.WrittenSpan, prefixLength, expectedChangeVector);
+    }
+
+    /// <summary>
+    /// <see cref="Put(string, JsonElement, string?)"/> for a document already validated and prepared by
+    /// <see cref="DocumentJson.Prepare"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
+    /// bytes) whose <c>@metadata.@collection</c> is <paramref name="collection"/>.
+    /// </summary>
+    public WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector)
+    {
         int keyLength = _storage.KeyOf(id, ref _scratch.Key);
         ReadOnlySpan<byte> key = _scratch.Key.AsSpan(0, keyLength);
         long oldEtag = 0;
@@ -120,7 +134,7 @@ public sealed class DocumentsWriteContext
         var record = _scratch.Record;
         record.ResetWrittenCount();
         DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
-        DocumentJson.WriteStored(record, _scratch.MetadataWriter, document, id, storedCollection, cv, now);
+        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, id, storedCollection, cv, now);
         Span<byte> etagKey = stackalloc byte[8];
         if (oldEtag != 0)
         {
@@ -141,7 +155,7 @@ public sealed class DocumentsWriteContext
 
     /// <summary>
     /// Deletes a document, leaving a tombstone. <paramref name="expectedChangeVector"/> as for
-    /// <see cref="Put"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
+    /// <see cref="Put(string, JsonElement, string?)"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
     /// </summary>
     public WriteResult Delete(string id, string? expectedChangeVector)
     {

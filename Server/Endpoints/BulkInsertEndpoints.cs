@@ -33,7 +33,7 @@ public static class BulkInsertEndpoints
         BulkInsertBatch? batch = null;
         try
         {
-            var pipe = PipeReader.Create(RequestBody.Decode(context.Request), new StreamPipeReaderOptions(minimumReadSize: 64 << 10, leaveOpen: true));
+            var pipe = RequestBody.DecodeToPipe(context.Request);
             var parser = new BulkInsertReader(pipe, db.Documents, options.MaxDocumentBytes);
             while (!parser.Finished)
             {
@@ -53,11 +53,8 @@ public static class BulkInsertEndpoints
                     }
                     result = await readTask.ConfigureAwait(false);
                 }
-                parser.Consume(result, () => (batch ??= new BulkInsertBatch()).Arena, (id, doc, bytes) =>
-                {
-                    batch!.Add(id, doc, bytes);
-                    return batch.Count < options.BulkInsertBatchDocuments && batch.Bytes < options.BulkInsertBatchBytes;
-                });
+                parser.Consume(result, () => batch ??= new BulkInsertBatch(),
+                    b => b.Count >= options.BulkInsertBatchDocuments || b.Bytes >= options.BulkInsertBatchBytes);
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
                 {
                     await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);

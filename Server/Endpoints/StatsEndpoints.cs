@@ -84,6 +84,18 @@ public static class StatsEndpoints
             w.WriteNumber("Flushes", storage.Flushes);
             w.WriteNumber("LastCommittedTxId", storage.LastCommittedTxId);
             w.WriteEndObject();
+            // The server process's .NET memory (shared by all databases): collections and pause share show GC pressure.
+            var gc = GC.GetGCMemoryInfo();
+            w.WriteStartObject("Process");
+            w.WriteNumber("GcGen0Collections", GC.CollectionCount(0));
+            w.WriteNumber("GcGen1Collections", GC.CollectionCount(1));
+            w.WriteNumber("GcGen2Collections", GC.CollectionCount(2));
+            w.WriteNumber("GcPauseTimePercentage", Math.Round(gc.PauseTimePercentage, 2));
+            w.WriteNumber("GcTotalPauseMs", Math.Round(GC.GetTotalPauseDuration().TotalMilliseconds, 1));
+            w.WriteNumber("AllocatedBytes", GC.GetTotalAllocatedBytes());
+            w.WriteNumber("ManagedHeapBytes", gc.HeapSizeBytes);
+            w.WriteBoolean("ServerGc", System.Runtime.GCSettings.IsServerGC);
+            w.WriteEndObject();
             w.WriteEndObject();
         });
     }

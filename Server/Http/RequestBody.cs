@@ -1,3 +1,4 @@
+using System.IO.Pipelines;
 using System.Buffers;
 using System.IO.Compression;
 
@@ -48,6 +49,16 @@ public static class RequestBody
             throw ApiException.BadRequest($"The {what} request body is not valid JSON: " + e.Message);
         }
     }
+
+    /// <summary>
+    /// The body as a pipe: Kestrel's own body reader when it is not compressed (no second buffer or
+    /// copy), else a pipe over the decompressing stream of <see cref="Decode"/>. The caller must not
+    /// complete it (the server owns Kestrel's reader).
+    /// </summary>
+    public static PipeReader DecodeToPipe(HttpRequest request) =>
+        Decode(request) is var stream && ReferenceEquals(stream, request.Body)
+            ? request.BodyReader
+            : PipeReader.Create(stream, new StreamPipeReaderOptions(minimumReadSize: 64 << 10, leaveOpen: true));
 
     /// <summary>The body stream, decompressed when <c>Content-Encoding</c> says gzip or deflate; 400 for other encodings.</summary>
     public static Stream Decode(HttpRequest request)

@@ -72,6 +72,8 @@ internal sealed partial class ServerProcess : IDisposable
     {
         using var doc = JsonDocument.Parse(await http.GetStringAsync($"/databases/{db}/stats"));
         var m = doc.RootElement.GetProperty("Merger");
+        if (doc.RootElement.TryGetProperty("Process", out var process))
+            Console.WriteLine($"#   server process: {process}");
         return (m.GetProperty("Transactions").GetInt64(), m.GetProperty("Operations").GetInt64(), doc.RootElement.GetProperty("Storage").GetProperty("JournalBytesWritten").GetInt64());
     }
 
