@@ -50,6 +50,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private long _headerSequence;
     private volatile Exception? _failure;
     private const int MaxPooledPayloads = 4;
+    private const int MaxPooledPayloadBytes = 64 << 20;
     private volatile EnvironmentState _writerState;
     private readonly object _commitLock = new();
     private readonly List<PendingCommit> _commitQueue = [];
@@ -529,10 +530,22 @@ public sealed unsafe class StorageEnvironment : IDisposable
         c.Payload = [];
         if (b.Length == 0)
             return;
+        if (b.Length > MaxPooledPayloadBytes)
+            return; // a huge transaction's buffer is not kept: the next one that large is rare
         lock (_payloadPool)
         {
             if (_payloadPool.Count < MaxPooledPayloads)
+            {
                 _payloadPool.Add(b);
+                return;
+            }
+            // Full: keep the larger buffers, so the pool converges on sizes that fit every commit (no allocation per commit).
+            int smallest = 0;
+            for (int i = 1; i < _payloadPool.Count; i++)
+                if (_payloadPool[i].Length < _payloadPool[smallest].Length)
+                    smallest = i;
+            if (_payloadPool[smallest].Length < b.Length)
+                _payloadPool[smallest] = b;
         }
     }
 

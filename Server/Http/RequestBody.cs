@@ -1,6 +1,6 @@
-using System.IO.Pipelines;
 using System.Buffers;
 using System.IO.Compression;
+using System.IO.Pipelines;
 
 namespace RavenLite.Server.Http;
 
@@ -11,18 +11,25 @@ public static class RequestBody
     public static async Task<ReadOnlyMemory<byte>> ReadAsync(HttpContext context, long limit, string limitName = "MaxRequestBodyBytes")
     {
         var stream = Decode(context.Request);
-        var buffer = new ArrayBufferWriter<byte>(context.Request.ContentLength is > 0 and < 1 << 20 ? (int)context.Request.ContentLength.Value : 16 << 10);
+        bool plain = ReferenceEquals(stream, context.Request.Body);
+        long? declared = context.Request.ContentLength;
+        if (plain && declared > limit)
+            throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
+        // A plain body of known length is read into an array of exactly that size (one allocation per request).
+        var buffer = new ArrayBufferWriter<byte>(plain && declared is > 0 ? (int)declared.Value : 4096);
         try
         {
             while (true)
             {
-                var memory = buffer.GetMemory(16 << 10);
+                var memory = buffer.GetMemory(plain && declared is > 0 && buffer.WrittenCount < declared ? 1 : 4096);
                 int n = await stream.ReadAsync(memory, context.RequestAborted).ConfigureAwait(false);
                 if (n == 0)
                     break;
                 buffer.Advance(n);
                 if (buffer.WrittenCount > limit)
                     throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
+                if (plain && buffer.WrittenCount == declared)
+                    break; // Kestrel ends the body at Content-Length: no read for the end needed
             }
         }
         catch (InvalidDataException e)

@@ -17,7 +17,7 @@ namespace RavenLite.Storage.Transactions;
 public sealed unsafe class WriteTransaction : Transaction
 {
     private readonly LinkedListNode<(long Seq, long Snapshot)> _registration;
-    private const int InitialCacheSlots = 256;
+    private const int InitialCacheSlots = 32;
     private const int MaxCacheSlots = 1 << 16;
     private readonly Dictionary<long, PageBuffer> _dirty = [];
     private PageBuffer?[] _dirtyCache = new PageBuffer?[InitialCacheSlots]; // direct-mapped front of _dirty; grows with it

@@ -23,7 +23,6 @@ public sealed unsafe class Tree
     private readonly Transaction _tx;
     private readonly long[] _pages = new long[MaxDepth];
     private readonly int[] _indexes = new int[MaxDepth];
-    private byte[]? _scratch; // node staging for writes; read transactions never allocate it
     internal TreeHeader Header;
 
     internal Tree(Transaction tx, string? name, TreeHeader header)
@@ -110,7 +109,7 @@ public sealed unsafe class Tree
             Header.EntryCount--;
         }
         int nodeSize = NodeHeader.SizeOf + key.Length + value.Length;
-        var scratch = _scratch ??= new byte[StorageConstants.PageSize];
+        Span<byte> scratch = stackalloc byte[StorageConstants.MaxNodeSize]; // node staging (a node is never larger)
         int written;
         if (nodeSize <= StorageConstants.MaxNodeSize)
         {
@@ -128,7 +127,7 @@ public sealed unsafe class Tree
             Header.OverflowPages += pages;
             written = TreePage.WriteRefNode(scratch, key, NodeFlags.Overflow, value.Length, runNumber);
         }
-        InsertNode(tx, leafLevel, i, scratch.AsSpan(0, written));
+        InsertNode(tx, leafLevel, i, scratch[..written]);
         Header.EntryCount++;
     }
 
