@@ -30,6 +30,7 @@ namespace RavenLite.Storage;
 public sealed unsafe class StorageEnvironment : IDisposable
 {
     private const int LargeRecordBytes = 4 << 20;
+    private byte[] _sampleBuffer = [];
     private readonly StorageOptions _options;
     private readonly IStorageFileSystem _fs;
     private readonly string _journalDir;
@@ -402,9 +403,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
             ThrowIfFailed();
             foreach (var c in group)
             {
-                int length = SealRecord(c);
-                (c.JournalFile, c.JournalOffset) = _journal.Write(_recordBuffer.AsSpan(0, length));
-                Interlocked.Add(ref _journalBytes, length);
+                var record = SealRecord(c);
+                (c.JournalFile, c.JournalOffset) = _journal.Write(record);
+                Interlocked.Add(ref _journalBytes, record.Length);
                 ReturnPayload(c);
             }
             if (_options.Durability == DurabilityMode.Sync)
@@ -446,8 +447,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
         commit.EntryCount = pages.Count;
         if (raw > Lz4.MaxInputSize)
             throw new StorageLimitException($"Transaction {commit.TxId} modifies {raw} bytes of pages; one transaction may modify at most {Lz4.MaxInputSize} bytes.");
-        var buffer = RentPayload((int)raw);
-        int pos = 0;
+        // The first 128 bytes stay free: a stored record's header goes there and the record is written from this buffer.
+        var buffer = RentPayload(JournalRecordHeader.SizeOf + (int)raw);
+        int pos = JournalRecordHeader.SizeOf;
         foreach (var b in pages)
         {
             var entry = new JournalPageEntry { PageNumber = b.PageNumber, PageCount = b.PageCount };
@@ -469,40 +471,76 @@ public sealed unsafe class StorageEnvironment : IDisposable
             pos += JournalPageEntry.SizeOf + (entry.DiffSize == 0 ? b.Length : entry.DiffSize);
         }
         commit.Payload = buffer;
-        commit.PayloadLength = pos;
+        commit.PayloadLength = pos - JournalRecordHeader.SizeOf;
         commit.RawBytes = raw;
         if (CaptureRecordPayloads)
-            LastRecordPayload = buffer.AsSpan(0, pos).ToArray();
+            LastRecordPayload = buffer.AsSpan(JournalRecordHeader.SizeOf, commit.PayloadLength).ToArray();
     }
 
-    /// <summary>Compresses and hashes one commit's payload into <see cref="_recordBuffer"/> (journal side only); returns the record length.</summary>
-    private int SealRecord(PendingCommit c)
+    /// <summary>
+    /// Compresses and hashes one commit's payload into a record (journal side only) and returns it: in
+    /// <see cref="_recordBuffer"/>, or, for a large payload that LZ4 barely shrinks (sampled), stored as is
+    /// in the payload buffer itself behind its header (<see cref="JournalRecordFlags.Stored"/>).
+    /// </summary>
+    private ReadOnlySpan<byte> SealRecord(PendingCommit c)
     {
         int uncompressed = c.PayloadLength;
-        int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
-        if (_recordBuffer.Length < bound)
-            _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));
-        // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses ~3x faster for a few % of ratio; small records keep the default.
-        int acceleration = uncompressed >= LargeRecordBytes ? 8 : 1;
-        int compressed = uncompressed == 0 ? 0 : Lz4.Compress(c.Payload.AsSpan(0, uncompressed), _recordBuffer.AsSpan(JournalRecordHeader.SizeOf), acceleration);
+        var payload = c.Payload.AsSpan(JournalRecordHeader.SizeOf, uncompressed);
         var header = new JournalRecordHeader
         {
             Magic = JournalRecordHeader.MagicValue,
             TxId = c.TxId,
             PageCount = c.PageCount,
             EntryCount = c.EntryCount,
-            CompressedSize = compressed,
             UncompressedSize = uncompressed,
             NextPage = c.NextPage,
             RootTree = c.RootTree,
         };
-        var span = _recordBuffer.AsSpan();
-        MemoryMarshal.Write(span, in header);
-        header.Hash = JournalRecovery.ComputeHash(span[..JournalRecordHeader.SizeOf], span.Slice(JournalRecordHeader.SizeOf, compressed), (ulong)c.TxId);
-        MemoryMarshal.Write(span, in header);
+        Span<byte> record;
+        if (uncompressed >= LargeRecordBytes && !CompressionPays(payload))
+        {
+            header.Flags = JournalRecordFlags.Stored;
+            header.CompressedSize = uncompressed;
+            record = c.Payload.AsSpan(0, JournalRecordHeader.SizeOf + uncompressed);
+        }
+        else
+        {
+            int bound = JournalRecordHeader.SizeOf + Lz4.CompressBound(uncompressed);
+            if (_recordBuffer.Length < bound)
+                _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), Array.MaxLength));
+            // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses ~3x faster for a few % of ratio; small records keep the default.
+            int acceleration = uncompressed >= LargeRecordBytes ? 8 : 1;
+            header.CompressedSize = uncompressed == 0 ? 0 : Lz4.Compress(payload, _recordBuffer.AsSpan(JournalRecordHeader.SizeOf), acceleration);
+            record = _recordBuffer.AsSpan(0, JournalRecordHeader.SizeOf + header.CompressedSize);
+        }
+        MemoryMarshal.Write(record, in header);
+        header.Hash = JournalRecovery.ComputeHash(record[..JournalRecordHeader.SizeOf], record[JournalRecordHeader.SizeOf..], (ulong)c.TxId);
+        MemoryMarshal.Write(record, in header);
         Interlocked.Add(ref _uncompressed, c.RawBytes);
-        Interlocked.Add(ref _compressed, compressed);
-        return JournalRecordHeader.SizeOf + compressed;
+        Interlocked.Add(ref _compressed, header.CompressedSize);
+        return record;
+    }
+
+    /// <summary>
+    /// Whether LZ4 shrinks <paramref name="payload"/> by at least a fifth, judged on 16 slices of 64 KiB
+    /// spread over it (≈1 MiB compressed instead of all of it). Below that, compressing a large record
+    /// costs more time than writing the bytes it would save (measured: docs/benchmarks.md, fill-seq).
+    /// </summary>
+    private bool CompressionPays(ReadOnlySpan<byte> payload)
+    {
+        const int Slices = 16, SliceBytes = 64 << 10;
+        int bound = Lz4.CompressBound(SliceBytes);
+        if (_sampleBuffer.Length < bound)
+            _sampleBuffer = new byte[bound];
+        long input = 0, output = 0;
+        long stride = (payload.Length - SliceBytes) / (Slices - 1);
+        for (int i = 0; i < Slices; i++)
+        {
+            var slice = payload.Slice((int)(i * stride), SliceBytes);
+            input += slice.Length;
+            output += Lz4.Compress(slice, _sampleBuffer, 8);
+        }
+        return output * 5 <= input * 4;
     }
 
     private byte[] RentPayload(int minLength)

@@ -125,7 +125,9 @@ internal static class JournalRecovery
         }
         if (payload.Length < header.UncompressedSize)
             payload = new byte[Math.Max(header.UncompressedSize, payload.Length * 2)];
-        if (Lz4.Decompress(body, payload.AsSpan(0, header.UncompressedSize)) != header.UncompressedSize)
+        if (header.Flags == JournalRecordFlags.Stored)
+            body.CopyTo(payload);
+        else if (Lz4.Decompress(body, payload.AsSpan(0, header.UncompressedSize)) != header.UncompressedSize)
         {
             why = "LZ4 payload does not decompress to its declared size";
             return false;
@@ -144,7 +146,10 @@ internal static class JournalRecovery
             why = $"uncompressed size {h.UncompressedSize} does not fit {h.EntryCount} entries of {h.PageCount} pages";
         else if (h.UncompressedSize > Lz4.MaxInputSize)
             why = $"uncompressed size {h.UncompressedSize} exceeds the LZ4 block limit";
-        else if (h.CompressedSize < 0 || h.CompressedSize > Lz4.CompressBound(h.UncompressedSize))
+        else if (h.Flags is not (JournalRecordFlags.None or JournalRecordFlags.Stored))
+            why = $"unknown flags {(uint)h.Flags}";
+        else if (h.CompressedSize < 0 || h.CompressedSize > Lz4.CompressBound(h.UncompressedSize)
+            || (h.Flags == JournalRecordFlags.Stored && h.CompressedSize != h.UncompressedSize))
             why = $"compressed size {h.CompressedSize} out of range";
         else if (JournalRecordHeader.SizeOf + (long)h.CompressedSize > available)
             why = $"record of {JournalRecordHeader.SizeOf + h.CompressedSize} bytes runs past the end of the file";

@@ -1,3 +1,5 @@
+using System.Runtime.InteropServices;
+using RavenLite.Storage.Journal;
 using RavenLite.Storage.Platform;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
@@ -16,6 +18,78 @@ public class JournalRecoveryTests(ITestOutputHelper output)
         using (var env = StorageEnvironment.Open(JournalTestKit.NoFlush(JournalTestKit.Clone(fs))))
             Assert.Equal(Count, env.RecoveredTransactions);
         JournalTestKit.AssertPrefix(fs, Count, Count + 2);
+    }
+
+    [Fact]
+    public void Large_incompressible_transactions_are_stored_raw_compressible_ones_as_LZ4_and_both_replay()
+    {
+        // 60,000 values of 100 random bytes (≈7 MB of pages: LZ4 cannot shrink them by a fifth) in one
+        // transaction, then 60,000 values of one repeated byte (compressible) in the next.
+        using var live = new MemoryFileSystem();
+        MemoryFileSystem mem; // the files as a killed process leaves them (copied before the environment closes)
+        var random = new Random(5);
+        var values = new[] { new byte[60_000][], new byte[60_000][] };
+        using (var env = StorageEnvironment.Open(JournalTestKit.NoFlush(live, journalFileSize: 64L << 20)))
+        {
+            for (int round = 0; round < 2; round++)
+            {
+                using var tx = env.WriteTransaction();
+                var t = tx.CreateTree("r" + round);
+                for (int i = 0; i < values[round].Length; i++)
+                {
+                    var v = values[round][i] = new byte[100];
+                    if (round == 0)
+                        random.NextBytes(v);
+                    else
+                        Array.Fill(v, (byte)(i % 7));
+                    t.Put(TestData.Key(i), v);
+                }
+                tx.Commit();
+            }
+            mem = JournalTestKit.Clone(live);
+        }
+        using var killed = mem;
+        var journal = mem.ReadAllBytes(JournalTestKit.FirstJournal);
+        var headers = JournalTestKit.Records(journal).Select(r => MemoryMarshal.Read<JournalRecordHeader>(journal.AsSpan(r.Offset))).ToList();
+        var stored = headers.Single(h => h.UncompressedSize > 4 << 20 && h.TxId == headers.Max(x => x.TxId) - 1);
+        var packed = headers.Single(h => h.TxId == headers.Max(x => x.TxId));
+        Assert.Equal(JournalRecordFlags.Stored, stored.Flags);
+        Assert.Equal(stored.UncompressedSize, stored.CompressedSize);
+        Assert.Equal(JournalRecordFlags.None, packed.Flags);
+        Assert.True(packed.CompressedSize * 4 < packed.UncompressedSize, $"compressible record {packed.CompressedSize} of {packed.UncompressedSize} bytes");
+        output.WriteLine($"stored record {stored.CompressedSize:N0} bytes; LZ4 record {packed.CompressedSize:N0} of {packed.UncompressedSize:N0}");
+
+        // Nothing was flushed: reopening replays both records from the journal.
+        using (var copy = JournalTestKit.Clone(mem))
+        using (var env = StorageEnvironment.Open(JournalTestKit.NoFlush(copy, journalFileSize: 64L << 20)))
+        using (var r = env.ReadTransaction())
+        {
+            Assert.Equal(2, env.RecoveredTransactions);
+            for (int round = 0; round < 2; round++)
+            {
+                var t = r.ReadTree("r" + round)!;
+                Assert.Equal(values[round].Length, t.Count);
+                for (int i = 0; i < values[round].Length; i += 997)
+                {
+                    Assert.True(t.TryGet(TestData.Key(i), out var v));
+                    Assert.True(v.SequenceEqual(values[round][i]), $"round {round} value {i}");
+                }
+            }
+        }
+
+        // A flipped bit inside the stored payload fails its checksum: that (last-but-one) record is not applied, and
+        // since a valid record follows it, the journal refuses to open rather than skip it.
+        int storedOffset = JournalTestKit.Records(journal).Single(r => r.TxId == stored.TxId).Offset;
+        using var flipped = JournalTestKit.Clone(mem, (path, bytes) =>
+        {
+            if (path != JournalTestKit.FirstJournal)
+                return bytes;
+            var b = (byte[])bytes.Clone();
+            b[storedOffset + JournalRecordHeader.SizeOf + stored.CompressedSize / 2] ^= 0x10;
+            return b;
+        });
+        var e = Assert.ThrowsAny<Exception>(() => StorageEnvironment.Open(JournalTestKit.NoFlush(flipped, journalFileSize: 64L << 20)).Dispose());
+        Assert.Contains("checksum", e.Message, StringComparison.OrdinalIgnoreCase);
     }
 
     [Fact]
