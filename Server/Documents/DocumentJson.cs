@@ -126,8 +126,7 @@ public static class DocumentJson
     public static void WriteStored(IBufferWriter<byte> output, Utf8JsonWriter metadataWriter, ReadOnlySpan<byte> prepared, int prefixLength,
         string id, string collection, string changeVector, DateTime lastModified)
     {
-        int written = 0;
-        Write(output, prepared[..prefixLength], ref written);
+        output.Write(prepared[..prefixLength]);
         metadataWriter.Reset(output);
         metadataWriter.WriteStartObject();
         metadataWriter.WriteString("@collection"u8, collection);
@@ -136,13 +135,13 @@ public static class DocumentJson
         Span<byte> date = stackalloc byte[JsonResponse.DateLength];
         metadataWriter.WriteString("@last-modified"u8, date[..JsonResponse.FormatDate(lastModified, date)]);
         metadataWriter.Flush();
-        Write(output, prepared[prefixLength..], ref written);
+        output.Write(prepared[prefixLength..]);
     }
 
+    /// <summary>Writes and counts (<see cref="Prepare"/> returns where its prefix ends).</summary>
     private static void Write(IBufferWriter<byte> output, ReadOnlySpan<byte> bytes, ref int written)
     {
-        bytes.CopyTo(output.GetSpan(bytes.Length));
-        output.Advance(bytes.Length);
+        output.Write(bytes);
         written += bytes.Length;
     }
 

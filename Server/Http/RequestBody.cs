@@ -11,25 +11,21 @@ public static class RequestBody
     public static async Task<ReadOnlyMemory<byte>> ReadAsync(HttpContext context, long limit, string limitName = "MaxRequestBodyBytes")
     {
         var stream = Decode(context.Request);
-        bool plain = ReferenceEquals(stream, context.Request.Body);
-        long? declared = context.Request.ContentLength;
-        if (plain && declared > limit)
+        // A plain (not compressed) body of declared length is read into an array of exactly that size: one allocation per request.
+        long? exact = ReferenceEquals(stream, context.Request.Body) && context.Request.ContentLength is > 0 and var n0 ? n0 : null;
+        if (exact > limit)
             throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
-        // A plain body of known length is read into an array of exactly that size (one allocation per request).
-        var buffer = new ArrayBufferWriter<byte>(plain && declared is > 0 ? (int)declared.Value : 4096);
+        var buffer = new ArrayBufferWriter<byte>(exact is { } size ? (int)size : 4096);
         try
         {
-            while (true)
+            while (buffer.WrittenCount != exact) // Kestrel ends the body at Content-Length: no read for the end needed
             {
-                var memory = buffer.GetMemory(plain && declared is > 0 && buffer.WrittenCount < declared ? 1 : 4096);
-                int n = await stream.ReadAsync(memory, context.RequestAborted).ConfigureAwait(false);
+                int n = await stream.ReadAsync(buffer.GetMemory(exact == null ? 4096 : 1), context.RequestAborted).ConfigureAwait(false);
                 if (n == 0)
                     break;
                 buffer.Advance(n);
                 if (buffer.WrittenCount > limit)
                     throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
-                if (plain && buffer.WrittenCount == declared)
-                    break; // Kestrel ends the body at Content-Length: no read for the end needed
             }
         }
         catch (InvalidDataException e)

@@ -49,20 +49,7 @@ internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer 
         using (var c = ds.CreateCommand("CREATE TABLE docs(id text PRIMARY KEY, body jsonb NOT NULL)"))
             c.ExecuteNonQuery();
         var sw = Stopwatch.StartNew();
-        using (var conn = ds.OpenConnection())
-        using (var writer = conn.BeginTextImport("COPY docs(id, body) FROM STDIN"))
-        {
-            var chars = new char[64 << 10];
-            for (int i = 0; i < docs.Count; i++)
-            {
-                writer.Write(OrderDocuments.Id(i));
-                writer.Write('\t');
-                var doc = docs.Document(i).Span;
-                int n = Encoding.UTF8.GetChars(doc, chars); // the generator emits no tab, newline or backslash
-                writer.Write(chars, 0, n);
-                writer.Write('\n');
-            }
-        }
+        PostgresPeer.CopyOrders(ds, docs);
         sw.Stop();
         Console.WriteLine($"#   {pg.Version}: COPY of {docs.Count:N0} documents, {docs.TotalBytes / 1048576.0 / sw.Elapsed.TotalSeconds:N0} MB/s");
         return new BenchResult("bulk-insert", "bulk-insert-1kb", "postgres", "sync", docs.Count, sw.Elapsed.TotalSeconds, docs.Count / sw.Elapsed.TotalSeconds,

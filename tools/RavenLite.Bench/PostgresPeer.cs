@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using System.Text;
+using Npgsql;
 
 namespace RavenLite.Bench;
 
@@ -36,6 +38,22 @@ internal sealed class PostgresPeer : IDisposable
             : "";
         why = bin.Length > 0 ? "" : "PostgreSQL is not installed: sudo apt-get install -y postgresql (the server suites run it as the peer).";
         return bin.Length > 0;
+    }
+
+    /// <summary>Loads <paramref name="docs"/> into <c>docs(id, body)</c> with one <c>COPY ... FROM STDIN</c> (one transaction).</summary>
+    public static void CopyOrders(NpgsqlDataSource ds, OrderDocuments docs)
+    {
+        using var conn = ds.OpenConnection();
+        using var writer = conn.BeginTextImport("COPY docs(id, body) FROM STDIN");
+        var chars = new char[64 << 10];
+        for (int i = 0; i < docs.Count; i++)
+        {
+            writer.Write(OrderDocuments.Id(i));
+            writer.Write('\t');
+            int n = Encoding.UTF8.GetChars(docs.Document(i).Span, chars); // the generator emits no tab, newline or backslash
+            writer.Write(chars, 0, n);
+            writer.Write('\n');
+        }
     }
 
     public static PostgresPeer Start(string workDir)
