@@ -1,46 +1,135 @@
-using System.Runtime.InteropServices;
+using RavenLite.Storage.Platform;
 
 namespace RavenLite.Storage.Paging;
 
 /// <summary>
-/// Reuses single-page native buffers. Copy-on-write allocates a buffer per touched page and the
-/// flusher retires them in bulk; handing freed buffers back avoids an aligned allocation and fresh
-/// page faults on every touch. Holds at most <see cref="MaxPooled"/> pages (64 MiB). Thread-safe.
+/// Single-page native buffers for copy-on-write copies and new pages, carved out of 2 MiB slabs
+/// that the kernel may back with transparent huge pages (madvise MADV_HUGEPAGE). A transaction that
+/// touches pages all over a large tree then misses the TLB and faults far less: measured on a 1M-key
+/// random fill, the puts took ≈1.0 s instead of ≈1.3 s (docs/benchmarks.md). Freed buffers are
+/// reused; a slab whose pages are all free goes back to the OS once more than
+/// <see cref="MaxPooled"/> free pages (64 MiB) are held. Thread-safe.
 /// </summary>
 internal sealed unsafe class PagePool : IDisposable
 {
     public const int MaxPooled = 8192;
-    private readonly Stack<IntPtr> _free = new();
+    public const int SlabBytes = 2 << 20;
+    public const int PagesPerSlab = SlabBytes / StorageConstants.PageSize;
+
+    private readonly Dictionary<nint, Slab> _slabs = [];
+    private readonly List<Slab> _available = []; // slabs with a free page; the last one is rented from
+    private long _freePages;
+    private bool _disposed;
+
+    /// <summary>Slabs currently mapped (for tests and stats).</summary>
+    public int SlabCount
+    {
+        get
+        {
+            lock (_slabs)
+                return _slabs.Count;
+        }
+    }
 
     public byte* Rent()
     {
-        lock (_free)
+        lock (_slabs)
         {
-            if (_free.TryPop(out var p))
-                return (byte*)p;
+            while (_available.Count > 0 && _available[^1].FreeCount == 0)
+            {
+                _available[^1].Available = false;
+                _available.RemoveAt(_available.Count - 1);
+            }
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_available.Count == 0)
+            {
+                var fresh = Slab.Map();
+                _slabs.Add((nint)fresh.Base, fresh);
+                _available.Add(fresh);
+                fresh.Available = true;
+                _freePages += PagesPerSlab;
+            }
+            var slab = _available[^1];
+            _freePages--;
+            return slab.Base + (long)slab.Free[--slab.FreeCount] * StorageConstants.PageSize;
         }
-        return (byte*)NativeMemory.AlignedAlloc(StorageConstants.PageSize, 4096);
     }
 
     public void Return(byte* page)
     {
-        lock (_free)
+        nint key = (nint)((long)page & ~(long)(SlabBytes - 1));
+        lock (_slabs)
         {
-            if (_free.Count < MaxPooled)
+            if (_disposed)
+                return; // the memory went with the pool
+            if (!_slabs.TryGetValue(key, out var slab))
+                throw new InvalidOperationException("A page returned to the pool did not come from it.");
+            slab.Free[slab.FreeCount++] = (ushort)((page - slab.Base) / StorageConstants.PageSize);
+            _freePages++;
+            if (slab.FreeCount == PagesPerSlab && _freePages > MaxPooled)
             {
-                _free.Push((IntPtr)page);
+                if (slab.Available)
+                    _available.Remove(slab);
+                _slabs.Remove(key);
+                _freePages -= PagesPerSlab;
+                slab.Unmap();
                 return;
             }
+            if (!slab.Available)
+            {
+                // Behind the slab rented from now, so the nearly full slabs fill up first and the emptier ones can drain.
+                _available.Insert(Math.Max(0, _available.Count - 1), slab);
+                slab.Available = true;
+            }
         }
-        NativeMemory.AlignedFree(page);
     }
 
     public void Dispose()
     {
-        lock (_free)
+        lock (_slabs)
         {
-            while (_free.TryPop(out var p))
-                NativeMemory.AlignedFree((void*)p);
+            foreach (var slab in _slabs.Values)
+                slab.Unmap();
+            _slabs.Clear();
+            _available.Clear();
+            _freePages = 0;
+            _disposed = true;
+        }
+    }
+
+    private sealed class Slab
+    {
+        public byte* Base;
+        public readonly ushort[] Free = new ushort[PagesPerSlab];
+        public int FreeCount;
+        public bool Available;
+
+        /// <summary>Maps 2 MiB of anonymous memory at a 2 MiB boundary (maps twice that and trims) and asks for huge pages.</summary>
+        public static Slab Map()
+        {
+            nuint span = 2 * (nuint)SlabBytes;
+            nint raw = Native.mmap(0, span, Native.ProtRead | Native.ProtWrite, Native.MapPrivate | Native.MapAnonymous, -1, 0);
+            if (raw == -1)
+                throw new InsufficientMemoryException($"mmap of a {SlabBytes >> 20} MiB page slab failed (errno {System.Runtime.InteropServices.Marshal.GetLastPInvokeError()}).");
+            nint aligned = (nint)(((long)raw + SlabBytes - 1) & ~(long)(SlabBytes - 1));
+            if (aligned > raw)
+                Native.munmap(raw, (nuint)(aligned - raw));
+            nint tail = aligned + SlabBytes;
+            nint end = raw + (nint)span;
+            if (end > tail)
+                Native.munmap(tail, (nuint)(end - tail));
+            Native.madvise(aligned, SlabBytes, Native.MadvHugePage); // best effort: THP may be off
+            var slab = new Slab { Base = (byte*)aligned, FreeCount = PagesPerSlab };
+            for (int i = 0; i < PagesPerSlab; i++)
+                slab.Free[i] = (ushort)(PagesPerSlab - 1 - i); // rented from the end: page 0 first
+            return slab;
+        }
+
+        public void Unmap()
+        {
+            if (Base != null)
+                Native.munmap((nint)Base, SlabBytes);
+            Base = null;
         }
     }
 }

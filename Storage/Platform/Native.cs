@@ -15,6 +15,8 @@ internal static unsafe partial class Native
     private const string Lz4Library = "liblz4.so.1";
 
     public const int ProtRead = 0x1;
+    public const int ProtWrite = 0x2;
+    public const int MadvHugePage = 14;
     public const int MapShared = 0x01;
     public const int MapPrivate = 0x02;
     public const int MapAnonymous = 0x20;
@@ -30,6 +32,9 @@ internal static unsafe partial class Native
 
     [LibraryImport(LibC, SetLastError = true)]
     public static partial int munmap(nint addr, nuint length);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int madvise(nint addr, nuint length, int advice);
 
     [LibraryImport(LibC, SetLastError = true)]
     public static partial int posix_fallocate(int fd, long offset, long len);

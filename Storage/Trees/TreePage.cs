@@ -148,6 +148,7 @@ internal static unsafe class TreePage
     }
 
     /// <summary>Rewrites the nodes contiguously at the page end.</summary>
+    [SkipLocalsInit] // the copy is written whole before it is read
     public static void Compact(byte* page)
     {
         byte* tmp = stackalloc byte[Size];
