@@ -39,7 +39,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly DataPager _data;
     private readonly JournalWriter _journal;
     private readonly PageTable _pageTable = new();
-    private readonly PagePool _pool = new();
+    private readonly PagePool _pool = PagePool.Shared;
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -815,7 +815,6 @@ public sealed unsafe class StorageEnvironment : IDisposable
             foreach (var b in _unpublished.Values)
                 b.Free(); // commits that failed after queueing (the environment failed)
             _registry.FreeAll();
-            _pool.Dispose();
             _flushSignal.Dispose();
             _stop.Dispose();
             _writeLock.Dispose();

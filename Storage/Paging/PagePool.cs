@@ -6,15 +6,20 @@ namespace RavenLite.Storage.Paging;
 /// Single-page native buffers for copy-on-write copies and new pages, carved out of 2 MiB slabs
 /// that the kernel may back with transparent huge pages (madvise MADV_HUGEPAGE). A transaction that
 /// touches pages all over a large tree then misses the TLB and faults far less: measured on a 1M-key
-/// random fill, the puts took ≈1.0 s instead of ≈1.3 s (docs/benchmarks.md). Freed buffers are
+/// random fill, the puts took ≈1.37 s instead of ≈1.5 s (docs/benchmarks.md). Freed buffers are
 /// reused; a slab whose pages are all free goes back to the OS once more than
-/// <see cref="MaxPooled"/> free pages (64 MiB) are held. Thread-safe.
+/// <see cref="MaxPooled"/> free pages (128 MiB) are held. Every environment of the process shares
+/// <see cref="Shared"/>, so one opened after another closed reuses memory that is already faulted in
+/// (fresh memory costs a fault and a kernel zero-fill per page). Thread-safe.
 /// </summary>
 internal sealed unsafe class PagePool : IDisposable
 {
-    public const int MaxPooled = 8192;
+    public const int MaxPooled = 16384;
     public const int SlabBytes = 2 << 20;
     public const int PagesPerSlab = SlabBytes / StorageConstants.PageSize;
+
+    /// <summary>The pool every environment uses (never disposed).</summary>
+    public static PagePool Shared { get; } = new();
 
     private readonly Dictionary<nint, Slab> _slabs = [];
     private readonly List<Slab> _available = []; // slabs with a free page; the last one is rented from
