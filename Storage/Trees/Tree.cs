@@ -86,7 +86,7 @@ public sealed unsafe class Tree
 
     /// <summary>Inserts or replaces the value stored under <paramref name="key"/>.</summary>
     /// <exception cref="StorageLimitException">the key or value is out of bounds.</exception>
-    [SkipLocalsInit] // the node staging buffer below is written before it is read; zeroing it cost more than the insert (fill-rnd profile)
+    [SkipLocalsInit] // the node staging buffer below (≈2 KB) is written before it is read: no need to zero it on every put
     public void Put(ReadOnlySpan<byte> key, ReadOnlySpan<byte> value)
     {
         ValidateKey(key);
