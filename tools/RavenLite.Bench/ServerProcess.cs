@@ -1,12 +1,12 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
-using System.Text.RegularExpressions;
+using RavenLite.TestKit;
 
 namespace RavenLite.Bench;
 
 /// <summary>The RavenLite server as a child process (its own RSS), on 127.0.0.1, port 0, over a fresh data dir.</summary>
-internal sealed partial class ServerProcess : IDisposable
+internal sealed class ServerProcess : IDisposable
 {
     private readonly Process _process;
 
@@ -20,34 +20,12 @@ internal sealed partial class ServerProcess : IDisposable
 
     public static ServerProcess Start(string dataDir)
     {
-        string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
-        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (string a in new[] { dll, "--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0", "--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Hosting.ServerOptions", "Information" })
-            psi.ArgumentList.Add(a);
-        var p = Process.Start(psi)!;
-        var url = new TaskCompletionSource<Uri>();
-        p.OutputDataReceived += (_, e) =>
-        {
-            if (e.Data != null && Listening().Match(e.Data) is { Success: true } m)
-                url.TrySetResult(new Uri(m.Groups[1].Value));
-        };
-        p.ErrorDataReceived += (_, e) =>
-        {
-            if (e.Data != null)
-                Console.Error.WriteLine("server: " + e.Data);
-        };
-        p.BeginOutputReadLine();
-        p.BeginErrorReadLine();
-        if (!url.Task.Wait(TimeSpan.FromSeconds(60)))
-        {
-            p.Kill(true);
-            throw new TimeoutException("RavenLite server did not start in 60 s");
-        }
-        return new ServerProcess(p, url.Task.Result);
+        var (process, url) = ServerLauncher.StartAsync(
+            dataDir,
+            ["--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Hosting.ServerOptions", "Information"],
+            line => Console.Error.WriteLine("server: " + line)).GetAwaiter().GetResult();
+        return new ServerProcess(process, url);
     }
-
-    [GeneratedRegex(@"listening on (http://\S+)")]
-    private static partial Regex Listening();
 
     /// <summary>Peak resident set size so far (VmHWM).</summary>
     public long PeakRssBytes()
@@ -79,11 +57,7 @@ internal sealed partial class ServerProcess : IDisposable
 
     public void Dispose()
     {
-        if (!_process.HasExited)
-        {
-            _process.Kill(true);
-            _process.WaitForExit(30_000);
-        }
+        ServerLauncher.Kill(_process);
         _process.Dispose();
     }
 }

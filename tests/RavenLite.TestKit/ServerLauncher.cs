@@ -1,0 +1,56 @@
+using System.Diagnostics;
+using System.Text.RegularExpressions;
+
+namespace RavenLite.TestKit;
+
+/// <summary>
+/// Starts the real server as a child process (<c>dotnet RavenLite.Server.dll</c> from the caller's
+/// output folder) on 127.0.0.1, port 0, over <paramref name="dataDir"/>, and waits up to 60 s for its
+/// "listening on" line. Shared by the crash tests and the benchmark suites.
+/// </summary>
+public static partial class ServerLauncher
+{
+    /// <summary>Starts the server with <paramref name="extraArgs"/> after the data dir and URL; <paramref name="onError"/> receives its stderr lines (dropped when null).</summary>
+    public static async Task<(Process Process, Uri Url)> StartAsync(string dataDir, IEnumerable<string>? extraArgs = null, Action<string>? onError = null)
+    {
+        string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string a in new[] { dll, "--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0" }.Concat(extraArgs ?? []))
+            psi.ArgumentList.Add(a);
+        var p = Process.Start(psi)!;
+        var listening = new TaskCompletionSource<Uri>(TaskCreationOptions.RunContinuationsAsynchronously);
+        p.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data != null && ListeningLine().Match(e.Data) is { Success: true } m)
+                listening.TrySetResult(new Uri(m.Groups[1].Value));
+        };
+        p.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data != null)
+                onError?.Invoke(e.Data);
+        };
+        p.BeginOutputReadLine();
+        p.BeginErrorReadLine();
+        var done = await Task.WhenAny(listening.Task, Task.Delay(TimeSpan.FromSeconds(60)));
+        if (done != listening.Task)
+        {
+            p.Kill(entireProcessTree: true);
+            p.Dispose();
+            throw new TimeoutException("The server process did not start listening within 60 s.");
+        }
+        return (p, await listening.Task);
+    }
+
+    /// <summary>SIGKILL (on Linux) to the process tree, then waits up to 30 s for it to be gone.</summary>
+    public static void Kill(Process process)
+    {
+        if (!process.HasExited)
+        {
+            process.Kill(entireProcessTree: true);
+            process.WaitForExit(30_000);
+        }
+    }
+
+    [GeneratedRegex(@"listening on (http://\S+)")]
+    private static partial Regex ListeningLine();
+}
