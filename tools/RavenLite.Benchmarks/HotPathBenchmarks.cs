@@ -11,7 +11,7 @@ namespace RavenLite.Benchmarks;
 /// <summary>
 /// The engine's hot inner pieces in isolation (issue 3): leaf search, LZ4 over a real transaction
 /// payload (100 random 100-byte puts into a 50,000-entry tree, with page diffs), record hashing,
-/// and diffing one modified page. Run: dotnet run -c Release --project tools/RavenLite.Benchmarks -- --filter '*'
+/// and diffing one modified page (random bytes, and a real leaf before and after an insert). Run: dotnet run -c Release --project tools/RavenLite.Benchmarks -- --filter '*'
 /// </summary>
 [MemoryDiagnoser]
 public class HotPathBenchmarks
@@ -23,6 +23,7 @@ public class HotPathBenchmarks
     private byte[] _scratch = [];
     private byte[] _page = [];
     private byte[] _base = [];
+    private byte[] _leafAfterInsert = [];
     private int _compressedLength;
 
     [GlobalSetup]
@@ -73,6 +74,15 @@ public class HotPathBenchmarks
         }
         _leaf = LeafBytes(env);
 
+        // The same leaf after one insert in its middle: its slot array shifts, its new node lands below the others.
+        using (var tx = env.WriteTransaction())
+        {
+            r.NextBytes(value);
+            tx.CreateTree("leaf").Put(Key(63), value);
+            tx.Commit();
+        }
+        _leafAfterInsert = LeafBytes(env);
+
         _base = new byte[StorageConstants.PageSize];
         r.NextBytes(_base);
         _page = (byte[])_base.Clone();
@@ -110,4 +120,7 @@ public class HotPathBenchmarks
 
     [Benchmark(Description = "diff one modified page")]
     public int Diff() => PageDiff.Encode(_page, _base, _scratch, StorageConstants.PageSize / 2);
+
+    [Benchmark(Description = "diff a leaf after one insert")]
+    public int DiffLeafInsert() => PageDiff.Encode(_leafAfterInsert, _leaf, _scratch, StorageConstants.PageSize / 2);
 }

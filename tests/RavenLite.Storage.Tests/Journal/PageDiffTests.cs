@@ -36,6 +36,77 @@ public class PageDiffTests
     }
 
     [Fact]
+    public void Encoding_matches_the_byte_at_a_time_definition_for_shifts_edits_and_limits()
+    {
+        foreach (int seed in TestSeed.For(5))
+        {
+            var r = new Random(seed);
+            for (int n = 0; n < 1500; n++)
+            {
+                var basePage = new byte[StorageConstants.PageSize];
+                // Sparse bytes like a leaf (slots, headers, zeroed gaps), or noise.
+                if (r.Next(2) == 0)
+                    r.NextBytes(basePage);
+                else
+                    for (int i = 0; i < basePage.Length; i++)
+                        basePage[i] = r.Next(4) == 0 ? (byte)r.Next(256) : (byte)0;
+                var page = (byte[])basePage.Clone();
+                for (int e = r.Next(0, 6); e > 0; e--)
+                {
+                    int at = r.Next(page.Length - 2), len = r.Next(1, page.Length - at - 1), by = r.Next(1, 9);
+                    if (r.Next(2) == 0)
+                    {
+                        // An insert: the bytes from `at` move up by `by` (a slot-array shift).
+                        len = Math.Min(len, page.Length - at - by);
+                        if (len > 0)
+                            Array.Copy(basePage, at, page, at + by, len);
+                    }
+                    else
+                        r.NextBytes(page.AsSpan(at, Math.Min(len, r.Next(1, 40))));
+                }
+                int limit = r.Next(3) == 0 ? r.Next(0, 600) : StorageConstants.PageSize * 2;
+                var expected = ReferenceEncode(page, basePage, limit);
+                var diff = new byte[StorageConstants.PageSize * 2];
+                int size = PageDiff.Encode(page, basePage, diff, limit);
+                Assert.Equal(expected?.Length ?? -1, size);
+                if (expected != null)
+                    Assert.Equal(expected, diff.AsSpan(0, size).ToArray());
+            }
+        }
+    }
+
+    /// <summary>The diff format's definition, one byte at a time: a run ends where 8 equal bytes start or the rest of the page is equal.</summary>
+    private static byte[]? ReferenceEncode(byte[] page, byte[] basePage, int limit)
+    {
+        var output = new List<byte>();
+        int n = page.Length, pos = 0;
+        while (pos < n)
+        {
+            while (pos < n && page[pos] == basePage[pos])
+                pos++;
+            if (pos >= n)
+                break;
+            int start = pos, d = pos + 1;
+            while (d < n)
+            {
+                int equal = 0;
+                while (d + equal < n && page[d + equal] == basePage[d + equal])
+                    equal++;
+                if (equal >= 8 || d + equal >= n)
+                    break;
+                d += equal + 1;
+            }
+            int end = Math.Min(d, n);
+            if (output.Count + 4 + (end - start) > limit)
+                return null;
+            output.AddRange([(byte)start, (byte)(start >> 8), (byte)(end - start), (byte)((end - start) >> 8)]);
+            output.AddRange(page.AsSpan(start, end - start).ToArray());
+            pos = end;
+        }
+        return output.ToArray();
+    }
+
+    [Fact]
     public void Limit_is_respected_and_bad_runs_are_rejected()
     {
         var a = new byte[StorageConstants.PageSize];
