@@ -30,16 +30,29 @@ public unsafe class PagePoolTests
     }
 
     [Fact]
-    public void Fully_free_slabs_go_back_to_the_OS_beyond_the_pooled_limit()
+    public void Free_pages_of_a_recent_peak_stay_mapped_and_go_back_to_the_OS_after_two_quiet_windows()
     {
-        using var pool = new PagePool();
+        long now = 0;
+        using var pool = new PagePool(() => now);
         int count = PagePool.MaxPooled + PagePool.PagesPerSlab * 4;
         var pages = Enumerable.Range(0, count).Select(_ => (nint)pool.Rent()).ToList();
         int mapped = pool.SlabCount;
         Assert.Equal((count + PagePool.PagesPerSlab - 1) / PagePool.PagesPerSlab, mapped);
         foreach (var p in pages)
             pool.Return((byte*)p);
-        // At most MaxPooled free pages stay mapped (in whole slabs); the rest were unmapped.
+        // A wave of use that falls back (a flush) keeps its pages for the next wave: no new slab, no fresh memory.
+        Assert.Equal(mapped, pool.SlabCount);
+        now += PagePool.TrimWindowMs;
+        pages = Enumerable.Range(0, count).Select(_ => (nint)pool.Rent()).ToList();
+        Assert.Equal(mapped, pool.SlabCount);
+        foreach (var p in pages)
+            pool.Return((byte*)p);
+        Assert.Equal(mapped, pool.SlabCount);
+
+        // Two windows without such use: beyond MaxPooled free pages, fully free slabs are unmapped.
+        now += 2 * PagePool.TrimWindowMs;
+        byte* one = pool.Rent();
+        pool.Return(one);
         Assert.True(pool.SlabCount * PagePool.PagesPerSlab <= PagePool.MaxPooled + PagePool.PagesPerSlab, $"{pool.SlabCount} slabs still mapped");
         Assert.True(pool.SlabCount < mapped);
         byte* fresh = pool.Rent();
