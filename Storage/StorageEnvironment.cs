@@ -40,6 +40,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly JournalWriter _journal;
     private readonly PageTable _pageTable = new();
     private readonly PagePool _pool = PagePool.Shared;
+    private readonly Queue<PageBuffer> _garbage = new(); // committed copies freed by a later commit, in freeing order (ReleaseGarbage)
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -278,6 +279,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 tx.Scope.Commit(txId);
                 _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
                 Publish(new EnvironmentState(txId, rootTree, nextPage, commit.JournalFile, commit.JournalOffset));
+                ReleaseGarbage(txId);
                 commit.Done.TrySetResult();
                 Notify(commit);
                 return commit.Done.Task;
@@ -291,6 +293,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _writerState = new EnvironmentState(txId, rootTree, nextPage, 0, 0);
             var last = _state;
             Publish(new EnvironmentState(txId, rootTree, nextPage, last.JournalFile, last.JournalOffset));
+            ReleaseGarbage(txId);
             onCompleted?.Invoke();
             return Task.CompletedTask;
         }
@@ -324,9 +327,38 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private void PublishPages(List<PageBuffer> pages, IReadOnlyList<long> freed, long txId)
     {
         var replaced = _pageTable.Publish(pages, txId);
-        _pageTable.MarkFreed(freed, txId);
+        lock (_garbage)
+            _pageTable.MarkFreed(freed, txId, _garbage);
         if (replaced.Count > 0)
             _registry.Retire(replaced);
+    }
+
+    /// <summary>
+    /// After state <paramref name="txId"/> is published: committed copies that a transaction up to the
+    /// oldest live snapshot freed leave the page table and go to the registry, without waiting for a
+    /// flush. No snapshot reaches them any more (a reader registering from now on sees
+    /// <paramref name="txId"/> or later), the flusher never writes a copy freed at or before its state,
+    /// and the journal holds their content for recovery. Before this, each random 100-key transaction
+    /// left ≈100 garbage copies in memory until the next flush: 0.9–1.5 GB of 8 KiB buffers for a 180 MB
+    /// tree, and the page pool kept mapping fresh memory for them.
+    /// </summary>
+    private void ReleaseGarbage(long txId)
+    {
+        List<PageBuffer>? released = null;
+        lock (_garbage)
+        {
+            if (_garbage.Count == 0)
+                return;
+            long limit = Math.Min(_registry.OldestSnapshot, txId);
+            while (_garbage.TryPeek(out var b) && b.FreedBy <= limit)
+            {
+                _garbage.Dequeue();
+                if (_pageTable.TryRemove(b))
+                    (released ??= []).Add(b);
+            }
+        }
+        if (released != null)
+            _registry.Retire(released);
     }
 
     private void Publish(EnvironmentState state)
@@ -378,6 +410,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 foreach (var b in c.Pages)
                     _unpublished.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b));
                 Publish(new EnvironmentState(c.TxId, c.RootTree, c.NextPage, c.JournalFile, c.JournalOffset));
+                ReleaseGarbage(c.TxId);
                 c.Done.TrySetResult();
                 Notify(c);
             }
@@ -634,11 +667,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
         ThrowIfFailed();
         lock (_flushLock)
         {
-            var state = _state;
-            if (state.TxId == LastSyncedTx() || _failure != null)
+            if (_state.TxId == LastSyncedTx() || _failure != null)
                 return;
-            // Registered like a reader so buffers replaced by commits during the flush are not freed under it.
-            var registration = _registry.Register(() => state.TxId);
+            // Registered like a reader so buffers replaced by commits during the flush are not freed under it. The
+            // state is read inside the registry's lock: a commit that publishes a newer state and then releases the
+            // copies it freed (ReleaseGarbage) either sees this registration or is seen by it, never neither.
+            EnvironmentState state = null!;
+            var registration = _registry.Register(() => (state = _state).TxId);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
             // A copy freed at or before T is unreachable in state T: the data file never needs it.
             var toWrite = buffers.Where(b => b.FreedBy == 0 || b.FreedBy > state.TxId).ToList();

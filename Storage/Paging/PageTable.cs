@@ -6,7 +6,8 @@ namespace RavenLite.Storage.Paging;
 /// Committed pages not yet written to the data file, by page number (one version per number:
 /// copy-on-write never rewrites a page a live snapshot can reach, so the newest copy is the only
 /// one any reader can ask for). Readers look here before the data file. The writer publishes at
-/// commit; the flusher removes what it has synced. Thread-safe.
+/// commit; the flusher removes what it has synced; copies a later commit freed are removed as soon
+/// as no snapshot can reach them (StorageEnvironment.ReleaseGarbage). Thread-safe.
 /// </summary>
 internal sealed unsafe class PageTable
 {
@@ -47,14 +48,32 @@ internal sealed unsafe class PageTable
         return replaced;
     }
 
-    /// <summary>Records that transaction <paramref name="txId"/> freed these pages: their committed copies are garbage for every state from <paramref name="txId"/> on.</summary>
-    public void MarkFreed(IReadOnlyList<long> pages, long txId)
+    /// <summary>
+    /// Records that transaction <paramref name="txId"/> freed these pages: their committed copies are
+    /// garbage for every state from <paramref name="txId"/> on. Each copy so marked is added to <paramref name="garbage"/>.
+    /// </summary>
+    public void MarkFreed(IReadOnlyList<long> pages, long txId, Queue<PageBuffer> garbage)
     {
         if (Volatile.Read(ref _count) == 0)
             return;
         foreach (long p in pages)
+        {
             if (_pages.TryGetValue(p, out var b) && b.FreedBy == 0 && b.TxId < txId)
+            {
                 b.FreedBy = txId;
+                garbage.Enqueue(b);
+            }
+        }
+    }
+
+    /// <summary>Removes this copy if it is still the one held for its page number (not replaced or flushed meanwhile).</summary>
+    public bool TryRemove(PageBuffer b)
+    {
+        if (!_pages.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b)))
+            return false;
+        Interlocked.Decrement(ref _count);
+        Interlocked.Add(ref _pageCount, -b.PageCount);
+        return true;
     }
 
     /// <summary>Copies committed at or before <paramref name="txId"/>.</summary>
@@ -66,14 +85,8 @@ internal sealed unsafe class PageTable
     {
         var removed = new List<PageBuffer>();
         foreach (var b in flushed)
-        {
-            if (_pages.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b)))
-            {
-                Interlocked.Decrement(ref _count);
-                Interlocked.Add(ref _pageCount, -b.PageCount);
+            if (TryRemove(b))
                 removed.Add(b);
-            }
-        }
         return removed;
     }
 

@@ -53,6 +53,83 @@ public class SnapshotIsolationTests
     }
 
     [Fact]
+    public void Copies_freed_by_commits_leave_memory_without_a_flush_unless_a_reader_can_reach_them()
+    {
+        // No flush runs during the test: every page copy the updates free stays in the page table unless released at commit.
+        using var h = StorageHarness.InMemory(o => new StorageOptions
+        {
+            Directory = o.Directory, FileSystem = o.FileSystem, InitialMapSize = o.InitialMapSize,
+            FlushIntervalMs = int.MaxValue, FlushThresholdPages = int.MaxValue,
+        });
+        using (var tx = h.Env.WriteTransaction())
+        {
+            var t = tx.CreateTree("t");
+            for (int i = 0; i < 20_000; i++)
+                t.Put(TestData.Key(i), BitConverter.GetBytes(0L));
+            tx.Commit();
+        }
+        h.Env.Flush();
+        var r = new Random(5);
+        void Update(int round)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var t = tx.CreateTree("t");
+            for (int k = 0; k < 20; k++)
+                t.Put(TestData.Key(r.Next(20_000)), BitConverter.GetBytes((long)round));
+            tx.Commit();
+        }
+        long TreePages()
+        {
+            var s = h.Env.GetStats();
+            return s.RootTree.BranchPages + s.RootTree.LeafPages + s.Trees.Sum(x => x.BranchPages + x.LeafPages);
+        }
+
+        // The committing transaction's own snapshot is live during its commit, so the last commit's garbage waits for the next one.
+        const int OneCommitsCopies = 100;
+        for (int round = 1; round <= 300; round++)
+            Update(round);
+        // 300 commits copied thousands of pages; only copies still reachable wait for the flush.
+        Assert.True(h.Env.GetStats().PagesWaitingForFlush <= TreePages() + OneCommitsCopies, $"{h.Env.GetStats().PagesWaitingForFlush} pages held for a tree of {TreePages()}");
+
+        // A reader pins what its snapshot reaches: the copies later commits free stay, and it keeps reading them.
+        var reader = h.Env.ReadTransaction();
+        var pinned = reader.ReadTree("t")!;
+        var expected = Enumerable.Range(0, 20_000).Select(i => { pinned.TryGet(TestData.Key(i), out var v); return BitConverter.ToInt64(v); }).ToArray();
+        for (int round = 301; round <= 600; round++)
+            Update(round);
+        long held = h.Env.GetStats().PagesWaitingForFlush;
+        Assert.True(held > TreePages() + 10 * OneCommitsCopies, $"{held} pages held while a reader predates 300 commits");
+        for (int i = 0; i < 20_000; i++)
+        {
+            Assert.True(pinned.TryGet(TestData.Key(i), out var v));
+            Assert.Equal(expected[i], BitConverter.ToInt64(v));
+        }
+        reader.Dispose();
+        Update(601);
+        Update(602);
+        Assert.True(h.Env.GetStats().PagesWaitingForFlush <= TreePages() + OneCommitsCopies);
+
+        // Nothing the data file or the journal needs went with them.
+        var latest = new long[20_000];
+        using (var tx = h.Env.ReadTransaction())
+            for (int i = 0; i < 20_000; i++)
+            {
+                tx.ReadTree("t")!.TryGet(TestData.Key(i), out var v);
+                latest[i] = BitConverter.ToInt64(v);
+            }
+        foreach (var env in new[] { h.Restart(), h.Env })
+        {
+            using var tx = env.ReadTransaction();
+            for (int i = 0; i < 20_000; i++)
+            {
+                Assert.True(tx.ReadTree("t")!.TryGet(TestData.Key(i), out var v));
+                Assert.Equal(latest[i], BitConverter.ToInt64(v));
+            }
+            env.Flush();
+        }
+    }
+
+    [Fact]
     public void Uncommitted_changes_are_invisible_and_rolled_back()
     {
         using var h = Fast();
