@@ -41,6 +41,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly PageTable _pageTable = new();
     private readonly PagePool _pool = PagePool.Shared;
     private readonly Queue<PageBuffer> _garbage = new(); // committed copies freed by a later commit, in freeing order (ReleaseGarbage)
+    private long _releasedSinceFlush; // pages of garbage released since the last flush began (they count toward FlushThresholdPages)
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -358,14 +359,22 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
         }
         if (released != null)
+        {
+            long pages = 0;
+            foreach (var b in released)
+                pages += b.PageCount;
+            Interlocked.Add(ref _releasedSinceFlush, pages);
             _registry.Retire(released);
+        }
     }
 
     private void Publish(EnvironmentState state)
     {
         _state = state;
         Interlocked.Increment(ref _commits);
-        if (_pageTable.PageCount >= _options.FlushThresholdPages)
+        // Released garbage counts too: the pages it freed become reusable only once a flush has synced past them,
+        // so without it a random-update workload flushed rarely and its data file grew 5x (2.5 GB for 180 MB of data).
+        if (_pageTable.PageCount + Interlocked.Read(ref _releasedSinceFlush) >= _options.FlushThresholdPages)
             _flushSignal.Set();
     }
 
@@ -674,6 +683,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             // copies it freed (ReleaseGarbage) either sees this registration or is seen by it, never neither.
             EnvironmentState state = null!;
             var registration = _registry.Register(() => (state = _state).TxId);
+            Interlocked.Exchange(ref _releasedSinceFlush, 0);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
             // A copy freed at or before T is unreachable in state T: the data file never needs it.
             var toWrite = buffers.Where(b => b.FreedBy == 0 || b.FreedBy > state.TxId).ToList();

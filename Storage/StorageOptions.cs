@@ -24,7 +24,7 @@ public sealed class StorageOptions
     /// <summary>Spare journal files kept for reuse after their records are synced. Default 2.</summary>
     public int MaxRecycledJournals { get; init; } = 2;
 
-    /// <summary>Flush when this many committed pages wait to be copied to the data file. Default 8192 pages (64 MiB).</summary>
+    /// <summary>Flush when this many committed pages wait to be copied to the data file, counting the pages of copies released since the last flush (their freed page numbers are reused only after a flush). Default 8192 pages (64 MiB).</summary>
     public int FlushThresholdPages { get; init; } = 8192;
 
     /// <summary>Flush at least this often while anything is waiting, milliseconds. Default 1000.</summary>
