@@ -92,6 +92,7 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat)
         foreach (var (name, create) in reverse ? Engines.Reverse() : Engines)
         {
             string dir = NewDir(name + "-" + workload);
+            ProcessIo.Settle();
             GC.Collect();
             long written = ProcessIo.WriteBytes();
             var engine = create(dir, mode);
