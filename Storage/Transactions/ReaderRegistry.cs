@@ -14,7 +14,7 @@ internal sealed class ReaderRegistry
     private readonly List<(PageBuffer Buffer, long Seq)> _retired = [];
     private long _seq;
 
-    /// <summary>Registers a transaction whose snapshot is read inside the lock, so start order and snapshot order agree.</summary>
+    /// <summary>Registers a transaction whose snapshot is read inside the lock (a commit that published a newer state before taking the lock is seen).</summary>
     public LinkedListNode<(long Seq, long Snapshot)> Register(Func<long> snapshot)
     {
         lock (_lock)
@@ -27,13 +27,24 @@ internal sealed class ReaderRegistry
             _live.Remove(node);
     }
 
-    /// <summary>Oldest live snapshot, or long.MaxValue when none.</summary>
+    /// <summary>
+    /// Oldest live snapshot, or long.MaxValue when none. The minimum over every live transaction, not the
+    /// first one: a write transaction registers with the writer's state, which runs ahead of the published
+    /// state while a commit is in flight, so a reader that starts after it can hold an older snapshot.
+    /// (Taking the first one let a commit release page copies such a reader still reached: found as an
+    /// access violation in an index worker's read transaction.)
+    /// </summary>
     public long OldestSnapshot
     {
         get
         {
             lock (_lock)
-                return _live.First?.Value.Snapshot ?? long.MaxValue;
+            {
+                long oldest = long.MaxValue;
+                foreach (var (_, snapshot) in _live)
+                    oldest = Math.Min(oldest, snapshot);
+                return oldest;
+            }
         }
     }
 

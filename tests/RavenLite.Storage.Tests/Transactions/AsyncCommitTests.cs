@@ -56,6 +56,32 @@ public sealed class AsyncCommitTests : IDisposable
     private void WaitUntilSyncHeld() => Assert.True(_syncWaiting.Wait(TimeSpan.FromSeconds(30)), "no journal fsync started");
 
     [Fact]
+    public async Task A_reader_that_starts_after_the_next_writer_keeps_the_copies_its_older_snapshot_reaches()
+    {
+        using var env = StorageEnvironment.Open(Options());
+        await PutAndCommitAsync(env, "a", "0"); // its pages wait in memory (no background flush)
+        HoldJournalSync();
+        var first = PutAndCommitAsync(env, "a", "1"); // copies the page holding "a" and frees the copy above
+        WaitUntilSyncHeld();
+
+        // The next writer registers with the in-flight state; a reader that starts after it gets the older, durable one.
+        using var writer = env.WriteTransaction();
+        using var reader = env.ReadTransaction();
+        var tree = reader.ReadTree("t")!;
+        _syncGate.Set();
+        // Publishing "1" releases copies freed up to the oldest snapshot: the reader's, not the writer's.
+        await first.WaitAsync(TimeSpan.FromSeconds(30));
+
+        // Bounded: a page read from a released copy's stale place can send the search round in circles.
+        string? value = await Task.Run(() => tree.TryGet("a"u8, out var v) ? System.Text.Encoding.UTF8.GetString(v) : null)
+            .WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal("0", value);
+        writer.CreateTree("t").Put("b"u8, "2"u8);
+        await writer.CommitAsync();
+        Assert.Equal("1", Read(env, "a"));
+    }
+
+    [Fact]
     public async Task In_flight_commit_is_the_next_writers_base_and_invisible_to_readers_until_durable()
     {
         using (var env = StorageEnvironment.Open(Options()))
