@@ -31,7 +31,7 @@ internal sealed unsafe class PagePool : IDisposable
     private readonly Dictionary<nint, Slab> _slabs = [];
     private readonly List<Slab> _available = []; // slabs with a free page; the last one is rented from
     private readonly Func<long> _clockMs;
-    private long _freePages, _inUse, _peak, _previousPeak, _windowStart;
+    private long _freePages, _peak, _previousPeak, _windowStart;
     private bool _disposed;
 
     /// <param name="clockMs">Milliseconds clock for the trim windows (tests pass their own); default <see cref="Environment.TickCount64"/>.</param>
@@ -40,6 +40,9 @@ internal sealed unsafe class PagePool : IDisposable
         _clockMs = clockMs ?? (() => Environment.TickCount64);
         _windowStart = _clockMs();
     }
+
+    /// <summary>Pages rented and not returned (under the lock).</summary>
+    private long InUse => (long)_slabs.Count * PagesPerSlab - _freePages;
 
     /// <summary>Free pages the pool keeps mapped (under the lock).</summary>
     private long Allowance => Math.Max(MaxPooled, Math.Max(_peak, _previousPeak));
@@ -74,8 +77,7 @@ internal sealed unsafe class PagePool : IDisposable
             }
             var slab = _available[^1];
             _freePages--;
-            if (++_inUse > _peak)
-                _peak = _inUse;
+            _peak = Math.Max(_peak, InUse);
             return slab.Base + (long)slab.Free[--slab.FreeCount] * StorageConstants.PageSize;
         }
     }
@@ -91,7 +93,6 @@ internal sealed unsafe class PagePool : IDisposable
                 throw new InvalidOperationException("A page returned to the pool did not come from it.");
             slab.Free[slab.FreeCount++] = (ushort)((page - slab.Base) / StorageConstants.PageSize);
             _freePages++;
-            _inUse--;
             if (RollWindow() && _freePages > Allowance)
             {
                 TrimFreeSlabs();
@@ -119,8 +120,8 @@ internal sealed unsafe class PagePool : IDisposable
         if (now - _windowStart < TrimWindowMs)
             return false;
         // A peak counts for its own window and the next; after two quiet windows only current use counts.
-        _previousPeak = now - _windowStart >= 2 * TrimWindowMs ? _inUse : _peak;
-        _peak = _inUse;
+        _previousPeak = now - _windowStart >= 2 * TrimWindowMs ? InUse : _peak;
+        _peak = InUse;
         _windowStart = now;
         return true;
     }

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using RavenLite.Storage;
 
 namespace RavenLite.Bench;
@@ -92,7 +93,7 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat)
         foreach (var (name, create) in reverse ? Engines.Reverse() : Engines)
         {
             string dir = NewDir(name + "-" + workload);
-            ProcessIo.Settle();
+            Settle();
             GC.Collect();
             long written = ProcessIo.WriteBytes();
             var engine = create(dir, mode);
@@ -129,4 +130,20 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat)
         Directory.CreateDirectory(dir);
         return dir;
     }
+
+    /// <summary>
+    /// Lets the device settle before a timed run: sync(2) the page cache, then a short pause. The previous
+    /// run's cleanup (deleting hundreds of MB on a file system mounted with `discard`, the other engine's
+    /// writeback) otherwise lands on whichever engine runs next.
+    /// </summary>
+    private static void Settle()
+    {
+        sync();
+        Thread.Sleep(500);
+    }
+
+#pragma warning disable SYSLIB1054 // DllImport keeps this project free of unsafe code (CONVENTIONS §3)
+    [DllImport("libc")]
+    private static extern void sync();
+#pragma warning restore SYSLIB1054
 }

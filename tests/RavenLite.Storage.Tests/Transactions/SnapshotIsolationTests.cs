@@ -4,16 +4,11 @@ namespace RavenLite.Storage.Tests.Transactions;
 
 public class SnapshotIsolationTests
 {
-    private static StorageHarness Fast() => StorageHarness.InMemory(o => new StorageOptions
-    {
-        Directory = o.Directory, FileSystem = o.FileSystem, InitialMapSize = o.InitialMapSize, FlushIntervalMs = 5, FlushThresholdPages = 50,
-    });
-
-    /// <summary>Like <see cref="Fast"/>, with a journal fsync that takes ~1 ms, so commits stay in flight while readers start.</summary>
-    private static StorageHarness FastWithSlowJournalSync() => StorageHarness.InMemory(o => new StorageOptions
+    /// <summary>Frequent flushes; with <paramref name="slowJournalSync"/>, a journal fsync that takes ~1 ms, so commits stay in flight while readers start.</summary>
+    private static StorageHarness Fast(bool slowJournalSync = false) => StorageHarness.InMemory(o => new StorageOptions
     {
         Directory = o.Directory, InitialMapSize = o.InitialMapSize, FlushIntervalMs = 5, FlushThresholdPages = 50,
-        FileSystem = new RavenLite.Storage.Platform.FaultInjectingFileSystem(o.FileSystem!)
+        FileSystem = !slowJournalSync ? o.FileSystem : new RavenLite.Storage.Platform.FaultInjectingFileSystem(o.FileSystem!)
         {
             BeforeSync = path =>
             {
@@ -174,7 +169,7 @@ public class SnapshotIsolationTests
     [InlineData(true)] // the merger's pattern: the next writer runs while the previous commit is in flight (its snapshot is ahead of readers')
     public async Task Bank_invariant_holds_for_concurrent_readers_on_several_threads(bool pipelined)
     {
-        using var h = pipelined ? FastWithSlowJournalSync() : Fast();
+        using var h = Fast(slowJournalSync: pipelined);
         const int accounts = 2000;
         const long total = accounts * 1000L;
         using (var tx = h.Env.WriteTransaction())
