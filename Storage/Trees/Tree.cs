@@ -16,6 +16,9 @@ namespace RavenLite.Storage.Trees;
 /// 3. Values larger than <see cref="StorageConstants.MaxNodeSize"/> live in contiguous overflow runs.
 /// 4. Non-root pages are never empty; deletes merge a page into a sibling when it falls below a quarter full and the two fit in one.
 /// 5. An insert at the right end of a full page moves only the new entry to the new page, so sequential fills leave pages full.
+///    An insert right after the previous insert into the same leaf (a run of increasing keys landing in the middle
+///    of the tree, such as HiLo ids "orders/1234-A", "orders/1235-A" among shorter ones) splits just after the new
+///    entry, so the run continues as appends and its pages fill instead of staying half full.
 /// Bound to one transaction; not thread-safe.
 /// </summary>
 public sealed unsafe class Tree
@@ -25,6 +28,10 @@ public sealed unsafe class Tree
     private readonly long[] _pages = new long[MaxDepth];
     private readonly int[] _indexes = new int[MaxDepth];
     internal TreeHeader Header;
+
+    // Where the last put placed its entry (leaf page number in this transaction, index), to spot runs of increasing keys.
+    private long _lastLeaf;
+    private int _lastIndex = -1;
 
     internal Tree(Transaction tx, string? name, TreeHeader header)
     {
@@ -129,7 +136,8 @@ public sealed unsafe class Tree
             Header.OverflowPages += pages;
             written = TreePage.WriteRefNode(scratch, key, NodeFlags.Overflow, value.Length, runNumber);
         }
-        InsertNode(tx, leafLevel, i, scratch[..written]);
+        bool followsLast = _pages[leafLevel] == _lastLeaf && i == _lastIndex + 1;
+        (_lastLeaf, _lastIndex) = InsertNode(tx, leafLevel, i, scratch[..written], followsLast);
         Header.EntryCount++;
     }
 
@@ -145,6 +153,7 @@ public sealed unsafe class Tree
         if (!exact)
             return false;
         IsModified = true;
+        _lastIndex = -1;
         byte* leaf = TouchPath(tx, leafLevel);
         RemoveValueAt(tx, leaf, i);
         Header.EntryCount--;
@@ -209,11 +218,12 @@ public sealed unsafe class Tree
         return page;
     }
 
-    private void InsertNode(WriteTransaction tx, int level, int index, ReadOnlySpan<byte> node)
+    /// <summary>Inserts <paramref name="node"/> at <paramref name="index"/> of the page at <paramref name="level"/>, splitting upwards as needed; returns the page and index where the node landed.</summary>
+    private (long Page, int Index) InsertNode(WriteTransaction tx, int level, int index, ReadOnlySpan<byte> node, bool followsLast = false)
     {
         byte* page = tx.GetPage(_pages[level]);
         if (TreePage.TryInsert(page, index, node))
-            return;
+            return (_pages[level], index);
 
         bool leaf = TreePage.IsLeaf(page);
         byte* right = tx.AllocatePages(1, out long rightNumber);
@@ -222,7 +232,8 @@ public sealed unsafe class Tree
             Header.LeafPages++;
         else
             Header.BranchPages++;
-        byte[] separator = Split(page, right, index, node, leaf);
+        byte[] separator = Split(page, right, index, node, leaf, followsLast, out int splitAt);
+        var landed = index < splitAt ? (_pages[level], index) : (rightNumber, index - splitAt);
 
         Span<byte> branchNode = stackalloc byte[NodeHeader.SizeOf + StorageConstants.MaxKeySize + sizeof(long)];
         if (level == 0)
@@ -236,25 +247,33 @@ public sealed unsafe class Tree
             Header.RootPage = rootNumber;
             Header.Depth++;
             Header.BranchPages++;
-            return;
+            return landed;
         }
         int len = TreePage.WriteRefNode(branchNode, separator, NodeFlags.Branch, sizeof(long), rightNumber);
         InsertNode(tx, level - 1, _indexes[level - 1] + 1, branchNode[..len]);
+        return landed;
     }
 
-    /// <summary>Splits a full page plus one new node between <paramref name="page"/> and the empty <paramref name="right"/>; returns the separator (first key of the right page).</summary>
+    /// <summary>
+    /// Splits a full page plus one new node between <paramref name="page"/> and the empty <paramref name="right"/>;
+    /// returns the separator (first key of the right page) and, in <paramref name="splitAt"/>, how many entries (counting the new one) stayed left.
+    /// <paramref name="followsLast"/>: the node goes right after the previous insert, so the left page keeps everything up to it.
+    /// </summary>
     [SkipLocalsInit] // the page copy is written whole before it is read
-    private byte[] Split(byte* page, byte* right, int insertAt, ReadOnlySpan<byte> node, bool leaf)
+    private byte[] Split(byte* page, byte* right, int insertAt, ReadOnlySpan<byte> node, bool leaf, bool followsLast, out int splitAt)
     {
         byte* copy = stackalloc byte[StorageConstants.PageSize];
         Buffer.MemoryCopy(page, copy, StorageConstants.PageSize, StorageConstants.PageSize);
         int n = TreePage.Count(copy);
         int total = n + 1;
 
-        int splitAt;
         if (insertAt == n)
         {
             splitAt = n; // appending: keep the left page full, start the right page with the new entry
+        }
+        else if (followsLast && FitsInOnePage(copy, insertAt, node, insertAt + 1))
+        {
+            splitAt = insertAt + 1; // a run inside the page: the entries after it move right, the run goes on appending on the left
         }
         else
         {
@@ -297,6 +316,15 @@ public sealed unsafe class Tree
             }
         }
         return separator;
+    }
+
+    /// <summary>True when the first <paramref name="count"/> entries (the new node included) fit in one page.</summary>
+    private static bool FitsInOnePage(byte* copy, int insertAt, ReadOnlySpan<byte> node, int count)
+    {
+        int used = PageHeader.SizeOf;
+        for (int j = 0; j < count; j++)
+            used += NodeAt(copy, insertAt, node, j).Length + sizeof(ushort);
+        return used <= StorageConstants.PageSize;
     }
 
     private static ReadOnlySpan<byte> NodeAt(byte* copy, int insertAt, ReadOnlySpan<byte> node, int j) =>

@@ -28,6 +28,46 @@ public class TreeShapeTests
     }
 
     [Fact]
+    public void Hilo_ids_in_increasing_order_fill_leaves_instead_of_halving_them()
+    {
+        // "orders/1234-A" style ids: each new id lands right after the previous one, in the middle of the
+        // tree (after "orders/123-A" and before "orders/124-A"), not at its end.
+        using var h = StorageHarness.InMemory(durability: DurabilityMode.None);
+        var value = new byte[1000];
+        new Random(3).NextBytes(value);
+        const int count = 50_000;
+        for (int start = 0; start < count; start += 3000)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var t = tx.CreateTree("docs");
+            for (int i = start; i < Math.Min(count, start + 3000); i++)
+                t.Put(TestData.Bytes($"orders/{i}-a"), value);
+            tx.Commit();
+        }
+        using var rtx = h.Env.ReadTransaction();
+        var tree = rtx.ReadTree("docs")!;
+        var s = tree.State;
+        Assert.Equal(count, s.EntryCount);
+        // 7 entries of ≈1,020 bytes fit in a leaf. Splitting every full leaf in half leaves ≈4.5 per leaf
+        // (measured before the run-aware split); splitting after the run's newest entry ≈5.6.
+        double perLeaf = s.EntryCount / (double)s.LeafPages;
+        Assert.True(perLeaf >= 5.3, $"{perLeaf:F2} entries per leaf");
+        var c = tree.CreateCursor();
+        Assert.True(c.SeekToFirst());
+        int n = 1;
+        var prev = c.Key.ToArray();
+        while (c.MoveNext())
+        {
+            Assert.True(c.Key.SequenceCompareTo(prev) > 0);
+            prev = c.Key.ToArray();
+            n++;
+        }
+        Assert.Equal(count, n);
+        for (int i = 0; i < count; i += 101)
+            Assert.True(tree.TryGet(TestData.Bytes($"orders/{i}-a"), out var v) && v.SequenceEqual(value));
+    }
+
+    [Fact]
     public void Random_fill_of_1M_then_read_back_every_key()
     {
         using var h = StorageHarness.InMemory(durability: DurabilityMode.None);
