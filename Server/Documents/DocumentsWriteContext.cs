@@ -95,22 +95,22 @@ public sealed class DocumentsWriteContext
     }
 
     /// <summary>
-    /// Stores <paramref name="document"/> under <paramref name="id"/> after checking
-    /// <paramref name="expectedChangeVector"/> (null: no check; "": must not exist; else must match — 409).
-    /// An update keeps the stored id casing and may not move the document to another collection (400).
+    /// Stores the document <paramref name="json"/> (validated and prepared here, <see cref="DocumentPreparer"/>) under
+    /// <paramref name="id"/> after checking <paramref name="expectedChangeVector"/> (null: no check; "": must not
+    /// exist; else must match — 409). An update keeps the stored id casing and may not move the document to
+    /// another collection (400).
     /// </summary>
-    public WriteResult Put(string id, JsonElement document, string? expectedChangeVector)
+    public WriteResult Put(string id, ReadOnlySpan<byte> json, string? expectedChangeVector)
     {
-        string collection = DocumentJson.CollectionOf(document);
         var prepared = _scratch.Prepared;
         prepared.ResetWrittenCount();
-        int prefixLength = DocumentJson.Prepare(document, prepared);
+        int prefixLength = DocumentPreparer.Current.Prepare(json, prepared, out string collection);
         return Put(id, collection, prepared.WrittenSpan, prefixLength, expectedChangeVector);
     }
 
     /// <summary>
-    /// <see cref="Put(string, JsonElement, string?)"/> for a document already validated and prepared by
-    /// <see cref="DocumentJson.Prepare"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
+    /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/> for a document already validated and prepared by
+    /// <see cref="DocumentPreparer"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
     /// bytes) whose <c>@metadata.@collection</c> is <paramref name="collection"/>.
     /// </summary>
     public WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector)
@@ -155,7 +155,7 @@ public sealed class DocumentsWriteContext
 
     /// <summary>
     /// Deletes a document, leaving a tombstone. <paramref name="expectedChangeVector"/> as for
-    /// <see cref="Put(string, JsonElement, string?)"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
+    /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
     /// </summary>
     public WriteResult Delete(string id, string? expectedChangeVector)
     {

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -22,8 +23,9 @@ public static class BulkDocsEndpoints
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         using var json = DocumentJson.Parse(body, 3); // {"Commands":[{"Document":{...}}]}
-        var commands = ParseCommands(json.RootElement, db.Documents, options);
-        var batch = new BatchCommand(commands, body.Length);
+        var prepared = new ArrayBufferWriter<byte>(body.Length + 256);
+        var commands = ParseCommands(json.RootElement, db.Documents, options, prepared);
+        var batch = new BatchCommand(commands, prepared, body.Length);
         await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 201, w =>
         {
@@ -58,7 +60,8 @@ public static class BulkDocsEndpoints
         }).ConfigureAwait(false);
     }
 
-    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options)
+    /// <summary>Checks every command; each PUT's document is validated and prepared into <paramref name="prepared"/> (so a bad one fails the whole batch before anything is written).</summary>
+    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared)
     {
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Commands", out var arr) || arr.ValueKind != JsonValueKind.Array)
             throw ApiException.BadRequest("Body must be {\"Commands\":[...]}.");
@@ -85,15 +88,17 @@ public static class BulkDocsEndpoints
                 case "PUT":
                     if (!c.TryGetProperty("Document", out var doc) || doc.ValueKind != JsonValueKind.Object)
                         throw ApiException.BadRequest($"Commands[{index}] (PUT {id}) needs a Document object.");
-                    if (System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(doc).Length > options.MaxDocumentBytes)
+                    var raw = System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(doc);
+                    if (raw.Length > options.MaxDocumentBytes)
                         throw ApiException.TooLarge($"Document '{id}' is over the limit of {options.MaxDocumentBytes} bytes (MaxDocumentBytes).");
                     documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
-                    DocumentJson.CollectionOf(doc);
-                    list.Add(new BatchItem(true, id, doc, cv));
+                    int start = prepared.WrittenCount;
+                    int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
+                    list.Add(new BatchItem(true, id, collection, start, prepared.WrittenCount - start, prefix, cv));
                     break;
                 case "DELETE":
                     documents.ValidateId(id);
-                    list.Add(new BatchItem(false, id, default, cv));
+                    list.Add(new BatchItem(false, id, "", 0, 0, 0, cv));
                     break;
                 default:
                     throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT and DELETE are).");
@@ -103,9 +108,10 @@ public static class BulkDocsEndpoints
         return list;
     }
 
-    private sealed record BatchItem(bool IsPut, string Id, JsonElement Document, string? ChangeVector);
+    /// <summary>A command; a PUT's prepared document is <c>prepared[Start..Start+Length]</c> with a prefix of <c>Prefix</c> bytes.</summary>
+    private sealed record BatchItem(bool IsPut, string Id, string Collection, int Start, int Length, int Prefix, string? ChangeVector);
 
-    private sealed class BatchCommand(List<BatchItem> items, long bytes) : MergedCommand
+    private sealed class BatchCommand(List<BatchItem> items, ArrayBufferWriter<byte> prepared, long bytes) : MergedCommand
     {
         public WriteResult[] Results { get; } = new WriteResult[items.Count];
 
@@ -120,7 +126,7 @@ public static class BulkDocsEndpoints
             {
                 var item = items[i];
                 Results[i] = item.IsPut
-                    ? context.Put(context.ResolveId(item.Id), item.Document, item.ChangeVector)
+                    ? context.Put(context.ResolveId(item.Id), item.Collection, prepared.WrittenSpan.Slice(item.Start, item.Length), item.Prefix, item.ChangeVector)
                     : context.Delete(item.Id, item.ChangeVector);
             }
         }

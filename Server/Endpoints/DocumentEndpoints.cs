@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -154,9 +155,10 @@ public static class DocumentEndpoints
         db.Documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? throw ApiException.BadRequest("Document id must not be empty.") : id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
-        using var doc = DocumentJson.Parse(body, 0);
-        DocumentJson.CollectionOf(doc.RootElement);
-        var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), doc.RootElement, expected), body.Length);
+        // Validated and prepared here, on the request's thread; the merger thread only assigns the etag and writes.
+        var prepared = new ArrayBufferWriter<byte>(body.Length + 64);
+        int prefix = DocumentPreparer.Current.Prepare(body.Span, prepared, out string collection);
+        var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), collection, prepared.WrittenSpan, prefix, expected), body.Length);
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         var result = command.Result!;
         await JsonResponse.WriteAsync(context, 201, w =>

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -38,8 +39,7 @@ public static class HiLoEndpoints
 
     private static void WriteMax(DocumentsWriteContext ctx, string tag, long max)
     {
-        using var doc = JsonDocument.Parse($"{{\"Max\":{max.ToString(CultureInfo.InvariantCulture)},\"@metadata\":{{\"@collection\":\"{Collections.Hilo}\"}}}}");
-        ctx.Put(DocId(tag), doc.RootElement, null);
+        ctx.Put(DocId(tag), Encoding.UTF8.GetBytes($"{{\"Max\":{max.ToString(CultureInfo.InvariantCulture)},\"@metadata\":{{\"@collection\":\"{Collections.Hilo}\"}}}}"), null);
     }
 
     private static async Task Next(HttpContext context, Database db)

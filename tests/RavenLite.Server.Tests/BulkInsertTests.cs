@@ -56,6 +56,38 @@ public sealed class BulkInsertTests
     }
 
     [Fact]
+    public async Task Strings_with_quotes_braces_and_escapes_survive_any_chunking()
+    {
+        await using var s = await StartWithDatabaseAsync();
+        // Names that hold every byte the item scanner looks at: quotes, backslashes (also right before a quote), braces, brackets.
+        string NameOf(int i) => $"u{i} \"q\" {{b}} [a] \\ \\\"{new string('\\', i % 4)}";
+        string Escaped(string v) => JsonSerializer.Serialize(v);
+        var items = Enumerable.Range(0, 300).Select(i =>
+            "{\"Id\":\"odd/" + i + "\",\"Type\":\"PUT\",\"Document\":{\"Name\":" + Escaped(NameOf(i))
+            + ",\"Nested\":{\"a\":[{\"b\":\"}\"},[\"]\"]],\"c\":\"\\\\\"},\"@metadata\":{\"@collection\":\"Odd\"}}}");
+        byte[] body = Encoding.UTF8.GetBytes("[\n " + string.Join(" ,\r\n\t", items) + "\n]");
+        var rnd = new Random(5);
+        using var raw = await RawHttp.ConnectAsync(s.Url);
+        await raw.StartChunkedPostAsync("/databases/db/bulk_insert?id=3");
+        for (int pos = 0; pos < body.Length;)
+        {
+            int n = Math.Min(body.Length - pos, rnd.Next(1, 9));
+            await raw.ChunkAsync(body.AsMemory(pos, n));
+            pos += n;
+        }
+        var (status, _, text) = await raw.ReadResponseAsync(TimeSpan.FromSeconds(60));
+        Assert.True(201 == status, $"{status} {text}");
+        Assert.Equal(300, await CountAsync(s));
+        foreach (int i in new[] { 0, 1, 2, 3, 150, 299 })
+        {
+            var doc = (await ReadJson(await s.Http.GetAsync($"/databases/db/docs?id=odd/{i}"))).GetProperty("Results")[0];
+            Assert.Equal(NameOf(i), doc.GetProperty("Name").GetString());
+            Assert.Equal("}", doc.GetProperty("Nested").GetProperty("a")[0].GetProperty("b").GetString());
+            Assert.Equal("\\", doc.GetProperty("Nested").GetProperty("c").GetString());
+        }
+    }
+
+    [Fact]
     public async Task Gzip_bodies_heartbeats_and_overwrites_work_through_httpclient()
     {
         await using var s = await StartWithDatabaseAsync();
@@ -100,6 +132,13 @@ public sealed class BulkInsertTests
     [InlineData("{\"not\":\"an array\"}", "JSON array")]
     [InlineData("[1,2]", "array of objects")]
     [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{\"x\":1,\"x\":2}}]", "Duplicate")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{\"x\":{\"y\":1,\"\\u0079\":2}}}]", "Duplicate")]
+    [InlineData("[{\"Id\":\"a\",\"Id\":\"b\",\"Type\":\"PUT\",\"Document\":{}}]", "Duplicate")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":[]}]", "no Document object")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{\"@metadata\":{\"@collection\":7}}}]", "@collection must be a string")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{}} {\"Id\":\"b\",\"Type\":\"PUT\",\"Document\":{}}]", "expected ','")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{}},]", "array of objects")]
+    [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{\"v\":[1,2}}}]", "Invalid JSON")]
     [InlineData("[{\"Id\":\"a\",\"Type\":\"Counters\"}]", "not supported")]
     [InlineData("[{\"Type\":\"PUT\",\"Document\":{}}]", "no Id")]
     [InlineData("[{\"Id\":\"a\",\"Type\":\"PUT\",\"Document\":{}},{\"Id\":\"b\",\"Type\":\"PUT\",\"Document\":{\"v\":tru}}]", "Invalid JSON")]
@@ -116,6 +155,24 @@ public sealed class BulkInsertTests
         var state = await StateAsync(s, 9);
         Assert.Equal("Faulted", state.GetProperty("Status").GetString());
         Assert.Contains(expected, state.GetProperty("Result").GetProperty("Error").GetString());
+    }
+
+    [Fact]
+    public async Task Documents_nest_64_levels_in_a_stream_and_keep_client_metadata()
+    {
+        await using var s = await StartWithDatabaseAsync();
+        string Nest(int levels) => string.Concat(Enumerable.Repeat("{\"a\":", levels - 1)) + "{}" + new string('}', levels - 1);
+        string ok = "[{\"Id\":\"deep\",\"Type\":\"PUT\",\"Document\":" + Nest(64)[..^1] + ",\"@metadata\":{\"@collection\":\"Deep\",\"Raven-Node-Type\":\"N\",\"@id\":\"other\"}}}]";
+        Assert.Equal(HttpStatusCode.Created, (await s.Http.PostAsync("/databases/db/bulk_insert?id=1", Json(ok))).StatusCode);
+        using var doc = System.Text.Json.JsonDocument.Parse(await s.Http.GetStringAsync("/databases/db/docs?id=deep"), new System.Text.Json.JsonDocumentOptions { MaxDepth = 70 });
+        var meta = doc.RootElement.GetProperty("Results")[0].GetProperty("@metadata");
+        Assert.Equal("Deep", meta.GetProperty("@collection").GetString());
+        Assert.Equal("deep", meta.GetProperty("@id").GetString());
+        Assert.Equal("N", meta.GetProperty("Raven-Node-Type").GetString());
+        var r = await s.Http.PostAsync("/databases/db/bulk_insert?id=2", Json("[{\"Id\":\"deeper\",\"Type\":\"PUT\",\"Document\":" + Nest(65) + "}]"));
+        Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
+        Assert.Contains("64", (await ReadJson(r)).GetProperty("Message").GetString());
+        Assert.Equal(1, await CountAsync(s));
     }
 
     [Fact]
