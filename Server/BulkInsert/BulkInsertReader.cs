@@ -9,18 +9,18 @@ namespace RavenLite.Server.BulkInsert;
 /// <summary>
 /// Incremental parser of a bulk-insert body (PROTOCOL.md §7): one JSON array of
 /// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"HeartBeat"}</c>), read from a
-/// <see cref="PipeReader"/> as it arrives, never buffered whole. A byte scanner finds where each item
-/// ends (strings, escapes and nesting; between items only whitespace, commas and the brackets are
-/// allowed); the item's bytes then get one full <see cref="Utf8JsonReader"/> pass that validates them
-/// and prepares the document (<see cref="DocumentPreparer"/>). So every byte is tokenized once, and the
-/// pipe keeps only the bytes of the item in progress. Returns at the array's closing <c>]</c> without
+/// <see cref="PipeReader"/> as it arrives, never buffered whole. Between items a few bytes of array
+/// syntax are checked by hand; each item gets one <see cref="Utf8JsonReader"/> pass over contiguous
+/// bytes (the pipe's segment, or the item copied out when it spans segments) that finds its end,
+/// validates it and prepares the document (<see cref="DocumentPreparer"/>) into the batch. An item
+/// that is not complete yet is tried again once the bytes buffered for it have doubled, so a large
+/// document arriving in small pieces is parsed O(size) times in all, not once per piece. The pipe
+/// keeps only the bytes of the item in progress. Returns at the array's closing <c>]</c> without
 /// waiting for the end of the body (the Node client never ends it). Not thread-safe.
 /// </summary>
 public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documents, int maxDocumentBytes)
 {
     private static readonly JsonReaderOptions ItemOptions = new() { MaxDepth = DocumentJson.MaxDepth + 1, CommentHandling = JsonCommentHandling.Disallow };
-    private static readonly SearchValues<byte> Structural = SearchValues.Create("\"{}[]"u8);
-    private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
 
     private enum Expect
     {
@@ -32,15 +32,16 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     }
 
     private Expect _expect = Expect.ArrayStart;
-    private int _depth;             // nesting inside the item in progress
-    private bool _inString, _escaped;
     private byte[] _join = new byte[64 << 10];
     private long _bufferStart;      // stream offset of the first byte the pipe still holds
-    private long _scan;             // stream offset the scanner resumes at
+    private long _scan;             // stream offset parsing resumes at
     private long _itemStart = -1;   // stream offset of the item being read, or -1
+    private long _retryAt;          // bytes buffered for the item in progress before it is tried again
     private bool _finished;
 
-    /// <summary>Bytes of the body scanned so far.</summary>
+    private long ItemLimit => maxDocumentBytes + 4096L;
+
+    /// <summary>Bytes of the body parsed so far.</summary>
     public long BytesRead => _scan;
 
     /// <summary>True once the closing <c>]</c> was read.</summary>
@@ -57,59 +58,45 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     {
         var buffer = result.Buffer;
         bool stop = false;
-        long pos = _bufferStart;
-        foreach (var memory in buffer)
+        while (!stop && !_finished)
         {
-            long segmentEnd = pos + memory.Length;
-            if (segmentEnd <= _scan)
+            if (_expect == Expect.InItem)
             {
-                pos = segmentEnd;
+                var rest = buffer.Slice(_itemStart - _bufferStart);
+                if (rest.Length < _retryAt && !result.IsCompleted)
+                    break;
+                int length = TryItem(rest, batch, out stop, full);
+                if (length < 0)
+                {
+                    if (rest.Length > ItemLimit)
+                        throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                    _retryAt = rest.Length * 2;
+                    _scan = _bufferStart + buffer.Length;
+                    break;
+                }
+                _retryAt = 0;
+                _scan = _itemStart + length;
+                _itemStart = -1;
+                _expect = Expect.CommaOrEnd;
                 continue;
             }
-            var span = memory.Span;
-            int i = (int)(_scan - pos);
-            while (i < span.Length && !stop && !_finished)
+            var pending = new SequenceReader<byte>(buffer.Slice(_scan - _bufferStart));
+            pending.AdvancePastAny((byte)' ', (byte)'\t', (byte)'\r', (byte)'\n');
+            long at = _scan + pending.Consumed;
+            if (!pending.TryPeek(out byte c))
             {
-                if (_expect == Expect.InItem)
-                {
-                    int end = ScanItem(span, i);
-                    if (end < 0)
-                    {
-                        i = span.Length;
-                        break;
-                    }
-                    i = end + 1;
-                    long itemEnd = pos + i;
-                    stop = Item(buffer.Slice(_itemStart - _bufferStart, itemEnd - _itemStart), batch, full);
-                    _itemStart = -1;
-                    _expect = Expect.CommaOrEnd;
-                    continue;
-                }
-                byte c = span[i];
-                if (c is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n')
-                {
-                    i++;
-                    continue;
-                }
-                Between(c, pos + i);
-                if (_expect == Expect.InItem)
-                {
-                    _itemStart = pos + i;
-                    _depth = 1;
-                }
-                i++;
-            }
-            _scan = pos + i;
-            pos = segmentEnd;
-            if (stop || _finished)
+                _scan = at;
                 break;
+            }
+            Between(c, at);
+            if (_expect == Expect.InItem)
+                _itemStart = at;
+            _scan = at + 1;
         }
         if (_expect == Expect.ArrayStart && result.IsCompleted)
             throw ApiException.BadRequest(buffer.IsEmpty ? "The bulk insert body is empty; it must be a JSON array." : "The bulk insert body must be a JSON array.");
-        if (_itemStart >= 0 && _scan - _itemStart > maxDocumentBytes + 4096L)
-            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
         if (result.IsCompleted && !_finished && !stop)
-            throw ApiException.BadRequest($"The bulk insert stream ended after {_scan} bytes, inside the array (no closing ']').");
+            throw ApiException.BadRequest($"The bulk insert stream ended after {_bufferStart + buffer.Length} bytes, inside the array (no closing ']').");
         long keep = _itemStart >= 0 ? _itemStart : _scan;
         var consumed = buffer.GetPosition(keep - _bufferStart);
         // Stopped early for a full batch: the rest is unread, so the next read must return at once.
@@ -143,123 +130,84 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         }
     }
 
-    /// <summary>Scans the item in progress from <paramref name="i"/>; returns the index of its closing brace, or -1 when it goes on past <paramref name="span"/>.</summary>
-    private int ScanItem(ReadOnlySpan<byte> span, int i)
+    /// <summary>
+    /// Parses the item at the start of <paramref name="rest"/> if it is complete there: from the first
+    /// segment when it holds the whole item, else from a copy. Returns its length, or -1 when more bytes are needed.
+    /// </summary>
+    private int TryItem(ReadOnlySequence<byte> rest, Func<BulkInsertBatch> currentBatch, out bool stop, Func<BulkInsertBatch, bool> full)
     {
-        while (i < span.Length)
-        {
-            if (_inString)
-            {
-                if (_escaped)
-                {
-                    _escaped = false;
-                    i++;
-                    continue;
-                }
-                int j = span[i..].IndexOfAny(StringEnd);
-                if (j < 0)
-                    return -1;
-                i += j;
-                if (span[i] == (byte)'\\')
-                    _escaped = true;
-                else
-                    _inString = false;
-                i++;
-                continue;
-            }
-            int k = span[i..].IndexOfAny(Structural);
-            if (k < 0)
-                return -1;
-            i += k;
-            switch (span[i])
-            {
-                case (byte)'"':
-                    _inString = true;
-                    break;
-                case (byte)'{' or (byte)'[':
-                    _depth++;
-                    break;
-                default:
-                    if (--_depth == 0)
-                        return i;
-                    break;
-            }
-            i++;
-        }
-        return -1;
+        var first = rest.FirstSpan;
+        int length = ParseItem(first, currentBatch, out stop, full);
+        if (length >= 0 || rest.IsSingleSegment)
+            return length;
+        int n = (int)Math.Min(rest.Length, ItemLimit + 1);
+        if (_join.Length < n)
+            _join = new byte[Math.Max(n, _join.Length * 2L)];
+        rest.Slice(0, n).CopyTo(_join);
+        return ParseItem(_join.AsSpan(0, n), currentBatch, out stop, full);
     }
 
-    /// <summary>Validates and prepares one item into the current batch; returns true when the batch is full.</summary>
-    private bool Item(ReadOnlySequence<byte> bytes, Func<BulkInsertBatch> currentBatch, Func<BulkInsertBatch, bool> full)
+    /// <summary>
+    /// One pass over the item at the start of <paramref name="source"/>: its keys, and the document validated
+    /// and prepared straight into the batch's arena. Returns the item's length (the batch then holds it;
+    /// <paramref name="stop"/> says the batch is full), or -1 when <paramref name="source"/> ends inside it.
+    /// </summary>
+    private int ParseItem(ReadOnlySpan<byte> source, Func<BulkInsertBatch> currentBatch, out bool stop, Func<BulkInsertBatch, bool> full)
     {
-        if (bytes.Length > maxDocumentBytes + 4096L)
-            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-        // Parsed in place (the pipe holds the bytes until this returns); an item split across pipe segments is joined in a reused buffer.
-        ReadOnlyMemory<byte> raw;
-        if (bytes.IsSingleSegment)
-        {
-            raw = bytes.First;
-        }
-        else
-        {
-            if (_join.Length < bytes.Length)
-                _join = new byte[Math.Max(bytes.Length, _join.Length * 2L)];
-            bytes.CopyTo(_join);
-            raw = _join.AsMemory(0, (int)bytes.Length);
-        }
-        if (!System.Text.Unicode.Utf8.IsValid(raw.Span))
-            throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
-        // One pass over the item: its keys, and the document validated and prepared straight into the batch's arena.
-        var source = raw.Span;
-        var r = new Utf8JsonReader(source, ItemOptions);
+        stop = false;
+        var r = new Utf8JsonReader(source, isFinalBlock: false, new JsonReaderState(ItemOptions));
         var preparer = DocumentPreparer.Current;
         string? type = null, id = null, collection = null;
-        int prefix = 0;
+        int prefix = 0, length;
         BulkInsertBatch? batch = null;
         try
         {
-            r.Read(); // the item's '{' (the stream tokenizer saw an object)
+            if (!r.Read())
+                return -1;
             preparer.BeginEnvelope();
-            while (r.Read() && r.TokenType == JsonTokenType.PropertyName)
+            while (true)
             {
+                if (!r.Read())
+                    return Incomplete(batch);
+                if (r.TokenType == JsonTokenType.EndObject)
+                    break;
                 preparer.AddName(ref r);
                 if (r.ValueTextEquals("Document"u8))
                 {
-                    r.Read();
+                    if (!r.Read())
+                        return Incomplete(batch);
                     if (r.TokenType != JsonTokenType.StartObject)
                         throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
                     batch ??= currentBatch();
-                    batch.Arena.BeginItem((int)bytes.Length + 64);
-                    prefix = preparer.PrepareAt(ref r, source, batch.Arena, out collection);
+                    batch.Arena.BeginItem(source.Length < 64 << 10 ? source.Length + 64 : 4096);
+                    if (!preparer.TryPrepareAt(ref r, source, batch.Arena, out prefix, out string c))
+                        return Incomplete(batch);
+                    collection = c;
                     continue;
                 }
                 bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8);
-                r.Read();
+                if (!r.Read())
+                    return Incomplete(batch);
                 if (isId && r.TokenType == JsonTokenType.String)
                     id = r.GetString();
                 else if (isType && r.TokenType == JsonTokenType.String)
                     type = r.GetString();
-                preparer.SkipValue(ref r);
+                if (!preparer.TrySkipValue(ref r))
+                    return Incomplete(batch);
             }
-            if (r.TokenType != JsonTokenType.EndObject)
-                throw ApiException.BadRequest($"Invalid bulk insert item: unexpected {r.TokenType} where a property name belongs.");
             preparer.CloseObject();
-        }
-        catch (Exception e)
-        {
-            batch?.Arena.AbandonItem();
-            if (e is JsonException j)
-                throw ApiException.BadRequest("Invalid bulk insert item: " + DocumentPreparer.Invalid(j).Message);
-            throw;
-        }
-        type ??= "PUT";
-        if (type == "HeartBeat")
-        {
-            batch?.Arena.AbandonItem();
-            return false;
-        }
-        try
-        {
+            length = (int)r.BytesConsumed;
+            if (length > ItemLimit)
+                throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+            // The reader checks structure, not the UTF-8 inside strings.
+            if (!System.Text.Unicode.Utf8.IsValid(source[..length]))
+                throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
+            type ??= "PUT";
+            if (type == "HeartBeat")
+            {
+                batch?.Arena.AbandonItem();
+                return length;
+            }
             if (type != "PUT")
                 throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT and HeartBeat are).");
             if (id == null)
@@ -268,12 +216,22 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
             documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
         }
-        catch
+        catch (Exception e)
         {
             batch?.Arena.AbandonItem();
+            if (e is JsonException j)
+                throw ApiException.BadRequest("Invalid bulk insert item: " + DocumentPreparer.Invalid(j).Message);
             throw;
         }
-        batch.Add(id, collection, batch.Arena.EndItem(), prefix, (int)bytes.Length);
-        return full(batch);
+        batch.Add(id, collection, batch.Arena.EndItem(), prefix, length);
+        stop = full(batch);
+        return length;
+    }
+
+    /// <summary>Drops what an unfinished item wrote to the batch's arena; returns -1.</summary>
+    private static int Incomplete(BulkInsertBatch? batch)
+    {
+        batch?.Arena.AbandonItem();
+        return -1;
     }
 }

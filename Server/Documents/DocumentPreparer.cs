@@ -67,7 +67,8 @@ public sealed class DocumentPreparer
                 throw ApiException.BadRequest($"A document must be a JSON object, not {KindOf(kind)}.");
             }
             Reset();
-            prefix = PrepareAt(ref r, json, output, out collection);
+            if (!TryPrepareAt(ref r, json, output, out prefix, out collection))
+                throw ApiException.BadRequest("Invalid JSON: the document ends early.");
             if (r.Read())
                 throw ApiException.BadRequest($"Invalid JSON: unexpected {r.TokenType} after the document at byte {r.TokenStartIndex}.");
         }
@@ -83,12 +84,14 @@ public sealed class DocumentPreparer
     /// <paramref name="source"/> from its start, which the caller checked for UTF-8, with a MaxDepth that
     /// leaves the document <see cref="DocumentJson.MaxDepth"/> levels) is on the document's first token
     /// and is left on its last. Call inside <see cref="BeginEnvelope"/>. <see cref="JsonException"/>s of the reader pass through (map them with <see cref="Invalid"/>).
+    /// False when a reader over a partial block ran out of input first (what was written to <paramref name="output"/> is then incomplete).
     /// </summary>
-    public int PrepareAt(ref Utf8JsonReader r, ReadOnlySpan<byte> source, IBufferWriter<byte> output, out string collection)
+    public bool TryPrepareAt(ref Utf8JsonReader r, ReadOnlySpan<byte> source, IBufferWriter<byte> output, out int prefix, out string collection)
     {
         if (r.TokenType != JsonTokenType.StartObject)
             throw ApiException.BadRequest($"A document must be a JSON object, not {KindOf(r.TokenType)}.");
         collection = Collections.Empty;
+        prefix = 0;
         int written = 0;
         Write(output, "{"u8, ref written);
         bool first = true, sawMetadata = false;
@@ -96,13 +99,15 @@ public sealed class DocumentPreparer
         OpenObject();
         while (true)
         {
-            Read(ref r);
+            if (!r.Read())
+                return false;
             if (r.TokenType == JsonTokenType.EndObject)
                 break;
             AddName(ref r);
             var name = r.ValueSpan;
             bool isMetadata = r.ValueTextEquals("@metadata"u8);
-            Read(ref r);
+            if (!r.Read())
+                return false;
             int valueStart = (int)r.TokenStartIndex;
             if (isMetadata)
             {
@@ -110,11 +115,13 @@ public sealed class DocumentPreparer
                     throw ApiException.BadRequest("@metadata must be a JSON object.");
                 sawMetadata = true;
                 metaStart = valueStart;
-                collection = ReadMetadata(ref r);
+                if (!TryReadMetadata(ref r, out collection))
+                    return false;
                 metaEnd = (int)r.BytesConsumed;
                 continue;
             }
-            SkipValue(ref r);
+            if (!TrySkipValue(ref r))
+                return false;
             if (!first)
                 Write(output, ","u8, ref written);
             first = false;
@@ -125,39 +132,43 @@ public sealed class DocumentPreparer
         if (!first)
             Write(output, ","u8, ref written);
         Write(output, "\"@metadata\":"u8, ref written);
-        int prefix = written;
+        prefix = written;
         if (sawMetadata)
             WriteClientMetadata(source[metaStart..metaEnd], output, ref written);
         Write(output, "}}"u8, ref written);
-        return prefix;
+        return true;
     }
 
-    /// <summary>Skips the value whose first token <paramref name="r"/> is on, checking every object in it for duplicate keys.</summary>
-    public void SkipValue(ref Utf8JsonReader r)
+    /// <summary>Skips the value whose first token <paramref name="r"/> is on, checking every object in it for duplicate keys; false when the input ran out first.</summary>
+    public bool TrySkipValue(ref Utf8JsonReader r)
     {
         if (r.TokenType == JsonTokenType.StartArray)
         {
             while (true)
             {
-                Read(ref r);
+                if (!r.Read())
+                    return false;
                 if (r.TokenType == JsonTokenType.EndArray)
-                    return;
-                SkipValue(ref r);
+                    return true;
+                if (!TrySkipValue(ref r))
+                    return false;
             }
         }
         if (r.TokenType != JsonTokenType.StartObject)
-            return;
+            return true;
         OpenObject();
         while (true)
         {
-            Read(ref r);
+            if (!r.Read())
+                return false;
             if (r.TokenType == JsonTokenType.EndObject)
                 break;
             AddName(ref r);
-            Read(ref r);
-            SkipValue(ref r);
+            if (!r.Read() || !TrySkipValue(ref r))
+                return false;
         }
         CloseObject();
+        return true;
     }
 
     /// <summary>Starts the duplicate check of an object read outside a document (a bulk-insert item's own keys); end it with <see cref="CloseObject"/>.</summary>
@@ -243,53 +254,44 @@ public sealed class DocumentPreparer
         _frames[_depth++] = _entries;
     }
 
-    /// <summary>Reads the next token (the reader's MaxDepth bounds nesting; a final block never ends inside a value).</summary>
-    private static void Read(ref Utf8JsonReader r)
+    /// <summary>Reads <c>@metadata</c> (the reader on its <c>{</c>, left on its <c>}</c>) and the collection it names; false when the input ran out first.</summary>
+    private bool TryReadMetadata(ref Utf8JsonReader r, out string collection)
     {
-        if (!r.Read())
-            throw ApiException.BadRequest("Invalid JSON: the document ends early.");
-    }
-
-    /// <summary>Reads <c>@metadata</c> (the reader on its <c>{</c>, left on its <c>}</c>); returns the collection it names.</summary>
-    private string ReadMetadata(ref Utf8JsonReader r)
-    {
-        string collection = Collections.Empty;
+        collection = Collections.Empty;
         OpenObject();
         while (true)
         {
-            Read(ref r);
+            if (!r.Read())
+                return false;
             if (r.TokenType == JsonTokenType.EndObject)
                 break;
             AddName(ref r);
             bool isCollection = r.ValueTextEquals("@collection"u8);
-            Read(ref r);
+            if (!r.Read())
+                return false;
             if (isCollection)
-            {
-                if (r.TokenType == JsonTokenType.String)
-                {
-                    if (_lastCollection != null && r.ValueTextEquals(_lastCollection))
-                    {
-                        collection = _lastCollection;
-                    }
-                    else
-                    {
-                        string name = r.GetString()!;
-                        if (name.Length > 0)
-                        {
-                            Collections.Validate(name);
-                            collection = _lastCollection = name;
-                        }
-                    }
-                }
-                else if (r.TokenType != JsonTokenType.Null)
-                {
-                    throw ApiException.BadRequest("@metadata.@collection must be a string.");
-                }
-            }
-            SkipValue(ref r);
+                collection = CollectionName(ref r);
+            if (!TrySkipValue(ref r))
+                return false;
         }
         CloseObject();
-        return collection;
+        return true;
+    }
+
+    /// <summary>The collection a <c>@collection</c> value names: a string (validated; empty means none) or null.</summary>
+    private string CollectionName(ref Utf8JsonReader r)
+    {
+        if (r.TokenType == JsonTokenType.Null)
+            return Collections.Empty;
+        if (r.TokenType != JsonTokenType.String)
+            throw ApiException.BadRequest("@metadata.@collection must be a string.");
+        if (_lastCollection != null && r.ValueTextEquals(_lastCollection))
+            return _lastCollection;
+        string name = r.GetString()!;
+        if (name.Length == 0)
+            return Collections.Empty;
+        Collections.Validate(name);
+        return _lastCollection = name;
     }
 
     /// <summary>Writes the client's metadata properties of <paramref name="metadata"/> (checked already), each after a comma; the server's four keys are left out.</summary>
