@@ -20,6 +20,7 @@ namespace RavenLite.Server.BulkInsert;
 /// </summary>
 public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documents, int maxDocumentBytes)
 {
+    private static readonly SearchValues<byte> Whitespace = SearchValues.Create(" \t\r\n"u8);
     private static readonly JsonReaderOptions ItemOptions = new() { MaxDepth = DocumentJson.MaxDepth + 1, CommentHandling = JsonCommentHandling.Disallow };
 
     private enum Expect
@@ -58,40 +59,62 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     {
         var buffer = result.Buffer;
         bool stop = false;
+        // The pipe was advanced to the item in progress (or the next unread byte) last time: the buffer starts there.
+        var remaining = buffer;
         while (!stop && !_finished)
         {
             if (_expect == Expect.InItem)
             {
-                var rest = buffer.Slice(_itemStart - _bufferStart);
-                if (rest.Length < _retryAt && !result.IsCompleted)
+                if (remaining.Length < _retryAt && !result.IsCompleted)
                     break;
-                int length = TryItem(rest, batch, out stop, full);
+                int length = TryItem(remaining, batch, out stop, full);
                 if (length < 0)
                 {
-                    if (rest.Length > ItemLimit)
+                    if (remaining.Length > ItemLimit)
                         throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-                    _retryAt = rest.Length * 2;
-                    _scan = _bufferStart + buffer.Length;
+                    _retryAt = remaining.Length * 2;
                     break;
                 }
                 _retryAt = 0;
+                remaining = remaining.Slice(length);
                 _scan = _itemStart + length;
                 _itemStart = -1;
                 _expect = Expect.CommaOrEnd;
                 continue;
             }
-            var pending = new SequenceReader<byte>(buffer.Slice(_scan - _bufferStart));
-            pending.AdvancePastAny((byte)' ', (byte)'\t', (byte)'\r', (byte)'\n');
-            long at = _scan + pending.Consumed;
-            if (!pending.TryPeek(out byte c))
+            // Array syntax between items: skip whitespace, then one byte.
+            long skipped = 0;
+            int found = -1;
+            foreach (var m in remaining)
+            {
+                var span = m.Span;
+                int k = span.IndexOfAnyExcept(Whitespace);
+                if (k >= 0)
+                {
+                    found = k;
+                    skipped += k;
+                    break;
+                }
+                skipped += span.Length;
+            }
+            long at = _scan + skipped;
+            if (found < 0)
             {
                 _scan = at;
+                remaining = remaining.Slice(remaining.End);
                 break;
             }
-            Between(c, at);
+            Between(remaining.Slice(skipped, 1).FirstSpan[0], at);
             if (_expect == Expect.InItem)
-                _itemStart = at;
-            _scan = at + 1;
+            {
+                _itemStart = _scan = at;
+                remaining = remaining.Slice(skipped);
+            }
+            else
+            {
+                _scan = at + 1;
+                remaining = remaining.Slice(skipped + 1);
+            }
         }
         if (_expect == Expect.ArrayStart && result.IsCompleted)
             throw ApiException.BadRequest(buffer.IsEmpty ? "The bulk insert body is empty; it must be a JSON array." : "The bulk insert body must be a JSON array.");
@@ -140,11 +163,19 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         int length = ParseItem(first, currentBatch, out stop, full);
         if (length >= 0 || rest.IsSingleSegment)
             return length;
-        int n = (int)Math.Min(rest.Length, ItemLimit + 1);
-        if (_join.Length < n)
-            _join = new byte[Math.Max(n, _join.Length * 2L)];
-        rest.Slice(0, n).CopyTo(_join);
-        return ParseItem(_join.AsSpan(0, n), currentBatch, out stop, full);
+        // Spans segments: copy a window from the item's start, doubling it until the item fits or the bytes run out.
+        long window = Math.Max(first.Length * 2L, 16 << 10);
+        while (true)
+        {
+            int n = (int)Math.Min(Math.Min(window, rest.Length), ItemLimit + 1);
+            if (_join.Length < n)
+                _join = new byte[Math.Max(n, Math.Min(_join.Length * 2L, ItemLimit + 1))];
+            rest.Slice(0, n).CopyTo(_join);
+            length = ParseItem(_join.AsSpan(0, n), currentBatch, out stop, full);
+            if (length >= 0 || n == rest.Length || n > ItemLimit)
+                return length;
+            window *= 2;
+        }
     }
 
     /// <summary>
