@@ -87,3 +87,23 @@ public sealed class DocumentPreparerTests
         Assert.Contains("at most 64 levels", Rejected(Nest(65)));
     }
 }
+
+/// <summary>Dates in metadata and answers: RavenDB's shape, whatever the DateTimeKind of the value.</summary>
+public sealed class DateFormatTests
+{
+    [Theory]
+    [InlineData(638_000_000_000_000_000L)]
+    [InlineData(1L)]
+    [InlineData(3_155_378_975_999_999_999L)] // DateTime.MaxValue
+    public void Dates_have_seven_fraction_digits_and_z_for_every_kind(long ticks)
+    {
+        Span<byte> utf8 = stackalloc byte[JsonResponse.DateLength];
+        foreach (var kind in new[] { DateTimeKind.Utc, DateTimeKind.Unspecified })
+        {
+            var t = new DateTime(ticks, kind);
+            string expected = t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture);
+            Assert.Equal(expected, JsonResponse.FormatDate(t));
+            Assert.Equal(expected, Encoding.UTF8.GetString(utf8[..JsonResponse.FormatDate(t, utf8)]));
+        }
+    }
+}
