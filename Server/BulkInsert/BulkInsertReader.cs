@@ -198,11 +198,10 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             preparer.BeginEnvelope();
             while (true)
             {
-                if (!r.Read())
+                if (!preparer.TryNextName(ref r, out bool end))
                     return Incomplete(batch);
-                if (r.TokenType == JsonTokenType.EndObject)
+                if (end)
                     break;
-                preparer.AddName(ref r);
                 if (r.ValueTextEquals("Document"u8))
                 {
                     if (!r.Read())

@@ -99,11 +99,10 @@ public sealed class DocumentPreparer
         OpenObject();
         while (true)
         {
-            if (!r.Read())
+            if (!TryNextName(ref r, out bool end))
                 return false;
-            if (r.TokenType == JsonTokenType.EndObject)
+            if (end)
                 break;
-            AddName(ref r);
             var name = r.ValueSpan;
             bool isMetadata = r.ValueTextEquals("@metadata"u8);
             if (!r.Read())
@@ -159,11 +158,10 @@ public sealed class DocumentPreparer
         OpenObject();
         while (true)
         {
-            if (!r.Read())
+            if (!TryNextName(ref r, out bool end))
                 return false;
-            if (r.TokenType == JsonTokenType.EndObject)
+            if (end)
                 break;
-            AddName(ref r);
             if (!r.Read() || !TrySkipValue(ref r))
                 return false;
         }
@@ -176,6 +174,24 @@ public sealed class DocumentPreparer
     {
         Reset();
         OpenObject();
+    }
+
+    /// <summary>
+    /// Moves to the next property of the innermost open object: <paramref name="end"/> at its <c>}</c>, else the reader is on
+    /// the name, which is recorded for the duplicate check. False when the input ran out first.
+    /// </summary>
+    public bool TryNextName(ref Utf8JsonReader r, out bool end)
+    {
+        end = false;
+        if (!r.Read())
+            return false;
+        if (r.TokenType == JsonTokenType.EndObject)
+        {
+            end = true;
+            return true;
+        }
+        AddName(ref r);
+        return true;
     }
 
     /// <summary>Records a property name of the innermost open object; 400 when it already has it.</summary>
@@ -261,11 +277,10 @@ public sealed class DocumentPreparer
         OpenObject();
         while (true)
         {
-            if (!r.Read())
+            if (!TryNextName(ref r, out bool end))
                 return false;
-            if (r.TokenType == JsonTokenType.EndObject)
+            if (end)
                 break;
-            AddName(ref r);
             bool isCollection = r.ValueTextEquals("@collection"u8);
             if (!r.Read())
                 return false;
