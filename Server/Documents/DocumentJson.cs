@@ -17,7 +17,7 @@ public static class DocumentJson
     public const int MaxDepth = 64;
 
     /// <summary>Parsing options for a request body that wraps documents <paramref name="envelopeDepth"/> levels deep.</summary>
-    public static JsonDocumentOptions ParseOptions(int envelopeDepth) => new()
+    private static JsonDocumentOptions ParseOptions(int envelopeDepth) => new()
     {
         MaxDepth = MaxDepth + envelopeDepth,
         AllowDuplicateProperties = false,

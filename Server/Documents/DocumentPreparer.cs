@@ -28,7 +28,6 @@ public sealed class DocumentPreparer
     // Property names of the objects open on the path (unescaped), for the duplicate check: entry i is
     // _names[_nameStart[i] .. _nameStart[i] + _nameLength[i]]; _frames[d] is the first entry of the object at nesting d.
     private byte[] _names = new byte[4096];
-    private int _namesUsed;
     private int[] _nameStart = new int[256];
     private int[] _nameLength = new int[256];
     private int _entries;
@@ -197,8 +196,8 @@ public sealed class DocumentPreparer
     /// <summary>Records a property name of the innermost open object; 400 when it already has it.</summary>
     public void AddName(ref Utf8JsonReader r)
     {
-        EnsureNames(r.ValueSpan.Length); // unescaping never lengthens
-        int start = _namesUsed;
+        int start = NamesEnd;
+        EnsureNames(start, r.ValueSpan.Length); // unescaping never lengthens
         int length = r.ValueIsEscaped ? Unescape(ref r, _names.AsSpan(start)) : r.ValueSpan.Length;
         if (!r.ValueIsEscaped)
             r.ValueSpan.CopyTo(_names.AsSpan(start));
@@ -238,7 +237,6 @@ public sealed class DocumentPreparer
         if (duplicate)
             throw ApiException.BadRequest($"Invalid JSON: Duplicate property '{Encoding.UTF8.GetString(name)}' in one object (duplicate keys are not allowed).");
         _entries++;
-        _namesUsed += length;
     }
 
     /// <summary>Ends the innermost object's duplicate check.</summary>
@@ -246,7 +244,6 @@ public sealed class DocumentPreparer
     {
         _depth--;
         _entries = _frames[_depth];
-        _namesUsed = _entries < 1 ? 0 : _nameStart[_entries - 1] + _nameLength[_entries - 1];
         _sets[_depth]?.Clear();
     }
 
@@ -262,8 +259,10 @@ public sealed class DocumentPreparer
             _sets[d]?.Clear();
         _depth = 0;
         _entries = 0;
-        _namesUsed = 0;
     }
+
+    /// <summary>Where the next name goes in <see cref="_names"/>: right after the last recorded one.</summary>
+    private int NamesEnd => _entries == 0 ? 0 : _nameStart[_entries - 1] + _nameLength[_entries - 1];
 
     private void OpenObject()
     {
@@ -341,10 +340,10 @@ public sealed class DocumentPreparer
         }
     }
 
-    private void EnsureNames(int length)
+    private void EnsureNames(int start, int length)
     {
-        if (_names.Length - _namesUsed < length)
-            Array.Resize(ref _names, Math.Max(_names.Length * 2, _namesUsed + length));
+        if (_names.Length - start < length)
+            Array.Resize(ref _names, Math.Max(_names.Length * 2, start + length));
     }
 
     private static string KindOf(JsonTokenType t) => t switch
