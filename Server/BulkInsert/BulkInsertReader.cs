@@ -12,14 +12,17 @@ namespace RavenLite.Server.BulkInsert;
 /// <see cref="PipeReader"/> as it arrives, never buffered whole. Between items a few bytes of array
 /// syntax are checked by hand; each item gets one <see cref="Utf8JsonReader"/> pass over contiguous
 /// bytes (the pipe's segment, or the item copied out when it spans segments) that finds its end,
-/// validates it and prepares the document (<see cref="DocumentPreparer"/>) into the batch. An item
-/// that is not complete yet is tried again once the bytes buffered for it have doubled, so a large
-/// document arriving in small pieces is parsed O(size) times in all, not once per piece. The pipe
+/// validates it and prepares the document (<see cref="DocumentPreparer"/>) into the batch. When an
+/// item is not all there yet, a byte scanner (strings, escapes, nesting) looks for its end in each
+/// new piece only, and the item is parsed once it is whole, so a large document arriving in small
+/// pieces costs O(size), not O(size × pieces). The pipe
 /// keeps only the bytes of the item in progress. Returns at the array's closing <c>]</c> without
 /// waiting for the end of the body (the Node client never ends it). Not thread-safe.
 /// </summary>
 public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documents, int maxDocumentBytes)
 {
+    private static readonly SearchValues<byte> Structural = SearchValues.Create("\"{}[]"u8);
+    private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
     private static readonly SearchValues<byte> Whitespace = SearchValues.Create(" \t\r\n"u8);
     private static readonly JsonReaderOptions ItemOptions = new() { MaxDepth = DocumentJson.MaxDepth + 1, CommentHandling = JsonCommentHandling.Disallow };
 
@@ -37,13 +40,12 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     private long _bufferStart;      // stream offset of the first byte the pipe still holds
     private long _scan;             // stream offset parsing resumes at
     private long _itemStart = -1;   // stream offset of the item being read, or -1
-    private long _retryAt;          // bytes buffered for the item in progress before it is tried again
+    private long _itemScanned = -1; // once a try ran out of bytes: how much of the item the end finder has scanned
+    private int _depth;             // the end finder's nesting inside the item
+    private bool _inString, _escaped;
     private bool _finished;
 
     private long ItemLimit => maxDocumentBytes + 4096L;
-
-    /// <summary>Bytes of the body parsed so far.</summary>
-    public long BytesRead => _scan;
 
     /// <summary>True once the closing <c>]</c> was read.</summary>
     public bool Finished => _finished;
@@ -65,17 +67,35 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         {
             if (_expect == Expect.InItem)
             {
-                if (remaining.Length < _retryAt && !result.IsCompleted)
-                    break;
-                int length = TryItem(remaining, batch, out stop, full);
-                if (length < 0)
+                int length;
+                if (_itemScanned < 0)
                 {
-                    if (remaining.Length > ItemLimit)
-                        throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
-                    _retryAt = remaining.Length * 2;
-                    break;
+                    length = TryItem(remaining, batch, out stop, full);
+                    if (length < 0)
+                    {
+                        // Not all here yet: from now on only new bytes are scanned for the item's end, and it is parsed once whole.
+                        _itemScanned = 0;
+                        _depth = 0;
+                        _inString = _escaped = false;
+                        continue;
+                    }
                 }
-                _retryAt = 0;
+                else
+                {
+                    long end = FindItemEnd(remaining);
+                    if (end < 0)
+                    {
+                        if (_itemScanned > ItemLimit)
+                            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                        break;
+                    }
+                    _itemScanned = -1;
+                    if (end > ItemLimit)
+                        throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                    length = TryItem(remaining.Slice(0, end), batch, out stop, full);
+                    if (length < 0)
+                        throw ApiException.BadRequest("Invalid JSON in the bulk insert stream: an item's brackets do not match.");
+                }
                 remaining = remaining.Slice(length);
                 _scan = _itemStart + length;
                 _itemStart = -1;
@@ -151,6 +171,65 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             default:
                 throw ApiException.BadRequest($"The bulk insert body must be a JSON array of objects; found '{(char)c}' at byte {at}.");
         }
+    }
+
+    /// <summary>Scans the item in progress (at the start of <paramref name="item"/>) from where the last scan stopped; returns its length once its closing brace is seen, else -1.</summary>
+    private long FindItemEnd(ReadOnlySequence<byte> item)
+    {
+        foreach (var m in item.Slice(_itemScanned))
+        {
+            int end = ScanItem(m.Span, 0);
+            if (end >= 0)
+                return _itemScanned + end + 1;
+            _itemScanned += m.Length;
+        }
+        return -1;
+    }
+
+    /// <summary>Scans <paramref name="span"/> from <paramref name="i"/> (strings, escapes, nesting); returns the index of the item's closing brace, or -1 when it goes on past the span.</summary>
+    private int ScanItem(ReadOnlySpan<byte> span, int i)
+    {
+        while (i < span.Length)
+        {
+            if (_inString)
+            {
+                if (_escaped)
+                {
+                    _escaped = false;
+                    i++;
+                    continue;
+                }
+                int j = span[i..].IndexOfAny(StringEnd);
+                if (j < 0)
+                    return -1;
+                i += j;
+                if (span[i] == (byte)'\\')
+                    _escaped = true;
+                else
+                    _inString = false;
+                i++;
+                continue;
+            }
+            int k = span[i..].IndexOfAny(Structural);
+            if (k < 0)
+                return -1;
+            i += k;
+            switch (span[i])
+            {
+                case (byte)'"':
+                    _inString = true;
+                    break;
+                case (byte)'{' or (byte)'[':
+                    _depth++;
+                    break;
+                default:
+                    if (--_depth == 0)
+                        return i;
+                    break;
+            }
+            i++;
+        }
+        return -1;
     }
 
     /// <summary>

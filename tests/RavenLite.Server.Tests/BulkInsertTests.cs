@@ -88,6 +88,23 @@ public sealed class BulkInsertTests
     }
 
     [Fact]
+    public async Task An_item_finished_by_a_short_last_piece_is_answered_although_the_body_never_ends()
+    {
+        // Most of an item arrives, the server tries it and waits; then a piece much shorter than what it already
+        // has completes the item and the array, and the client (like the Node client) never ends the body.
+        await using var s = await StartWithDatabaseAsync();
+        byte[] body = Encoding.UTF8.GetBytes("[" + Item(1, pad: 4000) + "]");
+        using var raw = await RawHttp.ConnectAsync(s.Url);
+        await raw.StartChunkedPostAsync("/databases/db/bulk_insert?id=4");
+        await raw.ChunkAsync(body.AsMemory(0, body.Length - 20));
+        await Task.Delay(300); // let the server read and try the partial item
+        await raw.ChunkAsync(body.AsMemory(body.Length - 20));
+        var (status, _, text) = await raw.ReadResponseAsync(TimeSpan.FromSeconds(20));
+        Assert.True(201 == status, $"{status} {text}");
+        Assert.Equal(1, await CountAsync(s));
+    }
+
+    [Fact]
     public async Task Gzip_bodies_heartbeats_and_overwrites_work_through_httpclient()
     {
         await using var s = await StartWithDatabaseAsync();
