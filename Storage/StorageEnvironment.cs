@@ -823,6 +823,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
             DataFileSyncs = Interlocked.Read(ref _dataSyncs),
             LastCommittedTxId = _state.TxId,
             LastSyncedTxId = LastSyncedTx(),
+            PagePoolSlabs = PagePool.Shared.SlabCount,
+            PagePoolSlabsMapped = PagePool.Shared.SlabTurnover.Mapped,
             RootTree = new TreeStats("$root", root.Depth, root.EntryCount, root.BranchPages, root.LeafPages, root.OverflowPages),
             Trees = trees,
         };

@@ -83,6 +83,9 @@ public static class StatsEndpoints
             w.WriteNumber("Commits", storage.Commits);
             w.WriteNumber("Flushes", storage.Flushes);
             w.WriteNumber("LastCommittedTxId", storage.LastCommittedTxId);
+            w.WriteNumber("PagesWaitingForFlush", storage.PagesWaitingForFlush);
+            w.WriteNumber("PagePoolSlabs", storage.PagePoolSlabs);
+            w.WriteNumber("PagePoolSlabsMapped", storage.PagePoolSlabsMapped);
             w.WriteEndObject();
             // The server process's .NET memory (shared by all databases): collections and pause share show GC pressure.
             var gc = GC.GetGCMemoryInfo();

@@ -39,6 +39,12 @@ public sealed class StorageStats
     /// <summary>Last transaction synced into the data file.</summary>
     public long LastSyncedTxId { get; init; }
 
+    /// <summary>Page-pool slabs (2 MiB each) mapped now, shared by every environment of the process.</summary>
+    public long PagePoolSlabs { get; init; }
+
+    /// <summary>Page-pool slabs mapped since the process started (each costs fresh memory: a fault and a zero-fill per page).</summary>
+    public long PagePoolSlabsMapped { get; init; }
+
     /// <summary>The root tree (tree of trees).</summary>
     public required TreeStats RootTree { get; init; }
 

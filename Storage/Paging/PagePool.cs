@@ -31,7 +31,7 @@ internal sealed unsafe class PagePool : IDisposable
     private readonly Dictionary<nint, Slab> _slabs = [];
     private readonly List<Slab> _available = []; // slabs with a free page; the last one is rented from
     private readonly Func<long> _clockMs;
-    private long _freePages, _peak, _previousPeak, _windowStart;
+    private long _freePages, _peak, _previousPeak, _windowStart, _slabsMapped, _slabsUnmapped;
     private bool _disposed;
 
     /// <param name="clockMs">Milliseconds clock for the trim windows (tests pass their own); default <see cref="Environment.TickCount64"/>.</param>
@@ -57,6 +57,16 @@ internal sealed unsafe class PagePool : IDisposable
         }
     }
 
+    /// <summary>Slabs mapped and unmapped since the pool was created (fresh memory costs a fault and a zero-fill per page).</summary>
+    public (long Mapped, long Unmapped) SlabTurnover
+    {
+        get
+        {
+            lock (_slabs)
+                return (_slabsMapped, _slabsUnmapped);
+        }
+    }
+
     public byte* Rent()
     {
         lock (_slabs)
@@ -70,6 +80,7 @@ internal sealed unsafe class PagePool : IDisposable
             if (_available.Count == 0)
             {
                 var fresh = Slab.Map();
+                _slabsMapped++;
                 _slabs.Add((nint)fresh.Base, fresh);
                 _available.Add(fresh);
                 fresh.Available = true;
@@ -143,6 +154,7 @@ internal sealed unsafe class PagePool : IDisposable
             _available.Remove(slab);
         _slabs.Remove((nint)slab.Base);
         _freePages -= PagesPerSlab;
+        _slabsUnmapped++;
         slab.Unmap();
     }
 

@@ -60,6 +60,88 @@ public sealed class DiskFileSystem : IStorageFileSystem
 
         public void Write(long offset, ReadOnlySpan<byte> data) => RandomAccess.Write(handle, data, offset);
 
+        /// <summary>Bytes copied into the aligned bounce buffer per O_DIRECT pwrite.</summary>
+        private const int BounceBytes = 4 << 20;
+
+        private int _directFd = -1;
+        private bool _directUnsupported;
+        private byte* _bounce;
+
+        public void WriteUncached(long offset, ReadOnlySpan<byte> data)
+        {
+            const int Block = IStorageFile.UncachedBlock;
+            long end = IStorageFile.UncachedEnd(offset, data.Length);
+            // The head up to the first block boundary shares its block with earlier bytes: an ordinary write.
+            int head = (int)Math.Min(data.Length, (Block - offset % Block) % Block);
+            if (head > 0)
+                Write(offset, data[..head]);
+            long pos = offset + head;
+            var rest = data[head..];
+            while (pos < end)
+            {
+                if (!TryOpenDirect())
+                {
+                    Write(pos, rest);
+                    Write(pos + rest.Length, new byte[end - pos - rest.Length]);
+                    return;
+                }
+                int n = (int)Math.Min(BounceBytes, end - pos);
+                int copy = Math.Min(n, rest.Length);
+                var bounce = new Span<byte>(_bounce, n);
+                rest[..copy].CopyTo(bounce);
+                bounce[copy..].Clear(); // the zero padding of the last block
+                if (!PwriteDirect(bounce, pos))
+                    continue; // O_DIRECT refused (EINVAL): this chunk and the rest go through the page cache
+                rest = rest[copy..];
+                pos += n;
+            }
+        }
+
+        private bool TryOpenDirect()
+        {
+            if (_directUnsupported)
+                return false;
+            if (_directFd >= 0)
+                return true;
+            int fd = Native.open(Path, Native.OWrOnly | Native.ODirect);
+            if (fd < 0)
+            {
+                if (System.Runtime.InteropServices.Marshal.GetLastPInvokeError() != Native.EInval)
+                    throw Native.Error("open(O_DIRECT)", Path);
+                _directUnsupported = true; // the file system has no O_DIRECT (tmpfs on older kernels)
+                return false;
+            }
+            _directFd = fd;
+            _bounce = (byte*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(BounceBytes, IStorageFile.UncachedBlock);
+            return true;
+        }
+
+        /// <summary>Writes all of an aligned chunk with O_DIRECT; false (and direct I/O off for this file) if the kernel refuses it with EINVAL.</summary>
+        private bool PwriteDirect(Span<byte> chunk, long offset)
+        {
+            int done = 0;
+            while (done < chunk.Length)
+            {
+                nint n;
+                fixed (byte* p = chunk)
+                    n = Native.pwrite(_directFd, p + done, (nuint)(chunk.Length - done), offset + done);
+                if (n < 0)
+                {
+                    int errno = System.Runtime.InteropServices.Marshal.GetLastPInvokeError();
+                    if (errno == 4) // EINTR
+                        continue;
+                    if (errno == Native.EInval && done == 0)
+                    {
+                        _directUnsupported = true;
+                        return false;
+                    }
+                    throw Native.Error("pwrite(O_DIRECT)", Path);
+                }
+                done += (int)n;
+            }
+            return true;
+        }
+
         public int Read(long offset, Span<byte> buffer)
         {
             int total = 0;
@@ -97,7 +179,20 @@ public sealed class DiskFileSystem : IStorageFileSystem
             return new NativeMapping((byte*)p, capacity);
         }
 
-        public void Dispose() => handle.Dispose();
+        public void Dispose()
+        {
+            handle.Dispose();
+            if (_directFd >= 0)
+            {
+                _ = Native.close(_directFd);
+                _directFd = -1;
+            }
+            if (_bounce != null)
+            {
+                System.Runtime.InteropServices.NativeMemory.AlignedFree(_bounce);
+                _bounce = null;
+            }
+        }
     }
 }
 

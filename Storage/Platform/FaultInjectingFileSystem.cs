@@ -251,6 +251,25 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
             }
         }
 
+        public void WriteUncached(long offset, ReadOnlySpan<byte> data)
+        {
+            // Counted and tracked as a write of the data plus its zero padding: durable only after Sync, like any write.
+            fs.Count(FaultOperations.Write, path);
+            long end = IStorageFile.UncachedEnd(offset, data.Length);
+            fs.CheckSpace(path, end);
+            inner.WriteUncached(offset, data);
+            lock (fs._lock)
+            {
+                if (fs._tracked.TryGetValue(path, out var t))
+                {
+                    var padded = new byte[end - offset];
+                    data.CopyTo(padded);
+                    t.Pending.Add(new PendingWrite(offset, padded));
+                    t.Length = Math.Max(t.Length, end);
+                }
+            }
+        }
+
         public int Read(long offset, Span<byte> buffer)
         {
             fs.Count(FaultOperations.Read, path);

@@ -6,6 +6,12 @@ namespace RavenLite.Storage.Platform;
 /// </summary>
 public interface IStorageFile : IDisposable
 {
+    /// <summary>Alignment of uncached writes (offset, length and memory): 4 KiB.</summary>
+    const int UncachedBlock = 4096;
+
+    /// <summary>The end of an uncached write of <paramref name="length"/> bytes at <paramref name="offset"/>, padding included.</summary>
+    static long UncachedEnd(long offset, long length) => (offset + length + UncachedBlock - 1) / UncachedBlock * UncachedBlock;
+
     /// <summary>Path as opened.</summary>
     string Path { get; }
 
@@ -14,6 +20,15 @@ public interface IStorageFile : IDisposable
 
     /// <summary>Writes all of <paramref name="data"/> at <paramref name="offset"/> (pwrite).</summary>
     void Write(long offset, ReadOnlySpan<byte> data);
+
+    /// <summary>
+    /// Writes <paramref name="data"/> at <paramref name="offset"/> like <see cref="Write"/>, and zeroes the
+    /// bytes from its end to the next <see cref="UncachedBlock"/> boundary (the file must be allocated that
+    /// far). Where the platform allows, everything from the first block boundary at or after
+    /// <paramref name="offset"/> bypasses the page cache (O_DIRECT): a large journal record then costs the
+    /// device's write, not a copy into freshly allocated page-cache memory. Durable only after <see cref="Sync"/>.
+    /// </summary>
+    void WriteUncached(long offset, ReadOnlySpan<byte> data);
 
     /// <summary>Reads up to <paramref name="buffer"/>.Length bytes at <paramref name="offset"/>; returns the count (0 at end).</summary>
     int Read(long offset, Span<byte> buffer);

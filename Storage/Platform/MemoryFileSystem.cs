@@ -184,6 +184,13 @@ public sealed class MemoryFileSystem : IStorageFileSystem, IDisposable
 
         public void Write(long offset, ReadOnlySpan<byte> data) => _file.Write(offset, data);
 
+        public void WriteUncached(long offset, ReadOnlySpan<byte> data)
+        {
+            _file.Write(offset, data);
+            long end = IStorageFile.UncachedEnd(offset, data.Length);
+            _file.Write(offset + data.Length, new byte[end - offset - data.Length]);
+        }
+
         public int Read(long offset, Span<byte> buffer) => _file.Read(offset, buffer);
 
         public void Sync()

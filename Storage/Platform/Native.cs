@@ -23,6 +23,9 @@ internal static unsafe partial class Native
     public const int MapNoReserve = 0x4000;
     public const int ORdOnly = 0;
     public const int ODirectory = 0x10000;
+    public const int OWrOnly = 0x1;
+    public const int ODirect = 0x4000;
+    public const int EInval = 22;
 
     /// <summary>Largest input LZ4 accepts in one block (LZ4_MAX_INPUT_SIZE).</summary>
     public const int Lz4MaxInputSize = 0x7E000000;
@@ -50,6 +53,9 @@ internal static unsafe partial class Native
 
     [LibraryImport(LibC, SetLastError = true)]
     public static partial int close(int fd);
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial nint pwrite(int fd, byte* buffer, nuint count, long offset);
 
     [LibraryImport(Lz4Library)]
     public static partial int LZ4_compress_default(byte* src, byte* dst, int srcSize, int dstCapacity);

@@ -52,6 +52,7 @@ internal sealed class ServerProcess : IDisposable
         var m = doc.RootElement.GetProperty("Merger");
         if (doc.RootElement.TryGetProperty("Process", out var process))
             Console.WriteLine($"#   server process: {process}");
+        Console.WriteLine($"#   server storage: {doc.RootElement.GetProperty("Storage")}");
         return (m.GetProperty("Transactions").GetInt64(), m.GetProperty("Operations").GetInt64(), doc.RootElement.GetProperty("Storage").GetProperty("JournalBytesWritten").GetInt64());
     }
 
