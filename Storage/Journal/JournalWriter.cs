@@ -59,7 +59,9 @@ internal sealed class JournalWriter : IDisposable
         {
             var file = _current ??= OpenOrCreate(FileNumber, record.Length);
             bool uncached = record.Length >= UncachedRecordBytes;
-            if ((uncached ? IStorageFile.UncachedEnd(Position, record.Length) : Position + record.Length) > file.Length)
+            // An uncached write also zeroes the rest of its last 4 KiB block, so that much must fit the file too.
+            long End(long at) => uncached ? IStorageFile.UncachedEnd(at, record.Length) : at + record.Length;
+            if (End(Position) > file.Length)
             {
                 if (Position > 0)
                 {
@@ -67,8 +69,8 @@ internal sealed class JournalWriter : IDisposable
                     Position = 0;
                     file = _current = OpenOrCreate(FileNumber, record.Length);
                 }
-                if (record.Length > file.Length)
-                    file.Allocate((record.Length + 4095L) / 4096 * 4096); // a one-off oversized record: not worth zero-filling
+                if (End(0) > file.Length)
+                    file.Allocate((End(0) + 4095L) / 4096 * 4096); // a one-off oversized record: not worth zero-filling
             }
             if (uncached)
                 file.WriteUncached(Position, record);
