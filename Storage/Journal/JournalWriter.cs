@@ -60,7 +60,8 @@ internal sealed class JournalWriter : IDisposable
             var file = _current ??= OpenOrCreate(FileNumber, record.Length);
             bool uncached = record.Length >= UncachedRecordBytes;
             // An uncached write also zeroes the rest of its last 4 KiB block, so that much must fit the file too.
-            long End(long at) => uncached ? IStorageFile.UncachedEnd(at, record.Length) : at + record.Length;
+            int length = record.Length;
+            long End(long at) => uncached ? IStorageFile.UncachedEnd(at, length) : at + length;
             if (End(Position) > file.Length)
             {
                 if (Position > 0)
