@@ -241,14 +241,7 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
             fs.Count(FaultOperations.Write, path);
             fs.CheckSpace(path, offset + data.Length);
             inner.Write(offset, data);
-            lock (fs._lock)
-            {
-                if (fs._tracked.TryGetValue(path, out var t))
-                {
-                    t.Pending.Add(new PendingWrite(offset, data.ToArray()));
-                    t.Length = Math.Max(t.Length, offset + data.Length);
-                }
-            }
+            Track(offset, data, offset + data.Length);
         }
 
         public void WriteUncached(long offset, ReadOnlySpan<byte> data)
@@ -258,15 +251,20 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
             long end = IStorageFile.UncachedEnd(offset, data.Length);
             fs.CheckSpace(path, end);
             inner.WriteUncached(offset, data);
+            Track(offset, data, end);
+        }
+
+        /// <summary>Records a completed write of <paramref name="data"/>, zero-extended to <paramref name="end"/>, as pending until the next Sync.</summary>
+        private void Track(long offset, ReadOnlySpan<byte> data, long end)
+        {
             lock (fs._lock)
             {
-                if (fs._tracked.TryGetValue(path, out var t))
-                {
-                    var padded = new byte[end - offset];
-                    data.CopyTo(padded);
-                    t.Pending.Add(new PendingWrite(offset, padded));
-                    t.Length = Math.Max(t.Length, end);
-                }
+                if (!fs._tracked.TryGetValue(path, out var t))
+                    return;
+                var bytes = new byte[end - offset];
+                data.CopyTo(bytes);
+                t.Pending.Add(new PendingWrite(offset, bytes));
+                t.Length = Math.Max(t.Length, end);
             }
         }
 
