@@ -8,6 +8,7 @@ var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
 var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
+var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group.", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
@@ -31,7 +32,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     int repeats = r.GetValue(repeat) ?? (isQuick ? 1 : 3);
     IEnumerable<BenchResult> source = suite switch
     {
-        "storage" => new StorageSuite(isQuick, work, repeats).Run(),
+        "storage" => new StorageSuite(isQuick, work, repeats, r.GetValue(only)).Run(),
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
         "writes" => new WritesSuite(isQuick, work, withPeer).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
@@ -48,7 +49,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     return 0;
 }
 
-var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir, repeat };
+var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir, repeat, only };
 storage.SetAction(r => RunSuite("storage", r));
 var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
 limits.SetAction(r => RunSuite("limits", r));

@@ -10,10 +10,16 @@ namespace RavenLite.Bench;
 /// run <c>repeat</c> times with the engine order alternating, and the median run per engine is reported
 /// (this 2-core VM swings ±30% between identical runs).
 /// </summary>
-internal sealed class StorageSuite(bool quick, string workDir, int repeat)
+internal sealed class StorageSuite(bool quick, string workDir, int repeat, IReadOnlyCollection<string>? only = null)
 {
+    /// <summary>Whether a workload (and, for writes, durability) row is selected by <c>--only</c> (every row when it is absent).</summary>
+    private bool Selected(string workload, DurabilityMode? mode = null) =>
+        only is not { Count: > 0 } || only.Any(o => o == workload || (mode != null && o == $"{workload}/{mode.ToString()!.ToLowerInvariant()}"));
+
     private readonly int _entries = quick ? 100_000 : 1_000_000;
     private readonly int _txCount = quick ? 1_000 : 10_000;
+
+    private static readonly string[] ReadWorkloads = ["read-seq", "read-rnd", "read-parallel-1", "read-parallel-2", "read-parallel-4"];
 
     private static readonly (string Name, EngineFactory Create)[] Engines =
     [
@@ -48,6 +54,8 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat)
         foreach (var row in Fill("fill-sync", DurabilityMode.Sync, data, rnd, _txCount, 1))
             yield return row;
 
+        if (!ReadWorkloads.Any(w => Selected(w)))
+            yield break;
         foreach (var (name, create) in Engines)
         {
             string dir = NewDir(name + "-read");
@@ -77,6 +85,8 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat)
 
     private IEnumerable<BenchResult> Fill(string workload, DurabilityMode mode, BenchData data, int[] order, int count, int perTx)
     {
+        if (workload != "warm-up" && !Selected(workload, mode))
+            return [];
         var runs = new List<BenchResult>();
         for (int r = 0; r < repeat; r++)
             runs.AddRange(FillOnce(workload, mode, data, order, count, perTx, reverse: r % 2 == 1));
