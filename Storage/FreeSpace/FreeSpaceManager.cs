@@ -5,8 +5,12 @@ namespace RavenLite.Storage.FreeSpace;
 /// 1. Every page in [1, NextPage) is exactly one of: reachable from the root tree, free, pending.
 /// 2. A page freed by transaction F stays pending until no live reader has a snapshot older than F
 ///    and the synced header state is at least F (so the flusher never overwrites a page that the
-///    on-disk state or any reader can still reach).
+///    on-disk state or any reader can still reach) — unless it is released early (<see cref="ReleaseEarly"/>).
 /// 3. Pages a transaction allocates and frees again are reusable at once inside it.
+/// 4. A page is released early only when its freed copy was committed after the synced header state,
+///    F is published and no reader (the flusher included) has a snapshot older than F: then neither
+///    the on-disk state nor any flush can reach the copy, and recovery rebuilds it from the journal
+///    before any record that uses it as a diff base. Its entry in the pending list is then skipped.
 /// The free list is not persisted: opening rebuilds it from reachability (see docs/format/data-file.md).
 /// Used only by the single writer (and the checker under the write lock); not thread-safe.
 /// </summary>
@@ -14,6 +18,7 @@ internal sealed class FreeSpaceManager
 {
     private readonly SortedSet<long> _free = [];
     private readonly List<(long FreedBy, long[] Pages)> _pending = [];
+    private readonly Dictionary<long, int> _releasedEarly = []; // pending entries to skip: the page is already free (or reused)
 
     public FreeSpaceManager(long nextPage) => NextPage = nextPage;
 
@@ -24,7 +29,26 @@ internal sealed class FreeSpaceManager
     public IReadOnlyCollection<long> Free => _free;
 
     /// <summary>Pages waiting for readers or the flusher.</summary>
-    public IEnumerable<long> Pending => _pending.SelectMany(p => p.Pages);
+    public IEnumerable<long> Pending
+    {
+        get
+        {
+            var skip = new Dictionary<long, int>(_releasedEarly);
+            foreach (var (_, pages) in _pending)
+                foreach (long p in pages)
+                {
+                    if (skip.TryGetValue(p, out int n))
+                    {
+                        if (n == 1)
+                            skip.Remove(p);
+                        else
+                            skip[p] = n - 1;
+                        continue;
+                    }
+                    yield return p;
+                }
+        }
+    }
 
     /// <summary>Number of free pages.</summary>
     public int FreeCount => _free.Count;
@@ -32,17 +56,41 @@ internal sealed class FreeSpaceManager
     /// <summary>Marks pages as free (rebuild at open).</summary>
     public void AddFree(long page) => _free.Add(page);
 
-    /// <summary>Moves pending pages freed at or before <paramref name="txId"/> to the free set.</summary>
+    /// <summary>Moves pending pages freed at or before <paramref name="txId"/> to the free set (skipping those released early).</summary>
     public void ReleasePending(long txId)
     {
         int n = 0;
         while (n < _pending.Count && _pending[n].FreedBy <= txId)
         {
-            _free.UnionWith(_pending[n].Pages);
+            foreach (long p in _pending[n].Pages)
+            {
+                if (_releasedEarly.TryGetValue(p, out int skips))
+                {
+                    if (skips == 1)
+                        _releasedEarly.Remove(p);
+                    else
+                        _releasedEarly[p] = skips - 1;
+                    continue;
+                }
+                _free.Add(p);
+            }
             n++;
         }
         if (n > 0)
             _pending.RemoveRange(0, n);
+    }
+
+    /// <summary>
+    /// Frees <paramref name="count"/> pending pages from <paramref name="first"/> before their pending entry
+    /// is due (invariant 4; the caller checks the conditions). The entry is skipped when it comes due.
+    /// </summary>
+    public void ReleaseEarly(long first, int count)
+    {
+        for (long p = first; p < first + count; p++)
+        {
+            _free.Add(p);
+            _releasedEarly[p] = _releasedEarly.GetValueOrDefault(p) + 1;
+        }
     }
 
     /// <summary>Begins a transaction's allocation scope.</summary>
