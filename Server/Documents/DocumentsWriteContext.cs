@@ -19,6 +19,7 @@ public sealed class DocumentsWriteContext
     private readonly DocumentsStorage _storage;
     private readonly Tree _docs, _byEtag, _byCollection, _tombstones, _collections, _identities;
     private long _lastEtag;
+    private readonly Dictionary<string, long> _countDeltas = new(StringComparer.OrdinalIgnoreCase); // per collection, written by Complete
 
     private readonly Scratch _scratch;
 
@@ -62,11 +63,15 @@ public sealed class DocumentsWriteContext
     /// <summary>Database id, for change vectors.</summary>
     public string DatabaseId => _storage.DatabaseId;
 
-    /// <summary>Persists the etag counter; call once, before commit.</summary>
+    /// <summary>Persists the etag counter and the collection counts; call once, before commit.</summary>
     public void Complete()
     {
         if (_lastEtag != StartEtag)
             DocumentsStorage.WriteLastEtag(Transaction, _lastEtag);
+        foreach (var (collection, delta) in _countDeltas)
+            if (delta != 0)
+                WriteCollectionCount(collection, delta);
+        _countDeltas.Clear();
     }
 
     /// <summary>The stored document under this id (any casing), or null.</summary>
@@ -215,7 +220,11 @@ public sealed class DocumentsWriteContext
             throw ApiException.Concurrency($"Document {id} has change vector {current}, but the write expected {expected}.");
     }
 
-    private void AdjustCollectionCount(string collection, int delta)
+    /// <summary>Counts a document into or out of its collection; the counts tree is updated once per collection by <see cref="Complete"/>.</summary>
+    private void AdjustCollectionCount(string collection, int delta) =>
+        System.Runtime.InteropServices.CollectionsMarshal.GetValueRefOrAddDefault(_countDeltas, collection, out _) += delta;
+
+    private void WriteCollectionCount(string collection, long delta)
     {
         var key = Encoding.UTF8.GetBytes(collection.ToLowerInvariant());
         long count = 0;
