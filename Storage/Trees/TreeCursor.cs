@@ -14,8 +14,15 @@ public sealed unsafe class TreeCursor
     private readonly int[] _indexes = new int[MaxDepth];
     private int _leafLevel = -1;
     private bool _positioned;
+    private readonly bool _snapshot; // a read transaction: its pages never change or move while it lives
+    private long _cachedLeaf = -1;
+    private byte* _cachedLeafPointer;
 
-    internal TreeCursor(Tree tree) => _tree = tree;
+    internal TreeCursor(Tree tree)
+    {
+        _tree = tree;
+        _snapshot = tree.Transaction is Transactions.ReadTransaction;
+    }
 
     /// <summary>Keys must start with these bytes; outside them the cursor reports no entry.</summary>
     public byte[]? Prefix { get; set; }
@@ -46,7 +53,26 @@ public sealed unsafe class TreeCursor
         }
     }
 
-    private byte* Leaf => _tree.Transaction.GetPage(_pages[_leafLevel]);
+    /// <summary>
+    /// The current leaf. In a read transaction its address is cached per page number (a snapshot's pages are
+    /// immutable and stay mapped); a write transaction may copy or reuse pages, so it looks the page up each time.
+    /// </summary>
+    private byte* Leaf
+    {
+        get
+        {
+            long number = _pages[_leafLevel];
+            if (_snapshot && number == _cachedLeaf)
+                return _cachedLeafPointer;
+            byte* page = _tree.Transaction.GetPage(number);
+            if (_snapshot)
+            {
+                _cachedLeaf = number;
+                _cachedLeafPointer = page;
+            }
+            return page;
+        }
+    }
 
     /// <summary>Positions at the first key ≥ <paramref name="key"/>.</summary>
     public bool Seek(ReadOnlySpan<byte> key)
