@@ -33,20 +33,11 @@ internal sealed class FreeSpaceManager
     {
         get
         {
-            var skip = new Dictionary<long, int>(_releasedEarly);
+            var skips = new Dictionary<long, int>(_releasedEarly);
             foreach (var (_, pages) in _pending)
                 foreach (long p in pages)
-                {
-                    if (skip.TryGetValue(p, out int n))
-                    {
-                        if (n == 1)
-                            skip.Remove(p);
-                        else
-                            skip[p] = n - 1;
-                        continue;
-                    }
-                    yield return p;
-                }
+                    if (!TakeSkip(skips, p))
+                        yield return p;
         }
     }
 
@@ -63,21 +54,24 @@ internal sealed class FreeSpaceManager
         while (n < _pending.Count && _pending[n].FreedBy <= txId)
         {
             foreach (long p in _pending[n].Pages)
-            {
-                if (_releasedEarly.TryGetValue(p, out int skips))
-                {
-                    if (skips == 1)
-                        _releasedEarly.Remove(p);
-                    else
-                        _releasedEarly[p] = skips - 1;
-                    continue;
-                }
-                _free.Add(p);
-            }
+                if (!TakeSkip(_releasedEarly, p))
+                    _free.Add(p);
             n++;
         }
         if (n > 0)
             _pending.RemoveRange(0, n);
+    }
+
+    /// <summary>True (and one skip used up) when a pending entry for <paramref name="page"/> is to be skipped: the page was released early.</summary>
+    private static bool TakeSkip(Dictionary<long, int> skips, long page)
+    {
+        if (!skips.TryGetValue(page, out int n))
+            return false;
+        if (n == 1)
+            skips.Remove(page);
+        else
+            skips[page] = n - 1;
+        return true;
     }
 
     /// <summary>
