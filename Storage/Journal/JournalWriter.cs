@@ -23,6 +23,8 @@ internal sealed class JournalWriter : IDisposable
     // 6.13+ (multigrain timestamps) an fstat before each write made the next write stamp a fresh ctime, so every
     // small commit's fdatasync also wrote the inode table block (a third of fill-sync's fdatasync in a profile).
     private long _currentLength;
+    private long _zeroedTo = long.MaxValue; // in the current file: bytes from here on may still be unwritten extents (fresh files only)
+    private static readonly byte[] ZeroBlock = new byte[4096];
 
     public JournalWriter(IStorageFileSystem fs, string dir, StorageOptions options, long fileNumber, long offset)
     {
@@ -43,6 +45,15 @@ internal sealed class JournalWriter : IDisposable
     /// Smaller records stay buffered: a small O_DIRECT write waits for the device on its own.
     /// </summary>
     public const int UncachedRecordBytes = 256 << 10;
+
+    /// <summary>
+    /// A fresh journal file is zero-filled this far ahead of the records, in 4 KiB writes. Its space is
+    /// fallocated (unwritten extents), and every fdatasync after a small record entered a new 4 KiB block
+    /// converted an extent and wrote the inode synchronously. Zero-filled ahead, that conversion happens once
+    /// per this many bytes. 4 KiB writes keep the page-cache folios small (a large zero write would make each
+    /// small record write back a large folio). Recycled files were written before and are not zero-filled.
+    /// </summary>
+    public const int ZeroAheadBytes = 256 << 10;
 
     /// <summary>Number of the file the next record goes to (unless it must roll over).</summary>
     public long FileNumber { get; private set; }
@@ -87,9 +98,14 @@ internal sealed class JournalWriter : IDisposable
                 }
             }
             if (uncached)
+            {
                 file.WriteUncached(Position, record);
+            }
             else
+            {
+                ZeroAhead(file, Position + record.Length);
                 file.Write(Position, record);
+            }
             if (!_unsynced.Contains(file))
                 _unsynced.Add(file);
             Position += record.Length;
@@ -112,18 +128,40 @@ internal sealed class JournalWriter : IDisposable
         }
     }
 
+    /// <summary>
+    /// In a fresh file, writes zeros from the first 4 KiB boundary at or after the written part up to
+    /// <see cref="ZeroAheadBytes"/> past <paramref name="end"/> (within the file). Never touches a block
+    /// that holds record bytes: the block the next record starts in was written by the records before it.
+    /// </summary>
+    private void ZeroAhead(IStorageFile file, long end)
+    {
+        if (end <= _zeroedTo)
+            return;
+        long from = (Math.Max(_zeroedTo, Position) + 4095) / 4096 * 4096;
+        long to = Math.Min(_currentLength, (end + ZeroAheadBytes + 4095) / 4096 * 4096);
+        for (long at = from; at + ZeroBlock.Length <= to; at += ZeroBlock.Length)
+            file.Write(at, ZeroBlock);
+        _zeroedTo = Math.Max(from, to);
+    }
+
     private IStorageFile OpenOrCreate(long number, int recordLength)
     {
         if (_open.TryGetValue(number, out var f))
+        {
+            _zeroedTo = long.MaxValue;
             return f;
+        }
         string path = JournalFileNames.For(_dir, number);
         long size = Math.Max(_options.JournalFileSize, (recordLength + 4095L) / 4096 * 4096);
         bool created = false;
+        bool fresh = false;
         if (!_fs.FileExists(path))
         {
             string? spare = _fs.ListFiles(_dir).FirstOrDefault(JournalFileNames.IsSpare);
             if (spare != null)
                 _fs.RenameFile(Path.Combine(_dir, spare), path);
+            else
+                fresh = true;
             created = true;
         }
         f = _fs.OpenFile(path, create: true);
@@ -142,6 +180,8 @@ internal sealed class JournalWriter : IDisposable
             throw;
         }
         _open[number] = f;
+        // A recycled or existing file was written before: its extents are written already.
+        _zeroedTo = fresh ? 0 : long.MaxValue;
         return f;
     }
 
