@@ -386,9 +386,11 @@ public sealed unsafe class StorageEnvironment : IDisposable
             long pages = 0, synced = LastSyncedTx();
             foreach (var b in released)
             {
-                _releasedCopies.Enqueue((b.PageNumber, b.PageCount, b.TxId));
+                // Committed at or before the synced state: only a flush makes it reusable (synced never goes back).
                 if (b.TxId <= synced)
                     pages += b.PageCount;
+                else
+                    _releasedCopies.Enqueue((b.PageNumber, b.PageCount, b.TxId));
             }
             Interlocked.Add(ref _releasedSinceFlush, pages);
             _registry.Retire(released);
