@@ -9,6 +9,7 @@ var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a 
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
 var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
 var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group.", AllowMultipleArgumentsPerToken = true };
+var clients = new Option<int[]>("--clients") { Description = "writes: run only these client counts (default 1 16 64).", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
@@ -34,7 +35,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     {
         "storage" => new StorageSuite(isQuick, work, repeats, r.GetValue(only)).Run(),
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
-        "writes" => new WritesSuite(isQuick, work, withPeer).Run(),
+        "writes" => new WritesSuite(isQuick, work, withPeer, r.GetValue(clients) is { Length: > 0 } c ? c : null).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
@@ -55,7 +56,7 @@ var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequent
 limits.SetAction(r => RunSuite("limits", r));
 var bulkInsert = new Command("bulk-insert", "1M ≈1 KB documents through the bulk-insert endpoint, against PostgreSQL COPY, same run.") { quick, json, dir, noPeer };
 bulkInsert.SetAction(r => RunSuite("bulk-insert", r));
-var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir, noPeer };
+var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clients, against PostgreSQL INSERTs, same run.") { quick, json, dir, noPeer, clients };
 writes.SetAction(r => RunSuite("writes", r));
 var indexing = new Command("indexing", "Simple-map and full-text index builds (docs/s) and query latency from 1 and 16 clients, against PostgreSQL expression/GIN indexes, same run.") { quick, json, dir, noPeer };
 indexing.SetAction(r => RunSuite("indexing", r));

@@ -10,9 +10,9 @@ namespace RavenLite.Bench;
 /// documents per storage transaction (the merger's batching). Peer: PostgreSQL single-row INSERT
 /// per connection (autocommit, synchronous_commit on), same concurrency, same documents.
 /// </summary>
-internal sealed class WritesSuite(bool quick, string workDir, bool withPeer = true)
+internal sealed class WritesSuite(bool quick, string workDir, bool withPeer = true, int[]? clientCounts = null)
 {
-    private static readonly int[] Clients = [1, 16, 64];
+    private readonly int[] Clients = clientCounts ?? [1, 16, 64];
 
     public IEnumerable<BenchResult> Run()
     {
