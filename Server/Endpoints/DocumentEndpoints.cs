@@ -158,7 +158,8 @@ public static class DocumentEndpoints
         // Validated and prepared here, on the request's thread; the merger thread only assigns the etag and writes.
         var prepared = new ArrayBufferWriter<byte>(body.Length + 64);
         int prefix = DocumentPreparer.Current.Prepare(body.Span, prepared, out string collection);
-        var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), collection, prepared.WrittenSpan, prefix, expected), body.Length);
+        // Completes on the merger thread (the rest is writing the answer): no thread-pool hand-off per request.
+        var command = new DelegateCommand<WriteResult>(ctx => ctx.Put(ctx.ResolveId(id), collection, prepared.WrittenSpan, prefix, expected), body.Length, completeInline: true);
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         var result = command.Result!;
         await JsonResponse.WriteAsync(context, 201, w =>
@@ -175,7 +176,7 @@ public static class DocumentEndpoints
         string id = RequestParsing.Required(context.Request, "id");
         db.Documents.ValidateId(id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
-        var command = new DelegateCommand<WriteResult>(ctx => ctx.Delete(id, expected));
+        var command = new DelegateCommand<WriteResult>(ctx => ctx.Delete(id, expected), completeInline: true);
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }

@@ -17,6 +17,8 @@ namespace RavenLite.Server.TransactionMerger;
 ///    every command of the batch is re-run alone, so one failing request does not fail the others.
 /// 3. A batch closes when it reaches the operation or byte bound, or when the queue is empty and
 ///    no earlier commit is in flight; at most one commit is in flight.
+/// 4. A batch's commit is queued before the requests of the previous (durable) batch are answered, so
+///    answering them (on this thread for completeInline commands) overlaps the next journal write.
 /// Thread-safety: <see cref="EnqueueAsync"/> from any thread; everything else on the merger thread.
 /// </summary>
 public sealed class WriteMerger : IDisposable
@@ -167,18 +169,36 @@ public sealed class WriteMerger : IDisposable
             if (!failed)
             {
                 context.Complete();
+                // The previous commit must be durable before this one is queued (one in flight). Its requests are
+                // answered only after this commit is queued, so the journal writes and syncs this batch while this
+                // thread answers them (completeInline commands send their answers here).
+                InFlight? previous = null;
                 if (inFlight != null)
                 {
-                    Finish(inFlight);
+                    previous = inFlight;
+                    WaitFor(() => previous.Commit.IsCompleted);
                     inFlight = null;
+                    if (!previous.Commit.IsCompletedSuccessfully)
+                    {
+                        Finish(previous); // storage failed: the commit below fails too
+                        previous = null;
+                    }
                 }
-                long t0 = Stopwatch.GetTimestamp();
-                // A lone small request with nothing queued behind it (one client): nothing to overlap, so write the
-                // journal on this thread and save the hop. Otherwise (more requests, or a bulk-insert batch whose
-                // stream keeps coming) the next batch runs during this one's compression, write and fsync.
-                bool lone = batch.Count == 1 && ops <= InlineCommitMaxOperations && !reader.TryPeek(out _);
-                var commit = tx.CommitAsync(writeHereWhenIdle: lone, onCompleted: _wakeUp);
-                inFlight = new InFlight(commit, batch, ops, t0);
+                try
+                {
+                    long t0 = Stopwatch.GetTimestamp();
+                    // A lone small request with nothing queued behind it (one client): nothing to overlap, so write the
+                    // journal on this thread and save the hop. Otherwise (more requests, or a bulk-insert batch whose
+                    // stream keeps coming) the next batch runs during this one's compression, write and fsync.
+                    bool lone = previous == null && batch.Count == 1 && ops <= InlineCommitMaxOperations && !reader.TryPeek(out _);
+                    var commit = tx.CommitAsync(writeHereWhenIdle: lone, onCompleted: _wakeUp);
+                    inFlight = new InFlight(commit, batch, ops, t0);
+                }
+                finally
+                {
+                    if (previous != null)
+                        Finish(previous);
+                }
                 return;
             }
         }

@@ -17,6 +17,33 @@ public sealed class DocumentEndpointsTests
     }
 
     [Fact]
+    public async Task Requests_pipelined_behind_single_document_writes_are_all_answered_even_one_that_deletes_the_database()
+    {
+        // A single-document write is answered on the merger thread; a request the client already sent behind it is then
+        // read there too. It must move off that thread: deleting the database there made the merger wait for itself.
+        await using var s = await StartWithDatabaseAsync("pipe");
+        using var raw = await RawHttp.ConnectAsync(s.Url);
+        const string Doc = "{\"Name\":\"x\"}";
+        static string PutRequest(string id) => $"PUT /databases/pipe/docs?id={id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {Doc.Length}\r\n\r\n{Doc}";
+        await raw.SendAsync(PutRequest("a/1") + PutRequest("a/2")
+            + "DELETE /databases/pipe/docs?id=a/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+            + "GET /databases/pipe/docs?id=a/2 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            + "DELETE /admin/databases?name=pipe HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+            + "GET /databases HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        var timeout = TimeSpan.FromSeconds(20);
+        Assert.Contains("\"a/1\"", (await raw.ReadResponseAsync(timeout)).Body);
+        Assert.Contains("\"a/2\"", (await raw.ReadResponseAsync(timeout)).Body);
+        Assert.Equal(204, (await raw.ReadResponseAsync(timeout)).Status);
+        var get = await raw.ReadResponseAsync(timeout);
+        Assert.Equal(200, get.Status);
+        Assert.Contains("\"Name\":\"x\"", get.Body);
+        Assert.Equal(200, (await raw.ReadResponseAsync(timeout)).Status);
+        var list = await raw.ReadResponseAsync(timeout);
+        Assert.Equal(200, list.Status);
+        Assert.DoesNotContain("pipe", list.Body);
+    }
+
+    [Fact]
     public async Task Put_then_get_returns_the_document_with_server_metadata_and_client_metadata_verbatim()
     {
         await using var s = await StartWithDatabaseAsync();

@@ -12,6 +12,7 @@ public sealed class RawHttp : IDisposable
 {
     private readonly TcpClient _client = new();
     private NetworkStream _stream = null!;
+    private readonly List<byte> _buffer = []; // read but not yet consumed (pipelined answers)
 
     /// <summary>Connects to the server.</summary>
     public static async Task<RawHttp> ConnectAsync(Uri server)
@@ -42,6 +43,9 @@ public sealed class RawHttp : IDisposable
     /// <summary>Sends the zero-length terminating chunk.</summary>
     public Task EndAsync() => WriteAsync("0\r\n\r\n"u8.ToArray());
 
+    /// <summary>Sends text as it is (whole requests, several of them pipelined).</summary>
+    public Task SendAsync(string raw) => WriteAsync(Encoding.UTF8.GetBytes(raw));
+
     private async Task WriteAsync(ReadOnlyMemory<byte> bytes)
     {
         await _stream.WriteAsync(bytes);
@@ -52,7 +56,7 @@ public sealed class RawHttp : IDisposable
     public async Task<(int Status, Dictionary<string, string> Headers, string Body)> ReadResponseAsync(TimeSpan timeout)
     {
         using var cts = new CancellationTokenSource(timeout);
-        var buffer = new List<byte>();
+        var buffer = _buffer;
         var one = new byte[4096];
         int headerEnd;
         while ((headerEnd = IndexOf(buffer, "\r\n\r\n"u8)) < 0)
@@ -67,15 +71,18 @@ public sealed class RawHttp : IDisposable
         int status = int.Parse(lines[0].Split(' ')[1], System.Globalization.CultureInfo.InvariantCulture);
         var headers = lines.Skip(1).Select(l => l.Split(':', 2)).ToDictionary(p => p[0].Trim().ToLowerInvariant(), p => p[1].Trim());
         int length = headers.TryGetValue("content-length", out var cl) ? int.Parse(cl, System.Globalization.CultureInfo.InvariantCulture) : 0;
-        var body = buffer.Skip(headerEnd + 4).ToList();
-        while (body.Count < length)
+        buffer.RemoveRange(0, headerEnd + 4);
+        while (buffer.Count < length)
         {
             int n = await _stream.ReadAsync(one, cts.Token);
             if (n == 0)
                 break;
-            body.AddRange(one.AsSpan(0, n));
+            buffer.AddRange(one.AsSpan(0, n));
         }
-        return (status, headers, Encoding.UTF8.GetString(body.ToArray()));
+        int taken = Math.Min(length, buffer.Count);
+        string text = Encoding.UTF8.GetString(buffer.GetRange(0, taken).ToArray());
+        buffer.RemoveRange(0, taken); // the rest belongs to the next answer
+        return (status, headers, text);
     }
 
     private static int IndexOf(List<byte> haystack, ReadOnlySpan<byte> needle)
