@@ -25,8 +25,9 @@ public static class DocumentEndpoints
     {
         app.MapGet("/databases/{db}/docs", DatabaseRoute.Handle(Get));
         app.MapPost("/databases/{db}/docs", DatabaseRoute.Handle(PostIds));
-        app.MapPut("/databases/{db}/docs", DatabaseRoute.Handle(Put));
-        app.MapDelete("/databases/{db}/docs", DatabaseRoute.Handle(Delete));
+        // Short handlers that queue a command completing inline: they stay on the thread that read the request.
+        app.MapPut("/databases/{db}/docs", DatabaseRoute.Handle(Put)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
+        app.MapDelete("/databases/{db}/docs", DatabaseRoute.Handle(Delete)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
         app.MapMethods("/databases/{db}/docs", ["HEAD"], DatabaseRoute.Handle(Head));
         app.MapGet("/databases/{db}/collections/docs", DatabaseRoute.Handle(GetCollectionDocs));
         app.MapGet("/databases/{db}/collections/stats", DatabaseRoute.Handle(GetCollectionStats));
