@@ -9,13 +9,16 @@ namespace RavenLite.Server.BulkInsert;
 /// are already validated and prepared (<see cref="DocumentPreparer"/>) in the batch's
 /// <see cref="Arena"/>: the merger only assigns etags and writes. Dispose after completion.
 /// </summary>
-public sealed class BulkInsertBatch : MergedCommand, IDisposable
+public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : MergedCommand, IDisposable
 {
     private readonly List<Item> _items = [];
     private long _bytes;
 
     /// <summary>The memory the batch's prepared documents live in; freed with the batch.</summary>
     public ItemArena Arena { get; } = new();
+
+    /// <summary>Documents left as they were because they were unchanged (with <c>skipOverwriteIfUnchanged</c>), once executed.</summary>
+    public int Skipped { get; private set; }
 
     /// <summary>Documents in the batch.</summary>
     public int Count => _items.Count;
@@ -36,9 +39,21 @@ public sealed class BulkInsertBatch : MergedCommand, IDisposable
     /// <inheritdoc />
     public override void Execute(DocumentsWriteContext context)
     {
+        // Re-runnable: the merger may run it again alone after a rollback.
+        int skipped = 0;
         foreach (var item in _items)
+        {
+            if (skipOverwriteIfUnchanged && !IsServerGenerated(item.Id) && context.IsUnchanged(item.Id, item.Collection, item.Prepared.Span, item.PrefixLength))
+            {
+                skipped++;
+                continue;
+            }
             context.Put(context.ResolveId(item.Id), item.Collection, item.Prepared.Span, item.PrefixLength, null);
+        }
+        Skipped = skipped;
     }
+
+    private static bool IsServerGenerated(string id) => id.Length == 0 || id.EndsWith('/') || id.EndsWith('|');
 
     /// <summary>Returns the batch's pooled memory.</summary>
     public void Dispose()

@@ -44,6 +44,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     private int _depth;             // the end finder's nesting inside the item
     private bool _inString, _escaped;
     private bool _finished;
+    private ReadOnlySequence<byte> _pending; // the buffer of a read Consume has not advanced past (it threw)
+    private bool _hasPending;
 
     private long ItemLimit => maxDocumentBytes + 4096L;
 
@@ -60,6 +62,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     public void Consume(ReadResult result, Func<BulkInsertBatch> batch, Func<BulkInsertBatch, bool> full)
     {
         var buffer = result.Buffer;
+        _pending = buffer;
+        _hasPending = true;
         bool stop = false;
         // The pipe was advanced to the item in progress (or the next unread byte) last time: the buffer starts there.
         var remaining = buffer;
@@ -144,7 +148,35 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         var consumed = buffer.GetPosition(keep - _bufferStart);
         // Stopped early for a full batch: the rest is unread, so the next read must return at once.
         reader.AdvanceTo(consumed, stop ? consumed : buffer.End);
+        _hasPending = false;
         _bufferStart = keep;
+    }
+
+    /// <summary>
+    /// After a failure (<see cref="Consume"/> threw, or the insert failed between two calls): a drainer
+    /// positioned where parsing stopped (an item's start or a point between items, so inside the array),
+    /// already fed with the unread rest of a read <see cref="Consume"/> did not advance past (which is then
+    /// advanced). Continue with <see cref="BodyDrainer.DrainAsync"/> on the same pipe; null when the array
+    /// was read to its end already.
+    /// </summary>
+    public BodyDrainer? BeginDrain()
+    {
+        if (_finished)
+        {
+            if (_hasPending)
+                reader.AdvanceTo(_pending.End);
+            _hasPending = false;
+            return null;
+        }
+        var drainer = _expect == Expect.ArrayStart ? BodyDrainer.FromStart() : BodyDrainer.InsideArray();
+        if (_hasPending)
+        {
+            long from = Math.Clamp((_itemStart >= 0 ? _itemStart : _scan) - _bufferStart, 0, _pending.Length);
+            drainer.Feed(_pending.Slice(from));
+            reader.AdvanceTo(_pending.End);
+            _hasPending = false;
+        }
+        return drainer;
     }
 
     /// <summary>A byte outside any item (not whitespace) at stream offset <paramref name="at"/>: moves the array state on, or 400.</summary>
@@ -323,7 +355,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 throw ApiException.BadRequest("A bulk insert item has no Id.");
             if (collection == null || batch == null)
                 throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
-            documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
+            documents.ValidateIdToWrite(id);
         }
         catch (Exception e)
         {

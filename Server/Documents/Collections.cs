@@ -9,6 +9,12 @@ public static class Collections
     /// <summary>The collection of HiLo state documents (<c>Raven/Hilo/{tag}</c>).</summary>
     public const string Hilo = "@hilo";
 
+    /// <summary>The id prefix of HiLo state documents.</summary>
+    public const string HiLoIdPrefix = "Raven/Hilo/";
+
+    /// <summary>True for a HiLo state document's id (any casing).</summary>
+    public static bool IsHiLoId(string id) => id.StartsWith(HiLoIdPrefix, StringComparison.OrdinalIgnoreCase);
+
     /// <summary>Longest collection name, in characters.</summary>
     public const int MaxLength = 256;
 

@@ -8,7 +8,7 @@ namespace RavenLite.Server.Documents;
 /// Request bodies that wrap documents (parsed strictly: depth, duplicate keys, UTF-8) and the stored
 /// form of a document (DESIGN.md "Documents"): <c>@metadata</c> keeps every client key verbatim
 /// (<c>Raven-Node-Type</c>, <c>@nested-object-types</c>, ...) while the server owns <c>@id</c>,
-/// <c>@collection</c>, <c>@change-vector</c> and <c>@last-modified</c>. Documents themselves are
+/// <c>@collection</c> (absent for <c>@empty</c>), <c>@change-vector</c> and <c>@last-modified</c>. Documents themselves are
 /// validated and prepared by <see cref="DocumentPreparer"/>. Thread-safe (no state).
 /// </summary>
 public static class DocumentJson
@@ -65,7 +65,9 @@ public static class DocumentJson
         output.Write(prepared[..prefixLength]);
         metadataWriter.Reset(output);
         metadataWriter.WriteStartObject();
-        metadataWriter.WriteString("@collection"u8, collection);
+        // A document without a collection has no @collection, as in RavenDB; it is counted under @empty.
+        if (!string.Equals(collection, Collections.Empty, StringComparison.Ordinal))
+            metadataWriter.WriteString("@collection"u8, collection);
         metadataWriter.WriteString("@id"u8, id);
         metadataWriter.WriteString("@change-vector"u8, changeVector);
         Span<byte> date = stackalloc byte[JsonResponse.DateLength];

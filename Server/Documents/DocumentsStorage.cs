@@ -101,6 +101,20 @@ public sealed class DocumentsStorage
                 throw ApiException.BadRequest("Document ids may not contain control characters.");
     }
 
+    /// <summary>
+    /// Checks an id a write names (PUT, batch PUT, bulk insert): <c>""</c> (a GUID), <c>prefix/</c> and
+    /// <c>prefix|</c> ask the server to generate it (<see cref="DocumentsWriteContext.ResolveId"/>); a bare
+    /// <c>/</c> or <c>|</c> names no prefix (400); anything else as <see cref="ValidateId"/>.
+    /// </summary>
+    public void ValidateIdToWrite(string id)
+    {
+        if (id.Length == 0)
+            return;
+        if (id.TrimEnd('/', '|').Length == 0)
+            throw ApiException.BadRequest($"Document id '{id}' has no prefix before the server-generated part.");
+        ValidateId(id);
+    }
+
     /// <summary>The largest etag written, as of <paramref name="tx"/>.</summary>
     public static long LastEtag(Transaction tx) =>
         tx.ReadTree(StateTree) is { } t && t.TryGet(LastEtagKey, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
@@ -160,6 +174,38 @@ public sealed class DocumentsStorage
                 yield return DocumentRecord.Read(value, DatabaseId);
         }
         while (cursor.MoveNext());
+    }
+
+    /// <summary>
+    /// Documents whose id starts with <paramref name="prefix"/> (any casing) in id order (lower-cased, ordinal),
+    /// after the id <paramref name="startAfter"/> when given; of those whose id tail (after the prefix) passes
+    /// <paramref name="keep"/>, skips <paramref name="start"/> and returns at most <paramref name="pageSize"/>.
+    /// </summary>
+    public List<StoredDocument> GetStartingWith(Transaction tx, string prefix, Func<string, bool> keep, string? startAfter, int start, int pageSize)
+    {
+        var result = new List<StoredDocument>();
+        var docs = tx.ReadTree(DocsTree)!;
+        var cursor = docs.CreateCursor();
+        byte[] prefixKey = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
+        cursor.Prefix = prefixKey;
+        byte[]? after = startAfter == null ? null : Encoding.UTF8.GetBytes(startAfter.ToLowerInvariant());
+        bool positioned = after != null && after.AsSpan().SequenceCompareTo(prefixKey) > 0 ? cursor.Seek(after) : cursor.SeekToFirst();
+        for (; positioned && result.Count < pageSize; positioned = cursor.MoveNext())
+        {
+            if (after != null && cursor.Key.SequenceEqual(after))
+                continue;
+            var value = cursor.Value;
+            string id = DocumentRecord.Id(value);
+            if (!keep(id[Math.Min(prefix.Length, id.Length)..]))
+                continue;
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            result.Add(DocumentRecord.Read(value, DatabaseId));
+        }
+        return result;
     }
 
     /// <summary>Loads the documents an index cursor (values = lower-cased ids) names, from its position, skipping <paramref name="start"/>.</summary>

@@ -80,10 +80,13 @@ public sealed class DocumentsWriteContext
     /// <summary>
     /// Turns a server-generated id request into an id: <c>prefix/</c> becomes
     /// <c>prefix/{19-digit etag}-A</c>, <c>prefix|</c> becomes <c>prefix/{n}</c> with a per-prefix
-    /// identity counter (PROTOCOL.md §4.2). Other ids are returned as they are.
+    /// identity counter, and an empty id becomes a new GUID, as RavenDB does (PROTOCOL.md §4.2).
+    /// Other ids are returned as they are.
     /// </summary>
     public string ResolveId(string id)
     {
+        if (id.Length == 0)
+            return Guid.NewGuid().ToString();
         if (id.EndsWith('|'))
         {
             string prefix = id[..^1];
@@ -130,8 +133,11 @@ public sealed class DocumentsWriteContext
             oldCollection = DocumentRecord.Collection(existing);
         }
         CheckExpected(id, expectedChangeVector, oldEtag);
-        if (oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document with the new collection.");
+        // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
+        // client writes over it: the clients rewrite it with their own type's collection (RavenDB's HiLo tests do).
+        if (oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase) && !Collections.IsHiLoId(id))
+            throw new ApiException(400, RavenExceptionTypes.DocumentCollectionMismatch,
+                $"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document {id}.");
         long etag = ++_lastEtag;
         var now = DateTime.UtcNow;
         string cv = ChangeVectors.Format(etag, DatabaseId);
@@ -156,6 +162,25 @@ public sealed class DocumentsWriteContext
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
         return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
+    }
+
+    /// <summary>
+    /// True when <paramref name="id"/> holds exactly the document a <see cref="Put(string, string, ReadOnlySpan{byte}, int, string?)"/>
+    /// of <paramref name="prepared"/> would store, apart from its change vector and last-modified time (the same
+    /// collection, fields and client metadata, byte for byte): bulk insert's <c>skipOverwriteIfUnchanged</c>.
+    /// </summary>
+    public bool IsUnchanged(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength)
+    {
+        int keyLength = _storage.KeyOf(id, ref _scratch.Key);
+        if (!_docs.TryGet(_scratch.Key.AsSpan(0, keyLength), out var existing))
+            return false;
+        var old = DocumentRecord.Read(existing, DatabaseId);
+        if (!string.Equals(old.Collection, collection, StringComparison.OrdinalIgnoreCase))
+            return false;
+        var record = _scratch.Record;
+        record.ResetWrittenCount();
+        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, old.Id, old.Collection, old.ChangeVector, old.LastModified);
+        return record.WrittenSpan.SequenceEqual(old.Json);
     }
 
     /// <summary>

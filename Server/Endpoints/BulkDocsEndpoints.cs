@@ -39,7 +39,8 @@ public static class BulkDocsEndpoints
                 {
                     w.WriteString("Type", "PUT");
                     w.WriteString("@id", r.Id);
-                    w.WriteString("@collection", r.Collection);
+                    if (r.Collection != Collections.Empty)
+                        w.WriteString("@collection", r.Collection);
                     w.WriteString("@change-vector", r.ChangeVector);
                     w.WriteString("@last-modified", JsonResponse.FormatDate(r.LastModified));
                 }
@@ -91,7 +92,7 @@ public static class BulkDocsEndpoints
                     var raw = System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(doc);
                     if (raw.Length > options.MaxDocumentBytes)
                         throw ApiException.TooLarge($"Document '{id}' is over the limit of {options.MaxDocumentBytes} bytes (MaxDocumentBytes).");
-                    documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? "" : id);
+                    documents.ValidateIdToWrite(id);
                     int start = prepared.WrittenCount;
                     int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
                     list.Add(new BatchItem(true, id, collection, start, prepared.WrittenCount - start, prefix, cv));

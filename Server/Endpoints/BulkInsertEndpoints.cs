@@ -20,21 +20,34 @@ public static class BulkInsertEndpoints
 {
     private const int MaxBatchesInFlight = 2;
 
+    /// <summary>
+    /// Longest time spent reading (and discarding) the rest of a refused stream before the error goes out:
+    /// a client that keeps sending past it gets the error and a closed connection.
+    /// </summary>
+    public static readonly TimeSpan DrainLimit = TimeSpan.FromSeconds(30);
+
     /// <summary>Maps the route.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_insert", DatabaseRoute.Handle(Post));
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_insert", DatabaseRoute.Handle(Post, drainBodyOnMissing: true));
 
     private static async Task Post(HttpContext context, Database db)
     {
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         long opId = RequestParsing.QueryLong(context.Request, "id") ?? db.Operations.NextId();
+        bool skipUnchanged = string.Equals(RequestParsing.Query(context.Request, "skipOverwriteIfUnchanged"), "true", StringComparison.OrdinalIgnoreCase);
         var state = db.Operations.Start(opId, "BulkInsert");
         using var cts = CancellationTokenSource.CreateLinkedTokenSource(state.Token, context.RequestAborted);
+        // A client may pause between documents for as long as it likes (RavenDB has no minimum rate; the Node
+        // client sends a heartbeat only after 40 s): Kestrel's default minimum body data rate would cut it off.
+        if (context.Features.Get<Microsoft.AspNetCore.Server.Kestrel.Core.Features.IHttpMinRequestBodyDataRateFeature>() is { } rate)
+            rate.MinDataRate = null;
         var inFlight = new Queue<BulkInsertBatch>();
         BulkInsertBatch? batch = null;
+        PipeReader? pipe = null;
+        BulkInsertReader? parser = null;
         try
         {
-            var pipe = RequestBody.DecodeToPipe(context.Request);
-            var parser = new BulkInsertReader(pipe, db.Documents, options.MaxDocumentBytes);
+            pipe = RequestBody.DecodeToPipe(context.Request);
+            parser = new BulkInsertReader(pipe, db.Documents, options.MaxDocumentBytes);
             while (!parser.Finished)
             {
                 ReadResult result;
@@ -53,7 +66,7 @@ public static class BulkInsertEndpoints
                     }
                     result = await readTask.ConfigureAwait(false);
                 }
-                parser.Consume(result, () => batch ??= new BulkInsertBatch(),
+                parser.Consume(result, () => batch ??= new BulkInsertBatch(skipUnchanged),
                     b => b.Count >= options.BulkInsertBatchDocuments || b.Bytes >= options.BulkInsertBatchBytes);
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
                 {
@@ -88,19 +101,37 @@ public static class BulkInsertEndpoints
                     // The first failure is the one reported.
                 }
             }
+            bool clientGone = context.RequestAborted.IsCancellationRequested || IsClientGone(e);
             var (status, type, message) = e is OperationCanceledException && state.Token.IsCancellationRequested
-                ? (500, "Raven.Client.Exceptions.Documents.BulkInsert.BulkInsertAbortedException", $"Bulk insert {state.Id} was killed.")
-                : ErrorHandlingMiddleware.Classify(e);
+                ? (500, RavenExceptionTypes.BulkInsertAborted, $"Bulk insert {state.Id} was killed.")
+                : clientGone
+                    ? (400, RavenExceptionTypes.BulkInsertAborted, $"Bulk insert {state.Id}: the client closed the stream before its end (after {state.Processed} documents).")
+                    : ErrorHandlingMiddleware.Classify(e);
             if (status >= 500 && !type.EndsWith("BulkInsertAbortedException", StringComparison.Ordinal))
-                type = "Raven.Client.Exceptions.Documents.BulkInsert.BulkInsertAbortedException";
+                type = RavenExceptionTypes.BulkInsertAborted;
             state.Fault(type, message, status);
             db.Operations.Finished(state);
+            if (clientGone)
+                return; // nobody to answer, and not the server's failure
+            // Read the rest of what the client is sending, then answer: it gets the error, not a broken pipe.
+            var drainer = parser != null ? parser.BeginDrain() : BodyDrainer.FromStart();
+            if (drainer != null)
+                await drainer.DrainAsync(pipe ?? context.Request.BodyReader, DrainLimit, context.RequestAborted).ConfigureAwait(false);
             if (context.RequestAborted.IsCancellationRequested)
                 return;
             context.Response.Headers.Connection = "close";
             await ErrorHandlingMiddleware.WriteErrorAsync(context, status, type, message, status >= 500 ? e.ToString() : message).ConfigureAwait(false);
         }
     }
+
+    /// <summary>True for a failure to read the body because the client went away (reset, or the body cut short).</summary>
+    private static bool IsClientGone(Exception e) => e switch
+    {
+        Microsoft.AspNetCore.Connections.ConnectionResetException => true,
+        BadHttpRequestException b => b.Message.Contains("Unexpected end of request content", StringComparison.OrdinalIgnoreCase),
+        IOException io => io.InnerException is Microsoft.AspNetCore.Connections.ConnectionResetException || io.Message.Contains("reset", StringComparison.OrdinalIgnoreCase),
+        _ => false,
+    };
 
     private static async Task SubmitAsync(Database db, BulkInsertBatch batch, Queue<BulkInsertBatch> inFlight, OperationState state)
     {
@@ -117,6 +148,7 @@ public static class BulkInsertEndpoints
         {
             await oldest.Completion.ConfigureAwait(false);
             state.AddProcessed(oldest.Count);
+            state.AddSkipped(oldest.Skipped);
         }
         finally
         {

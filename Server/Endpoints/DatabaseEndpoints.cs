@@ -85,26 +85,115 @@ public static class DatabaseEndpoints
         }).ConfigureAwait(false);
     }
 
+    private static readonly string[] TopologyEmptyArrays = ["Promotables", "Rehabs", "PriorityOrder"];
+    private static readonly string[] TopologyEmptyObjects = ["PredefinedMentors", "DemotionReasons", "PromotablesStatus"];
+    private static readonly string[] RecordEmptyObjects = ["Sorters", "Analyzers", "IndexesHistory", "Settings", "RavenConnectionStrings", "SqlConnectionStrings",
+                    "OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
+    private static readonly string[] RecordNulls = ["Revisions", "TimeSeries", "RevisionsForConflicts", "Expiration", "Refresh", "DataArchival", "Integrations", "Client", "Studio"];
+    private static readonly string[] RecordEmptyArrays = ["PeriodicBackups", "ExternalReplications", "SinkPullReplications", "HubPullReplications", "RavenEtls", "SqlEtls",
+                    "ElasticSearchEtls", "OlapEtls", "QueueEtls", "QueueSinks", "UnusedDatabaseIds"];
+
+    /// <summary>
+    /// <c>GET /admin/databases?name=</c>: the database record with every field RavenDB's clients read
+    /// (GetDatabaseRecordOperation); RavenLite's single node is the whole topology, and the static indexes
+    /// are listed under <c>Indexes</c>, auto indexes under <c>AutoIndexes</c>. 404 with <c>Database-Missing</c>
+    /// when it does not exist (the clients answer null).
+    /// </summary>
     private static Task GetRecord(HttpContext context)
     {
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         string name = RequestParsing.Required(context.Request, "name");
         string? stored = registry.Find(name);
         if (stored == null)
-            return JsonResponse.EmptyAsync(context, 404);
-        return JsonResponse.WriteAsync(context, 200, w =>
         {
-            w.WriteStartObject();
-            w.WriteString("DatabaseName", stored);
-            w.WriteBoolean("Disabled", false);
-            w.WriteBoolean("Encrypted", false);
-            w.WriteNumber("Etag", 1);
-            w.WriteStartObject("Settings");
-            w.WriteEndObject();
-            w.WriteStartObject("Indexes");
-            w.WriteEndObject();
-            w.WriteEndObject();
-        });
+            context.Response.Headers["Database-Missing"] = Uri.EscapeDataString(name);
+            return JsonResponse.EmptyAsync(context, 404);
+        }
+        var db = registry.Acquire(stored);
+        try
+        {
+            var indexes = db.Indexes.All;
+            string databaseId = db.Documents.DatabaseId;
+            return JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteString("DatabaseName", stored);
+                w.WriteBoolean("Disabled", false);
+                w.WriteBoolean("Encrypted", false);
+                w.WriteNumber("EtagForBackup", 0);
+                w.WriteStartObject("DeletionInProgress");
+                w.WriteEndObject();
+                w.WriteStartObject("RollingIndexes");
+                w.WriteEndObject();
+                w.WriteString("DatabaseState", "Normal");
+                w.WriteString("LockMode", "Unlock");
+                w.WriteStartObject("Topology");
+                w.WriteStartArray("Members");
+                w.WriteStringValue(ChangeVectors.NodeTag);
+                w.WriteEndArray();
+                foreach (string empty in TopologyEmptyArrays)
+                {
+                    w.WriteStartArray(empty);
+                    w.WriteEndArray();
+                }
+                foreach (string empty in TopologyEmptyObjects)
+                {
+                    w.WriteStartObject(empty);
+                    w.WriteEndObject();
+                }
+                w.WriteNumber("ReplicationFactor", 1);
+                w.WriteBoolean("DynamicNodesDistribution", false);
+                w.WriteStartObject("Stamp");
+                w.WriteNumber("Index", 1);
+                w.WriteNumber("Term", 1);
+                w.WriteNumber("LeadersTicks", 0);
+                w.WriteEndObject();
+                w.WriteString("DatabaseTopologyIdBase64", databaseId);
+                w.WriteString("ClusterTransactionIdBase64", databaseId);
+                w.WriteEndObject();
+                w.WriteNull("Sharding");
+                w.WriteNull("ConflictSolverConfig");
+                w.WriteStartObject("DocumentsCompression");
+                w.WriteStartArray("Collections");
+                w.WriteEndArray();
+                w.WriteBoolean("CompressAllCollections", false);
+                w.WriteBoolean("CompressRevisions", false);
+                w.WriteEndObject();
+                w.WriteStartObject("Indexes");
+                foreach (var i in indexes.Where(i => !i.Definition.IsAuto))
+                {
+                    w.WritePropertyName(i.Name);
+                    IndexEndpoints.WriteDefinition(w, i);
+                }
+                w.WriteEndObject();
+                w.WriteStartObject("AutoIndexes");
+                foreach (var i in indexes.Where(i => i.Definition.IsAuto))
+                {
+                    w.WritePropertyName(i.Name);
+                    IndexEndpoints.WriteDefinition(w, i);
+                }
+                w.WriteEndObject();
+                foreach (string empty in RecordEmptyObjects)
+                {
+                    w.WriteStartObject(empty);
+                    w.WriteEndObject();
+                }
+                foreach (string none in RecordNulls)
+                    w.WriteNull(none);
+                foreach (string empty in RecordEmptyArrays)
+                {
+                    w.WriteStartArray(empty);
+                    w.WriteEndArray();
+                }
+                w.WriteNumber("TruncatedClusterTransactionCommandsCount", 0);
+                w.WriteNumber("Etag", 1);
+                w.WriteEndObject();
+            });
+        }
+        finally
+        {
+            db.Release();
+        }
     }
 
     private static Task List(HttpContext context)

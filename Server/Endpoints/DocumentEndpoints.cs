@@ -39,6 +39,8 @@ public static class DocumentEndpoints
         var ids = request.Query["id"].Where(s => s != null).Select(s => s!).ToList();
         if (ids.Count > 0)
             return WriteByIds(context, db, ids);
+        if (RequestParsing.Query(request, "startsWith") is { } prefix)
+            return WriteStartingWith(context, db, prefix);
         int start = RequestParsing.QueryInt(request, "start", 0);
         int pageSize = RequestParsing.QueryInt(request, "pageSize", DefaultPageSize, 0, MaxPageSize);
         using var tx = db.Environment.ReadTransaction();
@@ -48,6 +50,28 @@ public static class DocumentEndpoints
         else
             docs = db.Documents.GetLatest(tx, start, pageSize);
         return WriteResults(context, docs, []);
+    }
+
+    /// <summary>
+    /// <c>?startsWith=</c> (the clients' loadStartingWith): documents whose id starts with the prefix
+    /// (any casing), in id order, after <c>startAfter</c>, whose id tail matches <c>matches</c> and not
+    /// <c>exclude</c> (<see cref="IdPattern"/>), skipping <c>start</c> of those and returning at most
+    /// <c>pageSize</c> (no limit when absent, as RavenDB).
+    /// </summary>
+    private static Task WriteStartingWith(HttpContext context, Database db, string prefix)
+    {
+        var request = context.Request;
+        int start = RequestParsing.QueryInt(request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+        var matches = IdPattern.Parse(RequestParsing.Query(request, "matches"));
+        var exclude = IdPattern.Parse(RequestParsing.Query(request, "exclude"));
+        string? startAfter = RequestParsing.Query(request, "startAfter") is { Length: > 0 } a ? a : null;
+        bool metadataOnly = string.Equals(RequestParsing.Query(request, "metadataOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        List<StoredDocument> docs;
+        using (var tx = db.Environment.ReadTransaction())
+            docs = db.Documents.GetStartingWith(tx, prefix, tail => (matches == null || matches.IsMatch(tail)) && (exclude == null || !exclude.IsMatch(tail)),
+                startAfter, start, pageSize);
+        return WriteResults(context, docs, [], metadataOnly);
     }
 
     private static async Task PostIds(HttpContext context, Database db)
@@ -75,6 +99,8 @@ public static class DocumentEndpoints
                 results.Add(db.Documents.Get(tx, id));
             if (ids.Count == 1 && results[0] == null)
                 return JsonResponse.EmptyAsync(context, 404);
+            if (ids.Count == 1 && includes.Count == 0 && HttpCaching.Matches(context, results[0]!.ChangeVector))
+                return HttpCaching.NotModifiedAsync(context); // conditionalLoad sends the document's change vector
             if (includes.Count > 0)
                 LoadIncludes(db, tx, results, includes, included);
         }
@@ -107,8 +133,24 @@ public static class DocumentEndpoints
         }
     }
 
-    internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false) =>
-        JsonResponse.WriteAsync(context, 200, w =>
+    /// <summary>
+    /// Writes <c>{"Results":[...],"Includes":{...}}</c> with an ETag that changes with any result's or
+    /// include's change vector (a single document's own change vector is set by the caller), or 304
+    /// when the request's If-None-Match names it.
+    /// </summary>
+    internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false)
+    {
+        if (!context.Response.Headers.ContainsKey("ETag"))
+        {
+            var parts = new List<string?>(docs.Count + included.Count + 1) { metadataOnly ? "metadata" : "documents" };
+            foreach (var d in docs)
+                parts.Add(d == null ? null : d.Id + "\n" + d.ChangeVector);
+            foreach (var (id, d) in included.OrderBy(p => p.Key, StringComparer.OrdinalIgnoreCase))
+                parts.Add(id + "\n" + d?.ChangeVector);
+            if (HttpCaching.Matches(context, HttpCaching.Tag(parts)))
+                return HttpCaching.NotModifiedAsync(context);
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Results");
@@ -126,6 +168,7 @@ public static class DocumentEndpoints
             w.WriteEndObject();
             w.WriteEndObject();
         });
+    }
 
     private static void WriteDocument(Utf8JsonWriter w, StoredDocument? d, bool metadataOnly)
     {
@@ -152,8 +195,9 @@ public static class DocumentEndpoints
     private static async Task Put(HttpContext context, Database db)
     {
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
-        string id = RequestParsing.Required(context.Request, "id");
-        db.Documents.ValidateId(id.TrimEnd('/', '|').Length == 0 ? throw ApiException.BadRequest("Document id must not be empty.") : id);
+        // An empty id (?id=) asks the server for a GUID, as RavenDB does; only a missing parameter is a 400.
+        string id = RequestParsing.Query(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' is required.");
+        db.Documents.ValidateIdToWrite(id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
         // Validated and prepared here, on the request's thread; the merger thread only assigns the etag and writes.

@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -26,20 +25,57 @@ public static class HiLoEndpoints
         app.MapPut("/databases/{db}/hilo/return", DatabaseRoute.Handle(Return));
     }
 
-    private static string DocId(string tag) => "Raven/Hilo/" + tag;
+    private static string DocId(string tag) => Collections.HiLoIdPrefix + tag;
 
-    private static long ReadMax(DocumentsWriteContext ctx, string tag)
+    /// <summary>The stored <c>Max</c> of the tag's HiLo document (0 when there is none), and the document.</summary>
+    private static (long Max, StoredDocument? Doc) ReadMax(DocumentsWriteContext ctx, string tag)
     {
         var doc = ctx.Get(DocId(tag));
         if (doc == null)
-            return 0;
+            return (0, null);
         using var parsed = JsonDocument.Parse(doc.Json);
-        return parsed.RootElement.TryGetProperty("Max", out var m) && m.TryGetInt64(out long v) ? v : 0;
+        return (parsed.RootElement.TryGetProperty("Max", out var m) && m.TryGetInt64(out long v) ? v : 0, doc);
     }
 
-    private static void WriteMax(DocumentsWriteContext ctx, string tag, long max)
+    /// <summary>
+    /// Sets <c>Max</c>: a new document in <c>@hilo</c>, or the existing one with only <c>Max</c> changed
+    /// (its other fields and client metadata such as <c>Raven-Node-Type</c> stay, as RavenDB does, so a
+    /// client that stored its own HiLo document reads it back as its own type).
+    /// </summary>
+    private static void WriteMax(DocumentsWriteContext ctx, string tag, long max, StoredDocument? existing)
     {
-        ctx.Put(DocId(tag), Encoding.UTF8.GetBytes($"{{\"Max\":{max.ToString(CultureInfo.InvariantCulture)},\"@metadata\":{{\"@collection\":\"{Collections.Hilo}\"}}}}"), null);
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            bool written = false;
+            if (existing != null)
+            {
+                using var parsed = JsonDocument.Parse(existing.Json);
+                foreach (var p in parsed.RootElement.EnumerateObject())
+                {
+                    if (p.NameEquals("Max"))
+                    {
+                        w.WriteNumber("Max", max);
+                        written = true;
+                    }
+                    else
+                    {
+                        p.WriteTo(w);
+                    }
+                }
+            }
+            if (!written)
+                w.WriteNumber("Max", max);
+            if (existing == null)
+            {
+                w.WriteStartObject("@metadata");
+                w.WriteString("@collection", Collections.Hilo);
+                w.WriteEndObject();
+            }
+            w.WriteEndObject();
+        }
+        ctx.Put(DocId(tag), buffer.WrittenSpan, null);
     }
 
     private static async Task Next(HttpContext context, Database db)
@@ -55,9 +91,10 @@ public static class HiLoEndpoints
         long capacity = NextCapacity(lastSize, lastRangeAt, DateTime.UtcNow);
         var command = new DelegateCommand<(long Low, long High)>(ctx =>
         {
-            long low = Math.Max(ReadMax(ctx, tag), lastMax) + 1;
+            var (max, doc) = ReadMax(ctx, tag);
+            long low = Math.Max(max, lastMax) + 1;
             long high = low + capacity - 1;
-            WriteMax(ctx, tag, high);
+            WriteMax(ctx, tag, high, doc);
             return (low, high);
         });
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
@@ -98,9 +135,10 @@ public static class HiLoEndpoints
         long last = RequestParsing.QueryLong(context.Request, "last") ?? throw ApiException.BadRequest("Query string parameter 'last' is required.");
         var command = new DelegateCommand<bool>(ctx =>
         {
-            if (ReadMax(ctx, tag) != end)
+            var (max, doc) = ReadMax(ctx, tag);
+            if (doc == null || max != end || last > max)
                 return false;
-            WriteMax(ctx, tag, last);
+            WriteMax(ctx, tag, last, doc);
             return true;
         });
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);

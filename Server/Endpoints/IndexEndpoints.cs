@@ -106,7 +106,7 @@ public static class IndexEndpoints
         });
     }
 
-    private static void WriteDefinition(Utf8JsonWriter w, Indexing.Index i)
+    internal static void WriteDefinition(Utf8JsonWriter w, Indexing.Index i)
     {
         var d = i.Definition;
         w.WriteStartObject();
@@ -143,7 +143,7 @@ public static class IndexEndpoints
         {
             indexes = indexes.Where(i => string.Equals(i.Name, name, StringComparison.OrdinalIgnoreCase)).ToList();
             if (!indexes.Any())
-                throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+                throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
         }
         var list = indexes.ToList();
         var targets = new Dictionary<Indexing.Index, IndexPosition>();
@@ -279,14 +279,14 @@ public static class IndexEndpoints
     private static Indexing.Index Find(HttpContext context, Database db)
     {
         string name = RequestParsing.Required(context.Request, "name");
-        return db.Indexes.Get(name) ?? throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+        return db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
     }
 
     private static Task Delete(HttpContext context, Database db)
     {
         string name = RequestParsing.Required(context.Request, "name");
         if (!db.Indexes.Delete(name))
-            throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+            throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
         context.Response.StatusCode = 204;
         return Task.CompletedTask;
     }

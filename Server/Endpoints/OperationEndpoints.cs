@@ -46,6 +46,7 @@ public static class OperationEndpoints
                     w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
                     w.WriteNumber("Total", state.Processed);
                     w.WriteNumber("DocumentsProcessed", state.Processed);
+                    w.WriteNumber("DocumentsSkipped", state.Skipped); // RavenLite's own: unchanged documents left as they were
                     w.WriteEndObject();
                     w.WriteNull("Progress");
                     break;
@@ -82,8 +83,8 @@ public static class OperationEndpoints
     }
 
     private static Task UnknownOperation(HttpContext context, long id) =>
-        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", $"Operation {id} is not known.", $"Operation {id} is not known.");
+        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RavenException, $"Operation {id} is not known.", $"Operation {id} is not known.");
 
     private static Task ServerState(HttpContext context) =>
-        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, "Raven.Client.Exceptions.RavenException", "RavenLite has no server-wide operations.", "RavenLite has no server-wide operations.");
+        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RavenException, "RavenLite has no server-wide operations.", "RavenLite has no server-wide operations.");
 }

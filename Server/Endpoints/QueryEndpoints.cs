@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
@@ -70,6 +71,20 @@ public static class QueryEndpoints
         long t0 = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(rql);
         var answer = await QueryRunner.RunAsync(db, query, parameters, options, context.RequestAborted).ConfigureAwait(false);
+        // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
+        // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.
+        if (!answer.IsStale && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
+        {
+            string tag = HttpCaching.Tag([rql, parameters.ValueKind == JsonValueKind.Undefined ? null : parameters.GetRawText(),
+                options.Start?.ToString(CultureInfo.InvariantCulture), options.PageSize?.ToString(CultureInfo.InvariantCulture),
+                db.Documents.DatabaseId, answer.ResultEtag.ToString(CultureInfo.InvariantCulture), answer.IndexName,
+                answer.IndexTimestamp?.Ticks.ToString(CultureInfo.InvariantCulture)]);
+            if (HttpCaching.Matches(context, tag))
+            {
+                await HttpCaching.NotModifiedAsync(context).ConfigureAwait(false);
+                return;
+            }
+        }
         string now = JsonResponse.FormatDate(DateTime.UtcNow);
         await JsonResponse.WriteAsync(context, 200, w =>
         {

@@ -62,7 +62,8 @@ public static class ServerHost
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         IndexEndpoints.Map(app);
-        app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, "Raven.Client.Exceptions.Routing.RouteNotFoundException",
+        StudioEndpoints.Map(app);
+        app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 
         var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();

@@ -17,20 +17,23 @@ public class ApiException(int statusCode, string clientType, string message, Exc
     public IReadOnlyDictionary<string, string>? Extra { get; init; }
 
     /// <summary>400 BadRequestException: the request itself is wrong; nothing was written.</summary>
-    public static ApiException BadRequest(string message) => new(400, "Raven.Client.Exceptions.BadRequestException", message);
+    public static ApiException BadRequest(string message) => new(400, RavenExceptionTypes.BadRequest, message);
+
+    /// <summary>400 InvalidQueryException: RQL that does not parse or cannot run (the position is in the message); nothing was read.</summary>
+    public static ApiException InvalidQuery(string message) => new(400, RavenExceptionTypes.InvalidQuery, message);
 
     /// <summary>409 ConcurrencyException: an expected change vector did not match; nothing was written.</summary>
-    public static ApiException Concurrency(string message) => new(409, "Raven.Client.Exceptions.ConcurrencyException", message);
+    public static ApiException Concurrency(string message) => new(409, RavenExceptionTypes.Concurrency, message);
 
     /// <summary>413: a body or document over its documented limit.</summary>
-    public static ApiException TooLarge(string message) => new(413, "Raven.Client.Exceptions.BadRequestException", message);
+    public static ApiException TooLarge(string message) => new(413, RavenExceptionTypes.BadRequest, message);
 
     /// <summary>
     /// 400 IndexCompilationException: an index definition outside what RavenLite understands; names
     /// the definition property and the text at fault (the official clients read both).
     /// </summary>
     public static ApiException IndexCompilation(string message, string property, string problematicText) =>
-        new(400, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException", message)
+        new(400, RavenExceptionTypes.IndexCompilation, message)
         {
             Extra = new Dictionary<string, string> { ["IndexDefinitionProperty"] = property, ["ProblematicText"] = problematicText },
         };
@@ -41,7 +44,7 @@ public class ApiException(int statusCode, string clientType, string message, Exc
 
 /// <summary>503 with the <c>Database-Missing</c> header: both official clients raise DatabaseDoesNotExistException.</summary>
 public sealed class DatabaseMissingException(string database)
-    : ApiException(503, "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException", $"Database '{database}' does not exist.")
+    : ApiException(503, RavenExceptionTypes.DatabaseDoesNotExist, $"Database '{database}' does not exist.")
 {
     /// <summary>The name as requested.</summary>
     public string Database { get; } = database;

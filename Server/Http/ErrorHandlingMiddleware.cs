@@ -40,14 +40,14 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
     public static (int Status, string Type, string Message) Classify(Exception e) => e switch
     {
         ApiException a => (a.StatusCode, a.ClientType, a.Message),
-        BadHttpRequestException b => (b.StatusCode, "Raven.Client.Exceptions.BadRequestException", b.Message),
-        JsonException j => (400, "Raven.Client.Exceptions.BadRequestException", "Invalid JSON: " + j.Message),
-        StorageLimitException l => (413, "Raven.Client.Exceptions.BadRequestException", l.Message),
+        BadHttpRequestException b => (b.StatusCode, RavenExceptionTypes.BadRequest, b.Message),
+        JsonException j => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + j.Message),
+        StorageLimitException l => (413, RavenExceptionTypes.BadRequest, l.Message),
         IOException io when io.HResult == 28 || io.Message.Contains("No space left", StringComparison.OrdinalIgnoreCase)
-            => (503, "Raven.Client.Exceptions.Database.DiskFullException", io.Message),
-        StorageFailedException f => (500, "Raven.Client.Exceptions.RavenException", f.Message),
-        TimeoutException t => (408, "System.TimeoutException", t.Message),
-        _ => (500, "Raven.Client.Exceptions.RavenException", e.Message),
+            => (503, RavenExceptionTypes.DiskFull, io.Message),
+        StorageFailedException f => (500, RavenExceptionTypes.RavenException, f.Message),
+        TimeoutException t => (408, RavenExceptionTypes.Timeout, t.Message),
+        _ => (500, RavenExceptionTypes.RavenException, e.Message),
     };
 
     /// <summary>Writes one JSON error answer.</summary>

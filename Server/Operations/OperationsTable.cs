@@ -77,6 +77,7 @@ public sealed class OperationState(long id, string kind) : IDisposable
 {
     private readonly CancellationTokenSource _cts = new();
     private long _processed;
+    private long _skipped;
 
     /// <summary>The operation id.</summary>
     public long Id { get; } = id;
@@ -104,6 +105,12 @@ public sealed class OperationState(long id, string kind) : IDisposable
 
     /// <summary>Adds committed documents.</summary>
     public void AddProcessed(long n) => Interlocked.Add(ref _processed, n);
+
+    /// <summary>Items processed but left as they were (bulk insert's <c>skipOverwriteIfUnchanged</c>); part of <see cref="Processed"/>.</summary>
+    public long Skipped => Interlocked.Read(ref _skipped);
+
+    /// <summary>Adds to <see cref="Skipped"/>.</summary>
+    public void AddSkipped(long n) => Interlocked.Add(ref _skipped, n);
 
     /// <summary>Sets status Completed.</summary>
     public void Complete() => Status = OperationStatus.Completed;

@@ -62,7 +62,7 @@ public sealed class QueryRunner
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
-            throw ApiException.BadRequest("limit skip and take must not be negative.");
+            throw ApiException.InvalidQuery("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
         for (int attempt = 0; ; attempt++)
@@ -83,7 +83,7 @@ public sealed class QueryRunner
                 // Retired by a wider auto index, deleted or being reset meanwhile: choose again.
                 if (attempt < 3)
                     continue;
-                throw new ApiException(503, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException", $"Index '{index.Name}' is being reset or deleted; retry the query.");
+                throw new ApiException(503, RavenExceptionTypes.DatabaseLoadFailure, $"Index '{index.Name}' is being reset or deleted; retry the query.");
             }
             try
             {
@@ -102,7 +102,7 @@ public sealed class QueryRunner
         created = false;
         if (_query.Source.Index is { } name)
         {
-            var index = _db.Indexes.Get(name) ?? throw ApiException.NotFound("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", $"Index '{name}' does not exist.");
+            var index = _db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
             CheckFieldsIndexed(index.Compiled);
             return index;
         }
@@ -166,7 +166,7 @@ public sealed class QueryRunner
     {
         foreach (string name in QueryFields().Keys)
             if (compiled.Field(name) == null)
-                throw ApiException.BadRequest($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
+                throw ApiException.InvalidQuery($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
     }
 
     private QueryAnswer Execute(Indexing.Index? index, int skip, int take)
@@ -370,7 +370,7 @@ public sealed class QueryRunner
                 break;
             case RqlMethod { Value: { } mv } m:
                 if (Resolve(mv).ValueKind != JsonValueKind.String)
-                    throw ApiException.BadRequest($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                    throw ApiException.InvalidQuery($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
                 break;
         }
     }
@@ -382,7 +382,7 @@ public sealed class QueryRunner
             return what == "skip" ? 0 : int.MaxValue; // Node sends null for an unset skip
         if (e.ValueKind == JsonValueKind.Number && e.TryGetInt64(out long n))
             return (int)Math.Clamp(n, int.MinValue, int.MaxValue);
-        throw ApiException.BadRequest($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
+        throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
     }
 
     /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>
@@ -398,7 +398,7 @@ public sealed class QueryRunner
         if (v.Parameter is { } name)
         {
             if (_parameters.ValueKind != JsonValueKind.Object || !_parameters.TryGetProperty(name, out var p))
-                throw ApiException.BadRequest($"Invalid query at position {v.Position}: parameter ${name} has no value in QueryParameters.");
+                throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: parameter ${name} has no value in QueryParameters.");
             return p;
         }
         return JsonSerializer.SerializeToElement(v.Literal);
@@ -466,7 +466,7 @@ public sealed class QueryRunner
             return values.Count > 0;
         var arg = Resolve(m.Value!);
         if (arg.ValueKind != JsonValueKind.String)
-            throw ApiException.BadRequest($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
+            throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
         bool exact = IsExact(m.Field);
         string text = exact ? arg.GetString()! : arg.GetString()!.ToLowerInvariant();
         string Fold(JsonElement v) => exact ? v.GetString()! : v.GetString()!.ToLowerInvariant();
@@ -583,7 +583,8 @@ public sealed class QueryRunner
             w.WriteBoolean("@projection", true);
             w.WriteString("@id", doc.Id);
             w.WriteString("@change-vector", doc.ChangeVector);
-            w.WriteString("@collection", doc.Collection);
+            if (doc.Collection != Documents.Collections.Empty)
+                w.WriteString("@collection", doc.Collection);
             w.WriteString("@last-modified", JsonResponse.FormatDate(doc.LastModified));
             w.WriteEndObject();
             w.WriteEndObject();

@@ -34,7 +34,7 @@ public sealed class RqlParser
     {
         ArgumentNullException.ThrowIfNull(text);
         if (text.Length > MaxLength)
-            throw ApiException.BadRequest($"The query is {text.Length} characters long; at most {MaxLength} are accepted.");
+            throw ApiException.InvalidQuery($"The query is {text.Length} characters long; at most {MaxLength} are accepted.");
         return new RqlParser(text).Query();
     }
 
@@ -51,7 +51,7 @@ public sealed class RqlParser
     private readonly record struct Token(Kind Kind, string Text, int Position);
 
     private static ApiException Error(string message, int position) =>
-        ApiException.BadRequest($"Invalid query at position {position}: {message}");
+        ApiException.InvalidQuery($"Invalid query at position {position}: {message}");
 
     private static List<Token> Tokenize(string s)
     {

@@ -372,11 +372,11 @@ public sealed class QueryTests(ITestOutputHelper output)
     [InlineData("from Users group by Name", "group by")]
     [InlineData("from Users where Age ~ 3", "unexpected character")]
     [InlineData("from Users limit 'x'", "integer")]
-    public async Task Malformed_queries_are_a_400_naming_the_problem(string rql, string expected)
+    public async Task Malformed_queries_are_a_400_InvalidQueryException_naming_the_problem(string rql, string expected)
     {
         await using var server = await TestServer.StartWithDatabaseAsync();
         var json = await Query(server, rql, expect: HttpStatusCode.BadRequest);
-        Assert.Equal("Raven.Client.Exceptions.BadRequestException", json.GetProperty("Type").GetString());
+        Assert.Equal("Raven.Client.Exceptions.InvalidQueryException", json.GetProperty("Type").GetString());
         Assert.Contains(expected, json.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
 
