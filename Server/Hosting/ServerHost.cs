@@ -14,8 +14,11 @@ namespace RavenLite.Server.Hosting;
 /// </summary>
 public static class ServerHost
 {
-    /// <summary>Builds (does not start) the server. Throws <see cref="InvalidOperationException"/> for invalid settings.</summary>
-    public static WebApplication Build(string[] args, Action<ServerOptions>? configure = null)
+    /// <summary>
+    /// Builds (does not start) the server. Throws <see cref="InvalidOperationException"/> for invalid settings.
+    /// <paramref name="logging"/> adds to the console logging (tests capture the server's warnings with it).
+    /// </summary>
+    public static WebApplication Build(string[] args, Action<ServerOptions>? configure = null, Action<ILoggingBuilder>? logging = null)
     {
         var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = args, ContentRootPath = AppContext.BaseDirectory });
         // Precedence: appsettings.json < RAVENLITE_ variables < command line (re-added last to win).
@@ -33,6 +36,7 @@ public static class ServerHost
             o.SingleLine = true;
             o.TimestampFormat = "HH:mm:ss ";
         });
+        logging?.Invoke(builder.Logging);
         builder.WebHost.UseUrls(options.ServerUrl);
         builder.WebHost.ConfigureKestrel(k =>
         {

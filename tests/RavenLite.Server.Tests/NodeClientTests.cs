@@ -5,7 +5,8 @@ namespace RavenLite.Server.Tests;
 
 /// <summary>
 /// RavenDB's official Node client (npm ravendb 7.2.6, installed by test.sh into tests/node-client)
-/// runs the flow of PROTOCOL.md §13 against a real server, with topology updates on and off.
+/// runs the flow of PROTOCOL.md §13 against a real server, with topology updates on and off, and the
+/// protocol-fidelity checks of protocol.mjs (issue 20).
 /// </summary>
 public sealed class NodeClientTests(ITestOutputHelper output)
 {
@@ -18,6 +19,41 @@ public sealed class NodeClientTests(ITestOutputHelper output)
                 return candidate;
         }
         throw new InvalidOperationException("tests/node-client not found above " + AppContext.BaseDirectory);
+    }
+
+    /// <summary>
+    /// protocol.mjs: server-generated ids, every HiLo flow, HTTP caching (304, conditionalLoad, aggressive
+    /// caching, noCaching), loadStartingWith, bulk insert (skipOverwriteIfUnchanged, refused streams, a client
+    /// gone mid-stream), metadata of documents without a collection, exception types, topology and the
+    /// database record, sample data. The server must log no warning or error meanwhile (Kestrel's "automatic
+    /// draining of the request body failed" was one, for a refused bulk insert).
+    /// </summary>
+    [Fact]
+    public async Task Official_node_client_gets_RavenDB_answers_where_they_used_to_differ()
+    {
+        var logs = new CapturedLogs();
+        await using var server = await TestServer.StartAsync(logs: logs);
+        var (exitCode, stdout, stderr) = await RunNode("protocol.mjs", server.Url.ToString().TrimEnd('/'), "proto");
+        Assert.True(exitCode == 0, $"protocol.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("protocol: ok", stdout);
+        Assert.True(logs.Entries.Count == 0, "the server logged:\n" + string.Join("\n", logs.Entries));
+    }
+
+    private async Task<(int ExitCode, string Stdout, string Stderr)> RunNode(params string[] args)
+    {
+        string dir = FlowDir();
+        Assert.True(Directory.Exists(Path.Combine(dir, "node_modules", "ravendb")), "npm ravendb is not installed: run ./test.sh (it runs `npm ci` in tests/node-client)");
+        var psi = new ProcessStartInfo("node") { WorkingDirectory = dir, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string a in args)
+            psi.ArgumentList.Add(a);
+        using var p = Process.Start(psi)!;
+        var stdout = p.StandardOutput.ReadToEndAsync();
+        var stderr = p.StandardError.ReadToEndAsync();
+        using var cts = new CancellationTokenSource(TimeSpan.FromMinutes(5));
+        await p.WaitForExitAsync(cts.Token);
+        output.WriteLine(await stdout);
+        output.WriteLine(await stderr);
+        return (p.ExitCode, await stdout, await stderr);
     }
 
     [Theory]

@@ -3,6 +3,7 @@ using System.Net.Http.Headers;
 using System.Text;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.Logging;
 using RavenLite.Server.Hosting;
 using RavenLite.TestKit;
 
@@ -38,12 +39,16 @@ public sealed class TestServer : IAsyncDisposable
     /// <summary>The running app's services.</summary>
     public IServiceProvider Services => _app.Services;
 
-    /// <summary>Starts a server; a fresh temp data dir unless <paramref name="dataDir"/> is given.</summary>
-    public static async Task<TestServer> StartAsync(string? dataDir = null, Action<ServerOptions>? configure = null)
+    /// <summary>
+    /// Starts a server; a fresh temp data dir unless <paramref name="dataDir"/> is given. With
+    /// <paramref name="logs"/>, every warning and error the server (Kestrel included) logs is kept there too.
+    /// </summary>
+    public static async Task<TestServer> StartAsync(string? dataDir = null, Action<ServerOptions>? configure = null, CapturedLogs? logs = null)
     {
         TempDirectory? owned = dataDir == null ? new TempDirectory("ravenlite-server") : null;
         dataDir ??= owned!.Path;
-        var app = ServerHost.Build(["--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0", "--Logging:LogLevel:Default", "Warning"], configure);
+        var app = ServerHost.Build(["--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0", "--Logging:LogLevel:Default", "Warning"], configure,
+            logs == null ? null : (Action<ILoggingBuilder>)(l => l.AddProvider(logs)));
         await app.StartAsync();
         return new TestServer(app, dataDir, owned);
     }
