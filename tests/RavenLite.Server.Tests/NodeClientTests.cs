@@ -39,13 +39,34 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.True(logs.Entries.Count == 0, "the server logged:\n" + string.Join("\n", logs.Entries));
     }
 
-    private async Task<(int ExitCode, string Stdout, string Stderr)> RunNode(params string[] args)
+    /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
+    [Fact]
+    public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
+    {
+        using var dir = new RavenLite.TestKit.TempDirectory("ravenlite-hilo-restart");
+        await using (var server = await TestServer.StartAsync(dir.Path))
+        {
+            var (code, stdout, stderr) = await RunNode(["protocol.mjs", server.Url.ToString().TrimEnd('/'), "hilo"], "restart1");
+            Assert.True(code == 0 && stdout.Contains("restart1: stored 100", StringComparison.Ordinal), $"restart1 exited {code}:\n{stdout}\n{stderr}");
+        }
+        await using (var server = await TestServer.StartAsync(dir.Path))
+        {
+            var (code, stdout, stderr) = await RunNode(["protocol.mjs", server.Url.ToString().TrimEnd('/'), "hilo"], "restart2");
+            Assert.True(code == 0 && stdout.Contains("protocol: ok", StringComparison.Ordinal), $"restart2 exited {code}:\n{stdout}\n{stderr}");
+        }
+    }
+
+    private Task<(int ExitCode, string Stdout, string Stderr)> RunNode(params string[] args) => RunNode(args, null);
+
+    private async Task<(int ExitCode, string Stdout, string Stderr)> RunNode(string[] args, string? steps)
     {
         string dir = FlowDir();
         Assert.True(Directory.Exists(Path.Combine(dir, "node_modules", "ravendb")), "npm ravendb is not installed: run ./test.sh (it runs `npm ci` in tests/node-client)");
         var psi = new ProcessStartInfo("node") { WorkingDirectory = dir, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (string a in args)
             psi.ArgumentList.Add(a);
+        if (steps != null)
+            psi.Environment["PROTOCOL_STEPS"] = steps;
         using var p = Process.Start(psi)!;
         var stdout = p.StandardOutput.ReadToEndAsync();
         var stderr = p.StandardError.ReadToEndAsync();

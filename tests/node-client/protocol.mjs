@@ -16,6 +16,8 @@ const step = (name) => console.log(`step: ${name}`);
 // PROTOCOL_STEPS=ids,hilo,... runs only those steps (for checking one fix at a time); default: all.
 const only = process.env.PROTOCOL_STEPS ? new Set(process.env.PROTOCOL_STEPS.split(",")) : null;
 const want = (key) => only === null || only.has(key);
+// Steps run only when named (the test restarts the server between them).
+const wantExplicitly = (key) => only !== null && only.has(key);
 const stores = [];
 
 function open(database, { topology = true, fetchLog = null } = {}) {
@@ -486,6 +488,34 @@ try {
     const again = await fetch(`${url}/databases/${db}/studio/sample-data`, { method: "POST" });
     assert.equal(again.status, 400);
     assert.match((await again.json()).Message, /already contains documents/);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // HiLo across a server restart: restart1 takes ranges from two stores and leaves them unreturned (as a
+  // killed client would); after the server restarts, restart2's stores must not hand out any of those ids.
+  if (wantExplicitly("restart1")) {
+    step("HiLo before a server restart");
+    const db = prefix + "_restart";
+    const a = await createDatabase(db);
+    const b = open(db);
+    await Promise.all([a, b].map(async (store, k) => {
+      for (let i = 0; i < 50; i++) { const s = store.openSession(); await s.store(new User(`before${k}-${i}`, i)); await s.saveChanges(); }
+    }));
+    console.log("restart1: stored 100");
+    process.exit(0); // no dispose: the ranges are not returned
+  }
+  if (wantExplicitly("restart2")) {
+    step("HiLo after a server restart");
+    const db = prefix + "_restart";
+    const stores2 = [open(db), open(db)];
+    const ids = new Set();
+    await Promise.all(stores2.map(async (store, k) => {
+      for (let i = 0; i < 50; i++) { const s = store.openSession(); const u = new User(`after${k}-${i}`, i); await s.store(u); await s.saveChanges(); ids.add(u.id); }
+    }));
+    assert.equal(ids.size, 100);
+    const all = await stores2[0].openSession().query({ collection: "Users", documentType: User }).waitForNonStaleResults().all();
+    assert.equal(all.length, 200, "no id of the first run was handed out again");
+    assert.equal(all.filter((u) => u.name.startsWith("before")).length, 100);
   }
 
   for (const s of stores) s.dispose();
