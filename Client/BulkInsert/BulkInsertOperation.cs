@@ -107,7 +107,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
         OperationId = await _store.Executor.ExecuteAsync(new NextOperationIdCommand(), _database, cancellationToken).ConfigureAwait(false);
         _pipe = new Pipe(new PipeOptions(pauseWriterThreshold: 1 << 20, resumeWriterThreshold: 1 << 19));
         var request = new HttpRequestMessage(HttpMethod.Post,
-            $"/databases/{Uri.EscapeDataString(_database)}/bulk_insert?id={OperationId}&skipOverwriteIfUnchanged=false")
+            $"/databases/{Uri.EscapeDataString(_database)}/bulk_insert?id={OperationId}&skipOverwriteIfUnchanged={(_options.SkipOverwriteIfUnchanged ? "true" : "false")}")
         {
             Content = new PipeContent(_pipe.Reader, _options.Compress),
         };

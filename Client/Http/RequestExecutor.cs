@@ -89,6 +89,7 @@ public sealed class RequestExecutor : IDisposable
             "IndexDoesNotExistException" => new IndexDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
             "IndexCompilationException" => new IndexCompilationException(message)
             { StatusCode = status, ServerType = type, Url = url, IndexDefinitionProperty = property, ProblematicText = problematic },
+            "InvalidQueryException" => new InvalidQueryException(message) { StatusCode = status, ServerType = type, Url = url },
             "BadRequestException" or "RouteNotFoundException" => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
             "BulkInsertAbortedException" => new BulkInsertAbortedException(message) { StatusCode = status, ServerType = type, Url = url },
             _ when status == 409 => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },

@@ -82,6 +82,43 @@ public sealed class BulkInsertTests(DriverFixture fixture, ITestOutputHelper out
     }
 
     [Fact]
+    public async Task Skip_overwrite_if_unchanged_leaves_identical_documents_as_they_were()
+    {
+        var store = await fixture.Driver.GetDocumentStoreAsync();
+        await using (var bulk = store.BulkInsert())
+            for (int i = 0; i < 200; i++)
+                await bulk.StoreAsync(new User { Name = "u" + i, Age = i }, $"users/{i}");
+        var before = new Dictionary<string, string?>();
+        using (var s = store.OpenAsyncSession())
+            foreach (var (id, u) in await s.LoadAsync<User>(Enumerable.Range(0, 200).Select(i => $"users/{i}")))
+                before[id] = s.Advanced.GetChangeVectorFor(u!);
+        await using (var bulk = store.BulkInsert(options: new BulkInsertOptions { SkipOverwriteIfUnchanged = true }))
+            for (int i = 0; i < 200; i++)
+                await bulk.StoreAsync(new User { Name = "u" + i, Age = i % 20 == 0 ? -i : i }, $"users/{i}"); // every 20th changes
+        using (var s = store.OpenAsyncSession())
+        {
+            foreach (var (id, u) in await s.LoadAsync<User>(Enumerable.Range(0, 200).Select(i => $"users/{i}")))
+            {
+                int i = int.Parse(id["users/".Length..], System.Globalization.CultureInfo.InvariantCulture);
+                if (i % 20 == 0 && i > 0)
+                {
+                    Assert.NotEqual(before[id], s.Advanced.GetChangeVectorFor(u!));
+                    Assert.Equal(-i, u!.Age);
+                }
+                else
+                {
+                    Assert.Equal(before[id], s.Advanced.GetChangeVectorFor(u!)); // not rewritten
+                }
+            }
+        }
+        // Without the option the same documents are all written again.
+        await using (var bulk = store.BulkInsert())
+            await bulk.StoreAsync(new User { Name = "u1", Age = 1 }, "users/1");
+        using (var s = store.OpenAsyncSession())
+            Assert.NotEqual(before["users/1"], s.Advanced.GetChangeVectorFor((await s.LoadAsync<User>("users/1"))!));
+    }
+
+    [Fact]
     public async Task An_empty_bulk_insert_sends_nothing()
     {
         var store = await fixture.Driver.GetDocumentStoreAsync();

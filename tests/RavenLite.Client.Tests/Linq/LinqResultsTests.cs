@@ -144,7 +144,7 @@ public sealed class LinqResultsTests(DriverFixture fixture) : IClassFixture<Driv
         Assert.Equal(Ids(_users.Where(u => u.Age is >= 30 and <= 32).OrderBy(u => u.Age)), Ids(raw));
         Assert.Equal(raw.Count, stats.TotalResults);
 
-        var bad = await Assert.ThrowsAsync<BadRequestException>(() => s.Advanced.AsyncRawQuery<User>("from Users where Age >").ToListAsync());
+        var bad = await Assert.ThrowsAsync<InvalidQueryException>(() => s.Advanced.AsyncRawQuery<User>("from Users where Age >").ToListAsync());
         Assert.Contains("position", bad.Message, StringComparison.Ordinal);
         var missing = await Assert.ThrowsAsync<IndexDoesNotExistException>(() => s.Query<User>("Users/ByName").ToListAsync());
         Assert.Contains("Users/ByName", missing.Message, StringComparison.Ordinal);

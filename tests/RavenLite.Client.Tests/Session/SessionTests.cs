@@ -257,4 +257,51 @@ public sealed class SessionTests(DriverFixture fixture) : IClassFixture<DriverFi
         var stats = await store.Maintenance.SendAsync(new GetStatisticsOperation());
         Assert.Equal(401, stats.CountOfDocuments); // + HiLo document
     }
+
+    [Fact]
+    public async Task HiLo_generators_of_several_stores_share_no_id_and_a_client_written_hilo_document_keeps_its_fields()
+    {
+        var first = await fixture.Driver.GetDocumentStoreAsync();
+        // A client may write the HiLo document itself (RavenDB's clients and tests do); the generator raises Max
+        // and leaves the rest of it alone, and the client may write it again (no "via update is not supported").
+        using (var s = first.OpenAsyncSession())
+        {
+            await s.StoreAsync(new HiLoState { Max = 100, Note = "seeded" }, "Raven/Hilo/users");
+            await s.SaveChangesAsync();
+        }
+        using var second = new DocumentStore { Urls = [fixture.Driver.Url.ToString().TrimEnd('/')], Database = first.Database }.Initialize();
+        var ids = new System.Collections.Concurrent.ConcurrentBag<string>();
+        await Task.WhenAll(new[] { first, second }.SelectMany(store => Enumerable.Range(0, 4).Select(_ => Task.Run(async () =>
+        {
+            for (int i = 0; i < 40; i++)
+            {
+                using var s = store.OpenAsyncSession();
+                var u = new User { Name = "h" };
+                await s.StoreAsync(u);
+                await s.SaveChangesAsync();
+                ids.Add(u.Id!);
+            }
+        }))));
+        Assert.Equal(320, ids.Distinct().Count());
+        Assert.All(ids, id => Assert.True(int.Parse(id.Split('/', '-')[1], System.Globalization.CultureInfo.InvariantCulture) > 100, id));
+        using (var s = first.OpenAsyncSession())
+        {
+            var state = await s.LoadAsync<HiLoState>("Raven/Hilo/users");
+            Assert.NotNull(state);
+            Assert.Equal("seeded", state.Note);
+            Assert.True(state.Max >= 420, $"Max {state.Max}");
+            state.Note = "rewritten";
+            await s.SaveChangesAsync();
+        }
+        using (var s = first.OpenAsyncSession())
+            Assert.Equal("rewritten", (await s.LoadAsync<HiLoState>("Raven/Hilo/users"))!.Note);
+        var stats = await first.Maintenance.SendAsync(new GetStatisticsOperation());
+        Assert.Equal(321, stats.CountOfDocuments);
+    }
+
+    private sealed class HiLoState
+    {
+        public long Max { get; set; }
+        public string? Note { get; set; }
+    }
 }
