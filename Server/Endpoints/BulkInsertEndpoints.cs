@@ -102,7 +102,8 @@ public static class BulkInsertEndpoints
                 }
             }
             bool clientGone = context.RequestAborted.IsCancellationRequested || IsClientGone(e);
-            var (status, type, message) = e is OperationCanceledException && state.Token.IsCancellationRequested
+            bool killed = e is OperationCanceledException && state.Token.IsCancellationRequested;
+            var (status, type, message) = killed
                 ? (500, RavenExceptionTypes.BulkInsertAborted, $"Bulk insert {state.Id} was killed.")
                 : clientGone
                     ? (400, RavenExceptionTypes.BulkInsertAborted, $"Bulk insert {state.Id}: the client closed the stream before its end (after {state.Processed} documents).")
@@ -114,7 +115,8 @@ public static class BulkInsertEndpoints
             if (clientGone)
                 return; // nobody to answer, and not the server's failure
             // Read the rest of what the client is sending, then answer: it gets the error, not a broken pipe.
-            var drainer = parser != null ? parser.BeginDrain() : BodyDrainer.FromStart();
+            // (Not after a kill: the client asked to abort and stops sending; it is answered at once.)
+            var drainer = killed ? null : parser != null ? parser.BeginDrain() : BodyDrainer.FromStart();
             if (drainer != null)
                 await drainer.DrainAsync(pipe ?? context.Request.BodyReader, DrainLimit, context.RequestAborted).ConfigureAwait(false);
             if (context.RequestAborted.IsCancellationRequested)

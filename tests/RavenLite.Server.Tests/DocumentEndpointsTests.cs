@@ -156,15 +156,18 @@ public sealed class DocumentEndpointsTests
     }
 
     [Fact]
-    public async Task Documents_without_collection_go_to_empty_and_an_update_cannot_change_collection()
+    public async Task Documents_without_collection_have_no_collection_metadata_count_as_empty_and_an_update_cannot_change_collection()
     {
         await using var s = await StartWithDatabaseAsync();
         await Put(s, "x/1", """{"A":1}""");
         var doc = (await ReadJson(await s.Http.GetAsync("/databases/db/docs?id=x/1"))).GetProperty("Results")[0];
-        Assert.Equal("@empty", doc.GetProperty("@metadata").GetProperty("@collection").GetString());
+        Assert.False(doc.GetProperty("@metadata").TryGetProperty("@collection", out _), "RavenDB sends no @collection for a document without one");
+        var stats = await ReadJson(await s.Http.GetAsync("/databases/db/collections/stats"));
+        Assert.Equal(1, stats.GetProperty("Collections").GetProperty("@empty").GetInt64());
         await Put(s, "u/1", """{"@metadata":{"@collection":"Users"}}""");
         var err = await Put(s, "u/1", """{"@metadata":{"@collection":"Orders"}}""", expect: HttpStatusCode.BadRequest);
         Assert.Contains("Delete it and recreate", err.GetProperty("Message").GetString());
+        Assert.Equal("Raven.Client.Exceptions.Documents.DocumentCollectionMismatchException", err.GetProperty("Type").GetString());
         // Same collection in other casing is the same collection.
         await Put(s, "u/1", """{"B":2,"@metadata":{"@collection":"users"}}""");
     }
