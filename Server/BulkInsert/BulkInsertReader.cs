@@ -21,8 +21,6 @@ namespace RavenLite.Server.BulkInsert;
 /// </summary>
 public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documents, int maxDocumentBytes)
 {
-    private static readonly SearchValues<byte> Structural = SearchValues.Create("\"{}[]"u8);
-    private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
     private static readonly SearchValues<byte> Whitespace = SearchValues.Create(" \t\r\n"u8);
     private static readonly JsonReaderOptions ItemOptions = new() { MaxDepth = DocumentJson.MaxDepth + 1, CommentHandling = JsonCommentHandling.Disallow };
 
@@ -41,8 +39,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     private long _scan;             // stream offset parsing resumes at
     private long _itemStart = -1;   // stream offset of the item being read, or -1
     private long _itemScanned = -1; // once a try ran out of bytes: how much of the item the end finder has scanned
-    private int _depth;             // the end finder's nesting inside the item
-    private bool _inString, _escaped;
+    private readonly JsonNestingScanner _itemEnd = new(); // the end finder's state inside the item
     private bool _finished;
     private ReadOnlySequence<byte> _pending; // the buffer of a read Consume has not advanced past (it threw)
     private bool _hasPending;
@@ -79,8 +76,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     {
                         // Not all here yet: from now on only new bytes are scanned for the item's end, and it is parsed once whole.
                         _itemScanned = 0;
-                        _depth = 0;
-                        _inString = _escaped = false;
+                        _itemEnd.Reset();
                         continue;
                     }
                 }
@@ -210,56 +206,10 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     {
         foreach (var m in item.Slice(_itemScanned))
         {
-            int end = ScanItem(m.Span, 0);
+            int end = _itemEnd.FindClose(m.Span);
             if (end >= 0)
                 return _itemScanned + end + 1;
             _itemScanned += m.Length;
-        }
-        return -1;
-    }
-
-    /// <summary>Scans <paramref name="span"/> from <paramref name="i"/> (strings, escapes, nesting); returns the index of the item's closing brace, or -1 when it goes on past the span.</summary>
-    private int ScanItem(ReadOnlySpan<byte> span, int i)
-    {
-        while (i < span.Length)
-        {
-            if (_inString)
-            {
-                if (_escaped)
-                {
-                    _escaped = false;
-                    i++;
-                    continue;
-                }
-                int j = span[i..].IndexOfAny(StringEnd);
-                if (j < 0)
-                    return -1;
-                i += j;
-                if (span[i] == (byte)'\\')
-                    _escaped = true;
-                else
-                    _inString = false;
-                i++;
-                continue;
-            }
-            int k = span[i..].IndexOfAny(Structural);
-            if (k < 0)
-                return -1;
-            i += k;
-            switch (span[i])
-            {
-                case (byte)'"':
-                    _inString = true;
-                    break;
-                case (byte)'{' or (byte)'[':
-                    _depth++;
-                    break;
-                default:
-                    if (--_depth == 0)
-                        return i;
-                    break;
-            }
-            i++;
         }
         return -1;
     }

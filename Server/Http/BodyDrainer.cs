@@ -14,16 +14,13 @@ namespace RavenLite.Server.Http;
 /// </summary>
 public sealed class BodyDrainer
 {
-    private static readonly SearchValues<byte> Structural = SearchValues.Create("\"[]{}"u8);
-    private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
-
-    private int _depth;
-    private bool _started, _toEnd, _inString, _escaped;
+    private readonly JsonNestingScanner _scanner;
+    private bool _started, _toEnd;
 
     private BodyDrainer(bool insideArray)
     {
         _started = insideArray;
-        _depth = insideArray ? 1 : 0;
+        _scanner = new JsonNestingScanner(insideArray ? 1 : 0);
     }
 
     /// <summary>True once the top-level array's closing bracket was read.</summary>
@@ -41,72 +38,30 @@ public sealed class BodyDrainer
     /// <summary>Scans <paramref name="data"/>; returns how many of its bytes belong to the body up to and including the closing bracket (all of them when it is not there).</summary>
     public int Feed(ReadOnlySpan<byte> data)
     {
+        if (Done)
+            return 0;
         int i = 0;
-        while (i < data.Length && !Done)
+        while (!_started && i < data.Length)
         {
-            if (!_started)
-            {
-                byte c = data[i++];
-                if (c is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n')
-                    continue;
-                _started = true;
-                if (c == (byte)'[')
-                    _depth = 1;
-                else
-                    _toEnd = true;
+            byte c = data[i++];
+            if (c is (byte)' ' or (byte)'\t' or (byte)'\r' or (byte)'\n')
                 continue;
-            }
-            if (_toEnd)
-            {
-                i = data.Length;
-                break;
-            }
-            if (_inString)
-            {
-                if (_escaped)
-                {
-                    _escaped = false;
-                    i++;
-                    continue;
-                }
-                int j = data[i..].IndexOfAny(StringEnd);
-                if (j < 0)
-                {
-                    i = data.Length;
-                    break;
-                }
-                i += j;
-                if (data[i] == (byte)'\\')
-                    _escaped = true;
-                else
-                    _inString = false;
-                i++;
-                continue;
-            }
-            int k = data[i..].IndexOfAny(Structural);
-            if (k < 0)
-            {
-                i = data.Length;
-                break;
-            }
-            i += k;
-            switch (data[i])
-            {
-                case (byte)'"':
-                    _inString = true;
-                    break;
-                case (byte)'[' or (byte)'{':
-                    _depth++;
-                    break;
-                default:
-                    if (--_depth <= 0)
-                        Done = true;
-                    break;
-            }
-            i++;
+            _started = true;
+            if (c == (byte)'[')
+                _scanner.Reset(1);
+            else
+                _toEnd = true;
         }
-        Discarded += i;
-        return i;
+        if (_toEnd || i == data.Length)
+        {
+            Discarded += data.Length;
+            return data.Length;
+        }
+        int close = _scanner.FindClose(data[i..]);
+        int used = close < 0 ? data.Length : i + close + 1;
+        Done = close >= 0;
+        Discarded += used;
+        return used;
     }
 
     /// <summary>Scans every segment of <paramref name="buffer"/> until <see cref="Done"/>.</summary>

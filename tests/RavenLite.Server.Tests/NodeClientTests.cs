@@ -82,20 +82,9 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("off")]
     public async Task Official_node_client_runs_the_whole_flow(string topologyUpdates)
     {
-        string dir = FlowDir();
-        Assert.True(Directory.Exists(Path.Combine(dir, "node_modules", "ravendb")), "npm ravendb is not installed: run ./test.sh (it runs `npm ci` in tests/node-client)");
         await using var server = await TestServer.StartAsync();
-        var psi = new ProcessStartInfo("node") { WorkingDirectory = dir, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (string a in new[] { "flow.mjs", server.Url.ToString().TrimEnd('/'), "flow_" + topologyUpdates, topologyUpdates })
-            psi.ArgumentList.Add(a);
-        using var p = Process.Start(psi)!;
-        var stdout = p.StandardOutput.ReadToEndAsync();
-        var stderr = p.StandardError.ReadToEndAsync();
-        using var cts = new CancellationTokenSource(TimeSpan.FromMinutes(3));
-        await p.WaitForExitAsync(cts.Token);
-        output.WriteLine(await stdout);
-        output.WriteLine(await stderr);
-        Assert.True(p.ExitCode == 0, $"node flow exited {p.ExitCode}:\n{await stdout}\n{await stderr}");
-        Assert.Contains("flow: ok", await stdout);
+        var (exitCode, stdout, stderr) = await RunNode("flow.mjs", server.Url.ToString().TrimEnd('/'), "flow_" + topologyUpdates, topologyUpdates);
+        Assert.True(exitCode == 0, $"node flow exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("flow: ok", stdout);
     }
 }

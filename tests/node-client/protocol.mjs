@@ -283,6 +283,11 @@ try {
     await store.openSession().advanced.loadStartingWithIntoStream("emp/", sink, { matches: "1*" });
     const streamed = JSON.parse(text);
     assert.deepEqual(streamed.results.map((d) => d.name), ["emp/1", "emp/10", "emp/11"]);
+    // loadIntoStream by ids: exactly those, in request order, null for a missing one
+    text = "";
+    const sink2 = new Writable({ write(chunk, _e, cb) { text += chunk; cb(); } });
+    await store.openSession().advanced.loadIntoStream(["emp/2", "missing/1", "Emp/3"], sink2);
+    assert.deepEqual(JSON.parse(text).results.map((d) => d && d.name), ["emp/2", null, "Emp/3"]);
   }
 
   // ---------------------------------------------------------------------------------------------
