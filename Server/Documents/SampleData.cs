@@ -50,13 +50,16 @@ public static class SampleData
                 WriteAddress(w, random);
             });
         var prices = new decimal[products + 1];
+        var productNames = new string[products + 1];
         for (int i = 1; i <= products; i++)
         {
             prices[i] = Math.Round((decimal)(2.5 + random.NextDouble() * 120), 2);
+            productNames[i] = $"{Pick(random, Adjectives)} {Pick(random, Nouns)}";
             decimal price = prices[i];
+            string name = productNames[i];
             yield return Doc("products", i, "Products", w =>
             {
-                w.WriteString("Name", $"{Pick(random, Adjectives)} {Pick(random, Nouns)}");
+                w.WriteString("Name", name);
                 w.WriteString("Supplier", $"suppliers/{random.Next(1, suppliers + 1)}-A");
                 w.WriteString("Category", $"categories/{random.Next(1, CategoryNames.Length + 1)}-A");
                 w.WriteString("QuantityPerUnit", $"{random.Next(6, 49)} units");
@@ -131,7 +134,7 @@ public static class SampleData
                         continue;
                     w.WriteStartObject();
                     w.WriteString("Product", $"products/{p}-A");
-                    w.WriteString("ProductName", $"product {p}");
+                    w.WriteString("ProductName", productNames[p]);
                     w.WriteNumber("PricePerUnit", prices[p]);
                     w.WriteNumber("Quantity", random.Next(1, 60));
                     w.WriteNumber("Discount", random.Next(0, 5) == 0 ? 0.15m : 0m);
