@@ -1,17 +1,22 @@
 using System.Text.Json;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+using Lucene.Net.Util;
 using RavenLite.Server.Queries;
-using RavenLite.Storage.Trees;
 
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// Turns a where clause into the entry ids that may match, from an index snapshot's postings.
+/// Turns a where clause into the Lucene documents (entries) that may match, from an index snapshot's
+/// terms (<see cref="IndexKeys"/>); entry ids are the snapshot reader's document numbers.
 /// Each condition yields a superset of its true matches (or null: "every entry"); <c>and</c>
 /// intersects, <c>or</c> unites, <c>not</c>/<c>!=</c> give every entry. The query then checks each
 /// candidate exactly, so this only decides how much is read, never what is answered.
 /// </summary>
-internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<RqlValue, JsonElement> resolve)
+internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve)
 {
+    private readonly IBits? _liveDocs = MultiFields.GetLiveDocs(reader);
+
     /// <summary>
     /// True after <see cref="Find"/> when the candidates are exactly the entries that match (not a
     /// superset): every condition was an equality on text or a plain search word, combined with
@@ -142,7 +147,7 @@ internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<R
         switch (m.Name)
         {
             case "startswith":
-                return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
+                return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
             case "search" when f.Indexing == FieldIndexing.Search:
             {
                 var result = new HashSet<long>();
@@ -152,9 +157,9 @@ internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<R
                     string core = term.Trim('*');
                     if (term.StartsWith('*') || core.Length == 0)
                         return Exists(f);
-                    var prefix = IndexKeys.FieldPrefix(f.Id, IndexKeys.Word);
-                    var t = IndexKeys.TextTerm(core);
-                    result.UnionWith(term.EndsWith('*') ? Scan(prefix, t, prefixOnly: true, high: null) : Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Word, t)));
+                    string words = IndexKeys.FieldName(f.Id, IndexKeys.Word);
+                    string t = IndexKeys.TextTerm(core);
+                    result.UnionWith(term.EndsWith('*') ? Scan(words, t, prefixOnly: true, high: null) : Term(words, t));
                 }
                 return result;
             }
@@ -165,9 +170,9 @@ internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<R
 
     private HashSet<long>? Equal(IndexField f, JsonElement v) => v.ValueKind switch
     {
-        JsonValueKind.String => Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Text, IndexKeys.TextTerm(v.GetString()!))),
+        JsonValueKind.String => Term(IndexKeys.FieldName(f.Id, IndexKeys.Text), IndexKeys.TextTerm(v.GetString()!)),
         JsonValueKind.Number => Range(f, v, v),
-        JsonValueKind.True or JsonValueKind.False => Term(IndexKeys.TermPrefix(f.Id, IndexKeys.Bool, [v.ValueKind == JsonValueKind.True ? (byte)1 : (byte)0])),
+        JsonValueKind.True or JsonValueKind.False => Term(IndexKeys.FieldName(f.Id, IndexKeys.Bool), v.ValueKind == JsonValueKind.True ? "1" : "0"),
         _ => null, // null also matches documents without the field
     };
 
@@ -179,57 +184,67 @@ internal sealed class CandidateFinder(CompiledIndex index, Tree postings, Func<R
             return null;
         if (kind == JsonValueKind.Number)
         {
-            return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Number), low is { } l ? IndexKeys.NumberTerm(l.GetDouble()) : [],
+            return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Number), low is { } l ? IndexKeys.NumberTerm(l.GetDouble()) : "",
                 prefixOnly: false, high: high is { } h ? IndexKeys.NumberTerm(h.GetDouble()) : null);
         }
         if (kind == JsonValueKind.String && f.Indexing != FieldIndexing.Exact)
         {
-            return Scan(IndexKeys.FieldPrefix(f.Id, IndexKeys.Text), low is { } l ? IndexKeys.TextTerm(l.GetString()!) : [],
+            return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Text), low is { } l ? IndexKeys.TextTerm(l.GetString()!) : "",
                 prefixOnly: false, high: high is { } h ? IndexKeys.TextTerm(h.GetString()!) : null);
         }
         return Exists(f);
     }
 
-    /// <summary>Entries where the field has any value: its postings of every kind but words (a subset of its text terms).</summary>
+    /// <summary>Entries where the field has any value: its terms of every kind but words (a subset of its text terms).</summary>
     private HashSet<long> Exists(IndexField f)
     {
         var result = new HashSet<long>();
-        foreach (byte kind in new[] { IndexKeys.Text, IndexKeys.Number, IndexKeys.Bool, IndexKeys.Null, IndexKeys.Exists })
-            result.UnionWith(Term(IndexKeys.FieldPrefix(f.Id, kind)));
+        foreach (char kind in ValueKinds)
+            result.UnionWith(Scan(IndexKeys.FieldName(f.Id, kind), "", prefixOnly: true, high: null));
         return result;
     }
 
-    /// <summary>Every posting of one exact term.</summary>
-    private HashSet<long> Term(byte[] termPrefix)
+    private static readonly char[] ValueKinds = [IndexKeys.Text, IndexKeys.Number, IndexKeys.Bool, IndexKeys.Null, IndexKeys.Exists];
+
+    /// <summary>Every entry holding one exact term.</summary>
+    private HashSet<long> Term(string field, string term)
     {
         var result = new HashSet<long>();
-        var c = postings.CreateCursor();
-        c.Prefix = termPrefix;
-        if (c.SeekToFirst())
-        {
-            do
-                result.Add(IndexKeys.EntryIdOf(c.Key));
-            while (c.MoveNext());
-        }
+        var docs = MultiFields.GetTermDocsEnum(reader, _liveDocs, field, new BytesRef(term), DocsFlags.NONE);
+        if (docs != null)
+            Collect(docs, result);
         return result;
     }
 
-    /// <summary>Postings of one field and kind whose term starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
-    private HashSet<long> Scan(byte[] fieldPrefix, byte[] from, bool prefixOnly, byte[]? high)
+    /// <summary>Entries holding a term of <paramref name="field"/> that starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
+    private HashSet<long> Scan(string field, string from, bool prefixOnly, string? high)
     {
         var result = new HashSet<long>();
-        var c = postings.CreateCursor();
-        c.Prefix = prefixOnly ? [.. fieldPrefix, .. from] : fieldPrefix;
-        if (!c.Seek([.. fieldPrefix, .. from]))
+        var terms = MultiFields.GetTerms(reader, field);
+        if (terms == null)
             return result;
-        byte kind = fieldPrefix[2];
+        var start = new BytesRef(from);
+        var end = high == null ? null : new BytesRef(high);
+        var te = terms.GetEnumerator();
+        if (te.SeekCeil(start) == TermsEnum.SeekStatus.END)
+            return result;
+        DocsEnum? docs = null;
         do
         {
-            if (high != null && IndexKeys.TermOf(c.Key, kind).SequenceCompareTo(high) > 0)
+            var term = te.Term;
+            if (prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0)
                 break;
-            result.Add(IndexKeys.EntryIdOf(c.Key));
+            docs = te.Docs(_liveDocs, docs, DocsFlags.NONE);
+            Collect(docs, result);
         }
-        while (c.MoveNext());
+        while (te.MoveNext());
         return result;
+    }
+
+    private static void Collect(DocsEnum docs, HashSet<long> into)
+    {
+        int doc;
+        while ((doc = docs.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
+            into.Add(doc);
     }
 }

@@ -1,43 +1,61 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using Lucene.Net.Analysis.Core;
+using Lucene.Net.Documents;
+using Lucene.Net.Index;
+using Lucene.Net.Store;
+using Lucene.Net.Util;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Storage;
 using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
+using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// One index: its own storage environment in its own folder beside the database's storage
-/// (<c>{db}/Indexes/{folder}/storage</c>, layout in docs/format/indexes.md) and one background worker.
+/// One index: a Lucene.Net index in its own folder beside the database's storage
+/// (<c>{db}/Indexes/{folder}/lucene</c>, layout in docs/format/indexes.md) and one background worker.
 /// The worker opens a database read transaction (a snapshot), reads the documents of the index's
 /// collections with etag above its last indexed etag, and the tombstones above its last tombstone
-/// etag, in bounded batches; maps them; writes entries and postings; and commits the new
-/// positions in the same index transaction, so content and position move together (a crash
-/// leaves both at the last commit). Writers are never blocked: the worker only reads the database.
-/// Queries read the index through its own read transactions (snapshots).
+/// etag, in bounded batches; maps them; writes one Lucene document per entry (updated by id, so a
+/// replayed batch is harmless) with one IndexWriter; and commits with the new positions in the
+/// commit's user data, so content and position move together (a crash leaves both at the last
+/// commit). Writers are never blocked: the worker only reads the database. Queries read a
+/// near-real-time reader opened after each commit together with the position it holds
+/// (<see cref="AcquireSnapshot"/>).
 /// Thread-safety: public members are thread-safe.
 /// </summary>
 public sealed class Index : IDisposable
 {
-    internal const string EntriesTree = "Entries", EntryIdsTree = "EntryIds", PostingsTree = "Postings", MetaTree = "Meta";
+    /// <summary>Stored and indexed: the document's lower-cased id (the key entries are updated and deleted by).</summary>
+    internal const string IdField = "@id";
+
+    /// <summary>Stored: the etag the document was mapped at.</summary>
+    internal const string EtagField = "@etag";
+
+    /// <summary>Stored: the entry, the mapped field values as JSON.</summary>
+    internal const string EntryField = "@entry";
+
     private const int BatchDocuments = 16384;
     private const int MaxRecordedErrors = 500;
-    private static readonly byte[] TombstoneKey = "tombstone"u8.ToArray(), NextEntryKey = "next-entry"u8.ToArray();
+    private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:";
+    private static readonly ISet<string> EntryFields = new HashSet<string> { IdField, EtagField, EntryField };
 
     private readonly Database _db;
-    private readonly string _storageDir;
+    private readonly string _luceneDir;
     private readonly ILogger _logger;
     private readonly SemaphoreSlim _wake = new(0);
     private readonly object _errorsLock = new();
     private readonly List<IndexError> _errors = [];
-    private StorageEnvironment _env;
+    private LuceneDirectory _directory = null!;
+    private IndexWriter _writer = null!;
+    private volatile IndexSnapshot _snapshot = null!;
     private Thread? _worker;
     private volatile bool _stopping, _blocked, _disposed;
-    private volatile IndexPosition _position;
     private TaskCompletionSource _advanced = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _leases;
     private long _mapAttempts, _mapSuccesses, _mapErrors, _errorCount;
@@ -51,9 +69,8 @@ public sealed class Index : IDisposable
         Compiled = compiled;
         Folder = folder;
         _logger = logger;
-        _storageDir = Path.Combine(folder, "storage");
-        _env = OpenOrRebuild();
-        _position = ReadPosition();
+        _luceneDir = Path.Combine(folder, "lucene");
+        OpenOrRebuild();
     }
 
     /// <summary>The definition as stored.</summary>
@@ -68,8 +85,8 @@ public sealed class Index : IDisposable
     /// <summary>The index's folder.</summary>
     public string Folder { get; }
 
-    /// <summary>How far the index has got, as of its last commit.</summary>
-    public IndexPosition Position => _position;
+    /// <summary>How far the index has got, as of its last commit (what queries see).</summary>
+    public IndexPosition Position => _snapshot.Position;
 
     /// <summary>Normal, or Error while the worker is failing (it retries).</summary>
     public string State => _state;
@@ -140,8 +157,22 @@ public sealed class Index : IDisposable
     /// <summary>Returns a lease.</summary>
     public void Release() => Interlocked.Decrement(ref _leases);
 
-    /// <summary>A snapshot of the index (use under a lease).</summary>
-    public ReadTransaction ReadTransaction() => _env.ReadTransaction();
+    /// <summary>
+    /// The index as of its last commit: a reader and the position it holds. Use under a lease
+    /// (<see cref="TryAcquire"/>) and hand it back with <see cref="ReleaseSnapshot"/>.
+    /// </summary>
+    public IndexSnapshot AcquireSnapshot()
+    {
+        while (true)
+        {
+            var snapshot = _snapshot;
+            if (snapshot.Reader.TryIncRef())
+                return snapshot;
+        }
+    }
+
+    /// <summary>Hands back a snapshot from <see cref="AcquireSnapshot"/>.</summary>
+    public static void ReleaseSnapshot(IndexSnapshot snapshot) => snapshot.Reader.DecRef();
 
     /// <summary>The last etags of the index's collections and of tombstones in a database snapshot.</summary>
     public IndexPosition TargetOf(Transaction dbTx)
@@ -164,18 +195,6 @@ public sealed class Index : IDisposable
         index.LastTombstoneEtag < target.LastTombstoneEtag
         || target.LastEtags.Any(kv => index.LastEtags.GetValueOrDefault(kv.Key) < kv.Value);
 
-    /// <summary>The position stored in an index snapshot.</summary>
-    public IndexPosition PositionIn(Transaction indexTx)
-    {
-        var meta = indexTx.ReadTree(MetaTree);
-        var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
-        foreach (string c in Compiled.Collections)
-            etags[c] = meta != null && meta.TryGet(EtagKey(c), out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
-        long tomb = meta != null && meta.TryGet(TombstoneKey, out var t) ? BinaryPrimitives.ReadInt64LittleEndian(t) : 0;
-        long entries = indexTx.ReadTree(EntriesTree)?.Count ?? 0;
-        return new IndexPosition(etags, tomb, entries);
-    }
-
     /// <summary>
     /// Waits until the index has processed everything in the database as of now, or the timeout
     /// passes. True when caught up.
@@ -189,7 +208,7 @@ public sealed class Index : IDisposable
         while (true)
         {
             var advanced = Volatile.Read(ref _advanced).Task;
-            if (!IsBehind(_position, target))
+            if (!IsBehind(_snapshot.Position, target))
                 return true;
             var left = deadline - DateTime.UtcNow;
             if (left <= TimeSpan.Zero || _stopping)
@@ -205,23 +224,12 @@ public sealed class Index : IDisposable
         }
     }
 
-    /// <summary>Reads one entry: the lower-cased document id, the etag it was mapped at, and its field values (JSON).</summary>
-    internal static bool TryReadEntry(Tree entryIds, long entryId, out ReadOnlySpan<byte> lowerId, out long etag, out ReadOnlySpan<byte> entryJson)
+    /// <summary>Reads entry <paramref name="doc"/> of a snapshot: the lower-cased document id, the etag it was mapped at, and its field values (JSON).</summary>
+    internal static (string LowerId, long Etag, byte[] Entry) ReadEntry(IndexReader reader, int doc)
     {
-        var key = new byte[8];
-        BinaryPrimitives.WriteInt64BigEndian(key, entryId);
-        if (!entryIds.TryGet(key, out var value))
-        {
-            lowerId = default;
-            entryJson = default;
-            etag = 0;
-            return false;
-        }
-        etag = BinaryPrimitives.ReadInt64LittleEndian(value);
-        int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
-        lowerId = value.Slice(10, idLen);
-        entryJson = value[(10 + idLen)..];
-        return true;
+        var stored = reader.Document(doc, EntryFields);
+        var entry = stored.GetBinaryValue(EntryField);
+        return (stored.Get(IdField), stored.GetField(EtagField).GetInt64Value() ?? 0, entry.Bytes.AsSpan(entry.Offset, entry.Length).ToArray());
     }
 
     private void Work()
@@ -247,7 +255,7 @@ public sealed class Index : IDisposable
                 _state = "Error";
                 RecordError(null, "Indexing failed: " + e.Message);
                 Hosting.Log.IndexingFailed(_logger, e, Name);
-                if (e is StorageCorruptionException || failures >= 3)
+                if (e is CorruptIndexException || failures >= 3)
                     TryRebuild();
                 _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
                 continue;
@@ -260,22 +268,16 @@ public sealed class Index : IDisposable
     /// <summary>Indexes one batch; false when there was nothing to do.</summary>
     private bool IndexBatch()
     {
-        var position = _position;
+        var position = _snapshot.Position;
         var etags = new Dictionary<string, long>(position.LastEtags, StringComparer.OrdinalIgnoreCase);
         long lastTomb = position.LastTombstoneEtag;
         int budget = BatchDocuments;
         bool changed = false;
         long attempts = 0, successes = 0;
         using var dbTx = _db.Environment.ReadTransaction();
-        using var tx = _env.WriteTransaction();
-        var entries = tx.CreateTree(EntriesTree);
-        var entryIds = tx.CreateTree(EntryIdsTree);
-        var postings = tx.CreateTree(PostingsTree);
-        var meta = tx.CreateTree(MetaTree);
-        long nextEntry = meta.TryGet(NextEntryKey, out var ne) ? BinaryPrimitives.ReadInt64LittleEndian(ne) : 1;
         var docs = dbTx.ReadTree(DocumentsStorage.DocsTree)!;
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
-        var terms = new HashSet<byte[]>(ByteArrayComparer.Instance);
+        var terms = new HashSet<(string Field, string Term)>();
         byte[] buffer = ArrayPool<byte>.Shared.Rent(64 * 1024);
         try
         {
@@ -294,7 +296,6 @@ public sealed class Index : IDisposable
                     if (docs.TryGet(lowerId, out var record))
                     {
                         attempts++;
-                        RemoveEntry(entries, entryIds, postings, lowerId, long.MaxValue, terms);
                         var json = DocumentRecord.Json(record);
                         if (json.Length > buffer.Length)
                         {
@@ -303,6 +304,7 @@ public sealed class Index : IDisposable
                         }
                         json.CopyTo(buffer);
                         string id = DocumentRecord.Id(record);
+                        string key = Encoding.UTF8.GetString(lowerId);
                         byte[] entry;
                         try
                         {
@@ -316,7 +318,9 @@ public sealed class Index : IDisposable
                             entry = [];
                         }
                         if (entry.Length > 0)
-                            AddEntry(entries, entryIds, postings, lowerId, etag, nextEntry++, entry, terms);
+                            _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, terms));
+                        else
+                            _writer.DeleteDocuments(new Term(IdField, key));
                     }
                     etags[collection] = etag;
                     changed = true;
@@ -332,13 +336,23 @@ public sealed class Index : IDisposable
                     var v = tombs.Value;
                     int colLen = BinaryPrimitives.ReadUInt16LittleEndian(v);
                     string collection = Encoding.UTF8.GetString(v.Slice(2, colLen));
-                    if (Compiled.Collections.Contains(collection, StringComparer.OrdinalIgnoreCase))
-                        RemoveEntry(entries, entryIds, postings, v[(2 + colLen)..], etag, terms);
+                    var lowerId = v[(2 + colLen)..];
+                    // A document re-created since (in one of this index's collections) is, or will be, indexed at its
+                    // new etag: its entry must stay.
+                    bool recreated = docs.TryGet(lowerId, out var live) && Compiled.Collections.Contains(DocumentRecord.Collection(live), StringComparer.OrdinalIgnoreCase);
+                    if (!recreated && Compiled.Collections.Contains(collection, StringComparer.OrdinalIgnoreCase))
+                        _writer.DeleteDocuments(new Term(IdField, Encoding.UTF8.GetString(lowerId)));
                     lastTomb = etag;
                     changed = true;
                 }
                 while (--budget > 0 && tombs.MoveNext());
             }
+        }
+        catch
+        {
+            _writer.Rollback(); // the uncommitted batch is dropped; the writer is closed and reopened
+            OpenWriterAndReader();
+            throw;
         }
         finally
         {
@@ -346,70 +360,54 @@ public sealed class Index : IDisposable
         }
         if (!changed)
             return false;
-        Span<byte> v8 = stackalloc byte[8];
+        var data = new Dictionary<string, string>();
         foreach (var (c, e) in etags)
+            data[EtagKeyPrefix + c.ToLowerInvariant()] = e.ToString(CultureInfo.InvariantCulture);
+        data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
+        _writer.SetCommitData(data);
+        _writer.Commit();
+        new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir); // Lucene.Net does not fsync the folder itself
+        var current = _snapshot.Reader;
+        var reopened = DirectoryReader.OpenIfChanged(current, _writer, applyAllDeletes: true);
+        if (reopened == null)
         {
-            BinaryPrimitives.WriteInt64LittleEndian(v8, e);
-            meta.Put(EtagKey(c), v8);
+            current.IncRef(); // the same content under the new position
+            reopened = current;
         }
-        BinaryPrimitives.WriteInt64LittleEndian(v8, lastTomb);
-        meta.Put(TombstoneKey, v8);
-        BinaryPrimitives.WriteInt64LittleEndian(v8, nextEntry);
-        meta.Put(NextEntryKey, v8);
-        long count = entries.Count;
-        tx.Commit();
+        Publish(reopened, etags, lastTomb);
         Interlocked.Add(ref _mapAttempts, attempts);
         Interlocked.Add(ref _mapSuccesses, successes);
         Interlocked.Add(ref _mapErrors, attempts - successes);
         Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
-        _position = new IndexPosition(etags, lastTomb, count);
         Interlocked.Exchange(ref _advanced, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
         return true;
     }
 
-    private void AddEntry(Tree entries, Tree entryIds, Tree postings, ReadOnlySpan<byte> lowerId, long etag, long entryId, byte[] entry, HashSet<byte[]> terms)
+    /// <summary>The Lucene document of one entry: id, etag and entry stored; every term of its fields indexed.</summary>
+    private Document Entry(string lowerId, long etag, byte[] entry, HashSet<(string Field, string Term)> terms)
     {
-        Span<byte> idKey = stackalloc byte[8];
-        BinaryPrimitives.WriteInt64BigEndian(idKey, entryId);
-        entries.Put(lowerId, idKey);
-        var value = new byte[10 + lowerId.Length + entry.Length];
-        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
-        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(8), (ushort)lowerId.Length);
-        lowerId.CopyTo(value.AsSpan(10));
-        entry.CopyTo(value, 10 + lowerId.Length);
-        entryIds.Put(idKey, value);
+        var doc = new Document
+        {
+            new StringField(IdField, lowerId, Field.Store.YES),
+            new StoredField(EtagField, etag),
+            new StoredField(EntryField, entry),
+        };
         terms.Clear();
-        CollectTerms(entry, terms);
-        foreach (var t in terms)
-            postings.Put(IndexKeys.Posting(t, entryId), ReadOnlySpan<byte>.Empty);
+        using (var parsed = JsonDocument.Parse(entry))
+            foreach (var p in parsed.RootElement.EnumerateObject())
+                if (Compiled.Field(p.Name) is { } field)
+                    IndexKeys.TermsOf(field, p.Value, terms);
+        foreach (var (field, term) in terms)
+            doc.Add(new StringField(field, term, Field.Store.NO));
+        return doc;
     }
 
-    /// <summary>Removes a document's entry when it was mapped before <paramref name="beforeEtag"/> (a tombstone must not remove a later re-creation).</summary>
-    private void RemoveEntry(Tree entries, Tree entryIds, Tree postings, ReadOnlySpan<byte> lowerId, long beforeEtag, HashSet<byte[]> terms)
+    /// <summary>Makes <paramref name="reader"/> (holding the given positions) what queries see, and lets the previous one go once its queries are done.</summary>
+    private void Publish(DirectoryReader reader, IReadOnlyDictionary<string, long> etags, long lastTomb)
     {
-        if (!entries.TryGet(lowerId, out var idBytes))
-            return;
-        long entryId = BinaryPrimitives.ReadInt64BigEndian(idBytes);
-        if (!TryReadEntry(entryIds, entryId, out _, out long etag, out var json))
-            throw new StorageCorruptionException($"Index '{Name}': entry {entryId} of a document is missing.");
-        if (etag >= beforeEtag)
-            return;
-        terms.Clear();
-        CollectTerms(json.ToArray(), terms);
-        foreach (var t in terms)
-            postings.Delete(IndexKeys.Posting(t, entryId));
-        Span<byte> idKey = stackalloc byte[8];
-        BinaryPrimitives.WriteInt64BigEndian(idKey, entryId);
-        entryIds.Delete(idKey);
-        entries.Delete(lowerId);
-    }
-
-    private void CollectTerms(byte[] entry, HashSet<byte[]> terms)
-    {
-        using var doc = JsonDocument.Parse(entry);
-        foreach (var p in doc.RootElement.EnumerateObject())
-            if (Compiled.Field(p.Name) is { } field)
-                IndexKeys.TermsOf(field, p.Value, terms);
+        var previous = _snapshot;
+        _snapshot = new IndexSnapshot(reader, new IndexPosition(new Dictionary<string, long>(etags, StringComparer.OrdinalIgnoreCase), lastTomb, reader.NumDocs));
+        previous?.Reader.DecRef();
     }
 
     private void RecordError(string? documentId, string message)
@@ -423,50 +421,86 @@ public sealed class Index : IDisposable
         }
     }
 
-    private static byte[] EtagKey(string collection) => Encoding.UTF8.GetBytes("etag:" + collection.ToLowerInvariant());
-
-    private IndexPosition ReadPosition()
-    {
-        using var tx = _env.ReadTransaction();
-        return PositionIn(tx);
-    }
-
-    /// <summary>Opens the index storage; when it cannot be opened (corrupted), deletes it and starts empty (a rebuild from the documents).</summary>
-    private StorageEnvironment OpenOrRebuild()
+    /// <summary>
+    /// Opens the Lucene index (NIOFSDirectory: LUCENE.md); when it cannot be opened (corrupted, unreadable),
+    /// deletes it and starts empty, which rebuilds it from the documents.
+    /// </summary>
+    private void OpenOrRebuild()
     {
         try
         {
-            var env = Open();
-            using (var tx = env.ReadTransaction())
-                _ = PositionIn(tx);
-            return env;
+            Open();
         }
-        catch (Exception e) when (e is StorageCorruptionException or IOException or InvalidDataException or StorageFailedException)
+        catch (Exception e) when (e is IOException or InvalidDataException or IndexFormatTooOldException or IndexFormatTooNewException or FormatException or ArgumentException)
         {
             Hosting.Log.IndexRebuilt(_logger, Name, e.Message);
-            RecordError(null, "Index storage could not be opened and is rebuilt from the documents: " + e.Message);
-            Directory.Delete(_storageDir, recursive: true);
-            return Open();
+            RecordError(null, "Index files could not be opened and are rebuilt from the documents: " + e.Message);
+            CloseQuietly();
+            DeleteFiles();
+            Open();
         }
     }
 
-    private StorageEnvironment Open() => StorageEnvironment.Open(new StorageOptions
+    private void Open()
     {
-        Directory = _storageDir,
-        // Buffered: an index survives a process crash at its last commit; after a power loss it may
-        // go back further (never inconsistent: journal records are checksummed) and re-indexes.
-        Durability = DurabilityMode.Buffered,
-        InitialMapSize = 8L << 30,
-    });
+        System.IO.Directory.CreateDirectory(_luceneDir);
+        _directory = new NIOFSDirectory(new DirectoryInfo(_luceneDir));
+        IDictionary<string, string> data = new Dictionary<string, string>();
+        if (DirectoryReader.IndexExists(_directory))
+        {
+            using var committed = DirectoryReader.Open(_directory);
+            data = committed.IndexCommit.UserData;
+        }
+        OpenWriterAndReader(data);
+    }
+
+    /// <summary>A new writer (after <see cref="Open"/> or a rollback, which closes it) and a reader of its last commit.</summary>
+    private void OpenWriterAndReader(IDictionary<string, string>? committedData = null)
+    {
+        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new KeywordAnalyzer())
+        {
+            OpenMode = OpenMode.CREATE_OR_APPEND,
+            RAMBufferSizeMB = 64,
+            MergePolicy = new TieredMergePolicy(),
+        };
+        _writer = new IndexWriter(_directory, config);
+        committedData ??= _writer.CommitData;
+        var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
+        foreach (string c in Compiled.Collections)
+            etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
+        long tomb = committedData.TryGetValue(TombstoneKey, out var t) ? long.Parse(t, CultureInfo.InvariantCulture) : 0;
+        Publish(DirectoryReader.Open(_writer, applyAllDeletes: true), etags, tomb);
+    }
+
+    private void CloseQuietly()
+    {
+        try
+        {
+            _writer?.Dispose();
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException)
+        {
+        }
+        var snapshot = _snapshot;
+        _snapshot = null!;
+        if (snapshot != null && snapshot.Reader.RefCount > 0)
+            snapshot.Reader.DecRef();
+        _directory?.Dispose();
+    }
+
+    private void DeleteFiles()
+    {
+        if (System.IO.Directory.Exists(_luceneDir))
+            System.IO.Directory.Delete(_luceneDir, recursive: true);
+    }
 
     /// <summary>Throws away everything indexed and starts again from the first document (RavenDB's reset).</summary>
     public void Reset()
     {
         StopWorker();
-        _env.Dispose();
-        Directory.Delete(_storageDir, recursive: true);
-        _env = Open();
-        _position = ReadPosition();
+        CloseQuietly();
+        DeleteFiles();
+        Open();
         Interlocked.Exchange(ref _mapAttempts, 0);
         Interlocked.Exchange(ref _mapSuccesses, 0);
         Interlocked.Exchange(ref _mapErrors, 0);
@@ -480,10 +514,9 @@ public sealed class Index : IDisposable
         {
             _blocked = true;
             WaitForLeases();
-            _env.Dispose();
-            Directory.Delete(_storageDir, recursive: true);
-            _env = Open();
-            _position = ReadPosition();
+            CloseQuietly();
+            DeleteFiles();
+            Open();
             Hosting.Log.IndexRebuilt(_logger, Name, "the worker failed repeatedly");
         }
         catch (Exception e)
@@ -519,10 +552,13 @@ public sealed class Index : IDisposable
             return;
         _disposed = true;
         StopWorker();
-        _env.Dispose();
+        CloseQuietly();
         _advanced.TrySetResult();
     }
 }
+
+/// <summary>A committed state of an index: a reader and the position its content reflects.</summary>
+public sealed record IndexSnapshot(DirectoryReader Reader, IndexPosition Position);
 
 /// <summary>An index's position: last indexed etag per collection, last processed tombstone etag, entry count.</summary>
 public sealed record IndexPosition(IReadOnlyDictionary<string, long> LastEtags, long LastTombstoneEtag, long Entries);

@@ -257,34 +257,31 @@ public sealed class QueryRunner
             yield return Row.ForDocument(doc);
     }
 
-    /// <summary>The index's candidate entries (indexing order) whose documents still exist in the snapshot.</summary>
+    /// <summary>The index's candidate entries (index order) whose documents still exist in the snapshot.</summary>
     private IEnumerable<Row> IndexRows(Indexing.Index index, Storage.Transactions.Transaction dbTx, out bool stale)
     {
-        var indexTx = index.ReadTransaction();
+        var snapshot = index.AcquireSnapshot();
         try
         {
-            stale = _stale = Indexing.Index.IsBehind(index.PositionIn(indexTx), index.TargetOf(dbTx));
+            stale = _stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
         }
         catch
         {
-            indexTx.Dispose();
+            Indexing.Index.ReleaseSnapshot(snapshot);
             throw;
         }
-        return Rows(index, indexTx, dbTx);
+        return Rows(index, snapshot, dbTx);
     }
 
-    private IEnumerable<Row> Rows(Indexing.Index index, Storage.Transactions.ReadTransaction indexTx, Storage.Transactions.Transaction dbTx)
+    private IEnumerable<Row> Rows(Indexing.Index index, Indexing.IndexSnapshot snapshot, Storage.Transactions.Transaction dbTx)
     {
-        using (indexTx)
+        try
         {
-            var entryIds = indexTx.ReadTree(Indexing.Index.EntryIdsTree);
-            var postings = indexTx.ReadTree(Indexing.Index.PostingsTree);
-            if (entryIds == null || postings == null)
-                yield break;
+            var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
-            var finder = new CandidateFinder(index.Compiled, postings, Resolve);
+            var finder = new CandidateFinder(index.Compiled, reader, Resolve);
             var candidates = finder.Find(_query.Where);
-            IEnumerable<long> ids = candidates ?? AllEntryIds(entryIds);
+            IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
             if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct)
             {
                 // Exact candidates from an index that is not behind: they are the matches, in order;
@@ -294,19 +291,16 @@ public sealed class QueryRunner
             }
             foreach (long entryId in ids)
             {
-                byte[] entry;
-                byte[] lowerId;
-                long docEtag;
-                if (!Indexing.Index.TryReadEntry(entryIds, entryId, out var idSpan, out long entryEtag, out var entrySpan))
-                    continue;
-                lowerId = idSpan.ToArray();
+                var (lowerIdText, entryEtag, indexed) = Indexing.Index.ReadEntry(reader, (int)entryId);
+                byte[] lowerId = Encoding.UTF8.GetBytes(lowerIdText);
                 if (!docs.TryGet(lowerId, out var record))
                     continue; // deleted after it was indexed
-                docEtag = DocumentRecord.Etag(record);
+                long docEtag = DocumentRecord.Etag(record);
                 StoredDocument? current = null;
+                byte[] entry;
                 if (docEtag == entryEtag)
                 {
-                    entry = entrySpan.ToArray();
+                    entry = indexed;
                 }
                 else
                 {
@@ -318,16 +312,18 @@ public sealed class QueryRunner
                 yield return Row.ForEntry(entry, lowerId, current, docs);
             }
         }
+        finally
+        {
+            Indexing.Index.ReleaseSnapshot(snapshot);
+        }
     }
 
-    private static IEnumerable<long> AllEntryIds(Storage.Trees.Tree entryIds)
+    private static IEnumerable<long> AllEntryIds(Lucene.Net.Index.IndexReader reader)
     {
-        var c = entryIds.CreateCursor();
-        if (!c.SeekToFirst())
-            yield break;
-        do
-            yield return System.Buffers.Binary.BinaryPrimitives.ReadInt64BigEndian(c.Key);
-        while (c.MoveNext());
+        var live = Lucene.Net.Index.MultiFields.GetLiveDocs(reader);
+        for (int doc = 0; doc < reader.MaxDoc; doc++)
+            if (live == null || live.Get(doc))
+                yield return doc;
     }
 
     /// <summary>The projection without its @metadata, for distinct.</summary>

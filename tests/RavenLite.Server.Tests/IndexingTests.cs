@@ -195,10 +195,14 @@ public sealed class IndexingTests(ITestOutputHelper output)
         await CheckRecoveredAsync(dir.Path, count, expectedAge3, killAfter: true);
 
         string folder = Directory.GetDirectories(Path.Combine(dir.Path, "Databases", "db", "Indexes")).Single();
-        string headers = Path.Combine(folder, "storage", "headers");
-        var garbage = new byte[new FileInfo(headers).Length];
-        new Random(12).NextBytes(garbage);
-        await File.WriteAllBytesAsync(headers, garbage);
+        // Every commit point (segments_N) of the Lucene index made unreadable: it must be rebuilt from the documents.
+        var random = new Random(12);
+        foreach (string segments in Directory.GetFiles(Path.Combine(folder, "lucene"), "segments*"))
+        {
+            var garbage = new byte[new FileInfo(segments).Length];
+            random.NextBytes(garbage);
+            await File.WriteAllBytesAsync(segments, garbage);
+        }
         var errors = await CheckRecoveredAsync(dir.Path, count, expectedAge3, killAfter: false);
         Assert.Contains("rebuilt", errors, StringComparison.Ordinal);
     }
