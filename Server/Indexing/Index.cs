@@ -31,19 +31,24 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 public sealed class Index : IDisposable
 {
-    /// <summary>Stored and indexed: the document's lower-cased id (the key entries are updated and deleted by).</summary>
+    /// <summary>Indexed (the key entries are updated and deleted by) and a binary doc value: the document's lower-cased id.</summary>
     internal const string IdField = "@id";
 
-    /// <summary>Stored: the etag the document was mapped at.</summary>
+    /// <summary>Numeric doc value: the etag the document was mapped at.</summary>
     internal const string EtagField = "@etag";
 
-    /// <summary>Stored: the entry, the mapped field values as JSON.</summary>
+    /// <summary>Binary doc value: the entry, the mapped field values as JSON (empty when it is in <see cref="LargeEntryField"/>).</summary>
     internal const string EntryField = "@entry";
+
+    /// <summary>Stored field: an entry over <see cref="MaxDocValueBytes"/>.</summary>
+    internal const string LargeEntryField = "@entry-large";
+
+    /// <summary>The longest binary doc value Lucene 4.8 accepts.</summary>
+    internal const int MaxDocValueBytes = 32766;
 
     private const int BatchDocuments = 16384;
     private const int MaxRecordedErrors = 500;
     private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:";
-    private static readonly ISet<string> EntryFields = new HashSet<string> { IdField, EtagField, EntryField };
 
     private readonly Database _db;
     private readonly string _luceneDir;
@@ -224,14 +229,6 @@ public sealed class Index : IDisposable
         }
     }
 
-    /// <summary>Reads entry <paramref name="doc"/> of a snapshot: the lower-cased document id, the etag it was mapped at, and its field values (JSON).</summary>
-    internal static (string LowerId, long Etag, byte[] Entry) ReadEntry(IndexReader reader, int doc)
-    {
-        var stored = reader.Document(doc, EntryFields);
-        var entry = stored.GetBinaryValue(EntryField);
-        return (stored.Get(IdField), stored.GetField(EtagField).GetInt64Value() ?? 0, entry.Bytes.AsSpan(entry.Offset, entry.Length).ToArray());
-    }
-
     private void Work()
     {
         int failures = 0;
@@ -278,6 +275,7 @@ public sealed class Index : IDisposable
         var docs = dbTx.ReadTree(DocumentsStorage.DocsTree)!;
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
         var terms = new HashSet<(string Field, string Term)>();
+        var committed = _snapshot.Reader; // the worker's own reference: only the worker replaces it
         byte[] buffer = ArrayPool<byte>.Shared.Rent(64 * 1024);
         try
         {
@@ -317,9 +315,14 @@ public sealed class Index : IDisposable
                             RecordError(id, e.Message);
                             entry = [];
                         }
-                        if (entry.Length > 0)
+                        // A document the last commit has no entry for is added without a delete-by-id: that
+                        // lookup, applied to every segment at flush, is most of a first build's indexing cost.
+                        bool known = committed.DocFreq(new Term(IdField, key)) > 0;
+                        if (entry.Length > 0 && known)
                             _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, terms));
-                        else
+                        else if (entry.Length > 0)
+                            _writer.AddDocument(Entry(key, etag, entry, terms));
+                        else if (known)
                             _writer.DeleteDocuments(new Term(IdField, key));
                     }
                     etags[collection] = etag;
@@ -383,15 +386,24 @@ public sealed class Index : IDisposable
         return true;
     }
 
-    /// <summary>The Lucene document of one entry: id, etag and entry stored; every term of its fields indexed.</summary>
+    /// <summary>The Lucene document of one entry: id, etag and entry as doc values; every term of its fields indexed.</summary>
     private Document Entry(string lowerId, long etag, byte[] entry, HashSet<(string Field, string Term)> terms)
     {
         var doc = new Document
         {
-            new StringField(IdField, lowerId, Field.Store.YES),
-            new StoredField(EtagField, etag),
-            new StoredField(EntryField, entry),
+            new StringField(IdField, lowerId, Field.Store.NO),
+            new BinaryDocValuesField(IdField, new BytesRef(lowerId)),
+            new NumericDocValuesField(EtagField, etag),
         };
+        if (entry.Length <= MaxDocValueBytes)
+        {
+            doc.Add(new BinaryDocValuesField(EntryField, new BytesRef(entry)));
+        }
+        else
+        {
+            doc.Add(new BinaryDocValuesField(EntryField, new BytesRef()));
+            doc.Add(new StoredField(LargeEntryField, entry));
+        }
         terms.Clear();
         using (var parsed = JsonDocument.Parse(entry))
             foreach (var p in parsed.RootElement.EnumerateObject())

@@ -280,6 +280,7 @@ public sealed class QueryRunner
             var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
             var finder = new CandidateFinder(index.Compiled, reader, Resolve);
+            var entries = new EntryReader(reader);
             var candidates = finder.Find(_query.Where);
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
             if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct)
@@ -291,8 +292,7 @@ public sealed class QueryRunner
             }
             foreach (long entryId in ids)
             {
-                var (lowerIdText, entryEtag, indexed) = Indexing.Index.ReadEntry(reader, (int)entryId);
-                byte[] lowerId = Encoding.UTF8.GetBytes(lowerIdText);
+                var (lowerId, entryEtag, indexed) = entries.Read((int)entryId);
                 if (!docs.TryGet(lowerId, out var record))
                     continue; // deleted after it was indexed
                 long docEtag = DocumentRecord.Etag(record);
