@@ -15,7 +15,6 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve)
 {
-    private readonly IBits? _liveDocs = MultiFields.GetLiveDocs(reader);
 
     /// <summary>
     /// True after <see cref="Find"/> when the candidates are exactly the entries that match (not a
@@ -206,45 +205,55 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
 
     private static readonly char[] ValueKinds = [IndexKeys.Text, IndexKeys.Number, IndexKeys.Bool, IndexKeys.Null, IndexKeys.Exists];
 
-    /// <summary>Every entry holding one exact term.</summary>
+    /// <summary>Every entry holding one exact term of one field kind (<see cref="IndexKeys.FieldName"/>).</summary>
     private HashSet<long> Term(string field, string term)
     {
         var result = new HashSet<long>();
-        var docs = MultiFields.GetTermDocsEnum(reader, _liveDocs, field, new BytesRef(term), DocsFlags.NONE);
-        if (docs != null)
-            Collect(docs, result);
+        var bytes = new BytesRef(IndexKeys.TermText(field, term));
+        foreach (var leaf in reader.Leaves)
+        {
+            var docs = leaf.AtomicReader.GetTermDocsEnum(new Term(IndexKeys.TermsField, bytes));
+            if (docs != null)
+                Collect(docs, leaf.DocBase, leaf.AtomicReader.LiveDocs, result);
+        }
         return result;
     }
 
-    /// <summary>Entries holding a term of <paramref name="field"/> that starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
+    /// <summary>Entries holding a term of one field kind that starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
     private HashSet<long> Scan(string field, string from, bool prefixOnly, string? high)
     {
         var result = new HashSet<long>();
-        var terms = MultiFields.GetTerms(reader, field);
-        if (terms == null)
-            return result;
-        var start = new BytesRef(from);
-        var end = high == null ? null : new BytesRef(high);
-        var te = terms.GetEnumerator();
-        if (te.SeekCeil(start) == TermsEnum.SeekStatus.END)
-            return result;
-        DocsEnum? docs = null;
-        do
+        var fieldPrefix = new BytesRef(IndexKeys.TermText(field, ""));
+        var start = new BytesRef(IndexKeys.TermText(field, from));
+        var end = high == null ? null : new BytesRef(IndexKeys.TermText(field, high));
+        foreach (var leaf in reader.Leaves)
         {
-            var term = te.Term;
-            if (prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0)
-                break;
-            docs = te.Docs(_liveDocs, docs, DocsFlags.NONE);
-            Collect(docs, result);
+            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
+            if (terms == null)
+                continue;
+            var te = terms.GetEnumerator();
+            if (te.SeekCeil(start) == TermsEnum.SeekStatus.END)
+                continue;
+            var live = leaf.AtomicReader.LiveDocs;
+            DocsEnum? docs = null;
+            do
+            {
+                var term = te.Term;
+                if (!StringHelper.StartsWith(term, fieldPrefix) || (prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0))
+                    break;
+                docs = te.Docs(null, docs, DocsFlags.NONE);
+                Collect(docs, leaf.DocBase, live, result);
+            }
+            while (te.MoveNext());
         }
-        while (te.MoveNext());
         return result;
     }
 
-    private static void Collect(DocsEnum docs, HashSet<long> into)
+    private static void Collect(DocsEnum docs, int docBase, IBits? live, HashSet<long> into)
     {
         int doc;
         while ((doc = docs.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
-            into.Add(doc);
+            if (live == null || live.Get(doc))
+                into.Add(docBase + doc);
     }
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
@@ -31,22 +32,42 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 public sealed class Index : IDisposable
 {
-    /// <summary>Indexed (the key entries are updated and deleted by) and a binary doc value: the document's lower-cased id.</summary>
+    /// <summary>Indexed, not stored: the document's lower-cased id (the key entries are updated and deleted by).</summary>
     internal const string IdField = "@id";
 
-    /// <summary>Numeric doc value: the etag the document was mapped at.</summary>
-    internal const string EtagField = "@etag";
-
-    /// <summary>Binary doc value: the entry, the mapped field values as JSON (empty when it is in <see cref="LargeEntryField"/>).</summary>
+    /// <summary>
+    /// One binary doc value per entry: the etag the document was mapped at (int64 LE) · id length (uint16 LE) ·
+    /// lower-cased id (UTF-8) · the entry, the mapped field values as JSON (left out when the whole value would
+    /// be over <see cref="MaxDocValueBytes"/>: then it is in <see cref="LargeEntryField"/>).
+    /// </summary>
     internal const string EntryField = "@entry";
 
-    /// <summary>Stored field: an entry over <see cref="MaxDocValueBytes"/>.</summary>
+    /// <summary>Stored field: an entry too long for <see cref="EntryField"/>.</summary>
     internal const string LargeEntryField = "@entry-large";
+
+    /// <summary>Indexed as given (one token per term), documents only: no positions, frequencies or norms.</summary>
+    private static readonly FieldType TermsFieldType = CreateTermsFieldType();
+
+    private static FieldType CreateTermsFieldType()
+    {
+        var type = new FieldType { IsIndexed = true, IsTokenized = true, OmitNorms = true, IndexOptions = IndexOptions.DOCS_ONLY };
+        type.Freeze();
+        return type;
+    }
 
     /// <summary>The longest binary doc value Lucene 4.8 accepts.</summary>
     internal const int MaxDocValueBytes = 32766;
 
     private const int BatchDocuments = 16384;
+    private const long BatchBytes = 64L << 20; // documents read for one batch (their JSON is copied out of the snapshot)
+
+    /// <summary>
+    /// Batches are visible to queries at once (a near-real-time reader per batch) but committed at most this
+    /// often while the worker has more to do, and as soon as it has caught up: each commit writes and fsyncs
+    /// segment files, so a build commits a few times instead of once per batch. A crash goes back to the
+    /// last commit and indexes the rest again.
+    /// </summary>
+    private static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(1);
     private const int MaxRecordedErrors = 500;
     private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:";
 
@@ -66,6 +87,8 @@ public sealed class Index : IDisposable
     private long _mapAttempts, _mapSuccesses, _mapErrors, _errorCount;
     private long _lastIndexingTicks, _lastQueryingTicks;
     private volatile string _state = "Normal";
+    private bool _uncommitted; // batches published but not committed yet (worker thread only)
+    private long _lastCommit = Stopwatch.GetTimestamp();
 
     internal Index(Database db, IndexDefinition definition, CompiledIndex compiled, string folder, ILogger logger)
     {
@@ -257,8 +280,18 @@ public sealed class Index : IDisposable
                 _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
                 continue;
             }
-            if (!worked)
-                _wake.Wait(TimeSpan.FromMilliseconds(250));
+            if (worked)
+                continue;
+            try
+            {
+                CommitPending(); // caught up: make the position durable now
+            }
+            catch (Exception e) when (!_stopping)
+            {
+                RecordError(null, "Committing the index failed: " + e.Message);
+                Hosting.Log.IndexingFailed(_logger, e, Name);
+            }
+            _wake.Wait(TimeSpan.FromMilliseconds(250));
         }
     }
 
@@ -269,19 +302,19 @@ public sealed class Index : IDisposable
         var etags = new Dictionary<string, long>(position.LastEtags, StringComparer.OrdinalIgnoreCase);
         long lastTomb = position.LastTombstoneEtag;
         int budget = BatchDocuments;
+        long bytes = 0;
         bool changed = false;
-        long attempts = 0, successes = 0;
         using var dbTx = _db.Environment.ReadTransaction();
         var docs = dbTx.ReadTree(DocumentsStorage.DocsTree)!;
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
-        var terms = new HashSet<(string Field, string Term)>();
-        var committed = _snapshot.Reader; // the worker's own reference: only the worker replaces it
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(64 * 1024);
+        var work = new List<PendingDocument>();
         try
         {
+            // Read (one thread: a snapshot's cursors are not shared) what the batch will index, bounded by
+            // count and bytes; then map and write it on every core.
             foreach (string collection in Compiled.Collections)
             {
-                if (budget <= 0)
+                if (budget <= 0 || bytes >= BatchBytes)
                     break;
                 var cursor = byCollection.CreateCursor();
                 cursor.Prefix = DocumentsStorage.CollectionPrefix(collection);
@@ -293,43 +326,19 @@ public sealed class Index : IDisposable
                     var lowerId = cursor.Value;
                     if (docs.TryGet(lowerId, out var record))
                     {
-                        attempts++;
-                        var json = DocumentRecord.Json(record);
-                        if (json.Length > buffer.Length)
-                        {
-                            ArrayPool<byte>.Shared.Return(buffer);
-                            buffer = ArrayPool<byte>.Shared.Rent(json.Length);
-                        }
-                        json.CopyTo(buffer);
-                        string id = DocumentRecord.Id(record);
-                        string key = Encoding.UTF8.GetString(lowerId);
-                        byte[] entry;
-                        try
-                        {
-                            using var doc = JsonDocument.Parse(buffer.AsMemory(0, json.Length));
-                            entry = Compiled.MapEntry(doc.RootElement, collection, id);
-                            successes++;
-                        }
-                        catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
-                        {
-                            RecordError(id, e.Message);
-                            entry = [];
-                        }
-                        // A document the last commit has no entry for is added without a delete-by-id: that
-                        // lookup, applied to every segment at flush, is most of a first build's indexing cost.
-                        bool known = committed.DocFreq(new Term(IdField, key)) > 0;
-                        if (entry.Length > 0 && known)
-                            _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, terms));
-                        else if (entry.Length > 0)
-                            _writer.AddDocument(Entry(key, etag, entry, terms));
-                        else if (known)
-                            _writer.DeleteDocuments(new Term(IdField, key));
+                        var json = DocumentRecord.Json(record).ToArray();
+                        bytes += json.Length;
+                        work.Add(new PendingDocument(lowerId.ToArray(), DocumentRecord.Id(record), collection, etag, json));
                     }
                     etags[collection] = etag;
                     changed = true;
                 }
-                while (--budget > 0 && cursor.MoveNext());
+                while (--budget > 0 && bytes < BatchBytes && cursor.MoveNext());
             }
+            var (attempts, successes) = MapAndWrite(work);
+            Interlocked.Add(ref _mapAttempts, attempts);
+            Interlocked.Add(ref _mapSuccesses, successes);
+            Interlocked.Add(ref _mapErrors, attempts - successes);
             var tombs = dbTx.ReadTree(DocumentsStorage.TombstoneTree)!.CreateCursor();
             if (budget > 0 && tombs.Seek(DocumentsStorage.EtagKey(lastTomb + 1)))
             {
@@ -353,13 +362,10 @@ public sealed class Index : IDisposable
         }
         catch
         {
-            _writer.Rollback(); // the uncommitted batch is dropped; the writer is closed and reopened
+            _writer.Rollback(); // everything since the last commit is dropped; the writer is closed and reopened
+            _uncommitted = false;
             OpenWriterAndReader();
             throw;
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(buffer);
         }
         if (!changed)
             return false;
@@ -368,8 +374,9 @@ public sealed class Index : IDisposable
             data[EtagKeyPrefix + c.ToLowerInvariant()] = e.ToString(CultureInfo.InvariantCulture);
         data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
         _writer.SetCommitData(data);
-        _writer.Commit();
-        new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir); // Lucene.Net does not fsync the folder itself
+        _uncommitted = true;
+        if (Stopwatch.GetElapsedTime(_lastCommit) >= CommitInterval)
+            CommitPending();
         var current = _snapshot.Reader;
         var reopened = DirectoryReader.OpenIfChanged(current, _writer, applyAllDeletes: true);
         if (reopened == null)
@@ -378,39 +385,93 @@ public sealed class Index : IDisposable
             reopened = current;
         }
         Publish(reopened, etags, lastTomb);
-        Interlocked.Add(ref _mapAttempts, attempts);
-        Interlocked.Add(ref _mapSuccesses, successes);
-        Interlocked.Add(ref _mapErrors, attempts - successes);
         Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
         Interlocked.Exchange(ref _advanced, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
         return true;
     }
 
+    /// <summary>
+    /// Maps the documents and writes their entries, in etag order (index order stays etag order within a
+    /// collection). A document the map fails on is an index error and loses its entry. A document the
+    /// published reader has no entry for is added without a delete-by-id (that lookup, applied to every
+    /// segment at flush, was most of a first build's cost). Returns (documents mapped, successes).
+    /// (Mapping on both cores and writing in order was tried: slower, and twice the memory.)
+    /// </summary>
+    private (long Attempts, long Successes) MapAndWrite(List<PendingDocument> work)
+    {
+        long successes = 0;
+        var lookup = new EntryLookup(_snapshot.Reader); // the worker's own reference: only the worker replaces it
+        var terms = new HashSet<(string Field, string Term)>();
+        foreach (var d in work)
+        {
+            byte[] entry;
+            try
+            {
+                using var parsed = JsonDocument.Parse(d.Json);
+                entry = Compiled.MapEntry(parsed.RootElement, d.Collection, d.Id);
+                successes++;
+            }
+            catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
+            {
+                RecordError(d.Id, e.Message);
+                entry = [];
+            }
+            string key = Encoding.UTF8.GetString(d.LowerId);
+            bool hasEntry = lookup.Has(d.LowerId);
+            if (entry.Length > 0 && hasEntry)
+                _writer.UpdateDocument(new Term(IdField, key), Entry(key, d.Etag, entry, terms));
+            else if (entry.Length > 0)
+                _writer.AddDocument(Entry(key, d.Etag, entry, terms));
+            else if (hasEntry)
+                _writer.DeleteDocuments(new Term(IdField, key));
+        }
+        return (work.Count, successes);
+    }
+
+    /// <summary>A document read for a batch: its lower-cased id, id, collection, etag and JSON.</summary>
+    private sealed record PendingDocument(byte[] LowerId, string Id, string Collection, long Etag, byte[] Json);
+
+    /// <summary>
+    /// Makes what the published reader shows durable: Lucene commit (with the position set as its user data
+    /// by <see cref="IndexBatch"/>) and an fsync of the folder, which Lucene.Net does not do itself.
+    /// </summary>
+    private void CommitPending()
+    {
+        if (!_uncommitted)
+            return;
+        _writer.Commit();
+        new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir);
+        _uncommitted = false;
+        _lastCommit = Stopwatch.GetTimestamp();
+    }
+
     /// <summary>The Lucene document of one entry: id, etag and entry as doc values; every term of its fields indexed.</summary>
     private Document Entry(string lowerId, long etag, byte[] entry, HashSet<(string Field, string Term)> terms)
     {
+        int idBytes = Encoding.UTF8.GetByteCount(lowerId);
+        bool inline = 10 + idBytes + entry.Length <= MaxDocValueBytes;
+        var value = new byte[10 + idBytes + (inline ? entry.Length : 0)];
+        BinaryPrimitives.WriteInt64LittleEndian(value, etag);
+        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(8), (ushort)idBytes);
+        Encoding.UTF8.GetBytes(lowerId, value.AsSpan(10));
+        if (inline)
+            entry.CopyTo(value, 10 + idBytes);
         var doc = new Document
         {
             new StringField(IdField, lowerId, Field.Store.NO),
-            new BinaryDocValuesField(IdField, new BytesRef(lowerId)),
-            new NumericDocValuesField(EtagField, etag),
+            new BinaryDocValuesField(EntryField, new BytesRef(value)),
         };
-        if (entry.Length <= MaxDocValueBytes)
-        {
-            doc.Add(new BinaryDocValuesField(EntryField, new BytesRef(entry)));
-        }
-        else
-        {
-            doc.Add(new BinaryDocValuesField(EntryField, new BytesRef()));
+        if (!inline)
             doc.Add(new StoredField(LargeEntryField, entry));
-        }
         terms.Clear();
         using (var parsed = JsonDocument.Parse(entry))
             foreach (var p in parsed.RootElement.EnumerateObject())
                 if (Compiled.Field(p.Name) is { } field)
                     IndexKeys.TermsOf(field, p.Value, terms);
+        var tokens = new List<string>(terms.Count);
         foreach (var (field, term) in terms)
-            doc.Add(new StringField(field, term, Field.Store.NO));
+            tokens.Add(IndexKeys.TermText(field, term));
+        doc.Add(new Field(IndexKeys.TermsField, new TermsTokenStream(tokens), TermsFieldType));
         return doc;
     }
 
@@ -486,6 +547,14 @@ public sealed class Index : IDisposable
 
     private void CloseQuietly()
     {
+        try
+        {
+            CommitPending(); // a graceful close leaves nothing to index again
+        }
+        catch (Exception)
+        {
+            // Closing anyway: what was not committed is indexed again from the last commit.
+        }
         try
         {
             _writer?.Dispose();

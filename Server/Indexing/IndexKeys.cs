@@ -6,8 +6,9 @@ using RavenLite.Server.Queries;
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// The Lucene terms of an index's entries (docs/format/indexes.md). Each mapped field has one Lucene
-/// field per kind of value, named <c>{field id}{kind}</c>: <c>S</c> lower-cased text (at most
+/// The Lucene terms of an index's entries (docs/format/indexes.md). Every term is in one Lucene field,
+/// <see cref="TermsField"/>, as <c>{field id}{kind}|{value}</c>, so one token stream indexes a whole entry
+/// and each field kind is a contiguous run of terms. Kinds: <c>S</c> lower-cased text (at most
 /// <see cref="MaxTermBytes"/> UTF-8 bytes, cut at a character boundary, NUL as U+0001), <c>N</c> a
 /// number as 16 hex digits of order-preserving bits, <c>B</c> a boolean (<c>0</c>/<c>1</c>), <c>Z</c>
 /// null (the empty term), <c>W</c> an analyzed word (Search fields), <c>E</c> "the field has a value
@@ -21,8 +22,14 @@ internal static class IndexKeys
     public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z', Word = 'W';
     public const int MaxTermBytes = 256;
 
-    /// <summary>The Lucene field holding one kind of term of one mapped field.</summary>
+    /// <summary>The Lucene field that holds every term.</summary>
+    public const string TermsField = "@terms";
+
+    /// <summary>The name of one kind of term of one mapped field (the prefix of its terms).</summary>
     public static string FieldName(ushort field, char kind) => field.ToString(System.Globalization.CultureInfo.InvariantCulture) + kind;
+
+    /// <summary>The Lucene term text of <paramref name="term"/> of field kind <paramref name="fieldName"/>.</summary>
+    public static string TermText(string fieldName, string term) => fieldName + "|" + term;
 
     /// <summary>Lower-cased (unless <paramref name="lower"/> is false), NUL as U+0001, cut to at most <see cref="MaxTermBytes"/> UTF-8 bytes at a character boundary.</summary>
     public static string TextTerm(string s, bool lower = true)

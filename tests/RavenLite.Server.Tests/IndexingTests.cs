@@ -162,9 +162,9 @@ public sealed class IndexingTests(ITestOutputHelper output)
 
     /// <summary>
     /// RELIABILITY.md R12: the server is SIGKILLed while the index worker is committing batches, then
-    /// (after a clean catch-up and a second kill) the index's header file is overwritten with garbage.
-    /// Each time the restarted server brings the index back to the documents — recovered from its
-    /// journal, or rebuilt — and the documents are untouched.
+    /// (after a clean catch-up and a second kill) every commit point (segments_N) of the Lucene index is overwritten with garbage.
+    /// Each time the restarted server brings the index back to the documents — resumed from its last
+    /// commit, or rebuilt — and the documents are untouched.
     /// </summary>
     [Fact]
     public async Task R12_sigkill_during_indexing_and_a_corrupted_index_file_recover_and_leave_documents_alone()
