@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Buffers.Binary;
 using System.Diagnostics;
 using System.Globalization;
@@ -58,8 +57,11 @@ public sealed class Index : IDisposable
     /// <summary>The longest binary doc value Lucene 4.8 accepts.</summary>
     internal const int MaxDocValueBytes = 32766;
 
-    private const int BatchDocuments = 16384;
-    private const long BatchBytes = 64L << 20; // documents read for one batch (their JSON is copied out of the snapshot)
+    // A batch ends at whichever comes first: documents, bytes of document JSON, or time (a build then flushes a
+    // few large segments instead of many small ones, and the database snapshot is renewed every second).
+    private const int BatchDocuments = 1 << 20;
+    private const long BatchBytes = 256L << 20;
+    private static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(1);
 
     /// <summary>
     /// Batches are visible to queries at once (a near-real-time reader per batch) but committed at most this
@@ -307,14 +309,15 @@ public sealed class Index : IDisposable
         using var dbTx = _db.Environment.ReadTransaction();
         var docs = dbTx.ReadTree(DocumentsStorage.DocsTree)!;
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
-        var work = new List<PendingDocument>();
+        var started = Stopwatch.GetTimestamp();
+        var lookup = new EntryLookup(_snapshot.Reader); // the worker's own reference: only the worker replaces it
+        var terms = new HashSet<(string Field, string Term)>();
+        long attempts = 0, successes = 0;
         try
         {
-            // Read (one thread: a snapshot's cursors are not shared) what the batch will index, bounded by
-            // count and bytes; then map and write it on every core.
             foreach (string collection in Compiled.Collections)
             {
-                if (budget <= 0 || bytes >= BatchBytes)
+                if (budget <= 0 || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) >= BatchTime)
                     break;
                 var cursor = byCollection.CreateCursor();
                 cursor.Prefix = DocumentsStorage.CollectionPrefix(collection);
@@ -326,16 +329,17 @@ public sealed class Index : IDisposable
                     var lowerId = cursor.Value;
                     if (docs.TryGet(lowerId, out var record))
                     {
-                        var json = DocumentRecord.Json(record).ToArray();
+                        var json = DocumentRecord.Json(record);
                         bytes += json.Length;
-                        work.Add(new PendingDocument(lowerId.ToArray(), DocumentRecord.Id(record), collection, etag, json));
+                        attempts++;
+                        if (Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms))
+                            successes++;
                     }
                     etags[collection] = etag;
                     changed = true;
                 }
-                while (--budget > 0 && bytes < BatchBytes && cursor.MoveNext());
+                while (--budget > 0 && bytes < BatchBytes && ((budget & 255) != 0 || Stopwatch.GetElapsedTime(started) < BatchTime) && cursor.MoveNext());
             }
-            var (attempts, successes) = MapAndWrite(work);
             Interlocked.Add(ref _mapAttempts, attempts);
             Interlocked.Add(ref _mapSuccesses, successes);
             Interlocked.Add(ref _mapErrors, attempts - successes);
@@ -391,45 +395,39 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>
-    /// Maps the documents and writes their entries, in etag order (index order stays etag order within a
-    /// collection). A document the map fails on is an index error and loses its entry. A document the
-    /// published reader has no entry for is added without a delete-by-id (that lookup, applied to every
-    /// segment at flush, was most of a first build's cost). Returns (documents mapped, successes).
-    /// (Mapping on both cores and writing in order was tried: slower, and twice the memory.)
+    /// Maps one document and writes its entry; false when the map failed (an index error; the document
+    /// loses its entry). A document the published reader has no entry for is added without a delete-by-id
+    /// (that lookup, applied to every segment at flush, was most of a first build's cost). Entries are
+    /// written in etag order, so index order is etag order within a collection. (Mapping on both cores
+    /// and writing in order was tried: slower, and twice the memory.)
     /// </summary>
-    private (long Attempts, long Successes) MapAndWrite(List<PendingDocument> work)
+    private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms)
     {
-        long successes = 0;
-        var lookup = new EntryLookup(_snapshot.Reader); // the worker's own reference: only the worker replaces it
-        var terms = new HashSet<(string Field, string Term)>();
-        foreach (var d in work)
+        byte[] entry;
+        bool mapped;
+        try
         {
-            byte[] entry;
-            try
-            {
-                using var parsed = JsonDocument.Parse(d.Json);
-                entry = Compiled.MapEntry(parsed.RootElement, d.Collection, d.Id);
-                successes++;
-            }
-            catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
-            {
-                RecordError(d.Id, e.Message);
-                entry = [];
-            }
-            string key = Encoding.UTF8.GetString(d.LowerId);
-            bool hasEntry = lookup.Has(d.LowerId);
-            if (entry.Length > 0 && hasEntry)
-                _writer.UpdateDocument(new Term(IdField, key), Entry(key, d.Etag, entry, terms));
-            else if (entry.Length > 0)
-                _writer.AddDocument(Entry(key, d.Etag, entry, terms));
-            else if (hasEntry)
-                _writer.DeleteDocuments(new Term(IdField, key));
+            var reader = new Utf8JsonReader(json);
+            using var parsed = JsonDocument.ParseValue(ref reader);
+            entry = Compiled.MapEntry(parsed.RootElement, collection, id);
+            mapped = true;
         }
-        return (work.Count, successes);
+        catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
+        {
+            RecordError(id, e.Message);
+            entry = [];
+            mapped = false;
+        }
+        string key = Encoding.UTF8.GetString(lowerId);
+        bool hasEntry = lookup.Has(lowerId);
+        if (entry.Length > 0 && hasEntry)
+            _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, terms));
+        else if (entry.Length > 0)
+            _writer.AddDocument(Entry(key, etag, entry, terms));
+        else if (hasEntry)
+            _writer.DeleteDocuments(new Term(IdField, key));
+        return mapped;
     }
-
-    /// <summary>A document read for a batch: its lower-cased id, id, collection, etag and JSON.</summary>
-    private sealed record PendingDocument(byte[] LowerId, string Id, string Collection, long Etag, byte[] Json);
 
     /// <summary>
     /// Makes what the published reader shows durable: Lucene commit (with the position set as its user data

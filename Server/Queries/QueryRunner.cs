@@ -176,24 +176,23 @@ public sealed class QueryRunner
         var condition = _query.Where;
         var matches = new List<Row>();
         long total = 0;
-        long lastEtag;
         bool stale = false;
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct;
         try
         {
-            using (var dbTx = _db.Environment.ReadTransaction())
+            // One database snapshot for the whole answer: a match's document is read (copied out) only when
+            // it is answered, projected or needed to sort, not for every match of a sorted query.
+            using var dbTx = _db.Environment.ReadTransaction();
+            long lastEtag = DocumentsStorage.LastEtag(dbTx);
+            foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
             {
-                lastEtag = DocumentsStorage.LastEtag(dbTx);
-                foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
-                {
-                    bool keep = condition == null || Evaluate(condition, row);
-                    if (keep)
-                        total++;
-                    if (keep && (needAll || matches.Count < (long)skip + take))
-                        matches.Add(row.Keep(_db.Documents.DatabaseId));
-                    else
-                        row.Dispose();
-                }
+                bool keep = condition == null || Evaluate(condition, row);
+                if (keep)
+                    total++;
+                if (keep && (needAll || matches.Count < (long)skip + take))
+                    matches.Add(row.Bind(_db.Documents.DatabaseId));
+                else
+                    row.Dispose();
             }
             if (_exactTotal is { } exactTotal)
             {
@@ -210,6 +209,14 @@ public sealed class QueryRunner
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
             foreach (var row in matches)
             {
+                if (seen == null && (skipped < skip || results.Count >= take))
+                {
+                    // Outside the page and no distinct: nothing of it is needed.
+                    if (results.Count >= take)
+                        break;
+                    skipped++;
+                    continue;
+                }
                 byte[] output = _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
                 if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))
                     continue;
@@ -220,11 +227,7 @@ public sealed class QueryRunner
                     continue;
                 }
                 if (results.Count >= take)
-                {
-                    if (seen == null)
-                        break;
                     continue;
-                }
                 results.Add(output);
                 foreach (string path in _query.Include)
                 {
@@ -234,12 +237,8 @@ public sealed class QueryRunner
                         included.TryAdd(id, null);
                 }
             }
-            if (included.Count > 0)
-            {
-                using var tx = _db.Environment.ReadTransaction();
-                foreach (string id in included.Keys.ToList())
-                    included[id] = _db.Documents.Get(tx, id);
-            }
+            foreach (string id in included.Keys.ToList())
+                included[id] = _db.Documents.Get(dbTx, id);
             string indexName = index?.Name ?? (_query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
             return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime);
         }
@@ -725,7 +724,23 @@ internal sealed class Row : IDisposable
     {
     }
 
-    public StoredDocument? Document { get; private set; }
+    private StoredDocument? _loaded;
+    private string? _databaseId;
+
+    /// <summary>
+    /// The document: given, or read from the snapshot on first use once the row is bound
+    /// (<see cref="Bind"/>); valid while the query's database transaction is open, and after (a copy).
+    /// </summary>
+    public StoredDocument? Document
+    {
+        get
+        {
+            if (_loaded == null && _databaseId != null && _docs != null && _docs.TryGet(_lowerId, out var record))
+                _loaded = DocumentRecord.Read(record, _databaseId);
+            return _loaded;
+        }
+        private set => _loaded = value;
+    }
 
     public bool HasEntry => _entry != null;
 
@@ -737,12 +752,10 @@ internal sealed class Row : IDisposable
     /// <summary>The document parsed (for projections, includes, scans).</summary>
     public JsonElement DocumentJson => (_document ??= JsonDocument.Parse(Document!.Json)).RootElement;
 
-    /// <summary>Makes sure the document is copied out of the transaction (for a row that is kept past it).</summary>
-    public Row Keep(string databaseId)
+    /// <summary>Lets <see cref="Document"/> read the document on first use (the row is kept while the query's transaction is open).</summary>
+    public Row Bind(string databaseId)
     {
-        if (Document == null && _docs!.TryGet(_lowerId, out var record))
-            Document = DocumentRecord.Read(record, databaseId);
-        _docs = null;
+        _databaseId = databaseId;
         return this;
     }
 
@@ -752,10 +765,10 @@ internal sealed class Row : IDisposable
         var result = new List<JsonElement>();
         if (path.IsId)
         {
-            if (Document == null && _docs != null && _docs.TryGet(_lowerId, out var record))
+            if (_loaded == null && _docs != null && _docs.TryGet(_lowerId, out var record))
                 result.Add(JsonSerializer.SerializeToElement(DocumentRecord.Id(record)));
-            else if (Document != null)
-                result.Add(JsonSerializer.SerializeToElement(Document.Id));
+            else if (_loaded != null)
+                result.Add(JsonSerializer.SerializeToElement(_loaded.Id));
             return result;
         }
         if (_entry != null)
