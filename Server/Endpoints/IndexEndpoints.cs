@@ -207,6 +207,12 @@ public static class IndexEndpoints
         w.WriteNumber("ErrorsCount", i.ErrorCount);
         w.WriteString("SourceType", "Documents");
         w.WriteBoolean("IsInvalidIndex", false);
+        var files = i.Files();
+        w.WriteStartObject("Lucene"); // RavenLite's own: the index's files as queries see them
+        w.WriteNumber("Segments", files.Segments);
+        w.WriteNumber("DeletedEntries", files.DeletedEntries);
+        w.WriteNumber("SizeInBytes", files.SizeInBytes);
+        w.WriteEndObject();
         w.WriteEndObject();
     }
 

@@ -201,6 +201,30 @@ public sealed class Index : IDisposable
         }
     }
 
+    /// <summary>The published reader's segment count and deleted entries, and the bytes of the index folder.</summary>
+    public (int Segments, int DeletedEntries, long SizeInBytes) Files()
+    {
+        var snapshot = AcquireSnapshot();
+        try
+        {
+            long size = 0;
+            try
+            {
+                foreach (var file in new DirectoryInfo(_luceneDir).EnumerateFiles())
+                    size += file.Length;
+            }
+            catch (IOException)
+            {
+                // A file merged away meanwhile: the size is a best effort.
+            }
+            return (snapshot.Reader.Leaves.Count, snapshot.Reader.NumDeletedDocs, size);
+        }
+        finally
+        {
+            ReleaseSnapshot(snapshot);
+        }
+    }
+
     /// <summary>Hands back a snapshot from <see cref="AcquireSnapshot"/>.</summary>
     public static void ReleaseSnapshot(IndexSnapshot snapshot) => snapshot.Reader.DecRef();
 
@@ -532,7 +556,8 @@ public sealed class Index : IDisposable
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
             RAMBufferSizeMB = 64,
-            MergePolicy = new TieredMergePolicy(),
+            // Fewer, larger segments than the defaults (10 per tier): each query looks every term up in every segment.
+            MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4 },
         };
         _writer = new IndexWriter(_directory, config);
         committedData ??= _writer.CommitData;

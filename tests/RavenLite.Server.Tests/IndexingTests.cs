@@ -217,6 +217,8 @@ public sealed class IndexingTests(ITestOutputHelper output)
         Assert.Equal(expectedAge3, q.GetProperty("TotalResults").GetInt32());
         var stats = await Stats(http, "Users/ByName");
         Assert.Equal(count, stats.GetProperty("EntriesCount").GetInt64());
+        var lucene = stats.GetProperty("Lucene");
+        Assert.True(lucene.GetProperty("Segments").GetInt32() >= 1 && lucene.GetProperty("SizeInBytes").GetInt64() > 0, lucene.ToString());
         var db = await TestServer.ReadJson(await http.GetAsync("/databases/db/stats"));
         Assert.Equal(count, db.GetProperty("CountOfDocuments").GetInt64());
         var one = await http.GetAsync("/databases/db/docs?id=users/12345");
