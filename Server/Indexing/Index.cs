@@ -100,6 +100,14 @@ public sealed class Index : IDisposable
         Folder = folder;
         _logger = logger;
         _luceneDir = Path.Combine(folder, "lucene");
+        // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
+        // index is rebuilt from the documents into `lucene/`.
+        string legacy = Path.Combine(folder, "storage");
+        if (System.IO.Directory.Exists(legacy))
+        {
+            System.IO.Directory.Delete(legacy, recursive: true);
+            Hosting.Log.IndexRebuilt(_logger, definition.Name, "its files were in the format before Lucene.Net");
+        }
         OpenOrRebuild();
     }
 
