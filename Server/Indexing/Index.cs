@@ -90,6 +90,7 @@ public sealed class Index : IDisposable
     private long _lastIndexingTicks, _lastQueryingTicks;
     private volatile string _state = "Normal";
     private bool _uncommitted; // batches published but not committed yet (worker thread only)
+    private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
     private long _lastCommit = Stopwatch.GetTimestamp();
 
     internal Index(Database db, IndexDefinition definition, CompiledIndex compiled, string folder, ILogger logger)
@@ -199,20 +200,35 @@ public sealed class Index : IDisposable
     /// The index as of its last commit: a reader and the position it holds. Use under a lease
     /// (<see cref="TryAcquire"/>) and hand it back with <see cref="ReleaseSnapshot"/>.
     /// </summary>
-    public IndexSnapshot AcquireSnapshot()
+    public IndexSnapshot AcquireSnapshot() =>
+        TryAcquireSnapshot(out var snapshot) ? snapshot : throw new InvalidOperationException($"Index '{Name}' is being closed, reset or rebuilt.");
+
+    /// <summary>
+    /// <see cref="AcquireSnapshot"/>, or false while the index's files are being closed, reset or rebuilt
+    /// (its published reader is closed and no new one is there yet, for at most a few seconds).
+    /// </summary>
+    public bool TryAcquireSnapshot(out IndexSnapshot snapshot)
     {
-        while (true)
+        var deadline = Stopwatch.GetTimestamp() + Stopwatch.Frequency * 5;
+        var spin = new SpinWait();
+        while (!_disposed)
         {
-            var snapshot = _snapshot;
+            snapshot = _snapshot;
             if (snapshot.Reader.TryIncRef())
-                return snapshot;
+                return true;
+            if (Stopwatch.GetTimestamp() > deadline)
+                break;
+            spin.SpinOnce(); // replaced by the worker, or being reopened
         }
+        snapshot = null!;
+        return false;
     }
 
     /// <summary>The published reader's segment count and deleted entries, and the bytes of the index folder.</summary>
     public (int Segments, int DeletedEntries, long SizeInBytes) Files()
     {
-        var snapshot = AcquireSnapshot();
+        if (!TryAcquireSnapshot(out var snapshot))
+            return (0, 0, 0);
         try
         {
             long size = 0;
@@ -510,7 +526,9 @@ public sealed class Index : IDisposable
     {
         var previous = _snapshot;
         _snapshot = new IndexSnapshot(reader, new IndexPosition(new Dictionary<string, long>(etags, StringComparer.OrdinalIgnoreCase), lastTomb, reader.NumDocs));
-        previous?.Reader.DecRef();
+        if (previous != null && !_snapshotReleased)
+            previous.Reader.DecRef();
+        _snapshotReleased = false;
     }
 
     private void RecordError(string? documentId, string message)
@@ -593,10 +611,12 @@ public sealed class Index : IDisposable
         catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException)
         {
         }
+        // The snapshot object stays (its position is still readable by stats); its reader closes once the
+        // queries holding it are done, and TryAcquireSnapshot waits for the next one.
         var snapshot = _snapshot;
-        _snapshot = null!;
-        if (snapshot != null && snapshot.Reader.RefCount > 0)
+        if (snapshot != null && !_snapshotReleased)
             snapshot.Reader.DecRef();
+        _snapshotReleased = true;
         _directory?.Dispose();
     }
 

@@ -46,6 +46,47 @@ public sealed class IndexingTests(ITestOutputHelper output)
         return (await TestServer.ReadJson(r)).GetProperty("Results")[0];
     }
 
+    /// <summary>
+    /// Resetting an index closes its Lucene reader and opens a new one while queries and stats keep
+    /// coming: each query answers 200 (possibly stale) or 503 "being reset" — never a 500 — and stats
+    /// always answer; afterwards the index is exact again.
+    /// </summary>
+    [Fact]
+    public async Task Queries_and_stats_keep_answering_while_an_index_is_reset_again_and_again()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        for (int i = 0; i < 3000; i += 1000)
+            await Put(http, i, 1000);
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(UsersIndex))).StatusCode);
+        await Query(http, "from index 'Users/ByName' where Age = 3", wait: true);
+        using var stop = new CancellationTokenSource();
+        var statuses = new System.Collections.Concurrent.ConcurrentBag<int>();
+        var load = Enumerable.Range(0, 3).Select(k => Task.Run(async () =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                var body = new JsonObject { ["Query"] = "from index 'Users/ByName' where Age = 3 order by Name" };
+                var r = await http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+                statuses.Add((int)r.StatusCode);
+                var stats = await http.GetAsync("/databases/db/indexes/stats?name=Users%2FByName");
+                statuses.Add((int)stats.StatusCode == 200 ? 200 : 1000 + (int)stats.StatusCode);
+            }
+        })).ToArray();
+        for (int round = 0; round < 5; round++)
+        {
+            var reset = await http.PostAsync("/databases/db/indexes/reset?name=Users%2FByName", TestServer.Json(""));
+            Assert.Equal(HttpStatusCode.NoContent, reset.StatusCode);
+            await Task.Delay(150);
+        }
+        stop.Cancel();
+        await Task.WhenAll(load);
+        output.WriteLine(string.Join(", ", statuses.GroupBy(x => x).Select(g => $"{g.Key}: {g.Count()}")));
+        Assert.All(statuses, st => Assert.True(st is 200 or 503, $"status {st}"));
+        var q = await Query(http, "from index 'Users/ByName' where Age = 3", wait: true);
+        Assert.Equal(Enumerable.Range(0, 3000).Count(i => i % 70 == 3), q.GetProperty("TotalResults").GetInt32());
+    }
+
     [Fact]
     public async Task Stale_while_behind_and_wait_for_non_stale_returns_fresh_results()
     {
