@@ -23,6 +23,12 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     /// </summary>
     public bool Exact { get; private set; }
 
+    /// <summary>
+    /// After <see cref="Find"/>: for each search() on a Search field, the entries Lucene matched and their
+    /// scores. For an entry whose document has not changed since it was indexed, these are the answer.
+    /// </summary>
+    public Dictionary<RqlMethod, Dictionary<long, float>> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
+
     /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
     public List<long>? Find(RqlExpression? where)
     {
@@ -54,13 +60,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             case RqlCompare { Op: "=" } c when Field(c.Field) is { Indexing: not FieldIndexing.Exact }:
                 return resolve(c.Value) is { ValueKind: JsonValueKind.String } text && WholeTerm(text.GetString()!);
             case RqlMethod { Name: "search" } m when Field(m.Field) is { Indexing: FieldIndexing.Search }:
-            {
-                var v = resolve(m.Value!);
-                if (v.ValueKind != JsonValueKind.String)
-                    return false;
-                var words = v.GetString()!.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries);
-                return words.Length > 0 && words.All(w => w.All(char.IsLetterOrDigit) && WholeTerm(w));
-            }
+                return resolve(m.Value!).ValueKind == JsonValueKind.String;
             default:
                 return false;
         }
@@ -149,18 +149,12 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
             case "search" when f.Indexing == FieldIndexing.Search:
             {
-                var result = new HashSet<long>();
-                foreach (string raw in text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries))
-                {
-                    string term = raw.ToLowerInvariant();
-                    string core = term.Trim('*');
-                    if (term.StartsWith('*') || core.Length == 0)
-                        return Exists(f);
-                    string words = IndexKeys.FieldName(f.Id, IndexKeys.Word);
-                    string t = IndexKeys.TextTerm(core);
-                    result.UnionWith(term.EndsWith('*') ? Scan(words, t, prefixOnly: true, high: null) : Term(words, t));
-                }
-                return result;
+                // Lucene answers search() on the analyzed field exactly; each hit's score is kept for score().
+                var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position);
+                var hits = new Dictionary<long, float>();
+                new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
+                SearchHits[m] = hits;
+                return [.. hits.Keys];
             }
             default:
                 return Exists(f); // endsWith, search on a field without words

@@ -3,7 +3,6 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
-using Lucene.Net.Analysis.Core;
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Store;
@@ -511,9 +510,20 @@ public sealed class Index : IDisposable
             doc.Add(new StoredField(LargeEntryField, entry));
         terms.Clear();
         using (var parsed = JsonDocument.Parse(entry))
+        {
             foreach (var p in parsed.RootElement.EnumerateObject())
-                if (Compiled.Field(p.Name) is { } field)
-                    IndexKeys.TermsOf(field, p.Value, terms);
+            {
+                if (Compiled.Field(p.Name) is not { } field)
+                    continue;
+                IndexKeys.TermsOf(field, p.Value, terms);
+                if (field.Indexing != FieldIndexing.Search)
+                    continue;
+                // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search().
+                foreach (var v in p.Value.EnumerateArray())
+                    if (v.ValueKind == JsonValueKind.String)
+                        doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO));
+            }
+        }
         var tokens = new List<string>(terms.Count);
         foreach (var (field, term) in terms)
             tokens.Add(IndexKeys.TermText(field, term));
@@ -578,7 +588,8 @@ public sealed class Index : IDisposable
     /// <summary>A new writer (after <see cref="Open"/> or a rollback, which closes it) and a reader of its last commit.</summary>
     private void OpenWriterAndReader(IDictionary<string, string>? committedData = null)
     {
-        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new KeywordAnalyzer())
+        // Only Search fields' text is analyzed by the writer; the terms field brings its own tokens.
+        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, SearchAnalyzer.Instance)
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
             RAMBufferSizeMB = 64,

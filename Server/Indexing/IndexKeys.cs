@@ -11,15 +11,16 @@ namespace RavenLite.Server.Indexing;
 /// and each field kind is a contiguous run of terms. Kinds: <c>S</c> lower-cased text (at most
 /// <see cref="MaxTermBytes"/> UTF-8 bytes, cut at a character boundary, NUL as U+0001), <c>N</c> a
 /// number as 16 hex digits of order-preserving bits, <c>B</c> a boolean (<c>0</c>/<c>1</c>), <c>Z</c>
-/// null (the empty term), <c>W</c> an analyzed word (Search fields), <c>E</c> "the field has a value
+/// null (the empty term), <c>E</c> "the field has a value
 /// with no term of its own" (an object; the empty term). "Has the field" is therefore every S, N, B, Z
 /// and E term of it. Every mapping from value to term is order-preserving (never strictly reversing),
 /// so an equality, prefix or range lookup over terms yields a superset of the true matches; queries
 /// then check each candidate exactly, so truncation and case folding can never lose or invent a result.
+/// Search fields also have an analyzed text field each (<see cref="SearchQuery.FieldName"/>) for search().
 /// </summary>
 internal static class IndexKeys
 {
-    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z', Word = 'W';
+    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z';
     public const int MaxTermBytes = 256;
 
     /// <summary>The Lucene field that holds every term.</summary>
@@ -76,9 +77,6 @@ internal static class IndexKeys
                 case JsonValueKind.String:
                     string s = v.GetString()!;
                     into.Add((FieldName(field.Id, Text), TextTerm(s)));
-                    if (field.Indexing == FieldIndexing.Search)
-                        foreach (string word in JsonPaths.Analyze(s))
-                            into.Add((FieldName(field.Id, Word), TextTerm(word)));
                     break;
                 case JsonValueKind.Number:
                     into.Add((FieldName(field.Id, Number), NumberTerm(v.GetDouble())));

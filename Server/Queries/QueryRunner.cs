@@ -40,6 +40,8 @@ public sealed class QueryRunner
     private bool _stale;
     private int _skip, _take;
     private long? _exactTotal;
+    private Dictionary<RqlMethod, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search()
+    private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
@@ -218,6 +220,8 @@ public sealed class QueryRunner
                     continue;
                 }
                 byte[] output = _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
+                if (_searchHits is { Count: > 0 })
+                    output = WithScore(output, Score(row));
                 if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))
                     continue;
                 distinctTotal++;
@@ -279,6 +283,7 @@ public sealed class QueryRunner
             var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
             var finder = new CandidateFinder(index.Compiled, reader, Resolve);
+            _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             var candidates = finder.Find(_query.Where);
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
@@ -308,7 +313,7 @@ public sealed class QueryRunner
                     using var parsed = JsonDocument.Parse(current.Json);
                     entry = index.Compiled.MapEntry(parsed.RootElement, current.Collection, current.Id);
                 }
-                yield return Row.ForEntry(entry, lowerId, current, docs);
+                yield return Row.ForEntry(entry, lowerId, current, docs, current == null ? entryId : -1);
             }
         }
         finally
@@ -472,34 +477,41 @@ public sealed class QueryRunner
             case "endswith":
                 return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).EndsWith(text, StringComparison.Ordinal));
             default:
-                var terms = text.Split((char[]?)null, StringSplitOptions.RemoveEmptyEntries).Select(t => t.ToLowerInvariant()).ToList();
-                if (terms.Count == 0)
-                    return false;
-                foreach (var v in values)
-                {
-                    if (v.ValueKind != JsonValueKind.String)
-                        continue;
-                    foreach (string token in JsonPaths.Analyze(v.GetString()!))
-                        if (terms.Any(t => TermMatches(t, token)))
-                            return true;
-                }
-                return false;
+                // search(): an entry the index answered for (its document unchanged since) is a match when
+                // Lucene matched it; anything else is matched against its text values the same way.
+                if (row.EntryNumber >= 0 && _searchHits != null && _searchHits.TryGetValue(m, out var hits))
+                    return hits.ContainsKey(row.EntryNumber);
+                if (!_searchQueries.TryGetValue(m, out var query))
+                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position);
+                return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
         }
     }
 
-    private static bool TermMatches(string term, string token)
+    /// <summary>The answer with <c>@index-score</c> first in its <c>@metadata</c> (the last top-level object the server wrote).</summary>
+    private static byte[] WithScore(byte[] json, double score)
     {
-        bool lead = term.StartsWith('*'), trail = term.EndsWith('*');
-        string core = term.Trim('*');
-        if (core.Length == 0)
-            return true;
-        return (lead, trail) switch
-        {
-            (true, true) => token.Contains(core, StringComparison.Ordinal),
-            (false, true) => token.StartsWith(core, StringComparison.Ordinal),
-            (true, false) => token.EndsWith(core, StringComparison.Ordinal),
-            _ => token == core,
-        };
+        ReadOnlySpan<byte> marker = "\"@metadata\":{"u8;
+        int at = json.AsSpan().LastIndexOf(marker);
+        if (at < 0)
+            return json;
+        at += marker.Length;
+        string value = "\"@index-score\":" + score.ToString("R", CultureInfo.InvariantCulture) + (json[at] == (byte)'}' ? "" : ",");
+        var result = new byte[json.Length + Encoding.UTF8.GetByteCount(value)];
+        json.AsSpan(0, at).CopyTo(result);
+        int n = Encoding.UTF8.GetBytes(value, result.AsSpan(at));
+        json.AsSpan(at).CopyTo(result.AsSpan(at + n));
+        return result;
+    }
+
+    /// <summary>A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered by the index).</summary>
+    private double Score(Row row)
+    {
+        double score = 0;
+        if (_searchHits != null && row.EntryNumber >= 0)
+            foreach (var hits in _searchHits.Values)
+                if (hits.TryGetValue(row.EntryNumber, out float s))
+                    score += s;
+        return score;
     }
 
     private static bool EqualsAny(List<JsonElement> values, JsonElement target, bool exact)
@@ -593,7 +605,11 @@ public sealed class QueryRunner
         foreach (var key in _query.OrderBy)
         {
             Func<Row, SortKey> selector;
-            if (key.Type == RqlOrderType.Random)
+            if (key.Type == RqlOrderType.Score)
+            {
+                selector = m => new SortKey(1, Score(m), null);
+            }
+            else if (key.Type == RqlOrderType.Random)
             {
                 var rnd = key.RandomSeed is { } seed ? new Random(StableHash(seed)) : new Random();
                 var randomKeys = matches.ToDictionary(m => m.Document!.Id, _ => rnd.NextDouble(), StringComparer.OrdinalIgnoreCase);
@@ -746,8 +762,11 @@ internal sealed class Row : IDisposable
 
     public static Row ForDocument(StoredDocument doc) => new() { Document = doc };
 
-    public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? current, Storage.Trees.Tree docs) =>
-        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs };
+    public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? current, Storage.Trees.Tree docs, long entryNumber) =>
+        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs, EntryNumber = entryNumber };
+
+    /// <summary>The index entry (the snapshot's document number) this row was read from, when its document is unchanged since; else -1.</summary>
+    public long EntryNumber { get; private init; } = -1;
 
     /// <summary>The document parsed (for projections, includes, scans).</summary>
     public JsonElement DocumentJson => (_document ??= JsonDocument.Parse(Document!.Json)).RootElement;

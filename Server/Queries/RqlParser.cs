@@ -276,6 +276,15 @@ public sealed class RqlParser
             ExpectSymbol(")");
             return new RqlOrder(null, RqlOrderType.Random, false, seed);
         }
+        if (IsWord("score") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+        {
+            _pos += 2;
+            ExpectSymbol(")");
+            bool descending = AcceptWord("desc") || AcceptWord("descending");
+            if (!descending)
+                _ = AcceptWord("asc") || AcceptWord("ascending");
+            return new RqlOrder(null, RqlOrderType.Score, descending, null);
+        }
         var path = Path();
         var type = RqlOrderType.Default;
         if (AcceptWord("as"))

@@ -35,6 +35,8 @@ public enum RqlOrderType
     String,
     /// <summary><c>random()</c>.</summary>
     Random,
+    /// <summary><c>score()</c>: the relevance of the query's search() matches.</summary>
+    Score,
 }
 
 /// <summary>A projected field: path and output name.</summary>

@@ -1,0 +1,72 @@
+using Lucene.Net.Index.Memory;
+using Lucene.Net.QueryParsers.Classic;
+using Lucene.Net.Search;
+using Lucene.Net.Util;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// The text of <c>search(field, '...')</c> as a Lucene query over the field's analyzed text (Lucene's
+/// classic query syntax, as RavenDB: terms OR'ed by default, <c>AND</c>/<c>OR</c>/<c>NOT</c>/<c>+</c>/<c>-</c>,
+/// <c>"phrases"</c>, <c>"phrase"~N</c> proximity, <c>prefix*</c>, <c>*infix*</c> and <c>?</c> wildcards,
+/// <c>fuzzy~</c>, <c>term^2</c> boosts), analyzed with <see cref="SearchAnalyzer"/>. A query that does not
+/// parse is a 400 naming the problem. Also answers whether loose text values match it (a document that
+/// changed after it was indexed, or a scan), through a one-document in-memory index. Thread-safe.
+/// </summary>
+internal sealed class SearchQuery
+{
+    /// <summary>The analyzed Lucene field of a Search field.</summary>
+    public static string FieldName(ushort fieldId) => "s" + fieldId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+
+    private const string LooseField = "text";
+    private readonly Query _loose;
+
+    private SearchQuery(Query indexed, Query loose)
+    {
+        Indexed = indexed;
+        _loose = loose;
+    }
+
+    /// <summary>The query over the index's field.</summary>
+    public Query Indexed { get; }
+
+    /// <summary>Parses <paramref name="text"/> for the index field <paramref name="field"/> (null: only loose values are matched).</summary>
+    public static SearchQuery Parse(string text, string? field, int position)
+    {
+        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position), ParseFor(LooseField, text, position));
+    }
+
+    private static Query ParseFor(string field, string text, int position)
+    {
+        var parser = new QueryParser(LuceneVersion.LUCENE_48, field, SearchAnalyzer.Instance)
+        {
+            DefaultOperator = Operator.OR,
+            AllowLeadingWildcard = true,
+            LowercaseExpandedTerms = true,
+        };
+        try
+        {
+            return parser.Parse(text);
+        }
+        catch (ParseException e)
+        {
+            throw ApiException.InvalidQuery($"Invalid query at position {position}: the search() expression '{text}' is not valid Lucene syntax: {e.Message}");
+        }
+        catch (BooleanQuery.TooManyClausesException e)
+        {
+            throw ApiException.InvalidQuery($"Invalid query at position {position}: the search() expression '{text}' expands to too many terms: {e.Message}");
+        }
+    }
+
+    /// <summary>True when one of <paramref name="values"/> (one document's text values of the field) matches.</summary>
+    public bool Matches(IReadOnlyCollection<string> values)
+    {
+        if (values.Count == 0)
+            return false;
+        // The values one after the other, as an index field holds several values (no position gap).
+        var index = new MemoryIndex();
+        index.AddField(LooseField, string.Join(' ', values), SearchAnalyzer.Instance);
+        return index.Search(_loose) > 0;
+    }
+}

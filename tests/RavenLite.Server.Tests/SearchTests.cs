@@ -1,0 +1,122 @@
+using System.Net;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// search() on Lucene (issue 21): Lucene's query syntax inside search() on Search fields of static and
+/// auto indexes — phrases, proximity, AND/OR/NOT, prefix/infix wildcards, fuzzy, boosts — with
+/// <c>order by score()</c> and <c>@index-score</c>; a malformed expression is a 400; a document changed
+/// since it was indexed is judged as it is now.
+/// </summary>
+public sealed class SearchTests
+{
+    private static readonly string[] Texts =
+    [
+        "the quick brown fox jumps over the lazy dog", // 0
+        "a quick fox", // 1
+        "brown bears are not quick", // 2
+        "lazy afternoons and quick brown dogs", // 3
+        "nothing to see here", // 4
+        "quick quick quick", // 5
+        "the fox, the hound and the brownish cow", // 6
+    ];
+
+    private static async Task<TestServer> StartAsync()
+    {
+        var server = await TestServer.StartWithDatabaseAsync();
+        var commands = new JsonArray();
+        for (int i = 0; i < Texts.Length; i++)
+            commands.Add(new JsonObject { ["Id"] = $"notes/{i}", ["Type"] = "PUT", ["Document"] = new JsonObject { ["Text"] = Texts[i], ["N"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Notes" } } });
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        var index = """{"Indexes":[{"Name":"Notes/ByText","Maps":["from n in docs.Notes select new { n.Text, n.N }"],"Fields":{"Text":{"Indexing":"Search"}}}]}""";
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(index))).StatusCode);
+        return server;
+    }
+
+    private static async Task<JsonElement> Query(TestServer server, string rql, string search, HttpStatusCode expect = HttpStatusCode.OK, bool wait = true)
+    {
+        var body = new JsonObject { ["Query"] = rql, ["QueryParameters"] = new JsonObject { ["s"] = search }, ["WaitForNonStaleResults"] = wait, ["WaitForNonStaleResultsTimeout"] = "00:00:30" };
+        var r = await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(expect == r.StatusCode, $"{rql} {search} → {(int)r.StatusCode}: {json}");
+        return json;
+    }
+
+    private static List<int> Ns(JsonElement answer) => answer.GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("N").GetInt32()).ToList();
+
+    [Theory]
+    [InlineData("quick", new[] { 0, 1, 2, 3, 5 })]
+    [InlineData("\"quick brown\"", new[] { 0, 3 })] // a phrase: adjacent, in order
+    [InlineData("\"quick fox\"~1", new[] { 0, 1 })] // proximity
+    [InlineData("quick AND fox", new[] { 0, 1 })]
+    [InlineData("+quick -lazy", new[] { 1, 2, 5 })]
+    [InlineData("quick NOT brown", new[] { 1, 5 })]
+    [InlineData("fox OR bears", new[] { 0, 1, 2, 6 })]
+    [InlineData("brown*", new[] { 0, 2, 3, 6 })] // prefix
+    [InlineData("*row*", new[] { 0, 2, 3, 6 })] // infix
+    [InlineData("*ound", new[] { 6 })] // suffix
+    [InlineData("qu?ck", new[] { 0, 1, 2, 3, 5 })]
+    [InlineData("qiuck~", new[] { 0, 1, 2, 3, 5 })] // fuzzy
+    [InlineData("THE LAZY", new[] { 0, 3, 6 })] // case-insensitive, OR by default
+    [InlineData("(hound OR bears) AND brown*", new[] { 2, 6 })]
+    public async Task Lucene_syntax_inside_search_on_a_static_index(string search, int[] expected)
+    {
+        await using var server = await StartAsync();
+        var answer = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by N", search);
+        Assert.Equal(expected, Ns(answer));
+        Assert.Equal(expected.Length, answer.GetProperty("TotalResults").GetInt32());
+    }
+
+    [Fact]
+    public async Task Order_by_score_ranks_better_matches_first_and_answers_carry_their_score()
+    {
+        await using var server = await StartAsync();
+        var answer = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() desc", "quick brown");
+        var ns = Ns(answer);
+        var scores = answer.GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@index-score").GetDouble()).ToList();
+        Assert.Equal([0, 1, 2, 3, 5], ns.Order().ToList());
+        Assert.True(scores.SequenceEqual(scores.OrderByDescending(x => x)), string.Join(", ", scores));
+        Assert.True(scores[0] > scores[^1], string.Join(", ", scores));
+        Assert.DoesNotContain(1, ns.Take(2)); // "a quick fox" has one of the two words: never among the best
+        // A boost moves the boosted word's matches to the top.
+        var boosted = Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() desc", "fox^10 quick"));
+        Assert.Equal([0, 1], boosted.Take(2).Order().ToList());
+        // A dynamic query: an auto index with the field searched, same syntax.
+        var dynamic = await Query(server, "from Notes where search(Text, $s) order by N", "\"brown fox\" OR \"brown dogs\"");
+        Assert.Equal([0, 3], Ns(dynamic));
+        Assert.StartsWith("Auto/Notes", dynamic.GetProperty("IndexName").GetString(), StringComparison.Ordinal);
+        // Projections carry the score too.
+        var projected = await Query(server, "from index 'Notes/ByText' where search(Text, $s) select N", "hound");
+        Assert.True(projected.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@index-score").GetDouble() > 0);
+    }
+
+    [Theory]
+    [InlineData("\"unclosed phrase")]
+    [InlineData("quick AND")]
+    [InlineData("(quick")]
+    public async Task A_malformed_search_expression_is_a_400_naming_it(string search)
+    {
+        await using var server = await StartAsync();
+        var error = await Query(server, "from index 'Notes/ByText' where search(Text, $s)", search, HttpStatusCode.BadRequest);
+        Assert.Equal("Raven.Client.Exceptions.InvalidQueryException", error.GetProperty("Type").GetString());
+        Assert.Contains("search()", error.GetProperty("Message").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_document_changed_since_it_was_indexed_is_judged_as_it_is_now()
+    {
+        await using var server = await StartAsync();
+        await Query(server, "from index 'Notes/ByText' where search(Text, $s)", "quick");
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/stop", TestServer.Json(""))).StatusCode);
+        var put = await server.Http.PutAsync("/databases/db/docs?id=notes/0", TestServer.Json("""{"Text":"a slow brown fox","N":0,"@metadata":{"@collection":"Notes"}}"""));
+        Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        var stale = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by N", "\"quick brown\"", wait: false);
+        Assert.True(stale.GetProperty("IsStale").GetBoolean());
+        Assert.Equal([3], Ns(stale)); // notes/0 was a hit in the index but no longer matches
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/start", TestServer.Json(""))).StatusCode);
+        var fresh = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by N", "slow");
+        Assert.Equal([0], Ns(fresh));
+    }
+}
