@@ -8,7 +8,7 @@ namespace RavenLite.Server.Indexing;
 
 /// <summary>
 /// The text of <c>search(field, '...')</c> as a Lucene query over the field's analyzed text (Lucene's
-/// classic query syntax, as RavenDB: terms OR'ed by default, <c>AND</c>/<c>OR</c>/<c>NOT</c>/<c>+</c>/<c>-</c>,
+/// classic query syntax, as RavenDB: terms OR'ed by default, AND'ed with <c>search(field, '...', and)</c>, <c>AND</c>/<c>OR</c>/<c>NOT</c>/<c>+</c>/<c>-</c>,
 /// <c>"phrases"</c>, <c>"phrase"~N</c> proximity, <c>prefix*</c>, <c>*infix*</c> and <c>?</c> wildcards,
 /// <c>fuzzy~</c>, <c>term^2</c> boosts), analyzed with <see cref="SearchAnalyzer"/>. A query that does not
 /// parse is a 400 naming the problem. Also answers whether loose text values match it (a document that
@@ -32,16 +32,16 @@ internal sealed class SearchQuery
     public Query Indexed { get; }
 
     /// <summary>Parses <paramref name="text"/> for the index field <paramref name="field"/> (null: only loose values are matched).</summary>
-    public static SearchQuery Parse(string text, string? field, int position)
+    public static SearchQuery Parse(string text, string? field, int position, bool allTerms = false)
     {
-        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position), ParseFor(LooseField, text, position));
+        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position, allTerms), ParseFor(LooseField, text, position, allTerms));
     }
 
-    private static Query ParseFor(string field, string text, int position)
+    private static Query ParseFor(string field, string text, int position, bool allTerms)
     {
         var parser = new QueryParser(LuceneVersion.LUCENE_48, field, SearchAnalyzer.Instance)
         {
-            DefaultOperator = Operator.OR,
+            DefaultOperator = allTerms ? Operator.AND : Operator.OR,
             AllowLeadingWildcard = true,
             LowercaseExpandedTerms = true,
         };

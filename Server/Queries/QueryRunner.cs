@@ -482,7 +482,7 @@ public sealed class QueryRunner
                 if (row.EntryNumber >= 0 && _searchHits != null && _searchHits.TryGetValue(m, out var hits))
                     return hits.ContainsKey(row.EntryNumber);
                 if (!_searchQueries.TryGetValue(m, out var query))
-                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position);
+                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position, m.AllTerms);
                 return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
         }
     }
@@ -607,7 +607,8 @@ public sealed class QueryRunner
             Func<Row, SortKey> selector;
             if (key.Type == RqlOrderType.Score)
             {
-                selector = m => new SortKey(1, Score(m), null);
+                // As RavenDB (Lucene's relevance sort): score() puts the best match first, score() desc the worst.
+                selector = m => new SortKey(1, -Score(m), null);
             }
             else if (key.Type == RqlOrderType.Random)
             {

@@ -416,13 +416,23 @@ public sealed class RqlParser
         ExpectSymbol("(");
         var field = Path();
         RqlValue? value = null;
+        bool allTerms = false;
         switch (method)
         {
             case "startswith" or "endswith" or "search":
                 ExpectSymbol(",");
                 value = Value();
                 if (method == "search" && AcceptSymbol(","))
-                    _ = Next(); // the operator argument (or/and) of search: terms are OR'ed either way here
+                {
+                    // search(field, terms, and|or): the operator between terms that name none (or by default).
+                    var op = Next();
+                    allTerms = op.Text.ToLowerInvariant() switch
+                    {
+                        "and" => true,
+                        "or" => false,
+                        _ => throw Error($"expected 'and' or 'or' as search()'s operator but found {Describe(op)}", op.Position),
+                    };
+                }
                 break;
             case "exists":
                 break;
@@ -430,6 +440,6 @@ public sealed class RqlParser
                 throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, exists)", name.Position);
         }
         ExpectSymbol(")");
-        return new RqlMethod(method, field, value);
+        return new RqlMethod(method, field, value, allTerms);
     }
 }

@@ -35,7 +35,7 @@ public enum RqlOrderType
     String,
     /// <summary><c>random()</c>.</summary>
     Random,
-    /// <summary><c>score()</c>: the relevance of the query's search() matches.</summary>
+    /// <summary><c>score()</c>: the relevance of the query's search() matches, best first (<c>desc</c>: worst first), as RavenDB.</summary>
     Score,
 }
 
@@ -77,4 +77,4 @@ public sealed record RqlBetween(RqlPath Field, RqlValue Low, RqlValue High) : Rq
 public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlExpression;
 
 /// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>exists(field)</c>.</summary>
-public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value) : RqlExpression;
+public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression;

@@ -39,6 +39,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.True(logs.Entries.Count == 0, "the server logged:\n" + string.Join("\n", logs.Entries));
     }
 
+    /// <summary>search.mjs: Lucene syntax in search(), its and/or operator, orderByScore() and @index-score (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_searches_with_lucene_syntax_and_orders_by_score()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("search.mjs", server.Url.ToString().TrimEnd('/'), "search");
+        Assert.True(exitCode == 0, $"search.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("search: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()

@@ -73,7 +73,7 @@ public sealed class SearchTests
     public async Task Order_by_score_ranks_better_matches_first_and_answers_carry_their_score()
     {
         await using var server = await StartAsync();
-        var answer = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() desc", "quick brown");
+        var answer = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score()", "quick brown"); // best first, as RavenDB
         var ns = Ns(answer);
         var scores = answer.GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@index-score").GetDouble()).ToList();
         Assert.Equal([0, 1, 2, 3, 5], ns.Order().ToList());
@@ -81,8 +81,10 @@ public sealed class SearchTests
         Assert.True(scores[0] > scores[^1], string.Join(", ", scores));
         Assert.DoesNotContain(1, ns.Take(2)); // "a quick fox" has one of the two words: never among the best
         // A boost moves the boosted word's matches to the top.
-        var boosted = Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() desc", "fox^10 quick"));
+        var boosted = Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score()", "fox^10 quick"));
         Assert.Equal([0, 1], boosted.Take(2).Order().ToList());
+        var worstFirst = Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() desc", "fox^10 quick"));
+        Assert.Equal([0, 1], worstFirst.TakeLast(2).Order().ToList());
         // A dynamic query: an auto index with the field searched, same syntax.
         var dynamic = await Query(server, "from Notes where search(Text, $s) order by N", "\"brown fox\" OR \"brown dogs\"");
         Assert.Equal([0, 3], Ns(dynamic));
@@ -90,6 +92,16 @@ public sealed class SearchTests
         // Projections carry the score too.
         var projected = await Query(server, "from index 'Notes/ByText' where search(Text, $s) select N", "hound");
         Assert.True(projected.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@index-score").GetDouble() > 0);
+    }
+
+    [Fact]
+    public async Task The_and_operator_argument_makes_every_term_required()
+    {
+        await using var server = await StartAsync();
+        Assert.Equal([0, 2, 3], Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s, and) order by N", "quick brown")));
+        Assert.Equal([0, 1, 2, 3, 5], Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s, or) order by N", "quick brown")));
+        var bad = await Query(server, "from index 'Notes/ByText' where search(Text, $s, maybe)", "quick", HttpStatusCode.BadRequest);
+        Assert.Contains("'and' or 'or'", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
 
     [Theory]
