@@ -125,6 +125,8 @@ public static class IndexEndpoints
         {
             w.WriteStartObject(f.Name);
             w.WriteString("Indexing", f.Indexing.ToString());
+            if (f.Analyzer != null)
+                w.WriteString("Analyzer", f.Analyzer);
             w.WriteEndObject();
         }
         w.WriteEndObject();

@@ -150,7 +150,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             case "search" when f.Indexing == FieldIndexing.Search:
             {
                 // Lucene answers search() on the analyzed field exactly; each hit's score is kept for score().
-                var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms);
+                var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
                 var hits = new Dictionary<long, float>();
                 new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
                 SearchHits[m] = hits;

@@ -588,8 +588,8 @@ public sealed class Index : IDisposable
     /// <summary>A new writer (after <see cref="Open"/> or a rollback, which closes it) and a reader of its last commit.</summary>
     private void OpenWriterAndReader(IDictionary<string, string>? committedData = null)
     {
-        // Only Search fields' text is analyzed by the writer; the terms field brings its own tokens.
-        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, SearchAnalyzer.Instance)
+        // Only Search fields' text is analyzed by the writer (each with its field's analyzer); the terms field brings its own tokens.
+        var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new FieldTextAnalyzer(Compiled))
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
             RAMBufferSizeMB = 64,

@@ -18,7 +18,12 @@ public enum FieldIndexing
 /// <param name="Name">Name in queries: a dotted document path for auto indexes, the map's output name for static ones.</param>
 /// <param name="Id">Position in the definition; the first two bytes of its posting keys.</param>
 /// <param name="Indexing">Default, Exact or Search.</param>
-public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing);
+/// <param name="Analyzer">The analyzer of a Search field's text as the definition names it (<see cref="AnalyzerCatalog"/>); null: <see cref="SearchAnalyzer"/>.</param>
+public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null)
+{
+    /// <summary>The analyzer of this field's searchable text.</summary>
+    internal Lucene.Net.Analysis.Analyzer TextAnalyzer => Analyzer == null ? SearchAnalyzer.Instance : AnalyzerCatalog.Resolve(Analyzer) ?? SearchAnalyzer.Instance;
+}
 
 /// <summary>
 /// A stored index definition (written verbatim to <c>definition.json</c> in the index's folder).

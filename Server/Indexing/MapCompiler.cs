@@ -47,9 +47,17 @@ public static class MapCompiler
                     names.Add(name);
         }
         var options = new Dictionary<string, FieldIndexing>(StringComparer.Ordinal);
+        var analyzers = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var (name, element) in definition.FieldOptions)
         {
             FieldIndexing indexing = FieldIndexing.Default;
+            string? analyzer = null;
+            if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Analyzer", out var an) && an.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(an.GetString()))
+            {
+                analyzer = an.GetString()!;
+                if (AnalyzerCatalog.Resolve(analyzer) == null)
+                    throw ApiException.IndexCompilation($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer).", "Fields", analyzer);
+            }
             if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Indexing", out var ix) && ix.ValueKind == JsonValueKind.String)
             {
                 indexing = ix.GetString() switch
@@ -60,9 +68,15 @@ public static class MapCompiler
                     var other => throw ApiException.IndexCompilation($"Field '{name}': Indexing '{other}' is not supported (use Default, Exact or Search).", "Fields", name),
                 };
             }
+            // A field with an analyzer is searched with it (RavenDB analyzes such fields); Exact keeps whole values.
+            if (analyzer != null && indexing != FieldIndexing.Exact)
+            {
+                indexing = FieldIndexing.Search;
+                analyzers[name] = analyzer;
+            }
             options[name] = indexing;
         }
-        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n))).ToList();
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n))).ToList();
         var byCollection = new Dictionary<string, List<MapExpression>>(StringComparer.OrdinalIgnoreCase);
         foreach (var (collection, members) in parsed)
         {

@@ -1,3 +1,4 @@
+using Lucene.Net.Analysis;
 using Lucene.Net.Index.Memory;
 using Lucene.Net.QueryParsers.Classic;
 using Lucene.Net.Search;
@@ -10,7 +11,8 @@ namespace RavenLite.Server.Indexing;
 /// The text of <c>search(field, '...')</c> as a Lucene query over the field's analyzed text (Lucene's
 /// classic query syntax, as RavenDB: terms OR'ed by default, AND'ed with <c>search(field, '...', and)</c>, <c>AND</c>/<c>OR</c>/<c>NOT</c>/<c>+</c>/<c>-</c>,
 /// <c>"phrases"</c>, <c>"phrase"~N</c> proximity, <c>prefix*</c>, <c>*infix*</c> and <c>?</c> wildcards,
-/// <c>fuzzy~</c>, <c>term^2</c> boosts), analyzed with <see cref="SearchAnalyzer"/>. A query that does not
+/// <c>fuzzy~</c>, <c>term^2</c> boosts), analyzed with the field's analyzer (<see cref="SearchAnalyzer"/> unless
+/// the definition names one). A query that does not
 /// parse is a 400 naming the problem. Also answers whether loose text values match it (a document that
 /// changed after it was indexed, or a scan), through a one-document in-memory index. Thread-safe.
 /// </summary>
@@ -22,24 +24,28 @@ internal sealed class SearchQuery
     private const string LooseField = "text";
     private readonly Query _loose;
 
-    private SearchQuery(Query indexed, Query loose)
+    private readonly Analyzer _analyzer;
+
+    private SearchQuery(Query indexed, Query loose, Analyzer analyzer)
     {
         Indexed = indexed;
         _loose = loose;
+        _analyzer = analyzer;
     }
 
     /// <summary>The query over the index's field.</summary>
     public Query Indexed { get; }
 
     /// <summary>Parses <paramref name="text"/> for the index field <paramref name="field"/> (null: only loose values are matched).</summary>
-    public static SearchQuery Parse(string text, string? field, int position, bool allTerms = false)
+    public static SearchQuery Parse(string text, string? field, int position, bool allTerms = false, Analyzer? analyzer = null)
     {
-        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position, allTerms), ParseFor(LooseField, text, position, allTerms));
+        analyzer ??= SearchAnalyzer.Instance;
+        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position, allTerms, analyzer), ParseFor(LooseField, text, position, allTerms, analyzer), analyzer);
     }
 
-    private static Query ParseFor(string field, string text, int position, bool allTerms)
+    private static Query ParseFor(string field, string text, int position, bool allTerms, Analyzer analyzer)
     {
-        var parser = new QueryParser(LuceneVersion.LUCENE_48, field, SearchAnalyzer.Instance)
+        var parser = new QueryParser(LuceneVersion.LUCENE_48, field, analyzer)
         {
             DefaultOperator = allTerms ? Operator.AND : Operator.OR,
             AllowLeadingWildcard = true,
@@ -66,7 +72,7 @@ internal sealed class SearchQuery
             return false;
         // The values one after the other, as an index field holds several values (no position gap).
         var index = new MemoryIndex();
-        index.AddField(LooseField, string.Join(' ', values), SearchAnalyzer.Instance);
+        index.AddField(LooseField, string.Join(' ', values), _analyzer);
         return index.Search(_loose) > 0;
     }
 }

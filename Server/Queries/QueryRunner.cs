@@ -482,7 +482,8 @@ public sealed class QueryRunner
                 if (row.EntryNumber >= 0 && _searchHits != null && _searchHits.TryGetValue(m, out var hits))
                     return hits.ContainsKey(row.EntryNumber);
                 if (!_searchQueries.TryGetValue(m, out var query))
-                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position, m.AllTerms);
+                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position, m.AllTerms,
+                        m.Field.IsId ? null : _compiled?.Field(m.Field.ToString())?.TextAnalyzer);
                 return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
         }
     }

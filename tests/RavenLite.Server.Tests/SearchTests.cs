@@ -104,6 +104,34 @@ public sealed class SearchTests
         Assert.Contains("'and' or 'or'", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task A_field_analyzer_named_in_the_definition_is_used_for_indexing_and_search()
+    {
+        await using var server = await StartAsync();
+        var index = """
+            {"Indexes":[
+              {"Name":"Notes/English","Maps":["from n in docs.Notes select new { n.Text, n.N }"],"Fields":{"Text":{"Analyzer":"EnglishAnalyzer"}}},
+              {"Name":"Notes/Standard","Maps":["from n in docs.Notes select new { n.Text, n.N }"],"Fields":{"Text":{"Indexing":"Search","Analyzer":"Lucene.Net.Analysis.Standard.StandardAnalyzer, Lucene.Net.Analysis.Common"}}}]}
+            """;
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(index))).StatusCode);
+        // English stems: "jumping" finds "jumps", "dog" finds "dogs" and "dog".
+        Assert.Equal([0], Ns(await Query(server, "from index 'Notes/English' where search(Text, $s) order by N", "jumping")));
+        Assert.Equal([0, 3], Ns(await Query(server, "from index 'Notes/English' where search(Text, $s) order by N", "dog")));
+        // The default analyzer does not stem.
+        Assert.Empty(Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s)", "jumping")));
+        // StandardAnalyzer drops English stop words.
+        Assert.Empty(Ns(await Query(server, "from index 'Notes/Standard' where search(Text, $s)", "the")));
+        Assert.Equal([0, 6], Ns(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by N", "the")));
+        var definition = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes?name=Notes%2FEnglish"));
+        Assert.Equal("EnglishAnalyzer", definition.GetProperty("Results")[0].GetProperty("Fields").GetProperty("Text").GetProperty("Analyzer").GetString());
+        var bad = await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(
+            """{"Indexes":[{"Name":"Notes/Bad","Maps":["from n in docs.Notes select new { n.Text }"],"Fields":{"Text":{"Analyzer":"KlingonAnalyzer"}}}]}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        var error = await TestServer.ReadJson(bad);
+        Assert.Equal("Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException", error.GetProperty("Type").GetString());
+        Assert.Equal("KlingonAnalyzer", error.GetProperty("ProblematicText").GetString());
+    }
+
     [Theory]
     [InlineData("\"unclosed phrase")]
     [InlineData("quick AND")]

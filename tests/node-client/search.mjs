@@ -34,6 +34,12 @@ try {
   const dynamic = await store.openSession().query({ collection: "Notes", documentType: Note }).search("text", '"brown fox" OR "brown dogs"').all();
   assert.deepEqual(ns(dynamic), [0, 3]);
   await assert.rejects(q().search("text", '"unclosed').all(), (e) => e.name === "InvalidQueryException");
+  // A field analyzer named in the definition (English stemming).
+  await store.maintenance.send(new PutIndexesOperation({ name: "Notes/English", maps: new Set(["from n in docs.Notes select new { n.text, n.n }"]), fields: { text: { indexing: "Search", analyzer: "EnglishAnalyzer" } } }));
+  const english = await store.openSession().query({ indexName: "Notes/English", documentType: Note }).waitForNonStaleResults().search("text", "dog bear").all();
+  assert.deepEqual(ns(english), [2, 3]);
+  await assert.rejects(store.maintenance.send(new PutIndexesOperation({ name: "Notes/Bad", maps: new Set(["from n in docs.Notes select new { n.text }"]), fields: { text: { analyzer: "NoSuchAnalyzer" } } })),
+    (e) => e.name === "IndexCompilationException");
   console.log("search: ok");
   clearTimeout(timeout);
   store.dispose();
