@@ -42,6 +42,7 @@ public sealed class QueryRunner
     private long? _exactTotal;
     private Dictionary<RqlMethod, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search()
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
+    private List<FacetPlan>? _facets;
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
@@ -67,6 +68,8 @@ public sealed class QueryRunner
             throw ApiException.InvalidQuery("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
+        if (query.Facets.Count > 0)
+            runner._facets = FacetPlan.Resolve(query.Facets, runner.Resolve, runner.LoadJson);
         for (int attempt = 0; ; attempt++)
         {
             var index = runner.ChooseIndex(out bool created);
@@ -127,7 +130,21 @@ public sealed class QueryRunner
         foreach (var o in _query.OrderBy)
             if (o.Field is { IsId: false } f)
                 fields.TryAdd(f.ToString(), false);
+        foreach (var path in _facets?.SelectMany(f => f.Fields()) ?? [])
+            if (!path.IsId)
+                fields.TryAdd(path.ToString(), false);
         return fields;
+    }
+
+    /// <summary>A document's JSON (a clone, valid after the read), or null when there is none.</summary>
+    private JsonElement? LoadJson(string id)
+    {
+        using var tx = _db.Environment.ReadTransaction();
+        var doc = _db.Documents.Get(tx, id);
+        if (doc == null)
+            return null;
+        using var parsed = JsonDocument.Parse(doc.Json);
+        return parsed.RootElement.Clone();
     }
 
     private static void CollectFields(RqlExpression e, Dictionary<string, bool> fields)
@@ -180,6 +197,7 @@ public sealed class QueryRunner
         long total = 0;
         bool stale = false;
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct;
+        var facets = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
         try
         {
             // One database snapshot for the whole answer: a match's document is read (copied out) only when
@@ -191,6 +209,14 @@ public sealed class QueryRunner
                 bool keep = condition == null || Evaluate(condition, row);
                 if (keep)
                     total++;
+                if (facets != null)
+                {
+                    // A facet query answers counts: each match is counted and let go.
+                    if (keep)
+                        facets.Add(row);
+                    row.Dispose();
+                    continue;
+                }
                 if (keep && (needAll || matches.Count < (long)skip + take))
                     matches.Add(row.Bind(_db.Documents.DatabaseId));
                 else
@@ -202,6 +228,9 @@ public sealed class QueryRunner
                 total = exactTotal;
                 skip = 0;
             }
+            string indexName = index?.Name ?? (_query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
+            if (facets != null)
+                return new QueryAnswer(facets.Results(), total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime);
             if (_query.OrderBy.Count > 0)
                 matches = Sort(matches);
             var results = new List<byte[]>();
@@ -243,7 +272,6 @@ public sealed class QueryRunner
             }
             foreach (string id in included.Keys.ToList())
                 included[id] = _db.Documents.Get(dbTx, id);
-            string indexName = index?.Name ?? (_query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
             return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime);
         }
         finally
@@ -287,7 +315,7 @@ public sealed class QueryRunner
             var entries = new EntryReader(reader);
             var candidates = finder.Find(_query.Where);
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
-            if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct)
+            if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
             {
                 // Exact candidates from an index that is not behind: they are the matches, in order;
                 // count them and read only the page.
@@ -455,6 +483,13 @@ public sealed class QueryRunner
             default:
                 throw new InvalidOperationException("unknown expression " + e);
         }
+    }
+
+    /// <summary>How a facet field's values are counted: as its index terms.</summary>
+    private FieldTerms FacetTerms(RqlPath path)
+    {
+        var field = path.IsId ? null : _compiled?.Field(path.ToString());
+        return new FieldTerms(field?.Indexing == FieldIndexing.Exact, field?.Indexing == FieldIndexing.Search ? field.TextAnalyzer : null);
     }
 
     private bool IsExact(RqlPath path) => _compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact;

@@ -38,6 +38,20 @@ public sealed class RqlParser
         return new RqlParser(text).Query();
     }
 
+    /// <summary>Parses a condition alone (a facet setup document's range, e.g. <c>Price &gt;= 10 and Price &lt; 20</c>).</summary>
+    /// <exception cref="ApiException">400 naming the position of the problem.</exception>
+    public static RqlExpression ParseCondition(string text)
+    {
+        ArgumentNullException.ThrowIfNull(text);
+        if (text.Length > MaxLength)
+            throw ApiException.InvalidQuery($"The condition is {text.Length} characters long; at most {MaxLength} are accepted.");
+        var parser = new RqlParser(text);
+        var condition = parser.Or(0);
+        if (parser.Peek.Kind != Kind.End)
+            throw Error($"unexpected {Describe(parser.Peek)} after the condition", parser.Peek.Position);
+        return condition;
+    }
+
     private enum Kind
     {
         Word,
@@ -211,23 +225,45 @@ public sealed class RqlParser
         var select = new List<RqlField>();
         bool distinct = false;
         var include = new List<string>();
+        var facets = new List<RqlFacet>();
+        var suggestions = new List<RqlSuggest>();
+        var highlights = new List<RqlHighlight>();
+        bool timings = false;
+        RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
         while (Peek.Kind != Kind.End)
         {
             if (AcceptWord("select"))
             {
+                if (IsFunction("facet"))
+                {
+                    do
+                    {
+                        if (!IsFunction("facet"))
+                            throw Error($"a facet query selects only facet(..) but found {Describe(Peek)}", Peek.Position);
+                        facets.Add(Facet());
+                    }
+                    while (AcceptSymbol(","));
+                    continue;
+                }
+                if (IsFunction("suggest"))
+                {
+                    do
+                    {
+                        if (!IsFunction("suggest"))
+                            throw Error($"a suggestion query selects only suggest(..) but found {Describe(Peek)}", Peek.Position);
+                        suggestions.Add(Suggest());
+                    }
+                    while (AcceptSymbol(","));
+                    continue;
+                }
                 distinct = AcceptWord("distinct");
                 do
                 {
                     var path = Path();
                     string alias = path.IsId ? "Id" : path.Parts[^1];
                     if (AcceptWord("as"))
-                    {
-                        var a = Next();
-                        if (a.Kind is not (Kind.Word or Kind.String))
-                            throw Error($"expected an alias after 'as' but found {Describe(a)}", a.Position);
-                        alias = a.Text;
-                    }
+                        alias = Alias();
                     select.Add(new RqlField(path, alias));
                 }
                 while (AcceptSymbol(","));
@@ -235,7 +271,29 @@ public sealed class RqlParser
             else if (AcceptWord("include"))
             {
                 do
-                    include.Add(Path().ToString());
+                {
+                    if (IsFunction("highlight"))
+                    {
+                        highlights.Add(Highlight());
+                    }
+                    else if (IsFunction("timings"))
+                    {
+                        _pos += 2;
+                        ExpectSymbol(")");
+                        timings = true;
+                    }
+                    else if (IsFunction("explanations"))
+                    {
+                        int at = Peek.Position;
+                        _pos += 2;
+                        explanations = Peek.Kind == Kind.Parameter ? Value() : new RqlValue(null, null, at);
+                        ExpectSymbol(")");
+                    }
+                    else
+                    {
+                        include.Add(Path().ToString());
+                    }
+                }
                 while (AcceptSymbol(","));
             }
             else if (AcceptWord("limit"))
@@ -261,7 +319,142 @@ public sealed class RqlParser
                 throw Error($"unexpected {Describe(Peek)}; expected select, include, limit or the end of the query", Peek.Position);
             }
         }
-        return new RqlQuery(source, where, order, select, distinct, include, skip, take);
+        return new RqlQuery(source, where, order, select, distinct, include, skip, take)
+        {
+            Facets = facets,
+            Suggestions = suggestions,
+            Highlights = highlights,
+            Timings = timings,
+            Explanations = explanations,
+        };
+    }
+
+    /// <summary>A word followed by '(' (a function call).</summary>
+    private bool IsFunction(string name) => IsWord(name) && _tokens[Math.Min(_pos + 1, _tokens.Count - 1)] is { Kind: Kind.Symbol, Text: "(" };
+
+    private string Alias()
+    {
+        var a = Next();
+        if (a.Kind is not (Kind.Word or Kind.String))
+            throw Error($"expected an alias after 'as' but found {Describe(a)}", a.Position);
+        return a.Text;
+    }
+
+    /// <summary>
+    /// <c>facet(id('setup'))</c>, <c>facet(Field[, aggregations][, $options])</c>, <c>facet(range, range..[, aggregations][, $options])</c>
+    /// or <c>facet(aggregations[, $options])</c>, then <c>[as alias]</c>; an aggregation is <c>sum|min|max|avg(Field) [as name]</c>.
+    /// </summary>
+    private RqlFacet Facet()
+    {
+        int position = Next().Position;
+        ExpectSymbol("(");
+        if (IsFunction("id"))
+        {
+            _pos += 2;
+            var id = Next();
+            if (id.Kind is not (Kind.String or Kind.Parameter))
+                throw Error($"expected the id of a facet setup document but found {Describe(id)}", id.Position);
+            ExpectSymbol(")");
+            ExpectSymbol(")");
+            return new RqlFacet(id.Kind == Kind.String ? id.Text : "$" + id.Text, null, [], [], null, null, position);
+        }
+        RqlPath? field = null;
+        var ranges = new List<RqlExpression>();
+        var aggregations = new List<RqlFacetAggregation>();
+        RqlValue? options = null;
+        if (!AcceptSymbol(")"))
+        {
+            do
+            {
+                if (Peek.Kind == Kind.Parameter)
+                {
+                    options = Value();
+                }
+                else if (Peek.Kind == Kind.Word && Peek.Text.ToLowerInvariant() is "sum" or "min" or "max" or "avg" or "average"
+                    && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+                {
+                    string op = Next().Text.ToLowerInvariant();
+                    if (op == "average")
+                        op = "avg";
+                    ExpectSymbol("(");
+                    var on = Path();
+                    ExpectSymbol(")");
+                    aggregations.Add(new RqlFacetAggregation(op, on, AcceptWord("as") ? Alias() : null));
+                }
+                else if (Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
+                {
+                    throw Error($"unknown function '{Peek.Text}' in facet() (sum, min, max, avg)", Peek.Position);
+                }
+                else
+                {
+                    int save = _pos;
+                    var path = Path();
+                    if (Peek is { Kind: Kind.Symbol, Text: "," or ")" })
+                    {
+                        if (field != null || ranges.Count > 0)
+                            throw Error($"a facet aggregates by one field or by ranges, but '{path}' follows another", _tokens[save].Position);
+                        field = path;
+                    }
+                    else
+                    {
+                        _pos = save;
+                        if (field != null)
+                            throw Error("a facet aggregates by one field or by ranges, not both", Peek.Position);
+                        ranges.Add(And(1));
+                    }
+                }
+            }
+            while (AcceptSymbol(","));
+            ExpectSymbol(")");
+        }
+        string? alias = AcceptWord("as") ? Alias() : null;
+        return new RqlFacet(null, field, ranges, aggregations, options, alias, position);
+    }
+
+    /// <summary><c>suggest(Field, term[, $options]) [as alias]</c>.</summary>
+    private RqlSuggest Suggest()
+    {
+        int position = Next().Position;
+        ExpectSymbol("(");
+        var field = Path();
+        ExpectSymbol(",");
+        var term = Value();
+        RqlValue? options = AcceptSymbol(",") ? Value() : null;
+        ExpectSymbol(")");
+        return new RqlSuggest(field, term, options, AcceptWord("as") ? Alias() : null, position);
+    }
+
+    /// <summary><c>highlight(Field, fragmentLength, fragmentCount[, $options])</c>.</summary>
+    private RqlHighlight Highlight()
+    {
+        int position = Next().Position;
+        ExpectSymbol("(");
+        var field = Path();
+        ExpectSymbol(",");
+        var length = Value();
+        ExpectSymbol(",");
+        var count = Value();
+        RqlValue? options = AcceptSymbol(",") ? Value() : null;
+        ExpectSymbol(")");
+        return new RqlHighlight(field, length, count, options, position);
+    }
+
+    /// <summary><c>moreLikeThis(condition | true | $json | 'json' [, $options])</c>.</summary>
+    private RqlMoreLikeThis MoreLikeThis(int depth)
+    {
+        int position = Next().Position;
+        ExpectSymbol("(");
+        RqlExpression? source = null;
+        RqlValue? document = null;
+        if (Peek.Kind is Kind.Parameter or Kind.String && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "," or ")" })
+            document = Value();
+        else if (IsWord("true") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "," or ")" })
+            _pos++;
+        else
+            source = Or(depth + 1);
+        RqlValue? options = AcceptSymbol(",") ? Value() : null;
+        ExpectSymbol(")");
+        return new RqlMoreLikeThis(source, document, options, position);
     }
 
     private static bool IsKeyword(string w) =>
@@ -385,6 +578,8 @@ public sealed class RqlParser
             _pos++;
             return new RqlTrue();
         }
+        if (IsFunction("moreLikeThis"))
+            return MoreLikeThis(depth);
         if (Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
             return Method();
         var field = Path();
@@ -437,7 +632,7 @@ public sealed class RqlParser
             case "exists":
                 break;
             default:
-                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, exists)", name.Position);
+                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, exists, moreLikeThis)", name.Position);
         }
         ExpectSymbol(")");
         return new RqlMethod(method, field, value, allTerms);

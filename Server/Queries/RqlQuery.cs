@@ -12,7 +12,40 @@ public sealed record RqlQuery(
     bool Distinct,
     IReadOnlyList<string> Include,
     RqlValue? Skip,
-    RqlValue? Take);
+    RqlValue? Take)
+{
+    /// <summary><c>select facet(..), facet(..)</c>: the query answers facet results instead of documents.</summary>
+    public IReadOnlyList<RqlFacet> Facets { get; init; } = [];
+
+    /// <summary><c>select suggest(..)</c>: the query answers term suggestions instead of documents.</summary>
+    public IReadOnlyList<RqlSuggest> Suggestions { get; init; } = [];
+
+    /// <summary><c>include highlight(field, fragmentLength, fragmentCount[, $options])</c>.</summary>
+    public IReadOnlyList<RqlHighlight> Highlights { get; init; } = [];
+
+    /// <summary><c>include timings()</c>.</summary>
+    public bool Timings { get; init; }
+
+    /// <summary><c>include explanations([$options])</c>: the options parameter, or a value with neither literal nor parameter.</summary>
+    public RqlValue? Explanations { get; init; }
+}
+
+/// <summary>
+/// One <c>facet(..)</c>: a facet setup document (<see cref="SetupDocumentId"/>), a field facet
+/// (<see cref="Field"/>), range facets (<see cref="Ranges"/>: conditions on one field), or aggregations over
+/// all results (neither field nor ranges); each with optional aggregations, options and alias.
+/// </summary>
+public sealed record RqlFacet(string? SetupDocumentId, RqlPath? Field, IReadOnlyList<RqlExpression> Ranges,
+    IReadOnlyList<RqlFacetAggregation> Aggregations, RqlValue? Options, string? Alias, int Position);
+
+/// <summary>A facet's <c>sum|min|max|avg(field) [as name]</c>.</summary>
+public sealed record RqlFacetAggregation(string Operation, RqlPath Field, string? Alias);
+
+/// <summary><c>suggest(field, term[, $options]) [as alias]</c>.</summary>
+public sealed record RqlSuggest(RqlPath Field, RqlValue Term, RqlValue? Options, string? Alias, int Position);
+
+/// <summary><c>highlight(field, fragmentLength, fragmentCount[, $options])</c>.</summary>
+public sealed record RqlHighlight(RqlPath Field, RqlValue FragmentLength, RqlValue FragmentCount, RqlValue? Options, int Position);
 
 /// <summary>Where a query reads: a collection, an index, or every document.</summary>
 public sealed record RqlSource(string? Collection, string? Index, bool AllDocs);
@@ -75,6 +108,12 @@ public sealed record RqlBetween(RqlPath Field, RqlValue Low, RqlValue High) : Rq
 
 /// <summary><c>field in (v1, v2, ..)</c>; an array parameter expands to its elements.</summary>
 public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlExpression;
+
+/// <summary>
+/// <c>moreLikeThis(id() = 'x' [, $options])</c> (the document a condition selects) or <c>moreLikeThis($json [, $options])</c>
+/// (an artificial document given as JSON text).
+/// </summary>
+public sealed record RqlMoreLikeThis(RqlExpression? Source, RqlValue? Document, RqlValue? Options, int Position) : RqlExpression;
 
 /// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>exists(field)</c>.</summary>
 public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression;

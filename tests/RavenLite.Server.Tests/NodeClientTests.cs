@@ -49,6 +49,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.Contains("search: ok", stdout);
     }
 
+    /// <summary>facets.mjs: field, range and all-results facets, aggregations, options, a facet setup document, dynamic facets, bad facets (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_aggregates_facets()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("facets.mjs", server.Url.ToString().TrimEnd('/'), "facets");
+        Assert.True(exitCode == 0, $"facets.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("facets: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
