@@ -130,6 +130,9 @@ public sealed class QueryRunner
         foreach (var o in _query.OrderBy)
             if (o.Field is { IsId: false } f)
                 fields.TryAdd(f.ToString(), false);
+        foreach (var sg in _query.Suggestions)
+            if (!sg.Field.IsId)
+                fields.TryAdd(sg.Field.ToString(), false);
         foreach (var path in _facets?.SelectMany(f => f.Fields()) ?? [])
             if (!path.IsId)
                 fields.TryAdd(path.ToString(), false);
@@ -190,6 +193,8 @@ public sealed class QueryRunner
 
     private QueryAnswer Execute(Indexing.Index? index, int skip, int take)
     {
+        if (_query.Suggestions.Count > 0)
+            return Suggest(index);
         _compiled = index?.Compiled;
         (_skip, _take) = (skip, take);
         var condition = _query.Where;
@@ -279,6 +284,77 @@ public sealed class QueryRunner
             foreach (var row in matches)
                 row.Dispose();
         }
+    }
+
+    /// <summary>
+    /// <c>select suggest(..)</c>: for each, RavenDB's SuggestionResult <c>{Name, Suggestions: [..]}</c> from the
+    /// index's terms of the field (<see cref="Suggester"/>).
+    /// </summary>
+    private QueryAnswer Suggest(Indexing.Index? index)
+    {
+        if (index == null)
+            throw ApiException.InvalidQuery("suggest() reads an index's terms: query an index or a collection, not @all_docs or id().");
+        var requests = _query.Suggestions.Select(s => (s, Words: SuggestWords(s), Options: SuggestOptionsOf(s))).ToList();
+        var snapshot = index.AcquireSnapshot();
+        try
+        {
+            var results = new List<byte[]>();
+            foreach (var (s, words, options) in requests)
+            {
+                var field = index.Compiled.Field(s.Field.ToString())!;
+                var suggestions = Suggester.Suggest(snapshot.Reader, field, words, options);
+                results.Add(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["Name"] = s.Alias ?? s.Field.ToString(), ["Suggestions"] = suggestions }));
+            }
+            long lastEtag;
+            bool stale;
+            using (var dbTx = _db.Environment.ReadTransaction())
+            {
+                lastEtag = DocumentsStorage.LastEtag(dbTx);
+                stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
+            }
+            return new QueryAnswer(results, results.Count, new Dictionary<string, StoredDocument?>(), lastEtag, index.Name, stale, index.LastIndexingTime);
+        }
+        finally
+        {
+            Indexing.Index.ReleaseSnapshot(snapshot);
+        }
+    }
+
+    private List<string> SuggestWords(RqlSuggest s)
+    {
+        var v = Resolve(s.Term);
+        if (v.ValueKind == JsonValueKind.String)
+            return [v.GetString()!];
+        if (v.ValueKind == JsonValueKind.Array && v.GetArrayLength() > 0 && v.EnumerateArray().All(x => x.ValueKind == JsonValueKind.String))
+            return v.EnumerateArray().Select(x => x.GetString()!).ToList();
+        throw ApiException.InvalidQuery($"Invalid query at position {s.Term.Position}: suggest() needs a word or an array of words.");
+    }
+
+    private SuggestOptions SuggestOptionsOf(RqlSuggest s)
+    {
+        if (s.Options == null || Resolve(s.Options) is { ValueKind: JsonValueKind.Null })
+            return SuggestOptions.Default;
+        var o = Resolve(s.Options);
+        string Bad(string what) => $"Invalid query at position {s.Options.Position}: suggest() options {what}";
+        if (o.ValueKind != JsonValueKind.Object)
+            throw ApiException.InvalidQuery(Bad("must be an object (PageSize, Distance, Accuracy, SortMode)."));
+        var d = SuggestOptions.Default;
+        int pageSize = FacetPlan.Prop(o, "PageSize") is { ValueKind: JsonValueKind.Number } p && p.TryGetInt32(out int n) && n >= 0 ? n
+            : FacetPlan.Prop(o, "PageSize") is { ValueKind: not JsonValueKind.Null } ? throw ApiException.InvalidQuery(Bad("PageSize must be a whole number of 0 or more.")) : d.PageSize;
+        string distance = FacetPlan.Prop(o, "Distance") is { ValueKind: JsonValueKind.String } ds ? ds.GetString()! : "Levenshtein";
+        distance = distance switch
+        {
+            "None" or "Default" or "Levenshtein" => "Levenshtein",
+            "JaroWinkler" or "NGram" => distance,
+            _ => throw ApiException.InvalidQuery(Bad($"Distance '{distance}' is unknown (Levenshtein, JaroWinkler, NGram).")),
+        };
+        float accuracy = FacetPlan.Prop(o, "Accuracy") is { ValueKind: JsonValueKind.Number } a ? a.GetSingle() : d.Accuracy;
+        if (accuracy is < 0 or > 1)
+            throw ApiException.InvalidQuery(Bad("Accuracy must be between 0 and 1."));
+        string sort = FacetPlan.Prop(o, "SortMode") is { ValueKind: JsonValueKind.String } sm ? sm.GetString()! : "Popularity";
+        if (sort is not ("Popularity" or "None"))
+            throw ApiException.InvalidQuery(Bad($"SortMode '{sort}' is unknown (Popularity, None)."));
+        return new SuggestOptions(pageSize, distance, accuracy, sort == "Popularity");
     }
 
     /// <summary>Every document of the source collection, in etag order.</summary>

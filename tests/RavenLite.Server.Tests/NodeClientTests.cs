@@ -59,6 +59,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.Contains("facets: ok", stdout);
     }
 
+    /// <summary>suggest.mjs: suggestUsing() on a Search field and a dynamic query, several words, options, a bad distance (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_gets_suggestions()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("suggest.mjs", server.Url.ToString().TrimEnd('/'), "suggest");
+        Assert.True(exitCode == 0, $"suggest.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("suggest: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
