@@ -110,6 +110,7 @@ public static class QueryEndpoints
                 w.WriteRawValue(d.Json, skipInputValidation: true);
             }
             w.WriteEndObject();
+            answer.WriteExtras?.Invoke(w);
             w.WriteNumber("DurationInMs", (long)Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
             w.WriteEndObject();
         }).ConfigureAwait(false);

@@ -21,7 +21,8 @@ internal sealed class SearchQuery
     /// <summary>The analyzed Lucene field of a Search field.</summary>
     public static string FieldName(ushort fieldId) => "s" + fieldId.ToString(System.Globalization.CultureInfo.InvariantCulture);
 
-    private const string LooseField = "text";
+    /// <summary>The field name of <see cref="Loose"/> (any one text, analyzed with the query's analyzer).</summary>
+    internal const string LooseField = "text";
     private readonly Query _loose;
 
     private readonly Analyzer _analyzer;
@@ -32,6 +33,9 @@ internal sealed class SearchQuery
         _loose = loose;
         _analyzer = analyzer;
     }
+
+    /// <summary>The same query over <see cref="LooseField"/>: what loose values and highlighting are matched with.</summary>
+    public Query Loose => _loose;
 
     /// <summary>The query over the index's field.</summary>
     public Query Indexed { get; }

@@ -203,6 +203,7 @@ public sealed class QueryRunner
         bool stale = false;
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct;
         var facets = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
+        var highlights = _query.Highlights.Count == 0 ? null : new HighlightCollector(_query.Highlights, Resolve, SearchOn, AnalyzerOf);
         try
         {
             // One database snapshot for the whole answer: a match's document is read (copied out) only when
@@ -267,6 +268,7 @@ public sealed class QueryRunner
                 if (results.Count >= take)
                     continue;
                 results.Add(output);
+                highlights?.Add(row, row.Document!.Id);
                 foreach (string path in _query.Include)
                 {
                     var ids = new List<string>();
@@ -277,7 +279,10 @@ public sealed class QueryRunner
             }
             foreach (string id in included.Keys.ToList())
                 included[id] = _db.Documents.Get(dbTx, id);
-            return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime);
+            return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime)
+            {
+                WriteExtras = highlights == null ? null : highlights.Write,
+            };
         }
         finally
         {
@@ -561,6 +566,35 @@ public sealed class QueryRunner
         }
     }
 
+    /// <summary>The query's search() calls on <paramref name="path"/> as one query over loose text (any of them), or null.</summary>
+    private Lucene.Net.Search.BooleanQuery? SearchOn(RqlPath path)
+    {
+        var searches = new List<RqlMethod>();
+        void Collect(RqlExpression? e)
+        {
+            switch (e)
+            {
+                case RqlBinary b:
+                    Collect(b.Left);
+                    Collect(b.Right);
+                    break;
+                case RqlMethod { Name: "search" } m when m.Field.Text == path.Text:
+                    searches.Add(m);
+                    break;
+            }
+        }
+        Collect(_query.Where);
+        if (searches.Count == 0)
+            return null;
+        var query = new Lucene.Net.Search.BooleanQuery();
+        foreach (var m in searches)
+            query.Add(SearchQuery.Parse(Resolve(m.Value!).GetString()!, null, m.Value!.Position, m.AllTerms, AnalyzerOf(path)).Loose, Lucene.Net.Search.Occur.SHOULD);
+        return query;
+    }
+
+    private Lucene.Net.Analysis.Analyzer AnalyzerOf(RqlPath path) =>
+        (path.IsId ? null : _compiled?.Field(path.ToString())?.TextAnalyzer) ?? SearchAnalyzer.Instance;
+
     /// <summary>How a facet field's values are counted: as its index terms.</summary>
     private FieldTerms FacetTerms(RqlPath path)
     {
@@ -833,7 +867,11 @@ public sealed class QueryRunner
 /// count, included documents, the etag it saw, the source's name, whether the index was behind the
 /// documents, and when the index last indexed.
 /// </summary>
-public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName, bool IsStale, DateTime? IndexTimestamp);
+public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName, bool IsStale, DateTime? IndexTimestamp)
+{
+    /// <summary>Writes further top-level properties of the answer (Highlightings, Explanations, Timings), or null.</summary>
+    public Action<Utf8JsonWriter>? WriteExtras { get; init; }
+}
 
 /// <summary>Request-level query settings: paging defaults (when the query has no limit) and WaitForNonStaleResults.</summary>
 public sealed record QueryOptions(int? Start, int? PageSize, bool WaitForNonStale, TimeSpan WaitTimeout);

@@ -69,6 +69,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.Contains("suggest: ok", stdout);
     }
 
+    /// <summary>highlight.mjs: highlight() with search() on a static and a dynamic index, default and custom tags (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_gets_highlightings()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("highlight.mjs", server.Url.ToString().TrimEnd('/'), "highlight");
+        Assert.True(exitCode == 0, $"highlight.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("highlight: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
