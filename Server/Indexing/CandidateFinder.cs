@@ -13,7 +13,7 @@ namespace RavenLite.Server.Indexing;
 /// intersects, <c>or</c> unites, <c>not</c>/<c>!=</c> give every entry. The query then checks each
 /// candidate exactly, so this only decides how much is read, never what is answered.
 /// </summary>
-internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve)
+internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve, IReadOnlyDictionary<RqlMoreLikeThis, Query?>? moreLikeThis = null)
 {
 
     /// <summary>
@@ -24,10 +24,11 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     public bool Exact { get; private set; }
 
     /// <summary>
-    /// After <see cref="Find"/>: for each search() on a Search field, the entries Lucene matched and their
-    /// scores. For an entry whose document has not changed since it was indexed, these are the answer.
+    /// After <see cref="Find"/>: for each search() on a Search field and each moreLikeThis(), the entries Lucene
+    /// matched and their scores. For an entry whose document has not changed since it was indexed, these are
+    /// the answer (for moreLikeThis(), for every entry).
     /// </summary>
-    public Dictionary<RqlMethod, Dictionary<long, float>> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
+    public Dictionary<RqlExpression, Dictionary<long, float>> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
 
     /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
     public List<long>? Find(RqlExpression? where)
@@ -128,6 +129,14 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             }
             case RqlMethod m when Field(m.Field) is { } f:
                 return Method(m, f);
+            case RqlMoreLikeThis m:
+            {
+                var hits = new Dictionary<long, float>();
+                if (moreLikeThis?.GetValueOrDefault(m) is { } query)
+                    new IndexSearcher(reader).Search(query, new ScoreCollector(hits));
+                SearchHits[m] = hits;
+                return [.. hits.Keys];
+            }
             default:
                 return null; // not, true, id(), unknown fields: every entry
         }

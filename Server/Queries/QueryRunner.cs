@@ -40,7 +40,7 @@ public sealed class QueryRunner
     private bool _stale;
     private int _skip, _take;
     private long? _exactTotal;
-    private Dictionary<RqlMethod, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search()
+    private Dictionary<RqlExpression, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
     private List<FacetPlan>? _facets;
 
@@ -201,7 +201,9 @@ public sealed class QueryRunner
         var matches = new List<Row>();
         long total = 0;
         bool stale = false;
-        bool needAll = _query.OrderBy.Count > 0 || _query.Distinct;
+        // Without order by, moreLikeThis() answers the most similar first (as RavenDB: Lucene's relevance order).
+        bool byRelevance = _query.OrderBy.Count == 0 && Find<RqlMoreLikeThis>(_query.Where).Any();
+        bool needAll = _query.OrderBy.Count > 0 || _query.Distinct || byRelevance;
         var facets = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
         var highlights = _query.Highlights.Count == 0 ? null : new HighlightCollector(_query.Highlights, Resolve, SearchOn, AnalyzerOf);
         try
@@ -239,6 +241,8 @@ public sealed class QueryRunner
                 return new QueryAnswer(facets.Results(), total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime);
             if (_query.OrderBy.Count > 0)
                 matches = Sort(matches);
+            else if (byRelevance)
+                matches = [.. matches.OrderByDescending(Score)];
             var results = new List<byte[]>();
             var seen = _query.Distinct ? new HashSet<string>(StringComparer.Ordinal) : null;
             int skipped = 0;
@@ -365,6 +369,8 @@ public sealed class QueryRunner
     /// <summary>Every document of the source collection, in etag order.</summary>
     private IEnumerable<Row> ScanRows(Storage.Transactions.Transaction dbTx)
     {
+        if (Find<RqlMoreLikeThis>(_query.Where).Any())
+            throw ApiException.InvalidQuery("moreLikeThis() reads an index's terms: query a static index (from index 'Name').");
         foreach (var doc in _db.Documents.Scan(dbTx, _query.Source.AllDocs ? null : _query.Source.Collection))
             yield return Row.ForDocument(doc);
     }
@@ -391,7 +397,7 @@ public sealed class QueryRunner
         {
             var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
-            var finder = new CandidateFinder(index.Compiled, reader, Resolve);
+            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx));
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             var candidates = finder.Find(_query.Where);
@@ -422,12 +428,84 @@ public sealed class QueryRunner
                     using var parsed = JsonDocument.Parse(current.Json);
                     entry = index.Compiled.MapEntry(parsed.RootElement, current.Collection, current.Id);
                 }
-                yield return Row.ForEntry(entry, lowerId, current, docs, current == null ? entryId : -1);
+                yield return Row.ForEntry(entry, lowerId, current, docs, entryId);
             }
         }
         finally
         {
             Indexing.Index.ReleaseSnapshot(snapshot);
+        }
+    }
+
+    /// <summary>The Lucene query of each moreLikeThis() in the where clause (null: nothing is like its source).</summary>
+    private Dictionary<RqlMoreLikeThis, Lucene.Net.Search.Query?>? MoreLikeThisQueries(CompiledIndex compiled, Lucene.Net.Index.IndexReader reader, Storage.Transactions.Transaction dbTx)
+    {
+        Dictionary<RqlMoreLikeThis, Lucene.Net.Search.Query?>? result = null;
+        foreach (var m in Find<RqlMoreLikeThis>(_query.Where))
+        {
+            result ??= new(ReferenceEqualityComparer.Instance);
+            var options = m.Options == null ? default : Resolve(m.Options);
+            ISet<string>? stopWords = null;
+            if (FacetPlan.Prop(options, "StopWordsDocumentId") is { ValueKind: JsonValueKind.String } sw)
+            {
+                var list = _db.Documents.Get(dbTx, sw.GetString()!) is { } swDoc ? JsonDocument.Parse(swDoc.Json).RootElement : default;
+                if (FacetPlan.Prop(list, "StopWords") is not { ValueKind: JsonValueKind.Array } words)
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() stop words document '{sw.GetString()}' does not exist or has no StopWords array.");
+                stopWords = new HashSet<string>(words.EnumerateArray().Where(w => w.ValueKind == JsonValueKind.String).Select(w => w.GetString()!.ToLowerInvariant()));
+            }
+            JsonElement source;
+            string? exclude = null;
+            if (m.Document != null)
+            {
+                var given = Resolve(m.Document);
+                try
+                {
+                    source = given.ValueKind == JsonValueKind.String ? JsonDocument.Parse(given.GetString()!).RootElement : given;
+                }
+                catch (JsonException e)
+                {
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document is not valid JSON: {e.Message}");
+                }
+                if (source.ValueKind != JsonValueKind.Object)
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document must be a JSON object.");
+            }
+            else if (m.Source is RqlCompare { Field.IsId: true, Op: "=" } byId && Resolve(byId.Value) is { ValueKind: JsonValueKind.String } idValue)
+            {
+                var doc = _db.Documents.Get(dbTx, idValue.GetString()!);
+                if (doc == null || !compiled.Collections.Contains(doc.Collection, StringComparer.OrdinalIgnoreCase))
+                {
+                    result[m] = null; // no such document in the index: nothing is like it
+                    continue;
+                }
+                using var parsed = JsonDocument.Parse(doc.Json);
+                source = JsonDocument.Parse(compiled.MapEntry(parsed.RootElement, doc.Collection, doc.Id)).RootElement;
+                exclude = doc.Id.ToLowerInvariant();
+            }
+            else
+            {
+                throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() takes id() = 'document id', or a document as JSON text ($parameter).");
+            }
+            result[m] = MoreLikeThisQuery.Build(reader, compiled, source, exclude, options, stopWords, m.Position);
+        }
+        return result;
+    }
+
+    /// <summary>Every condition of type <typeparamref name="T"/> in <paramref name="e"/> (not inside moreLikeThis()).</summary>
+    private static IEnumerable<T> Find<T>(RqlExpression? e) where T : RqlExpression
+    {
+        switch (e)
+        {
+            case T t:
+                yield return t;
+                break;
+            case RqlBinary b:
+                foreach (var x in Find<T>(b.Left).Concat(Find<T>(b.Right)))
+                    yield return x;
+                break;
+            case RqlNot n:
+                foreach (var x in Find<T>(n.Operand))
+                    yield return x;
+                break;
         }
     }
 
@@ -480,6 +558,14 @@ public sealed class QueryRunner
             case RqlMethod { Value: { } mv } m:
                 if (Resolve(mv).ValueKind != JsonValueKind.String)
                     throw ApiException.InvalidQuery($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                break;
+            case RqlMoreLikeThis mlt:
+                if (mlt.Source != null)
+                    ResolveAll(mlt.Source);
+                if (mlt.Document != null)
+                    Resolve(mlt.Document);
+                if (mlt.Options != null)
+                    Resolve(mlt.Options);
                 break;
         }
     }
@@ -561,6 +647,9 @@ public sealed class QueryRunner
             }
             case RqlMethod m:
                 return Method(m, row);
+            case RqlMoreLikeThis mlt:
+                // Judged by the index alone (its terms and frequencies), for changed documents too.
+                return row.IndexEntry >= 0 && _searchHits != null && _searchHits.TryGetValue(mlt, out var similar) && similar.ContainsKey(row.IndexEntry);
             default:
                 throw new InvalidOperationException("unknown expression " + e);
         }
@@ -653,10 +742,16 @@ public sealed class QueryRunner
     private double Score(Row row)
     {
         double score = 0;
-        if (_searchHits != null && row.EntryNumber >= 0)
-            foreach (var hits in _searchHits.Values)
-                if (hits.TryGetValue(row.EntryNumber, out float s))
+        if (_searchHits != null)
+        {
+            foreach (var (condition, hits) in _searchHits)
+            {
+                // moreLikeThis() judges every entry by the index; search() only entries whose document is unchanged.
+                long entry = condition is RqlMoreLikeThis ? row.IndexEntry : row.EntryNumber;
+                if (entry >= 0 && hits.TryGetValue(entry, out float s))
                     score += s;
+            }
+        }
         return score;
     }
 
@@ -914,7 +1009,10 @@ internal sealed class Row : IDisposable
     public static Row ForDocument(StoredDocument doc) => new() { Document = doc };
 
     public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? current, Storage.Trees.Tree docs, long entryNumber) =>
-        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs, EntryNumber = entryNumber };
+        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs, EntryNumber = current == null ? entryNumber : -1, IndexEntry = entryNumber };
+
+    /// <summary>The index entry (the snapshot's document number) this row was read from, whether or not its document changed since; else -1.</summary>
+    public long IndexEntry { get; private init; } = -1;
 
     /// <summary>The index entry (the snapshot's document number) this row was read from, when its document is unchanged since; else -1.</summary>
     public long EntryNumber { get; private init; } = -1;

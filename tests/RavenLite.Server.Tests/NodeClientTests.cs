@@ -79,6 +79,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.Contains("highlight: ok", stdout);
     }
 
+    /// <summary>mlt.mjs: moreLikeThis() by an indexed and an artificial document, options, stop words, relevance order (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_finds_more_like_this()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("mlt.mjs", server.Url.ToString().TrimEnd('/'), "mlt");
+        Assert.True(exitCode == 0, $"mlt.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("mlt: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
