@@ -13,7 +13,8 @@ namespace RavenLite.Server.Indexing;
 /// intersects, <c>or</c> unites, <c>not</c>/<c>!=</c> give every entry. The query then checks each
 /// candidate exactly, so this only decides how much is read, never what is answered.
 /// </summary>
-internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve, IReadOnlyDictionary<RqlMoreLikeThis, Query?>? moreLikeThis = null)
+internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve,
+    IReadOnlyDictionary<RqlMoreLikeThis, Query?>? moreLikeThis = null, Func<RqlSpatial, GeoShape>? spatialShape = null)
 {
 
     /// <summary>
@@ -129,6 +130,8 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             }
             case RqlMethod m when Field(m.Field) is { } f:
                 return Method(m, f);
+            case RqlSpatial sp when sp.Target.Field != null && Field(sp.Target.Field) is { Spatial: true } f && spatialShape != null:
+                return sp.Relation == "disjoint" ? Exists(f) : Spatial(f, spatialShape(sp));
             case RqlMoreLikeThis m:
             {
                 var hits = new Dictionary<long, float>();
@@ -140,6 +143,26 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             default:
                 return null; // not, true, id(), unknown fields: every entry
         }
+    }
+
+    /// <summary>
+    /// Entries whose shapes may share a point with <paramref name="shape"/>: cover the shape's box with geohash
+    /// cells; an entry shape overlaps a query cell c when one of its cells lies inside c (a G term of c) or
+    /// holds c (an H term of a cell that c starts with). A superset; the query checks each exactly.
+    /// </summary>
+    private HashSet<long> Spatial(IndexField f, GeoShape shape)
+    {
+        var result = new HashSet<long>();
+        var looked = new HashSet<string>(StringComparer.Ordinal);
+        string prefixes = IndexKeys.FieldName(f.Id, IndexKeys.GeoPrefix), cells = IndexKeys.FieldName(f.Id, IndexKeys.GeoCell);
+        foreach (string cell in GeoHash.Cover(shape.Bounds, IndexKeys.MaxGeoCells).Cells)
+        {
+            result.UnionWith(Term(prefixes, cell));
+            for (int n = 1; n < cell.Length; n++)
+                if (looked.Add(cell[..n]))
+                    result.UnionWith(Term(cells, cell[..n]));
+        }
+        return result;
     }
 
     private IndexField? Field(RqlPath path) => path.IsId ? null : index.Field(path.ToString());

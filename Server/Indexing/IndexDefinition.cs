@@ -19,7 +19,9 @@ public enum FieldIndexing
 /// <param name="Id">Position in the definition; the first two bytes of its posting keys.</param>
 /// <param name="Indexing">Default, Exact or Search.</param>
 /// <param name="Analyzer">The analyzer of a Search field's text as the definition names it (<see cref="AnalyzerCatalog"/>); null: <see cref="SearchAnalyzer"/>.</param>
-public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null)
+/// <param name="Spatial">A spatial field (the map's <c>CreateSpatialField</c>): values are WKT shapes, indexed as geohash cells.</param>
+/// <param name="Miles">A spatial field whose circle radii and distances are in miles (field option <c>Spatial.Units</c>); else kilometres.</param>
+public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null, bool Spatial = false, bool Miles = false)
 {
     /// <summary>The analyzer of this field's searchable text.</summary>
     internal Lucene.Net.Analysis.Analyzer TextAnalyzer => Analyzer == null ? SearchAnalyzer.Instance : AnalyzerCatalog.Resolve(Analyzer) ?? SearchAnalyzer.Instance;

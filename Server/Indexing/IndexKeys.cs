@@ -20,7 +20,10 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 internal static class IndexKeys
 {
-    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z';
+    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z', GeoPrefix = 'G', GeoCell = 'H';
+
+    /// <summary>At most this many geohash cells index one shape (or look up one query shape).</summary>
+    public const int MaxGeoCells = 16;
     public const int MaxTermBytes = 256;
 
     /// <summary>The Lucene field that holds every term.</summary>
@@ -66,9 +69,36 @@ internal static class IndexKeys
         return Convert.ToHexString(b);
     }
 
+    /// <summary>
+    /// The terms of a spatial field's shapes (WKT): the geohash cells covering each shape (a point's level-9
+    /// cell; a polygon's at most <see cref="MaxGeoCells"/> cells) as <c>H</c> terms, and every prefix of them
+    /// (the cells themselves included) as <c>G</c> terms, plus the <c>E</c> term (the field has a value).
+    /// </summary>
+    public static void SpatialTermsOf(IndexField field, JsonElement values, HashSet<(string Field, string Term)> into)
+    {
+        foreach (var v in values.EnumerateArray())
+        {
+            if (v.ValueKind != JsonValueKind.String || GeoShape.ParseWkt(v.GetString()!) is not { } shape)
+                continue;
+            var cells = shape is GeoPoint p ? [GeoHash.Encode(p.Lat, p.Lng, GeoHash.MaxLevel)] : GeoHash.Cover(shape.Bounds, MaxGeoCells).Cells;
+            foreach (string cell in cells)
+            {
+                into.Add((FieldName(field.Id, GeoCell), cell));
+                for (int n = 1; n <= cell.Length; n++)
+                    into.Add((FieldName(field.Id, GeoPrefix), cell[..n]));
+            }
+            into.Add((FieldName(field.Id, Exists), ""));
+        }
+    }
+
     /// <summary>The (Lucene field, term) pairs one mapped field's values produce.</summary>
     public static void TermsOf(IndexField field, JsonElement values, HashSet<(string Field, string Term)> into)
     {
+        if (field.Spatial)
+        {
+            SpatialTermsOf(field, values, into);
+            return;
+        }
         bool other = false;
         foreach (var v in values.EnumerateArray())
         {

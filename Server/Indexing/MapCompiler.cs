@@ -76,7 +76,18 @@ public static class MapCompiler
             }
             options[name] = indexing;
         }
-        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n))).ToList();
+        var spatial = parsed.SelectMany(p => p.Members).Where(m => m.Expr is SpatialExpression).Select(m => m.Name).ToHashSet(StringComparer.Ordinal);
+        var miles = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var (name, element) in definition.FieldOptions)
+        {
+            if (element.ValueKind != JsonValueKind.Object || !element.TryGetProperty("Spatial", out var so) || so.ValueKind != JsonValueKind.Object)
+                continue;
+            if (so.TryGetProperty("Type", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Geography")
+                throw ApiException.IndexCompilation($"Field '{name}': spatial Type '{type.GetString()}' is not supported (Geography only).", "Fields", name);
+            if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
+                miles.Add(name);
+        }
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
         var byCollection = new Dictionary<string, List<MapExpression>>(StringComparer.OrdinalIgnoreCase);
         foreach (var (collection, members) in parsed)
         {
@@ -280,6 +291,18 @@ public static class MapCompiler
             }
             int at = _pos;
             string word = Identifier();
+            if (word == "this" && TryPunct("."))
+                word = Identifier();
+            if (word is "CreateSpatialField" or "createSpatialField" && TryPunct("("))
+            {
+                var args = new List<MapExpression> { Expression() };
+                while (TryPunct(","))
+                    args.Add(Expression());
+                Expect(")");
+                if (args.Count > 2)
+                    throw Error($"{word}() takes a WKT shape, or a latitude and a longitude", at);
+                return new SpatialExpression(args);
+            }
             if (word == "null")
                 return new LiteralExpression(JsonSerializer.SerializeToElement<object?>(null));
             if (word is "id" or "Id" && TryPunct("("))
@@ -485,6 +508,40 @@ internal sealed class MissingExpression : MapExpression
 
     public override void Evaluate(JsonElement document, string id, List<JsonElement> values)
     {
+    }
+}
+
+/// <summary>
+/// <c>CreateSpatialField(lat, lng)</c> / <c>CreateSpatialField(wkt)</c>: the document's shape as WKT (a point from
+/// two numbers; text must parse as a POINT or POLYGON); no value when a coordinate is missing or null; a
+/// value that is not a shape fails the document (an index error).
+/// </summary>
+internal sealed class SpatialExpression(List<MapExpression> args) : MapExpression
+{
+    public override void Evaluate(JsonElement document, string id, List<JsonElement> values)
+    {
+        var first = new List<JsonElement>();
+        args[0].Evaluate(document, id, first);
+        if (args.Count == 1)
+        {
+            foreach (var v in first)
+            {
+                if (v.ValueKind == JsonValueKind.Null)
+                    continue;
+                if (v.ValueKind != JsonValueKind.String || GeoShape.ParseWkt(v.GetString()!) == null)
+                    throw new ArgumentException($"CreateSpatialField: {v.GetRawText()} is not a WKT POINT or POLYGON.");
+                values.Add(v);
+            }
+            return;
+        }
+        var second = new List<JsonElement>();
+        args[1].Evaluate(document, id, second);
+        if (first.Count == 0 || second.Count == 0 || first[0].ValueKind == JsonValueKind.Null || second[0].ValueKind == JsonValueKind.Null)
+            return;
+        if (first[0].ValueKind != JsonValueKind.Number || second[0].ValueKind != JsonValueKind.Number
+            || GeoPoint.Create(first[0].GetDouble(), second[0].GetDouble()) is not { } point)
+            throw new ArgumentException($"CreateSpatialField: ({first[0].GetRawText()}, {second[0].GetRawText()}) is not a latitude and a longitude.");
+        values.Add(JsonSerializer.SerializeToElement(point.ToWkt()));
     }
 }
 

@@ -128,8 +128,12 @@ public sealed class QueryRunner
         if (_query.Where != null)
             CollectFields(_query.Where, fields);
         foreach (var o in _query.OrderBy)
+        {
             if (o.Field is { IsId: false } f)
                 fields.TryAdd(f.ToString(), false);
+            foreach (var p in o.DistanceOf?.Paths() ?? [])
+                fields.TryAdd(p.ToString(), false);
+        }
         foreach (var sg in _query.Suggestions)
             if (!sg.Field.IsId)
                 fields.TryAdd(sg.Field.ToString(), false);
@@ -179,6 +183,10 @@ public sealed class QueryRunner
                 break;
             case RqlMethod m:
                 Add(m.Field, m.Name == "search");
+                break;
+            case RqlSpatial sp:
+                foreach (var p in sp.Target.Paths())
+                    Add(p, false);
                 break;
         }
     }
@@ -397,7 +405,7 @@ public sealed class QueryRunner
         {
             var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
-            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx));
+            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, Miles(sp.Target)));
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             var candidates = finder.Find(_query.Where);
@@ -559,6 +567,9 @@ public sealed class QueryRunner
                 if (Resolve(mv).ValueKind != JsonValueKind.String)
                     throw ApiException.InvalidQuery($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
                 break;
+            case RqlSpatial sp:
+                ShapeOf(sp.Shape, Miles(sp.Target)); // a shape that does not parse is a 400 before anything is read
+                break;
             case RqlMoreLikeThis mlt:
                 if (mlt.Source != null)
                     ResolveAll(mlt.Source);
@@ -647,6 +658,18 @@ public sealed class QueryRunner
             }
             case RqlMethod m:
                 return Method(m, row);
+            case RqlSpatial sp:
+            {
+                var query = ShapeOf(sp.Shape, Miles(sp.Target));
+                var shapes = ShapesOf(sp.Target, row);
+                return sp.Relation switch
+                {
+                    "within" => shapes.Any(x => x.IsWithin(query)),
+                    "contains" => shapes.Any(x => x.Contains(query)),
+                    "disjoint" => shapes.Count > 0 && !shapes.Any(x => x.Intersects(query)),
+                    _ => shapes.Any(x => x.Intersects(query)),
+                };
+            }
             case RqlMoreLikeThis mlt:
                 // Judged by the index alone (its terms and frequencies), for changed documents too.
                 return row.IndexEntry >= 0 && _searchHits != null && _searchHits.TryGetValue(mlt, out var similar) && similar.ContainsKey(row.IndexEntry);
@@ -683,6 +706,76 @@ public sealed class QueryRunner
 
     private Lucene.Net.Analysis.Analyzer AnalyzerOf(RqlPath path) =>
         (path.IsId ? null : _compiled?.Field(path.ToString())?.TextAnalyzer) ?? SearchAnalyzer.Instance;
+
+    private readonly Dictionary<RqlShape, GeoShape> _shapes = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>True when a spatial target's circle radii and distances are in miles (its index field says so).</summary>
+    private bool Miles(RqlSpatialTarget target) => target.Field != null && _compiled?.Field(target.Field.ToString())?.Miles == true;
+
+    /// <summary>A query shape (computed once per query); 400 naming it when it is not one.</summary>
+    private GeoShape ShapeOf(RqlShape s, bool miles)
+    {
+        if (_shapes.TryGetValue(s, out var known))
+            return known;
+        string Bad(string what) => $"Invalid query at position {s.Position}: spatial.{s.Kind}() {what}";
+        double Number(RqlValue v, string what) => Resolve(v) is { ValueKind: JsonValueKind.Number } n ? n.GetDouble()
+            : throw ApiException.InvalidQuery(Bad($"needs a number for its {what}, got {Resolve(v).GetRawText()}."));
+        GeoShape shape;
+        switch (s.Kind)
+        {
+            case "circle":
+            {
+                double radius = Number(s.Args[0], "radius"), lat = Number(s.Args[1], "latitude"), lng = Number(s.Args[2], "longitude");
+                if (s.Args.Count > 3)
+                {
+                    miles = Resolve(s.Args[3]) is { ValueKind: JsonValueKind.String } u ? u.GetString() switch
+                    {
+                        "Miles" => true,
+                        "Kilometers" => false,
+                        var other => throw ApiException.InvalidQuery(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
+                    } : throw ApiException.InvalidQuery(Bad("units must be 'Kilometers' or 'Miles'."));
+                }
+                if (!(radius >= 0) || !double.IsFinite(radius))
+                    throw ApiException.InvalidQuery(Bad($"radius {radius} must be 0 or more."));
+                var center = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                shape = new GeoCircle(center, miles ? radius * GeoShape.KmPerMile : radius);
+                break;
+            }
+            case "point":
+            {
+                double lat = Number(s.Args[0], "latitude"), lng = Number(s.Args[1], "longitude");
+                shape = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                break;
+            }
+            default:
+            {
+                var text = Resolve(s.Args[0]);
+                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!) : null)
+                    ?? throw ApiException.InvalidQuery(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat) or POLYGON ((lng lat, ..)), closed rings, degrees)."));
+                break;
+            }
+        }
+        _shapes[s] = shape;
+        return shape;
+    }
+
+    /// <summary>A row's shapes under a spatial target: a spatial field's WKT values, or the document's point or WKT.</summary>
+    private static List<GeoShape> ShapesOf(RqlSpatialTarget target, Row row)
+    {
+        var result = new List<GeoShape>();
+        if (target.Latitude != null)
+        {
+            var lat = row.Values(target.Latitude);
+            var lng = row.Values(target.Longitude!);
+            if (lat is [{ ValueKind: JsonValueKind.Number } a, ..] && lng is [{ ValueKind: JsonValueKind.Number } b, ..] && GeoPoint.Create(a.GetDouble(), b.GetDouble()) is { } p)
+                result.Add(p);
+            return result;
+        }
+        foreach (var v in row.Values(target.Field ?? target.Wkt!))
+            if (v.ValueKind == JsonValueKind.String && GeoShape.ParseWkt(v.GetString()!) is { } shape)
+                result.Add(shape);
+        return result;
+    }
 
     /// <summary>How a facet field's values are counted: as its index terms.</summary>
     private FieldTerms FacetTerms(RqlPath path)
@@ -850,6 +943,20 @@ public sealed class QueryRunner
             {
                 // As RavenDB (Lucene's relevance sort): score() puts the best match first, score() desc the worst.
                 selector = m => new SortKey(1, -Score(m), null);
+            }
+            else if (key.Type == RqlOrderType.Distance)
+            {
+                var from = ShapeOf(key.DistanceFrom!, false).Center;
+                bool miles = Miles(key.DistanceOf!);
+                double round = key.RoundFactor is { } rf && Resolve(rf) is { ValueKind: JsonValueKind.Number } r && r.GetDouble() > 0 ? r.GetDouble() : 0;
+                selector = m =>
+                {
+                    var shapes = ShapesOf(key.DistanceOf!, m);
+                    if (shapes.Count == 0)
+                        return new SortKey(0, 0, null);
+                    double d = shapes.Min(x => GeoShape.Haversine(from.Lat, from.Lng, x.Center.Lat, x.Center.Lng)) / (miles ? GeoShape.KmPerMile : 1);
+                    return new SortKey(1, round > 0 ? Math.Round(d / round) * round : d, null);
+                };
             }
             else if (key.Type == RqlOrderType.Random)
             {

@@ -329,6 +329,77 @@ public sealed class RqlParser
         };
     }
 
+    /// <summary><c>spatial.{name}(</c> next.</summary>
+    private bool IsSpatial(string name) =>
+        IsWord("spatial") && _tokens[Math.Min(_pos + 1, _tokens.Count - 1)] is { Kind: Kind.Symbol, Text: "." }
+        && _tokens[Math.Min(_pos + 2, _tokens.Count - 1)] is { Kind: Kind.Word } w && w.Text.Equals(name, StringComparison.OrdinalIgnoreCase)
+        && _tokens[Math.Min(_pos + 3, _tokens.Count - 1)] is { Kind: Kind.Symbol, Text: "(" };
+
+    /// <summary><c>spatial.within|intersects|disjoint|contains(target, shape[, errorPct])</c>.</summary>
+    private RqlSpatial Spatial()
+    {
+        int position = Peek.Position;
+        string relation = _tokens[_pos + 2].Text.ToLowerInvariant();
+        _pos += 4;
+        var target = SpatialTarget();
+        ExpectSymbol(",");
+        var shape = Shape(point: false);
+        if (AcceptSymbol(","))
+            Value(); // the distance error percentage: shapes here are exact
+        ExpectSymbol(")");
+        return new RqlSpatial(relation, target, shape, position);
+    }
+
+    /// <summary>An index field, <c>spatial.point(latPath, lngPath)</c> or <c>spatial.wkt(path)</c>.</summary>
+    private RqlSpatialTarget SpatialTarget()
+    {
+        if (IsSpatial("point"))
+        {
+            _pos += 4;
+            var lat = Path();
+            ExpectSymbol(",");
+            var lng = Path();
+            ExpectSymbol(")");
+            return new RqlSpatialTarget(null, lat, lng, null);
+        }
+        if (IsSpatial("wkt"))
+        {
+            _pos += 4;
+            var wkt = Path();
+            ExpectSymbol(")");
+            return new RqlSpatialTarget(null, null, null, wkt);
+        }
+        if (Peek.Kind == Kind.String && Peek.Text.TrimStart().StartsWith("spatial.", StringComparison.OrdinalIgnoreCase))
+        {
+            // RavenDB's clients quote a dynamic target in order by: 'spatial.point(lat, lng)'.
+            var quoted = Next();
+            var inner = new RqlParser(quoted.Text);
+            var target = inner.SpatialTarget();
+            if (inner.Peek.Kind != Kind.End || target.Field != null)
+                throw Error($"'{quoted.Text}' is not spatial.point(latitude, longitude) or spatial.wkt(field)", quoted.Position);
+            return target;
+        }
+        return new RqlSpatialTarget(Path(), null, null, null);
+    }
+
+    /// <summary><c>spatial.circle(r, lat, lng[, units])</c>, <c>spatial.wkt(text[, units])</c>, or (with <paramref name="point"/>) <c>spatial.point(lat, lng)</c>.</summary>
+    private RqlShape Shape(bool point)
+    {
+        int position = Peek.Position;
+        string kind = IsSpatial("circle") ? "circle" : IsSpatial("wkt") ? "wkt" : point && IsSpatial("point") ? "point" : "";
+        if (kind == "")
+            throw Error($"expected spatial.circle(radius, latitude, longitude) or spatial.wkt('shape'){(point ? " or spatial.point(latitude, longitude)" : "")} but found {Describe(Peek)}", position);
+        _pos += 4;
+        var args = new List<RqlValue> { Value() };
+        while (AcceptSymbol(","))
+            args.Add(Value());
+        ExpectSymbol(")");
+        int least = kind == "circle" ? 3 : kind == "point" ? 2 : 1, most = kind == "circle" ? 4 : kind == "point" ? 2 : 2;
+        if (args.Count < least || args.Count > most)
+            throw Error($"spatial.{kind}() takes {least}{(most > least ? $" or {most}" : "")} arguments, got {args.Count}", position);
+        return new RqlShape(kind, args, position);
+    }
+
     /// <summary>A word followed by '(' (a function call).</summary>
     private bool IsFunction(string name) => IsWord(name) && _tokens[Math.Min(_pos + 1, _tokens.Count - 1)] is { Kind: Kind.Symbol, Text: "(" };
 
@@ -462,6 +533,19 @@ public sealed class RqlParser
 
     private RqlOrder OrderKey()
     {
+        if (IsSpatial("distance"))
+        {
+            _pos += 4;
+            var target = SpatialTarget();
+            ExpectSymbol(",");
+            var from = Shape(point: true);
+            RqlValue? round = AcceptSymbol(",") ? Value() : null;
+            ExpectSymbol(")");
+            bool far = AcceptWord("desc") || AcceptWord("descending");
+            if (!far)
+                _ = AcceptWord("asc") || AcceptWord("ascending");
+            return new RqlOrder(null, RqlOrderType.Distance, far, null) { DistanceOf = target, DistanceFrom = from, RoundFactor = round };
+        }
         if (IsWord("random") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
         {
             _pos += 2;
@@ -580,6 +664,8 @@ public sealed class RqlParser
         }
         if (IsFunction("moreLikeThis"))
             return MoreLikeThis(depth);
+        if (IsSpatial("within") || IsSpatial("intersects") || IsSpatial("disjoint") || IsSpatial("contains"))
+            return Spatial();
         if (Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
             return Method();
         var field = Path();

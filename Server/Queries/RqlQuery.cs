@@ -50,8 +50,18 @@ public sealed record RqlHighlight(RqlPath Field, RqlValue FragmentLength, RqlVal
 /// <summary>Where a query reads: a collection, an index, or every document.</summary>
 public sealed record RqlSource(string? Collection, string? Index, bool AllDocs);
 
-/// <summary>One <c>order by</c> key: a field (or random()), its ordering type and direction.</summary>
-public sealed record RqlOrder(RqlPath? Field, RqlOrderType Type, bool Descending, string? RandomSeed);
+/// <summary>One <c>order by</c> key: a field (or random(), score(), spatial.distance()), its ordering type and direction.</summary>
+public sealed record RqlOrder(RqlPath? Field, RqlOrderType Type, bool Descending, string? RandomSeed)
+{
+    /// <summary><c>spatial.distance(target, from[, roundFactor])</c>: what is measured.</summary>
+    public RqlSpatialTarget? DistanceOf { get; init; }
+
+    /// <summary><c>spatial.distance</c>: the point (or shape centre) measured from.</summary>
+    public RqlShape? DistanceFrom { get; init; }
+
+    /// <summary><c>spatial.distance</c>: distances are rounded to multiples of this (kilometres), or null.</summary>
+    public RqlValue? RoundFactor { get; init; }
+}
 
 /// <summary>How an order-by key compares.</summary>
 public enum RqlOrderType
@@ -68,6 +78,8 @@ public enum RqlOrderType
     String,
     /// <summary><c>random()</c>.</summary>
     Random,
+    /// <summary><c>spatial.distance(..)</c>: nearest first (kilometres; missing values first).</summary>
+    Distance,
     /// <summary><c>score()</c>: the relevance of the query's search() matches, best first (<c>desc</c>: worst first), as RavenDB.</summary>
     Score,
 }
@@ -114,6 +126,28 @@ public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlE
 /// (an artificial document given as JSON text).
 /// </summary>
 public sealed record RqlMoreLikeThis(RqlExpression? Source, RqlValue? Document, RqlValue? Options, int Position) : RqlExpression;
+
+/// <summary>
+/// <c>spatial.within|intersects|disjoint|contains(target, shape)</c>: how the target's shapes relate to the query
+/// shape (within: inside it; contains: holding it).
+/// </summary>
+public sealed record RqlSpatial(string Relation, RqlSpatialTarget Target, RqlShape Shape, int Position) : RqlExpression;
+
+/// <summary>
+/// What a spatial condition reads: a spatial field of an index (<see cref="Field"/>), or document values —
+/// <c>spatial.point(lat, lng)</c> or <c>spatial.wkt(path)</c> (dynamic queries).
+/// </summary>
+public sealed record RqlSpatialTarget(RqlPath? Field, RqlPath? Latitude, RqlPath? Longitude, RqlPath? Wkt)
+{
+    /// <summary>The paths read.</summary>
+    public IEnumerable<RqlPath> Paths() => new[] { Field, Latitude, Longitude, Wkt }.Where(p => p != null)!;
+
+    /// <summary>As written in the query.</summary>
+    public override string ToString() => Field?.ToString() ?? (Wkt != null ? $"spatial.wkt({Wkt})" : $"spatial.point({Latitude}, {Longitude})");
+}
+
+/// <summary>A query shape: <c>spatial.circle(radius, lat, lng[, units])</c>, <c>spatial.wkt(text[, units])</c> or <c>spatial.point(lat, lng)</c>.</summary>
+public sealed record RqlShape(string Kind, IReadOnlyList<RqlValue> Args, int Position);
 
 /// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>exists(field)</c>.</summary>
 public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression;

@@ -89,6 +89,16 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.Contains("mlt: ok", stdout);
     }
 
+    /// <summary>spatial.mjs: CreateSpatialField, withinRadius (km, miles), WKT within/intersects/disjoint, orderByDistance, a dynamic PointField (issue 21).</summary>
+    [Fact]
+    public async Task Official_node_client_queries_spatially()
+    {
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunNode("spatial.mjs", server.Url.ToString().TrimEnd('/'), "spatial");
+        Assert.True(exitCode == 0, $"spatial.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("spatial: ok", stdout);
+    }
+
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
     [Fact]
     public async Task Official_node_client_hilo_ids_stay_unique_across_a_server_restart()
