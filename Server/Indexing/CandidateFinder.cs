@@ -31,6 +31,9 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     /// </summary>
     public Dictionary<RqlExpression, Dictionary<long, float>> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
 
+    /// <summary>After <see cref="Find"/>: the Lucene queries run for search() and moreLikeThis() (for explanations()).</summary>
+    public List<Query> LuceneQueries { get; } = [];
+
     /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
     public List<long>? Find(RqlExpression? where)
     {
@@ -136,7 +139,10 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             {
                 var hits = new Dictionary<long, float>();
                 if (moreLikeThis?.GetValueOrDefault(m) is { } query)
+                {
                     new IndexSearcher(reader).Search(query, new ScoreCollector(hits));
+                    LuceneQueries.Add(query);
+                }
                 SearchHits[m] = hits;
                 return [.. hits.Keys];
             }
@@ -185,6 +191,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
                 var hits = new Dictionary<long, float>();
                 new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
+                LuceneQueries.Add(query.Indexed);
                 SearchHits[m] = hits;
                 return [.. hits.Keys];
             }

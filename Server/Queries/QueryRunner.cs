@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
@@ -43,6 +44,9 @@ public sealed class QueryRunner
     private Dictionary<RqlExpression, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
     private List<FacetPlan>? _facets;
+    private QueryTimings? _timings;
+    private Lucene.Net.Index.IndexReader? _explainReader; // a reference kept for explanations(), given back when the query ends
+    private Lucene.Net.Search.Query? _explainQuery;
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
@@ -61,7 +65,7 @@ public sealed class QueryRunner
     {
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
-        var runner = new QueryRunner(db, query, parameters);
+        var runner = new QueryRunner(db, query, parameters) { _timings = query.Timings ? new QueryTimings() : null };
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
@@ -220,6 +224,7 @@ public sealed class QueryRunner
             // it is answered, projected or needed to sort, not for every match of a sorted query.
             using var dbTx = _db.Environment.ReadTransaction();
             long lastEtag = DocumentsStorage.LastEtag(dbTx);
+            long phase = Stopwatch.GetTimestamp();
             foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
             {
                 bool keep = condition == null || Evaluate(condition, row);
@@ -238,6 +243,7 @@ public sealed class QueryRunner
                 else
                     row.Dispose();
             }
+            _timings?.Add("Query", phase);
             if (_exactTotal is { } exactTotal)
             {
                 // Only the page was read (it starts at skip).
@@ -246,11 +252,21 @@ public sealed class QueryRunner
             }
             string indexName = index?.Name ?? (_query.Source.AllDocs ? "AllDocs" : "collection/" + _query.Source.Collection);
             if (facets != null)
-                return new QueryAnswer(facets.Results(), total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime);
+            {
+                phase = Stopwatch.GetTimestamp();
+                var facetResults = facets.Results();
+                _timings?.Add("Facets", phase);
+                return new QueryAnswer(facetResults, total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
+            }
+            phase = Stopwatch.GetTimestamp();
             if (_query.OrderBy.Count > 0)
                 matches = Sort(matches);
             else if (byRelevance)
                 matches = [.. matches.OrderByDescending(Score)];
+            if (_query.OrderBy.Count > 0 || byRelevance)
+                _timings?.Add("Sort", phase);
+            phase = Stopwatch.GetTimestamp();
+            var explanations = _query.Explanations == null ? null : new Dictionary<string, string>(StringComparer.Ordinal);
             var results = new List<byte[]>();
             var seen = _query.Distinct ? new HashSet<string>(StringComparer.Ordinal) : null;
             int skipped = 0;
@@ -281,6 +297,8 @@ public sealed class QueryRunner
                     continue;
                 results.Add(output);
                 highlights?.Add(row, row.Document!.Id);
+                if (explanations != null && _explainQuery != null && _explainReader != null && row.IndexEntry >= 0)
+                    explanations[row.Document!.Id] = new Lucene.Net.Search.IndexSearcher(_explainReader).Explain(_explainQuery, (int)row.IndexEntry).ToString();
                 foreach (string path in _query.Include)
                 {
                     var ids = new List<string>();
@@ -289,15 +307,37 @@ public sealed class QueryRunner
                         included.TryAdd(id, null);
                 }
             }
+            _timings?.Add("Projection", phase);
+            phase = Stopwatch.GetTimestamp();
             foreach (string id in included.Keys.ToList())
                 included[id] = _db.Documents.Get(dbTx, id);
+            if (included.Count > 0)
+                _timings?.Add("Includes", phase);
+            var timings = _timings;
             return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime)
             {
-                WriteExtras = highlights == null ? null : highlights.Write,
+                WriteExtras = highlights == null && timings == null && explanations == null ? null : w =>
+                {
+                    highlights?.Write(w);
+                    if (explanations != null)
+                    {
+                        w.WriteStartObject("Explanations");
+                        foreach (var (id, text) in explanations)
+                        {
+                            w.WriteStartArray(id);
+                            w.WriteStringValue(text);
+                            w.WriteEndArray();
+                        }
+                        w.WriteEndObject();
+                    }
+                    timings?.Write(w);
+                },
             };
         }
         finally
         {
+            _explainReader?.DecRef();
+            _explainReader = null;
             foreach (var row in matches)
                 row.Dispose();
         }
@@ -389,7 +429,9 @@ public sealed class QueryRunner
         var snapshot = index.AcquireSnapshot();
         try
         {
+            long since = Stopwatch.GetTimestamp();
             stale = _stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
+            _timings?.Add("Staleness", since);
         }
         catch
         {
@@ -408,7 +450,19 @@ public sealed class QueryRunner
             var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, Miles(sp.Target)));
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
+            long since = Stopwatch.GetTimestamp();
             var candidates = finder.Find(_query.Where);
+            _timings?.Add("Lucene", since);
+            if (_query.Explanations != null && finder.LuceneQueries.Count > 0)
+            {
+                // explanations(): Lucene's account of each answered entry's score under the query's search()/moreLikeThis().
+                var explain = new Lucene.Net.Search.BooleanQuery();
+                foreach (var q in finder.LuceneQueries)
+                    explain.Add(q, Lucene.Net.Search.Occur.SHOULD);
+                _explainQuery = explain;
+                reader.IncRef();
+                _explainReader = reader;
+            }
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
             if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
             {

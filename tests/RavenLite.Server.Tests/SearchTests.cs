@@ -159,4 +159,31 @@ public sealed class SearchTests
         var fresh = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by N", "slow");
         Assert.Equal([0], Ns(fresh));
     }
+
+    [Fact]
+    public async Task Timings_and_explanations_account_for_the_answer()
+    {
+        await using var server = await StartAsync();
+        var answer = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() include timings(), explanations() limit 3", "fox quick");
+        var timings = answer.GetProperty("Timings");
+        double total = timings.GetProperty("DurationInMs").GetDouble();
+        var query = timings.GetProperty("Timings").GetProperty("Query");
+        Assert.InRange(query.GetProperty("DurationInMs").GetDouble(), 0, total);
+        Assert.InRange(query.GetProperty("Timings").GetProperty("Lucene").GetProperty("DurationInMs").GetDouble(), 0, query.GetProperty("DurationInMs").GetDouble());
+        Assert.True(timings.GetProperty("Timings").TryGetProperty("Sort", out _));
+        var explanations = answer.GetProperty("Explanations");
+        var ids = answer.GetProperty("Results").EnumerateArray().Select(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!).ToList();
+        Assert.Equal(3, ids.Count);
+        foreach (string id in ids)
+        {
+            string why = explanations.GetProperty(id)[0].GetString()!;
+            // Lucene's explanation of the same score the answer carries.
+            double score = answer.GetProperty("Results").EnumerateArray().Single(d => d.GetProperty("@metadata").GetProperty("@id").GetString() == id).GetProperty("@metadata").GetProperty("@index-score").GetDouble();
+            Assert.StartsWith(score.ToString("0.####", System.Globalization.CultureInfo.InvariantCulture)[..4], why, StringComparison.Ordinal);
+            Assert.Contains("idf", why, StringComparison.Ordinal);
+        }
+        var plain = await Query(server, "from index 'Notes/ByText' where search(Text, $s)", "fox");
+        Assert.False(plain.TryGetProperty("Timings", out _));
+        Assert.False(plain.TryGetProperty("Explanations", out _));
+    }
 }

@@ -40,6 +40,17 @@ try {
   assert.deepEqual(ns(english), [2, 3]);
   await assert.rejects(store.maintenance.send(new PutIndexesOperation({ name: "Notes/Bad", maps: new Set(["from n in docs.Notes select new { n.text }"]), fields: { text: { analyzer: "NoSuchAnalyzer" } } })),
     (e) => e.name === "IndexCompilationException");
+  // include timings() and explanations(): Lucene's account of each answer's score.
+  let timings, explanations;
+  const explained = store.openSession();
+  const withWhy = await explained.query({ indexName: "Notes/ByText", documentType: Note }).waitForNonStaleResults()
+    .timings(t => timings = t).includeExplanations(e => explanations = e).search("text", "fox").all();
+  assert.equal(withWhy.length, 2);
+  assert.ok(timings.durationInMs >= 0 && timings.timings.query.durationInMs >= 0 && timings.timings.query.timings.lucene.durationInMs >= 0, JSON.stringify(timings));
+  for (const doc of withWhy) {
+    const why = explanations.explanations[explained.advanced.getDocumentId(doc)];
+    assert.ok(why.length === 1 && /weight\(s\d+:fox/.test(why[0]) && /idf/.test(why[0]), JSON.stringify(why));
+  }
   console.log("search: ok");
   clearTimeout(timeout);
   store.dispose();
