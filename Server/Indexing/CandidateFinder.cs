@@ -62,8 +62,15 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         {
             case RqlBinary b:
                 return IsExact(b.Left) && IsExact(b.Right);
-            case RqlCompare { Op: "=" } c when Field(c.Field) is { Indexing: not FieldIndexing.Exact }:
-                return resolve(c.Value) is { ValueKind: JsonValueKind.String } text && WholeTerm(text.GetString()!);
+            case RqlCompare { Op: "=" } c when Field(c.Field) is { Indexing: not FieldIndexing.Exact }
+                && resolve(c.Value) is { ValueKind: JsonValueKind.String } text:
+                return WholeTerm(text.GetString()!);
+            // Number terms hold the exact double, so inclusive numeric comparisons find exactly the entries with a
+            // value in range (values equal as doubles but not as decimals, beyond 15 significant digits, aside).
+            case RqlCompare { Op: "=" or "<=" or ">=" } c when Field(c.Field) is { Spatial: false }:
+                return resolve(c.Value).ValueKind == JsonValueKind.Number;
+            case RqlBetween bt when Field(bt.Field) is { Spatial: false }:
+                return resolve(bt.Low).ValueKind == JsonValueKind.Number && resolve(bt.High).ValueKind == JsonValueKind.Number;
             case RqlMethod { Name: "search" } m when Field(m.Field) is { Indexing: FieldIndexing.Search }:
                 return resolve(m.Value!).ValueKind == JsonValueKind.String;
             default:

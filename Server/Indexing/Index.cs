@@ -40,6 +40,28 @@ public sealed class Index : IDisposable
     /// </summary>
     internal const string EntryField = "@entry";
 
+    /// <summary>
+    /// The numeric doc value a field's first value sorts by (<c>o{field id}</c>, every field of every entry):
+    /// <see cref="SortMissing"/> when the field has no value or null, <see cref="SortOther"/> when its first
+    /// value is not a number (text, boolean, object), else the number's order-preserving bits
+    /// (<see cref="SortableBits"/>).
+    /// </summary>
+    internal static string SortField(ushort fieldId) => "o" + fieldId.ToString(CultureInfo.InvariantCulture);
+
+    internal const long SortMissing = long.MinValue, SortOther = long.MaxValue;
+
+    /// <summary>A double as a long whose signed order is the numeric order (-0 as 0), never <see cref="SortMissing"/> or <see cref="SortOther"/> for a finite number.</summary>
+    internal static long SortableBits(double d)
+    {
+        if (d == 0)
+            d = 0;
+        long bits = BitConverter.DoubleToInt64Bits(d);
+        return bits < 0 ? bits ^ long.MaxValue : bits;
+    }
+
+    /// <summary>The number <see cref="SortableBits"/> encoded.</summary>
+    internal static double FromSortableBits(long v) => BitConverter.Int64BitsToDouble(v < 0 ? v ^ long.MaxValue : v);
+
     /// <summary>Stored field: an entry too long for <see cref="EntryField"/>.</summary>
     internal const string LargeEntryField = "@entry-large";
 
@@ -511,6 +533,22 @@ public sealed class Index : IDisposable
         terms.Clear();
         using (var parsed = JsonDocument.Parse(entry))
         {
+            // Every field's sort value, so a sorted query can rank matches from doc values alone.
+            foreach (var field in Compiled.Fields)
+            {
+                long sort = SortMissing;
+                if (!field.Spatial && parsed.RootElement.TryGetProperty(field.Name, out var values) && values.GetArrayLength() > 0)
+                {
+                    var first = values[0];
+                    sort = first.ValueKind switch
+                    {
+                        JsonValueKind.Number => SortableBits(first.GetDouble()),
+                        JsonValueKind.Null => SortMissing,
+                        _ => SortOther,
+                    };
+                }
+                doc.Add(new NumericDocValuesField(SortField(field.Id), sort));
+            }
             foreach (var p in parsed.RootElement.EnumerateObject())
             {
                 if (Compiled.Field(p.Name) is not { } field)

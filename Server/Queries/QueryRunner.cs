@@ -44,6 +44,7 @@ public sealed class QueryRunner
     private Dictionary<RqlExpression, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
     private List<FacetPlan>? _facets;
+    private bool _presorted; // the rows come ranked already (TopByDocValues)
     private QueryTimings? _timings;
     private Lucene.Net.Index.IndexReader? _explainReader; // a reference kept for explanations(), given back when the query ends
     private Lucene.Net.Search.Query? _explainQuery;
@@ -259,7 +260,7 @@ public sealed class QueryRunner
                 return new QueryAnswer(facetResults, total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
             }
             phase = Stopwatch.GetTimestamp();
-            if (_query.OrderBy.Count > 0)
+            if (_query.OrderBy.Count > 0 && !_presorted)
                 matches = Sort(matches);
             else if (byRelevance)
                 matches = [.. matches.OrderByDescending(Score)];
@@ -471,6 +472,14 @@ public sealed class QueryRunner
                 _exactTotal = candidates.Count;
                 ids = candidates.Skip(_skip).Take(_take);
             }
+            else if ((candidates == null ? _query.Where == null : finder.Exact) && !_stale && !_query.Distinct && _facets == null
+                && TopByDocValues(index.Compiled, reader, candidates) is { } top)
+            {
+                // Exact matches (or every entry) of an index that is not behind, ordered by numeric sort doc values:
+                // only the page's entries are read, already in order.
+                (_exactTotal, _presorted) = (top.Total, true);
+                ids = top.Page;
+            }
             foreach (long entryId in ids)
             {
                 var (lowerId, entryEtag, indexed) = entries.Read((int)entryId);
@@ -568,6 +577,70 @@ public sealed class QueryRunner
                 foreach (var x in Find<T>(n.Operand))
                     yield return x;
                 break;
+        }
+    }
+
+    /// <summary>
+    /// The page of a sorted query ranked from the fields' sort doc values (<see cref="Indexing.Index.SortField"/>),
+    /// keeping only the best skip+take matches (never sorting them all), ties in index order as the full sort;
+    /// null when a key is not a field ordered by number (Default, long, double) or a match's value is not a
+    /// number (text sorts through the full path).
+    /// </summary>
+    private (long Total, List<long> Page)? TopByDocValues(CompiledIndex compiled, Lucene.Net.Index.IndexReader reader, List<long>? candidates)
+    {
+        if (_query.OrderBy.Count == 0)
+            return null;
+        var keys = new List<(Lucene.Net.Index.NumericDocValues Values, bool Descending)>();
+        foreach (var o in _query.OrderBy)
+        {
+            if (o.Field is not { IsId: false } path || o.Type is not (RqlOrderType.Default or RqlOrderType.Long or RqlOrderType.Double)
+                || compiled.Field(path.ToString()) is not { Spatial: false } field
+                || Lucene.Net.Index.MultiDocValues.GetNumericValues(reader, Indexing.Index.SortField(field.Id)) is not { } values)
+                return null;
+            keys.Add((values, o.Descending));
+        }
+        long limit = Math.Min((long)_skip + _take, int.MaxValue);
+        // A max-heap of the best `limit` so far: the root is the worst kept, replaced by anything better.
+        var heap = new PriorityQueue<(long[] Key, long Doc), (long[] Key, long Doc)>(Comparer<(long[] Key, long Doc)>.Create((a, b) => -Better(a, b)));
+        long total = 0;
+        var live = Lucene.Net.Index.MultiFields.GetLiveDocs(reader);
+        IEnumerable<long> docs = candidates ?? AllEntryIds(reader);
+        foreach (long doc in docs)
+        {
+            if (candidates == null && live != null && !live.Get((int)doc))
+                continue;
+            var key = new long[keys.Count];
+            for (int k = 0; k < keys.Count; k++)
+            {
+                long v = keys[k].Values.Get((int)doc);
+                if (v == Indexing.Index.SortOther)
+                    return null;
+                key[k] = v;
+            }
+            total++;
+            if (limit == 0)
+                continue;
+            if (heap.Count < limit)
+                heap.Enqueue((key, doc), (key, doc));
+            else if (Better((key, doc), heap.Peek()) < 0)
+                heap.EnqueueDequeue((key, doc), (key, doc));
+        }
+        var best = new List<(long[] Key, long Doc)>(heap.Count);
+        while (heap.Count > 0)
+            best.Add(heap.Dequeue());
+        best.Reverse();
+        return (total, best.Skip(_skip).Select(b => b.Doc).ToList());
+
+        // Negative when a ranks before b: keys in their directions (missing first ascending), then index order.
+        int Better((long[] Key, long Doc) a, (long[] Key, long Doc) b)
+        {
+            for (int k = 0; k < keys.Count; k++)
+            {
+                int c = a.Key[k].CompareTo(b.Key[k]);
+                if (c != 0)
+                    return keys[k].Descending ? -c : c;
+            }
+            return a.Doc.CompareTo(b.Doc);
         }
     }
 
