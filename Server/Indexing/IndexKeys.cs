@@ -91,6 +91,15 @@ internal static class IndexKeys
         }
     }
 
+    /// <summary>The number a <see cref="NumberTerm"/> text (16 hex digits, UTF-8) encodes.</summary>
+    public static double NumberOfTerm(ReadOnlySpan<byte> term)
+    {
+        long e = 0;
+        foreach (byte b in term)
+            e = (e << 4) | (long)(b <= '9' ? b - '0' : (b | 0x20) - 'a' + 10);
+        return BitConverter.Int64BitsToDouble(e < 0 ? e ^ long.MinValue : ~e);
+    }
+
     /// <summary>The (Lucene field, term) pairs one mapped field's values produce.</summary>
     public static void TermsOf(IndexField field, JsonElement values, HashSet<(string Field, string Term)> into)
     {

@@ -160,18 +160,74 @@ internal sealed class FacetAccumulator
         w.WriteEndObject();
     }
 
+    /// <summary>
+    /// Counts every facet from the index instead of from rows, when each can be (<see cref="Indexing.IndexFacets"/>):
+    /// the matches are exactly <paramref name="matches"/> (null: every live entry). False, with nothing
+    /// counted, when some facet needs the rows.
+    /// </summary>
+    public bool TryAddFromIndex(Lucene.Net.Index.IndexReader reader, Indexing.CompiledIndex index, Lucene.Net.Util.FixedBitSet? matches, Func<RqlValue, JsonElement> resolve)
+    {
+        var counter = new Indexing.IndexFacets(reader, index, matches);
+        if (!_plans.All(p => counter.CanCount(p, resolve)))
+            return false;
+        for (int i = 0; i < _plans.Count; i++)
+        {
+            var plan = _plans[i];
+            var aggregated = plan.Aggregations.Select(a => counter.SortValues(a.Field)!).ToArray();
+            void Count(Bucket b, int doc)
+            {
+                b.Count++;
+                for (int a = 0; a < aggregated.Length; a++)
+                {
+                    long v = aggregated[a].Get(doc);
+                    if (v != Indexing.Index.SortMissing && v != Indexing.Index.SortOther)
+                        b.Aggregates[a].Add(Indexing.Index.FromSortableBits(v));
+                }
+            }
+            if (plan.Ranges.Count > 0)
+            {
+                var ranges = plan.Ranges.Select(r => Indexing.IndexFacets.NumericRange(r.Condition, resolve)!.Value).ToList();
+                var docs = counter.RangeDocs(plan.RangeField!, ranges);
+                for (int r = 0; r < ranges.Count; r++)
+                    foreach (int doc in docs[r])
+                        Count(_byRange[i][r], doc);
+            }
+            else if (plan.Field == null)
+            {
+                foreach (int doc in counter.AllMatches())
+                    Count(Get(i, FacetPlan.AllResults, plan), doc);
+            }
+            else
+            {
+                foreach (var (term, docs, count) in counter.Terms(plan.Field, countsOnly: aggregated.Length == 0))
+                {
+                    if (count >= 0)
+                    {
+                        if (count > 0)
+                            Get(i, term, plan).Count += count;
+                        continue;
+                    }
+                    Bucket? bucket = null;
+                    foreach (int doc in docs)
+                        Count(bucket ??= Get(i, term, plan), doc);
+                }
+            }
+        }
+        return true;
+    }
+
     private sealed class Bucket(int aggregations)
     {
         public int Count;
         public readonly Aggregate[] Aggregates = Enumerable.Range(0, aggregations).Select(_ => new Aggregate()).ToArray();
 
+        /// <summary>Counts a match; each aggregated field adds its first value when that is a number (as its sort doc value holds it).</summary>
         public void Add(FacetPlan plan, Row row)
         {
             Count++;
             for (int a = 0; a < Aggregates.Length; a++)
-                foreach (var v in row.Values(plan.Aggregations[a].Field))
-                    if (v.ValueKind == JsonValueKind.Number)
-                        Aggregates[a].Add(v.GetDouble());
+                if (row.Values(plan.Aggregations[a].Field) is [{ ValueKind: JsonValueKind.Number } v, ..])
+                    Aggregates[a].Add(v.GetDouble());
         }
     }
 
@@ -193,6 +249,9 @@ internal sealed class FacetAccumulator
 /// <summary>How one field's values become facet terms: as indexed (lower-cased unless exact), or the words of a Search field.</summary>
 internal sealed class FieldTerms(bool exact, Analyzer? words)
 {
+    /// <summary>A number as a facet term: the shortest text that reads back as the same double.</summary>
+    public static string NumberText(double d) => d.ToString("R", System.Globalization.CultureInfo.InvariantCulture);
+
     public IEnumerable<string> Terms(JsonElement v)
     {
         switch (v.ValueKind)
@@ -203,7 +262,7 @@ internal sealed class FieldTerms(bool exact, Analyzer? words)
                     return [exact ? s : s.ToLowerInvariant()];
                 return Words(s);
             case JsonValueKind.Number:
-                return [v.GetRawText()];
+                return [NumberText(v.GetDouble())];
             case JsonValueKind.True:
                 return ["true"];
             case JsonValueKind.False:

@@ -45,6 +45,7 @@ public sealed class QueryRunner
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
     private List<FacetPlan>? _facets;
     private bool _presorted; // the rows come ranked already (TopByDocValues)
+    private FacetAccumulator? _facetCounts;
     private QueryTimings? _timings;
     private Lucene.Net.Index.IndexReader? _explainReader; // a reference kept for explanations(), given back when the query ends
     private Lucene.Net.Search.Query? _explainQuery;
@@ -217,7 +218,7 @@ public sealed class QueryRunner
         // Without order by, moreLikeThis() answers the most similar first (as RavenDB: Lucene's relevance order).
         bool byRelevance = _query.OrderBy.Count == 0 && Find<RqlMoreLikeThis>(_query.Where).Any();
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct || byRelevance;
-        var facets = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
+        var facets = _facetCounts = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
         var highlights = _query.Highlights.Count == 0 ? null : new HighlightCollector(_query.Highlights, Resolve, SearchOn, AnalyzerOf);
         try
         {
@@ -472,6 +473,13 @@ public sealed class QueryRunner
                 _exactTotal = candidates.Count;
                 ids = candidates.Skip(_skip).Take(_take);
             }
+            else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && !_stale
+                && _facetCounts.TryAddFromIndex(reader, index.Compiled, MatchSet(reader, candidates), Resolve))
+            {
+                // Exact matches of an index that is not behind: the facets were counted from its terms and doc values.
+                _exactTotal = candidates?.Count ?? reader.NumDocs;
+                yield break;
+            }
             else if ((candidates == null ? _query.Where == null : finder.Exact) && !_stale && !_query.Distinct && _facets == null
                 && TopByDocValues(index.Compiled, reader, candidates) is { } top)
             {
@@ -642,6 +650,17 @@ public sealed class QueryRunner
             }
             return a.Doc.CompareTo(b.Doc);
         }
+    }
+
+    /// <summary>The candidates as a set of document numbers (null: every live entry).</summary>
+    private static Lucene.Net.Util.FixedBitSet? MatchSet(Lucene.Net.Index.IndexReader reader, List<long>? candidates)
+    {
+        if (candidates == null)
+            return null;
+        var set = new Lucene.Net.Util.FixedBitSet(Math.Max(1, reader.MaxDoc));
+        foreach (long c in candidates)
+            set.Set((int)c);
+        return set;
     }
 
     private static IEnumerable<long> AllEntryIds(Lucene.Net.Index.IndexReader reader)

@@ -13,8 +13,11 @@ namespace RavenLite.Bench;
 /// then a simple map index (Company, Employee, Freight, City) and a full-text index (ship-to street
 /// and city, analyzed) built from scratch, each timed until it is no longer stale (docs/s). Then
 /// query latency with page size 25 from 1 and 16 clients: equality (Company), range + order by
-/// (Freight between x and x+1 order by Freight) and full-text (a house number). Peer: PostgreSQL
-/// with the same rows as jsonb, btree expression indexes and a GIN tsvector index, same queries.
+/// (Freight between x and x+1 order by Freight), full-text (a house number), a phrase (house number and
+/// street), a prefix wildcard (house numbers starting with two digits), and facets over every order
+/// (three field facets and ten Freight ranges; 1 client). Peer: PostgreSQL with the same rows as jsonb,
+/// btree expression indexes and a GIN tsvector index, the same queries (facets as GROUP BY counts and a
+/// CASE range count).
 /// </summary>
 internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = true)
 {
@@ -62,7 +65,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
         }
         foreach (var (workload, rql) in Queries())
         {
-            foreach (int clients in Clients)
+            foreach (int clients in workload == "query-facets" ? [1] : Clients)
             {
                 var (ops, seconds, p50, p99) = Drive(clients, async (rnd) =>
                 {
@@ -74,6 +77,14 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
                     using var json = JsonDocument.Parse(await r.Content.ReadAsStreamAsync());
                     if (json.RootElement.GetProperty("IsStale").GetBoolean())
                         throw new InvalidOperationException("stale answer");
+                    if (workload == "query-facets")
+                    {
+                        // Every order falls in exactly one Freight range: the counts must add up to all of them.
+                        long ranged = json.RootElement.GetProperty("Results").EnumerateArray().Single(f => f.GetProperty("Name").GetString() == "Freight")
+                            .GetProperty("Values").EnumerateArray().Sum(v => v.GetProperty("Count").GetInt64());
+                        if (ranged != docs.Count)
+                            throw new InvalidOperationException($"facets counted {ranged} orders in the Freight ranges, not {docs.Count}");
+                    }
                     return json.RootElement.GetProperty("Results").GetArrayLength();
                 });
                 rows.Add(new BenchResult("indexing", $"{workload}-{clients}-clients", "ravenlite", "-", ops, seconds, ops / seconds, null, null, null, null, null, p50, p99, null));
@@ -92,7 +103,14 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
             return ("from index 'Orders/Simple' where Freight between $lo and $hi order by Freight as double limit 25", new JsonObject { ["lo"] = lo, ["hi"] = lo + 1 });
         });
         yield return ("query-full-text", rnd => ("from index 'Orders/Search' where search(Address, $t) limit 25", new JsonObject { ["t"] = rnd.Next(1, 999).ToString(CultureInfo.InvariantCulture) }));
+        yield return ("query-phrase", rnd => ("from index 'Orders/Search' where search(Address, $t) limit 25", new JsonObject { ["t"] = $"\"{rnd.Next(1, 999)} main\"" }));
+        yield return ("query-wildcard", rnd => ("from index 'Orders/Search' where search(Address, $t) limit 25", new JsonObject { ["t"] = $"{rnd.Next(10, 99)}*" }));
+        yield return ("query-facets", _ => ($"from index 'Orders/Simple' select facet(Company), facet(Employee), facet(City), facet({FreightRanges("Freight")}) as Freight", new JsonObject()));
     }
+
+    /// <summary>Ten Freight ranges covering every order (Freight is 1.00 .. 999.99): below 100, 100 wide, 900 and above.</summary>
+    private static string FreightRanges(string field) =>
+        string.Join(", ", Enumerable.Range(0, 10).Select(i => i == 0 ? $"{field} < 100" : i == 9 ? $"{field} >= 900" : $"{field} >= {i * 100} and {field} < {(i + 1) * 100}"));
 
     private static long WaitForIndex(HttpClient http, string name)
     {
@@ -136,10 +154,16 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
                 return ("SELECT id, body FROM docs WHERE (body->>'Freight')::numeric BETWEEN $1 AND $2 ORDER BY (body->>'Freight')::numeric LIMIT 25", [(decimal)lo, (decimal)(lo + 1)]);
             },
             ["query-full-text"] = rnd => ($"SELECT id, body FROM docs WHERE {Tsv} @@ plainto_tsquery('simple', $1) LIMIT 25", [rnd.Next(1, 999).ToString(CultureInfo.InvariantCulture)]),
+            ["query-phrase"] = rnd => ($"SELECT id, body FROM docs WHERE {Tsv} @@ phraseto_tsquery('simple', $1) LIMIT 25", [$"{rnd.Next(1, 999)} main"]),
+            ["query-wildcard"] = rnd => ($"SELECT id, body FROM docs WHERE {Tsv} @@ to_tsquery('simple', $1) LIMIT 25", [$"{rnd.Next(10, 99)}:*"]),
+            ["query-facets"] = _ => ("SELECT 'c', body->>'Company', count(*) FROM docs GROUP BY 2 UNION ALL SELECT 'e', body->>'Employee', count(*) FROM docs GROUP BY 2 "
+                + "UNION ALL SELECT 'y', body->'ShipTo'->>'City', count(*) FROM docs GROUP BY 2 "
+                + "UNION ALL SELECT 'f', b::text, count(*) FROM (SELECT CASE WHEN (body->>'Freight')::numeric < 100 THEN 0 WHEN (body->>'Freight')::numeric >= 900 THEN 9 "
+                + "ELSE floor((body->>'Freight')::numeric / 100)::int END AS b FROM docs) r GROUP BY b", []),
         };
         foreach (var (workload, make) in sql)
         {
-            foreach (int clients in Clients)
+            foreach (int clients in workload == "query-facets" ? [1] : Clients)
             {
                 var (ops, seconds, p50, p99) = Drive(clients, async rnd =>
                 {
@@ -151,7 +175,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
                     await using var reader = await cmd.ExecuteReaderAsync();
                     while (await reader.ReadAsync())
                     {
-                        _ = reader.GetString(1); // the document text, as the client would receive it
+                        _ = reader.IsDBNull(1) ? null : reader.GetString(1); // the document text (or facet value), as the client would receive it
                         n++;
                     }
                     return n;

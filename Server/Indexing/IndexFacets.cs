@@ -1,0 +1,221 @@
+using System.Text;
+using System.Text.Json;
+using Lucene.Net.Index;
+using Lucene.Net.Search;
+using Lucene.Net.Util;
+using RavenLite.Server.Queries;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// Facet counting from an index snapshot instead of from rows (issue 21; the Facet package is not served):
+/// a field facet walks the field's terms in <see cref="IndexKeys.TermsField"/> segment by segment and counts
+/// each term's postings that are matches; a numeric range facet does the same over the field's number terms
+/// that fall in the range (a match counted once per range); aggregations read the fields' sort doc values
+/// (<see cref="Index.SortField"/>: the first value when it is a number). Used only when the matches are known
+/// exactly (the index is not behind and the where clause's candidates are exact), so the counts equal the
+/// row-by-row ones (<see cref="FacetAccumulator"/>). Fields it cannot count exactly — Search and Exact fields,
+/// spatial fields, text terms that may have been cut at 256 bytes, text and number terms naming the same
+/// value, ranges that are not numeric — make <see cref="CanCount"/> false. One instance per query; not
+/// thread-safe.
+/// </summary>
+internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, FixedBitSet? matches)
+{
+    private readonly IBits? _live = MultiFields.GetLiveDocs(reader);
+    private readonly Dictionary<string, NumericDocValues?> _sortValues = new(StringComparer.Ordinal);
+
+    /// <summary>True when every part of <paramref name="plan"/> can be counted from the index.</summary>
+    public bool CanCount(FacetPlan plan, Func<RqlValue, JsonElement> resolve)
+    {
+        if (plan.Aggregations.Any(a => SortValues(a.Field) == null))
+            return false;
+        if (plan.Ranges.Count > 0)
+            return Plain(plan.RangeField!) != null && plan.Ranges.All(r => NumericRange(r.Condition, resolve) != null);
+        return plan.Field == null || (Plain(plan.Field) is { } f && TermsAreWhole(f));
+    }
+
+    /// <summary>A Default (lower-cased whole values), non-spatial field of the index, or null.</summary>
+    private IndexField? Plain(RqlPath path) =>
+        !path.IsId && index.Field(path.ToString()) is { Indexing: FieldIndexing.Default, Spatial: false } f ? f : null;
+
+    /// <summary>The field's sort doc values (first numeric value), or null when the field or its doc values are missing.</summary>
+    public NumericDocValues? SortValues(RqlPath path)
+    {
+        string key = path.ToString();
+        if (!_sortValues.TryGetValue(key, out var values))
+        {
+            values = !path.IsId && index.Field(key) is { Spatial: false } f ? MultiDocValues.GetNumericValues(reader, Index.SortField(f.Id)) : null;
+            _sortValues[key] = values;
+        }
+        return values;
+    }
+
+    /// <summary>No text term may have been cut, and no text term spells a number or boolean term of the field.</summary>
+    private bool TermsAreWhole(IndexField f)
+    {
+        var texts = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var (text, _, _) in KindTerms(f, IndexKeys.Text, withDocs: false))
+        {
+            if (Encoding.UTF8.GetByteCount(text) >= IndexKeys.MaxTermBytes - 3 || text.Contains('\u0001'))
+                return false;
+            texts.Add(text);
+        }
+        foreach (var (text, _, _) in KindTerms(f, IndexKeys.Number, withDocs: false).Concat(KindTerms(f, IndexKeys.Bool, withDocs: false)))
+            if (texts.Contains(text))
+                return false;
+        return true;
+    }
+
+    /// <summary>An inclusive-or-exclusive numeric interval of a range condition, or null when it is not one.</summary>
+    public static (double Low, bool LowIn, double High, bool HighIn)? NumericRange(RqlExpression e, Func<RqlValue, JsonElement> resolve)
+    {
+        double? Num(RqlValue v) => resolve(v) is { ValueKind: JsonValueKind.Number } n ? n.GetDouble() : null;
+        switch (e)
+        {
+            case RqlCompare c when Num(c.Value) is { } v:
+                return c.Op switch
+                {
+                    "<" => (double.NegativeInfinity, true, v, false),
+                    "<=" => (double.NegativeInfinity, true, v, true),
+                    ">" => (v, false, double.PositiveInfinity, true),
+                    ">=" => (v, true, double.PositiveInfinity, true),
+                    _ => null,
+                };
+            case RqlBetween b when Num(b.Low) is { } lo && Num(b.High) is { } hi:
+                return (lo, true, hi, true);
+            case RqlBinary { IsAnd: true } a when NumericRange(a.Left, resolve) is { } l && NumericRange(a.Right, resolve) is { } r:
+            {
+                var (low, lowIn) = l.Low > r.Low || (l.Low == r.Low && !l.LowIn) ? (l.Low, l.LowIn) : (r.Low, r.LowIn);
+                var (high, highIn) = l.High < r.High || (l.High == r.High && !l.HighIn) ? (l.High, l.HighIn) : (r.High, r.HighIn);
+                return (low, lowIn, high, highIn);
+            }
+            default:
+                return null;
+        }
+    }
+
+    /// <summary>Every match (global document numbers).</summary>
+    public IEnumerable<int> AllMatches()
+    {
+        if (matches != null)
+        {
+            for (int doc = matches.NextSetBit(0); doc >= 0 && doc != DocIdSetIterator.NO_MORE_DOCS; doc = doc + 1 < matches.Length ? matches.NextSetBit(doc + 1) : -1)
+                yield return doc;
+            yield break;
+        }
+        for (int doc = 0; doc < reader.MaxDoc; doc++)
+            if (_live == null || _live.Get(doc))
+                yield return doc;
+    }
+
+    /// <summary>
+    /// For each range, the matches with a number of the field in it (each match once per range): one pass over
+    /// the field's number terms (decoded from their bytes), each term's postings read once.
+    /// </summary>
+    public List<int>[] RangeDocs(RqlPath path, IReadOnlyList<(double Low, bool LowIn, double High, bool HighIn)> ranges)
+    {
+        var f = Plain(path)!;
+        var result = ranges.Select(_ => new List<int>()).ToArray();
+        var seen = ranges.Select(_ => new FixedBitSet(Math.Max(1, reader.MaxDoc))).ToArray();
+        var prefix = new BytesRef(IndexKeys.TermText(IndexKeys.FieldName(f.Id, IndexKeys.Number), ""));
+        var hit = new List<int>(ranges.Count);
+        foreach (var leaf in reader.Leaves)
+        {
+            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
+            if (terms == null)
+                continue;
+            var te = terms.GetEnumerator();
+            if (te.SeekCeil(prefix) == TermsEnum.SeekStatus.END)
+                continue;
+            DocsEnum? reuse = null;
+            do
+            {
+                var term = te.Term;
+                if (!StringHelper.StartsWith(term, prefix))
+                    break;
+                double x = IndexKeys.NumberOfTerm(term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length));
+                hit.Clear();
+                for (int r = 0; r < ranges.Count; r++)
+                {
+                    var range = ranges[r];
+                    if ((x > range.Low || (x == range.Low && range.LowIn)) && (x < range.High || (x == range.High && range.HighIn)))
+                        hit.Add(r);
+                }
+                if (hit.Count == 0)
+                    continue;
+                reuse = te.Docs(leaf.AtomicReader.LiveDocs, reuse, DocsFlags.NONE);
+                int d;
+                while ((d = reuse.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
+                {
+                    int doc = leaf.DocBase + d;
+                    if (matches != null && !matches.Get(doc))
+                        continue;
+                    foreach (int r in hit)
+                    {
+                        if (seen[r].Get(doc))
+                            continue;
+                        seen[r].Set(doc);
+                        result[r].Add(doc);
+                    }
+                }
+            }
+            while (te.MoveNext());
+        }
+        return result;
+    }
+
+    /// <summary>
+    /// (facet text, matches, count) for every value of the field per segment: text terms, numbers as
+    /// <see cref="Queries.FieldTerms.NumberText"/>, booleans. With <paramref name="countsOnly"/>, where every live
+    /// entry matches and a segment has no deleted entries, the term's document frequency is the count and its
+    /// matches are not listed (Count ≥ 0); otherwise Count is -1 and Docs lists them.
+    /// </summary>
+    public IEnumerable<(string Text, IEnumerable<int> Docs, int Count)> Terms(RqlPath path, bool countsOnly)
+    {
+        var f = Plain(path)!;
+        foreach (char kind in new[] { IndexKeys.Text, IndexKeys.Number, IndexKeys.Bool })
+            foreach (var t in KindTerms(f, kind, withDocs: true, countsOnly && matches == null))
+                yield return t;
+    }
+
+    /// <summary>The field's terms of one kind, per segment, each with its matching documents (global numbers).</summary>
+    private IEnumerable<(string Text, IEnumerable<int> Docs, int Count)> KindTerms(IndexField f, char kind, bool withDocs, bool countsOnly = false)
+    {
+        var prefix = new BytesRef(IndexKeys.TermText(IndexKeys.FieldName(f.Id, kind), ""));
+        foreach (var leaf in reader.Leaves)
+        {
+            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
+            if (terms == null)
+                continue;
+            var te = terms.GetEnumerator();
+            if (te.SeekCeil(prefix) == TermsEnum.SeekStatus.END)
+                continue;
+            do
+            {
+                var term = te.Term;
+                if (!StringHelper.StartsWith(term, prefix))
+                    break;
+                var value = term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length);
+                string text = kind switch
+                {
+                    IndexKeys.Number => Queries.FieldTerms.NumberText(IndexKeys.NumberOfTerm(value)),
+                    IndexKeys.Bool => value.SequenceEqual("1"u8) ? "true" : "false",
+                    _ => Encoding.UTF8.GetString(value),
+                };
+                if (countsOnly && leaf.AtomicReader.LiveDocs == null)
+                    yield return (text, [], te.DocFreq);
+                else
+                    yield return (text, withDocs ? Postings(te.Docs(leaf.AtomicReader.LiveDocs, null, DocsFlags.NONE), leaf.DocBase) : [], -1);
+            }
+            while (te.MoveNext());
+        }
+    }
+
+    private IEnumerable<int> Postings(DocsEnum docs, int docBase)
+    {
+        int d;
+        while ((d = docs.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
+            if (matches == null || matches.Get(docBase + d))
+                yield return docBase + d;
+    }
+}
