@@ -539,6 +539,8 @@ public sealed class Index : IDisposable
                 long sort = SortMissing;
                 if (!field.Spatial && parsed.RootElement.TryGetProperty(field.Name, out var values) && values.GetArrayLength() > 0)
                 {
+                    if (values.GetArrayLength() > 1)
+                        terms.Add((IndexKeys.FieldName(field.Id, IndexKeys.Multi), "")); // facets may count a segment without it from doc values
                     var first = values[0];
                     sort = first.ValueKind switch
                     {

@@ -22,7 +22,7 @@ namespace RavenLite.Server.Indexing;
 internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, FixedBitSet? matches)
 {
     private readonly IBits? _live = MultiFields.GetLiveDocs(reader);
-    private readonly Dictionary<string, NumericDocValues?> _sortValues = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Func<int, long>?> _sortValues = new(StringComparer.Ordinal);
 
     /// <summary>True when every part of <paramref name="plan"/> can be counted from the index.</summary>
     public bool CanCount(FacetPlan plan, Func<RqlValue, JsonElement> resolve)
@@ -39,12 +39,12 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         !path.IsId && index.Field(path.ToString()) is { Indexing: FieldIndexing.Default, Spatial: false } f ? f : null;
 
     /// <summary>The field's sort doc values (first numeric value), or null when the field or its doc values are missing.</summary>
-    public NumericDocValues? SortValues(RqlPath path)
+    public Func<int, long>? SortValues(RqlPath path)
     {
         string key = path.ToString();
         if (!_sortValues.TryGetValue(key, out var values))
         {
-            values = !path.IsId && index.Field(key) is { Spatial: false } f ? MultiDocValues.GetNumericValues(reader, Index.SortField(f.Id)) : null;
+            values = !path.IsId && index.Field(key) is { Spatial: false } f ? Indexing.SortValues.Of(reader, Index.SortField(f.Id)) : null;
             _sortValues[key] = values;
         }
         return values;
@@ -109,19 +109,53 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
     }
 
     /// <summary>
-    /// For each range, the matches with a number of the field in it (each match once per range): one pass over
-    /// the field's number terms (decoded from their bytes), each term's postings read once.
+    /// For each range, the matches with a number of the field in it (each match once per range). A segment where
+    /// no entry has several values of the field (no <c>M</c> term) is counted from the in-memory sort values (one
+    /// value per entry: numbers, decoded once); any other segment by one pass over the field's number terms,
+    /// each term's postings read once.
     /// </summary>
-    public List<int>[] RangeDocs(RqlPath path, IReadOnlyList<(double Low, bool LowIn, double High, bool HighIn)> ranges)
+    /// <param name="path">The field.</param>
+    /// <param name="ranges">The intervals.</param>
+    /// <param name="counts">Per range, the number of matches in it.</param>
+    /// <param name="listDocs">Also list the matches per range (for aggregations); else the lists stay empty.</param>
+    public List<int>[] RangeDocs(RqlPath path, IReadOnlyList<(double Low, bool LowIn, double High, bool HighIn)> ranges, long[] counts, bool listDocs)
     {
         var f = Plain(path)!;
         var result = ranges.Select(_ => new List<int>()).ToArray();
-        var seen = ranges.Select(_ => new FixedBitSet(Math.Max(1, reader.MaxDoc))).ToArray();
+        int n = ranges.Count;
+        var lo = ranges.Select(r => r.Low).ToArray();
+        var hi = ranges.Select(r => r.High).ToArray();
+        var loIn = ranges.Select(r => r.LowIn).ToArray();
+        var hiIn = ranges.Select(r => r.HighIn).ToArray();
         var prefix = new BytesRef(IndexKeys.TermText(IndexKeys.FieldName(f.Id, IndexKeys.Number), ""));
+        var multi = new Term(IndexKeys.TermsField, IndexKeys.TermText(IndexKeys.FieldName(f.Id, IndexKeys.Multi), ""));
         var hit = new List<int>(ranges.Count);
         foreach (var leaf in reader.Leaves)
         {
-            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
+            var segment = leaf.AtomicReader;
+            if (segment.DocFreq(multi) == 0 && Indexing.SortValues.Of(segment, Index.SortField(f.Id)) is { } values)
+            {
+                var live = segment.LiveDocs;
+                for (int d = 0; d < values.Length; d++)
+                {
+                    long v = values[d];
+                    if (v == Index.SortMissing || v == Index.SortOther || (live != null && !live.Get(d)) || (matches != null && !matches.Get(leaf.DocBase + d)))
+                        continue;
+                    double x = Index.FromSortableBits(v);
+                    for (int r = 0; r < n; r++)
+                    {
+                        if ((x > lo[r] || (x == lo[r] && loIn[r])) && (x < hi[r] || (x == hi[r] && hiIn[r])))
+                        {
+                            counts[r]++;
+                            if (listDocs)
+                                result[r].Add(leaf.DocBase + d);
+                        }
+                    }
+                }
+                continue;
+            }
+            var seen = ranges.Select(_ => new FixedBitSet(Math.Max(1, segment.MaxDoc))).ToArray();
+            var terms = segment.GetTerms(IndexKeys.TermsField);
             if (terms == null)
                 continue;
             var te = terms.GetEnumerator();
@@ -135,27 +169,25 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
                     break;
                 double x = IndexKeys.NumberOfTerm(term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length));
                 hit.Clear();
-                for (int r = 0; r < ranges.Count; r++)
-                {
-                    var range = ranges[r];
-                    if ((x > range.Low || (x == range.Low && range.LowIn)) && (x < range.High || (x == range.High && range.HighIn)))
+                for (int r = 0; r < n; r++)
+                    if ((x > lo[r] || (x == lo[r] && loIn[r])) && (x < hi[r] || (x == hi[r] && hiIn[r])))
                         hit.Add(r);
-                }
                 if (hit.Count == 0)
                     continue;
-                reuse = te.Docs(leaf.AtomicReader.LiveDocs, reuse, DocsFlags.NONE);
+                reuse = te.Docs(segment.LiveDocs, reuse, DocsFlags.NONE);
                 int d;
                 while ((d = reuse.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
                 {
-                    int doc = leaf.DocBase + d;
-                    if (matches != null && !matches.Get(doc))
+                    if (matches != null && !matches.Get(leaf.DocBase + d))
                         continue;
                     foreach (int r in hit)
                     {
-                        if (seen[r].Get(doc))
+                        if (seen[r].Get(d))
                             continue;
-                        seen[r].Set(doc);
-                        result[r].Add(doc);
+                        seen[r].Set(d);
+                        counts[r]++;
+                        if (listDocs)
+                            result[r].Add(leaf.DocBase + d);
                     }
                 }
             }

@@ -20,7 +20,7 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 internal static class IndexKeys
 {
-    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z', GeoPrefix = 'G', GeoCell = 'H';
+    public const char Exists = 'E', Text = 'S', Number = 'N', Bool = 'B', Null = 'Z', GeoPrefix = 'G', GeoCell = 'H', Multi = 'M';
 
     /// <summary>At most this many geohash cells index one shape (or look up one query shape).</summary>
     public const int MaxGeoCells = 16;

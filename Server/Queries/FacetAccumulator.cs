@@ -179,7 +179,7 @@ internal sealed class FacetAccumulator
                 b.Count++;
                 for (int a = 0; a < aggregated.Length; a++)
                 {
-                    long v = aggregated[a].Get(doc);
+                    long v = aggregated[a](doc);
                     if (v != Indexing.Index.SortMissing && v != Indexing.Index.SortOther)
                         b.Aggregates[a].Add(Indexing.Index.FromSortableBits(v));
                 }
@@ -187,10 +187,16 @@ internal sealed class FacetAccumulator
             if (plan.Ranges.Count > 0)
             {
                 var ranges = plan.Ranges.Select(r => Indexing.IndexFacets.NumericRange(r.Condition, resolve)!.Value).ToList();
-                var docs = counter.RangeDocs(plan.RangeField!, ranges);
+                var counts = new long[ranges.Count];
+                var docs = counter.RangeDocs(plan.RangeField!, ranges, counts, listDocs: aggregated.Length > 0);
                 for (int r = 0; r < ranges.Count; r++)
-                    foreach (int doc in docs[r])
-                        Count(_byRange[i][r], doc);
+                {
+                    if (aggregated.Length == 0)
+                        _byRange[i][r].Count += (int)counts[r];
+                    else
+                        foreach (int doc in docs[r])
+                            Count(_byRange[i][r], doc);
+                }
             }
             else if (plan.Field == null)
             {

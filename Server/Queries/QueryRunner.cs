@@ -598,12 +598,12 @@ public sealed class QueryRunner
     {
         if (_query.OrderBy.Count == 0)
             return null;
-        var keys = new List<(Lucene.Net.Index.NumericDocValues Values, bool Descending)>();
+        var keys = new List<(Func<int, long> Values, bool Descending)>();
         foreach (var o in _query.OrderBy)
         {
             if (o.Field is not { IsId: false } path || o.Type is not (RqlOrderType.Default or RqlOrderType.Long or RqlOrderType.Double)
                 || compiled.Field(path.ToString()) is not { Spatial: false } field
-                || Lucene.Net.Index.MultiDocValues.GetNumericValues(reader, Indexing.Index.SortField(field.Id)) is not { } values)
+                || SortValues.Of(reader, Indexing.Index.SortField(field.Id)) is not { } values)
                 return null;
             keys.Add((values, o.Descending));
         }
@@ -620,7 +620,7 @@ public sealed class QueryRunner
             var key = new long[keys.Count];
             for (int k = 0; k < keys.Count; k++)
             {
-                long v = keys[k].Values.Get((int)doc);
+                long v = keys[k].Values((int)doc);
                 if (v == Indexing.Index.SortOther)
                     return null;
                 key[k] = v;

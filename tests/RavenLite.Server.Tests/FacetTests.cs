@@ -187,4 +187,31 @@ public sealed class FacetTests(ITestOutputHelper output)
         var bad = await Query(server, "from Items select facet(id('facets/broken'))", expect: HttpStatusCode.BadRequest);
         Assert.Contains("facets/broken", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
+
+    /// <summary>
+    /// Range facets on a field some entries hold several numbers of (counted from the number terms, each match
+    /// once per range) and on one every entry holds one number of (counted from the sort doc values) agree
+    /// with the documents.
+    /// </summary>
+    [Fact]
+    public async Task Range_facets_over_single_and_multi_valued_numbers_count_each_match_once_per_range()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var rnd = new Random(99);
+        var docs = Enumerable.Range(0, 300).Select(i => (Id: $"boxes/{i}", One: rnd.Next(0, 100), Many: Enumerable.Range(0, rnd.Next(0, 4)).Select(_ => rnd.Next(0, 100)).ToArray())).ToList();
+        var commands = new JsonArray();
+        foreach (var d in docs)
+            commands.Add(new JsonObject { ["Id"] = d.Id, ["Type"] = "PUT", ["Document"] = new JsonObject { ["One"] = d.One, ["Many"] = new JsonArray(d.Many.Select(m => (JsonNode)m).ToArray()), ["@metadata"] = new JsonObject { ["@collection"] = "Boxes" } } });
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        var index = """{"Indexes":[{"Name":"Boxes/Numbers","Maps":["from b in docs.Boxes select new { b.One, b.Many }"]}]}""";
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(index))).StatusCode);
+        foreach (string where in new[] { "", "where One >= 50" })
+        {
+            var kept = docs.Where(d => where == "" || d.One >= 50).ToList();
+            var answer = await Query(server, $"from index 'Boxes/Numbers' {where} select facet(Many < 30, Many between 20 and 60, Many > 60) as Many, facet(One < 30, One between 20 and 60, One > 60) as One");
+            Func<int, bool>[] ranges = [x => x < 30, x => x >= 20 && x <= 60, x => x > 60];
+            Assert.Equal(ranges.Select(r => kept.Count(d => d.Many.Any(r))), Facet(answer, "Many").GetProperty("Values").EnumerateArray().Select(v => v.GetProperty("Count").GetInt32()));
+            Assert.Equal(ranges.Select(r => kept.Count(d => r(d.One))), Facet(answer, "One").GetProperty("Values").EnumerateArray().Select(v => v.GetProperty("Count").GetInt32()));
+        }
+    }
 }
