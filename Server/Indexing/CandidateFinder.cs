@@ -122,6 +122,26 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             }
             case RqlBetween bt when Field(bt.Field) is { } f:
                 return Range(f, resolve(bt.Low), resolve(bt.High));
+            case RqlIn { All: true } i when Field(i.Field) is { } f:
+            {
+                // Every listed value: the intersection of their entries.
+                HashSet<long>? result = null;
+                foreach (var rv in i.Values)
+                {
+                    var v = resolve(rv);
+                    foreach (var one in v.ValueKind == JsonValueKind.Array ? v.EnumerateArray().ToList() : [v])
+                    {
+                        var s = Equal(f, one);
+                        if (s == null)
+                            continue; // no narrowing from this value
+                        if (result == null)
+                            result = s;
+                        else
+                            result.IntersectWith(s);
+                    }
+                }
+                return result;
+            }
             case RqlIn i when Field(i.Field) is { } f:
             {
                 var result = new HashSet<long>();

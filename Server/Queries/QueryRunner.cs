@@ -712,6 +712,8 @@ public sealed class QueryRunner
             case RqlMethod { Value: { } mv } m:
                 if (Resolve(mv).ValueKind != JsonValueKind.String)
                     throw ApiException.InvalidQuery($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                if (m.Name == "regex")
+                    RegexOf(m);
                 break;
             case RqlSpatial sp:
                 ShapeOf(sp.Shape, Miles(sp.Target)); // a shape that does not parse is a 400 before anything is read
@@ -789,6 +791,18 @@ public sealed class QueryRunner
                 var high = Resolve(bt.High);
                 bool exact = IsExact(bt.Field);
                 return row.Values(bt.Field).Any(v => Compare(v, low, exact) >= 0 && Compare(v, high, exact) <= 0);
+            }
+            case RqlIn { All: true } i:
+            {
+                var values = row.Values(i.Field);
+                bool exact = IsExact(i.Field);
+                foreach (var rv in i.Values)
+                {
+                    var target = Resolve(rv);
+                    if (!(target.ValueKind == JsonValueKind.Array ? target.EnumerateArray().All(t => EqualsAny(values, t, exact)) : EqualsAny(values, target, exact)))
+                        return false;
+                }
+                return true;
             }
             case RqlIn i:
             {
@@ -930,6 +944,31 @@ public sealed class QueryRunner
         return new FieldTerms(field?.Indexing == FieldIndexing.Exact, field?.Indexing == FieldIndexing.Search ? field.TextAnalyzer : null);
     }
 
+    private static readonly TimeSpan RegexTimeout = TimeSpan.FromMilliseconds(100);
+    private readonly Dictionary<RqlMethod, System.Text.RegularExpressions.Regex> _regexes = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>
+    /// regex()'s pattern (.NET syntax, matched anywhere in the value unless anchored, against the value as the
+    /// index holds it: lower-cased unless the field is Exact), compiled once per query, with a time limit per
+    /// value; a pattern that does not parse is a 400.
+    /// </summary>
+    private System.Text.RegularExpressions.Regex RegexOf(RqlMethod m)
+    {
+        if (_regexes.TryGetValue(m, out var regex))
+            return regex;
+        string pattern = Resolve(m.Value!).GetString()!;
+        try
+        {
+            regex = new System.Text.RegularExpressions.Regex(pattern, System.Text.RegularExpressions.RegexOptions.CultureInvariant, RegexTimeout);
+        }
+        catch (ArgumentException e)
+        {
+            throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: the regex() pattern '{pattern}' is not a valid regular expression: {e.Message}");
+        }
+        _regexes[m] = regex;
+        return regex;
+    }
+
     private bool IsExact(RqlPath path) => _compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact;
 
     private bool Method(RqlMethod m, Row row)
@@ -949,6 +988,18 @@ public sealed class QueryRunner
                 return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).StartsWith(text, StringComparison.Ordinal));
             case "endswith":
                 return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).EndsWith(text, StringComparison.Ordinal));
+            case "regex":
+            {
+                var regex = RegexOf(m);
+                try
+                {
+                    return values.Any(v => v.ValueKind == JsonValueKind.String && regex.IsMatch(Fold(v)));
+                }
+                catch (System.Text.RegularExpressions.RegexMatchTimeoutException)
+                {
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: the regex() pattern took longer than {RegexTimeout.TotalMilliseconds} ms on one value; simplify it.");
+                }
+            }
             default:
                 // search(): an entry the index answered for (its document unchanged since) is a match when
                 // Lucene matched it; anything else is matched against its text values the same way.

@@ -675,6 +675,7 @@ public sealed class RqlParser
             ExpectWord("and");
             return new RqlBetween(field, low, Value());
         }
+        bool all = IsWord("all") && IsWord("in", 1) && AcceptWord("all");
         if (AcceptWord("in"))
         {
             ExpectSymbol("(");
@@ -682,7 +683,7 @@ public sealed class RqlParser
             while (AcceptSymbol(","))
                 values.Add(Value());
             ExpectSymbol(")");
-            return new RqlIn(field, values);
+            return new RqlIn(field, values) { All = all };
         }
         var op = Next();
         if (op.Kind != Kind.Symbol || op.Text is not ("=" or "==" or "!=" or "<>" or "<" or "<=" or ">" or ">="))
@@ -700,7 +701,7 @@ public sealed class RqlParser
         bool allTerms = false;
         switch (method)
         {
-            case "startswith" or "endswith" or "search":
+            case "startswith" or "endswith" or "search" or "regex":
                 ExpectSymbol(",");
                 value = Value();
                 if (method == "search" && AcceptSymbol(","))
@@ -718,7 +719,7 @@ public sealed class RqlParser
             case "exists":
                 break;
             default:
-                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, exists, moreLikeThis)", name.Position);
+                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, regex, exists, moreLikeThis)", name.Position);
         }
         ExpectSymbol(")");
         return new RqlMethod(method, field, value, allTerms);

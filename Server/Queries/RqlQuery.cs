@@ -119,7 +119,11 @@ public sealed record RqlCompare(RqlPath Field, string Op, RqlValue Value) : RqlE
 public sealed record RqlBetween(RqlPath Field, RqlValue Low, RqlValue High) : RqlExpression;
 
 /// <summary><c>field in (v1, v2, ..)</c>; an array parameter expands to its elements.</summary>
-public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlExpression;
+public sealed record RqlIn(RqlPath Field, IReadOnlyList<RqlValue> Values) : RqlExpression
+{
+    /// <summary><c>field all in (..)</c>: every listed value must be among the field's values.</summary>
+    public bool All { get; init; }
+}
 
 /// <summary>
 /// <c>moreLikeThis(id() = 'x' [, $options])</c> (the document a condition selects) or <c>moreLikeThis($json [, $options])</c>
@@ -149,5 +153,5 @@ public sealed record RqlSpatialTarget(RqlPath? Field, RqlPath? Latitude, RqlPath
 /// <summary>A query shape: <c>spatial.circle(radius, lat, lng[, units])</c>, <c>spatial.wkt(text[, units])</c> or <c>spatial.point(lat, lng)</c>.</summary>
 public sealed record RqlShape(string Kind, IReadOnlyList<RqlValue> Args, int Position);
 
-/// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>exists(field)</c>.</summary>
+/// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>regex(field, pattern)</c>, <c>exists(field)</c>.</summary>
 public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression;

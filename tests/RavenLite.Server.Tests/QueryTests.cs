@@ -117,11 +117,22 @@ public sealed class QueryTests(ITestOutputHelper output)
             case 6:
             {
                 string prefix = Names[rnd.Next(Names.Length)][..rnd.Next(1, 3)];
+                if (rnd.Next(2) == 0)
+                {
+                    // regex() runs on the lower-cased value (as the index holds it).
+                    string pattern = rnd.Next(2) == 0 ? "^" + prefix.ToLowerInvariant() : prefix.ToLowerInvariant()[..1] + "[a-z]$";
+                    return new($"regex(Name, {Param(pattern)})", d => d.Name != null && System.Text.RegularExpressions.Regex.IsMatch(d.Name.ToLowerInvariant(), pattern));
+                }
                 return new($"startsWith(Name, {Param(prefix)})", d => d.Name != null && d.Name.StartsWith(prefix, StringComparison.OrdinalIgnoreCase));
             }
             case 7:
             {
                 string tag = TagPool[rnd.Next(TagPool.Length)];
+                if (rnd.Next(2) == 0)
+                {
+                    var all = TagPool.OrderBy(_ => rnd.Next()).Take(rnd.Next(1, 3)).ToArray();
+                    return new($"Tags all in ({string.Join(", ", all.Select(t => Param(t.ToUpperInvariant())))})", d => d.Tags != null && all.All(a => d.Tags.Any(t => Cmp(t, a) == 0)));
+                }
                 return new($"Tags = {Param(tag.ToUpperInvariant())}", d => d.Tags != null && d.Tags.Any(t => Cmp(t, tag) == 0));
             }
             case 8:
@@ -372,6 +383,8 @@ public sealed class QueryTests(ITestOutputHelper output)
     [InlineData("from Users group by Name", "group by")]
     [InlineData("from Users where Age ~ 3", "unexpected character")]
     [InlineData("from Users limit 'x'", "integer")]
+    [InlineData("from Users where regex(Name, '(unclosed')", "not a valid regular expression")]
+    [InlineData("from Users where Tags all (1)", "expected a comparison")]
     public async Task Malformed_queries_are_a_400_InvalidQueryException_naming_the_problem(string rql, string expected)
     {
         await using var server = await TestServer.StartWithDatabaseAsync();
