@@ -219,6 +219,9 @@ public sealed class QueryRunner
         bool byRelevance = _query.OrderBy.Count == 0 && Find<RqlMoreLikeThis>(_query.Where).Any();
         bool needAll = _query.OrderBy.Count > 0 || _query.Distinct || byRelevance;
         var facets = _facetCounts = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
+        // A sorted page keeps only its best skip+take matches as they come (never sorting them all).
+        long limit = (long)skip + take;
+        var top = _query.OrderBy.Count > 0 && !_query.Distinct && facets == null && limit <= TopRowsLimit ? new TopRows(this, (int)limit) : null;
         var highlights = _query.Highlights.Count == 0 ? null : new HighlightCollector(_query.Highlights, Resolve, SearchOn, AnalyzerOf);
         try
         {
@@ -240,11 +243,15 @@ public sealed class QueryRunner
                     row.Dispose();
                     continue;
                 }
-                if (keep && (needAll || matches.Count < (long)skip + take))
+                if (keep && top != null)
+                    top.Offer(row.Bind(_db.Documents.DatabaseId));
+                else if (keep && (needAll || matches.Count < (long)skip + take))
                     matches.Add(row.Bind(_db.Documents.DatabaseId));
                 else
                     row.Dispose();
             }
+            if (top != null)
+                matches = top.Ranked();
             _timings?.Add("Query", phase);
             if (_exactTotal is { } exactTotal)
             {
@@ -261,7 +268,7 @@ public sealed class QueryRunner
                 return new QueryAnswer(facetResults, total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
             }
             phase = Stopwatch.GetTimestamp();
-            if (_query.OrderBy.Count > 0 && !_presorted)
+            if (_query.OrderBy.Count > 0 && !_presorted && top == null)
                 matches = Sort(matches);
             else if (byRelevance)
                 matches = [.. matches.OrderByDescending(Score)];
@@ -342,6 +349,68 @@ public sealed class QueryRunner
             _explainReader = null;
             foreach (var row in matches)
                 row.Dispose();
+            top?.Dispose();
+        }
+    }
+
+    /// <summary>Sorted pages up to this many rows are collected in a bounded heap; longer ones are sorted whole.</summary>
+    private const int TopRowsLimit = 100_000;
+
+    /// <summary>
+    /// The best rows by the query's order seen so far, at most a limit (a heap whose root is the worst kept):
+    /// each offered row is kept, displacing the worst, or let go. Ties keep arrival (index/etag) order, as the
+    /// stable full sort. Disposes every row it lets go of, and on Dispose those still held (unless taken by <see cref="Ranked"/>).
+    /// </summary>
+    private sealed class TopRows(QueryRunner runner, int limit) : IDisposable
+    {
+        private readonly Func<Row, SortKey>[] _keys = runner.SortSelectors();
+        private readonly PriorityQueue<(Row Row, SortKey[] Keys, long Seq), (SortKey[] Keys, long Seq)> _heap =
+            new(Comparer<(SortKey[] Keys, long Seq)>.Create((a, b) => -runner.CompareKeys(a.Keys, a.Seq, b.Keys, b.Seq)));
+        private long _seq;
+        private bool _taken;
+
+        public void Offer(Row row)
+        {
+            if (limit == 0)
+            {
+                row.Dispose();
+                return;
+            }
+            var keys = new SortKey[_keys.Length];
+            for (int k = 0; k < keys.Length; k++)
+                keys[k] = _keys[k](row);
+            long seq = _seq++;
+            if (_heap.Count < limit)
+            {
+                _heap.Enqueue((row, keys, seq), (keys, seq));
+                return;
+            }
+            var worst = _heap.Peek();
+            if (runner.CompareKeys(keys, seq, worst.Keys, worst.Seq) >= 0)
+            {
+                row.Dispose();
+                return;
+            }
+            _heap.EnqueueDequeue((row, keys, seq), (keys, seq)).Row.Dispose();
+        }
+
+        /// <summary>The kept rows, best first (the caller owns them now).</summary>
+        public List<Row> Ranked()
+        {
+            _taken = true;
+            var list = new List<Row>(_heap.Count);
+            while (_heap.Count > 0)
+                list.Add(_heap.Dequeue().Row);
+            list.Reverse();
+            return list;
+        }
+
+        public void Dispose()
+        {
+            if (_taken)
+                return;
+            while (_heap.Count > 0)
+                _heap.Dequeue().Row.Dispose();
         }
     }
 
@@ -1132,44 +1201,60 @@ public sealed class QueryRunner
 
     private List<Row> Sort(List<Row> matches)
     {
-        IOrderedEnumerable<Row>? ordered = null;
+        var selectors = SortSelectors();
+        var keyed = matches.Select((m, i) => (Row: m, Keys: selectors.Select(f => f(m)).ToArray(), Seq: (long)i)).ToList();
+        keyed.Sort((a, b) => CompareKeys(a.Keys, a.Seq, b.Keys, b.Seq));
+        return keyed.Select(k => k.Row).ToList();
+    }
+
+    /// <summary>One key function per order-by key (random keys are drawn per row in arrival order).</summary>
+    private Func<Row, SortKey>[] SortSelectors()
+    {
+        var result = new List<Func<Row, SortKey>>();
         foreach (var key in _query.OrderBy)
         {
-            Func<Row, SortKey> selector;
             if (key.Type == RqlOrderType.Score)
             {
                 // As RavenDB (Lucene's relevance sort): score() puts the best match first, score() desc the worst.
-                selector = m => new SortKey(1, -Score(m), null);
+                result.Add(m => new SortKey(1, -Score(m), null));
             }
             else if (key.Type == RqlOrderType.Distance)
             {
                 var from = ShapeOf(key.DistanceFrom!, false).Center;
                 bool miles = Miles(key.DistanceOf!);
                 double round = key.RoundFactor is { } rf && Resolve(rf) is { ValueKind: JsonValueKind.Number } r && r.GetDouble() > 0 ? r.GetDouble() : 0;
-                selector = m =>
+                result.Add(m =>
                 {
                     var shapes = ShapesOf(key.DistanceOf!, m);
                     if (shapes.Count == 0)
                         return new SortKey(0, 0, null);
                     double d = shapes.Min(x => GeoShape.Haversine(from.Lat, from.Lng, x.Center.Lat, x.Center.Lng)) / (miles ? GeoShape.KmPerMile : 1);
                     return new SortKey(1, round > 0 ? Math.Round(d / round) * round : d, null);
-                };
+                });
             }
             else if (key.Type == RqlOrderType.Random)
             {
                 var rnd = key.RandomSeed is { } seed ? new Random(StableHash(seed)) : new Random();
-                var randomKeys = matches.ToDictionary(m => m.Document!.Id, _ => rnd.NextDouble(), StringComparer.OrdinalIgnoreCase);
-                selector = m => new SortKey(1, randomKeys[m.Document!.Id], null);
+                result.Add(_ => new SortKey(1, rnd.NextDouble(), null));
             }
             else
             {
-                selector = m => KeyOf(m, key);
+                result.Add(m => KeyOf(m, key));
             }
-            ordered = ordered == null
-                ? (key.Descending ? matches.OrderByDescending(selector, SortKeyComparer.Instance) : matches.OrderBy(selector, SortKeyComparer.Instance))
-                : (key.Descending ? ordered.ThenByDescending(selector, SortKeyComparer.Instance) : ordered.ThenBy(selector, SortKeyComparer.Instance));
         }
-        return ordered!.ToList(); // stable: ties keep etag order
+        return [.. result];
+    }
+
+    /// <summary>Order of two rows' keys (each key in its direction), ties by arrival.</summary>
+    private int CompareKeys(SortKey[] a, long seqA, SortKey[] b, long seqB)
+    {
+        for (int k = 0; k < a.Length; k++)
+        {
+            int c = SortKeyComparer.Instance.Compare(a[k], b[k]);
+            if (c != 0)
+                return _query.OrderBy[k].Descending ? -c : c;
+        }
+        return seqA.CompareTo(seqB);
     }
 
     private static int StableHash(string s)
