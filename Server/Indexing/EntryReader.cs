@@ -7,7 +7,7 @@ namespace RavenLite.Server.Indexing;
 /// <summary>
 /// Reads entries of an index snapshot by document number from their binary doc value
 /// (<see cref="Index.EntryField"/>: column-stored, no stored-fields block to decompress): the lower-cased
-/// id, the etag the document was mapped at and the entry JSON (from <see cref="Index.LargeEntryField"/>
+/// id, the etag the document was mapped at (the sort keys between are skipped) and the entry JSON (from <see cref="Index.LargeEntryField"/>
 /// when it was too long for the doc value). Create one per query (doc values instances are per thread);
 /// not thread-safe.
 /// </summary>
@@ -28,7 +28,8 @@ internal sealed class EntryReader(IndexReader reader)
         long etag = BinaryPrimitives.ReadInt64LittleEndian(value);
         int idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
         byte[] id = value.Slice(10, idLength).ToArray();
-        var rest = value[(10 + idLength)..];
+        int sortKeys = BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
+        var rest = value[(12 + idLength + 8 * sortKeys)..];
         byte[] entry;
         if (rest.Length > 0)
         {

@@ -35,19 +35,19 @@ public sealed class Index : IDisposable
 
     /// <summary>
     /// One binary doc value per entry: the etag the document was mapped at (int64 LE) · id length (uint16 LE) ·
-    /// lower-cased id (UTF-8) · the entry, the mapped field values as JSON (left out when the whole value would
-    /// be over <see cref="MaxDocValueBytes"/>: then it is in <see cref="LargeEntryField"/>).
+    /// lower-cased id (UTF-8) · field count n (uint16 LE) · n sort keys (int64 LE each, by field id:
+    /// <see cref="SortMissing"/>, <see cref="SortOther"/> or <see cref="SortableBits"/> of the field's first value)
+    /// · the entry, the mapped field values as JSON (left out when the whole value would be over
+    /// <see cref="MaxDocValueBytes"/>: then it is in <see cref="LargeEntryField"/>). The sort keys ride in this
+    /// one doc value because Lucene.Net measures a numeric doc-value writer's memory by reflection on every value
+    /// added (a numeric field per sort key cost a tenth of the build).
     /// </summary>
-    internal const string EntryField = "@entry";
+    internal const string EntryField = "@e";
 
-    /// <summary>
-    /// The numeric doc value a field's first value sorts by (<c>o{field id}</c>, every field of every entry):
-    /// <see cref="SortMissing"/> when the field has no value or null, <see cref="SortOther"/> when its first
-    /// value is not a number (text, boolean, object), else the number's order-preserving bits
-    /// (<see cref="SortableBits"/>).
-    /// </summary>
-    internal static string SortField(ushort fieldId) => "o" + fieldId.ToString(CultureInfo.InvariantCulture);
+    /// <summary>The entry doc value before sort keys were part of it (no sort keys); an index holding it is rebuilt.</summary>
+    internal const string LegacyEntryField = "@entry";
 
+    /// <summary>Sort keys: no value or null / a first value that is not a number (text, boolean, object).</summary>
     internal const long SortMissing = long.MinValue, SortOther = long.MaxValue;
 
     /// <summary>A double as a long whose signed order is the numeric order (-0 as 0), never <see cref="SortMissing"/> or <see cref="SortOther"/> for a finite number.</summary>
@@ -512,17 +512,41 @@ public sealed class Index : IDisposable
         _lastCommit = Stopwatch.GetTimestamp();
     }
 
-    /// <summary>The Lucene document of one entry: id, etag and entry as doc values; every term of its fields indexed.</summary>
+    /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
     private Document Entry(string lowerId, long etag, byte[] entry, HashSet<(string Field, string Term)> terms)
     {
+        terms.Clear();
+        using var parsed = JsonDocument.Parse(entry);
+        var fields = Compiled.Fields;
         int idBytes = Encoding.UTF8.GetByteCount(lowerId);
-        bool inline = 10 + idBytes + entry.Length <= MaxDocValueBytes;
-        var value = new byte[10 + idBytes + (inline ? entry.Length : 0)];
+        int header = 12 + idBytes + 8 * fields.Count;
+        bool inline = header + entry.Length <= MaxDocValueBytes;
+        var value = new byte[header + (inline ? entry.Length : 0)];
         BinaryPrimitives.WriteInt64LittleEndian(value, etag);
         BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(8), (ushort)idBytes);
         Encoding.UTF8.GetBytes(lowerId, value.AsSpan(10));
+        BinaryPrimitives.WriteUInt16LittleEndian(value.AsSpan(10 + idBytes), (ushort)fields.Count);
+        // Every field's sort key, so a sorted query or a facet can rank and aggregate from this doc value alone.
+        for (int i = 0; i < fields.Count; i++)
+        {
+            var field = fields[i];
+            long sort = SortMissing;
+            if (!field.Spatial && parsed.RootElement.TryGetProperty(field.Name, out var values) && values.GetArrayLength() > 0)
+            {
+                if (values.GetArrayLength() > 1)
+                    terms.Add((IndexKeys.FieldName(field.Id, IndexKeys.Multi), "")); // facets may count a segment without it from sort keys
+                var first = values[0];
+                sort = first.ValueKind switch
+                {
+                    JsonValueKind.Number => SortableBits(first.GetDouble()),
+                    JsonValueKind.Null => SortMissing,
+                    _ => SortOther,
+                };
+            }
+            BinaryPrimitives.WriteInt64LittleEndian(value.AsSpan(12 + idBytes + 8 * field.Id), sort);
+        }
         if (inline)
-            entry.CopyTo(value, 10 + idBytes);
+            entry.CopyTo(value, header);
         var doc = new Document
         {
             new StringField(IdField, lowerId, Field.Store.NO),
@@ -530,39 +554,17 @@ public sealed class Index : IDisposable
         };
         if (!inline)
             doc.Add(new StoredField(LargeEntryField, entry));
-        terms.Clear();
-        using (var parsed = JsonDocument.Parse(entry))
+        foreach (var p in parsed.RootElement.EnumerateObject())
         {
-            // Every field's sort value, so a sorted query can rank matches from doc values alone.
-            foreach (var field in Compiled.Fields)
-            {
-                long sort = SortMissing;
-                if (!field.Spatial && parsed.RootElement.TryGetProperty(field.Name, out var values) && values.GetArrayLength() > 0)
-                {
-                    if (values.GetArrayLength() > 1)
-                        terms.Add((IndexKeys.FieldName(field.Id, IndexKeys.Multi), "")); // facets may count a segment without it from doc values
-                    var first = values[0];
-                    sort = first.ValueKind switch
-                    {
-                        JsonValueKind.Number => SortableBits(first.GetDouble()),
-                        JsonValueKind.Null => SortMissing,
-                        _ => SortOther,
-                    };
-                }
-                doc.Add(new NumericDocValuesField(SortField(field.Id), sort));
-            }
-            foreach (var p in parsed.RootElement.EnumerateObject())
-            {
-                if (Compiled.Field(p.Name) is not { } field)
-                    continue;
-                IndexKeys.TermsOf(field, p.Value, terms);
-                if (field.Indexing != FieldIndexing.Search)
-                    continue;
-                // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search().
-                foreach (var v in p.Value.EnumerateArray())
-                    if (v.ValueKind == JsonValueKind.String)
-                        doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO));
-            }
+            if (Compiled.Field(p.Name) is not { } field)
+                continue;
+            IndexKeys.TermsOf(field, p.Value, terms);
+            if (field.Indexing != FieldIndexing.Search)
+                continue;
+            // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search().
+            foreach (var v in p.Value.EnumerateArray())
+                if (v.ValueKind == JsonValueKind.String)
+                    doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO));
         }
         var tokens = new List<string>(terms.Count);
         foreach (var (field, term) in terms)
@@ -606,6 +608,15 @@ public sealed class Index : IDisposable
         {
             Hosting.Log.IndexRebuilt(_logger, Name, e.Message);
             RecordError(null, "Index files could not be opened and are rebuilt from the documents: " + e.Message);
+            CloseQuietly();
+            DeleteFiles();
+            Open();
+            return;
+        }
+        // Entries written before sort keys were part of the entry doc value: this format is gone, rebuild.
+        if (_snapshot.Reader.Leaves.Any(l => l.AtomicReader.FieldInfos.FieldInfo(LegacyEntryField) != null))
+        {
+            Hosting.Log.IndexRebuilt(_logger, Name, "its entries were in the format before sort keys");
             CloseQuietly();
             DeleteFiles();
             Open();

@@ -12,7 +12,7 @@ namespace RavenLite.Server.Indexing;
 /// a field facet walks the field's terms in <see cref="IndexKeys.TermsField"/> segment by segment and counts
 /// each term's postings that are matches; a numeric range facet does the same over the field's number terms
 /// that fall in the range (a match counted once per range); aggregations read the fields' sort doc values
-/// (<see cref="Index.SortField"/>: the first value when it is a number). Used only when the matches are known
+/// (<see cref="Index.EntryField"/>: the first value when it is a number). Used only when the matches are known
 /// exactly (the index is not behind and the where clause's candidates are exact), so the counts equal the
 /// row-by-row ones (<see cref="FacetAccumulator"/>). Fields it cannot count exactly — Search and Exact fields,
 /// spatial fields, text terms that may have been cut at 256 bytes, text and number terms naming the same
@@ -44,7 +44,7 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         string key = path.ToString();
         if (!_sortValues.TryGetValue(key, out var values))
         {
-            values = !path.IsId && index.Field(key) is { Spatial: false } f ? Indexing.SortValues.Of(reader, Index.SortField(f.Id)) : null;
+            values = !path.IsId && index.Field(key) is { Spatial: false } f ? Indexing.SortValues.Of(reader, f.Id) : null;
             _sortValues[key] = values;
         }
         return values;
@@ -133,7 +133,7 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         foreach (var leaf in reader.Leaves)
         {
             var segment = leaf.AtomicReader;
-            if (segment.DocFreq(multi) == 0 && Indexing.SortValues.Of(segment, Index.SortField(f.Id)) is { } values)
+            if (segment.DocFreq(multi) == 0 && Indexing.SortValues.Of(segment, f.Id) is { } values)
             {
                 var live = segment.LiveDocs;
                 for (int d = 0; d < values.Length; d++)

@@ -5,34 +5,46 @@ using Lucene.Net.Index;
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// The sort doc values of an index field (<see cref="Index.SortField"/>) held in memory, one array per segment
-/// and field, read once and kept for the life of the segment (keyed by its core, so a merged-away segment's
-/// arrays go with it). Lucene 4.8's doc values are read from the index files on every lookup (a positioned
-/// read through NIOFSDirectory per miss), which made ranking 1,000 matches cost 2 ms; an array costs 8 bytes
-/// per entry per queried field. Thread-safe.
+/// The sort keys of an index field (in each entry's doc value, <see cref="Index.EntryField"/>) held in memory, one
+/// array per segment and field, read once (a sequential pass over the segment's entries) and kept for the life
+/// of the segment (keyed by its core, so a merged-away segment's arrays go with it). Lucene 4.8's doc values
+/// are read from the index files on every lookup (a positioned read through NIOFSDirectory per miss), which
+/// made ranking 1,000 matches cost 2 ms; an array costs 8 bytes per entry per queried field. Thread-safe.
 /// </summary>
 internal static class SortValues
 {
-    private static readonly ConditionalWeakTable<object, ConcurrentDictionary<string, long[]?>> BySegment = new();
+    private static readonly ConditionalWeakTable<object, ConcurrentDictionary<ushort, long[]?>> BySegment = new();
 
     /// <summary>The field's values of one segment by segment-local document number, or null when the segment has none.</summary>
-    public static long[]? Of(AtomicReader segment, string field)
+    public static long[]? Of(AtomicReader segment, ushort field)
     {
-        var fields = BySegment.GetValue(segment.CoreCacheKey, _ => new ConcurrentDictionary<string, long[]?>(StringComparer.Ordinal));
+        var fields = BySegment.GetValue(segment.CoreCacheKey, _ => new ConcurrentDictionary<ushort, long[]?>());
         return fields.GetOrAdd(field, f =>
         {
-            var values = segment.GetNumericDocValues(f);
-            if (values == null)
+            var entries = segment.GetBinaryDocValues(Index.EntryField);
+            if (entries == null)
                 return null;
             var array = new long[segment.MaxDoc];
+            var scratch = new Lucene.Net.Util.BytesRef();
             for (int doc = 0; doc < array.Length; doc++)
-                array[doc] = values.Get(doc);
+            {
+                entries.Get(doc, scratch);
+                if (scratch.Length == 0)
+                {
+                    array[doc] = Index.SortMissing; // no entry (a deleted document's slot)
+                    continue;
+                }
+                var value = scratch.Bytes.AsSpan(scratch.Offset, scratch.Length);
+                int idLength = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
+                int keys = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
+                array[doc] = f < keys ? System.Buffers.Binary.BinaryPrimitives.ReadInt64LittleEndian(value[(12 + idLength + 8 * f)..]) : Index.SortMissing;
+            }
             return array;
         });
     }
 
     /// <summary>A lookup by composite document number over every segment of <paramref name="reader"/>, or null when a segment lacks the field.</summary>
-    public static Func<int, long>? Of(IndexReader reader, string field)
+    public static Func<int, long>? Of(IndexReader reader, ushort field)
     {
         var leaves = reader.Leaves;
         var arrays = new long[leaves.Count][];

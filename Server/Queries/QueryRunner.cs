@@ -658,7 +658,7 @@ public sealed class QueryRunner
     }
 
     /// <summary>
-    /// The page of a sorted query ranked from the fields' sort doc values (<see cref="Indexing.Index.SortField"/>),
+    /// The page of a sorted query ranked from the fields' sort doc values (<see cref="Indexing.Index.EntryField"/>),
     /// keeping only the best skip+take matches (never sorting them all), ties in index order as the full sort;
     /// null when a key is not a field ordered by number (Default, long, double) or a match's value is not a
     /// number (text sorts through the full path).
@@ -672,7 +672,7 @@ public sealed class QueryRunner
         {
             if (o.Field is not { IsId: false } path || o.Type is not (RqlOrderType.Default or RqlOrderType.Long or RqlOrderType.Double)
                 || compiled.Field(path.ToString()) is not { Spatial: false } field
-                || SortValues.Of(reader, Indexing.Index.SortField(field.Id)) is not { } values)
+                || SortValues.Of(reader, field.Id) is not { } values)
                 return null;
             keys.Add((values, o.Descending));
         }

@@ -248,6 +248,45 @@ public sealed class IndexingTests(ITestOutputHelper output)
         Assert.Contains("rebuilt", errors, StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// An index whose entries are in the doc-value layout before sort keys (field <c>@entry</c>) is deleted and
+    /// rebuilt from the documents when the server opens it, even though its commit says it is caught up.
+    /// </summary>
+    [Fact]
+    public async Task An_index_in_the_entry_format_before_sort_keys_is_rebuilt_from_the_documents()
+    {
+        using var dir = new RavenLite.TestKit.TempDirectory("ravenlite-legacy-entry");
+        const int count = 700;
+        int expectedAge3 = Enumerable.Range(0, count).Count(i => i % 70 == 3);
+        await using (var server = await TestServer.StartWithDatabaseAsync(dataDir: dir.Path))
+        {
+            await Put(server.Http, 0, count);
+            Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(UsersIndex))).StatusCode);
+            Assert.Equal(expectedAge3, (await Query(server.Http, "from index 'Users/ByName' where Age = 3", wait: true)).GetProperty("TotalResults").GetInt32());
+        }
+        // Replace the index's Lucene files by one legacy entry whose commit claims every document is indexed.
+        string lucene = Path.Combine(Directory.GetDirectories(Path.Combine(dir.Path, "Databases", "db", "Indexes")).Single(), "lucene");
+        Directory.Delete(lucene, recursive: true);
+        using (var d = Lucene.Net.Store.FSDirectory.Open(lucene))
+        using (var w = new Lucene.Net.Index.IndexWriter(d, new Lucene.Net.Index.IndexWriterConfig(Lucene.Net.Util.LuceneVersion.LUCENE_48, new Lucene.Net.Analysis.Core.KeywordAnalyzer())))
+        {
+            w.AddDocument(new Lucene.Net.Documents.Document
+            {
+                new Lucene.Net.Documents.StringField("@id", "users/3", Lucene.Net.Documents.Field.Store.NO),
+                new Lucene.Net.Documents.BinaryDocValuesField("@entry", new Lucene.Net.Util.BytesRef(new byte[] { 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, (byte)'u', (byte)'s', (byte)'e', (byte)'r', (byte)'s', (byte)'/', (byte)'3', (byte)'{', (byte)'}' })),
+            });
+            w.SetCommitData(new Dictionary<string, string> { ["etag:users"] = "1000000", ["tombstone"] = "1000000" });
+            w.Commit();
+        }
+        await using (var server = await TestServer.StartAsync(dir.Path))
+        {
+            var answer = await Query(server.Http, "from index 'Users/ByName' where Age = 3", wait: true);
+            Assert.Equal(expectedAge3, answer.GetProperty("TotalResults").GetInt32());
+            var stats = await Stats(server.Http, "Users/ByName");
+            Assert.Equal(count, stats.GetProperty("EntriesCount").GetInt64());
+        }
+    }
+
     /// <summary>Restarts on <paramref name="dataDir"/>, waits for the index, and checks it against the documents; returns the index errors text.</summary>
     private async Task<string> CheckRecoveredAsync(string dataDir, int count, int expectedAge3, bool killAfter)
     {
