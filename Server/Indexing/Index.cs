@@ -113,6 +113,7 @@ public sealed class Index : IDisposable
     private bool _uncommitted; // batches published but not committed yet (worker thread only)
     private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
     private long _lastCommit = Stopwatch.GetTimestamp();
+    private readonly List<JsonElement>[] _fieldValues; // the worker's per-field values of the document being written
 
     internal Index(Database db, IndexDefinition definition, CompiledIndex compiled, string folder, ILogger logger)
     {
@@ -122,6 +123,7 @@ public sealed class Index : IDisposable
         Folder = folder;
         _logger = logger;
         _luceneDir = Path.Combine(folder, "lucene");
+        _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToArray();
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
         // index is rebuilt from the documents into `lucene/`.
         string legacy = Path.Combine(folder, "storage");
@@ -474,28 +476,37 @@ public sealed class Index : IDisposable
     {
         byte[] entry;
         bool mapped;
+        JsonDocument? parsed = null;
         try
         {
-            var reader = new Utf8JsonReader(json);
-            using var parsed = JsonDocument.ParseValue(ref reader);
-            entry = Compiled.MapEntry(parsed.RootElement, collection, id);
-            mapped = true;
+            try
+            {
+                var reader = new Utf8JsonReader(json);
+                parsed = JsonDocument.ParseValue(ref reader);
+                entry = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues);
+                mapped = true;
+            }
+            catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
+            {
+                RecordError(id, e.Message);
+                entry = [];
+                mapped = false;
+            }
+            string key = Encoding.UTF8.GetString(lowerId);
+            bool hasEntry = lookup.Has(lowerId);
+            // The field values stay valid while the document is parsed: the entry is not parsed again.
+            if (entry.Length > 0 && hasEntry)
+                _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, _fieldValues, terms));
+            else if (entry.Length > 0)
+                _writer.AddDocument(Entry(key, etag, entry, _fieldValues, terms));
+            else if (hasEntry)
+                _writer.DeleteDocuments(new Term(IdField, key));
+            return mapped;
         }
-        catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
+        finally
         {
-            RecordError(id, e.Message);
-            entry = [];
-            mapped = false;
+            parsed?.Dispose();
         }
-        string key = Encoding.UTF8.GetString(lowerId);
-        bool hasEntry = lookup.Has(lowerId);
-        if (entry.Length > 0 && hasEntry)
-            _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, terms));
-        else if (entry.Length > 0)
-            _writer.AddDocument(Entry(key, etag, entry, terms));
-        else if (hasEntry)
-            _writer.DeleteDocuments(new Term(IdField, key));
-        return mapped;
     }
 
     /// <summary>
@@ -513,10 +524,9 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
-    private Document Entry(string lowerId, long etag, byte[] entry, HashSet<(string Field, string Term)> terms)
+    private Document Entry(string lowerId, long etag, byte[] entry, List<JsonElement>[] fieldValues, HashSet<(string Field, string Term)> terms)
     {
         terms.Clear();
-        using var parsed = JsonDocument.Parse(entry);
         var fields = Compiled.Fields;
         int idBytes = Encoding.UTF8.GetByteCount(lowerId);
         int header = 12 + idBytes + 8 * fields.Count;
@@ -531,9 +541,10 @@ public sealed class Index : IDisposable
         {
             var field = fields[i];
             long sort = SortMissing;
-            if (!field.Spatial && parsed.RootElement.TryGetProperty(field.Name, out var values) && values.GetArrayLength() > 0)
+            var values = fieldValues[i];
+            if (!field.Spatial && values.Count > 0)
             {
-                if (values.GetArrayLength() > 1)
+                if (values.Count > 1)
                     terms.Add((IndexKeys.FieldName(field.Id, IndexKeys.Multi), "")); // facets may count a segment without it from sort keys
                 var first = values[0];
                 sort = first.ValueKind switch
@@ -554,15 +565,17 @@ public sealed class Index : IDisposable
         };
         if (!inline)
             doc.Add(new StoredField(LargeEntryField, entry));
-        foreach (var p in parsed.RootElement.EnumerateObject())
+        for (int i = 0; i < fields.Count; i++)
         {
-            if (Compiled.Field(p.Name) is not { } field)
+            var field = fields[i];
+            var values = fieldValues[i];
+            if (values.Count == 0)
                 continue;
-            IndexKeys.TermsOf(field, p.Value, terms);
+            IndexKeys.TermsOf(field, values, terms);
             if (field.Indexing != FieldIndexing.Search)
                 continue;
             // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search().
-            foreach (var v in p.Value.EnumerateArray())
+            foreach (var v in values)
                 if (v.ValueKind == JsonValueKind.String)
                     doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO));
         }

@@ -74,9 +74,9 @@ internal static class IndexKeys
     /// cell; a polygon's at most <see cref="MaxGeoCells"/> cells) as <c>H</c> terms, and every prefix of them
     /// (the cells themselves included) as <c>G</c> terms, plus the <c>E</c> term (the field has a value).
     /// </summary>
-    public static void SpatialTermsOf(IndexField field, JsonElement values, HashSet<(string Field, string Term)> into)
+    public static void SpatialTermsOf(IndexField field, IReadOnlyList<JsonElement> values, HashSet<(string Field, string Term)> into)
     {
-        foreach (var v in values.EnumerateArray())
+        foreach (var v in values)
         {
             if (v.ValueKind != JsonValueKind.String || GeoShape.ParseWkt(v.GetString()!) is not { } shape)
                 continue;
@@ -101,7 +101,7 @@ internal static class IndexKeys
     }
 
     /// <summary>The (Lucene field, term) pairs one mapped field's values produce.</summary>
-    public static void TermsOf(IndexField field, JsonElement values, HashSet<(string Field, string Term)> into)
+    public static void TermsOf(IndexField field, IReadOnlyList<JsonElement> values, HashSet<(string Field, string Term)> into)
     {
         if (field.Spatial)
         {
@@ -109,7 +109,7 @@ internal static class IndexKeys
             return;
         }
         bool other = false;
-        foreach (var v in values.EnumerateArray())
+        foreach (var v in values)
         {
             switch (v.ValueKind)
             {

@@ -452,16 +452,22 @@ public sealed class CompiledIndex
     /// Maps one document to its entry: a JSON object with, per field that has values, the array of
     /// them (<c>{"Name":["Ann"],"Tags":["a","b"]}</c>). A field with no values is left out.
     /// </summary>
-    public byte[] MapEntry(JsonElement document, string collection, string id)
+    /// <param name="document">The document.</param>
+    /// <param name="collection">Its collection (chooses the map).</param>
+    /// <param name="id">Its id.</param>
+    /// <param name="fieldValues">When given (one list per field), receives each field's values as well (elements
+    /// valid while <paramref name="document"/> is), so the caller need not parse the entry again.</param>
+    public byte[] MapEntry(JsonElement document, string collection, string id, List<JsonElement>[]? fieldValues = null)
     {
         var exprs = _maps[collection];
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
         using (var w = new Utf8JsonWriter(buffer))
         {
             w.WriteStartObject();
-            var values = new List<JsonElement>();
+            var scratch = new List<JsonElement>();
             for (int i = 0; i < exprs.Count; i++)
             {
+                var values = fieldValues?[i] ?? scratch;
                 values.Clear();
                 exprs[i].Evaluate(document, id, values);
                 if (values.Count == 0)
