@@ -608,7 +608,7 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>
-    /// Opens the Lucene index (NIOFSDirectory: LUCENE.md); when it cannot be opened (corrupted, unreadable),
+    /// Opens the Lucene index (<see cref="PositionalReadDirectory"/>, a NIOFSDirectory: LUCENE.md); when it cannot be opened (corrupted, unreadable),
     /// deletes it and starts empty, which rebuilds it from the documents.
     /// </summary>
     private void OpenOrRebuild()
@@ -639,7 +639,7 @@ public sealed class Index : IDisposable
     private void Open()
     {
         System.IO.Directory.CreateDirectory(_luceneDir);
-        _directory = new NIOFSDirectory(new DirectoryInfo(_luceneDir));
+        _directory = new PositionalReadDirectory(new DirectoryInfo(_luceneDir));
         IDictionary<string, string> data = new Dictionary<string, string>();
         if (DirectoryReader.IndexExists(_directory))
         {
