@@ -288,23 +288,14 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         var end = high == null ? null : new BytesRef(IndexKeys.TermText(field, high));
         foreach (var leaf in reader.Leaves)
         {
-            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
-            if (terms == null)
-                continue;
-            var te = terms.GetEnumerator();
-            if (te.SeekCeil(start) == TermsEnum.SeekStatus.END)
-                continue;
             var live = leaf.AtomicReader.LiveDocs;
             DocsEnum? docs = null;
-            do
+            foreach (var te in IndexKeys.SegmentTerms(leaf.AtomicReader, fieldPrefix, start,
+                term => prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0))
             {
-                var term = te.Term;
-                if (!StringHelper.StartsWith(term, fieldPrefix) || (prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0))
-                    break;
                 docs = te.Docs(null, docs, DocsFlags.NONE);
                 Collect(docs, leaf.DocBase, live, result);
             }
-            while (te.MoveNext());
         }
         return result;
     }

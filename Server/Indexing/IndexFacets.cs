@@ -155,18 +155,10 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
                 continue;
             }
             var seen = ranges.Select(_ => new FixedBitSet(Math.Max(1, segment.MaxDoc))).ToArray();
-            var terms = segment.GetTerms(IndexKeys.TermsField);
-            if (terms == null)
-                continue;
-            var te = terms.GetEnumerator();
-            if (te.SeekCeil(prefix) == TermsEnum.SeekStatus.END)
-                continue;
             DocsEnum? reuse = null;
-            do
+            foreach (var te in IndexKeys.SegmentTerms(segment, prefix))
             {
                 var term = te.Term;
-                if (!StringHelper.StartsWith(term, prefix))
-                    break;
                 double x = IndexKeys.NumberOfTerm(term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length));
                 hit.Clear();
                 for (int r = 0; r < n; r++)
@@ -191,7 +183,6 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
                     }
                 }
             }
-            while (te.MoveNext());
         }
         return result;
     }
@@ -216,17 +207,9 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         var prefix = new BytesRef(IndexKeys.TermText(IndexKeys.FieldName(f.Id, kind), ""));
         foreach (var leaf in reader.Leaves)
         {
-            var terms = leaf.AtomicReader.GetTerms(IndexKeys.TermsField);
-            if (terms == null)
-                continue;
-            var te = terms.GetEnumerator();
-            if (te.SeekCeil(prefix) == TermsEnum.SeekStatus.END)
-                continue;
-            do
+            foreach (var te in IndexKeys.SegmentTerms(leaf.AtomicReader, prefix))
             {
                 var term = te.Term;
-                if (!StringHelper.StartsWith(term, prefix))
-                    break;
                 var value = term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length);
                 string text = kind switch
                 {
@@ -239,7 +222,6 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
                 else
                     yield return (text, withDocs ? Postings(te.Docs(leaf.AtomicReader.LiveDocs, null, DocsFlags.NONE), leaf.DocBase) : [], -1);
             }
-            while (te.MoveNext());
         }
     }
 

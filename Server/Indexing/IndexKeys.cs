@@ -91,6 +91,30 @@ internal static class IndexKeys
         }
     }
 
+    /// <summary>
+    /// The terms of one field kind in one segment, in order, from <paramref name="from"/> (default: the first) on,
+    /// until a term no longer starts with <paramref name="fieldPrefix"/> or <paramref name="stop"/> says so: the
+    /// enumerator is yielded positioned on each term (read <c>Term</c>, call <c>Docs</c>), valid until the next step.
+    /// </summary>
+    public static IEnumerable<Lucene.Net.Index.TermsEnum> SegmentTerms(Lucene.Net.Index.AtomicReader segment, Lucene.Net.Util.BytesRef fieldPrefix,
+        Lucene.Net.Util.BytesRef? from = null, Func<Lucene.Net.Util.BytesRef, bool>? stop = null)
+    {
+        var terms = segment.GetTerms(TermsField);
+        if (terms == null)
+            yield break;
+        var te = terms.GetEnumerator();
+        if (te.SeekCeil(from ?? fieldPrefix) == Lucene.Net.Index.TermsEnum.SeekStatus.END)
+            yield break;
+        do
+        {
+            var term = te.Term;
+            if (!Lucene.Net.Util.StringHelper.StartsWith(term, fieldPrefix) || (stop != null && stop(term)))
+                yield break;
+            yield return te;
+        }
+        while (te.MoveNext());
+    }
+
     /// <summary>The number a <see cref="NumberTerm"/> text (16 hex digits, UTF-8) encodes.</summary>
     public static double NumberOfTerm(ReadOnlySpan<byte> term)
     {

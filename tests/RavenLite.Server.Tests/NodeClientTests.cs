@@ -39,64 +39,26 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         Assert.True(logs.Entries.Count == 0, "the server logged:\n" + string.Join("\n", logs.Entries));
     }
 
-    /// <summary>search.mjs: Lucene syntax in search(), its and/or operator, orderByScore() and @index-score (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_searches_with_lucene_syntax_and_orders_by_score()
+    /// <summary>
+    /// The query features of issue 21, one script each, run by RavenDB's Node client against a fresh server:
+    /// search.mjs (Lucene syntax in search(), its and/or operator, orderByScore() and @index-score, analyzers,
+    /// timings() and explanations()), facets.mjs (field, range and all-results facets, aggregations, options,
+    /// setup documents, dynamic facets, bad facets), suggest.mjs, highlight.mjs, mlt.mjs (MoreLikeThis) and
+    /// spatial.mjs (CreateSpatialField, radius and WKT shapes, distance ordering, dynamic points).
+    /// </summary>
+    [Theory]
+    [InlineData("search")]
+    [InlineData("facets")]
+    [InlineData("suggest")]
+    [InlineData("highlight")]
+    [InlineData("mlt")]
+    [InlineData("spatial")]
+    public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("search.mjs", server.Url.ToString().TrimEnd('/'), "search");
-        Assert.True(exitCode == 0, $"search.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("search: ok", stdout);
-    }
-
-    /// <summary>facets.mjs: field, range and all-results facets, aggregations, options, a facet setup document, dynamic facets, bad facets (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_aggregates_facets()
-    {
-        await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("facets.mjs", server.Url.ToString().TrimEnd('/'), "facets");
-        Assert.True(exitCode == 0, $"facets.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("facets: ok", stdout);
-    }
-
-    /// <summary>suggest.mjs: suggestUsing() on a Search field and a dynamic query, several words, options, a bad distance (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_gets_suggestions()
-    {
-        await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("suggest.mjs", server.Url.ToString().TrimEnd('/'), "suggest");
-        Assert.True(exitCode == 0, $"suggest.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("suggest: ok", stdout);
-    }
-
-    /// <summary>highlight.mjs: highlight() with search() on a static and a dynamic index, default and custom tags (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_gets_highlightings()
-    {
-        await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("highlight.mjs", server.Url.ToString().TrimEnd('/'), "highlight");
-        Assert.True(exitCode == 0, $"highlight.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("highlight: ok", stdout);
-    }
-
-    /// <summary>mlt.mjs: moreLikeThis() by an indexed and an artificial document, options, stop words, relevance order (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_finds_more_like_this()
-    {
-        await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("mlt.mjs", server.Url.ToString().TrimEnd('/'), "mlt");
-        Assert.True(exitCode == 0, $"mlt.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("mlt: ok", stdout);
-    }
-
-    /// <summary>spatial.mjs: CreateSpatialField, withinRadius (km, miles), WKT within/intersects/disjoint, orderByDistance, a dynamic PointField (issue 21).</summary>
-    [Fact]
-    public async Task Official_node_client_queries_spatially()
-    {
-        await using var server = await TestServer.StartAsync();
-        var (exitCode, stdout, stderr) = await RunNode("spatial.mjs", server.Url.ToString().TrimEnd('/'), "spatial");
-        Assert.True(exitCode == 0, $"spatial.mjs exited {exitCode}:\n{stdout}\n{stderr}");
-        Assert.Contains("spatial: ok", stdout);
+        var (exitCode, stdout, stderr) = await RunNode(script + ".mjs", server.Url.ToString().TrimEnd('/'), script);
+        Assert.True(exitCode == 0, $"{script}.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains(script + ": ok", stdout);
     }
 
     /// <summary>HiLo ranges handed out before a restart (and never returned) are not handed out again after it.</summary>
