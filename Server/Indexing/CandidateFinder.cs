@@ -29,7 +29,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     /// matched and their scores. For an entry whose document has not changed since it was indexed, these are
     /// the answer (for moreLikeThis(), for every entry).
     /// </summary>
-    public Dictionary<RqlExpression, Dictionary<long, float>> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
+    public Dictionary<RqlExpression, SearchHits> SearchHits { get; } = new(ReferenceEqualityComparer.Instance);
 
     /// <summary>After <see cref="Find"/>: the Lucene queries run for search() and moreLikeThis() (for explanations()).</summary>
     public List<Query> LuceneQueries { get; } = [];
@@ -40,6 +40,11 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         if (where == null)
             return null;
         Exact = IsExact(where);
+        // A lone search() or moreLikeThis(): Lucene's hits come in order already, no set to build and sort.
+        if (where is RqlMethod { Name: "search" } lone && Field(lone.Field) is { Indexing: FieldIndexing.Search } searched && resolve(lone.Value!).ValueKind == JsonValueKind.String)
+            return [.. Search(lone, searched, resolve(lone.Value!).GetString()!).Docs];
+        if (where is RqlMoreLikeThis mlt)
+            return [.. MoreLikeThis(mlt).Docs];
         var set = Set(where);
         if (set == null)
         {
@@ -163,16 +168,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             case RqlSpatial sp when sp.Target.Field != null && Field(sp.Target.Field) is { Spatial: true } f && spatialShape != null:
                 return sp.Relation == "disjoint" ? Exists(f) : Spatial(f, spatialShape(sp));
             case RqlMoreLikeThis m:
-            {
-                var hits = new Dictionary<long, float>();
-                if (moreLikeThis?.GetValueOrDefault(m) is { } query)
-                {
-                    new IndexSearcher(reader).Search(query, new ScoreCollector(hits));
-                    LuceneQueries.Add(query);
-                }
-                SearchHits[m] = hits;
-                return [.. hits.Keys];
-            }
+                return [.. MoreLikeThis(m).Docs];
             default:
                 return null; // not, true, id(), unknown fields: every entry
         }
@@ -198,6 +194,29 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         return result;
     }
 
+    /// <summary>Lucene answers search() on the analyzed field exactly; each hit's score is kept for score().</summary>
+    private SearchHits Search(RqlMethod m, IndexField f, string text)
+    {
+        var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
+        var hits = new SearchHits();
+        new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
+        LuceneQueries.Add(query.Indexed);
+        SearchHits[m] = hits;
+        return hits;
+    }
+
+    private SearchHits MoreLikeThis(RqlMoreLikeThis m)
+    {
+        var hits = new SearchHits();
+        if (moreLikeThis?.GetValueOrDefault(m) is { } query)
+        {
+            new IndexSearcher(reader).Search(query, new ScoreCollector(hits));
+            LuceneQueries.Add(query);
+        }
+        SearchHits[m] = hits;
+        return hits;
+    }
+
     private IndexField? Field(RqlPath path) => path.IsId ? null : index.Field(path.ToString());
 
     private HashSet<long>? Method(RqlMethod m, IndexField f)
@@ -213,15 +232,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             case "startswith":
                 return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
             case "search" when f.Indexing == FieldIndexing.Search:
-            {
-                // Lucene answers search() on the analyzed field exactly; each hit's score is kept for score().
-                var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
-                var hits = new Dictionary<long, float>();
-                new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
-                LuceneQueries.Add(query.Indexed);
-                SearchHits[m] = hits;
-                return [.. hits.Keys];
-            }
+                return [.. Search(m, f, text).Docs];
             default:
                 return Exists(f); // endsWith, search on a field without words
         }

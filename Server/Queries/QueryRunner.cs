@@ -41,7 +41,7 @@ public sealed class QueryRunner
     private bool _stale;
     private int _skip, _take;
     private long? _exactTotal;
-    private Dictionary<RqlExpression, Dictionary<long, float>>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
+    private Dictionary<RqlExpression, SearchHits>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
     private readonly Dictionary<RqlMethod, SearchQuery> _searchQueries = new(ReferenceEqualityComparer.Instance);
     private List<FacetPlan>? _facets;
     private bool _presorted; // the rows come ranked already (TopByDocValues)
