@@ -13,8 +13,15 @@ namespace RavenLite.Server.Indexing;
 /// intersects, <c>or</c> unites, <c>not</c>/<c>!=</c> give every entry. The query then checks each
 /// candidate exactly, so this only decides how much is read, never what is answered.
 /// </summary>
+/// <param name="index">The index.</param>
+/// <param name="reader">Its snapshot.</param>
+/// <param name="resolve">Resolves query values.</param>
+/// <param name="moreLikeThis">The Lucene query of each moreLikeThis() (null: it matches nothing).</param>
+/// <param name="spatialShape">The shape of a spatial condition.</param>
+/// <param name="allScores">Score every search()/moreLikeThis() hit while collecting (the query orders by score); otherwise
+/// a hit's score is computed when asked for (the answered page's @index-score).</param>
 internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, Func<RqlValue, JsonElement> resolve,
-    IReadOnlyDictionary<RqlMoreLikeThis, Query?>? moreLikeThis = null, Func<RqlSpatial, GeoShape>? spatialShape = null)
+    IReadOnlyDictionary<RqlMoreLikeThis, Query?>? moreLikeThis = null, Func<RqlSpatial, GeoShape>? spatialShape = null, bool allScores = true)
 {
 
     /// <summary>
@@ -199,10 +206,18 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     {
         var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
         var hits = new SearchHits();
-        new IndexSearcher(reader).Search(query.Indexed, new ScoreCollector(hits));
+        Collect(query.Indexed, hits);
         LuceneQueries.Add(query.Indexed);
         SearchHits[m] = hits;
         return hits;
+    }
+
+    private void Collect(Query query, SearchHits hits)
+    {
+        var searcher = new IndexSearcher(reader);
+        searcher.Search(query, new ScoreCollector(hits, allScores));
+        if (!allScores)
+            hits.ScoreLater(searcher, query);
     }
 
     private SearchHits MoreLikeThis(RqlMoreLikeThis m)
@@ -210,7 +225,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         var hits = new SearchHits();
         if (moreLikeThis?.GetValueOrDefault(m) is { } query)
         {
-            new IndexSearcher(reader).Search(query, new ScoreCollector(hits));
+            Collect(query, hits);
             LuceneQueries.Add(query);
         }
         SearchHits[m] = hits;

@@ -47,7 +47,7 @@ public sealed class QueryRunner
     private bool _presorted; // the rows come ranked already (TopByDocValues)
     private FacetAccumulator? _facetCounts;
     private QueryTimings? _timings;
-    private Lucene.Net.Index.IndexReader? _explainReader; // a reference kept for explanations(), given back when the query ends
+    private Lucene.Net.Index.IndexReader? _heldReader; // a reference kept for explanations() and page scores computed late, given back when the query ends
     private Lucene.Net.Search.Query? _explainQuery;
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
@@ -306,8 +306,8 @@ public sealed class QueryRunner
                     continue;
                 results.Add(output);
                 highlights?.Add(row, row.Document!.Id);
-                if (explanations != null && _explainQuery != null && _explainReader != null && row.IndexEntry >= 0)
-                    explanations[row.Document!.Id] = new Lucene.Net.Search.IndexSearcher(_explainReader).Explain(_explainQuery, (int)row.IndexEntry).ToString();
+                if (explanations != null && _explainQuery != null && _heldReader != null && row.IndexEntry >= 0)
+                    explanations[row.Document!.Id] = new Lucene.Net.Search.IndexSearcher(_heldReader).Explain(_explainQuery, (int)row.IndexEntry).ToString();
                 foreach (string path in _query.Include)
                 {
                     var ids = new List<string>();
@@ -345,8 +345,8 @@ public sealed class QueryRunner
         }
         finally
         {
-            _explainReader?.DecRef();
-            _explainReader = null;
+            _heldReader?.DecRef();
+            _heldReader = null;
             foreach (var row in matches)
                 row.Dispose();
             top?.Dispose();
@@ -518,7 +518,9 @@ public sealed class QueryRunner
         {
             var reader = snapshot.Reader;
             var docs = DocumentsStorage.Docs(dbTx);
-            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, Miles(sp.Target)));
+            // Every hit's score is needed to order by it (score(), or moreLikeThis() without order by); else only the page's.
+            bool allScores = _query.OrderBy.Any(o => o.Type == RqlOrderType.Score) || (_query.OrderBy.Count == 0 && Find<RqlMoreLikeThis>(_query.Where).Any());
+            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, Miles(sp.Target)), allScores);
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             long since = Stopwatch.GetTimestamp();
@@ -531,8 +533,12 @@ public sealed class QueryRunner
                 foreach (var q in finder.LuceneQueries)
                     explain.Add(q, Lucene.Net.Search.Occur.SHOULD);
                 _explainQuery = explain;
+            }
+            if (finder.LuceneQueries.Count > 0 && _heldReader == null)
+            {
+                // The page's scores (and explanations) are computed after the rows are read: keep the reader open till then.
                 reader.IncRef();
-                _explainReader = reader;
+                _heldReader = reader;
             }
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
             if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)

@@ -186,4 +186,22 @@ public sealed class SearchTests
         Assert.False(plain.TryGetProperty("Timings", out _));
         Assert.False(plain.TryGetProperty("Explanations", out _));
     }
+
+    /// <summary>Without order by score(), the page's @index-score is computed after collecting (a scorer advanced to each answer): the same numbers.</summary>
+    [Fact]
+    public async Task Page_scores_computed_late_equal_the_scores_of_a_score_ordered_query()
+    {
+        await using var server = await StartAsync();
+        static Dictionary<string, double> Scores(JsonElement answer) => answer.GetProperty("Results").EnumerateArray()
+            .ToDictionary(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!, d => d.GetProperty("@metadata").GetProperty("@index-score").GetDouble());
+        foreach (string text in new[] { "fox quick", "\"quick brown\" OR lazy", "bro* -bears" })
+        {
+            var late = Scores(await Query(server, "from index 'Notes/ByText' where search(Text, $s)", text));
+            var ranked = Scores(await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score()", text));
+            Assert.Equal(ranked.Keys.Order(), late.Keys.Order());
+            Assert.True(late.Count > 0);
+            foreach (var (id, score) in ranked)
+                Assert.Equal(score, late[id], 5);
+        }
+    }
 }
