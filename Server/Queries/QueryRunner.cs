@@ -569,20 +569,19 @@ public sealed class QueryRunner
                 if (!docs.TryGet(lowerId, out var record))
                     continue; // deleted after it was indexed
                 long docEtag = DocumentRecord.Etag(record);
-                StoredDocument? current = null;
-                byte[] entry;
                 if (docEtag == entryEtag)
                 {
-                    entry = indexed;
+                    // Rows of a page already chosen are all answered: read the document now, not looked up again later.
+                    var answered = _exactTotal != null ? DocumentRecord.Read(record, _db.Documents.DatabaseId) : null;
+                    yield return Row.ForEntry(indexed, lowerId, answered, changed: false, docs, entryId);
+                    continue;
                 }
-                else
-                {
-                    // Changed after it was indexed: check the current version, mapped the same way.
-                    current = DocumentRecord.Read(record, _db.Documents.DatabaseId);
-                    using var parsed = JsonDocument.Parse(current.Json);
+                // Changed after it was indexed: check the current version, mapped the same way.
+                var current = DocumentRecord.Read(record, _db.Documents.DatabaseId);
+                byte[] entry;
+                using (var parsed = JsonDocument.Parse(current.Json))
                     entry = index.Compiled.MapEntry(parsed.RootElement, current.Collection, current.Id);
-                }
-                yield return Row.ForEntry(entry, lowerId, current, docs, entryId);
+                yield return Row.ForEntry(entry, lowerId, current, changed: true, docs, entryId);
             }
         }
         finally
@@ -1403,8 +1402,9 @@ internal sealed class Row : IDisposable
 
     public static Row ForDocument(StoredDocument doc) => new() { Document = doc };
 
-    public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? current, Storage.Trees.Tree docs, long entryNumber) =>
-        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = current, _docs = docs, EntryNumber = current == null ? entryNumber : -1, IndexEntry = entryNumber };
+    /// <summary>A row of an index entry; <paramref name="document"/> when already read, <paramref name="changed"/> when it changed since it was indexed.</summary>
+    public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? document, bool changed, Storage.Trees.Tree docs, long entryNumber) =>
+        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = document, _docs = docs, EntryNumber = changed ? -1 : entryNumber, IndexEntry = entryNumber };
 
     /// <summary>The index entry (the snapshot's document number) this row was read from, whether or not its document changed since; else -1.</summary>
     public long IndexEntry { get; private init; } = -1;
