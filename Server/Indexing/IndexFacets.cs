@@ -16,7 +16,8 @@ namespace RavenLite.Server.Indexing;
 /// exactly (the index is not behind and the where clause's candidates are exact), so the counts equal the
 /// row-by-row ones (<see cref="FacetAccumulator"/>). Fields it cannot count exactly — Search and Exact fields,
 /// spatial fields, text terms that may have been cut at 256 bytes, text and number terms naming the same
-/// value, ranges that are not numeric — make <see cref="CanCount"/> false. One instance per query; not
+/// value in one segment, ranges that are not numeric — make <see cref="CanCount"/> false. A segment's term
+/// texts, frequencies and that check are computed once per segment and kept for its life. One instance per query; not
 /// thread-safe.
 /// </summary>
 internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, FixedBitSet? matches)
@@ -53,17 +54,28 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
     /// <summary>No text term may have been cut, and no text term spells a number or boolean term of the field.</summary>
     private bool TermsAreWhole(IndexField f)
     {
+        // A value counted twice needs one entry holding it as text and as a number (or boolean): one segment.
+        foreach (var leaf in reader.Leaves)
+            if (!Wholeness.GetValue(leaf.AtomicReader.CoreCacheKey, _ => new System.Collections.Concurrent.ConcurrentDictionary<ushort, bool>())
+                    .GetOrAdd(f.Id, _ => SegmentTermsAreWhole(leaf.AtomicReader, f)))
+                return false;
+        return true;
+    }
+
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<object, System.Collections.Concurrent.ConcurrentDictionary<ushort, bool>> Wholeness = new();
+
+    private static bool SegmentTermsAreWhole(AtomicReader segment, IndexField f)
+    {
+        BytesRef Prefix(char kind) => new(IndexKeys.TermText(IndexKeys.FieldName(f.Id, kind), ""));
         var texts = new HashSet<string>(StringComparer.Ordinal);
-        foreach (var (text, _, _) in KindTerms(f, IndexKeys.Text, withDocs: false))
+        foreach (string text in SegmentTermCounts(segment, Prefix(IndexKeys.Text), IndexKeys.Text).Texts)
         {
             if (Encoding.UTF8.GetByteCount(text) >= IndexKeys.MaxTermBytes - 3 || text.Contains('\u0001'))
                 return false;
             texts.Add(text);
         }
-        foreach (var (text, _, _) in KindTerms(f, IndexKeys.Number, withDocs: false).Concat(KindTerms(f, IndexKeys.Bool, withDocs: false)))
-            if (texts.Contains(text))
-                return false;
-        return true;
+        return !SegmentTermCounts(segment, Prefix(IndexKeys.Number), IndexKeys.Number).Texts
+            .Concat(SegmentTermCounts(segment, Prefix(IndexKeys.Bool), IndexKeys.Bool).Texts).Any(texts.Contains);
     }
 
     /// <summary>An inclusive-or-exclusive numeric interval of a range condition, or null when it is not one.</summary>
@@ -207,22 +219,53 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         var prefix = new BytesRef(IndexKeys.TermText(IndexKeys.FieldName(f.Id, kind), ""));
         foreach (var leaf in reader.Leaves)
         {
-            foreach (var te in IndexKeys.SegmentTerms(leaf.AtomicReader, prefix))
+            var segment = leaf.AtomicReader;
+            if (countsOnly && segment.LiveDocs == null)
             {
-                var term = te.Term;
-                var value = term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length);
-                string text = kind switch
-                {
-                    IndexKeys.Number => Queries.FieldTerms.NumberText(IndexKeys.NumberOfTerm(value)),
-                    IndexKeys.Bool => value.SequenceEqual("1"u8) ? "true" : "false",
-                    _ => Encoding.UTF8.GetString(value),
-                };
-                if (countsOnly && leaf.AtomicReader.LiveDocs == null)
-                    yield return (text, [], te.DocFreq);
-                else
-                    yield return (text, withDocs ? Postings(te.Docs(leaf.AtomicReader.LiveDocs, null, DocsFlags.NONE), leaf.DocBase) : [], -1);
+                // Every entry of a segment without deletions matches: its terms' texts and frequencies never change.
+                var (texts, freqs) = SegmentTermCounts(segment, prefix, kind);
+                for (int i = 0; i < texts.Length; i++)
+                    yield return (texts[i], [], freqs[i]);
+                continue;
             }
+            foreach (var te in IndexKeys.SegmentTerms(segment, prefix))
+                yield return (TextOf(te.Term, prefix.Length, kind), withDocs ? Postings(te.Docs(segment.LiveDocs, null, DocsFlags.NONE), leaf.DocBase) : [], -1);
         }
+    }
+
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<object, System.Collections.Concurrent.ConcurrentDictionary<string, (string[] Texts, int[] Freqs)>> TermCounts = new();
+
+    /// <summary>
+    /// A segment's terms of one field kind as facet texts with their document frequencies, computed once per
+    /// segment core and kept for its life (a facet over a whole index then enumerates no terms and makes no
+    /// strings per query).
+    /// </summary>
+    private static (string[] Texts, int[] Freqs) SegmentTermCounts(AtomicReader segment, BytesRef prefix, char kind)
+    {
+        var bySegment = TermCounts.GetValue(segment.CoreCacheKey, _ => new System.Collections.Concurrent.ConcurrentDictionary<string, (string[], int[])>(StringComparer.Ordinal));
+        return bySegment.GetOrAdd(prefix.Utf8ToString(), _ =>
+        {
+            var texts = new List<string>();
+            var freqs = new List<int>();
+            foreach (var te in IndexKeys.SegmentTerms(segment, prefix))
+            {
+                texts.Add(TextOf(te.Term, prefix.Length, kind));
+                freqs.Add(te.DocFreq);
+            }
+            return ([.. texts], [.. freqs]);
+        });
+    }
+
+    /// <summary>A term's facet text: the text itself, a number as <see cref="Queries.FieldTerms.NumberText"/>, a boolean as true/false.</summary>
+    private static string TextOf(BytesRef term, int prefixLength, char kind)
+    {
+        var value = term.Bytes.AsSpan(term.Offset + prefixLength, term.Length - prefixLength);
+        return kind switch
+        {
+            IndexKeys.Number => Queries.FieldTerms.NumberText(IndexKeys.NumberOfTerm(value)),
+            IndexKeys.Bool => value.SequenceEqual("1"u8) ? "true" : "false",
+            _ => Encoding.UTF8.GetString(value),
+        };
     }
 
     private IEnumerable<int> Postings(DocsEnum docs, int docBase)
