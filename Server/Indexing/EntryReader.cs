@@ -28,8 +28,7 @@ internal sealed class EntryReader(IndexReader reader)
         long etag = BinaryPrimitives.ReadInt64LittleEndian(value);
         int idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
         byte[] id = value.Slice(10, idLength).ToArray();
-        int sortKeys = BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
-        var rest = value[(12 + idLength + 8 * sortKeys)..];
+        var rest = value[JsonOffset(value)..];
         byte[] entry;
         if (rest.Length > 0)
         {
@@ -41,5 +40,23 @@ internal sealed class EntryReader(IndexReader reader)
             entry = stored.Bytes.AsSpan(stored.Offset, stored.Length).ToArray();
         }
         return (id, etag, entry);
+    }
+
+    /// <summary>Where an entry doc value's JSON starts (after etag, id and sort keys).</summary>
+    internal static int JsonOffset(ReadOnlySpan<byte> value)
+    {
+        int idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
+        int sortKeys = BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
+        return 12 + idLength + 8 * sortKeys;
+    }
+
+    /// <summary>Sort key <paramref name="field"/> of an entry doc value; <see cref="Index.SortMissing"/> when it has none.</summary>
+    internal static long SortKey(ReadOnlySpan<byte> value, int field)
+    {
+        if (value.Length == 0)
+            return Index.SortMissing;
+        int idLength = BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
+        int keys = BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
+        return field < keys ? BinaryPrimitives.ReadInt64LittleEndian(value[(12 + idLength + 8 * field)..]) : Index.SortMissing;
     }
 }

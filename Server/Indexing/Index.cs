@@ -36,7 +36,7 @@ public sealed class Index : IDisposable
     /// <summary>
     /// One binary doc value per entry: the etag the document was mapped at (int64 LE) · id length (uint16 LE) ·
     /// lower-cased id (UTF-8) · field count n (uint16 LE) · n sort keys (int64 LE each, by field id:
-    /// <see cref="SortMissing"/>, <see cref="SortOther"/> or <see cref="SortableBits"/> of the field's first value)
+    /// <see cref="SortMissing"/>, <see cref="SortOther"/> or <see cref="IndexKeys.SortableBits"/> of the field's first value)
     /// · the entry, the mapped field values as JSON (left out when the whole value would be over
     /// <see cref="MaxDocValueBytes"/>: then it is in <see cref="LargeEntryField"/>). The sort keys ride in this
     /// one doc value because Lucene.Net measures a numeric doc-value writer's memory by reflection on every value
@@ -49,18 +49,6 @@ public sealed class Index : IDisposable
 
     /// <summary>Sort keys: no value or null / a first value that is not a number (text, boolean, object).</summary>
     internal const long SortMissing = long.MinValue, SortOther = long.MaxValue;
-
-    /// <summary>A double as a long whose signed order is the numeric order (-0 as 0), never <see cref="SortMissing"/> or <see cref="SortOther"/> for a finite number.</summary>
-    internal static long SortableBits(double d)
-    {
-        if (d == 0)
-            d = 0;
-        long bits = BitConverter.DoubleToInt64Bits(d);
-        return bits < 0 ? bits ^ long.MaxValue : bits;
-    }
-
-    /// <summary>The number <see cref="SortableBits"/> encoded.</summary>
-    internal static double FromSortableBits(long v) => BitConverter.Int64BitsToDouble(v < 0 ? v ^ long.MaxValue : v);
 
     /// <summary>Stored field: an entry too long for <see cref="EntryField"/>.</summary>
     internal const string LargeEntryField = "@entry-large";
@@ -549,7 +537,7 @@ public sealed class Index : IDisposable
                 var first = values[0];
                 sort = first.ValueKind switch
                 {
-                    JsonValueKind.Number => SortableBits(first.GetDouble()),
+                    JsonValueKind.Number => IndexKeys.SortableBits(first.GetDouble()),
                     JsonValueKind.Null => SortMissing,
                     _ => SortOther,
                 };

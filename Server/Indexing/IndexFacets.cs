@@ -23,12 +23,12 @@ namespace RavenLite.Server.Indexing;
 internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, FixedBitSet? matches)
 {
     private readonly IBits? _live = MultiFields.GetLiveDocs(reader);
-    private readonly Dictionary<string, Func<int, long>?> _sortValues = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, Func<int, long>?> _sortKeys = new(StringComparer.Ordinal);
 
     /// <summary>True when every part of <paramref name="plan"/> can be counted from the index.</summary>
     public bool CanCount(FacetPlan plan, Func<RqlValue, JsonElement> resolve)
     {
-        if (plan.Aggregations.Any(a => SortValues(a.Field) == null))
+        if (plan.Aggregations.Any(a => SortKeys(a.Field) == null))
             return false;
         if (plan.Ranges.Count > 0)
             return Plain(plan.RangeField!) != null && plan.Ranges.All(r => NumericRange(r.Condition, resolve) != null);
@@ -40,13 +40,13 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         !path.IsId && index.Field(path.ToString()) is { Indexing: FieldIndexing.Default, Spatial: false } f ? f : null;
 
     /// <summary>The field's sort doc values (first numeric value), or null when the field or its doc values are missing.</summary>
-    public Func<int, long>? SortValues(RqlPath path)
+    public Func<int, long>? SortKeys(RqlPath path)
     {
         string key = path.ToString();
-        if (!_sortValues.TryGetValue(key, out var values))
+        if (!_sortKeys.TryGetValue(key, out var values))
         {
-            values = !path.IsId && index.Field(key) is { Spatial: false } f ? Indexing.SortValues.Of(reader, f.Id) : null;
-            _sortValues[key] = values;
+            values = !path.IsId && index.Field(key) is { Spatial: false } f ? SortValues.Of(reader, f.Id) : null;
+            _sortKeys[key] = values;
         }
         return values;
     }
@@ -145,7 +145,7 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
         foreach (var leaf in reader.Leaves)
         {
             var segment = leaf.AtomicReader;
-            if (segment.DocFreq(multi) == 0 && Indexing.SortValues.Of(segment, f.Id) is { } values)
+            if (segment.DocFreq(multi) == 0 && SortValues.Of(segment, f.Id) is { } values)
             {
                 var live = segment.LiveDocs;
                 for (int d = 0; d < values.Length; d++)
@@ -153,7 +153,7 @@ internal sealed class IndexFacets(IndexReader reader, CompiledIndex index, Fixed
                     long v = values[d];
                     if (v == Index.SortMissing || v == Index.SortOther || (live != null && !live.Get(d)) || (matches != null && !matches.Get(leaf.DocBase + d)))
                         continue;
-                    double x = Index.FromSortableBits(v);
+                    double x = IndexKeys.FromSortableBits(v);
                     for (int r = 0; r < n; r++)
                     {
                         if ((x > lo[r] || (x == lo[r] && loIn[r])) && (x < hi[r] || (x == hi[r] && hiIn[r])))

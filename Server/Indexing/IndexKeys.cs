@@ -57,15 +57,27 @@ internal static class IndexKeys
         return s[..i];
     }
 
-    /// <summary>A double as 16 hex digits whose order is the numeric order (-0 as 0).</summary>
-    public static string NumberTerm(double d)
+    /// <summary>
+    /// A double as a long whose signed order is the numeric order (-0 as 0): negatives with their low 63 bits
+    /// flipped. Never <see cref="long.MinValue"/> or <see cref="long.MaxValue"/> for a finite number (the sort
+    /// keys use those for "none" and "not a number").
+    /// </summary>
+    public static long SortableBits(double d)
     {
         if (d == 0)
             d = 0;
         long bits = BitConverter.DoubleToInt64Bits(d);
-        bits = bits < 0 ? ~bits : bits ^ long.MinValue;
+        return bits < 0 ? bits ^ long.MaxValue : bits;
+    }
+
+    /// <summary>The number <see cref="SortableBits"/> encoded.</summary>
+    public static double FromSortableBits(long v) => BitConverter.Int64BitsToDouble(v < 0 ? v ^ long.MaxValue : v);
+
+    /// <summary>A double as 16 hex digits whose order is the numeric order: <see cref="SortableBits"/> with the sign bit flipped (unsigned order).</summary>
+    public static string NumberTerm(double d)
+    {
         Span<byte> b = stackalloc byte[8];
-        BinaryPrimitives.WriteInt64BigEndian(b, bits);
+        BinaryPrimitives.WriteInt64BigEndian(b, SortableBits(d) ^ long.MinValue);
         return Convert.ToHexString(b);
     }
 
@@ -121,7 +133,7 @@ internal static class IndexKeys
         long e = 0;
         foreach (byte b in term)
             e = (e << 4) | (long)(b <= '9' ? b - '0' : (b | 0x20) - 'a' + 10);
-        return BitConverter.Int64BitsToDouble(e < 0 ? e ^ long.MinValue : ~e);
+        return FromSortableBits(e ^ long.MinValue);
     }
 
     /// <summary>The (Lucene field, term) pairs one mapped field's values produce.</summary>

@@ -41,14 +41,14 @@ internal static class MoreLikeThisQuery
             throw ApiException.InvalidQuery(Bad("options must be an object."));
         int Int(string name, int fallback)
         {
-            if (Option(options, name) is not { ValueKind: not JsonValueKind.Null } v)
+            if (Queries.JsonPaths.PropertyIgnoringCase(options, name) is not { ValueKind: not JsonValueKind.Null } v)
                 return fallback;
             if (v.ValueKind == JsonValueKind.Number && v.TryGetInt32(out int n) && n >= 0)
                 return n;
             throw ApiException.InvalidQuery(Bad($"option {name} must be a whole number of 0 or more."));
         }
         var fields = new List<IndexField>();
-        if (Option(options, "Fields") is { ValueKind: JsonValueKind.Array } named)
+        if (Queries.JsonPaths.PropertyIgnoringCase(options, "Fields") is { ValueKind: JsonValueKind.Array } named)
         {
             foreach (var f in named.EnumerateArray())
             {
@@ -68,14 +68,14 @@ internal static class MoreLikeThisQuery
             MinWordLen = Int("MinimumWordLength", 0),
             MaxWordLen = Int("MaximumWordLength", 0),
             MaxNumTokensParsed = Int("MaximumNumberOfTokensParsed", 5000),
-            ApplyBoost = Option(options, "Boost") is { ValueKind: JsonValueKind.True },
+            ApplyBoost = Queries.JsonPaths.PropertyIgnoringCase(options, "Boost") is { ValueKind: JsonValueKind.True },
             StopWords = stopWords,
         };
-        if (Option(options, "MaximumDocumentFrequency") is { ValueKind: JsonValueKind.Number })
+        if (Queries.JsonPaths.PropertyIgnoringCase(options, "MaximumDocumentFrequency") is { ValueKind: JsonValueKind.Number })
             mlt.MaxDocFreq = Int("MaximumDocumentFrequency", int.MaxValue);
-        if (Option(options, "MaximumDocumentFrequencyPercentage") is { ValueKind: JsonValueKind.Number })
+        if (Queries.JsonPaths.PropertyIgnoringCase(options, "MaximumDocumentFrequencyPercentage") is { ValueKind: JsonValueKind.Number })
             mlt.SetMaxDocFreqPct(Int("MaximumDocumentFrequencyPercentage", 100));
-        if (Option(options, "BoostFactor") is { ValueKind: JsonValueKind.Number } bf)
+        if (Queries.JsonPaths.PropertyIgnoringCase(options, "BoostFactor") is { ValueKind: JsonValueKind.Number } bf)
             mlt.BoostFactor = bf.GetSingle();
 
         var query = new BooleanQuery();
@@ -123,15 +123,6 @@ internal static class MoreLikeThisQuery
         return result;
     }
 
-    private static JsonElement? Option(JsonElement options, string name)
-    {
-        if (options.ValueKind != JsonValueKind.Object)
-            return null;
-        foreach (var p in options.EnumerateObject())
-            if (p.Name.Equals(name, StringComparison.OrdinalIgnoreCase))
-                return p.Value;
-        return null;
-    }
 
     /// <summary>Whole values as tokens: the text split at <see cref="ValueSeparator"/>, nothing else changed.</summary>
     private sealed class ValuesAnalyzer : Analyzer

@@ -29,15 +29,7 @@ internal static class SortValues
             for (int doc = 0; doc < array.Length; doc++)
             {
                 entries.Get(doc, scratch);
-                if (scratch.Length == 0)
-                {
-                    array[doc] = Index.SortMissing; // no entry (a deleted document's slot)
-                    continue;
-                }
-                var value = scratch.Bytes.AsSpan(scratch.Offset, scratch.Length);
-                int idLength = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(value[8..]);
-                int keys = System.Buffers.Binary.BinaryPrimitives.ReadUInt16LittleEndian(value[(10 + idLength)..]);
-                array[doc] = f < keys ? System.Buffers.Binary.BinaryPrimitives.ReadInt64LittleEndian(value[(12 + idLength + 8 * f)..]) : Index.SortMissing;
+                array[doc] = EntryReader.SortKey(scratch.Bytes.AsSpan(scratch.Offset, scratch.Length), f);
             }
             return array;
         });

@@ -173,7 +173,7 @@ internal sealed class FacetAccumulator
         for (int i = 0; i < _plans.Count; i++)
         {
             var plan = _plans[i];
-            var aggregated = plan.Aggregations.Select(a => counter.SortValues(a.Field)!).ToArray();
+            var aggregated = plan.Aggregations.Select(a => counter.SortKeys(a.Field)!).ToArray();
             void Count(Bucket b, int doc)
             {
                 b.Count++;
@@ -181,7 +181,7 @@ internal sealed class FacetAccumulator
                 {
                     long v = aggregated[a](doc);
                     if (v != Indexing.Index.SortMissing && v != Indexing.Index.SortOther)
-                        b.Aggregates[a].Add(Indexing.Index.FromSortableBits(v));
+                        b.Aggregates[a].Add(Indexing.IndexKeys.FromSortableBits(v));
                 }
             }
             if (plan.Ranges.Count > 0)

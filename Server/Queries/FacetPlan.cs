@@ -152,22 +152,22 @@ internal sealed class FacetPlan
         if (setup.ValueKind != JsonValueKind.Object)
             throw ApiException.InvalidQuery(Where("is not an object."));
         var result = new List<FacetPlan>();
-        if (Prop(setup, "Facets") is { ValueKind: JsonValueKind.Array } facets)
+        if (JsonPaths.PropertyIgnoringCase(setup, "Facets") is { ValueKind: JsonValueKind.Array } facets)
         {
             foreach (var f in facets.EnumerateArray())
             {
-                string? field = Prop(f, "FieldName") is { ValueKind: JsonValueKind.String } fn ? fn.GetString() : null;
-                string? display = Prop(f, "DisplayFieldName") is { ValueKind: JsonValueKind.String } dn ? dn.GetString() : null;
+                string? field = JsonPaths.PropertyIgnoringCase(f, "FieldName") is { ValueKind: JsonValueKind.String } fn ? fn.GetString() : null;
+                string? display = JsonPaths.PropertyIgnoringCase(f, "DisplayFieldName") is { ValueKind: JsonValueKind.String } dn ? dn.GetString() : null;
                 var path = field == null ? null : PathOf(field);
-                var options = Prop(f, "Options") is { ValueKind: JsonValueKind.Object } o ? FacetOptionsPlan.Read(o, 0) : FacetOptionsPlan.Default;
+                var options = JsonPaths.PropertyIgnoringCase(f, "Options") is { ValueKind: JsonValueKind.Object } o ? FacetOptionsPlan.Read(o, 0) : FacetOptionsPlan.Default;
                 result.Add(new FacetPlan { Name = display ?? field ?? AllResults, Field = path, Aggregations = SetupAggregations(f, Where), Options = options });
             }
         }
-        if (Prop(setup, "RangeFacets") is { ValueKind: JsonValueKind.Array } rangeFacets)
+        if (JsonPaths.PropertyIgnoringCase(setup, "RangeFacets") is { ValueKind: JsonValueKind.Array } rangeFacets)
         {
             foreach (var f in rangeFacets.EnumerateArray())
             {
-                if (Prop(f, "Ranges") is not { ValueKind: JsonValueKind.Array } ranges || ranges.GetArrayLength() == 0)
+                if (JsonPaths.PropertyIgnoringCase(f, "Ranges") is not { ValueKind: JsonValueKind.Array } ranges || ranges.GetArrayLength() == 0)
                     throw ApiException.InvalidQuery(Where("has a range facet without Ranges."));
                 var parsed = new List<RqlExpression>();
                 foreach (var r in ranges.EnumerateArray())
@@ -183,7 +183,7 @@ internal sealed class FacetPlan
                         throw ApiException.InvalidQuery(Where($"has a range that does not parse: '{r.GetString()}': {e.Message}"));
                     }
                 }
-                string? display = Prop(f, "DisplayFieldName") is { ValueKind: JsonValueKind.String } dn ? dn.GetString() : null;
+                string? display = JsonPaths.PropertyIgnoringCase(f, "DisplayFieldName") is { ValueKind: JsonValueKind.String } dn ? dn.GetString() : null;
                 result.Add(RangePlan(parsed, display, SetupAggregations(f, Where), resolve, 0));
             }
         }
@@ -193,7 +193,7 @@ internal sealed class FacetPlan
     private static List<FacetAggregationPlan> SetupAggregations(JsonElement facet, Func<string, string> where)
     {
         var list = new List<(string, RqlPath, string?)>();
-        if (Prop(facet, "Aggregations") is not { ValueKind: JsonValueKind.Object } aggregations)
+        if (JsonPaths.PropertyIgnoringCase(facet, "Aggregations") is not { ValueKind: JsonValueKind.Object } aggregations)
             return [];
         foreach (var kind in aggregations.EnumerateObject())
         {
@@ -209,10 +209,10 @@ internal sealed class FacetPlan
                 continue;
             foreach (var on in kind.Value.EnumerateArray())
             {
-                string? name = on.ValueKind == JsonValueKind.String ? on.GetString() : Prop(on, "Name") is { ValueKind: JsonValueKind.String } n ? n.GetString() : null;
+                string? name = on.ValueKind == JsonValueKind.String ? on.GetString() : JsonPaths.PropertyIgnoringCase(on, "Name") is { ValueKind: JsonValueKind.String } n ? n.GetString() : null;
                 if (name == null)
                     throw ApiException.InvalidQuery(where($"has a {kind.Name} aggregation without a field name."));
-                string? display = on.ValueKind == JsonValueKind.Object && Prop(on, "DisplayName") is { ValueKind: JsonValueKind.String } d ? d.GetString() : null;
+                string? display = on.ValueKind == JsonValueKind.Object && JsonPaths.PropertyIgnoringCase(on, "DisplayName") is { ValueKind: JsonValueKind.String } d ? d.GetString() : null;
                 list.Add((op, PathOf(name), display));
             }
         }
@@ -221,16 +221,6 @@ internal sealed class FacetPlan
 
     private static RqlPath PathOf(string field) => new(field.Split('.'), false);
 
-    /// <summary>A property by name, ignoring case; undefined when absent.</summary>
-    internal static JsonElement? Prop(JsonElement o, string name)
-    {
-        if (o.ValueKind != JsonValueKind.Object)
-            return null;
-        foreach (var p in o.EnumerateObject())
-            if (p.Name.Equals(name, StringComparison.OrdinalIgnoreCase))
-                return p.Value;
-        return null;
-    }
 }
 
 /// <summary>A facet's aggregated field, its output name and its operations (sum, min, max, avg).</summary>
@@ -247,12 +237,12 @@ internal sealed record FacetOptionsPlan(string TermSortMode, bool IncludeRemaini
             return Default;
         if (o.ValueKind != JsonValueKind.Object)
             throw ApiException.InvalidQuery($"Invalid query at position {position}: facet options must be an object (TermSortMode, IncludeRemainingTerms, Start, PageSize).");
-        string sort = FacetPlan.Prop(o, "TermSortMode") is { ValueKind: JsonValueKind.String } s ? s.GetString()! : "ValueAsc";
+        string sort = JsonPaths.PropertyIgnoringCase(o, "TermSortMode") is { ValueKind: JsonValueKind.String } s ? s.GetString()! : "ValueAsc";
         if (sort is not ("ValueAsc" or "ValueDesc" or "CountAsc" or "CountDesc"))
             throw ApiException.InvalidQuery($"Invalid query at position {position}: unknown facet TermSortMode '{sort}' (ValueAsc, ValueDesc, CountAsc, CountDesc).");
-        bool remaining = FacetPlan.Prop(o, "IncludeRemainingTerms") is { ValueKind: JsonValueKind.True };
-        int start = Int(FacetPlan.Prop(o, "Start"), 0, "Start", position);
-        int pageSize = Int(FacetPlan.Prop(o, "PageSize"), int.MaxValue, "PageSize", position);
+        bool remaining = JsonPaths.PropertyIgnoringCase(o, "IncludeRemainingTerms") is { ValueKind: JsonValueKind.True };
+        int start = Int(JsonPaths.PropertyIgnoringCase(o, "Start"), 0, "Start", position);
+        int pageSize = Int(JsonPaths.PropertyIgnoringCase(o, "PageSize"), int.MaxValue, "PageSize", position);
         return new FacetOptionsPlan(sort, remaining, start, pageSize);
     }
 

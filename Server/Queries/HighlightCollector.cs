@@ -55,7 +55,7 @@ internal sealed class HighlightCollector
             {
                 pre = Tags(o, "PreTags", h.Options.Position) ?? pre;
                 post = Tags(o, "PostTags", h.Options.Position) ?? post;
-                groupKey = FacetPlan.Prop(o, "GroupKey") is { ValueKind: JsonValueKind.String } g ? g.GetString() : null;
+                groupKey = JsonPaths.PropertyIgnoringCase(o, "GroupKey") is { ValueKind: JsonValueKind.String } g ? g.GetString() : null;
             }
             else if (h.Options != null && resolve(h.Options).ValueKind is not (JsonValueKind.Null or JsonValueKind.Undefined))
             {
@@ -83,7 +83,7 @@ internal sealed class HighlightCollector
 
     private static string[]? Tags(JsonElement o, string name, int position)
     {
-        if (FacetPlan.Prop(o, name) is not { ValueKind: not JsonValueKind.Null } v)
+        if (JsonPaths.PropertyIgnoringCase(o, name) is not { ValueKind: not JsonValueKind.Null } v)
             return null;
         if (v.ValueKind != JsonValueKind.Array || v.GetArrayLength() == 0 || v.EnumerateArray().Any(t => t.ValueKind != JsonValueKind.String))
             throw ApiException.InvalidQuery($"Invalid query at position {position}: highlight() option {name} must be a non-empty array of strings.");

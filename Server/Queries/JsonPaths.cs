@@ -40,6 +40,20 @@ public static class JsonPaths
     }
 
     /// <summary>
+    /// A property of an object by name, ignoring case (options and setup documents arrive PascalCased from
+    /// the .NET client and camelCased from the Node client); null when absent or not an object.
+    /// </summary>
+    public static JsonElement? PropertyIgnoringCase(JsonElement o, string name)
+    {
+        if (o.ValueKind != JsonValueKind.Object)
+            return null;
+        foreach (var p in o.EnumerateObject())
+            if (p.Name.Equals(name, StringComparison.OrdinalIgnoreCase))
+                return p.Value;
+        return null;
+    }
+
+    /// <summary>
     /// Case-insensitive text order: the invariant lower-case forms compared by Unicode code point
     /// (which is also the byte order of their UTF-8, the order of index terms).
     /// </summary>

@@ -237,24 +237,12 @@ public sealed class RqlParser
             {
                 if (IsFunction("facet"))
                 {
-                    do
-                    {
-                        if (!IsFunction("facet"))
-                            throw Error($"a facet query selects only facet(..) but found {Describe(Peek)}", Peek.Position);
-                        facets.Add(Facet());
-                    }
-                    while (AcceptSymbol(","));
+                    facets.AddRange(Only("facet", "a facet query", Facet));
                     continue;
                 }
                 if (IsFunction("suggest"))
                 {
-                    do
-                    {
-                        if (!IsFunction("suggest"))
-                            throw Error($"a suggestion query selects only suggest(..) but found {Describe(Peek)}", Peek.Position);
-                        suggestions.Add(Suggest());
-                    }
-                    while (AcceptSymbol(","));
+                    suggestions.AddRange(Only("suggest", "a suggestion query", Suggest));
                     continue;
                 }
                 distinct = AcceptWord("distinct");
@@ -398,6 +386,20 @@ public sealed class RqlParser
         if (args.Count < least || args.Count > most)
             throw Error($"spatial.{kind}() takes {least}{(most > least ? $" or {most}" : "")} arguments, got {args.Count}", position);
         return new RqlShape(kind, args, position);
+    }
+
+    /// <summary>A select list of <paramref name="function"/>(..) calls only, comma-separated.</summary>
+    private List<T> Only<T>(string function, string what, Func<T> parse)
+    {
+        var items = new List<T>();
+        do
+        {
+            if (!IsFunction(function))
+                throw Error($"{what} selects only {function}(..) but found {Describe(Peek)}", Peek.Position);
+            items.Add(parse());
+        }
+        while (AcceptSymbol(","));
+        return items;
     }
 
     /// <summary>A word followed by '(' (a function call).</summary>

@@ -1,0 +1,266 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.Indexing;
+
+namespace RavenLite.Server.Queries;
+
+/// <summary>The query features of <see cref="QueryRunner"/> beyond matching: suggestions, MoreLikeThis, highlighting's search, spatial shapes, facet terms, regex().</summary>
+public sealed partial class QueryRunner
+{
+    /// <summary>
+    /// <c>select suggest(..)</c>: for each, RavenDB's SuggestionResult <c>{Name, Suggestions: [..]}</c> from the
+    /// index's terms of the field (<see cref="Suggester"/>).
+    /// </summary>
+    private QueryAnswer Suggest(Indexing.Index? index)
+    {
+        if (index == null)
+            throw ApiException.InvalidQuery("suggest() reads an index's terms: query an index or a collection, not @all_docs or id().");
+        var requests = _query.Suggestions.Select(s => (s, Words: SuggestWords(s), Options: SuggestOptionsOf(s))).ToList();
+        var snapshot = index.AcquireSnapshot();
+        try
+        {
+            var results = new List<byte[]>();
+            foreach (var (s, words, options) in requests)
+            {
+                var field = index.Compiled.Field(s.Field.ToString())!;
+                var suggestions = Suggester.Suggest(snapshot.Reader, field, words, options);
+                results.Add(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["Name"] = s.Alias ?? s.Field.ToString(), ["Suggestions"] = suggestions }));
+            }
+            long lastEtag;
+            bool stale;
+            using (var dbTx = _db.Environment.ReadTransaction())
+            {
+                lastEtag = DocumentsStorage.LastEtag(dbTx);
+                stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
+            }
+            return new QueryAnswer(results, results.Count, new Dictionary<string, StoredDocument?>(), lastEtag, index.Name, stale, index.LastIndexingTime);
+        }
+        finally
+        {
+            Indexing.Index.ReleaseSnapshot(snapshot);
+        }
+    }
+
+    private List<string> SuggestWords(RqlSuggest s)
+    {
+        var v = Resolve(s.Term);
+        if (v.ValueKind == JsonValueKind.String)
+            return [v.GetString()!];
+        if (v.ValueKind == JsonValueKind.Array && v.GetArrayLength() > 0 && v.EnumerateArray().All(x => x.ValueKind == JsonValueKind.String))
+            return v.EnumerateArray().Select(x => x.GetString()!).ToList();
+        throw ApiException.InvalidQuery($"Invalid query at position {s.Term.Position}: suggest() needs a word or an array of words.");
+    }
+
+    private SuggestOptions SuggestOptionsOf(RqlSuggest s)
+    {
+        if (s.Options == null || Resolve(s.Options) is { ValueKind: JsonValueKind.Null })
+            return SuggestOptions.Default;
+        var o = Resolve(s.Options);
+        string Bad(string what) => $"Invalid query at position {s.Options.Position}: suggest() options {what}";
+        if (o.ValueKind != JsonValueKind.Object)
+            throw ApiException.InvalidQuery(Bad("must be an object (PageSize, Distance, Accuracy, SortMode)."));
+        var d = SuggestOptions.Default;
+        int pageSize = JsonPaths.PropertyIgnoringCase(o, "PageSize") is { ValueKind: JsonValueKind.Number } p && p.TryGetInt32(out int n) && n >= 0 ? n
+            : JsonPaths.PropertyIgnoringCase(o, "PageSize") is { ValueKind: not JsonValueKind.Null } ? throw ApiException.InvalidQuery(Bad("PageSize must be a whole number of 0 or more.")) : d.PageSize;
+        string distance = JsonPaths.PropertyIgnoringCase(o, "Distance") is { ValueKind: JsonValueKind.String } ds ? ds.GetString()! : "Levenshtein";
+        distance = distance switch
+        {
+            "None" or "Default" or "Levenshtein" => "Levenshtein",
+            "JaroWinkler" or "NGram" => distance,
+            _ => throw ApiException.InvalidQuery(Bad($"Distance '{distance}' is unknown (Levenshtein, JaroWinkler, NGram).")),
+        };
+        float accuracy = JsonPaths.PropertyIgnoringCase(o, "Accuracy") is { ValueKind: JsonValueKind.Number } a ? a.GetSingle() : d.Accuracy;
+        if (accuracy is < 0 or > 1)
+            throw ApiException.InvalidQuery(Bad("Accuracy must be between 0 and 1."));
+        string sort = JsonPaths.PropertyIgnoringCase(o, "SortMode") is { ValueKind: JsonValueKind.String } sm ? sm.GetString()! : "Popularity";
+        if (sort is not ("Popularity" or "None"))
+            throw ApiException.InvalidQuery(Bad($"SortMode '{sort}' is unknown (Popularity, None)."));
+        return new SuggestOptions(pageSize, distance, accuracy, sort == "Popularity");
+    }
+
+    /// <summary>The Lucene query of each moreLikeThis() in the where clause (null: nothing is like its source).</summary>
+    private Dictionary<RqlMoreLikeThis, Lucene.Net.Search.Query?>? MoreLikeThisQueries(CompiledIndex compiled, Lucene.Net.Index.IndexReader reader, Storage.Transactions.Transaction dbTx)
+    {
+        Dictionary<RqlMoreLikeThis, Lucene.Net.Search.Query?>? result = null;
+        foreach (var m in Find<RqlMoreLikeThis>(_query.Where))
+        {
+            result ??= new(ReferenceEqualityComparer.Instance);
+            var options = m.Options == null ? default : Resolve(m.Options);
+            ISet<string>? stopWords = null;
+            if (JsonPaths.PropertyIgnoringCase(options, "StopWordsDocumentId") is { ValueKind: JsonValueKind.String } sw)
+            {
+                var list = _db.Documents.Get(dbTx, sw.GetString()!) is { } swDoc ? JsonDocument.Parse(swDoc.Json).RootElement : default;
+                if (JsonPaths.PropertyIgnoringCase(list, "StopWords") is not { ValueKind: JsonValueKind.Array } words)
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() stop words document '{sw.GetString()}' does not exist or has no StopWords array.");
+                stopWords = new HashSet<string>(words.EnumerateArray().Where(w => w.ValueKind == JsonValueKind.String).Select(w => w.GetString()!.ToLowerInvariant()));
+            }
+            JsonElement source;
+            string? exclude = null;
+            if (m.Document != null)
+            {
+                var given = Resolve(m.Document);
+                try
+                {
+                    source = given.ValueKind == JsonValueKind.String ? JsonDocument.Parse(given.GetString()!).RootElement : given;
+                }
+                catch (JsonException e)
+                {
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document is not valid JSON: {e.Message}");
+                }
+                if (source.ValueKind != JsonValueKind.Object)
+                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document must be a JSON object.");
+            }
+            else if (m.Source is RqlCompare { Field.IsId: true, Op: "=" } byId && Resolve(byId.Value) is { ValueKind: JsonValueKind.String } idValue)
+            {
+                var doc = _db.Documents.Get(dbTx, idValue.GetString()!);
+                if (doc == null || !compiled.Collections.Contains(doc.Collection, StringComparer.OrdinalIgnoreCase))
+                {
+                    result[m] = null; // no such document in the index: nothing is like it
+                    continue;
+                }
+                using var parsed = JsonDocument.Parse(doc.Json);
+                source = JsonDocument.Parse(compiled.MapEntry(parsed.RootElement, doc.Collection, doc.Id)).RootElement;
+                exclude = doc.Id.ToLowerInvariant();
+            }
+            else
+            {
+                throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() takes id() = 'document id', or a document as JSON text ($parameter).");
+            }
+            result[m] = MoreLikeThisQuery.Build(reader, compiled, source, exclude, options, stopWords, m.Position);
+        }
+        return result;
+    }
+
+    /// <summary>The query's search() calls on <paramref name="path"/> as one query over loose text (any of them), or null.</summary>
+    private Lucene.Net.Search.BooleanQuery? SearchOn(RqlPath path)
+    {
+        var searches = new List<RqlMethod>();
+        void Collect(RqlExpression? e)
+        {
+            switch (e)
+            {
+                case RqlBinary b:
+                    Collect(b.Left);
+                    Collect(b.Right);
+                    break;
+                case RqlMethod { Name: "search" } m when m.Field.Text == path.Text:
+                    searches.Add(m);
+                    break;
+            }
+        }
+        Collect(_query.Where);
+        if (searches.Count == 0)
+            return null;
+        var query = new Lucene.Net.Search.BooleanQuery();
+        foreach (var m in searches)
+            query.Add(SearchQuery.Parse(Resolve(m.Value!).GetString()!, null, m.Value!.Position, m.AllTerms, AnalyzerOf(path)).Loose, Lucene.Net.Search.Occur.SHOULD);
+        return query;
+    }
+
+    private Lucene.Net.Analysis.Analyzer AnalyzerOf(RqlPath path) =>
+        (path.IsId ? null : _compiled?.Field(path.ToString())?.TextAnalyzer) ?? SearchAnalyzer.Instance;
+
+    private readonly Dictionary<RqlShape, GeoShape> _shapes = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>True when a spatial target's circle radii and distances are in miles (its index field says so).</summary>
+    private bool Miles(RqlSpatialTarget target) => target.Field != null && _compiled?.Field(target.Field.ToString())?.Miles == true;
+
+    /// <summary>A query shape (computed once per query); 400 naming it when it is not one.</summary>
+    private GeoShape ShapeOf(RqlShape s, bool miles)
+    {
+        if (_shapes.TryGetValue(s, out var known))
+            return known;
+        string Bad(string what) => $"Invalid query at position {s.Position}: spatial.{s.Kind}() {what}";
+        double Number(RqlValue v, string what) => Resolve(v) is { ValueKind: JsonValueKind.Number } n ? n.GetDouble()
+            : throw ApiException.InvalidQuery(Bad($"needs a number for its {what}, got {Resolve(v).GetRawText()}."));
+        GeoShape shape;
+        switch (s.Kind)
+        {
+            case "circle":
+            {
+                double radius = Number(s.Args[0], "radius"), lat = Number(s.Args[1], "latitude"), lng = Number(s.Args[2], "longitude");
+                if (s.Args.Count > 3)
+                {
+                    miles = Resolve(s.Args[3]) is { ValueKind: JsonValueKind.String } u ? u.GetString() switch
+                    {
+                        "Miles" => true,
+                        "Kilometers" => false,
+                        var other => throw ApiException.InvalidQuery(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
+                    } : throw ApiException.InvalidQuery(Bad("units must be 'Kilometers' or 'Miles'."));
+                }
+                if (!(radius >= 0) || !double.IsFinite(radius))
+                    throw ApiException.InvalidQuery(Bad($"radius {radius} must be 0 or more."));
+                var center = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                shape = new GeoCircle(center, miles ? radius * GeoShape.KmPerMile : radius);
+                break;
+            }
+            case "point":
+            {
+                double lat = Number(s.Args[0], "latitude"), lng = Number(s.Args[1], "longitude");
+                shape = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                break;
+            }
+            default:
+            {
+                var text = Resolve(s.Args[0]);
+                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!) : null)
+                    ?? throw ApiException.InvalidQuery(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat) or POLYGON ((lng lat, ..)), closed rings, degrees)."));
+                break;
+            }
+        }
+        _shapes[s] = shape;
+        return shape;
+    }
+
+    /// <summary>A row's shapes under a spatial target: a spatial field's WKT values, or the document's point or WKT.</summary>
+    private static List<GeoShape> ShapesOf(RqlSpatialTarget target, Row row)
+    {
+        var result = new List<GeoShape>();
+        if (target.Latitude != null)
+        {
+            var lat = row.Values(target.Latitude);
+            var lng = row.Values(target.Longitude!);
+            if (lat is [{ ValueKind: JsonValueKind.Number } a, ..] && lng is [{ ValueKind: JsonValueKind.Number } b, ..] && GeoPoint.Create(a.GetDouble(), b.GetDouble()) is { } p)
+                result.Add(p);
+            return result;
+        }
+        foreach (var v in row.Values(target.Field ?? target.Wkt!))
+            if (v.ValueKind == JsonValueKind.String && GeoShape.ParseWkt(v.GetString()!) is { } shape)
+                result.Add(shape);
+        return result;
+    }
+
+    /// <summary>How a facet field's values are counted: as its index terms.</summary>
+    private FieldTerms FacetTerms(RqlPath path)
+    {
+        var field = path.IsId ? null : _compiled?.Field(path.ToString());
+        return new FieldTerms(field?.Indexing == FieldIndexing.Exact, field?.Indexing == FieldIndexing.Search ? field.TextAnalyzer : null);
+    }
+
+    private static readonly TimeSpan RegexTimeout = TimeSpan.FromMilliseconds(100);
+    private readonly Dictionary<RqlMethod, System.Text.RegularExpressions.Regex> _regexes = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>
+    /// regex()'s pattern (.NET syntax, matched anywhere in the value unless anchored, against the value as the
+    /// index holds it: lower-cased unless the field is Exact), compiled once per query, with a time limit per
+    /// value; a pattern that does not parse is a 400.
+    /// </summary>
+    private System.Text.RegularExpressions.Regex RegexOf(RqlMethod m)
+    {
+        if (_regexes.TryGetValue(m, out var regex))
+            return regex;
+        string pattern = Resolve(m.Value!).GetString()!;
+        try
+        {
+            regex = new System.Text.RegularExpressions.Regex(pattern, System.Text.RegularExpressions.RegexOptions.CultureInvariant, RegexTimeout);
+        }
+        catch (ArgumentException e)
+        {
+            throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: the regex() pattern '{pattern}' is not a valid regular expression: {e.Message}");
+        }
+        _regexes[m] = regex;
+        return regex;
+    }
+}
