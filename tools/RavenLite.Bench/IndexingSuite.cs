@@ -34,6 +34,8 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
         var docs = new OrderDocuments(count);
         foreach (var r in RavenLite(docs))
             yield return r;
+        foreach (var r in LuceneFloor.Run(docs, workDir))
+            yield return r;
         if (!withPeer)
             yield break;
         foreach (var r in Postgres(docs))

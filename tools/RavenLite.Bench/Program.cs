@@ -69,7 +69,7 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
-        if (row.Engine is "lmdb" or "postgres")
+        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)
