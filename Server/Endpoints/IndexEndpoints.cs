@@ -35,7 +35,7 @@ public static class IndexEndpoints
                 throw ApiException.BadRequest("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
             var definitions = list.EnumerateArray().Select(ReadDefinition).ToList();
             foreach (var d in definitions)
-                MapCompiler.Compile(d); // every definition is checked before any is stored
+                IndexCompiler.Compile(d); // every definition is checked before any is stored
             var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
             var results = definitions.Select(d => (db.Indexes.Put(d).Name, registry.NextRaftIndex())).ToList();
             await JsonResponse.WriteAsync(context, 201, w =>
@@ -70,9 +70,10 @@ public static class IndexEndpoints
         var definition = new IndexDefinition
         {
             Name = name!,
-            Type = type == "JavaScriptMap" ? "JavaScriptMap" : "Map",
             Maps = maps.EnumerateArray().Select(m => m.GetString()!).ToList(),
         };
+        definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScriptMap"
+            : type is "Map" && definition.Maps.Count > 0 ? IndexDefinition.DetectType(definition.Maps[0]) : "Map";
         if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
             foreach (var f in fields.EnumerateObject())
                 definition.FieldOptions[f.Name] = f.Value.Clone();

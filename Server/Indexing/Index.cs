@@ -371,6 +371,7 @@ public sealed class Index : IDisposable
         var started = Stopwatch.GetTimestamp();
         var lookup = new EntryLookup(_snapshot.Reader); // the worker's own reference: only the worker replaces it
         var terms = new HashSet<(string Field, string Term)>();
+        var loader = DocumentLoaders.From(_db.Documents, dbTx);
         long attempts = 0, successes = 0;
         try
         {
@@ -391,7 +392,7 @@ public sealed class Index : IDisposable
                         var json = DocumentRecord.Json(record);
                         bytes += json.Length;
                         attempts++;
-                        if (Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms))
+                        if (Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader))
                             successes++;
                     }
                     etags[collection] = etag;
@@ -460,10 +461,10 @@ public sealed class Index : IDisposable
     /// written in etag order, so index order is etag order within a collection. (Mapping on both cores
     /// and writing in order was tried: slower, and twice the memory.)
     /// </summary>
-    private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms)
+    private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms, DocumentLoader loader)
     {
-        byte[] entry;
-        bool mapped;
+        MappedEntry mapped = default;
+        bool ok;
         JsonDocument? parsed = null;
         try
         {
@@ -471,15 +472,16 @@ public sealed class Index : IDisposable
             {
                 var reader = new Utf8JsonReader(json);
                 parsed = JsonDocument.ParseValue(ref reader);
-                entry = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues);
-                mapped = true;
+                mapped = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues, loader);
+                ok = true;
             }
-            catch (Exception e) when (e is JsonException or ArgumentException or InvalidOperationException or NotSupportedException)
+            catch (Exception e) when (e is JsonException or IndexMapException)
             {
                 RecordError(id, e.Message);
-                entry = [];
-                mapped = false;
+                mapped = new MappedEntry([], null);
+                ok = false;
             }
+            byte[] entry = mapped.Json;
             string key = Encoding.UTF8.GetString(lowerId);
             bool hasEntry = lookup.Has(lowerId);
             // The field values stay valid while the document is parsed: the entry is not parsed again.
@@ -489,10 +491,11 @@ public sealed class Index : IDisposable
                 _writer.AddDocument(Entry(key, etag, entry, _fieldValues, terms));
             else if (hasEntry)
                 _writer.DeleteDocuments(new Term(IdField, key));
-            return mapped;
+            return ok;
         }
         finally
         {
+            mapped.Dispose();
             parsed?.Dispose();
         }
     }

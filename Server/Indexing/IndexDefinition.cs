@@ -30,7 +30,7 @@ public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, 
 /// <summary>
 /// A stored index definition (written verbatim to <c>definition.json</c> in the index's folder).
 /// Auto indexes list document paths in <see cref="AutoFields"/>; static ones keep the client's
-/// <see cref="Maps"/> and <see cref="FieldOptions"/> and are compiled by <see cref="MapCompiler"/>.
+/// <see cref="Maps"/> and <see cref="FieldOptions"/> and are compiled by <see cref="IndexCompiler"/>.
 /// </summary>
 public sealed class IndexDefinition
 {
@@ -58,6 +58,20 @@ public sealed class IndexDefinition
     /// <summary>True for auto indexes.</summary>
     [JsonIgnore]
     public bool IsAuto => Type == "AutoMap";
+
+    /// <summary>True for JavaScript indexes (run in Jint); false for C# ones (compiled with Roslyn).</summary>
+    [JsonIgnore]
+    public bool IsJavaScript => Type.StartsWith("JavaScript", StringComparison.Ordinal);
+
+    /// <summary>
+    /// The type of a static index the client did not name: C# when the first map starts with <c>from</c> or <c>docs</c>
+    /// (after comments), else JavaScript, as RavenDB's clients decide.
+    /// </summary>
+    public static string DetectType(string firstMap)
+    {
+        string text = System.Text.RegularExpressions.Regex.Replace(firstMap, @"/\*[^*]*(?:\*(?!/)[^*]*)*\*/|//.*", "").TrimStart();
+        return text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase) ? "Map" : "JavaScriptMap";
+    }
 
     internal byte[] Serialize() => JsonSerializer.SerializeToUtf8Bytes(this, SerializerOptions);
 

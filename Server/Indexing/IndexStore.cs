@@ -43,7 +43,7 @@ public sealed class IndexStore : IDisposable
             try
             {
                 var definition = IndexDefinition.Deserialize(File.ReadAllBytes(file));
-                var index = new Index(db, definition, MapCompiler.Compile(definition), folder, logger);
+                var index = new Index(db, definition, IndexCompiler.Compile(definition), folder, logger);
                 _indexes[definition.Name] = index;
             }
             catch (Exception e) when (e is JsonException or ApiException or IOException)
@@ -91,7 +91,7 @@ public sealed class IndexStore : IDisposable
         ValidateName(definition.Name);
         if (definition.Name.StartsWith("Auto/", StringComparison.OrdinalIgnoreCase))
             throw ApiException.BadRequest($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
-        var compiled = MapCompiler.Compile(definition);
+        var compiled = IndexCompiler.Compile(definition);
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -131,7 +131,7 @@ public sealed class IndexStore : IDisposable
                 Collection = collection,
                 AutoFields = autoFields,
             };
-            return (CreateLocked(definition, MapCompiler.Compile(definition)), true);
+            return (CreateLocked(definition, IndexCompiler.Compile(definition)), true);
         }
     }
 

@@ -121,7 +121,7 @@ public sealed partial class QueryRunner
                     continue;
                 }
                 using var parsed = JsonDocument.Parse(doc.Json);
-                source = JsonDocument.Parse(compiled.MapEntry(parsed.RootElement, doc.Collection, doc.Id)).RootElement;
+                source = JsonDocument.Parse(compiled.EntryOrEmpty(parsed.RootElement, doc.Collection, doc.Id, Indexing.DocumentLoaders.From(_db.Documents, dbTx))).RootElement;
                 exclude = doc.Id.ToLowerInvariant();
             }
             else

@@ -448,7 +448,7 @@ public sealed partial class QueryRunner
                 var current = DocumentRecord.Read(record, _db.Documents.DatabaseId);
                 byte[] entry;
                 using (var parsed = JsonDocument.Parse(current.Json))
-                    entry = index.Compiled.MapEntry(parsed.RootElement, current.Collection, current.Id);
+                    entry = index.Compiled.EntryOrEmpty(parsed.RootElement, current.Collection, current.Id, Indexing.DocumentLoaders.From(_db.Documents, dbTx));
                 yield return Row.ForEntry(entry, lowerId, current, changed: true, docs, entryId);
             }
         }

@@ -1,0 +1,239 @@
+using System.Text.Json;
+using RavenLite.Server.Http;
+using RavenLite.Server.Indexing.Scripting;
+using RavenLite.Server.Queries;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// Turns an index definition into a <see cref="CompiledIndex"/>: auto indexes map document paths; static C# maps
+/// are compiled with Roslyn (<see cref="CSharpIndexCompiler"/>) and JavaScript maps run in Jint
+/// (<see cref="JavaScriptIndex"/>), as RavenDB does. The definition's field options (Indexing, Analyzer, Spatial)
+/// apply to the fields the maps output.
+/// </summary>
+public static class IndexCompiler
+{
+    /// <summary>Compiles <paramref name="definition"/> (400 IndexCompilationException naming the problem).</summary>
+    public static CompiledIndex Compile(IndexDefinition definition)
+    {
+        if (definition.IsAuto)
+        {
+            var autoFields = definition.AutoFields.Select((f, i) => new IndexField(f.Path, (ushort)i, f.Search ? FieldIndexing.Search : FieldIndexing.Default)).ToList();
+            return new CompiledIndex([definition.Collection!], autoFields, definition.AutoFields.Select(f => f.Path.Split('.')).ToList());
+        }
+        if (definition.Maps.Count == 0)
+            throw ApiException.IndexCompilation($"Index '{definition.Name}' has no maps.", "Maps", "");
+        IReadOnlyList<ScriptMap> maps = definition.IsJavaScript ? JavaScriptIndex.Compile(definition.Maps) : CSharpMap.Compile(definition.Maps);
+        var names = new List<string>();
+        foreach (var map in maps)
+            foreach (string name in map.Fields)
+                if (!names.Contains(name, StringComparer.Ordinal))
+                    names.Add(name);
+        if (names.Count == 0)
+            throw ApiException.IndexCompilation($"Index '{definition.Name}': the maps output no fields.", "Maps", definition.Maps[0]);
+        var collections = new List<string>();
+        foreach (var map in maps)
+        {
+            if (collections.Contains(map.Collection, StringComparer.OrdinalIgnoreCase))
+                throw ApiException.IndexCompilation($"Index '{definition.Name}' has two maps over '{map.Collection}'; use one.", "Maps", map.Collection);
+            collections.Add(map.Collection);
+        }
+        var options = new Dictionary<string, FieldIndexing>(StringComparer.Ordinal);
+        var analyzers = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var (name, element) in definition.FieldOptions)
+        {
+            FieldIndexing indexing = FieldIndexing.Default;
+            string? analyzer = null;
+            if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Analyzer", out var an) && an.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(an.GetString()))
+            {
+                analyzer = an.GetString()!;
+                if (AnalyzerCatalog.Resolve(analyzer) == null)
+                    throw ApiException.IndexCompilation($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer).", "Fields", analyzer);
+            }
+            if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Indexing", out var ix) && ix.ValueKind == JsonValueKind.String)
+            {
+                indexing = ix.GetString() switch
+                {
+                    "Search" => FieldIndexing.Search,
+                    "Exact" => FieldIndexing.Exact,
+                    "Default" => FieldIndexing.Default,
+                    var other => throw ApiException.IndexCompilation($"Field '{name}': Indexing '{other}' is not supported (use Default, Exact or Search).", "Fields", name),
+                };
+            }
+            // A field with an analyzer is searched with it (RavenDB analyzes such fields); Exact keeps whole values.
+            if (analyzer != null && indexing != FieldIndexing.Exact)
+            {
+                indexing = FieldIndexing.Search;
+                analyzers[name] = analyzer;
+            }
+            options[name] = indexing;
+        }
+        var spatial = maps.SelectMany(m => m.SpatialFields).ToHashSet(StringComparer.Ordinal);
+        var miles = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var (name, element) in definition.FieldOptions)
+        {
+            if (element.ValueKind != JsonValueKind.Object || !element.TryGetProperty("Spatial", out var so) || so.ValueKind != JsonValueKind.Object)
+                continue;
+            if (so.TryGetProperty("Type", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Geography")
+                throw ApiException.IndexCompilation($"Field '{name}': spatial Type '{type.GetString()}' is not supported (Geography only).", "Fields", name);
+            if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
+                miles.Add(name);
+        }
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
+        return new CompiledIndex(collections, fieldList, maps);
+    }
+}
+
+/// <summary>A compiled index: its collections, fields, and how each collection's documents map to field values.</summary>
+public sealed class CompiledIndex
+{
+    private readonly Dictionary<string, (ScriptMap Map, int[] FieldIds)>? _maps;
+    private readonly List<string[]>? _paths;
+    private readonly Dictionary<string, IndexField> _byName;
+
+    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, List<string[]> autoPaths)
+    {
+        Collections = collections;
+        Fields = fields;
+        _paths = autoPaths;
+        _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
+    }
+
+    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps)
+    {
+        Collections = collections;
+        Fields = fields;
+        _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
+        _maps = maps.ToDictionary(m => m.Collection, m => (m, m.Fields.Select(f => (int)_byName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+    }
+
+    /// <summary>Collections read, in definition order.</summary>
+    public IReadOnlyList<string> Collections { get; }
+
+    /// <summary>Fields, by id.</summary>
+    public IReadOnlyList<IndexField> Fields { get; }
+
+    /// <summary>The field queries call <paramref name="name"/>, or null.</summary>
+    public IndexField? Field(string name) => _byName.GetValueOrDefault(name);
+
+    /// <summary>The entry of <paramref name="document"/> as JSON; <c>{}</c> (no values) when the map fails for it.</summary>
+    public byte[] EntryOrEmpty(JsonElement document, string collection, string id, DocumentLoader? loader)
+    {
+        try
+        {
+            using var mapped = MapEntry(document, collection, id, null, loader);
+            return mapped.Json;
+        }
+        catch (IndexMapException)
+        {
+            return "{}"u8.ToArray();
+        }
+    }
+
+    /// <summary>
+    /// Maps one document to its entry: a JSON object with, per field that has values, the array of
+    /// them (<c>{"Name":["Ann"],"Tags":["a","b"]}</c>). A field with no values is left out; a map that outputs
+    /// several entries for the document (fan-out) gives each field the values of all of them.
+    /// </summary>
+    /// <param name="document">The document.</param>
+    /// <param name="collection">Its collection (chooses the map).</param>
+    /// <param name="id">Its id.</param>
+    /// <param name="fieldValues">When given (one list per field), receives each field's values as well, valid until the result is disposed.</param>
+    /// <param name="loader">Where index code's LoadDocument reads other documents (null: it finds none).</param>
+    public MappedEntry MapEntry(JsonElement document, string collection, string id, List<JsonElement>[]? fieldValues = null, DocumentLoader? loader = null)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
+        if (_paths != null)
+        {
+            using (var w = new Utf8JsonWriter(buffer))
+            {
+                w.WriteStartObject();
+                var scratch = new List<JsonElement>();
+                for (int i = 0; i < _paths.Count; i++)
+                {
+                    var values = fieldValues?[i] ?? scratch;
+                    values.Clear();
+                    JsonPaths.Walk(document, _paths[i], 0, values);
+                    if (values.Count == 0)
+                        continue;
+                    w.WriteStartArray(Fields[i].Name);
+                    foreach (var v in values)
+                        v.WriteTo(w);
+                    w.WriteEndArray();
+                }
+                w.WriteEndObject();
+            }
+            return new MappedEntry(buffer.WrittenSpan.ToArray(), null);
+        }
+        var (map, ids) = _maps![collection];
+        var perField = new List<object?>[Fields.Count];
+        for (int i = 0; i < perField.Length; i++)
+            perField[i] = [];
+        var mapValues = new List<object?>[ids.Length];
+        for (int k = 0; k < ids.Length; k++)
+            mapValues[k] = perField[ids[k]];
+        using (ScriptContext.Enter(loader))
+        {
+            try
+            {
+                map.Map(document, id, mapValues);
+                using var w = new Utf8JsonWriter(buffer);
+                w.WriteStartObject();
+                var flat = new List<object?>();
+                for (int i = 0; i < perField.Length; i++)
+                {
+                    flat.Clear();
+                    EntryValues.Flatten(perField[i], flat);
+                    if (flat.Count == 0)
+                        continue; // no value: a property the document does not have, or an empty list
+                    w.WriteStartArray(Fields[i].Name);
+                    foreach (var v in flat)
+                        EntryValues.Write(w, v);
+                    w.WriteEndArray();
+                }
+                w.WriteEndObject();
+            }
+            catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+            {
+                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {(e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message)}", e);
+            }
+        }
+        byte[] json = buffer.WrittenSpan.ToArray();
+        if (fieldValues == null)
+            return new MappedEntry(json, null);
+        var parsed = JsonDocument.Parse(json);
+        foreach (var list in fieldValues)
+            list.Clear();
+        foreach (var p in parsed.RootElement.EnumerateObject())
+            if (_byName.TryGetValue(p.Name, out var f))
+                foreach (var v in p.Value.EnumerateArray())
+                    fieldValues[f.Id].Add(v);
+        return new MappedEntry(json, parsed);
+    }
+}
+
+/// <summary>Reads another document for index code's LoadDocument: its JSON, id and collection, or null.</summary>
+public delegate (JsonElement Json, string Id, string Collection)? DocumentLoader(string id);
+
+/// <summary>Document loaders over a storage transaction.</summary>
+public static class DocumentLoaders
+{
+    /// <summary>LoadDocument reading through <paramref name="tx"/> (the parsed documents live until the map of the current document ends).</summary>
+    public static DocumentLoader From(Documents.DocumentsStorage documents, Storage.Transactions.Transaction tx) => id =>
+    {
+        if (documents.Get(tx, id) is not { } doc)
+            return null;
+        var parsed = JsonDocument.Parse(doc.Json);
+        ScriptContext.Keep(parsed);
+        return (parsed.RootElement, doc.Id, doc.Collection);
+    };
+}
+
+/// <summary>Index code failed for one document (an index error; the document gets no entry).</summary>
+public sealed class IndexMapException(string message, Exception inner) : Exception(message, inner);
+
+/// <summary>A mapped entry's JSON; the field values given to <see cref="CompiledIndex.MapEntry"/> stay valid until it is disposed.</summary>
+public readonly record struct MappedEntry(byte[] Json, JsonDocument? Values) : IDisposable
+{
+    public void Dispose() => Values?.Dispose();
+}

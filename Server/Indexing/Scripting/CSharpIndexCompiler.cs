@@ -1,0 +1,370 @@
+using System.Collections.Concurrent;
+using System.Reflection;
+using System.Runtime.Loader;
+using System.Security.Cryptography;
+using System.Text;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.CSharp.Syntax;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Indexing.Scripting;
+
+/// <summary>One compiled map: its collection, the fields its entries have (in order) and which of them are spatial.</summary>
+internal sealed record CompiledMap(string Collection, Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, IReadOnlyList<string> Fields, IReadOnlySet<string> SpatialFields);
+
+/// <summary>
+/// Compiles C# index maps with Roslyn, as RavenDB does. Each map (<c>from o in docs.Orders ... select new { ... }</c>
+/// or <c>docs.Orders.Select(o =&gt; new { ... })</c>) becomes a lambda over the collection's documents as
+/// <c>IEnumerable&lt;dynamic&gt;</c> in a class derived from <see cref="CSharpIndexScript"/>. Documents are dynamic
+/// (<see cref="DynamicJson"/>); where C# cannot bind LINQ over dynamic values the code is rewritten to
+/// <see cref="DynamicLinq"/> (repeated until it binds). Before it is emitted, every symbol the code names must be on an
+/// allow-list (text, numbers, dates, Math, LINQ, collections, regular expressions, the index functions) and a few
+/// syntax forms are refused (typeof, loops, unsafe code, delegates invoked by name), so index code cannot reach the
+/// file system, network, processes, reflection, threads or the server. Compiled indexes are cached by the hash of
+/// their text; an error is a 400 IndexCompilationException naming the map, line and column.
+/// </summary>
+internal static class CSharpIndexCompiler
+{
+    private const string PositionAnnotation = "ravenlite-pos";
+    private const string Scripting = "global::RavenLite.Server.Indexing.Scripting";
+
+    private static readonly ConcurrentDictionary<string, Lazy<IReadOnlyList<CompiledMap>>> Cache = new();
+
+    private static readonly Lazy<MetadataReference[]> References = new(() =>
+    {
+        string runtime = Path.GetDirectoryName(typeof(object).Assembly.Location)!;
+        var names = new[] { "System.Private.CoreLib.dll", "System.Runtime.dll", "System.Linq.dll", "System.Collections.dll", "Microsoft.CSharp.dll",
+            "System.Linq.Expressions.dll", "System.Text.RegularExpressions.dll", "System.Runtime.Extensions.dll", "netstandard.dll", "System.ObjectModel.dll" };
+        return names.Select(n => Path.Combine(runtime, n)).Where(File.Exists).Select(p => (MetadataReference)MetadataReference.CreateFromFile(p))
+            .Append(MetadataReference.CreateFromFile(typeof(CSharpIndexScript).Assembly.Location)).ToArray();
+    });
+
+    /// <summary>The compiled maps of <paramref name="maps"/> (from the cache when the same text was compiled before).</summary>
+    public static IReadOnlyList<CompiledMap> Compile(IReadOnlyList<string> maps)
+    {
+        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps))));
+        var lazy = Cache.GetOrAdd(key, _ => new Lazy<IReadOnlyList<CompiledMap>>(() => CompileNew(maps)));
+        try
+        {
+            return lazy.Value;
+        }
+        catch
+        {
+            Cache.TryRemove(key, out _); // errors are not cached
+            throw;
+        }
+    }
+
+    private static List<CompiledMap> CompileNew(IReadOnlyList<string> maps)
+    {
+        var bodies = new List<ExpressionSyntax>();
+        var collections = new List<string>();
+        var spatial = new List<HashSet<string>>();
+        for (int m = 0; m < maps.Count; m++)
+        {
+            string text = maps[m].Trim().TrimEnd(';').TrimEnd();
+            var parsed = SyntaxFactory.ParseExpression(text);
+            var syntaxError = parsed.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error);
+            if (syntaxError != null)
+                throw Error(m, text, syntaxError.Location.SourceSpan.Start, syntaxError.GetMessage());
+            if (parsed.Span.End < text.Length)
+                throw Error(m, text, parsed.Span.End, "unexpected text after the map expression");
+            // Every node remembers where it was, so errors in rewritten code point at the text the user wrote.
+            parsed = parsed.ReplaceNodes(parsed.DescendantNodesAndSelf(), (o, r) => r.WithAdditionalAnnotations(new SyntaxAnnotation(PositionAnnotation, o.SpanStart.ToString(System.Globalization.CultureInfo.InvariantCulture))));
+            var sources = parsed.DescendantNodesAndSelf().Where(IsDocsCollection).ToList();
+            var names = sources.Select(CollectionName).Distinct(StringComparer.OrdinalIgnoreCase).ToList();
+            if (names.Count != 1)
+                throw Error(m, text, 0, names.Count == 0
+                    ? "a map reads one collection: from o in docs.Orders select new { ... } or docs.Orders.Select(o => new { ... })"
+                    : $"a map reads one collection, this one reads {string.Join(", ", names)}");
+            collections.Add(names[0]);
+            parsed = parsed.ReplaceNodes(sources, (_, r) => SyntaxFactory.IdentifierName("docs").WithTriviaFrom(r).WithAdditionalAnnotations(r.GetAnnotations(PositionAnnotation)));
+            spatial.Add(parsed.DescendantNodes().OfType<AnonymousObjectMemberDeclaratorSyntax>()
+                .Where(d => d.Expression is InvocationExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "CreateSpatialField" } })
+                .Select(d => d.NameEquals?.Name.Identifier.Text ?? "").Where(n => n.Length > 0).ToHashSet(StringComparer.Ordinal));
+            bodies.Add(parsed);
+        }
+
+        CSharpCompilation compilation;
+        SyntaxTree tree;
+        for (int pass = 0; ; pass++)
+        {
+            (tree, compilation) = Build(collections, bodies);
+            var model = compilation.GetSemanticModel(tree);
+            var placed = MapBodies(tree);
+            bool changed = false;
+            for (int m = 0; m < bodies.Count; m++)
+            {
+                var rewritten = Rewrite(placed[m], model);
+                if (rewritten != null)
+                {
+                    bodies[m] = rewritten;
+                    changed = true;
+                }
+            }
+            if (!changed || pass >= 12)
+                break;
+        }
+        var finalModel = compilation.GetSemanticModel(tree);
+        var finalBodies = MapBodies(tree);
+        var error = compilation.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error);
+        if (error != null)
+        {
+            var (map, offset) = Locate(finalBodies, tree, error.Location.SourceSpan);
+            throw Error(map, maps[map].Trim(), offset, error.GetMessage(System.Globalization.CultureInfo.InvariantCulture));
+        }
+        for (int m = 0; m < finalBodies.Count; m++)
+            Sandbox.Check(finalBodies[m], finalModel, (node, message) => Error(m, maps[m].Trim(), OriginalOffset(node), message));
+
+        var fields = new List<IReadOnlyList<string>>();
+        for (int m = 0; m < finalBodies.Count; m++)
+        {
+            var type = finalModel.GetTypeInfo(finalBodies[m]).Type;
+            var element = type?.AllInterfaces.Append(type as INamedTypeSymbol).OfType<INamedTypeSymbol>()
+                .FirstOrDefault(i => i.OriginalDefinition.SpecialType == SpecialType.System_Collections_Generic_IEnumerable_T)?.TypeArguments[0];
+            if (element is not INamedTypeSymbol { IsAnonymousType: true } anonymous)
+                throw Error(m, maps[m].Trim(), 0, $"a map's entries must be anonymous objects (select new {{ Name = ... }}), not {element?.ToDisplayString() ?? type?.ToDisplayString() ?? "unknown"}");
+            fields.Add(anonymous.GetMembers().OfType<IPropertySymbol>().Select(p => p.Name).ToList());
+        }
+
+        using var ms = new MemoryStream();
+        var emitted = compilation.Emit(ms);
+        if (!emitted.Success)
+            throw Error(0, maps[0], 0, string.Join("; ", emitted.Diagnostics.Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture))));
+        ms.Position = 0;
+        var assembly = new AssemblyLoadContext("index-" + Guid.NewGuid().ToString("N"), isCollectible: true).LoadFromStream(ms);
+        var script = (CSharpIndexScript)Activator.CreateInstance(assembly.GetType("GeneratedIndex")!)!;
+        return script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
+    }
+
+    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies)
+    {
+        var sb = new StringBuilder();
+        sb.AppendLine("using System; using System.Linq; using System.Collections.Generic; using System.Globalization; using System.Text.RegularExpressions;");
+        sb.AppendLine($"public sealed class GeneratedIndex : {Scripting}.CSharpIndexScript {{ public GeneratedIndex() {{");
+        for (int i = 0; i < collections.Count; i++)
+            sb.AppendLine($"AddMap({SymbolDisplay.FormatLiteral(collections[i], true)}, (IEnumerable<dynamic> docs) => __map{i});");
+        sb.AppendLine("} }");
+        var root = CSharpSyntaxTree.ParseText(sb.ToString()).GetRoot();
+        var placeholders = root.DescendantNodes().OfType<IdentifierNameSyntax>().Where(n => n.Identifier.Text.StartsWith("__map", StringComparison.Ordinal)).ToList();
+        root = root.ReplaceNodes(placeholders, (o, _) => SyntaxFactory.ParenthesizedExpression(bodies[int.Parse(o.Identifier.Text[5..], System.Globalization.CultureInfo.InvariantCulture)]).WithAdditionalAnnotations(new SyntaxAnnotation("map", o.Identifier.Text[5..])));
+        var tree = CSharpSyntaxTree.Create((CSharpSyntaxNode)root);
+        var compilation = CSharpCompilation.Create("index-" + Guid.NewGuid().ToString("N"), [tree], References.Value,
+            new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, optimizationLevel: OptimizationLevel.Release, allowUnsafe: false, nullableContextOptions: NullableContextOptions.Disable));
+        return (tree, compilation);
+    }
+
+    /// <summary>Each map's expression inside the generated tree (inside the parentheses added around it).</summary>
+    private static List<ExpressionSyntax> MapBodies(SyntaxTree tree) =>
+        tree.GetRoot().GetAnnotatedNodes("map").OfType<ParenthesizedExpressionSyntax>()
+            .OrderBy(n => int.Parse(n.GetAnnotations("map").First().Data!, System.Globalization.CultureInfo.InvariantCulture)).Select(n => n.Expression).ToList();
+
+    /// <summary>
+    /// One round of rewrites of <paramref name="body"/> where C# cannot bind dynamic code: a query over a dynamic
+    /// source, a LINQ method called on a dynamic value (or Sum/Average/Min/Max/SelectMany over dynamic items, which
+    /// C# cannot choose an overload for), and index functions given dynamic arguments. Null when nothing changes.
+    /// </summary>
+    private static ExpressionSyntax? Rewrite(ExpressionSyntax body, SemanticModel model)
+    {
+        var plan = new Dictionary<SyntaxNode, Func<SyntaxNode, SyntaxNode>>();
+        foreach (var node in body.DescendantNodesAndSelf())
+        {
+            switch (node)
+            {
+                case FromClauseSyntax from when IsDynamic(model, from.Expression):
+                    plan[from.Expression] = n => Enumerate((ExpressionSyntax)n);
+                    break;
+                case JoinClauseSyntax join when IsDynamic(model, join.InExpression):
+                    plan[join.InExpression] = n => Enumerate((ExpressionSyntax)n);
+                    break;
+                case InvocationExpressionSyntax { Expression: MemberAccessExpressionSyntax ma } inv
+                    when DynamicLinq.Names.Contains(ma.Name.Identifier.Text)
+                         && (IsDynamic(model, ma.Expression) || (ma.Name.Identifier.Text is "Sum" or "Average" or "Min" or "Max" or "SelectMany" && HasDynamicItems(model, ma.Expression))):
+                    plan[inv] = n =>
+                    {
+                        var i = (InvocationExpressionSyntax)n;
+                        var receiver = ((MemberAccessExpressionSyntax)i.Expression).Expression;
+                        var name = ((MemberAccessExpressionSyntax)i.Expression).Name.Identifier.Text;
+                        var args = new List<ArgumentSyntax> { SyntaxFactory.Argument(AsObject(receiver)) };
+                        args.AddRange(i.ArgumentList.Arguments);
+                        return SyntaxFactory.InvocationExpression(SyntaxFactory.ParseExpression($"{Scripting}.DynamicLinq.{name}"), SyntaxFactory.ArgumentList(SyntaxFactory.SeparatedList(args)))
+                            .WithAdditionalAnnotations(i.GetAnnotations(PositionAnnotation));
+                    };
+                    break;
+                case InvocationExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "Id" or "MetadataFor" or "AsJson" or "LoadDocument" or "Recurse" or "CreateSpatialField" } } call
+                    when call.ArgumentList.Arguments.Any(a => a.Expression is not LambdaExpressionSyntax && IsDynamic(model, a.Expression)):
+                    plan[call] = n =>
+                    {
+                        var i = (InvocationExpressionSyntax)n;
+                        return i.WithArgumentList(SyntaxFactory.ArgumentList(SyntaxFactory.SeparatedList(i.ArgumentList.Arguments.Select(a =>
+                            a.Expression is LambdaExpressionSyntax || a.Expression is CastExpressionSyntax { Type: PredefinedTypeSyntax } ? a : a.WithExpression(AsObject(a.Expression))))));
+                    };
+                    break;
+            }
+        }
+        if (plan.Count == 0)
+            return null;
+        return body.ReplaceNodes(plan.Keys, (original, rewritten) => plan[original](rewritten));
+    }
+
+    private static bool IsDynamic(SemanticModel model, ExpressionSyntax e) => model.GetTypeInfo(e).Type?.TypeKind == TypeKind.Dynamic;
+
+    private static bool HasDynamicItems(SemanticModel model, ExpressionSyntax e)
+    {
+        var type = model.GetTypeInfo(e).Type;
+        if (type == null)
+            return false;
+        var enumerable = type.AllInterfaces.Append(type as INamedTypeSymbol).OfType<INamedTypeSymbol>()
+            .FirstOrDefault(i => i.OriginalDefinition.SpecialType == SpecialType.System_Collections_Generic_IEnumerable_T);
+        return enumerable?.TypeArguments[0] is { } item && (item.TypeKind == TypeKind.Dynamic || item.SpecialType == SpecialType.System_Object);
+    }
+
+    private static CastExpressionSyntax AsObject(ExpressionSyntax e) =>
+        SyntaxFactory.CastExpression(SyntaxFactory.PredefinedType(SyntaxFactory.Token(SyntaxKind.ObjectKeyword)), SyntaxFactory.ParenthesizedExpression(e.WithoutTrivia()))
+            .WithAdditionalAnnotations(e.GetAnnotations(PositionAnnotation));
+
+    private static InvocationExpressionSyntax Enumerate(ExpressionSyntax e) =>
+        SyntaxFactory.InvocationExpression(SyntaxFactory.ParseExpression($"{Scripting}.DynamicLinq.Enumerate"),
+            SyntaxFactory.ArgumentList(SyntaxFactory.SingletonSeparatedList(SyntaxFactory.Argument(AsObject(e))))).WithTriviaFrom(e)
+            .WithAdditionalAnnotations(e.GetAnnotations(PositionAnnotation));
+
+    /// <summary><c>docs.Orders</c> or <c>docs["Orders"]</c>.</summary>
+    private static bool IsDocsCollection(SyntaxNode n) => n switch
+    {
+        MemberAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" } } => true,
+        ElementAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" }, ArgumentList.Arguments: [{ Expression: LiteralExpressionSyntax { RawKind: (int)SyntaxKind.StringLiteralExpression } }] } => true,
+        _ => false,
+    };
+
+    private static string CollectionName(SyntaxNode n) => n switch
+    {
+        MemberAccessExpressionSyntax ma => ma.Name.Identifier.Text,
+        ElementAccessExpressionSyntax ea => ((LiteralExpressionSyntax)ea.ArgumentList.Arguments[0].Expression).Token.ValueText,
+        _ => "",
+    };
+
+    /// <summary>The offset in the user's map text of the node (or its nearest ancestor from that text).</summary>
+    private static int OriginalOffset(SyntaxNode node)
+    {
+        for (var n = node; n != null; n = n.Parent)
+            if (n.GetAnnotations(PositionAnnotation).FirstOrDefault() is { Data: { } data })
+                return int.Parse(data, System.Globalization.CultureInfo.InvariantCulture);
+        return 0;
+    }
+
+    private static (int Map, int Offset) Locate(List<ExpressionSyntax> bodies, SyntaxTree tree, Microsoft.CodeAnalysis.Text.TextSpan span)
+    {
+        var node = tree.GetRoot().FindNode(span, getInnermostNodeForTie: true);
+        for (int m = 0; m < bodies.Count; m++)
+            if (bodies[m].Span.Contains(span.Start))
+                return (m, OriginalOffset(node));
+        return (0, 0);
+    }
+
+    private static ApiException Error(int map, string text, int offset, string message)
+    {
+        int line = 1, column = 1;
+        for (int i = 0; i < Math.Min(offset, text.Length); i++)
+        {
+            if (text[i] == '\n')
+            {
+                line++;
+                column = 1;
+            }
+            else
+            {
+                column++;
+            }
+        }
+        string near = text.Substring(Math.Min(offset, text.Length), Math.Min(40, Math.Max(0, text.Length - offset)));
+        return ApiException.IndexCompilation($"Map {map + 1}, line {line}, column {column}: {message} (at '{near}')", "Maps", text);
+    }
+
+    /// <summary>What index code may name (see the class summary).</summary>
+    private static class Sandbox
+    {
+        private static readonly HashSet<string> AllowedTypes =
+        [
+            "System.Object", "System.String", "System.Char", "System.Boolean", "System.Byte", "System.SByte", "System.Int16", "System.UInt16",
+            "System.Int32", "System.UInt32", "System.Int64", "System.UInt64", "System.Single", "System.Double", "System.Decimal", "System.Math",
+            "System.MathF", "System.DateTime", "System.DateTimeOffset", "System.DateOnly", "System.TimeOnly", "System.TimeSpan", "System.DayOfWeek",
+            "System.DateTimeKind", "System.Guid", "System.Convert", "System.Nullable", "System.Nullable`1", "System.StringComparison",
+            "System.StringComparer", "System.StringSplitOptions", "System.MidpointRounding", "System.Func`1", "System.Func`2", "System.Func`3",
+            "System.Func`4", "System.Func`5", "System.Tuple", "System.Tuple`1", "System.Tuple`2", "System.Tuple`3", "System.Tuple`4",
+            "System.ValueTuple`2", "System.ValueTuple`3", "System.ValueTuple`4", "System.Array", "System.IComparable", "System.IComparable`1",
+            "System.IEquatable`1", "System.Void", "System.Linq.Enumerable", "System.Linq.IGrouping`2", "System.Linq.ILookup`2",
+            "System.Linq.IOrderedEnumerable`1", "System.Collections.IEnumerable", "System.Globalization.CultureInfo",
+            "System.Globalization.NumberStyles", "System.Globalization.DateTimeStyles", "System.Globalization.CompareOptions",
+            "System.Text.StringBuilder", "System.Text.RegularExpressions.Regex", "System.Text.RegularExpressions.RegexOptions",
+            "System.Text.RegularExpressions.Match", "System.Text.RegularExpressions.MatchCollection", "System.Text.RegularExpressions.Group",
+            "System.Text.RegularExpressions.GroupCollection", "System.Text.RegularExpressions.Capture",
+        ];
+
+        private static readonly HashSet<string> AllowedNamespaces = ["System.Collections.Generic", "RavenLite.Server.Indexing.Scripting"];
+
+        /// <summary>Members refused on any value, also when bound at run time (dynamic): the ways into reflection.</summary>
+        private static readonly HashSet<string> DeniedNames =
+        [
+            "GetType", "MemberwiseClone", "Assembly", "Module", "Method", "Target", "DynamicInvoke", "InvokeMember", "GetMethod", "GetMethods",
+            "GetProperty", "GetProperties", "GetField", "GetFields", "GetMember", "GetMembers", "GetConstructor", "GetConstructors",
+            "CreateInstance", "TypeHandle", "MethodHandle", "DeclaringType", "ReflectedType", "GetTypeInfo", "GetMetaObject", "Compile",
+            "UnderlyingSystemType", "BaseType", "MakeGenericType", "MakeGenericMethod", "GetInterfaces", "TargetSite",
+        ];
+
+        public static void Check(ExpressionSyntax body, SemanticModel model, Func<SyntaxNode, string, Exception> error)
+        {
+            foreach (var node in body.DescendantNodesAndSelf())
+            {
+                switch (node)
+                {
+                    case TypeOfExpressionSyntax or PointerTypeSyntax or FunctionPointerTypeSyntax or StackAllocArrayCreationExpressionSyntax
+                        or MakeRefExpressionSyntax or RefTypeExpressionSyntax or RefValueExpressionSyntax or UnsafeStatementSyntax or FixedStatementSyntax
+                        or LockStatementSyntax or AwaitExpressionSyntax or AttributeSyntax:
+                        throw error(node, $"'{node.ToString().Split('(')[0]}' is not allowed in index code");
+                    case WhileStatementSyntax or DoStatementSyntax or ForStatementSyntax or GotoStatementSyntax or LocalFunctionStatementSyntax:
+                        throw error(node, "loops, goto and local functions are not allowed in index code (use LINQ)");
+                    case SimpleNameSyntax name when DeniedNames.Contains(name.Identifier.Text):
+                        throw error(node, $"'{name.Identifier.Text}' is not allowed in index code (no reflection)");
+                }
+                if (node is not (ExpressionSyntax or TypeSyntax))
+                    continue;
+                var info = model.GetSymbolInfo(node);
+                var symbol = info.Symbol ?? info.CandidateSymbols.FirstOrDefault();
+                if (symbol != null && !Allowed(symbol))
+                    throw error(node, $"'{symbol.ToDisplayString()}' is not allowed in index code");
+                if (symbol is IMethodSymbol { MethodKind: MethodKind.DelegateInvoke })
+                    throw error(node, "calling a delegate is not allowed in index code (no recursion)");
+                if (node is ExpressionSyntax && model.GetTypeInfo(node).Type is { } type && !AllowedType(type))
+                    throw error(node, $"a value of type '{type.ToDisplayString()}' is not allowed in index code");
+            }
+        }
+
+        private static bool Allowed(ISymbol symbol) => symbol switch
+        {
+            ILocalSymbol or IParameterSymbol or IRangeVariableSymbol or IDiscardSymbol or ILabelSymbol or INamespaceSymbol => true,
+            ITypeSymbol t => AllowedType(t),
+            IMethodSymbol { MethodKind: MethodKind.AnonymousFunction or MethodKind.BuiltinOperator } => true,
+            IMethodSymbol m => !DeniedNames.Contains(m.Name) && AllowedType(m.ContainingType) && m.TypeArguments.All(AllowedType),
+            IPropertySymbol or IFieldSymbol or IEventSymbol => !DeniedNames.Contains(symbol.Name) && AllowedType(symbol.ContainingType),
+            _ => false,
+        };
+
+        private static bool AllowedType(ITypeSymbol type) => type switch
+        {
+            { TypeKind: TypeKind.Dynamic or TypeKind.TypeParameter or TypeKind.Error } => true,
+            IArrayTypeSymbol a => AllowedType(a.ElementType),
+            INamedTypeSymbol { IsAnonymousType: true } => true,
+            INamedTypeSymbol { IsTupleType: true } n => n.TupleElements.All(e => AllowedType(e.Type)),
+            INamedTypeSymbol n => AllowedName(n) && n.TypeArguments.All(AllowedType),
+            _ => false,
+        };
+
+        private static bool AllowedName(INamedTypeSymbol n)
+        {
+            string ns = n.ContainingNamespace?.ToDisplayString() ?? "";
+            return AllowedTypes.Contains(ns + "." + n.OriginalDefinition.MetadataName) || AllowedNamespaces.Contains(ns)
+                   || (n.ContainingType != null && AllowedName(n.ContainingType));
+        }
+    }
+}

@@ -1,0 +1,127 @@
+using System.Collections;
+using System.Globalization;
+using System.Text.Json;
+
+namespace RavenLite.Server.Indexing.Scripting;
+
+/// <summary>
+/// The base of a compiled C# index (<see cref="CSharpIndexCompiler"/>): its constructor registers each map;
+/// its public methods are the functions RavenDB's index code calls (<c>Id</c>, <c>MetadataFor</c>,
+/// <c>LoadDocument</c>, <c>AsJson</c>, <c>Recurse</c>, <c>CreateSpatialField</c>).
+/// </summary>
+public abstract class CSharpIndexScript
+{
+    private readonly List<(string Collection, Func<IEnumerable<dynamic>, IEnumerable> Map)> _maps = [];
+
+    internal IReadOnlyList<(string Collection, Func<IEnumerable<dynamic>, IEnumerable> Map)> Maps => _maps;
+
+    /// <summary>Registers the map of <paramref name="collection"/> (called by the generated constructor).</summary>
+    protected void AddMap(string collection, Func<IEnumerable<dynamic>, IEnumerable> map) => _maps.Add((collection, map));
+
+    /// <summary>The document's id.</summary>
+    public dynamic Id(object document) => document is DynamicJsonObject { DocumentId: { } id } ? id : DynamicNull.Instance;
+
+    /// <summary>The document's <c>@metadata</c> (with <c>@id</c>).</summary>
+    public dynamic MetadataFor(object document) => document is DynamicJsonObject o ? o["@metadata"] : DynamicNull.Instance;
+
+    /// <summary>The document as it is (RavenDB's <c>AsJson</c>).</summary>
+    public dynamic AsJson(object document) => document;
+
+    /// <summary>The document with id <paramref name="id"/> at the time the entry is made; null when there is none.</summary>
+    public dynamic LoadDocument(object id) => ScriptContext.Load(id, null);
+
+    /// <summary>As <see cref="LoadDocument(object)"/>, null unless the document is in <paramref name="collection"/>.</summary>
+    public dynamic LoadDocument(object id, string collection) => ScriptContext.Load(id, collection);
+
+    /// <summary><paramref name="item"/> and everything reached from it by <paramref name="next"/>, depth first (at most 1,000 levels).</summary>
+    public IEnumerable<dynamic> Recurse(object item, Func<dynamic, dynamic> next)
+    {
+        var result = new List<dynamic>();
+        var stack = new Stack<(object Item, int Depth)>();
+        stack.Push((item, 0));
+        while (stack.Count > 0)
+        {
+            var (current, depth) = stack.Pop();
+            foreach (var x in DynamicLinq.Enumerate(current))
+            {
+                result.Add(x);
+                if (result.Count > 100_000 || depth >= 1000)
+                    throw new InvalidOperationException("Recurse: more than 1,000 levels or 100,000 items.");
+                stack.Push(((object)next(x), depth + 1));
+            }
+        }
+        return result;
+    }
+
+    /// <summary>A spatial point from a latitude and a longitude; no value when either is null.</summary>
+    public object CreateSpatialField(object? latitude, object? longitude)
+    {
+        if (DynamicJson.IsNull(latitude) || DynamicJson.IsNull(longitude))
+            return DynamicNull.Instance;
+        if (latitude is not (long or double or int or decimal or float) || longitude is not (long or double or int or decimal or float)
+            || GeoPoint.Create(Convert.ToDouble(latitude, CultureInfo.InvariantCulture), Convert.ToDouble(longitude, CultureInfo.InvariantCulture)) is not { } point)
+            throw new ArgumentException($"CreateSpatialField: ({latitude}, {longitude}) is not a latitude and a longitude.");
+        return new SpatialValue(point.ToWkt());
+    }
+
+    /// <summary>A spatial shape from WKT (a POINT or POLYGON); no value when null.</summary>
+    public object CreateSpatialField(object? wkt)
+    {
+        if (DynamicJson.IsNull(wkt))
+            return DynamicNull.Instance;
+        if (wkt is not string s || GeoShape.ParseWkt(s) == null)
+            throw new ArgumentException($"CreateSpatialField: {JsonSerializer.Serialize(wkt?.ToString())} is not a WKT POINT or POLYGON.");
+        return new SpatialValue(s);
+    }
+}
+
+/// <summary>A spatial field's value (WKT).</summary>
+public sealed class SpatialValue(string wkt)
+{
+    /// <summary>The shape as WKT.</summary>
+    public string Wkt { get; } = wkt;
+
+    public override string ToString() => Wkt;
+}
+
+/// <summary>What index code may read while one document is mapped: other documents, through the caller's transaction.</summary>
+internal static class ScriptContext
+{
+    [ThreadStatic]
+    private static DocumentLoader? t_loader;
+
+    [ThreadStatic]
+    private static List<JsonDocument>? t_loaded;
+
+    /// <summary>Makes <paramref name="loader"/> the source of LoadDocument on this thread until the returned scope ends.</summary>
+    public static Scope Enter(DocumentLoader? loader)
+    {
+        var previous = (t_loader, t_loaded);
+        t_loader = loader;
+        t_loaded = null;
+        return new Scope(previous);
+    }
+
+    /// <summary>Keeps <paramref name="document"/> alive until the current scope ends.</summary>
+    public static void Keep(JsonDocument document) => (t_loaded ??= []).Add(document);
+
+    public static object Load(object id, string? collection)
+    {
+        if (id is not string s || t_loader == null)
+            return DynamicNull.Instance;
+        if (t_loader(s) is not { } found || (collection != null && !string.Equals(found.Collection, collection, StringComparison.OrdinalIgnoreCase)))
+            return DynamicNull.Instance;
+        return new DynamicJsonObject(found.Json, found.Id);
+    }
+
+    public readonly struct Scope((DocumentLoader? Loader, List<JsonDocument>? Loaded) previous) : IDisposable
+    {
+        public void Dispose()
+        {
+            if (t_loaded != null)
+                foreach (var d in t_loaded)
+                    d.Dispose();
+            (t_loader, t_loaded) = previous;
+        }
+    }
+}

@@ -1,0 +1,290 @@
+using System.Globalization;
+using System.Text.Json;
+using Acornima.Ast;
+using Jint;
+using Jint.Native;
+using Jint.Native.Json;
+using Jint.Native.Object;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Indexing.Scripting;
+
+/// <summary>
+/// JavaScript index maps run in Jint, as RavenDB does: <c>map('Orders', o =&gt; ({ Company: o.Company }))</c> (or a
+/// <c>function (o) { ... return { ... }; }</c>), several per index; a map may return an array of objects
+/// (fan-out) and call <c>id(doc)</c>, <c>load(id, collection?)</c>, <c>getMetadata(doc)</c> and
+/// <c>createSpatialField(lat, lng | wkt)</c>. The fields are the keys of the object literals the map returns
+/// (read from the parsed script). A property read on null or undefined gives null or undefined. Each document runs under limits — statements, recursion depth, time and
+/// memory — and a document that breaks one, or throws, fails alone (an index error). No .NET types are reachable.
+/// </summary>
+internal static class JavaScriptIndex
+{
+    /// <summary>Per document: at most this many statements (RavenDB's default script step limit is 10,000).</summary>
+    internal const int MaxStatements = 100_000;
+
+    /// <summary>Per document: at most this deep a call stack.</summary>
+    internal const int MaxRecursion = 128;
+
+    /// <summary>Per document: at most this long.</summary>
+    internal static readonly TimeSpan Timeout = TimeSpan.FromSeconds(2);
+
+    /// <summary>Per document: at most this much memory allocated.</summary>
+    internal const long MaxMemory = 256L << 20;
+
+    private const string SpatialMarker = "$spatial$";
+
+    public static IReadOnlyList<ScriptMap> Compile(IReadOnlyList<string> scripts)
+    {
+        var found = new List<(string Collection, List<string> Fields, HashSet<string> Spatial)>();
+        for (int s = 0; s < scripts.Count; s++)
+        {
+            Script ast;
+            try
+            {
+                ast = new Acornima.Parser().ParseScript(scripts[s]);
+            }
+            catch (Acornima.ParseErrorException e)
+            {
+                throw ApiException.IndexCompilation($"Map {s + 1}, line {e.LineNumber}, column {e.Column}: {e.Description}", "Maps", scripts[s]);
+            }
+            foreach (var call in Descendants(ast).OfType<CallExpression>())
+            {
+                if (call.Callee is not Identifier { Name: "map" })
+                    continue;
+                if (call.Arguments.Count != 2 || call.Arguments[0] is not StringLiteral collection)
+                    throw Error(s, scripts[s], call, "map() takes a collection name and a function: map('Orders', o => ({ ... }))");
+                var fields = new List<string>();
+                var spatial = new HashSet<string>(StringComparer.Ordinal);
+                foreach (var literal in ReturnedObjects(call.Arguments[1]))
+                {
+                    foreach (var p in literal.Properties)
+                    {
+                        if (p is not Property { Computed: false } prop || KeyName(prop.Key) is not { } key)
+                            throw Error(s, scripts[s], p, "a map's object literal needs plain property names");
+                        if (!fields.Contains(key))
+                            fields.Add(key);
+                        if (prop.Value is CallExpression { Callee: Identifier { Name: "createSpatialField" } })
+                            spatial.Add(key);
+                    }
+                }
+                if (fields.Count == 0)
+                    throw Error(s, scripts[s], call, "a map must return an object literal, or an array of them: map('Orders', o => ({ Company: o.Company }))");
+                found.Add((collection.Value, fields, spatial));
+            }
+        }
+        if (found.Count == 0)
+            throw ApiException.IndexCompilation("A JavaScript index needs map('Collection', doc => ({ ... })).", "Maps", scripts.Count > 0 ? scripts[0] : "");
+        var runtime = new Runtime(scripts);
+        runtime.Check(); // runs the scripts once, so that an error in them is found now
+        return found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Collection, f.Fields, f.Spatial)).ToList();
+    }
+
+    /// <summary>The object literals a map function returns: its arrow body, its return statements, or the function given to a <c>.map()</c> there.</summary>
+    private static IEnumerable<ObjectExpression> ReturnedObjects(Node function)
+    {
+        var body = function switch
+        {
+            ArrowFunctionExpression a => a.Body,
+            FunctionExpression f => f.Body,
+            _ => null,
+        };
+        if (body == null)
+            yield break;
+        var results = body is Expression e ? [e] : Descendants(body).OfType<ReturnStatement>().Where(r => r.Argument != null).Select(r => r.Argument!);
+        foreach (var r in results)
+        {
+            if (r is ObjectExpression o)
+                yield return o;
+            else if (r is ArrayExpression arr)
+                foreach (var item in arr.Elements.OfType<ObjectExpression>())
+                    yield return item;
+            else if (r is CallExpression { Callee: MemberExpression { Property: Identifier { Name: "map" or "flatMap" } } } inner && inner.Arguments.Count >= 1)
+                foreach (var o2 in ReturnedObjects(inner.Arguments[0]))
+                    yield return o2;
+        }
+    }
+
+    private static string? KeyName(Node key) => key switch
+    {
+        Identifier i => i.Name,
+        StringLiteral s => s.Value,
+        _ => null,
+    };
+
+    private static IEnumerable<Node> Descendants(Node node)
+    {
+        yield return node;
+        foreach (var child in node.ChildNodes)
+            if (child != null)
+                foreach (var d in Descendants(child))
+                    yield return d;
+    }
+
+    private static ApiException Error(int map, string text, Node node, string message) =>
+        ApiException.IndexCompilation($"Map {map + 1}, line {node.Location.Start.Line}, column {node.Location.Start.Column + 1}: {message}", "Maps", text);
+
+    /// <summary>One Jint engine per thread (an engine is not thread-safe), each with the scripts run once.</summary>
+    internal sealed class Runtime(IReadOnlyList<string> scripts) : IDisposable
+    {
+        private readonly ThreadLocal<(Engine Engine, Dictionary<string, JsValue> Maps)> _engines = new(() => Create(scripts));
+
+        public (Engine Engine, Dictionary<string, JsValue> Maps) Current => _engines.Value;
+
+        public void Dispose() => _engines.Dispose();
+
+        public void Check()
+        {
+            try
+            {
+                _ = _engines.Value;
+            }
+            catch (Exception e) when (e is Jint.Runtime.JavaScriptException or Acornima.ParseErrorException or InvalidOperationException)
+            {
+                throw ApiException.IndexCompilation("The JavaScript index failed when it was loaded: " + e.Message, "Maps", string.Join("\n", scripts));
+            }
+        }
+
+        private static (Engine, Dictionary<string, JsValue>) Create(IReadOnlyList<string> scripts)
+        {
+            // Reading a property of null or undefined gives it back instead of throwing (o.Address.City on an order
+            // without an address is undefined), as RavenDB's JavaScript indexes do.
+            var engine = new Engine(o => o.Strict(false).MaxStatements(MaxStatements).LimitRecursion(MaxRecursion).TimeoutInterval(Timeout).LimitMemory(MaxMemory)
+                .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
+            var maps = new Dictionary<string, JsValue>(StringComparer.OrdinalIgnoreCase);
+            engine.SetValue("map", new Action<string, JsValue>((collection, fn) => maps[collection] = fn));
+            engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
+            engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
+            engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection)));
+            engine.SetValue("createSpatialField", new Func<JsValue, JsValue, JsValue>((a, b) => Spatial(engine, a, b)));
+            foreach (string script in scripts)
+                engine.Execute(script);
+            engine.Constraints.Reset();
+            return (engine, maps);
+        }
+
+        private static JsValue Load(Engine engine, JsValue id, JsValue collection)
+        {
+            if (!id.IsString() || ScriptContext.Load(id.AsString(), collection.IsString() ? collection.AsString() : null) is not DynamicJsonObject doc)
+                return JsValue.Null;
+            return Document(engine, doc.Element, doc.DocumentId!);
+        }
+
+        private static JsValue Spatial(Engine engine, JsValue a, JsValue b)
+        {
+            object shape = b.IsUndefined() ? new CSharpSpatial().CreateSpatialField(ToClr(a))
+                : new CSharpSpatial().CreateSpatialField(ToClr(a), ToClr(b));
+            if (shape is not SpatialValue v)
+                return JsValue.Null;
+            var o = new JsObject(engine);
+            o.Set(SpatialMarker, v.Wkt);
+            return o;
+        }
+
+        private static object? ToClr(JsValue v) => v switch
+        {
+            _ when v.IsNull() || v.IsUndefined() => null,
+            _ when v.IsNumber() => v.AsNumber(),
+            _ when v.IsString() => v.AsString(),
+            _ => v.ToString(),
+        };
+    }
+
+    /// <summary>A document as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
+    internal static JsValue Document(Engine engine, JsonElement json, string id)
+    {
+        var value = new JsonParser(engine).Parse(json.GetRawText());
+        if (value is ObjectInstance o)
+        {
+            if (o.Get("@metadata") is not ObjectInstance meta)
+            {
+                meta = new JsObject(engine);
+                o.Set("@metadata", meta);
+            }
+            meta.Set("@id", id);
+        }
+        return value;
+    }
+
+    /// <summary>A value a map returned, as <see cref="EntryValues.Write"/> takes it.</summary>
+    internal static object? ToEntryValue(Engine engine, JsValue v)
+    {
+        if (v.IsUndefined())
+            return DynamicNull.Missing;
+        if (v.IsNull())
+            return null;
+        if (v.IsString())
+            return v.AsString();
+        if (v.IsBoolean())
+            return v.AsBoolean();
+        if (v.IsNumber())
+        {
+            double d = v.AsNumber();
+            return d == Math.Floor(d) && Math.Abs(d) < 9007199254740992 ? (long)d : d;
+        }
+        if (v.IsArray())
+        {
+            var list = new List<object?>();
+            foreach (var item in v.AsArray())
+                list.Add(ToEntryValue(engine, item));
+            return list;
+        }
+        if (v is ObjectInstance o && o.HasOwnProperty(SpatialMarker))
+            return new SpatialValue(o.Get(SpatialMarker).AsString());
+        if (v is ObjectInstance)
+        {
+            string json = new Jint.Native.Json.JsonSerializer(engine).Serialize(v).AsString();
+            using var doc = JsonDocument.Parse(json);
+            return doc.RootElement.Clone();
+        }
+        return v.ToString();
+    }
+
+    /// <summary>The spatial checks of C# index code, shared.</summary>
+    private sealed class CSharpSpatial : CSharpIndexScript;
+}
+
+/// <summary>One <c>map()</c> of a JavaScript index.</summary>
+internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string collection, IReadOnlyList<string> fields, IReadOnlySet<string> spatial) : ScriptMap
+{
+    public override string Collection => collection;
+
+    public override IReadOnlyList<string> Fields => fields;
+
+    public override IReadOnlySet<string> SpatialFields => spatial;
+
+    public override void Map(JsonElement document, string id, List<object?>[] values)
+    {
+        var (engine, maps) = runtime.Current;
+        var fn = maps[collection];
+        engine.Constraints.Reset();
+        try
+        {
+            var result = engine.Invoke(fn, JavaScriptIndex.Document(engine, document, id));
+            if (result.IsArray())
+            {
+                foreach (var item in result.AsArray())
+                    Add(engine, item, values);
+            }
+            else
+            {
+                Add(engine, result, values);
+            }
+        }
+        finally
+        {
+            engine.Advanced.ResetCallStack();
+        }
+    }
+
+    private void Add(Engine engine, JsValue entry, List<object?>[] values)
+    {
+        if (entry is not ObjectInstance o)
+            return;
+        for (int i = 0; i < fields.Count; i++)
+        {
+            var v = o.Get(fields[i]);
+            if (!v.IsUndefined())
+                values[i].Add(JavaScriptIndex.ToEntryValue(engine, v));
+        }
+    }
+}
