@@ -194,11 +194,12 @@ internal static class CSharpIndexCompiler
                     break;
                 case InvocationExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "Id" or "MetadataFor" or "AsJson" or "LoadDocument" or "Recurse" or "CreateSpatialField" } } call
                     when call.ArgumentList.Arguments.Any(a => a.Expression is not LambdaExpressionSyntax && IsDynamic(model, a.Expression)):
+                    var dynamicArgs = call.ArgumentList.Arguments.Select(a => a.Expression is not LambdaExpressionSyntax && IsDynamic(model, a.Expression)).ToArray();
                     plan[call] = n =>
                     {
                         var i = (InvocationExpressionSyntax)n;
-                        return i.WithArgumentList(SyntaxFactory.ArgumentList(SyntaxFactory.SeparatedList(i.ArgumentList.Arguments.Select(a =>
-                            a.Expression is LambdaExpressionSyntax || a.Expression is CastExpressionSyntax { Type: PredefinedTypeSyntax } ? a : a.WithExpression(AsObject(a.Expression))))));
+                        return i.WithArgumentList(SyntaxFactory.ArgumentList(SyntaxFactory.SeparatedList(i.ArgumentList.Arguments.Select((a, k) =>
+                            dynamicArgs[k] ? a.WithExpression(AsObject(a.Expression)) : a))));
                     };
                     break;
             }

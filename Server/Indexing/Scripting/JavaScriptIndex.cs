@@ -164,14 +164,14 @@ internal static class JavaScriptIndex
 
         private static JsValue Load(Engine engine, JsValue id, JsValue collection)
         {
-            if (!id.IsString() || ScriptContext.Load(id.AsString(), collection.IsString() ? collection.AsString() : null) is not DynamicJsonObject doc)
+            if (id is null || !id.IsString() || ScriptContext.Load(id.AsString(), collection is not null && collection.IsString() ? collection.AsString() : null) is not DynamicJsonObject doc)
                 return JsValue.Null;
             return Document(engine, doc.Element, doc.DocumentId!);
         }
 
         private static JsValue Spatial(Engine engine, JsValue a, JsValue b)
         {
-            object shape = b.IsUndefined() ? new CSharpSpatial().CreateSpatialField(ToClr(a))
+            object shape = b is null || b.IsUndefined() ? new CSharpSpatial().CreateSpatialField(ToClr(a))
                 : new CSharpSpatial().CreateSpatialField(ToClr(a), ToClr(b));
             if (shape is not SpatialValue v)
                 return JsValue.Null;
@@ -180,8 +180,9 @@ internal static class JavaScriptIndex
             return o;
         }
 
-        private static object? ToClr(JsValue v) => v switch
+        private static object? ToClr(JsValue? v) => v switch
         {
+            null => null,
             _ when v.IsNull() || v.IsUndefined() => null,
             _ when v.IsNumber() => v.AsNumber(),
             _ when v.IsString() => v.AsString(),

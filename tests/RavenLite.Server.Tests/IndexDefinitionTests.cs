@@ -1,0 +1,351 @@
+using System.Globalization;
+using System.Net;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using Xunit.Abstractions;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Index definitions as RavenDB users write them (issue 22): C# maps compiled with Roslyn and JavaScript maps run
+/// in Jint over a generated Northwind-like data set, each checked against a brute-force evaluation in C# before and
+/// after random updates and deletes; the index functions (Id, MetadataFor, LoadDocument, CreateSpatialField);
+/// compile errors naming line and column; escape attempts from C# index code refused; JavaScript limits stopping
+/// runaway code per document while indexing goes on.
+/// </summary>
+public sealed class IndexDefinitionTests(ITestOutputHelper output)
+{
+    private static readonly string[] Cities = ["Oslo", "Lyon", "Porto", "Graz"];
+
+    private sealed record Line(string Product, int Quantity, double Price, double Discount);
+
+    private sealed record Order(string Id, string Company, string Employee, string? City, List<Line> Lines)
+    {
+        public double Total => Lines.Sum(l => l.Quantity * l.Price * (1 - l.Discount));
+    }
+
+    private static Order RandomOrder(Random rnd, string id) => new(
+        id,
+        $"companies/{rnd.Next(1, 30)}-A",
+        $"employees/{rnd.Next(1, 9)}-A",
+        rnd.Next(8) == 0 ? null : Cities[rnd.Next(4)],
+        Enumerable.Range(0, rnd.Next(0, 5)).Select(_ => new Line($"products/{rnd.Next(1, 11)}-A", rnd.Next(1, 20), rnd.Next(100, 5000) / 100.0, rnd.Next(0, 3) * 0.05)).ToList());
+
+    private static JsonObject ToJson(Order o)
+    {
+        var json = new JsonObject
+        {
+            ["Company"] = o.Company,
+            ["Employee"] = o.Employee,
+            ["Lines"] = new JsonArray(o.Lines.Select(l => (JsonNode?)new JsonObject { ["Product"] = l.Product, ["Quantity"] = l.Quantity, ["PricePerUnit"] = l.Price, ["Discount"] = l.Discount }).ToArray()),
+            ["@metadata"] = new JsonObject { ["@collection"] = "Orders" },
+        };
+        if (o.City != null)
+            json["ShipTo"] = new JsonObject { ["City"] = o.City };
+        return json;
+    }
+
+    private static async Task Bulk(HttpClient http, IEnumerable<JsonObject> commands)
+    {
+        var r = await http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = new JsonArray(commands.Select(c => (JsonNode?)c).ToArray()) }.ToJsonString()));
+        Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+    }
+
+    private static async Task<JsonElement> Query(HttpClient http, string rql, JsonObject? parameters = null, HttpStatusCode expect = HttpStatusCode.OK)
+    {
+        var body = new JsonObject { ["Query"] = rql, ["QueryParameters"] = parameters ?? new JsonObject(), ["WaitForNonStaleResults"] = true, ["WaitForNonStaleResultsTimeout"] = "00:00:30" };
+        var r = await http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(expect == r.StatusCode, $"{rql} → {(int)r.StatusCode}: {json}");
+        return json;
+    }
+
+    private static async Task<HttpResponseMessage> PutIndex(HttpClient http, string name, string[] maps, string? fields = null)
+    {
+        var definition = new JsonObject { ["Name"] = name, ["Maps"] = new JsonArray(maps.Select(m => (JsonNode?)m).ToArray()) };
+        if (fields != null)
+            definition["Fields"] = JsonNode.Parse(fields);
+        return await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject { ["Indexes"] = new JsonArray(definition) }.ToJsonString()));
+    }
+
+    private static List<string> Ids(JsonElement result) =>
+        result.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@metadata").GetProperty("@id").GetString()!).ToList();
+
+    public static TheoryData<string, string, string, string> SampleIndexes => new()
+    {
+        {
+            "C#",
+            "from o in docs.Orders select new { o.Company, o.Employee, City = o.ShipTo.City, Total = o.Lines.Sum(l => l.Quantity * l.PricePerUnit * (1 - l.Discount)), LineCount = o.Lines.Count() }",
+            "docs.Orders.SelectMany(o => o.Lines, (o, l) => new { l.Product, o.Company, Big = l.Quantity >= 10 })",
+            "from o in docs.Orders let products = o.Lines.Select(l => l.Product).Distinct() where o.Lines.Any() select new { Products = products, Count = products.Count(), Id = Id(o), Collection = MetadataFor(o)[\"@collection\"] }"
+        },
+        {
+            "JavaScript",
+            "map('Orders', o => ({ Company: o.Company, Employee: o.Employee, City: o.ShipTo.City, Total: o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit * (1 - l.Discount), 0), LineCount: o.Lines.length }))",
+            "map('Orders', function (o) { return o.Lines.map(l => ({ Product: l.Product, Company: o.Company, Big: l.Quantity >= 10 })); })",
+            "map('Orders', o => { if (o.Lines.length === 0) return null; const products = [...new Set(o.Lines.map(l => l.Product))]; return { Products: products, Count: products.length, Id: id(o), Collection: getMetadata(o)['@collection'] }; })"
+        },
+    };
+
+    /// <summary>
+    /// Three sample indexes (totals by company, a fan-out over order lines, a let/where/Distinct index with Id and
+    /// MetadataFor), in C# and in JavaScript, answer random queries exactly as a brute-force evaluation over the
+    /// same orders does — first over a fresh build, then after a third of the orders change and a sixth are deleted.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(SampleIndexes))]
+    public async Task Sample_indexes_match_a_brute_force_evaluation_before_and_after_changes(string language, string totals, string lines, string products)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2201);
+        var orders = Enumerable.Range(1, 300).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Orders/Totals", [totals])).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Orders/Lines", [lines])).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Orders/Products", [products])).StatusCode);
+        await Check(http, orders, rnd, language);
+
+        var changed = orders.Where((_, i) => i % 3 == 0).Select(o => RandomOrder(rnd, o.Id)).ToList();
+        var deleted = orders.Where((_, i) => i % 6 == 1).Select(o => o.Id).ToHashSet();
+        await Bulk(http, changed.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        await Bulk(http, deleted.Select(id => new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }));
+        var byId = changed.ToDictionary(o => o.Id);
+        var current = orders.Where(o => !byId.ContainsKey(o.Id)).Concat(changed).Where(o => !deleted.Contains(o.Id)).ToList();
+        await Check(http, current, rnd, language);
+        foreach (string name in new[] { "Orders/Totals", "Orders/Lines", "Orders/Products" })
+        {
+            var errors = await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=" + Uri.EscapeDataString(name)));
+            Assert.Equal(0, errors.GetProperty("Results")[0].GetProperty("Errors").GetArrayLength());
+        }
+    }
+
+    private async Task Check(HttpClient http, List<Order> orders, Random rnd, string language)
+    {
+        static string Sorted(IEnumerable<string> ids) => string.Join(",", ids.Order(StringComparer.Ordinal));
+        for (int q = 0; q < 40; q++)
+        {
+            string company = $"companies/{rnd.Next(1, 30)}-A";
+            double low = rnd.Next(0, 400), high = low + rnd.Next(10, 300);
+            string city = Cities[rnd.Next(4)];
+            string product = $"products/{rnd.Next(1, 11)}-A";
+
+            var byCompany = await Query(http, "from index 'Orders/Totals' where Company = $c", new JsonObject { ["c"] = company });
+            Assert.Equal(Sorted(orders.Where(o => o.Company == company).Select(o => o.Id.ToLowerInvariant())), Sorted(Ids(byCompany).Select(i => i.ToLowerInvariant())));
+
+            var byTotal = await Query(http, "from index 'Orders/Totals' where Total between $l and $h and City = $city order by Total desc",
+                new JsonObject { ["l"] = low, ["h"] = high, ["city"] = city });
+            var want = orders.Where(o => o.Total >= low && o.Total <= high && o.City == city).OrderByDescending(o => o.Total).Select(o => o.Id.ToLowerInvariant()).ToList();
+            Assert.True(want.SequenceEqual(Ids(byTotal).Select(i => i.ToLowerInvariant())), $"{language} totals {low}..{high} {city}: want {string.Join(",", want)} got {string.Join(",", Ids(byTotal))}");
+
+            var byProduct = await Query(http, "from index 'Orders/Lines' where Product = $p and Company = $c", new JsonObject { ["p"] = product, ["c"] = company });
+            Assert.Equal(Sorted(orders.Where(o => o.Company == company && o.Lines.Any(l => l.Product == product)).Select(o => o.Id.ToLowerInvariant())), Sorted(Ids(byProduct).Select(i => i.ToLowerInvariant())));
+
+            var big = await Query(http, "from index 'Orders/Lines' where Big = true and Product = $p", new JsonObject { ["p"] = product });
+            // Fan-out entries merge their values per document: "Big = true and Product = p" holds when some line is big and some line is p.
+            Assert.Equal(Sorted(orders.Where(o => o.Lines.Any(l => l.Quantity >= 10) && o.Lines.Any(l => l.Product == product)).Select(o => o.Id.ToLowerInvariant())), Sorted(Ids(big).Select(i => i.ToLowerInvariant())));
+
+            int count = rnd.Next(1, 5);
+            var byCount = await Query(http, "from index 'Orders/Products' where Count = $n and Products = $p", new JsonObject { ["n"] = count, ["p"] = product });
+            Assert.Equal(Sorted(orders.Where(o => o.Lines.Select(l => l.Product).Distinct().Count() == count && o.Lines.Any(l => l.Product == product)).Select(o => o.Id.ToLowerInvariant())), Sorted(Ids(byCount).Select(i => i.ToLowerInvariant())));
+        }
+        var all = await Query(http, "from index 'Orders/Products' where Collection = 'Orders' and Id = $id", new JsonObject { ["id"] = orders.First(o => o.Lines.Count > 0).Id });
+        Assert.Single(Ids(all));
+        output.WriteLine($"{language}: {orders.Count} orders checked");
+    }
+
+    /// <summary>LoadDocument (C#) and load() (JavaScript) read another document when the entry is made.</summary>
+    [Theory]
+    [InlineData("from o in docs.Orders let c = LoadDocument(o.Company, \"Companies\") select new { CompanyName = c.Name, Country = c.Address.Country, Missing = LoadDocument(o.Employee).Name }")]
+    [InlineData("map('Orders', o => { const c = load(o.Company, 'Companies'); return { CompanyName: c.Name, Country: c.Address.Country, Missing: load(o.Employee).Name }; })")]
+    public async Task LoadDocument_reads_the_referenced_document(string map)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http,
+        [
+            new JsonObject { ["Id"] = "companies/1-A", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Alfreds","Address":{"Country":"Germany"},"@metadata":{"@collection":"Companies"}}""") },
+            new JsonObject { ["Id"] = "orders/1-A", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Company":"companies/1-A","Employee":"employees/404","@metadata":{"@collection":"Orders"}}""") },
+            new JsonObject { ["Id"] = "orders/2-A", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Company":"companies/2-A","@metadata":{"@collection":"Orders"}}""") },
+        ]);
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Orders/WithCompany", [map])).StatusCode);
+        Assert.Equal(["orders/1-A"], Ids(await Query(http, "from index 'Orders/WithCompany' where CompanyName = 'alfreds' and Country = 'Germany'")));
+        Assert.Empty(Ids(await Query(http, "from index 'Orders/WithCompany' where exists(Missing) and Missing != null")));
+        Assert.Equal(2, (await Query(http, "from index 'Orders/WithCompany'")).GetProperty("TotalResults").GetInt32());
+    }
+
+    /// <summary>Strings, Math, DateTime and LINQ methods on dynamic values; a missing path is null, not an error.</summary>
+    [Fact]
+    public async Task Csharp_maps_call_methods_on_dynamic_values()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http,
+        [
+            new JsonObject { ["Id"] = "people/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"First":"Ada","Last":"Lovelace","Born":"1815-12-10T00:00:00.0000000Z","Scores":[3,9,4],"Weight":61.37,"@metadata":{"@collection":"People"}}""") },
+            new JsonObject { ["Id"] = "people/2", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"First":"Alan","Scores":[],"@metadata":{"@collection":"People"}}""") },
+        ]);
+        const string map = """
+            from p in docs.People
+            let full = p.First + " " + p.Last
+            select new
+            {
+                Full = full.Trim().ToUpper(),
+                Initials = p.First.Substring(0, 1) + (p.Last == null ? "" : p.Last.Substring(0, 1)),
+                Year = p.Born != null ? DateTime.Parse(p.Born, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind).Year : 0,
+                Best = p.Scores.Any() ? p.Scores.Max() : -1,
+                Sorted = p.Scores.OrderByDescending(s => s).Take(2),
+                Rounded = Math.Round((double)(p.Weight ?? 0.0), 1),
+                Deep = p.Address.Street.Name,
+                Matches = Regex.IsMatch(p.First, "^A")
+            }
+            """;
+        var r = await PutIndex(http, "People/Methods", [map]);
+        Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
+        Assert.Equal(["people/1"], Ids(await Query(http, "from index 'People/Methods' where Full = 'ADA LOVELACE' and Initials = 'AL' and Year = 1815 and Best = 9 and Rounded = 61.4 and Matches = true")));
+        Assert.Equal(["people/1"], Ids(await Query(http, "from index 'People/Methods' where Sorted = 4")));
+        Assert.Empty(Ids(await Query(http, "from index 'People/Methods' where Sorted = 3")));
+        Assert.Equal(["people/2"], Ids(await Query(http, "from index 'People/Methods' where Full = 'ALAN' and Initials = 'A' and Year = 0 and Best = -1 and Rounded = 0")));
+        Assert.Empty(Ids(await Query(http, "from index 'People/Methods' where exists(Deep)")));
+        var errors = await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=People/Methods"));
+        Assert.Equal(0, errors.GetProperty("Results")[0].GetProperty("Errors").GetArrayLength());
+    }
+
+    /// <summary>A compile error is a 400 IndexCompilationException naming the map, line and column of the user's text.</summary>
+    [Theory]
+    [InlineData("from o in docs.Orders\nselect new { X = o.Company.Foo( }", "line 2")]
+    [InlineData("from o in docs.Orders\nselect new { X = UnknownFunction(o) }", "Map 1, line 2, column 18")]
+    [InlineData("from o in docs.Orders select o", "anonymous objects")]
+    [InlineData("from o in docs.Orders from c in docs.Companies select new { o.Company }", "reads one collection")]
+    [InlineData("map('Orders', o => ({ A: o.A )", "line 1")]
+    [InlineData("map('Orders', o => o.A)", "object literal")]
+    [InlineData("map('Orders', o => ({ A: o.A }));\nthrow new Error('boom');", "boom")]
+    public async Task A_compile_error_names_the_map_line_and_column(string map, string expected)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var r = await PutIndex(server.Http, "Bad", [map]);
+        var json = await TestServer.ReadJson(r);
+        Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
+        Assert.Equal("Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException", json.GetProperty("Type").GetString());
+        Assert.Contains(expected, json.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        output.WriteLine(json.GetProperty("Message").GetString());
+    }
+
+    /// <summary>
+    /// Index code cannot reach the file system, processes, the network, reflection, threads, the environment or
+    /// the server, and cannot loop or recurse: each attempt is refused when the index is put (400), and nothing runs.
+    /// </summary>
+    [Theory]
+    [InlineData("System.IO.File.ReadAllText(\"/etc/passwd\")", "System.IO.File")]
+    [InlineData("System.IO.Directory.GetFiles(\"/\").Length", "System.IO.Directory")]
+    [InlineData("new System.IO.FileInfo(\"/etc/passwd\").Length", "System.IO.FileInfo")]
+    [InlineData("System.Diagnostics.Process.GetCurrentProcess().Id", "Process")]
+    [InlineData("Environment.GetEnvironmentVariable(\"PATH\")", "System.Environment")]
+    [InlineData("Environment.ProcessId", "System.Environment")]
+    [InlineData("o.GetType().Assembly.FullName", "GetType")]
+    [InlineData("typeof(string).Assembly.FullName", "not allowed")]
+    [InlineData("Type.GetType(\"System.IO.File\")", "System.Type")]
+    [InlineData("Activator.CreateInstance<object>()", "System.Activator")]
+    [InlineData("AppDomain.CurrentDomain.BaseDirectory", "System.AppDomain")]
+    [InlineData("System.Threading.Thread.CurrentThread.ManagedThreadId", "System.Threading.Thread")]
+    [InlineData("System.Threading.Tasks.Task.Run(() => 1).Result", "System.Threading.Tasks")]
+    [InlineData("new System.Net.Sockets.TcpClient(\"127.0.0.1\", 80)", "TcpClient")]
+    [InlineData("GC.GetTotalMemory(false)", "System.GC")]
+    [InlineData("Console.ReadLine()", "Console")]
+    [InlineData("((Func<int, int>)(x => x + 1))(1)", "delegate")]
+    [InlineData("o.Lines.Select(l => { while (true) { } return 1; })", "loops")]
+    [InlineData("new RavenLite.Server.Hosting.ServerOptions()", "RavenLite.Server.Hosting")]
+    [InlineData("((Func<string>)\"x\".ToString).Method.Name", "System.Reflection")]
+    public async Task Csharp_index_code_cannot_escape(string expression, string refused)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var r = await PutIndex(server.Http, "Escape", [$"from o in docs.Orders select new {{ X = {expression} }}"]);
+        var json = await TestServer.ReadJson(r);
+        Assert.True(r.StatusCode == HttpStatusCode.BadRequest, $"{expression}: {(int)r.StatusCode} {json}");
+        Assert.Equal("Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException", json.GetProperty("Type").GetString());
+        Assert.Contains(refused, json.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var names = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes?namesOnly=true"));
+        Assert.Equal(0, names.GetProperty("Results").GetArrayLength());
+    }
+
+    /// <summary>
+    /// JavaScript that runs away — an endless loop, endless recursion, a huge allocation, a throw — fails only the
+    /// documents it runs for (index errors naming them), and the index goes on with the others.
+    /// </summary>
+    [Fact]
+    public async Task Javascript_limits_stop_runaway_code_per_document_and_indexing_goes_on()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        const string map = """
+            function deep(n) { return deep(n + 1) + 1; }
+            map('Users', u => {
+                if (u.Mode === 'loop') { while (true) { } }
+                if (u.Mode === 'recurse') { return { Name: deep(0) }; }
+                if (u.Mode === 'memory') { const a = []; for (let i = 0; i < 60; i++) { a.push('x'.repeat(10000000) + i); } return { Name: a.length }; }
+                if (u.Mode === 'throw') { throw new Error('bad user'); }
+                return { Name: u.Name };
+            })
+            """;
+        string[] modes = ["loop", "recurse", "memory", "throw"];
+        await Bulk(http, Enumerable.Range(0, 24).Select(i => new JsonObject
+        {
+            ["Id"] = $"users/{i}",
+            ["Type"] = "PUT",
+            ["Document"] = new JsonObject { ["Name"] = "u" + i, ["Mode"] = i % 6 < 4 ? modes[i % 6] : "ok", ["@metadata"] = new JsonObject { ["@collection"] = "Users" } },
+        }));
+        var started = DateTime.UtcNow;
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Users/Js", [map])).StatusCode);
+        var all = await Query(http, "from index 'Users/Js' where Name != null");
+        Assert.Equal(Enumerable.Range(0, 24).Where(i => i % 6 >= 4).Select(i => $"users/{i}").Order(StringComparer.Ordinal), Ids(all).Order(StringComparer.Ordinal));
+        var errors = (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=Users/Js"))).GetProperty("Results")[0].GetProperty("Errors");
+        var byDoc = errors.EnumerateArray().ToDictionary(e => e.GetProperty("Document").GetString()!, e => e.GetProperty("Error").GetString()!);
+        Assert.Equal(16, byDoc.Count);
+        foreach (var (doc, error) in byDoc)
+            output.WriteLine($"{doc}: {error}");
+        Assert.Contains("statements", byDoc["users/0"], StringComparison.Ordinal);
+        Assert.Contains("recursion", byDoc["users/1"], StringComparison.Ordinal);
+        Assert.Contains("allocated", byDoc["users/2"], StringComparison.Ordinal);
+        Assert.Contains("bad user", byDoc["users/3"], StringComparison.Ordinal);
+        output.WriteLine($"indexed in {(DateTime.UtcNow - started).TotalSeconds:F1} s");
+    }
+
+    /// <summary>Several maps (multi-map): one index over two collections, each map with its own fields.</summary>
+    [Theory]
+    [InlineData("from c in docs.Companies select new { Name = c.Name, Kind = \"company\" }", "from e in docs.Employees select new { Name = e.FirstName + \" \" + e.LastName, Kind = \"employee\" }")]
+    [InlineData("map('Companies', c => ({ Name: c.Name, Kind: 'company' }))", "map('Employees', e => ({ Name: e.FirstName + ' ' + e.LastName, Kind: 'employee' }))")]
+    public async Task A_multi_map_index_reads_several_collections(string first, string second)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http,
+        [
+            new JsonObject { ["Id"] = "companies/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Ann Arbor Ltd","@metadata":{"@collection":"Companies"}}""") },
+            new JsonObject { ["Id"] = "employees/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"FirstName":"Ann","LastName":"Lee","@metadata":{"@collection":"Employees"}}""") },
+            new JsonObject { ["Id"] = "employees/2", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"FirstName":"Bob","LastName":"Ray","@metadata":{"@collection":"Employees"}}""") },
+        ]);
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "People/Search", [first, second], """{"Name":{"Indexing":"Search"}}""")).StatusCode);
+        Assert.Equal(["companies/1", "employees/1"], Ids(await Query(http, "from index 'People/Search' where search(Name, 'ann') order by Kind")));
+        Assert.Equal(["employees/2"], Ids(await Query(http, "from index 'People/Search' where Kind = 'employee' and search(Name, 'ray')")));
+        await Bulk(http, [new JsonObject { ["Id"] = "employees/2", ["Type"] = "DELETE" }]);
+        Assert.Empty(Ids(await Query(http, "from index 'People/Search' where search(Name, 'ray')")));
+    }
+
+    /// <summary>The same C# map text compiles once per process: the compiled maps are cached by the text's hash.</summary>
+    [Fact]
+    public void Compiling_the_same_map_again_is_served_from_the_cache()
+    {
+        string map = "from o in docs.Orders select new { o.Company, Stamp = \"" + Guid.NewGuid().ToString("N") + "\" }";
+        var first = System.Diagnostics.Stopwatch.StartNew();
+        var a = Indexing.Scripting.CSharpIndexCompiler.Compile([map]);
+        first.Stop();
+        var b = Indexing.Scripting.CSharpIndexCompiler.Compile([map]);
+        Assert.Same(a, b);
+        Assert.NotSame(a, Indexing.Scripting.CSharpIndexCompiler.Compile([map + " "]));
+        var compiled = Indexing.IndexCompiler.Compile(new Indexing.IndexDefinition { Name = "X", Maps = [map] });
+        using var doc = JsonDocument.Parse("""{"Company":"companies/1"}""");
+        using var entry = compiled.MapEntry(doc.RootElement, "Orders", "orders/1");
+        Assert.Contains("companies/1", System.Text.Encoding.UTF8.GetString(entry.Json), StringComparison.Ordinal);
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"compile {first.Elapsed.TotalMilliseconds:F0} ms"));
+    }
+}
