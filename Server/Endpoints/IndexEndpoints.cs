@@ -61,8 +61,6 @@ public static class IndexEndpoints
             throw ApiException.BadRequest("Each index definition must be an object.");
         string? name = e.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
         IndexStore.ValidateName(name);
-        if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
-            throw ApiException.IndexCompilation($"Index '{name}': map-reduce indexes are not supported by RavenLite (only map indexes).", "Reduce", r.GetString()!);
         if (!e.TryGetProperty("Maps", out var maps) || maps.ValueKind != JsonValueKind.Array || maps.EnumerateArray().Any(m => m.ValueKind != JsonValueKind.String))
             throw ApiException.IndexCompilation($"Index '{name}' needs 'Maps': an array of map strings.", "Maps", "");
         string type = e.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()!
@@ -72,8 +70,11 @@ public static class IndexEndpoints
             Name = name!,
             Maps = maps.EnumerateArray().Select(m => m.GetString()!).ToList(),
         };
-        definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScriptMap"
-            : type is "Map" && definition.Maps.Count > 0 ? IndexDefinition.DetectType(definition.Maps[0]) : "Map";
+        if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
+            definition.Reduce = r.GetString();
+        string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
+        definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
+            : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
         if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
             foreach (var f in fields.EnumerateObject())
                 definition.FieldOptions[f.Name] = f.Value.Clone();
@@ -120,7 +121,10 @@ public static class IndexEndpoints
         foreach (string m in d.Maps)
             w.WriteStringValue(m);
         w.WriteEndArray();
-        w.WriteNull("Reduce");
+        if (d.Reduce != null)
+            w.WriteString("Reduce", d.Reduce);
+        else
+            w.WriteNull("Reduce");
         w.WriteStartObject("Fields");
         foreach (var f in i.Compiled.Fields.Where(f => f.Indexing != FieldIndexing.Default))
         {

@@ -102,6 +102,12 @@ public sealed class Index : IDisposable
     private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
     private long _lastCommit = Stopwatch.GetTimestamp();
     private readonly List<JsonElement>[] _fieldValues; // the worker's per-field values of the document being written
+    private readonly MapReduceStore? _mapReduce; // map-reduce: map results per reduce key, in the database's storage
+    private readonly HashSet<string> _reducedSinceCommit = []; // map-reduce: keys (hash hex) whose results the next Lucene commit makes durable
+    private bool _reduceDirty; // map-reduce: reduce every dirty key before the next batch (writer opened from a commit)
+
+    /// <summary>Map-reduce: the stored field holding a reduce result as the reduce returned it (what queries answer).</summary>
+    internal const string ReduceResultField = "@reduce";
 
     internal Index(Database db, IndexDefinition definition, CompiledIndex compiled, string folder, ILogger logger)
     {
@@ -112,6 +118,7 @@ public sealed class Index : IDisposable
         _logger = logger;
         _luceneDir = Path.Combine(folder, "lucene");
         _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToArray();
+        _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.Name) : null;
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
         // index is rebuilt from the documents into `lucene/`.
         string legacy = Path.Combine(folder, "storage");
@@ -373,6 +380,15 @@ public sealed class Index : IDisposable
         var terms = new HashSet<(string Field, string Term)>();
         var loader = DocumentLoaders.From(_db.Documents, dbTx);
         long attempts = 0, successes = 0;
+        if (_reduceDirty && _mapReduce != null)
+        {
+            // Opened from a commit (start, or after a rollback): reduce again every key whose result may be missing.
+            ReduceKeys(_mapReduce.Dirty(dbTx), terms);
+            _reduceDirty = false;
+            _uncommitted = true;
+        }
+        WriteTransaction? mapResultsTx = null; // map-reduce: opened on the first change of the batch
+        var dirtied = new HashSet<string>(StringComparer.Ordinal);
         try
         {
             foreach (string collection in Compiled.Collections)
@@ -392,7 +408,7 @@ public sealed class Index : IDisposable
                         var json = DocumentRecord.Json(record);
                         bytes += json.Length;
                         attempts++;
-                        if (Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader))
+                        if (_mapReduce != null ? WriteMapResults(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, DocumentRecord.Id(record), collection, json, loader, dirtied) : Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader))
                             successes++;
                     }
                     etags[collection] = etag;
@@ -417,15 +433,29 @@ public sealed class Index : IDisposable
                     // new etag: its entry must stay.
                     bool recreated = docs.TryGet(lowerId, out var live) && Compiled.Collections.Contains(DocumentRecord.Collection(live), StringComparer.OrdinalIgnoreCase);
                     if (!recreated && Compiled.Collections.Contains(collection, StringComparer.OrdinalIgnoreCase))
-                        _writer.DeleteDocuments(new Term(IdField, Encoding.UTF8.GetString(lowerId)));
+                    {
+                        if (_mapReduce != null)
+                            _mapReduce.Replace(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, [], dirtied);
+                        else
+                            _writer.DeleteDocuments(new Term(IdField, Encoding.UTF8.GetString(lowerId)));
+                    }
                     lastTomb = etag;
                     changed = true;
                 }
                 while (--budget > 0 && tombs.MoveNext());
             }
+            if (mapResultsTx != null)
+            {
+                // Map results are durable before the reduce results that come from them (the keys stay dirty until then).
+                mapResultsTx.Commit();
+                mapResultsTx.Dispose();
+                mapResultsTx = null;
+                ReduceKeys(dirtied, terms);
+            }
         }
         catch
         {
+            mapResultsTx?.Dispose(); // not committed: rolled back
             _writer.Rollback(); // everything since the last commit is dropped; the writer is closed and reopened
             _uncommitted = false;
             OpenWriterAndReader();
@@ -500,6 +530,73 @@ public sealed class Index : IDisposable
         }
     }
 
+    /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>
+    private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, HashSet<string> dirtied)
+    {
+        List<(string KeyJson, byte[] Results)> groups;
+        bool ok = true;
+        try
+        {
+            var reader = new Utf8JsonReader(json);
+            using var parsed = JsonDocument.ParseValue(ref reader);
+            groups = Compiled.MapResults(parsed.RootElement, collection, id, loader);
+        }
+        catch (Exception e) when (e is JsonException or IndexMapException)
+        {
+            RecordError(id, e.Message);
+            groups = [];
+            ok = false;
+        }
+        _mapReduce!.Replace(tx, lowerId, groups, dirtied);
+        return ok;
+    }
+
+    /// <summary>Map-reduce: reduces the map results of each key (hash hex) again and replaces its entry (none when it has no map results left).</summary>
+    private void ReduceKeys(IEnumerable<string> hashes, HashSet<(string Field, string Term)> terms)
+    {
+        using var tx = _db.Environment.ReadTransaction();
+        foreach (string hash in hashes)
+        {
+            string key = "mr/" + hash.ToLowerInvariant();
+            var id = new Term(IdField, key);
+            List<byte[]> outputs;
+            try
+            {
+                outputs = Compiled.Reduce(_mapReduce!.Results(tx, hash));
+            }
+            catch (IndexMapException e)
+            {
+                RecordError(null, e.Message);
+                outputs = [];
+            }
+            _reducedSinceCommit.Add(hash);
+            if (outputs.Count == 0)
+            {
+                _writer.DeleteDocuments(id);
+                continue;
+            }
+            var documents = new List<Document>();
+            foreach (var output in outputs)
+            {
+                using var entry = Compiled.EntryOfResult(output, _fieldValues);
+                var doc = Entry(key, 0, entry.Json, _fieldValues, terms);
+                doc.Add(new StoredField(ReduceResultField, output));
+                documents.Add(doc);
+            }
+            _writer.UpdateDocuments(id, documents);
+        }
+    }
+
+    /// <summary>Map-reduce: deletes the index's stored map results (the index is new, rebuilt or deleted).</summary>
+    internal void DropMapResults()
+    {
+        if (_mapReduce == null)
+            return;
+        using var tx = _db.Environment.WriteTransaction();
+        _mapReduce.Drop(tx);
+        tx.Commit();
+    }
+
     /// <summary>
     /// Makes what the published reader shows durable: Lucene commit (with the position set as its user data
     /// by <see cref="IndexBatch"/>) and an fsync of the folder, which Lucene.Net does not do itself.
@@ -512,6 +609,13 @@ public sealed class Index : IDisposable
         new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir);
         _uncommitted = false;
         _lastCommit = Stopwatch.GetTimestamp();
+        if (_mapReduce != null && _reducedSinceCommit.Count > 0)
+        {
+            using var tx = _db.Environment.WriteTransaction();
+            _mapReduce.Clean(tx, _reducedSinceCommit);
+            tx.Commit();
+            _reducedSinceCommit.Clear();
+        }
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
@@ -637,6 +741,10 @@ public sealed class Index : IDisposable
             using var committed = DirectoryReader.Open(_directory);
             data = committed.IndexCommit.UserData;
         }
+        else if (_mapReduce != null)
+        {
+            DropMapResults(); // a new (or rebuilt) index maps every document again
+        }
         OpenWriterAndReader(data);
     }
 
@@ -658,6 +766,8 @@ public sealed class Index : IDisposable
             etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
         long tomb = committedData.TryGetValue(TombstoneKey, out var t) ? long.Parse(t, CultureInfo.InvariantCulture) : 0;
         Publish(DirectoryReader.Open(_writer, applyAllDeletes: true), etags, tomb);
+        _reduceDirty = _mapReduce != null;
+        _reducedSinceCommit.Clear();
     }
 
     private void CloseQuietly()

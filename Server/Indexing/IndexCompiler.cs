@@ -23,10 +23,21 @@ public static class IndexCompiler
         }
         if (definition.Maps.Count == 0)
             throw ApiException.IndexCompilation($"Index '{definition.Name}' has no maps.", "Maps", "");
-        IReadOnlyList<ScriptMap> maps = definition.IsJavaScript ? JavaScriptIndex.Compile(definition.Maps) : CSharpMap.Compile(definition.Maps);
+        IReadOnlyList<ScriptMap> maps;
+        ScriptReduce? reduce;
+        if (definition.IsJavaScript)
+        {
+            (maps, reduce) = JavaScriptIndex.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null);
+        }
+        else
+        {
+            var compiled = CSharpIndexCompiler.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null);
+            maps = compiled.Maps.Select(m => (ScriptMap)new CSharpMap(m)).ToList();
+            reduce = compiled.Reduce == null ? null : new CSharpReduce(compiled.Reduce);
+        }
         var names = new List<string>();
-        foreach (var map in maps)
-            foreach (string name in map.Fields)
+        foreach (var fields in reduce != null ? [reduce.Fields] : maps.Select(m => m.Fields))
+            foreach (string name in fields)
                 if (!names.Contains(name, StringComparer.Ordinal))
                     names.Add(name);
         if (names.Count == 0)
@@ -80,7 +91,7 @@ public static class IndexCompiler
                 miles.Add(name);
         }
         var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
-        return new CompiledIndex(collections, fieldList, maps);
+        return new CompiledIndex(collections, fieldList, maps, reduce);
     }
 }
 
@@ -99,12 +110,126 @@ public sealed class CompiledIndex
         _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
     }
 
-    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps)
+    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps, ScriptReduce? reduce)
     {
         Collections = collections;
         Fields = fields;
         _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
-        _maps = maps.ToDictionary(m => m.Collection, m => (m, m.Fields.Select(f => (int)_byName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+        Reducer = reduce;
+        _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_byName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+    }
+
+    /// <summary>The reduce of a map-reduce index, else null.</summary>
+    internal ScriptReduce? Reducer { get; }
+
+    /// <summary>True for a map-reduce index: its entries are reduce results (one per reduce key), not documents.</summary>
+    public bool IsMapReduce => Reducer != null;
+
+    /// <summary>Map-reduce: the map results of one document, grouped by reduce key (canonical JSON) as JSON arrays.</summary>
+    internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader)
+    {
+        var results = new List<byte[]>();
+        using (ScriptContext.Enter(loader))
+        {
+            try
+            {
+                _maps![collection].Map.MapResults(document, id, results);
+                var groups = new Dictionary<string, List<byte[]>>(StringComparer.Ordinal);
+                foreach (var r in results)
+                {
+                    using var parsed = JsonDocument.Parse(r);
+                    string key = Reducer!.KeyOf(parsed.RootElement);
+                    if (!groups.TryGetValue(key, out var list))
+                        groups[key] = list = [];
+                    list.Add(r);
+                }
+                return groups.Select(g => (g.Key, JsonArray(g.Value))).ToList();
+            }
+            catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+            {
+                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {(e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message)}", e);
+            }
+        }
+    }
+
+    /// <summary>Map-reduce: reduces the map results of one key (each document's a JSON array); the results as JSON objects.</summary>
+    internal List<byte[]> Reduce(IEnumerable<byte[]> perDocument)
+    {
+        var docs = new List<JsonDocument>();
+        try
+        {
+            var all = new List<JsonElement>();
+            foreach (var json in perDocument)
+            {
+                var d = JsonDocument.Parse(json);
+                docs.Add(d);
+                all.AddRange(d.RootElement.EnumerateArray());
+            }
+            var outputs = new List<byte[]>();
+            if (all.Count > 0)
+                Reducer!.Reduce(all, outputs);
+            return outputs;
+        }
+        catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+        {
+            throw new IndexMapException("The reduce failed: " + (e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message), e);
+        }
+        finally
+        {
+            foreach (var d in docs)
+                d.Dispose();
+        }
+    }
+
+    /// <summary>Map-reduce: the entry (field values) of one reduce result; its fields' arrays flattened.</summary>
+    internal MappedEntry EntryOfResult(byte[] result, List<JsonElement>[] fieldValues)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
+        using (var parsed = JsonDocument.Parse(result))
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            var values = new List<JsonElement>();
+            foreach (var f in Fields)
+            {
+                values.Clear();
+                if (parsed.RootElement.TryGetProperty(f.Name, out var v))
+                    JsonPaths.Walk(v, [], 0, values);
+                if (values.Count == 0)
+                    continue;
+                w.WriteStartArray(f.Name);
+                foreach (var x in values)
+                    x.WriteTo(w);
+                w.WriteEndArray();
+            }
+            w.WriteEndObject();
+        }
+        byte[] json = buffer.WrittenSpan.ToArray();
+        var entry = JsonDocument.Parse(json);
+        foreach (var list in fieldValues)
+            list.Clear();
+        foreach (var p in entry.RootElement.EnumerateObject())
+            if (_byName.TryGetValue(p.Name, out var f))
+                foreach (var v in p.Value.EnumerateArray())
+                    fieldValues[f.Id].Add(v);
+        return new MappedEntry(json, entry);
+    }
+
+    private static byte[] JsonArray(List<byte[]> items)
+    {
+        int length = 2 + items.Sum(i => i.Length) + Math.Max(0, items.Count - 1);
+        var result = new byte[length];
+        int pos = 0;
+        result[pos++] = (byte)'[';
+        for (int i = 0; i < items.Count; i++)
+        {
+            if (i > 0)
+                result[pos++] = (byte)',';
+            items[i].CopyTo(result, pos);
+            pos += items[i].Length;
+        }
+        result[pos] = (byte)']';
+        return result;
     }
 
     /// <summary>Collections read, in definition order.</summary>

@@ -37,11 +37,18 @@ public sealed class IndexDefinition
     /// <summary>Index name, e.g. <c>Users/ByName</c> or <c>Auto/Users/ByAgeAndName</c>.</summary>
     public string Name { get; set; } = "";
 
-    /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>Map</c> or <c>JavaScriptMap</c>.</summary>
+    /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>Map</c>, <c>MapReduce</c>, <c>JavaScriptMap</c> or <c>JavaScriptMapReduce</c>.</summary>
     public string Type { get; set; } = "Map";
 
     /// <summary>The map texts as the client sent them (static indexes).</summary>
     public List<string> Maps { get; set; } = [];
+
+    /// <summary>The reduce of a map-reduce index (C# or JavaScript), else null.</summary>
+    public string? Reduce { get; set; }
+
+    /// <summary>True for map-reduce indexes: their entries are reduce results, not documents.</summary>
+    [JsonIgnore]
+    public bool IsMapReduce => !string.IsNullOrWhiteSpace(Reduce);
 
     /// <summary>Field options by name as the client sent them (static indexes): <c>{"Name":{"Indexing":"Search"}}</c>.</summary>
     public Dictionary<string, JsonElement> FieldOptions { get; set; } = [];
@@ -67,10 +74,11 @@ public sealed class IndexDefinition
     /// The type of a static index the client did not name: C# when the first map starts with <c>from</c> or <c>docs</c>
     /// (after comments), else JavaScript, as RavenDB's clients decide.
     /// </summary>
-    public static string DetectType(string firstMap)
+    public static string DetectType(string firstMap, string? reduce = null)
     {
         string text = System.Text.RegularExpressions.Regex.Replace(firstMap, @"/\*[^*]*(?:\*(?!/)[^*]*)*\*/|//.*", "").TrimStart();
-        return text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase) ? "Map" : "JavaScriptMap";
+        bool csharp = text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase);
+        return (csharp ? "" : "JavaScript") + (string.IsNullOrWhiteSpace(reduce) ? "Map" : "MapReduce");
     }
 
     internal byte[] Serialize() => JsonSerializer.SerializeToUtf8Bytes(this, SerializerOptions);

@@ -209,6 +209,7 @@ public sealed class IndexStore : IDisposable
     private static void DisposeAndDelete(Index index)
     {
         index.Dispose();
+        index.DropMapResults();
         // The definition goes first: a folder without one is cleaned up on the next start.
         File.Delete(Path.Combine(index.Folder, DefinitionFile));
         Directory.Delete(index.Folder, recursive: true);

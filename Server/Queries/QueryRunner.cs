@@ -362,6 +362,23 @@ public sealed partial class QueryRunner
             yield return Row.ForDocument(doc);
     }
 
+    /// <summary>A reduce result as a query answers it: its properties and an empty <c>@metadata</c> (no id: it is no document).</summary>
+    private static byte[] ReduceResultJson(ReadOnlySpan<byte> result)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(result.Length + 16);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            using var parsed = JsonDocument.Parse(result.ToArray());
+            w.WriteStartObject();
+            foreach (var p in parsed.RootElement.EnumerateObject())
+                p.WriteTo(w);
+            w.WriteStartObject("@metadata");
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
+    }
+
     /// <summary>The index's candidate entries (index order) whose documents still exist in the snapshot.</summary>
     private IEnumerable<Row> IndexRows(Indexing.Index index, Storage.Transactions.Transaction dbTx, out bool stale)
     {
@@ -430,6 +447,18 @@ public sealed partial class QueryRunner
                 // only the page's entries are read, already in order.
                 (_exactTotal, _presorted) = (top.Total, true);
                 ids = top.Page;
+            }
+            if (index.Compiled.IsMapReduce)
+            {
+                // Reduce results are the answers themselves (no documents behind them).
+                foreach (long entryId in ids)
+                {
+                    var (lowerId, _, indexed) = entries.Read((int)entryId);
+                    var result = reader.Document((int)entryId).GetBinaryValue(Indexing.Index.ReduceResultField);
+                    var answer = new StoredDocument("", Documents.Collections.Empty, 0, "", index.LastIndexingTime ?? DateTime.UtcNow, ReduceResultJson(result.Bytes.AsSpan(result.Offset, result.Length)));
+                    yield return Row.ForEntry(indexed, lowerId, answer, changed: false, docs, entryId);
+                }
+                yield break;
             }
             foreach (long entryId in ids)
             {

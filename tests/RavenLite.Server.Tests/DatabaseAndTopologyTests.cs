@@ -120,7 +120,7 @@ public sealed class DatabaseAndTopologyTests
         var r = await s.Http.GetAsync("/no/such/thing");
         Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
         Assert.EndsWith("RouteNotFoundException", (await ReadJson(r)).GetProperty("Type").GetString());
-        var q = await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"X","Maps":["from u in docs.Users select new { u.Name }"],"Reduce":"from r in results group r by r.Name into g select new { Name = g.Key }"}]}"""));
+        var q = await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"X","Maps":["from u in docs.Users select new { u.Name }"],"Reduce":"from r in results group r by r.Name into g select new { Name = g.Key, N = g.NoSuchMethod() }"}]}"""));
         Assert.Equal(HttpStatusCode.BadRequest, q.StatusCode);
         var error = await ReadJson(q);
         Assert.EndsWith("IndexCompilationException", error.GetProperty("Type").GetString());

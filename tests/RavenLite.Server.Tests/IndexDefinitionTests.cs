@@ -19,7 +19,7 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
 
     private sealed record Line(string Product, int Quantity, double Price, double Discount);
 
-    private sealed record Order(string Id, string Company, string Employee, string? City, List<Line> Lines)
+    private sealed record Order(string Id, string Company, string Employee, string? City, List<Line> Lines, string OrderedAt = "2026-01-01")
     {
         public double Total => Lines.Sum(l => l.Quantity * l.Price * (1 - l.Discount));
     }
@@ -29,7 +29,8 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         $"companies/{rnd.Next(1, 30)}-A",
         $"employees/{rnd.Next(1, 9)}-A",
         rnd.Next(8) == 0 ? null : Cities[rnd.Next(4)],
-        Enumerable.Range(0, rnd.Next(0, 5)).Select(_ => new Line($"products/{rnd.Next(1, 11)}-A", rnd.Next(1, 20), rnd.Next(100, 5000) / 100.0, rnd.Next(0, 3) * 0.05)).ToList());
+        Enumerable.Range(0, rnd.Next(0, 5)).Select(_ => new Line($"products/{rnd.Next(1, 11)}-A", rnd.Next(1, 20), rnd.Next(100, 5000) / 100.0, rnd.Next(0, 3) * 0.05)).ToList(),
+        $"2026-{rnd.Next(1, 7):D2}-{rnd.Next(1, 29):D2}T10:00:00.0000000Z");
 
     private static JsonObject ToJson(Order o)
     {
@@ -37,6 +38,7 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         {
             ["Company"] = o.Company,
             ["Employee"] = o.Employee,
+            ["OrderedAt"] = o.OrderedAt,
             ["Lines"] = new JsonArray(o.Lines.Select(l => (JsonNode?)new JsonObject { ["Product"] = l.Product, ["Quantity"] = l.Quantity, ["PricePerUnit"] = l.Price, ["Discount"] = l.Discount }).ToArray()),
             ["@metadata"] = new JsonObject { ["@collection"] = "Orders" },
         };
@@ -347,5 +349,103 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         using var entry = compiled.MapEntry(doc.RootElement, "Orders", "orders/1");
         Assert.Contains("companies/1", System.Text.Encoding.UTF8.GetString(entry.Json), StringComparison.Ordinal);
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"compile {first.Elapsed.TotalMilliseconds:F0} ms"));
+    }
+
+    public static TheoryData<string, string[]> MapReduceIndexes => new()
+    {
+        {
+            "C#",
+            [
+                "from o in docs.Orders select new { o.Company, Count = 1, Total = o.Lines.Sum(l => l.Quantity * l.PricePerUnit * (1 - l.Discount)) }",
+                "from r in results group r by r.Company into g select new { Company = g.Key, Count = g.Sum(x => x.Count), Total = g.Sum(x => x.Total) }",
+                "from o in docs.Orders from l in o.Lines select new { l.Product, l.Quantity, Count = 1 }",
+                "results.GroupBy(r => r.Product).Select(g => new { Product = g.Key, Quantity = g.Sum(x => x.Quantity), Count = g.Sum(x => x.Count) })",
+                "from o in docs.Orders select new { o.Company, Month = o.OrderedAt.Substring(0, 7), Count = 1 }",
+                "from r in results group r by new { r.Company, r.Month } into g select new { g.Key.Company, g.Key.Month, Count = g.Sum(x => x.Count) }",
+            ]
+        },
+        {
+            "JavaScript",
+            [
+                "map('Orders', o => ({ Company: o.Company, Count: 1, Total: o.Lines.reduce((s, l) => s + l.Quantity * l.PricePerUnit * (1 - l.Discount), 0) }))",
+                "groupBy(x => x.Company).aggregate(g => ({ Company: g.key, Count: g.values.reduce((a, v) => a + v.Count, 0), Total: g.values.reduce((a, v) => a + v.Total, 0) }))",
+                "map('Orders', o => o.Lines.map(l => ({ Product: l.Product, Quantity: l.Quantity, Count: 1 })))",
+                "groupBy(x => x.Product).aggregate(g => ({ Product: g.key, Quantity: g.values.reduce((a, v) => a + v.Quantity, 0), Count: g.values.length }))",
+                "map('Orders', o => ({ Company: o.Company, Month: o.OrderedAt.substring(0, 7), Count: 1 }))",
+                "groupBy(x => ({ Company: x.Company, Month: x.Month })).aggregate(g => ({ Company: g.key.Company, Month: g.key.Month, Count: g.values.length }))",
+            ]
+        },
+    };
+
+    /// <summary>
+    /// Map-reduce (totals by company, a fan-out of quantities by product, counts by company and month with a composite
+    /// key), in C# and JavaScript: the reduce results equal a brute-force grouping of the orders after the build,
+    /// after random updates and deletes (re-reduced incrementally, only the changed keys), and equal a full recompute
+    /// (the index reset and built again); queries filter and sort reduce results like documents.
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(MapReduceIndexes))]
+    public async Task Map_reduce_results_match_a_brute_force_grouping_incrementally_and_after_a_rebuild(string language, string[] definitions)
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2202);
+        var orders = Enumerable.Range(1, 300).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        string[] names = ["Orders/ByCompany", "Products/Sales", "Orders/ByMonth"];
+        for (int i = 0; i < names.Length; i++)
+        {
+            var definition = new JsonObject { ["Name"] = names[i], ["Maps"] = new JsonArray(definitions[2 * i]), ["Reduce"] = definitions[2 * i + 1] };
+            var r = await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject { ["Indexes"] = new JsonArray(definition) }.ToJsonString()));
+            Assert.True(r.StatusCode == HttpStatusCode.Created, $"{names[i]}: {await r.Content.ReadAsStringAsync()}");
+        }
+        await CheckReduce(http, orders, language);
+
+        for (int round = 0; round < 3; round++)
+        {
+            var changed = orders.Where((_, i) => rnd.Next(5) == 0).Select(o => RandomOrder(rnd, o.Id)).ToList();
+            var deleted = orders.Where(_ => rnd.Next(10) == 0).Select(o => o.Id).Except(changed.Select(c => c.Id)).ToHashSet();
+            var added = Enumerable.Range(0, 10).Select(i => RandomOrder(rnd, $"orders/new-{round}-{i}")).ToList();
+            await Bulk(http, changed.Concat(added).Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+            await Bulk(http, deleted.Select(id => new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }));
+            var byId = changed.ToDictionary(o => o.Id);
+            orders = orders.Select(o => byId.GetValueOrDefault(o.Id, o)).Where(o => !deleted.Contains(o.Id)).Concat(added).ToList();
+            await CheckReduce(http, orders, language);
+        }
+        var incremental = await Query(http, "from index 'Orders/ByMonth' order by Company, Month");
+        foreach (string name in names)
+            Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync("/databases/db/indexes/reset?name=" + Uri.EscapeDataString(name), null)).StatusCode);
+        await CheckReduce(http, orders, language);
+        var rebuilt = await Query(http, "from index 'Orders/ByMonth' order by Company, Month");
+        Assert.Equal(incremental.GetProperty("Results").ToString(), rebuilt.GetProperty("Results").ToString());
+        foreach (string name in names)
+        {
+            var errors = await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=" + Uri.EscapeDataString(name)));
+            Assert.Equal(0, errors.GetProperty("Results")[0].GetProperty("Errors").GetArrayLength());
+        }
+    }
+
+    private async Task CheckReduce(HttpClient http, List<Order> orders, string language)
+    {
+        var byCompany = await Query(http, "from index 'Orders/ByCompany' order by Company");
+        var want = orders.GroupBy(o => o.Company).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal).Select(g => (g.Key, Count: g.Count(), Total: g.Sum(o => o.Total))).ToList();
+        var got = byCompany.GetProperty("Results").EnumerateArray().Select(r => (r.GetProperty("Company").GetString()!, Count: r.GetProperty("Count").GetInt32(), Total: r.GetProperty("Total").GetDouble())).ToList();
+        Assert.Equal(want.Select(w => (w.Key, w.Count)), got.Select(g => (g.Item1, g.Count)));
+        for (int i = 0; i < want.Count; i++)
+            Assert.True(Math.Abs(want[i].Total - got[i].Total) < 1e-6, $"{language} {want[i].Key}: total {want[i].Total} vs {got[i].Total}");
+        Assert.Equal(want.Count, byCompany.GetProperty("TotalResults").GetInt32());
+
+        var busy = await Query(http, "from index 'Orders/ByCompany' where Count >= 12 order by Total desc select Company, Count");
+        var wantBusy = want.Where(w => w.Count >= 12).OrderByDescending(w => w.Total).Select(w => w.Key).ToList();
+        Assert.Equal(wantBusy, busy.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Company").GetString()!).ToList());
+
+        var sales = await Query(http, "from index 'Products/Sales' order by Product");
+        var wantSales = orders.SelectMany(o => o.Lines).GroupBy(l => l.Product).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key}:{g.Sum(l => l.Quantity)}:{g.Count()}");
+        Assert.Equal(wantSales, sales.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Product").GetString()}:{r.GetProperty("Quantity").GetInt32()}:{r.GetProperty("Count").GetInt32()}"));
+
+        var months = await Query(http, "from index 'Orders/ByMonth' where Month = '2026-03' order by Company");
+        var wantMonths = orders.Where(o => o.OrderedAt.StartsWith("2026-03", StringComparison.Ordinal)).GroupBy(o => o.Company).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal).Select(g => $"{g.Key}:{g.Count()}");
+        Assert.Equal(wantMonths, months.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Company").GetString()}:{r.GetProperty("Count").GetInt32()}"));
+        output.WriteLine($"{language}: {orders.Count} orders, {want.Count} companies checked");
     }
 }

@@ -10,6 +10,12 @@ using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing.Scripting;
 
+/// <summary>A compiled C# index: its maps and, for a map-reduce index, its reduce.</summary>
+internal sealed record CompiledCSharp(IReadOnlyList<CompiledMap> Maps, CompiledReduce? Reduce);
+
+/// <summary>A compiled reduce: over map results of one key; the key of a map result; the fields of its results.</summary>
+internal sealed record CompiledReduce(Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, Func<dynamic, object> Key, IReadOnlyList<string> Fields);
+
 /// <summary>One compiled map: its collection, the fields its entries have (in order) and which of them are spatial.</summary>
 internal sealed record CompiledMap(string Collection, Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, IReadOnlyList<string> Fields, IReadOnlySet<string> SpatialFields);
 
@@ -29,7 +35,7 @@ internal static class CSharpIndexCompiler
     private const string PositionAnnotation = "ravenlite-pos";
     private const string Scripting = "global::RavenLite.Server.Indexing.Scripting";
 
-    private static readonly ConcurrentDictionary<string, Lazy<IReadOnlyList<CompiledMap>>> Cache = new();
+    private static readonly ConcurrentDictionary<string, Lazy<CompiledCSharp>> Cache = new();
 
     private static readonly Lazy<MetadataReference[]> References = new(() =>
     {
@@ -40,11 +46,11 @@ internal static class CSharpIndexCompiler
             .Append(MetadataReference.CreateFromFile(typeof(CSharpIndexScript).Assembly.Location)).ToArray();
     });
 
-    /// <summary>The compiled maps of <paramref name="maps"/> (from the cache when the same text was compiled before).</summary>
-    public static IReadOnlyList<CompiledMap> Compile(IReadOnlyList<string> maps)
+    /// <summary>The compiled maps (and reduce) of a definition (from the cache when the same text was compiled before).</summary>
+    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null)
     {
-        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps))));
-        var lazy = Cache.GetOrAdd(key, _ => new Lazy<IReadOnlyList<CompiledMap>>(() => CompileNew(maps)));
+        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce)));
+        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => CompileNew(maps, reduce)));
         try
         {
             return lazy.Value;
@@ -56,28 +62,23 @@ internal static class CSharpIndexCompiler
         }
     }
 
-    private static List<CompiledMap> CompileNew(IReadOnlyList<string> maps)
+    private static CompiledCSharp CompileNew(IReadOnlyList<string> maps, string? reduce)
     {
         var bodies = new List<ExpressionSyntax>();
+        var texts = new List<string>();
         var collections = new List<string>();
         var spatial = new List<HashSet<string>>();
         for (int m = 0; m < maps.Count; m++)
         {
             string text = maps[m].Trim().TrimEnd(';').TrimEnd();
-            var parsed = SyntaxFactory.ParseExpression(text);
-            var syntaxError = parsed.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error);
-            if (syntaxError != null)
-                throw Error(m, text, syntaxError.Location.SourceSpan.Start, syntaxError.GetMessage());
-            if (parsed.Span.End < text.Length)
-                throw Error(m, text, parsed.Span.End, "unexpected text after the map expression");
-            // Every node remembers where it was, so errors in rewritten code point at the text the user wrote.
-            parsed = parsed.ReplaceNodes(parsed.DescendantNodesAndSelf(), (o, r) => r.WithAdditionalAnnotations(new SyntaxAnnotation(PositionAnnotation, o.SpanStart.ToString(System.Globalization.CultureInfo.InvariantCulture))));
+            texts.Add(text);
+            var parsed = Parse(m, text, maps.Count);
             var sources = parsed.DescendantNodesAndSelf().Where(IsDocsCollection).ToList();
             var names = sources.Select(CollectionName).Distinct(StringComparer.OrdinalIgnoreCase).ToList();
             if (names.Count != 1)
                 throw Error(m, text, 0, names.Count == 0
                     ? "a map reads one collection: from o in docs.Orders select new { ... } or docs.Orders.Select(o => new { ... })"
-                    : $"a map reads one collection, this one reads {string.Join(", ", names)}");
+                    : $"a map reads one collection, this one reads {string.Join(", ", names)}", maps.Count);
             collections.Add(names[0]);
             parsed = parsed.ReplaceNodes(sources, (_, r) => SyntaxFactory.IdentifierName("docs").WithTriviaFrom(r).WithAdditionalAnnotations(r.GetAnnotations(PositionAnnotation)));
             spatial.Add(parsed.DescendantNodes().OfType<AnonymousObjectMemberDeclaratorSyntax>()
@@ -85,12 +86,26 @@ internal static class CSharpIndexCompiler
                 .Select(d => d.NameEquals?.Name.Identifier.Text ?? "").Where(n => n.Length > 0).ToHashSet(StringComparer.Ordinal));
             bodies.Add(parsed);
         }
+        string? keyVariable = null;
+        if (reduce != null)
+        {
+            // The reduce (over 'results'), then its group-by key as a function of one map result: the entries of a
+            // changed document are re-reduced with the others of their key only.
+            string text = reduce.Trim().TrimEnd(';').TrimEnd();
+            texts.Add(text);
+            texts.Add(text);
+            var parsed = Parse(maps.Count, text, maps.Count);
+            bodies.Add(parsed);
+            (keyVariable, var keyBody) = GroupKey(parsed) ?? throw Error(maps.Count, text, 0,
+                "a reduce groups its results: from r in results group r by r.Key into g select new { ... } or results.GroupBy(r => r.Key).Select(g => new { ... })", maps.Count);
+            bodies.Add(keyBody);
+        }
 
         CSharpCompilation compilation;
         SyntaxTree tree;
         for (int pass = 0; ; pass++)
         {
-            (tree, compilation) = Build(collections, bodies);
+            (tree, compilation) = Build(collections, bodies, maps.Count, keyVariable);
             var model = compilation.GetSemanticModel(tree);
             var placed = MapBodies(tree);
             bool changed = false;
@@ -112,39 +127,72 @@ internal static class CSharpIndexCompiler
         if (error != null)
         {
             var (map, offset) = Locate(finalBodies, tree, error.Location.SourceSpan);
-            throw Error(map, maps[map].Trim(), offset, error.GetMessage(System.Globalization.CultureInfo.InvariantCulture));
+            throw Error(map, texts[map], offset, error.GetMessage(System.Globalization.CultureInfo.InvariantCulture), maps.Count);
         }
         for (int m = 0; m < finalBodies.Count; m++)
-            Sandbox.Check(finalBodies[m], finalModel, (node, message) => Error(m, maps[m].Trim(), OriginalOffset(node), message));
+            Sandbox.Check(finalBodies[m], finalModel, (node, message) => Error(m, texts[m], OriginalOffset(node), message, maps.Count));
 
         var fields = new List<IReadOnlyList<string>>();
-        for (int m = 0; m < finalBodies.Count; m++)
+        for (int m = 0; m < Math.Min(finalBodies.Count, maps.Count + 1); m++)
         {
             var type = finalModel.GetTypeInfo(finalBodies[m]).Type;
             var element = type?.AllInterfaces.Append(type as INamedTypeSymbol).OfType<INamedTypeSymbol>()
                 .FirstOrDefault(i => i.OriginalDefinition.SpecialType == SpecialType.System_Collections_Generic_IEnumerable_T)?.TypeArguments[0];
             if (element is not INamedTypeSymbol { IsAnonymousType: true } anonymous)
-                throw Error(m, maps[m].Trim(), 0, $"a map's entries must be anonymous objects (select new {{ Name = ... }}), not {element?.ToDisplayString() ?? type?.ToDisplayString() ?? "unknown"}");
+                throw Error(m, texts[m], 0, $"{(m < maps.Count ? "a map's entries" : "a reduce's results")} must be anonymous objects (select new {{ Name = ... }}), not {element?.ToDisplayString() ?? type?.ToDisplayString() ?? "unknown"}", maps.Count);
             fields.Add(anonymous.GetMembers().OfType<IPropertySymbol>().Select(p => p.Name).ToList());
         }
 
         using var ms = new MemoryStream();
         var emitted = compilation.Emit(ms);
         if (!emitted.Success)
-            throw Error(0, maps[0], 0, string.Join("; ", emitted.Diagnostics.Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture))));
+            throw Error(0, texts[0], 0, string.Join("; ", emitted.Diagnostics.Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture))), maps.Count);
         ms.Position = 0;
         var assembly = new AssemblyLoadContext("index-" + Guid.NewGuid().ToString("N"), isCollectible: true).LoadFromStream(ms);
         var script = (CSharpIndexScript)Activator.CreateInstance(assembly.GetType("GeneratedIndex")!)!;
-        return script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
+        var compiledMaps = script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
+        var compiledReduce = reduce == null ? null : new CompiledReduce(script.Reduce!, script.ReduceKey!, fields[maps.Count]);
+        return new CompiledCSharp(compiledMaps, compiledReduce);
     }
 
-    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies)
+    /// <summary>Parses one map or reduce; every node remembers where it was, so errors in rewritten code point at the text the user wrote.</summary>
+    private static ExpressionSyntax Parse(int index, string text, int mapCount)
+    {
+        var parsed = SyntaxFactory.ParseExpression(text);
+        var syntaxError = parsed.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error);
+        if (syntaxError != null)
+            throw Error(index, text, syntaxError.Location.SourceSpan.Start, syntaxError.GetMessage(), mapCount);
+        if (parsed.Span.End < text.Length)
+            throw Error(index, text, parsed.Span.End, "unexpected text after the expression", mapCount);
+        return parsed.ReplaceNodes(parsed.DescendantNodesAndSelf(), (o, r) => r.WithAdditionalAnnotations(new SyntaxAnnotation(PositionAnnotation, o.SpanStart.ToString(System.Globalization.CultureInfo.InvariantCulture))));
+    }
+
+    /// <summary>The reduce's group-by key: its variable and expression (<c>group r by KEY</c> or <c>GroupBy(r =&gt; KEY)</c>).</summary>
+    private static (string Variable, ExpressionSyntax Key)? GroupKey(ExpressionSyntax reduce)
+    {
+        foreach (var node in reduce.DescendantNodesAndSelf())
+        {
+            if (node is GroupClauseSyntax group && group.Ancestors().OfType<QueryExpressionSyntax>().FirstOrDefault() is { } query)
+                return (query.FromClause.Identifier.Text, group.ByExpression);
+            if (node is InvocationExpressionSyntax { Expression: MemberAccessExpressionSyntax { Name.Identifier.Text: "GroupBy" } } call
+                && call.ArgumentList.Arguments.FirstOrDefault()?.Expression is SimpleLambdaExpressionSyntax { ExpressionBody: { } body } lambda)
+                return (lambda.Parameter.Identifier.Text, body);
+        }
+        return null;
+    }
+
+    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies, int mapCount, string? keyVariable)
     {
         var sb = new StringBuilder();
         sb.AppendLine("using System; using System.Linq; using System.Collections.Generic; using System.Globalization; using System.Text.RegularExpressions;");
         sb.AppendLine($"public sealed class GeneratedIndex : {Scripting}.CSharpIndexScript {{ public GeneratedIndex() {{");
         for (int i = 0; i < collections.Count; i++)
             sb.AppendLine($"AddMap({SymbolDisplay.FormatLiteral(collections[i], true)}, (IEnumerable<dynamic> docs) => __map{i});");
+        if (keyVariable != null)
+        {
+            sb.AppendLine($"SetReduce((IEnumerable<dynamic> results) => __map{mapCount});");
+            sb.AppendLine($"SetReduceKey((dynamic {keyVariable}) => (object)__map{mapCount + 1});");
+        }
         sb.AppendLine("} }");
         var root = CSharpSyntaxTree.ParseText(sb.ToString()).GetRoot();
         var placeholders = root.DescendantNodes().OfType<IdentifierNameSyntax>().Where(n => n.Identifier.Text.StartsWith("__map", StringComparison.Ordinal)).ToList();
@@ -263,7 +311,7 @@ internal static class CSharpIndexCompiler
         return (0, 0);
     }
 
-    private static ApiException Error(int map, string text, int offset, string message)
+    private static ApiException Error(int map, string text, int offset, string message, int mapCount)
     {
         int line = 1, column = 1;
         for (int i = 0; i < Math.Min(offset, text.Length); i++)
@@ -279,7 +327,8 @@ internal static class CSharpIndexCompiler
             }
         }
         string near = text.Substring(Math.Min(offset, text.Length), Math.Min(40, Math.Max(0, text.Length - offset)));
-        return ApiException.IndexCompilation($"Map {map + 1}, line {line}, column {column}: {message} (at '{near}')", "Maps", text);
+        string where = map < mapCount ? $"Map {map + 1}" : "Reduce";
+        return ApiException.IndexCompilation($"{where}, line {line}, column {column}: {message} (at '{near}')", map < mapCount ? "Maps" : "Reduce", text);
     }
 
     /// <summary>What index code may name (see the class summary).</summary>

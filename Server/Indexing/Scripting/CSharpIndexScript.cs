@@ -18,6 +18,16 @@ public abstract class CSharpIndexScript
     /// <summary>Registers the map of <paramref name="collection"/> (called by the generated constructor).</summary>
     protected void AddMap(string collection, Func<IEnumerable<dynamic>, IEnumerable> map) => _maps.Add((collection, map));
 
+    internal Func<IEnumerable<dynamic>, IEnumerable>? Reduce { get; private set; }
+
+    internal Func<dynamic, object>? ReduceKey { get; private set; }
+
+    /// <summary>Registers the reduce (called by the generated constructor of a map-reduce index).</summary>
+    protected void SetReduce(Func<IEnumerable<dynamic>, IEnumerable> reduce) => Reduce = reduce;
+
+    /// <summary>Registers the reduce's group-by key of one map result.</summary>
+    protected void SetReduceKey(Func<dynamic, object> key) => ReduceKey = key;
+
     /// <summary>The document's id.</summary>
     public dynamic Id(object document) => document is DynamicJsonObject { DocumentId: { } id } ? id : DynamicNull.Instance;
 

@@ -33,7 +33,7 @@ internal static class JavaScriptIndex
 
     private const string SpatialMarker = "$spatial$";
 
-    public static IReadOnlyList<ScriptMap> Compile(IReadOnlyList<string> scripts)
+    public static (IReadOnlyList<ScriptMap> Maps, ScriptReduce? Reduce) Compile(IReadOnlyList<string> scripts, string? reduce = null)
     {
         var found = new List<(string Collection, List<string> Fields, HashSet<string> Spatial)>();
         for (int s = 0; s < scripts.Count; s++)
@@ -74,9 +74,28 @@ internal static class JavaScriptIndex
         }
         if (found.Count == 0)
             throw ApiException.IndexCompilation("A JavaScript index needs map('Collection', doc => ({ ... })).", "Maps", scripts.Count > 0 ? scripts[0] : "");
-        var runtime = new Runtime(scripts);
+        List<string>? reduceFields = null;
+        if (reduce != null)
+        {
+            Script ast;
+            try
+            {
+                ast = new Acornima.Parser().ParseScript(reduce);
+            }
+            catch (Acornima.ParseErrorException e)
+            {
+                throw ApiException.IndexCompilation($"Reduce, line {e.LineNumber}, column {e.Column}: {e.Description}", "Reduce", reduce);
+            }
+            var aggregate = Descendants(ast).OfType<CallExpression>().FirstOrDefault(c => c.Callee is MemberExpression { Property: Identifier { Name: "aggregate" } } && c.Arguments.Count == 1)
+                ?? throw ApiException.IndexCompilation("A JavaScript reduce is groupBy(x => x.Key).aggregate(g => ({ Key: g.key, ... })).", "Reduce", reduce);
+            reduceFields = ReturnedObjects(aggregate.Arguments[0]).SelectMany(o => o.Properties).OfType<Property>().Select(p => KeyName(p.Key)).OfType<string>().Distinct().ToList();
+            if (reduceFields.Count == 0)
+                throw ApiException.IndexCompilation("A JavaScript reduce's aggregate() must return an object literal: g => ({ Key: g.key, Count: g.values.length }).", "Reduce", reduce);
+        }
+        var runtime = new Runtime(reduce == null ? scripts : [.. scripts, reduce], reduce != null);
         runtime.Check(); // runs the scripts once, so that an error in them is found now
-        return found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Collection, f.Fields, f.Spatial)).ToList();
+        return (found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Collection, f.Fields, f.Spatial)).ToList(),
+            reduceFields == null ? null : new JavaScriptReduce(runtime, reduceFields));
     }
 
     /// <summary>The object literals a map function returns: its arrow body, its return statements, or the function given to a <c>.map()</c> there.</summary>
@@ -124,11 +143,14 @@ internal static class JavaScriptIndex
         ApiException.IndexCompilation($"Map {map + 1}, line {node.Location.Start.Line}, column {node.Location.Start.Column + 1}: {message}", "Maps", text);
 
     /// <summary>One Jint engine per thread (an engine is not thread-safe), each with the scripts run once.</summary>
-    internal sealed class Runtime(IReadOnlyList<string> scripts) : IDisposable
+    internal sealed class Runtime(IReadOnlyList<string> scripts, bool reduce) : IDisposable
     {
-        private readonly ThreadLocal<(Engine Engine, Dictionary<string, JsValue> Maps)> _engines = new(() => Create(scripts));
+        private readonly ThreadLocal<(Engine Engine, Dictionary<string, JsValue> Maps)> _engines = new(() => Create(scripts, reduce));
 
         public (Engine Engine, Dictionary<string, JsValue> Maps) Current => _engines.Value;
+
+        /// <summary>The reduce's key function (<c>@groupBy</c>) and aggregate function (<c>@aggregate</c>) are kept among the maps under these names.</summary>
+        public const string GroupByName = "@groupBy", AggregateName = "@aggregate";
 
         public void Dispose() => _engines.Dispose();
 
@@ -144,7 +166,7 @@ internal static class JavaScriptIndex
             }
         }
 
-        private static (Engine, Dictionary<string, JsValue>) Create(IReadOnlyList<string> scripts)
+        private static (Engine, Dictionary<string, JsValue>) Create(IReadOnlyList<string> scripts, bool reduce)
         {
             // Reading a property of null or undefined gives it back instead of throwing (o.Address.City on an order
             // without an address is undefined), as RavenDB's JavaScript indexes do.
@@ -156,8 +178,21 @@ internal static class JavaScriptIndex
             engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
             engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection)));
             engine.SetValue("createSpatialField", new Func<JsValue, JsValue, JsValue>((a, b) => Spatial(engine, a, b)));
+            engine.SetValue("groupBy", new Func<JsValue, JsValue>(key =>
+            {
+                maps[GroupByName] = key;
+                var grouping = new JsObject(engine);
+                grouping.Set("aggregate", JsValue.FromObject(engine, new Func<JsValue, JsValue>(fn =>
+                {
+                    maps[AggregateName] = fn;
+                    return JsValue.Undefined;
+                })));
+                return grouping;
+            }));
             foreach (string script in scripts)
                 engine.Execute(script);
+            if (reduce && (!maps.ContainsKey(GroupByName) || !maps.ContainsKey(AggregateName)))
+                throw new InvalidOperationException("the reduce must call groupBy(x => x.Key).aggregate(g => ({ ... }))");
             engine.Constraints.Reset();
             return (engine, maps);
         }
@@ -240,6 +275,9 @@ internal static class JavaScriptIndex
         return v.ToString();
     }
 
+    /// <summary>A JavaScript value as JSON (UTF-8).</summary>
+    internal static byte[] JsonOf(Engine engine, JsValue value) => System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(engine).Serialize(value).AsString());
+
     /// <summary>The spatial checks of C# index code, shared.</summary>
     private sealed class CSharpSpatial : CSharpIndexScript;
 }
@@ -277,6 +315,23 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
         }
     }
 
+    public override void MapResults(JsonElement document, string id, List<byte[]> results)
+    {
+        var (engine, maps) = runtime.Current;
+        engine.Constraints.Reset();
+        try
+        {
+            var result = engine.Invoke(maps[collection], JavaScriptIndex.Document(engine, document, id));
+            foreach (var item in result.IsArray() ? result.AsArray().ToArray() : [result])
+                if (item is ObjectInstance)
+                    results.Add(JavaScriptIndex.JsonOf(engine, item));
+        }
+        finally
+        {
+            engine.Advanced.ResetCallStack();
+        }
+    }
+
     private void Add(Engine engine, JsValue entry, List<object?>[] values)
     {
         if (entry is not ObjectInstance o)
@@ -286,6 +341,50 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
             var v = o.Get(fields[i]);
             if (!v.IsUndefined())
                 values[i].Add(JavaScriptIndex.ToEntryValue(engine, v));
+        }
+    }
+}
+
+/// <summary>The reduce of a JavaScript map-reduce index: <c>groupBy(x =&gt; x.Key).aggregate(g =&gt; ({ ... }))</c>, where <c>g.key</c> is the key and <c>g.values</c> the map results.</summary>
+internal sealed class JavaScriptReduce(JavaScriptIndex.Runtime runtime, IReadOnlyList<string> fields) : ScriptReduce
+{
+    public override IReadOnlyList<string> Fields => fields;
+
+    public override string KeyOf(JsonElement mapResult)
+    {
+        var (engine, maps) = runtime.Current;
+        engine.Constraints.Reset();
+        try
+        {
+            var key = engine.Invoke(maps[JavaScriptIndex.Runtime.GroupByName], new JsonParser(engine).Parse(mapResult.GetRawText()));
+            return key.IsUndefined() ? "null" : System.Text.Encoding.UTF8.GetString(JavaScriptIndex.JsonOf(engine, key));
+        }
+        finally
+        {
+            engine.Advanced.ResetCallStack();
+        }
+    }
+
+    public override void Reduce(IReadOnlyList<JsonElement> mapResults, List<byte[]> outputs)
+    {
+        if (mapResults.Count == 0)
+            return;
+        var (engine, maps) = runtime.Current;
+        engine.Constraints.Reset();
+        try
+        {
+            var values = new JsArray(engine, mapResults.Select(r => new JsonParser(engine).Parse(r.GetRawText())).ToArray());
+            var group = new JsObject(engine);
+            group.Set("key", engine.Invoke(maps[JavaScriptIndex.Runtime.GroupByName], values[0]));
+            group.Set("values", values);
+            var result = engine.Invoke(maps[JavaScriptIndex.Runtime.AggregateName], group);
+            foreach (var item in result.IsArray() ? result.AsArray().ToArray() : [result])
+                if (item is ObjectInstance)
+                    outputs.Add(JavaScriptIndex.JsonOf(engine, item));
+        }
+        finally
+        {
+            engine.Advanced.ResetCallStack();
         }
     }
 }

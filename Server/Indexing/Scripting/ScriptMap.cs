@@ -2,6 +2,7 @@ using System.Collections;
 using System.Collections.Concurrent;
 using System.Globalization;
 using System.Reflection;
+using System.Text;
 using System.Text.Json;
 
 namespace RavenLite.Server.Indexing.Scripting;
@@ -24,14 +25,43 @@ internal abstract class ScriptMap
     /// index code fails for this document.
     /// </summary>
     public abstract void Map(JsonElement document, string id, List<object?>[] values);
+
+    /// <summary>Map-reduce: adds each entry the map outputs for the document to <paramref name="results"/> as a JSON object.</summary>
+    public abstract void MapResults(JsonElement document, string id, List<byte[]> results);
+}
+
+/// <summary>The reduce of a map-reduce index (C# or JavaScript).</summary>
+internal abstract class ScriptReduce
+{
+    /// <summary>The fields of its results (the index's fields).</summary>
+    public abstract IReadOnlyList<string> Fields { get; }
+
+    /// <summary>The reduce key of one map result, as canonical JSON.</summary>
+    public abstract string KeyOf(JsonElement mapResult);
+
+    /// <summary>Reduces the map results of one key; adds each result (a JSON object) to <paramref name="outputs"/>.</summary>
+    public abstract void Reduce(IReadOnlyList<JsonElement> mapResults, List<byte[]> outputs);
+}
+
+/// <summary>A C# reduce compiled by <see cref="CSharpIndexCompiler"/>.</summary>
+internal sealed class CSharpReduce(CompiledReduce compiled) : ScriptReduce
+{
+    public override IReadOnlyList<string> Fields => compiled.Fields;
+
+    public override string KeyOf(JsonElement mapResult) => EntryValues.Json(compiled.Key(new DynamicJsonObject(mapResult)));
+
+    public override void Reduce(IReadOnlyList<JsonElement> mapResults, List<byte[]> outputs)
+    {
+        foreach (var result in compiled.Run(mapResults.Select(r => (dynamic)new DynamicJsonObject(r)).ToList()))
+            if (result != null)
+                outputs.Add(EntryValues.ObjectJson(result, compiled.Fields));
+    }
 }
 
 /// <summary>A C# map compiled by <see cref="CSharpIndexCompiler"/>: entries are anonymous objects.</summary>
 internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 {
-    private static readonly ConcurrentDictionary<Type, PropertyInfo[]> Properties = new();
-
-    public static IReadOnlyList<ScriptMap> Compile(IReadOnlyList<string> maps) => CSharpIndexCompiler.Compile(maps).Select(m => (ScriptMap)new CSharpMap(m)).ToList();
+    
 
     public override string Collection => compiled.Collection;
 
@@ -45,16 +75,91 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
         {
             if (entry == null)
                 continue;
-            var props = Properties.GetOrAdd(entry.GetType(), t => compiled.Fields.Select(f => t.GetProperty(f)!).ToArray());
+            var props = EntryValues.PropertiesOf(entry.GetType(), compiled.Fields);
             for (int i = 0; i < props.Length; i++)
                 values[i].Add(props[i]?.GetValue(entry));
         }
+    }
+
+    public override void MapResults(JsonElement document, string id, List<byte[]> results)
+    {
+        foreach (var entry in compiled.Run([new DynamicJsonObject(document, id)]))
+            if (entry != null)
+                results.Add(EntryValues.ObjectJson(entry, compiled.Fields));
     }
 }
 
 /// <summary>How index code's values become entry JSON (RavenDB's conversions).</summary>
 internal static class EntryValues
 {
+    private static readonly ConcurrentDictionary<Type, PropertyInfo?[]> Properties = new();
+
+    /// <summary>The properties <paramref name="fields"/> of an entry type (an anonymous type), by name.</summary>
+    public static PropertyInfo?[] PropertiesOf(Type type, IReadOnlyList<string> fields) =>
+        Properties.GetOrAdd(type, t => fields.Select(f => t.GetProperty(f)).ToArray());
+
+    /// <summary>An entry object (an anonymous object) as a JSON object of its <paramref name="fields"/>; sequences stay arrays.</summary>
+    public static byte[] ObjectJson(object entry, IReadOnlyList<string> fields)
+    {
+        var props = PropertiesOf(entry.GetType(), fields);
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(128);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            for (int i = 0; i < props.Length; i++)
+            {
+                var v = props[i]?.GetValue(entry);
+                if (props[i] == null || v is DynamicNull { IsMissing: true })
+                    continue;
+                w.WritePropertyName(fields[i]);
+                WriteNested(w, v);
+            }
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>A value as JSON text (sequences as arrays): a reduce key's canonical form.</summary>
+    public static string Json(object? value)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(64);
+        using (var w = new Utf8JsonWriter(buffer))
+            WriteNested(w, value);
+        return Encoding.UTF8.GetString(buffer.WrittenSpan);
+    }
+
+    /// <summary>As <see cref="Write"/>, but a sequence is one array value and a missing value is null.</summary>
+    public static void WriteNested(Utf8JsonWriter w, object? value)
+    {
+        switch (value)
+        {
+            case DynamicNull:
+                w.WriteNullValue();
+                break;
+            case string or DynamicJsonObject or JsonElement:
+                Write(w, value);
+                break;
+            case IEnumerable items:
+                w.WriteStartArray();
+                foreach (var item in items)
+                    WriteNested(w, item);
+                w.WriteEndArray();
+                break;
+            case { } when value.GetType().Name.Contains("AnonymousType", StringComparison.Ordinal):
+                w.WriteStartObject();
+                foreach (var p in value.GetType().GetProperties())
+                {
+                    w.WritePropertyName(p.Name);
+                    WriteNested(w, p.GetValue(value));
+                }
+                w.WriteEndObject();
+                break;
+            default:
+                Write(w, value);
+                break;
+        }
+    }
+
     /// <summary>The values of a field: sequences (not text or JSON objects) expanded into their items, missing values left out.</summary>
     public static void Flatten(IEnumerable<object?> values, List<object?> into)
     {

@@ -1,0 +1,126 @@
+using System.Security.Cryptography;
+using System.Text;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// A map-reduce index's map results, kept per reduce key in the database's storage engine (three trees per index),
+/// so that a changed or deleted document re-reduces only the keys it had and has:
+/// <list type="bullet">
+/// <item><c>mr/{index}/docs</c>: lower-cased document id → the 16-byte hashes of the reduce keys its map results have;</item>
+/// <item><c>mr/{index}/results</c>: key hash ‖ lower-cased document id → that document's map results of the key (a JSON array);</item>
+/// <item><c>mr/{index}/dirty</c>: key hash → the key (JSON): keys whose map results changed and whose reduce result is not
+/// committed in the Lucene index yet. They are reduced again after a crash, so the reduce results follow the map results.</item>
+/// </list>
+/// The storage transaction that changes map results commits before the Lucene index; a key leaves "dirty" only after
+/// the Lucene commit that holds its reduce result.
+/// </summary>
+internal sealed class MapReduceStore(string indexName)
+{
+    public const int HashSize = 16;
+
+    private string DocsTree => $"mr/{indexName}/docs";
+
+    private string ResultsTree => $"mr/{indexName}/results";
+
+    private string DirtyTree => $"mr/{indexName}/dirty";
+
+    /// <summary>The hash that stands for a reduce key (its canonical JSON).</summary>
+    public static byte[] Hash(string keyJson) => SHA256.HashData(Encoding.UTF8.GetBytes(keyJson))[..HashSize];
+
+    /// <summary>
+    /// Replaces a document's map results: <paramref name="groups"/> by key (empty when the document is deleted or
+    /// maps to nothing). Every key it had or has becomes dirty.
+    /// </summary>
+    public void Replace(WriteTransaction tx, ReadOnlySpan<byte> lowerId, IReadOnlyList<(string KeyJson, byte[] Results)> groups, HashSet<string> dirtied)
+    {
+        var docs = tx.CreateTree(DocsTree);
+        var results = tx.CreateTree(ResultsTree);
+        var dirty = tx.CreateTree(DirtyTree);
+        var key = new byte[HashSize + lowerId.Length];
+        lowerId.CopyTo(key.AsSpan(HashSize));
+        if (docs.TryGet(lowerId, out var old))
+        {
+            var hashes = old.ToArray();
+            for (int i = 0; i + HashSize <= hashes.Length; i += HashSize)
+            {
+                hashes.AsSpan(i, HashSize).CopyTo(key);
+                results.Delete(key);
+                MarkDirty(dirty, hashes.AsSpan(i, HashSize), null, dirtied);
+            }
+        }
+        if (groups.Count == 0)
+        {
+            docs.Delete(lowerId);
+            return;
+        }
+        var all = new byte[groups.Count * HashSize];
+        for (int g = 0; g < groups.Count; g++)
+        {
+            var hash = Hash(groups[g].KeyJson);
+            hash.CopyTo(all, g * HashSize);
+            hash.CopyTo(key, 0);
+            results.Put(key, groups[g].Results);
+            MarkDirty(dirty, hash, groups[g].KeyJson, dirtied);
+        }
+        docs.Put(lowerId, all);
+    }
+
+    private static void MarkDirty(Tree dirty, ReadOnlySpan<byte> hash, string? keyJson, HashSet<string> dirtied)
+    {
+        if (keyJson != null || !dirty.ContainsKey(hash))
+            dirty.Put(hash, keyJson == null ? [] : Encoding.UTF8.GetBytes(keyJson));
+        dirtied.Add(Convert.ToHexString(hash));
+    }
+
+    /// <summary>Every dirty key's hash (hex).</summary>
+    public List<string> Dirty(Transaction tx)
+    {
+        var list = new List<string>();
+        if (tx.ReadTree(DirtyTree) is not { } dirty)
+            return list;
+        var cursor = dirty.CreateCursor();
+        if (cursor.SeekToFirst())
+        {
+            do
+                list.Add(Convert.ToHexString(cursor.Key));
+            while (cursor.MoveNext());
+        }
+        return list;
+    }
+
+    /// <summary>The map results of one key (hash in hex), each document's as a JSON array.</summary>
+    public List<byte[]> Results(Transaction tx, string hashHex)
+    {
+        var list = new List<byte[]>();
+        if (tx.ReadTree(ResultsTree) is not { } results)
+            return list;
+        var cursor = results.CreateCursor();
+        cursor.Prefix = Convert.FromHexString(hashHex);
+        if (cursor.SeekToFirst())
+        {
+            do
+                list.Add(cursor.Value.ToArray());
+            while (cursor.MoveNext());
+        }
+        return list;
+    }
+
+    /// <summary>Keys whose reduce results are now committed in the Lucene index.</summary>
+    public void Clean(WriteTransaction tx, IEnumerable<string> hashes)
+    {
+        var dirty = tx.CreateTree(DirtyTree);
+        foreach (string h in hashes)
+            dirty.Delete(Convert.FromHexString(h));
+    }
+
+    /// <summary>Deletes every map result of the index (index deleted or reset).</summary>
+    public void Drop(WriteTransaction tx)
+    {
+        tx.DeleteTree(DocsTree);
+        tx.DeleteTree(ResultsTree);
+        tx.DeleteTree(DirtyTree);
+    }
+}
