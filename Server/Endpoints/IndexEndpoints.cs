@@ -72,6 +72,10 @@ public static class IndexEndpoints
         };
         if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
             definition.Reduce = r.GetString();
+        if (e.TryGetProperty("AdditionalSources", out var sources) && sources.ValueKind == JsonValueKind.Object)
+            foreach (var source in sources.EnumerateObject())
+                if (source.Value.ValueKind == JsonValueKind.String)
+                    definition.AdditionalSources[source.Name] = source.Value.GetString()!;
         string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
         definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
             : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;

@@ -27,11 +27,11 @@ public static class IndexCompiler
         ScriptReduce? reduce;
         if (definition.IsJavaScript)
         {
-            (maps, reduce) = JavaScriptIndex.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null);
+            (maps, reduce) = JavaScriptIndex.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null, [.. definition.AdditionalSources.Values]);
         }
         else
         {
-            var compiled = CSharpIndexCompiler.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null);
+            var compiled = CSharpIndexCompiler.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null, [.. definition.AdditionalSources.Values]);
             maps = compiled.Maps.Select(m => (ScriptMap)new CSharpMap(m)).ToList();
             reduce = compiled.Reduce == null ? null : new CSharpReduce(compiled.Reduce);
         }

@@ -43,6 +43,9 @@ public sealed class IndexDefinition
     /// <summary>The map texts as the client sent them (static indexes).</summary>
     public List<string> Maps { get; set; } = [];
 
+    /// <summary>Code the maps and reduce may call, by name (RavenDB's AdditionalSources): JavaScript functions, or C# classes.</summary>
+    public Dictionary<string, string> AdditionalSources { get; set; } = [];
+
     /// <summary>The reduce of a map-reduce index (C# or JavaScript), else null.</summary>
     public string? Reduce { get; set; }
 

@@ -448,4 +448,27 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         Assert.Equal(wantMonths, months.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Company").GetString()}:{r.GetProperty("Count").GetInt32()}"));
         output.WriteLine($"{language}: {orders.Count} orders, {want.Count} companies checked");
     }
+
+    /// <summary>AdditionalSources: C# classes and JavaScript functions the maps call; a C# source that escapes is refused.</summary>
+    [Fact]
+    public async Task Additional_sources_are_callable_and_checked()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http, [new JsonObject { ["Id"] = "users/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"First":"ada","Last":"lovelace","@metadata":{"@collection":"Users"}}""") }]);
+        async Task<HttpResponseMessage> Put(string name, string map, string source) => await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject
+        {
+            ["Indexes"] = new JsonArray(new JsonObject { ["Name"] = name, ["Maps"] = new JsonArray(map), ["AdditionalSources"] = new JsonObject { ["Helpers"] = source } }),
+        }.ToJsonString()));
+        const string csharp = "public static class Names { public static string Title(string s) => string.IsNullOrEmpty(s) ? s : char.ToUpperInvariant(s[0]) + s.Substring(1); }";
+        Assert.Equal(HttpStatusCode.Created, (await Put("Users/Cs", "from u in docs.Users select new { Full = Names.Title(u.First) + \" \" + Names.Title(u.Last) }", csharp)).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await Put("Users/Js", "map('Users', u => ({ Full: title(u.First) + ' ' + title(u.Last) }))", "function title(s) { return s.charAt(0).toUpperCase() + s.slice(1); }")).StatusCode);
+        foreach (string index in new[] { "Users/Cs", "Users/Js" })
+            Assert.Equal(["users/1"], Ids(await Query(http, $"from index '{index}' where Full = 'Ada Lovelace'")));
+        var bad = await Put("Users/Bad", "from u in docs.Users select new { X = Evil.Read() }", "public static class Evil { public static string Read() => System.IO.File.ReadAllText(\"/etc/passwd\"); }");
+        var json = await TestServer.ReadJson(bad);
+        Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+        Assert.Contains("Additional source", json.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        Assert.Contains("System.IO.File", json.GetProperty("Message").GetString(), StringComparison.Ordinal);
+    }
 }

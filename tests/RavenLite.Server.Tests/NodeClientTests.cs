@@ -53,6 +53,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("highlight")]
     [InlineData("mlt")]
     [InlineData("spatial")]
+    [InlineData("indexes")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

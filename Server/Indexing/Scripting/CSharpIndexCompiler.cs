@@ -47,10 +47,11 @@ internal static class CSharpIndexCompiler
     });
 
     /// <summary>The compiled maps (and reduce) of a definition (from the cache when the same text was compiled before).</summary>
-    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null)
+    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null, IReadOnlyList<string>? additionalSources = null)
     {
-        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce)));
-        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => CompileNew(maps, reduce)));
+        additionalSources ??= [];
+        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce + "\u0002" + string.Join("\u0000", additionalSources))));
+        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => CompileNew(maps, reduce, additionalSources)));
         try
         {
             return lazy.Value;
@@ -62,8 +63,20 @@ internal static class CSharpIndexCompiler
         }
     }
 
-    private static CompiledCSharp CompileNew(IReadOnlyList<string> maps, string? reduce)
+    private static CompiledCSharp CompileNew(IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources)
     {
+        // Additional sources: C# classes the maps may call (checked like index code).
+        var sourceTrees = new List<SyntaxTree>();
+        foreach (string source in additionalSources)
+        {
+            var sourceTree = CSharpSyntaxTree.ParseText(source);
+            if (sourceTree.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error) is { } bad)
+            {
+                var at = bad.Location.GetLineSpan().StartLinePosition;
+                throw ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {bad.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", source);
+            }
+            sourceTrees.Add(sourceTree);
+        }
         var bodies = new List<ExpressionSyntax>();
         var texts = new List<string>();
         var collections = new List<string>();
@@ -105,7 +118,7 @@ internal static class CSharpIndexCompiler
         SyntaxTree tree;
         for (int pass = 0; ; pass++)
         {
-            (tree, compilation) = Build(collections, bodies, maps.Count, keyVariable);
+            (tree, compilation) = Build(collections, bodies, maps.Count, keyVariable, sourceTrees);
             var model = compilation.GetSemanticModel(tree);
             var placed = MapBodies(tree);
             bool changed = false;
@@ -124,13 +137,27 @@ internal static class CSharpIndexCompiler
         var finalModel = compilation.GetSemanticModel(tree);
         var finalBodies = MapBodies(tree);
         var error = compilation.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error);
+        if (error != null && error.Location.SourceTree != tree)
+        {
+            var at = error.Location.GetLineSpan().StartLinePosition;
+            throw ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {error.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", error.Location.SourceTree?.ToString() ?? "");
+        }
+        foreach (var sourceTree in sourceTrees)
+        {
+            var model = compilation.GetSemanticModel(sourceTree);
+            Sandbox.Check(sourceTree.GetRoot(), model, compilation.Assembly, (node, message) =>
+            {
+                var at = node.GetLocation().GetLineSpan().StartLinePosition;
+                return ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {message}", "AdditionalSources", sourceTree.ToString());
+            });
+        }
         if (error != null)
         {
             var (map, offset) = Locate(finalBodies, tree, error.Location.SourceSpan);
             throw Error(map, texts[map], offset, error.GetMessage(System.Globalization.CultureInfo.InvariantCulture), maps.Count);
         }
         for (int m = 0; m < finalBodies.Count; m++)
-            Sandbox.Check(finalBodies[m], finalModel, (node, message) => Error(m, texts[m], OriginalOffset(node), message, maps.Count));
+            Sandbox.Check(finalBodies[m], finalModel, compilation.Assembly, (node, message) => Error(m, texts[m], OriginalOffset(node), message, maps.Count));
 
         var fields = new List<IReadOnlyList<string>>();
         for (int m = 0; m < Math.Min(finalBodies.Count, maps.Count + 1); m++)
@@ -181,7 +208,7 @@ internal static class CSharpIndexCompiler
         return null;
     }
 
-    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies, int mapCount, string? keyVariable)
+    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies, int mapCount, string? keyVariable, List<SyntaxTree> sources)
     {
         var sb = new StringBuilder();
         sb.AppendLine("using System; using System.Linq; using System.Collections.Generic; using System.Globalization; using System.Text.RegularExpressions;");
@@ -198,7 +225,7 @@ internal static class CSharpIndexCompiler
         var placeholders = root.DescendantNodes().OfType<IdentifierNameSyntax>().Where(n => n.Identifier.Text.StartsWith("__map", StringComparison.Ordinal)).ToList();
         root = root.ReplaceNodes(placeholders, (o, _) => SyntaxFactory.ParenthesizedExpression(bodies[int.Parse(o.Identifier.Text[5..], System.Globalization.CultureInfo.InvariantCulture)]).WithAdditionalAnnotations(new SyntaxAnnotation("map", o.Identifier.Text[5..])));
         var tree = CSharpSyntaxTree.Create((CSharpSyntaxNode)root);
-        var compilation = CSharpCompilation.Create("index-" + Guid.NewGuid().ToString("N"), [tree], References.Value,
+        var compilation = CSharpCompilation.Create("index-" + Guid.NewGuid().ToString("N"), [tree, .. sources], References.Value,
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, optimizationLevel: OptimizationLevel.Release, allowUnsafe: false, nullableContextOptions: NullableContextOptions.Disable));
         return (tree, compilation);
     }
@@ -362,7 +389,7 @@ internal static class CSharpIndexCompiler
             "UnderlyingSystemType", "BaseType", "MakeGenericType", "MakeGenericMethod", "GetInterfaces", "TargetSite",
         ];
 
-        public static void Check(ExpressionSyntax body, SemanticModel model, Func<SyntaxNode, string, Exception> error)
+        public static void Check(SyntaxNode body, SemanticModel model, IAssemblySymbol own, Func<SyntaxNode, string, Exception> error)
         {
             foreach (var node in body.DescendantNodesAndSelf())
             {
@@ -381,11 +408,13 @@ internal static class CSharpIndexCompiler
                     continue;
                 var info = model.GetSymbolInfo(node);
                 var symbol = info.Symbol ?? info.CandidateSymbols.FirstOrDefault();
+                if (symbol != null && SymbolEqualityComparer.Default.Equals(symbol.ContainingAssembly, own) && symbol is not IMethodSymbol { MethodKind: MethodKind.DelegateInvoke })
+                    continue; // the index's own code (additional sources, checked themselves)
                 if (symbol != null && !Allowed(symbol))
                     throw error(node, $"'{symbol.ToDisplayString()}' is not allowed in index code");
                 if (symbol is IMethodSymbol { MethodKind: MethodKind.DelegateInvoke })
                     throw error(node, "calling a delegate is not allowed in index code (no recursion)");
-                if (node is ExpressionSyntax && model.GetTypeInfo(node).Type is { } type && !AllowedType(type))
+                if (node is ExpressionSyntax && model.GetTypeInfo(node).Type is { } type && !SymbolEqualityComparer.Default.Equals(type.ContainingAssembly, own) && !AllowedType(type))
                     throw error(node, $"a value of type '{type.ToDisplayString()}' is not allowed in index code");
             }
         }

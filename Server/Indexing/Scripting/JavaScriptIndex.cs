@@ -33,7 +33,7 @@ internal static class JavaScriptIndex
 
     private const string SpatialMarker = "$spatial$";
 
-    public static (IReadOnlyList<ScriptMap> Maps, ScriptReduce? Reduce) Compile(IReadOnlyList<string> scripts, string? reduce = null)
+    public static (IReadOnlyList<ScriptMap> Maps, ScriptReduce? Reduce) Compile(IReadOnlyList<string> scripts, string? reduce = null, IReadOnlyList<string>? additionalSources = null)
     {
         var found = new List<(string Collection, List<string> Fields, HashSet<string> Spatial)>();
         for (int s = 0; s < scripts.Count; s++)
@@ -92,7 +92,7 @@ internal static class JavaScriptIndex
             if (reduceFields.Count == 0)
                 throw ApiException.IndexCompilation("A JavaScript reduce's aggregate() must return an object literal: g => ({ Key: g.key, Count: g.values.length }).", "Reduce", reduce);
         }
-        var runtime = new Runtime(reduce == null ? scripts : [.. scripts, reduce], reduce != null);
+        var runtime = new Runtime([.. additionalSources ?? [], .. scripts, .. reduce == null ? Array.Empty<string>() : [reduce]], reduce != null);
         runtime.Check(); // runs the scripts once, so that an error in them is found now
         return (found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Collection, f.Fields, f.Spatial)).ToList(),
             reduceFields == null ? null : new JavaScriptReduce(runtime, reduceFields));
