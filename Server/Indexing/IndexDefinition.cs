@@ -37,7 +37,7 @@ public sealed class IndexDefinition
     /// <summary>Index name, e.g. <c>Users/ByName</c> or <c>Auto/Users/ByAgeAndName</c>.</summary>
     public string Name { get; set; } = "";
 
-    /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>Map</c>, <c>MapReduce</c>, <c>JavaScriptMap</c> or <c>JavaScriptMapReduce</c>.</summary>
+    /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>AutoMapReduce</c>, <c>Map</c>, <c>MapReduce</c>, <c>JavaScriptMap</c> or <c>JavaScriptMapReduce</c>.</summary>
     public string Type { get; set; } = "Map";
 
     /// <summary>The map texts as the client sent them (static indexes).</summary>

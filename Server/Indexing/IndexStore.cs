@@ -135,6 +135,20 @@ public sealed class IndexStore : IDisposable
         }
     }
 
+    /// <summary>The auto map-reduce index of a group by query (<see cref="AutoMapReduce"/>), created when missing (<c>Created</c>).</summary>
+    public (Index Index, bool Created) GetOrCreateAutoMapReduce(string collection, IReadOnlyList<string> groupBy, IReadOnlyList<string> sums)
+    {
+        string name = AutoMapReduce.Name(collection, groupBy, sums);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_indexes.TryGetValue(name, out var existing))
+                return (existing, false);
+            var definition = AutoMapReduce.Definition(collection, groupBy, sums);
+            return (CreateLocked(definition, IndexCompiler.Compile(definition)), true);
+        }
+    }
+
     /// <summary>Deletes the auto indexes of <paramref name="wider"/>'s collection whose fields it covers (call once it has caught up).</summary>
     public void RetireSuperseded(Index wider)
     {

@@ -119,6 +119,12 @@ public sealed partial class QueryRunner
         }
         if (_query.Source.AllDocs)
             return null;
+        if (_query.GroupBy.Count > 0)
+        {
+            var (reduced, createdNow) = _db.Indexes.GetOrCreateAutoMapReduce(_query.Source.Collection!, _query.GroupBy, _query.GroupSums);
+            created = createdNow;
+            return reduced;
+        }
         var fields = QueryFields();
         if (fields.Count == 0)
             return null;

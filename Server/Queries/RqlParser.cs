@@ -21,6 +21,9 @@ public sealed class RqlParser
     private readonly List<Token> _tokens;
     private readonly string _text;
     private int _pos;
+    private List<string>? _groupBy; // group by paths (with [] for arrays) once read: paths then name reduce result fields
+    private readonly List<string> _sums = [];
+    private string _groupAlias = ""; // the name a group by query's last path gets in select without an alias
 
     private RqlParser(string text)
     {
@@ -134,6 +137,11 @@ public sealed class RqlParser
                     tokens.Add(new Token(Kind.Symbol, two, start));
                     i += 2;
                 }
+                else if (two == "[]")
+                {
+                    tokens.Add(new Token(Kind.Symbol, two, start));
+                    i += 2;
+                }
                 else if (c is '(' or ')' or ',' or '.' or '=' or '<' or '>')
                 {
                     tokens.Add(new Token(Kind.Symbol, c.ToString(), start));
@@ -209,8 +217,20 @@ public sealed class RqlParser
         }
         if (IsWord("as"))
             throw Error("collection aliases (from Users as u) are not supported; refer to fields directly", Peek.Position);
-        if (IsWord("group"))
-            throw Error("group by (map-reduce) is not supported by RavenLite", Peek.Position);
+        if (AcceptWord("group"))
+        {
+            if (source.Collection == null)
+                throw Error("group by needs a collection: from Orders group by Company", Peek.Position);
+            ExpectWord("by");
+            var groupBy = new List<string>();
+            do
+            {
+                var (path, _) = SourcePath();
+                groupBy.Add(path);
+            }
+            while (AcceptSymbol(","));
+            _groupBy = groupBy;
+        }
         RqlExpression? where = null;
         if (AcceptWord("where"))
             where = Or(0);
@@ -249,7 +269,7 @@ public sealed class RqlParser
                 do
                 {
                     var path = Path();
-                    string alias = path.IsId ? "Id" : path.Parts[^1];
+                    string alias = path.IsId ? "Id" : _groupBy != null ? _groupAlias : path.Parts[^1];
                     if (AcceptWord("as"))
                         alias = Alias();
                     select.Add(new RqlField(path, alias));
@@ -309,6 +329,8 @@ public sealed class RqlParser
         }
         return new RqlQuery(source, where, order, select, distinct, include, skip, take)
         {
+            GroupBy = _groupBy ?? [],
+            GroupSums = _sums.Distinct(StringComparer.Ordinal).ToList(),
             Facets = facets,
             Suggestions = suggestions,
             Highlights = highlights,
@@ -584,8 +606,76 @@ public sealed class RqlParser
         return new RqlOrder(path, type, desc, null);
     }
 
+    /// <summary>A document path as written, arrays marked (<c>Lines[].Product</c>), and its last name.</summary>
+    private (string Path, string Last) SourcePath()
+    {
+        var t = Next();
+        if (t.Kind is not (Kind.Word or Kind.String) || (t.Kind == Kind.Word && IsKeyword(t.Text)))
+            throw Error($"expected a field name but found {Describe(t)}", t.Position);
+        var sb = new StringBuilder(t.Text);
+        string last = t.Text;
+        while (true)
+        {
+            if (AcceptSymbol("[]"))
+            {
+                sb.Append("[]");
+                continue;
+            }
+            if (!AcceptSymbol("."))
+                break;
+            var p = Next();
+            if (p.Kind is not (Kind.Word or Kind.String))
+                throw Error($"expected a field name after '.' but found {Describe(p)}", p.Position);
+            sb.Append('.').Append(p.Text);
+            last = p.Text;
+        }
+        return (sb.ToString(), last);
+    }
+
+    /// <summary>
+    /// In a group by query, what a path names in the reduce results: <c>count()</c> the count, <c>sum(Path)</c> the sum
+    /// of a path, <c>key()</c> the (single) group-by field, a group-by path its field (<see cref="Indexing.AutoMapReduce.Field"/>).
+    /// </summary>
+    private RqlPath GroupPath()
+    {
+        var t = Peek;
+        if (IsFunction("count"))
+        {
+            _pos += 2;
+            ExpectSymbol(")");
+            _groupAlias = "Count";
+            return new RqlPath([Indexing.AutoMapReduce.CountField], false);
+        }
+        if (IsFunction("sum"))
+        {
+            _pos += 2;
+            var (path, last) = SourcePath();
+            ExpectSymbol(")");
+            _sums.Add(path);
+            _groupAlias = last;
+            return new RqlPath([Indexing.AutoMapReduce.Field(path)], false);
+        }
+        if (IsFunction("key"))
+        {
+            _pos += 2;
+            ExpectSymbol(")");
+            if (_groupBy!.Count != 1)
+                throw Error("key() names the group-by field of a query grouped by one field; select the fields by name", t.Position);
+            _groupAlias = "Key";
+            return new RqlPath([Indexing.AutoMapReduce.Field(_groupBy[0])], false);
+        }
+        var (p, name) = SourcePath();
+        _groupAlias = name;
+        var groupBy = _groupBy!;
+        if (!groupBy.Contains(p, StringComparer.Ordinal) && groupBy.Where(g => g.Split('.')[^1].Replace("[]", "", StringComparison.Ordinal) == p).ToList() is [{ } byName])
+            p = byName; // a group-by field by its last name (its default alias): order by Product for group by Lines[].Product
+        return new RqlPath([Indexing.AutoMapReduce.Field(p)], false);
+    }
+
     private RqlPath Path()
     {
+        if (_groupBy != null)
+            return GroupPath();
         var t = Next();
         if (t.Kind == Kind.Word && t.Text.Equals("id", StringComparison.OrdinalIgnoreCase) && AcceptSymbol("("))
         {
@@ -668,7 +758,8 @@ public sealed class RqlParser
             return MoreLikeThis(depth);
         if (IsSpatial("within") || IsSpatial("intersects") || IsSpatial("disjoint") || IsSpatial("contains"))
             return Spatial();
-        if (Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
+        bool aggregate = _groupBy != null && (IsFunction("count") || IsFunction("sum") || IsFunction("key"));
+        if (!aggregate && Peek.Kind == Kind.Word && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" } && !IsWord("id"))
             return Method();
         var field = Path();
         if (AcceptWord("between"))

@@ -23,6 +23,12 @@ public sealed record RqlQuery(
     /// <summary><c>include highlight(field, fragmentLength, fragmentCount[, $options])</c>.</summary>
     public IReadOnlyList<RqlHighlight> Highlights { get; init; } = [];
 
+    /// <summary><c>group by</c> paths as written (arrays marked <c>[]</c>): the query reads an auto map-reduce index.</summary>
+    public IReadOnlyList<string> GroupBy { get; init; } = [];
+
+    /// <summary>Paths a group by query sums (<c>sum(Freight)</c>).</summary>
+    public IReadOnlyList<string> GroupSums { get; init; } = [];
+
     /// <summary><c>include timings()</c>.</summary>
     public bool Timings { get; init; }
 

@@ -471,4 +471,51 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         Assert.Contains("Additional source", json.GetProperty("Message").GetString(), StringComparison.Ordinal);
         Assert.Contains("System.IO.File", json.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
+
+    /// <summary>
+    /// Dynamic group by creates auto map-reduce indexes (also over an array's items) whose results — counts and sums per
+    /// group, filtered and ordered by aggregates — equal a brute-force grouping, before and after changes.
+    /// </summary>
+    [Fact]
+    public async Task Dynamic_group_by_queries_match_a_brute_force_grouping()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2203);
+        var orders = Enumerable.Range(1, 250).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        for (int round = 0; round < 2; round++)
+        {
+            var byCompany = await Query(http, "from Orders group by Company order by Company select key() as Company, count()");
+            Assert.Equal(orders.GroupBy(o => o.Company).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal).Select(g => $"{g.Key}:{g.Count()}"),
+                byCompany.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Company").GetString()}:{r.GetProperty("Count").GetInt32()}"));
+
+            var byProduct = await Query(http, "from Orders group by Lines[].Product order by Product select key() as Product, sum(Lines[].Quantity) as Quantity, count()");
+            Assert.Equal(orders.SelectMany(o => o.Lines).GroupBy(l => l.Product).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => $"{g.Key}:{g.Sum(l => l.Quantity)}:{g.Count()}"),
+                byProduct.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Product").GetString()}:{r.GetProperty("Quantity").GetInt32()}:{r.GetProperty("Count").GetInt32()}"));
+
+            var busy = await Query(http, "from Orders group by Company, Employee where count() >= 2 order by count() desc, Company, Employee select Company, Employee, count()");
+            var wantBusy = orders.GroupBy(o => (o.Company, o.Employee)).Where(g => g.Count() >= 2)
+                .OrderByDescending(g => g.Count()).ThenBy(g => g.Key.Company.ToLowerInvariant(), StringComparer.Ordinal).ThenBy(g => g.Key.Employee.ToLowerInvariant(), StringComparer.Ordinal)
+                .Select(g => $"{g.Key.Company}/{g.Key.Employee}:{g.Count()}");
+            Assert.Equal(wantBusy, busy.GetProperty("Results").EnumerateArray().Select(r => $"{r.GetProperty("Company").GetString()}/{r.GetProperty("Employee").GetString()}:{r.GetProperty("Count").GetInt32()}"));
+
+            var byCity = await Query(http, "from Orders group by ShipTo.City select ShipTo.City, count()");
+            Assert.Equal(orders.GroupBy(o => o.City ?? "(none)").Select(g => $"{g.Key}:{g.Count()}").Order(StringComparer.Ordinal),
+                byCity.GetProperty("Results").EnumerateArray().Select(r => $"{(r.GetProperty("City").ValueKind == JsonValueKind.Null ? "(none)" : r.GetProperty("City").GetString())}:{r.GetProperty("Count").GetInt32()}").Order(StringComparer.Ordinal));
+
+            var changed = orders.Where(_ => rnd.Next(4) == 0).Select(o => RandomOrder(rnd, o.Id)).ToList();
+            var deleted = orders.Where(_ => rnd.Next(8) == 0).Select(o => o.Id).Except(changed.Select(c => c.Id)).ToHashSet();
+            await Bulk(http, changed.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+            await Bulk(http, deleted.Select(id => new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }));
+            var byId = changed.ToDictionary(o => o.Id);
+            orders = orders.Select(o => byId.GetValueOrDefault(o.Id, o)).Where(o => !deleted.Contains(o.Id)).ToList();
+        }
+        var names = await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?namesOnly=true"));
+        var list = names.GetProperty("Results").EnumerateArray().Select(n => n.GetString()).ToList();
+        Assert.Contains("Auto/Orders/ByCountReducedByCompany", list);
+        Assert.Contains("Auto/Orders/ByCountAndLines_QuantityReducedByLines_Product", list);
+        var bad = await Query(http, "from Orders group by A[].B, C[].D select count()", expect: HttpStatusCode.BadRequest);
+        Assert.Contains("one array", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
+    }
 }

@@ -1,0 +1,69 @@
+using System.Text;
+using Microsoft.CodeAnalysis.CSharp;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// Auto map-reduce indexes for dynamic group by queries (<c>from Orders group by Company select key() as Company,
+/// count(), sum(Freight)</c>), as RavenDB creates them: one per collection, group-by fields and summed fields, named
+/// <c>Auto/Orders/ByCountAndFreightReducedByCompany</c>. The index is a C# map-reduce definition written here and
+/// compiled like any other: the map outputs the group-by values, <c>Count = 1</c> and the summed values (over one
+/// array's items when a path goes through one: <c>group by Lines[].Product</c>); the reduce groups by the group-by
+/// fields and adds up the rest.
+/// </summary>
+public static class AutoMapReduce
+{
+    /// <summary>The reduce result field of <c>count()</c>.</summary>
+    public const string CountField = "Count";
+
+    /// <summary>The reduce result field of a document path: <c>ShipTo.City</c> → <c>ShipTo_City</c>, <c>Lines[].Product</c> → <c>Lines_Product</c>.</summary>
+    public static string Field(string path)
+    {
+        var sb = new StringBuilder();
+        foreach (char c in path.Replace("[]", "", StringComparison.Ordinal))
+            sb.Append(char.IsLetterOrDigit(c) || c == '_' ? c : '_');
+        if (sb.Length == 0 || char.IsDigit(sb[0]))
+            sb.Insert(0, '_');
+        return sb.ToString();
+    }
+
+    /// <summary>The name of the auto map-reduce index.</summary>
+    public static string Name(string collection, IReadOnlyList<string> groupBy, IReadOnlyList<string> sums) =>
+        $"Auto/{collection}/By{string.Join("And", new[] { CountField }.Concat(sums.Select(Field)))}ReducedBy{string.Join("And", groupBy.Select(Field))}";
+
+    /// <summary>The definition of the auto map-reduce index (400 when the paths go through more than one array).</summary>
+    public static IndexDefinition Definition(string collection, IReadOnlyList<string> groupBy, IReadOnlyList<string> sums)
+    {
+        var all = groupBy.Concat(sums).ToList();
+        if (all.Any(p => p.IndexOf("[]", StringComparison.Ordinal) != p.LastIndexOf("[]", StringComparison.Ordinal)))
+            throw ApiException.InvalidQuery("group by and sum() go through one array at most: group by Lines[].Product.");
+        var arrays = all.Where(p => p.Contains("[]", StringComparison.Ordinal)).Select(p => p[..p.IndexOf("[]", StringComparison.Ordinal)]).Distinct(StringComparer.Ordinal).ToList();
+        if (arrays.Count > 1)
+            throw ApiException.InvalidQuery($"group by and sum() go through one array at most, not {string.Join(" and ", arrays.Select(a => a + "[]"))}.");
+        string? array = arrays.FirstOrDefault();
+        string Access(string path)
+        {
+            if (array != null && path.StartsWith(array + "[]", StringComparison.Ordinal))
+                return "x" + Indexer(path[(array.Length + 2)..]);
+            return "d" + Indexer(path);
+        }
+        var members = groupBy.Select(g => $"{Field(g)} = {Access(g)}").Append($"{CountField} = 1").Concat(sums.Select(s => $"{Field(s)} = {Access(s)}"));
+        string map = $"from d in docs[{Literal(collection)}] {(array != null ? $"from x in d{Indexer(array)} " : "")}select new {{ {string.Join(", ", members)} }}";
+        var outputs = groupBy.Select(g => $"{Field(g)} = g.Key.{Field(g)}").Append($"{CountField} = g.Sum(v => v.{CountField})").Concat(sums.Select(s => $"{Field(s)} = g.Sum(v => v.{Field(s)})"));
+        string reduce = $"from r in results group r by new {{ {string.Join(", ", groupBy.Select(g => "r." + Field(g)))} }} into g select new {{ {string.Join(", ", outputs)} }}";
+        return new IndexDefinition
+        {
+            Name = Name(collection, groupBy, sums),
+            Type = "AutoMapReduce",
+            Collection = collection,
+            Maps = [map],
+            Reduce = reduce,
+        };
+    }
+
+    private static string Indexer(string path) =>
+        string.Concat(path.Split('.', StringSplitOptions.RemoveEmptyEntries).Select(p => $"[{Literal(p.Replace("[]", "", StringComparison.Ordinal))}]"));
+
+    private static string Literal(string s) => SymbolDisplay.FormatLiteral(s, quote: true);
+}
