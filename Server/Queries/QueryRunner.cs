@@ -287,6 +287,7 @@ public sealed partial class QueryRunner
             int skipped = 0;
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
+            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id)) : null;
             foreach (var row in matches)
             {
                 if (seen == null && (skipped < skip || results.Count >= take))
@@ -297,7 +298,8 @@ public sealed partial class QueryRunner
                     skipped++;
                     continue;
                 }
-                byte[] output = _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
+                byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
+                    : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
                 if (_searchHits is { Count: > 0 })
                     output = WithScore(output, Score(row));
                 if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))

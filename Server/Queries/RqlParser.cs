@@ -23,6 +23,9 @@ public sealed class RqlParser
     private int _pos;
     private List<string>? _groupBy; // group by paths (with [] for arrays) once read: paths then name reduce result fields
     private readonly List<string> _sums = [];
+    private string? _alias; // from Users as u: paths may start with u.
+    private readonly List<string> _declared = []; // names of declared functions
+    private readonly HashSet<string> _loadAliases = new(StringComparer.Ordinal); // load x as c: paths may start with c.
     private string _groupAlias = ""; // the name a group by query's last path gets in select without an alias
 
     private RqlParser(string text)
@@ -62,6 +65,7 @@ public sealed class RqlParser
         Number,
         Parameter,
         Symbol,
+        Script, // { ... } of JavaScript, braces included
         End,
     }
 
@@ -105,6 +109,34 @@ public sealed class RqlParser
                     sb.Append(s[i++]);
                 }
                 tokens.Add(new Token(Kind.String, sb.ToString(), start));
+            }
+            else if (c == '{')
+            {
+                // JavaScript (a select object literal or a declared function's body): up to the matching brace.
+                int depth = 0;
+                char quote = '\0';
+                for (; i < s.Length; i++)
+                {
+                    char d = s[i];
+                    if (quote != '\0')
+                    {
+                        if (d == '\\')
+                            i++;
+                        else if (d == quote)
+                            quote = '\0';
+                        continue;
+                    }
+                    if (d is '\'' or '"' or '`')
+                        quote = d;
+                    else if (d == '{')
+                        depth++;
+                    else if (d == '}' && --depth == 0)
+                        break;
+                }
+                if (i >= s.Length)
+                    throw Error("the '{' starting here is not closed", start);
+                i++;
+                tokens.Add(new Token(Kind.Script, s[start..i], start));
             }
             else if (c == '$')
             {
@@ -196,6 +228,27 @@ public sealed class RqlParser
 
     private RqlQuery Query()
     {
+        var declared = new List<string>();
+        while (AcceptWord("declare"))
+        {
+            // declare function name(a, b) { ... }: JavaScript for the select clause.
+            int start = _tokens[_pos - 1].Position;
+            ExpectWord("function");
+            var name = Next();
+            if (name.Kind != Kind.Word)
+                throw Error($"expected a function name but found {Describe(name)}", name.Position);
+            ExpectSymbol("(");
+            while (!AcceptSymbol(")"))
+            {
+                if (Next().Kind == Kind.End)
+                    throw Error("the declared function's parameters are not closed with ')'", start);
+            }
+            var body = Next();
+            if (body.Kind != Kind.Script)
+                throw Error($"expected the declared function's body {{ ... }} but found {Describe(body)}", body.Position);
+            declared.Add(_text[start..(body.Position + body.Text.Length)][("declare".Length)..].Trim());
+            _declared.Add(name.Text);
+        }
         ExpectWord("from");
         RqlSource source;
         if (AcceptWord("index"))
@@ -215,8 +268,13 @@ public sealed class RqlParser
             else
                 throw Error($"expected a collection name, index 'Name' or @all_docs after 'from' but found {Describe(t)}", t.Position);
         }
-        if (IsWord("as"))
-            throw Error("collection aliases (from Users as u) are not supported; refer to fields directly", Peek.Position);
+        if (AcceptWord("as"))
+        {
+            var alias = Next();
+            if (alias.Kind != Kind.Word || IsKeyword(alias.Text))
+                throw Error($"expected an alias after 'as' but found {Describe(alias)}", alias.Position);
+            _alias = alias.Text;
+        }
         if (AcceptWord("group"))
         {
             if (source.Collection == null)
@@ -251,10 +309,48 @@ public sealed class RqlParser
         bool timings = false;
         RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
+        var loads = new List<RqlLoad>();
+        string? selectScript = null;
         while (Peek.Kind != Kind.End)
         {
-            if (AcceptWord("select"))
+            if (AcceptWord("load"))
             {
+                do
+                {
+                    var path = Path();
+                    ExpectWord("as");
+                    var name = Next();
+                    if (name.Kind != Kind.Word || IsKeyword(name.Text))
+                        throw Error($"expected a name after 'as' but found {Describe(name)}", name.Position);
+                    loads.Add(new RqlLoad(path, name.Text));
+                    _loadAliases.Add(name.Text);
+                }
+                while (AcceptSymbol(","));
+            }
+            else if (AcceptWord("select"))
+            {
+                if (Peek.Kind == Kind.Script)
+                {
+                    selectScript = "(" + Next().Text + ")";
+                    continue;
+                }
+                if (Peek.Kind == Kind.Word && _declared.Contains(Peek.Text, StringComparer.Ordinal) && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+                {
+                    // select output(o): a declared function's result; the call's text is run as it is.
+                    int start = Next().Position;
+                    int depth = 0;
+                    do
+                    {
+                        var t = Next();
+                        if (t.Kind == Kind.End)
+                            throw Error("the function call is not closed with ')'", start);
+                        depth += t.Text == "(" ? 1 : t.Text == ")" ? -1 : 0;
+                    }
+                    while (depth > 0);
+                    var last = _tokens[_pos - 1];
+                    selectScript = _text[start..(last.Position + last.Text.Length)];
+                    continue;
+                }
                 if (IsFunction("facet"))
                 {
                     facets.AddRange(Only("facet", "a facet query", Facet));
@@ -330,6 +426,10 @@ public sealed class RqlParser
         return new RqlQuery(source, where, order, select, distinct, include, skip, take)
         {
             GroupBy = _groupBy ?? [],
+            Alias = _alias,
+            Loads = loads,
+            SelectScript = selectScript,
+            Declared = declared,
             GroupSums = _sums.Distinct(StringComparer.Ordinal).ToList(),
             Facets = facets,
             Suggestions = suggestions,
@@ -685,6 +785,18 @@ public sealed class RqlParser
         if (t.Kind is not (Kind.Word or Kind.String) || (t.Kind == Kind.Word && IsKeyword(t.Text)))
             throw Error($"expected a field name but found {Describe(t)}", t.Position);
         var parts = new List<string> { t.Text };
+        if (t.Kind == Kind.Word && t.Text == _alias && AcceptSymbol("."))
+        {
+            // from Users as u ... u.Name: the alias names the document.
+            var first = Next();
+            if (first.Kind is not (Kind.Word or Kind.String))
+                throw Error($"expected a field name after '.' but found {Describe(first)}", first.Position);
+            parts[0] = first.Text;
+        }
+        else if (t.Kind == Kind.Word && t.Text == _alias)
+        {
+            throw Error($"'{_alias}' is the document; name one of its fields ({_alias}.Name)", t.Position);
+        }
         while (AcceptSymbol("."))
         {
             var p = Next();

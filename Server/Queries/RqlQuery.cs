@@ -29,6 +29,18 @@ public sealed record RqlQuery(
     /// <summary>Paths a group by query sums (<c>sum(Freight)</c>).</summary>
     public IReadOnlyList<string> GroupSums { get; init; } = [];
 
+    /// <summary><c>from Users as u</c>: the alias of the document (paths are given without it).</summary>
+    public string? Alias { get; init; }
+
+    /// <summary><c>load u.Company as c</c>: documents loaded for the select clause.</summary>
+    public IReadOnlyList<RqlLoad> Loads { get; init; } = [];
+
+    /// <summary><c>select { ... }</c> or <c>select fn(u)</c>: a JavaScript projection (run in Jint per answered document).</summary>
+    public string? SelectScript { get; init; }
+
+    /// <summary><c>declare function ...</c>: JavaScript functions the projection may call.</summary>
+    public IReadOnlyList<string> Declared { get; init; } = [];
+
     /// <summary><c>include timings()</c>.</summary>
     public bool Timings { get; init; }
 
@@ -102,6 +114,9 @@ public sealed record RqlPath(IReadOnlyList<string> Parts, bool IsId)
     /// <summary>Display text.</summary>
     public override string ToString() => Text;
 }
+
+/// <summary><c>load Path as Name</c>.</summary>
+public sealed record RqlLoad(RqlPath Path, string Name);
 
 /// <summary>A value in a query: a literal or a <c>$parameter</c>.</summary>
 public sealed record RqlValue(object? Literal, string? Parameter, int Position);

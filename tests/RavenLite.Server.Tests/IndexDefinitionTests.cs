@@ -518,4 +518,50 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         var bad = await Query(http, "from Orders group by A[].B, C[].D select count()", expect: HttpStatusCode.BadRequest);
         Assert.Contains("one array", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
+
+    /// <summary>
+    /// Projections: aliases, <c>load x as y</c>, <c>select { ... }</c> object literals and <c>declare function</c> run in
+    /// Jint per answered document (with $parameters, id() and load()), over a collection and over a map-reduce index;
+    /// a script error is a 400 naming it.
+    /// </summary>
+    [Fact]
+    public async Task JavaScript_projections_with_load_and_declared_functions()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http,
+        [
+            new JsonObject { ["Id"] = "companies/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Alfreds","Country":"Germany","@metadata":{"@collection":"Companies"}}""") },
+            new JsonObject { ["Id"] = "orders/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Company":"companies/1","Lines":[{"Q":2,"P":3.5},{"Q":1,"P":10}],"@metadata":{"@collection":"Orders"}}""") },
+            new JsonObject { ["Id"] = "orders/2", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Company":"companies/404","Lines":[],"@metadata":{"@collection":"Orders"}}""") },
+        ]);
+        var literal = await Query(http, "from Orders as o where o.Company = 'companies/1' load o.Company as c select { Name: c.Name, Lines: o.Lines.length, Total: o.Lines.reduce((s, l) => s + l.Q * l.P, 0) * $factor, Id: id(o) }",
+            new JsonObject { ["factor"] = 2 });
+        var r = literal.GetProperty("Results")[0];
+        Assert.Equal("Alfreds", r.GetProperty("Name").GetString());
+        Assert.Equal(2, r.GetProperty("Lines").GetInt32());
+        Assert.Equal(34, r.GetProperty("Total").GetDouble());
+        Assert.Equal("orders/1", r.GetProperty("Id").GetString());
+        Assert.True(r.GetProperty("@metadata").GetProperty("@projection").GetBoolean());
+        Assert.Equal("orders/1", r.GetProperty("@metadata").GetProperty("@id").GetString());
+
+        var declared = await Query(http, "declare function output(o, c) { return { Who: c ? c.Name.toUpperCase() : 'unknown', Lines: o.Lines.length }; } from Orders as o load o.Company as c select output(o, c)");
+        Assert.Equal(["ALFREDS:2", "unknown:0"], declared.GetProperty("Results").EnumerateArray().Select(x => $"{x.GetProperty("Who").GetString()}:{x.GetProperty("Lines").GetInt32()}").Order(StringComparer.Ordinal));
+
+        var fields = await Query(http, "from Orders as o load o.Company as c select c.Name as CompanyName, c.Country, o.Company");
+        Assert.Equal(["companies/1:Alfreds:Germany", "companies/404::"], fields.GetProperty("Results").EnumerateArray()
+            .Select(x => $"{x.GetProperty("Company").GetString()}:{(x.GetProperty("CompanyName").ValueKind == JsonValueKind.String ? x.GetProperty("CompanyName").GetString() : "")}:{(x.GetProperty("Country").ValueKind == JsonValueKind.String ? x.GetProperty("Country").GetString() : "")}").Order(StringComparer.Ordinal));
+
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/admin/indexes", TestServer.Json("""
+            {"Indexes":[{"Name":"Orders/Totals","Maps":["from o in docs.Orders select new { o.Company, Count = 1 }"],"Reduce":"from r in results group r by r.Company into g select new { Company = g.Key, Count = g.Sum(x => x.Count) }"}]}
+            """))).StatusCode);
+        var reduced = await Query(http, "from index 'Orders/Totals' as t load t.Company as c select { Company: t.Company, Name: c ? c.Name : null, Count: t.Count }");
+        Assert.Equal(["companies/1:Alfreds:1", "companies/404::1"], reduced.GetProperty("Results").EnumerateArray()
+            .Select(x => $"{x.GetProperty("Company").GetString()}:{(x.GetProperty("Name").ValueKind == JsonValueKind.String ? x.GetProperty("Name").GetString() : "")}:{x.GetProperty("Count").GetInt32()}").Order(StringComparer.Ordinal));
+
+        var bad = await Query(http, "from Orders as o select { X: o.Company.noSuchFunction() }", expect: HttpStatusCode.BadRequest);
+        Assert.Contains("projection failed", bad.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var loop = await Query(http, "from Orders as o select { X: (() => { while (true) {} })() }", expect: HttpStatusCode.BadRequest);
+        Assert.Contains("statements", loop.GetProperty("Message").GetString(), StringComparison.Ordinal);
+    }
 }

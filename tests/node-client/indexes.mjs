@@ -107,6 +107,14 @@ try {
   const named = await wait(store.openSession().query({ indexName: "Names/Everywhere" })).whereEquals("kind", "company").all();
   assert.equal(named.length, 3);
 
+  // JavaScript projections through rawQuery: a declared function, an alias, load.
+  const projected = await store.openSession().advanced
+    .rawQuery("declare function total(o) { return o.lines.reduce((s, l) => s + l.quantity * l.price, 0); } from Orders as o load o.company as c select { company: c.name, total: total(o) }").all();
+  const live = orders.filter((_, i) => i !== 5);
+  assert.equal(projected.length, live.length);
+  const alfreds = live.filter(o => o.company === "companies/0").reduce((s, o) => s + o.lines.reduce((t, l) => t + l.quantity * l.price, 0), 0);
+  assert.equal(projected.filter(p => p.company === "Alfreds").reduce((s, p) => s + p.total, 0), alfreds);
+
   // A C# index that does not compile: IndexCompilationException naming the line and column.
   await assert.rejects(store.maintenance.send(new PutIndexesOperation({ name: "Bad", maps: new Set(["from o in docs.Orders select new { x = o.company.NoSuch(1, ) }"]) })),
     (e) => e.name === "IndexCompilationException" && /line 1, column/.test(e.message));
