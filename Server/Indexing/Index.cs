@@ -380,15 +380,18 @@ public sealed class Index : IDisposable
         var terms = new HashSet<(string Field, string Term)>();
         var loader = DocumentLoaders.From(_db.Documents, dbTx);
         long attempts = 0, successes = 0;
+        WriteTransaction? mapResultsTx = null; // map-reduce: opened on the first change of the batch
+        var dirtied = new Dictionary<string, MapReduceStore.KeyChange>(StringComparer.Ordinal);
         if (_reduceDirty && _mapReduce != null)
         {
-            // Opened from a commit (start, or after a rollback): reduce again every key whose result may be missing.
-            ReduceKeys(_mapReduce.Dirty(dbTx), terms);
+            // Opened from a commit (start, or after a rollback): reduce again, from all their map results, the keys whose
+            // reduce results may not be in the index.
+            foreach (string hash in _mapReduce.Dirty(dbTx))
+                dirtied[hash] = new MapReduceStore.KeyChange { Full = true };
+            if (dirtied.Count > 0)
+                mapResultsTx = _db.Environment.WriteTransaction();
             _reduceDirty = false;
-            _uncommitted = true;
         }
-        WriteTransaction? mapResultsTx = null; // map-reduce: opened on the first change of the batch
-        var dirtied = new HashSet<string>(StringComparer.Ordinal);
         try
         {
             foreach (string collection in Compiled.Collections)
@@ -446,11 +449,13 @@ public sealed class Index : IDisposable
             }
             if (mapResultsTx != null)
             {
-                // Map results are durable before the reduce results that come from them (the keys stay dirty until then).
+                // Map and reduce results are durable before the index entries that come from them (the keys stay dirty until then).
+                var reduced = ReduceKeys(mapResultsTx, dirtied);
                 mapResultsTx.Commit();
                 mapResultsTx.Dispose();
                 mapResultsTx = null;
-                ReduceKeys(dirtied, terms);
+                WriteReduced(reduced, terms);
+                changed |= reduced.Count > 0;
             }
         }
         catch
@@ -531,7 +536,7 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>
-    private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, HashSet<string> dirtied)
+    private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, Dictionary<string, MapReduceStore.KeyChange> dirtied)
     {
         List<(string KeyJson, byte[] Results)> groups;
         bool ok = true;
@@ -551,24 +556,39 @@ public sealed class Index : IDisposable
         return ok;
     }
 
-    /// <summary>Map-reduce: reduces the map results of each key (hash hex) again and replaces its entry (none when it has no map results left).</summary>
-    private void ReduceKeys(IEnumerable<string> hashes, HashSet<(string Field, string Term)> terms)
+    /// <summary>
+    /// Map-reduce: the new reduce results of each changed key (hash hex), stored in <paramref name="tx"/>: from the key's
+    /// stored reduce results and its added map results when it only gained some, else from all its map results.
+    /// </summary>
+    private List<(string Hash, List<byte[]> Outputs)> ReduceKeys(WriteTransaction tx, Dictionary<string, MapReduceStore.KeyChange> changes)
     {
-        using var tx = _db.Environment.ReadTransaction();
-        foreach (string hash in hashes)
+        var reduced = new List<(string, List<byte[]>)>(changes.Count);
+        foreach (var (hash, change) in changes)
         {
-            string key = "mr/" + hash.ToLowerInvariant();
-            var id = new Term(IdField, key);
             List<byte[]> outputs;
             try
             {
-                outputs = Compiled.Reduce(_mapReduce!.Results(tx, hash));
+                var previous = change.Full ? null : _mapReduce!.Reduced(tx, hash);
+                outputs = previous != null ? Compiled.Reduce([previous, .. change.Added]) : Compiled.Reduce(_mapReduce!.Results(tx, hash));
             }
             catch (IndexMapException e)
             {
                 RecordError(null, e.Message);
                 outputs = [];
             }
+            _mapReduce!.SetReduced(tx, hash, outputs.Count == 0 ? null : CompiledIndex.JsonArray(outputs));
+            reduced.Add((hash, outputs));
+        }
+        return reduced;
+    }
+
+    /// <summary>Map-reduce: replaces each key's entries with its reduce results (none: the key is gone).</summary>
+    private void WriteReduced(List<(string Hash, List<byte[]> Outputs)> reduced, HashSet<(string Field, string Term)> terms)
+    {
+        foreach (var (hash, outputs) in reduced)
+        {
+            string key = "mr/" + hash.ToLowerInvariant();
+            var id = new Term(IdField, key);
             _reducedSinceCommit.Add(hash);
             if (outputs.Count == 0)
             {

@@ -215,7 +215,8 @@ public sealed class CompiledIndex
         return new MappedEntry(json, entry);
     }
 
-    private static byte[] JsonArray(List<byte[]> items)
+    /// <summary>JSON objects as one JSON array.</summary>
+    internal static byte[] JsonArray(List<byte[]> items)
     {
         int length = 2 + items.Sum(i => i.Length) + Math.Max(0, items.Count - 1);
         var result = new byte[length];

@@ -11,11 +11,14 @@ namespace RavenLite.Server.Indexing;
 /// <list type="bullet">
 /// <item><c>mr/{index}/docs</c>: lower-cased document id → the 16-byte hashes of the reduce keys its map results have;</item>
 /// <item><c>mr/{index}/results</c>: key hash ‖ lower-cased document id → that document's map results of the key (a JSON array);</item>
+/// <item><c>mr/{index}/reduced</c>: key hash → the key's reduce results (a JSON array), as of the map results stored;</item>
 /// <item><c>mr/{index}/dirty</c>: key hash → the key (JSON): keys whose map results changed and whose reduce result is not
 /// committed in the Lucene index yet. They are reduced again after a crash, so the reduce results follow the map results.</item>
 /// </list>
-/// The storage transaction that changes map results commits before the Lucene index; a key leaves "dirty" only after
-/// the Lucene commit that holds its reduce result.
+/// A key that only gained map results in a batch is reduced from its stored reduce results and the new map results (a
+/// reduce must accept its own output, as RavenDB requires); a key that lost or changed map results is reduced again
+/// from all of them. The storage transaction that changes map and reduce results commits before the Lucene index; a
+/// key leaves "dirty" only after the Lucene commit that holds its reduce result.
 /// </summary>
 internal sealed class MapReduceStore(string indexName)
 {
@@ -27,6 +30,16 @@ internal sealed class MapReduceStore(string indexName)
 
     private string DirtyTree => $"mr/{indexName}/dirty";
 
+    private string ReducedTree => $"mr/{indexName}/reduced";
+
+    /// <summary>What a batch did to one key: only added map results (each document's a JSON array), or more (<see cref="Full"/>).</summary>
+    public sealed class KeyChange
+    {
+        public bool Full { get; set; }
+
+        public List<byte[]> Added { get; } = [];
+    }
+
     /// <summary>The hash that stands for a reduce key (its canonical JSON).</summary>
     public static byte[] Hash(string keyJson) => SHA256.HashData(Encoding.UTF8.GetBytes(keyJson))[..HashSize];
 
@@ -34,7 +47,7 @@ internal sealed class MapReduceStore(string indexName)
     /// Replaces a document's map results: <paramref name="groups"/> by key (empty when the document is deleted or
     /// maps to nothing). Every key it had or has becomes dirty.
     /// </summary>
-    public void Replace(WriteTransaction tx, ReadOnlySpan<byte> lowerId, IReadOnlyList<(string KeyJson, byte[] Results)> groups, HashSet<string> dirtied)
+    public void Replace(WriteTransaction tx, ReadOnlySpan<byte> lowerId, IReadOnlyList<(string KeyJson, byte[] Results)> groups, Dictionary<string, KeyChange> dirtied)
     {
         var docs = tx.CreateTree(DocsTree);
         var results = tx.CreateTree(ResultsTree);
@@ -48,7 +61,7 @@ internal sealed class MapReduceStore(string indexName)
             {
                 hashes.AsSpan(i, HashSize).CopyTo(key);
                 results.Delete(key);
-                MarkDirty(dirty, hashes.AsSpan(i, HashSize), null, dirtied);
+                MarkDirty(dirty, hashes.AsSpan(i, HashSize), null, dirtied).Full = true;
             }
         }
         if (groups.Count == 0)
@@ -63,16 +76,33 @@ internal sealed class MapReduceStore(string indexName)
             hash.CopyTo(all, g * HashSize);
             hash.CopyTo(key, 0);
             results.Put(key, groups[g].Results);
-            MarkDirty(dirty, hash, groups[g].KeyJson, dirtied);
+            MarkDirty(dirty, hash, groups[g].KeyJson, dirtied).Added.Add(groups[g].Results);
         }
         docs.Put(lowerId, all);
     }
 
-    private static void MarkDirty(Tree dirty, ReadOnlySpan<byte> hash, string? keyJson, HashSet<string> dirtied)
+    private static KeyChange MarkDirty(Tree dirty, ReadOnlySpan<byte> hash, string? keyJson, Dictionary<string, KeyChange> dirtied)
     {
         if (keyJson != null || !dirty.ContainsKey(hash))
             dirty.Put(hash, keyJson == null ? [] : Encoding.UTF8.GetBytes(keyJson));
-        dirtied.Add(Convert.ToHexString(hash));
+        string hex = Convert.ToHexString(hash);
+        if (!dirtied.TryGetValue(hex, out var change))
+            dirtied[hex] = change = new KeyChange();
+        return change;
+    }
+
+    /// <summary>A key's stored reduce results (a JSON array), or null.</summary>
+    public byte[]? Reduced(Transaction tx, string hashHex) =>
+        tx.ReadTree(ReducedTree) is { } t && t.TryGet(Convert.FromHexString(hashHex), out var v) ? v.ToArray() : null;
+
+    /// <summary>Stores a key's reduce results (a JSON array; null: none).</summary>
+    public void SetReduced(WriteTransaction tx, string hashHex, byte[]? results)
+    {
+        var t = tx.CreateTree(ReducedTree);
+        if (results == null)
+            t.Delete(Convert.FromHexString(hashHex));
+        else
+            t.Put(Convert.FromHexString(hashHex), results);
     }
 
     /// <summary>Every dirty key's hash (hex).</summary>
@@ -122,5 +152,6 @@ internal sealed class MapReduceStore(string indexName)
         tx.DeleteTree(DocsTree);
         tx.DeleteTree(ResultsTree);
         tx.DeleteTree(DirtyTree);
+        tx.DeleteTree(ReducedTree);
     }
 }

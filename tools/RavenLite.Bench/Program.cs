@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -23,7 +23,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         return 3;
     }
     bool withPeer = !r.GetValue(noPeer);
-    if (suite is "bulk-insert" or "writes" or "indexing" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -37,6 +37,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
         "writes" => new WritesSuite(isQuick, work, withPeer, r.GetValue(clients) is { Length: > 0 } c ? c : null).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
+        "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -60,7 +61,9 @@ var writes = new Command("writes", "Single-document PUTs from 1, 16 and 64 clien
 writes.SetAction(r => RunSuite("writes", r));
 var indexing = new Command("indexing", "Simple-map and full-text index builds (docs/s) and query latency from 1 and 16 clients, against PostgreSQL expression/GIN indexes, same run.") { quick, json, dir, noPeer };
 indexing.SetAction(r => RunSuite("indexing", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing }.Parse(args).Invoke();
+var mapReduce = new Command("mapreduce", "Map-reduce build and change-to-visible latency against a PostgreSQL materialized view / UPDATE + aggregate; JavaScript and C# map builds; Roslyn compile time.") { quick, json, dir, noPeer };
+mapReduce.SetAction(r => RunSuite("mapreduce", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -78,7 +81,7 @@ internal static class ConsoleTable
         }
         if (row.P50Ms is { } p50)
             ratio = string.Create(c, $"   p50 {p50:F2} ms p99 {row.P99Ms:F2} ms") + ratio;
-        if (row.RssBytes is { } rss && row.Suite is "bulk-insert" or "indexing")
+        if (row.RssBytes is { } rss && row.Suite is "bulk-insert" or "indexing" or "mapreduce")
             ratio = string.Create(c, $"   peak RSS {rss >> 20} MB") + ratio;
         string bytes = "";
         if (row.Suite == "storage" && row.Transactions is { } txs && txs > 0)
