@@ -74,11 +74,15 @@ public sealed class Index : IDisposable
 
     /// <summary>
     /// Batches are visible to queries at once (a near-real-time reader per batch) but committed at most this
-    /// often while the worker has more to do, and as soon as it has caught up: each commit writes and fsyncs
-    /// segment files, so a build commits a few times instead of once per batch. A crash goes back to the
-    /// last commit and indexes the rest again.
+    /// often while the worker has more to do, and once it has caught up and no change came for
+    /// <see cref="IdleBeforeCommit"/>: each commit writes and fsyncs segment files (and holds up the next batch),
+    /// so a build or a steady trickle of changes commits every few seconds instead of once per batch. A crash
+    /// goes back to the last commit and indexes the rest again.
     /// </summary>
-    private static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan CommitInterval = TimeSpan.FromSeconds(5);
+
+    /// <summary>Caught up, the index commits once no batch came for this long.</summary>
+    private static readonly TimeSpan IdleBeforeCommit = TimeSpan.FromMilliseconds(200);
     private const int MaxRecordedErrors = 500;
     private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:";
 
@@ -104,6 +108,7 @@ public sealed class Index : IDisposable
     private readonly List<JsonElement>[] _fieldValues; // the worker's per-field values of the document being written
     private readonly MapReduceStore? _mapReduce; // map-reduce: map results per reduce key, in the database's storage
     private readonly HashSet<string> _reducedSinceCommit = []; // map-reduce: keys (hash hex) whose results the next Lucene commit makes durable
+    private Task? _mapResultsDurable; // map-reduce: the last storage commit of map and reduce results
     private bool _reduceDirty; // map-reduce: reduce every dirty key before the next batch (writer opened from a commit)
 
     /// <summary>Map-reduce: the stored field holding a reduce result as the reduce returned it (what queries answer).</summary>
@@ -323,6 +328,7 @@ public sealed class Index : IDisposable
     private void Work()
     {
         int failures = 0;
+        long lastBatch = 0;
         while (!_stopping)
         {
             if (_paused)
@@ -349,7 +355,17 @@ public sealed class Index : IDisposable
                 continue;
             }
             if (worked)
+            {
+                lastBatch = Stopwatch.GetTimestamp();
                 continue;
+            }
+            if (_uncommitted && Stopwatch.GetElapsedTime(lastBatch) < IdleBeforeCommit)
+            {
+                // Caught up: commit once no change came for a moment, so that a trickle of single changes is published
+                // batch by batch without a Lucene commit (and its fsyncs) between each.
+                _wake.Wait(IdleBeforeCommit - Stopwatch.GetElapsedTime(lastBatch));
+                continue;
+            }
             try
             {
                 CommitPending(); // caught up: make the position durable now
@@ -451,7 +467,8 @@ public sealed class Index : IDisposable
             {
                 // Map and reduce results are durable before the index entries that come from them (the keys stay dirty until then).
                 var reduced = ReduceKeys(mapResultsTx, dirtied);
-                mapResultsTx.Commit();
+                // The journal write and fsync overlap the index update; the Lucene commit waits for them (CommitPending).
+                _mapResultsDurable = mapResultsTx.CommitAsync(writeHereWhenIdle: false);
                 mapResultsTx.Dispose();
                 mapResultsTx = null;
                 WriteReduced(reduced, terms);
@@ -474,8 +491,6 @@ public sealed class Index : IDisposable
         data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
         _writer.SetCommitData(data);
         _uncommitted = true;
-        if (Stopwatch.GetElapsedTime(_lastCommit) >= CommitInterval)
-            CommitPending();
         var current = _snapshot.Reader;
         var reopened = DirectoryReader.OpenIfChanged(current, _writer, applyAllDeletes: true);
         if (reopened == null)
@@ -486,6 +501,8 @@ public sealed class Index : IDisposable
         Publish(reopened, etags, lastTomb);
         Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
         Interlocked.Exchange(ref _advanced, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+        if (Stopwatch.GetElapsedTime(_lastCommit) >= CommitInterval)
+            CommitPending(); // after publishing: queries see the batch without waiting for the commit's fsyncs
         return true;
     }
 
@@ -625,6 +642,7 @@ public sealed class Index : IDisposable
     {
         if (!_uncommitted)
             return;
+        _mapResultsDurable?.GetAwaiter().GetResult(); // map and reduce results are durable before the entries made from them
         _writer.Commit();
         new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir);
         _uncommitted = false;
@@ -754,7 +772,9 @@ public sealed class Index : IDisposable
     private void Open()
     {
         System.IO.Directory.CreateDirectory(_luceneDir);
-        _directory = new PositionalReadDirectory(new DirectoryInfo(_luceneDir));
+        // Small segments flushed for near-real-time readers stay in memory until a commit or merge writes them
+        // (Lucene's NRTCachingDirectory): publishing a batch of a few changes writes no files.
+        _directory = new NRTCachingDirectory(new PositionalReadDirectory(new DirectoryInfo(_luceneDir)), maxMergeSizeMB: 4, maxCachedMB: 32);
         IDictionary<string, string> data = new Dictionary<string, string>();
         if (DirectoryReader.IndexExists(_directory))
         {

@@ -83,11 +83,13 @@ internal sealed class MapReduceStore(string indexName)
 
     private static KeyChange MarkDirty(Tree dirty, ReadOnlySpan<byte> hash, string? keyJson, Dictionary<string, KeyChange> dirtied)
     {
-        if (keyJson != null || !dirty.ContainsKey(hash))
-            dirty.Put(hash, keyJson == null ? [] : Encoding.UTF8.GetBytes(keyJson));
         string hex = Convert.ToHexString(hash);
         if (!dirtied.TryGetValue(hex, out var change))
+        {
             dirtied[hex] = change = new KeyChange();
+            if (keyJson != null || !dirty.ContainsKey(hash))
+                dirty.Put(hash, keyJson == null ? [] : Encoding.UTF8.GetBytes(keyJson)); // once per key and batch
+        }
         return change;
     }
 
