@@ -14,4 +14,10 @@ public sealed class IndexDefinition
 
     /// <summary>Field options by field name, for example <c>Indexing = "Search"</c> for full-text.</summary>
     public IReadOnlyDictionary<string, IndexFieldOptions> Fields { get; init; } = new Dictionary<string, IndexFieldOptions>();
+
+    /// <summary>Code the maps call (C# classes or JavaScript functions), by name.</summary>
+    public IReadOnlyDictionary<string, string> AdditionalSources { get; init; } = new Dictionary<string, string>();
+
+    /// <summary>A JavaScript index (else decided from the maps: C# ones start with <c>from</c> or <c>docs</c>).</summary>
+    public bool? JavaScript { get; init; }
 }

@@ -18,14 +18,18 @@ public sealed class PutIndexesOperation(params IndexDefinition[] indexes) : IMai
             {
                 var fields = new JsonObject();
                 foreach (var (name, f) in d.Fields)
-                    fields[name] = new JsonObject { ["Indexing"] = f.Indexing, ["Storage"] = f.Storage };
-                bool js = d.Maps.All(m => m.TrimStart().StartsWith("map(", StringComparison.Ordinal));
+                    fields[name] = new JsonObject { ["Indexing"] = f.Indexing, ["Storage"] = f.Storage, ["Analyzer"] = f.Analyzer };
+                bool js = d.JavaScript ?? !d.Maps.All(m => m.TrimStart().StartsWith("from", StringComparison.OrdinalIgnoreCase) || m.TrimStart().StartsWith("docs", StringComparison.OrdinalIgnoreCase));
+                var sources = new JsonObject();
+                foreach (var (name, source) in d.AdditionalSources)
+                    sources[name] = source;
                 array.Add(new JsonObject
                 {
                     ["Name"] = d.Name,
                     ["Maps"] = new JsonArray(d.Maps.Select(m => (JsonNode?)JsonValue.Create(m)).ToArray()),
                     ["Reduce"] = d.Reduce,
                     ["Fields"] = fields,
+                    ["AdditionalSources"] = sources,
                     ["IndexType"] = js ? (d.Reduce == null ? "JavaScriptMap" : "JavaScriptMapReduce") : (d.Reduce == null ? "Map" : "MapReduce"),
                     ["Configuration"] = new JsonObject(),
                 });

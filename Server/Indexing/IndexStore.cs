@@ -184,6 +184,10 @@ public sealed class IndexStore : IDisposable
 
     private static bool SameDefinition(IndexDefinition a, IndexDefinition b) =>
         a.Maps.SequenceEqual(b.Maps, StringComparer.Ordinal)
+        && a.Type == b.Type
+        && string.Equals(a.Reduce, b.Reduce, StringComparison.Ordinal)
+        && a.AdditionalSources.Count == b.AdditionalSources.Count
+        && a.AdditionalSources.All(kv => b.AdditionalSources.TryGetValue(kv.Key, out var v) && v == kv.Value)
         && a.FieldOptions.Count == b.FieldOptions.Count
         && a.FieldOptions.All(kv => b.FieldOptions.TryGetValue(kv.Key, out var o) && o.GetRawText() == kv.Value.GetRawText());
 
