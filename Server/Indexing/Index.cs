@@ -107,6 +107,10 @@ public sealed class Index : IDisposable
     private long _lastCommit = Stopwatch.GetTimestamp();
     private readonly List<JsonElement>[] _fieldValues; // the worker's per-field values of the document being written
     private readonly MapReduceStore? _mapReduce; // map-reduce: map results per reduce key, in the database's storage
+    private readonly ReferenceStore? _references; // maps that load documents: who loaded what, in the database's storage
+
+    /// <summary>The position key of the last document change examined for loaded documents (maps that load documents).</summary>
+    internal const string ReferencesKey = "@references";
     private readonly HashSet<string> _reducedSinceCommit = []; // map-reduce: keys (hash hex) whose results the next Lucene commit makes durable
     private Task? _mapResultsDurable; // map-reduce: the last storage commit of map and reduce results
     private bool _reduceDirty; // map-reduce: reduce every dirty key before the next batch (writer opened from a commit)
@@ -124,6 +128,7 @@ public sealed class Index : IDisposable
         _luceneDir = Path.Combine(folder, "lucene");
         _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToArray();
         _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.Name) : null;
+        _references = compiled.UsesLoad ? new ReferenceStore(definition.Name) : null;
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
         // index is rebuilt from the documents into `lucene/`.
         string legacy = Path.Combine(folder, "storage");
@@ -286,6 +291,11 @@ public sealed class Index : IDisposable
             cursor.Prefix = DocumentsStorage.CollectionPrefix(c);
             etags[c] = cursor.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(cursor.Key[^8..]) : 0;
         }
+        if (_references != null)
+        {
+            var all = dbTx.ReadTree(DocumentsStorage.EtagTree)!.CreateCursor();
+            etags[ReferencesKey] = all.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(all.Key) : 0;
+        }
         var tomb = dbTx.ReadTree(DocumentsStorage.TombstoneTree)!.CreateCursor();
         long lastTomb = tomb.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(tomb.Key) : 0;
         return new IndexPosition(etags, lastTomb, 0);
@@ -396,7 +406,7 @@ public sealed class Index : IDisposable
         var terms = new HashSet<(string Field, string Term)>();
         var loader = DocumentLoaders.From(_db.Documents, dbTx);
         long attempts = 0, successes = 0;
-        WriteTransaction? mapResultsTx = null; // map-reduce: opened on the first change of the batch
+        WriteTransaction? mapResultsTx = null; // map and reduce results, references: opened on the first change of the batch
         var dirtied = new Dictionary<string, MapReduceStore.KeyChange>(StringComparer.Ordinal);
         if (_reduceDirty && _mapReduce != null)
         {
@@ -408,6 +418,34 @@ public sealed class Index : IDisposable
                 mapResultsTx = _db.Environment.WriteTransaction();
             _reduceDirty = false;
         }
+        // Maps one document (its map results, or its entry) and records what it loaded; false when the map failed.
+        bool MapDocument(ReadOnlySpan<byte> lowerId, ReadOnlySpan<byte> record, string collection, long etag)
+        {
+            var loaded = _references != null ? new HashSet<string>(StringComparer.Ordinal) : null;
+            var json = DocumentRecord.Json(record);
+            bool ok = _mapReduce != null
+                ? WriteMapResults(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, DocumentRecord.Id(record), collection, json, loader, dirtied, loaded)
+                : Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader, loaded);
+            if (loaded != null)
+                _references!.Replace(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, loaded);
+            return ok;
+        }
+
+        // Maps again the (already indexed) documents that loaded this one.
+        void RemapSourcesOf(ReadOnlySpan<byte> lowerLoaded)
+        {
+            foreach (var source in _references!.SourcesOf(dbTx, lowerLoaded))
+            {
+                if (!docs.TryGet(source, out var sourceRecord))
+                    continue;
+                string sourceCollection = DocumentRecord.Collection(sourceRecord);
+                long sourceEtag = DocumentRecord.Etag(sourceRecord);
+                if (!Compiled.Collections.Contains(sourceCollection, StringComparer.OrdinalIgnoreCase) || sourceEtag > etags.GetValueOrDefault(sourceCollection))
+                    continue;
+                MapDocument(source, sourceRecord, Compiled.Collections.First(c => string.Equals(c, sourceCollection, StringComparison.OrdinalIgnoreCase)), sourceEtag);
+            }
+        }
+
         try
         {
             foreach (string collection in Compiled.Collections)
@@ -427,13 +465,28 @@ public sealed class Index : IDisposable
                         var json = DocumentRecord.Json(record);
                         bytes += json.Length;
                         attempts++;
-                        if (_mapReduce != null ? WriteMapResults(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, DocumentRecord.Id(record), collection, json, loader, dirtied) : Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader))
+                        if (MapDocument(lowerId, record, collection, etag))
                             successes++;
                     }
                     etags[collection] = etag;
                     changed = true;
                 }
                 while (--budget > 0 && bytes < BatchBytes && ((budget & 255) != 0 || Stopwatch.GetElapsedTime(started) < BatchTime) && cursor.MoveNext());
+            }
+            if (_references != null && budget > 0)
+            {
+                // Documents changed since: map again the documents that loaded them (already indexed ones; later ones come in order).
+                var changes = dbTx.ReadTree(DocumentsStorage.EtagTree)!.CreateCursor();
+                if (changes.Seek(DocumentsStorage.EtagKey(etags.GetValueOrDefault(ReferencesKey) + 1)))
+                {
+                    do
+                    {
+                        RemapSourcesOf(changes.Value);
+                        etags[ReferencesKey] = BinaryPrimitives.ReadInt64BigEndian(changes.Key);
+                        changed = true;
+                    }
+                    while (--budget > 0 && changes.MoveNext());
+                }
             }
             Interlocked.Add(ref _mapAttempts, attempts);
             Interlocked.Add(ref _mapSuccesses, successes);
@@ -458,6 +511,8 @@ public sealed class Index : IDisposable
                         else
                             _writer.DeleteDocuments(new Term(IdField, Encoding.UTF8.GetString(lowerId)));
                     }
+                    if (_references != null)
+                        RemapSourcesOf(lowerId); // a loaded document deleted: its sources load null now
                     lastTomb = etag;
                     changed = true;
                 }
@@ -466,7 +521,7 @@ public sealed class Index : IDisposable
             if (mapResultsTx != null)
             {
                 // Map and reduce results are durable before the index entries that come from them (the keys stay dirty until then).
-                var reduced = ReduceKeys(mapResultsTx, dirtied);
+                var reduced = _mapReduce != null ? ReduceKeys(mapResultsTx, dirtied) : [];
                 // The journal write and fsync overlap the index update; the Lucene commit waits for them (CommitPending).
                 _mapResultsDurable = mapResultsTx.CommitAsync(writeHereWhenIdle: false);
                 mapResultsTx.Dispose();
@@ -513,7 +568,7 @@ public sealed class Index : IDisposable
     /// written in etag order, so index order is etag order within a collection. (Mapping on both cores
     /// and writing in order was tried: slower, and twice the memory.)
     /// </summary>
-    private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms, DocumentLoader loader)
+    private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms, DocumentLoader loader, HashSet<string>? loaded)
     {
         MappedEntry mapped = default;
         bool ok;
@@ -524,7 +579,7 @@ public sealed class Index : IDisposable
             {
                 var reader = new Utf8JsonReader(json);
                 parsed = JsonDocument.ParseValue(ref reader);
-                mapped = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues, loader);
+                mapped = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues, loader, loaded);
                 ok = true;
             }
             catch (Exception e) when (e is JsonException or IndexMapException)
@@ -553,7 +608,7 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>
-    private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, Dictionary<string, MapReduceStore.KeyChange> dirtied)
+    private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, Dictionary<string, MapReduceStore.KeyChange> dirtied, HashSet<string>? loaded)
     {
         List<(string KeyJson, byte[] Results)> groups;
         bool ok = true;
@@ -561,7 +616,7 @@ public sealed class Index : IDisposable
         {
             var reader = new Utf8JsonReader(json);
             using var parsed = JsonDocument.ParseValue(ref reader);
-            groups = Compiled.MapResults(parsed.RootElement, collection, id, loader);
+            groups = Compiled.MapResults(parsed.RootElement, collection, id, loader, loaded);
         }
         catch (Exception e) when (e is JsonException or IndexMapException)
         {
@@ -624,13 +679,14 @@ public sealed class Index : IDisposable
         }
     }
 
-    /// <summary>Map-reduce: deletes the index's stored map results (the index is new, rebuilt or deleted).</summary>
+    /// <summary>Deletes the index's stored map and reduce results and references (the index is new, rebuilt or deleted).</summary>
     internal void DropMapResults()
     {
-        if (_mapReduce == null)
+        if (_mapReduce == null && _references == null)
             return;
         using var tx = _db.Environment.WriteTransaction();
-        _mapReduce.Drop(tx);
+        _mapReduce?.Drop(tx);
+        _references?.Drop(tx);
         tx.Commit();
     }
 
@@ -781,7 +837,7 @@ public sealed class Index : IDisposable
             using var committed = DirectoryReader.Open(_directory);
             data = committed.IndexCommit.UserData;
         }
-        else if (_mapReduce != null)
+        else if (_mapReduce != null || _references != null)
         {
             DropMapResults(); // a new (or rebuilt) index maps every document again
         }
@@ -802,7 +858,7 @@ public sealed class Index : IDisposable
         _writer = new IndexWriter(_directory, config);
         committedData ??= _writer.CommitData;
         var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
-        foreach (string c in Compiled.Collections)
+        foreach (string c in _references != null ? Compiled.Collections.Append(ReferencesKey) : Compiled.Collections)
             etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
         long tomb = committedData.TryGetValue(TombstoneKey, out var t) ? long.Parse(t, CultureInfo.InvariantCulture) : 0;
         Publish(DirectoryReader.Open(_writer, applyAllDeletes: true), etags, tomb);

@@ -91,7 +91,9 @@ public static class IndexCompiler
                 miles.Add(name);
         }
         var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
-        return new CompiledIndex(collections, fieldList, maps, reduce);
+        string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
+        bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
+        return new CompiledIndex(collections, fieldList, maps, reduce) { UsesLoad = usesLoad };
     }
 }
 
@@ -119,6 +121,9 @@ public sealed class CompiledIndex
         _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_byName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
     }
 
+    /// <summary>The maps load other documents (LoadDocument, load()): their changes map the documents that loaded them again.</summary>
+    public bool UsesLoad { get; init; }
+
     /// <summary>The reduce of a map-reduce index, else null.</summary>
     internal ScriptReduce? Reducer { get; }
 
@@ -126,10 +131,10 @@ public sealed class CompiledIndex
     public bool IsMapReduce => Reducer != null;
 
     /// <summary>Map-reduce: the map results of one document, grouped by reduce key (canonical JSON) as JSON arrays.</summary>
-    internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader)
+    internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader, HashSet<string>? loadedIds = null)
     {
         var results = new List<byte[]>();
-        using (ScriptContext.Enter(loader))
+        using (ScriptContext.Enter(loader, loadedIds))
         {
             try
             {
@@ -266,7 +271,8 @@ public sealed class CompiledIndex
     /// <param name="id">Its id.</param>
     /// <param name="fieldValues">When given (one list per field), receives each field's values as well, valid until the result is disposed.</param>
     /// <param name="loader">Where index code's LoadDocument reads other documents (null: it finds none).</param>
-    public MappedEntry MapEntry(JsonElement document, string collection, string id, List<JsonElement>[]? fieldValues = null, DocumentLoader? loader = null)
+    /// <param name="loadedIds">When given, receives the ids the map loaded (lower-cased).</param>
+    public MappedEntry MapEntry(JsonElement document, string collection, string id, List<JsonElement>[]? fieldValues = null, DocumentLoader? loader = null, HashSet<string>? loadedIds = null)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
         if (_paths != null)
@@ -298,7 +304,7 @@ public sealed class CompiledIndex
         var mapValues = new List<object?>[ids.Length];
         for (int k = 0; k < ids.Length; k++)
             mapValues[k] = perField[ids[k]];
-        using (ScriptContext.Enter(loader))
+        using (ScriptContext.Enter(loader, loadedIds))
         {
             try
             {

@@ -156,7 +156,7 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         output.WriteLine($"{language}: {orders.Count} orders checked");
     }
 
-    /// <summary>LoadDocument (C#) and load() (JavaScript) read another document when the entry is made.</summary>
+    /// <summary>LoadDocument (C#) and load() (JavaScript) read another document when the entry is made; when that document changes, appears or is deleted, the documents that loaded it are mapped again.</summary>
     [Theory]
     [InlineData("from o in docs.Orders let c = LoadDocument(o.Company, \"Companies\") select new { CompanyName = c.Name, Country = c.Address.Country, Missing = LoadDocument(o.Employee).Name }")]
     [InlineData("map('Orders', o => { const c = load(o.Company, 'Companies'); return { CompanyName: c.Name, Country: c.Address.Country, Missing: load(o.Employee).Name }; })")]
@@ -174,6 +174,20 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         Assert.Equal(["orders/1-A"], Ids(await Query(http, "from index 'Orders/WithCompany' where CompanyName = 'alfreds' and Country = 'Germany'")));
         Assert.Empty(Ids(await Query(http, "from index 'Orders/WithCompany' where exists(Missing) and Missing != null")));
         Assert.Equal(2, (await Query(http, "from index 'Orders/WithCompany'")).GetProperty("TotalResults").GetInt32());
+
+        // Reference tracking: a loaded document that changes, appears or goes maps the documents that loaded it again.
+        await Bulk(http,
+        [
+            new JsonObject { ["Id"] = "companies/1-A", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Alfreds Futterkiste","Address":{"Country":"Austria"},"@metadata":{"@collection":"Companies"}}""") },
+            new JsonObject { ["Id"] = "employees/404", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Nancy","@metadata":{"@collection":"Employees"}}""") },
+            new JsonObject { ["Id"] = "companies/2-A", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"Ana Trujillo","Address":{"Country":"Mexico"},"@metadata":{"@collection":"Companies"}}""") },
+        ]);
+        Assert.Empty(Ids(await Query(http, "from index 'Orders/WithCompany' where Country = 'Germany'")));
+        Assert.Equal(["orders/1-A"], Ids(await Query(http, "from index 'Orders/WithCompany' where Country = 'Austria' and Missing = 'Nancy'")));
+        Assert.Equal(["orders/2-A"], Ids(await Query(http, "from index 'Orders/WithCompany' where CompanyName = 'Ana Trujillo'")));
+        await Bulk(http, [new JsonObject { ["Id"] = "companies/1-A", ["Type"] = "DELETE" }]);
+        Assert.Empty(Ids(await Query(http, "from index 'Orders/WithCompany' where Country = 'Austria'")));
+        Assert.Equal(["orders/1-A"], Ids(await Query(http, "from index 'Orders/WithCompany' where Missing = 'Nancy'")));
     }
 
     /// <summary>Strings, Math, DateTime and LINQ methods on dynamic values; a missing path is null, not an error.</summary>

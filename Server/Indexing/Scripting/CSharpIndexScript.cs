@@ -103,12 +103,19 @@ internal static class ScriptContext
     [ThreadStatic]
     private static List<JsonDocument>? t_loaded;
 
-    /// <summary>Makes <paramref name="loader"/> the source of LoadDocument on this thread until the returned scope ends.</summary>
-    public static Scope Enter(DocumentLoader? loader)
+    [ThreadStatic]
+    private static HashSet<string>? t_loadedIds;
+
+    /// <summary>
+    /// Makes <paramref name="loader"/> the source of LoadDocument on this thread until the returned scope ends;
+    /// <paramref name="loadedIds"/>, when given, receives every id asked for (lower-cased), found or not.
+    /// </summary>
+    public static Scope Enter(DocumentLoader? loader, HashSet<string>? loadedIds = null)
     {
-        var previous = (t_loader, t_loaded);
+        var previous = (t_loader, t_loaded, t_loadedIds);
         t_loader = loader;
         t_loaded = null;
+        t_loadedIds = loadedIds;
         return new Scope(previous);
     }
 
@@ -119,19 +126,20 @@ internal static class ScriptContext
     {
         if (id is not string s || t_loader == null)
             return DynamicNull.Instance;
+        t_loadedIds?.Add(s.ToLowerInvariant());
         if (t_loader(s) is not { } found || (collection != null && !string.Equals(found.Collection, collection, StringComparison.OrdinalIgnoreCase)))
             return DynamicNull.Instance;
         return new DynamicJsonObject(found.Json, found.Id);
     }
 
-    public readonly struct Scope((DocumentLoader? Loader, List<JsonDocument>? Loaded) previous) : IDisposable
+    public readonly struct Scope((DocumentLoader? Loader, List<JsonDocument>? Loaded, HashSet<string>? LoadedIds) previous) : IDisposable
     {
         public void Dispose()
         {
             if (t_loaded != null)
                 foreach (var d in t_loaded)
                     d.Dispose();
-            (t_loader, t_loaded) = previous;
+            (t_loader, t_loaded, t_loadedIds) = previous;
         }
     }
 }
