@@ -37,7 +37,12 @@ public static class IndexEndpoints
             foreach (var d in definitions)
                 IndexCompiler.Compile(d); // every definition is checked before any is stored
             var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
-            var results = definitions.Select(d => (db.Indexes.Put(d).Name, registry.NextRaftIndex())).ToList();
+            var results = definitions.Select(d =>
+            {
+                string name = d.Name; // a changed index is answered by name while its replacement builds
+                db.Indexes.Put(d);
+                return (name, registry.NextRaftIndex());
+            }).ToList();
             await JsonResponse.WriteAsync(context, 201, w =>
             {
                 w.WriteStartObject();

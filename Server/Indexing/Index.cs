@@ -127,8 +127,8 @@ public sealed class Index : IDisposable
         _logger = logger;
         _luceneDir = Path.Combine(folder, "lucene");
         _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToArray();
-        _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.Name) : null;
-        _references = compiled.UsesLoad ? new ReferenceStore(definition.Name) : null;
+        _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.StoreId ?? definition.Name) : null;
+        _references = compiled.UsesLoad ? new ReferenceStore(definition.StoreId ?? definition.Name) : null;
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
         // index is rebuilt from the documents into `lucene/`.
         string legacy = Path.Combine(folder, "storage");

@@ -62,6 +62,13 @@ public sealed class IndexDefinition
     /// <summary>Auto index: the document paths it covers, each with Search when a query used search() on it.</summary>
     public List<AutoField> AutoFields { get; set; } = [];
 
+    /// <summary>
+    /// The name of the index's data in the database's storage (map and reduce results, references): set when the index
+    /// is created and kept when a side-by-side replacement takes the index's name. Null in definitions written before it
+    /// existed: the name is used.
+    /// </summary>
+    public string? StoreId { get; set; }
+
     /// <summary>When the index was created (UTC).</summary>
     public DateTime CreatedAt { get; set; } = DateTime.UtcNow;
 
@@ -83,6 +90,9 @@ public sealed class IndexDefinition
         bool csharp = text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase);
         return (csharp ? "" : "JavaScript") + (string.IsNullOrWhiteSpace(reduce) ? "Map" : "MapReduce");
     }
+
+    /// <summary>The prefix of a side-by-side replacement's name: <c>ReplacementOf/Orders/Totals</c>.</summary>
+    public const string ReplacementPrefix = "ReplacementOf/";
 
     internal byte[] Serialize() => JsonSerializer.SerializeToUtf8Bytes(this, SerializerOptions);
 

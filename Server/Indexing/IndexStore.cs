@@ -54,6 +54,8 @@ public sealed class IndexStore : IDisposable
         _snapshot = _indexes.Values.ToArray();
         foreach (var index in _snapshot)
             index.Start();
+        foreach (var index in _snapshot.Where(i => i.Name.StartsWith(IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase)))
+            WatchReplacement(index); // a replacement that had not caught up when the database closed
     }
 
     /// <summary>Every index, by name.</summary>
@@ -91,18 +93,90 @@ public sealed class IndexStore : IDisposable
         ValidateName(definition.Name);
         if (definition.Name.StartsWith("Auto/", StringComparison.OrdinalIgnoreCase))
             throw ApiException.BadRequest($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
+        if (definition.Name.StartsWith(IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Index names starting with '{IndexDefinition.ReplacementPrefix}' are reserved for side-by-side replacements: '{definition.Name}'.");
         var compiled = IndexCompiler.Compile(definition);
+        Index replacement;
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            if (_indexes.TryGetValue(definition.Name, out var existing))
+            string replacementName = IndexDefinition.ReplacementPrefix + definition.Name;
+            _indexes.TryGetValue(replacementName, out var pending);
+            if (!_indexes.TryGetValue(definition.Name, out var existing))
+                return CreateLocked(definition, compiled);
+            if (SameDefinition(existing.Definition, definition))
             {
-                if (SameDefinition(existing.Definition, definition))
-                    return existing;
-                RemoveLocked(existing);
+                if (pending != null)
+                    RemoveLocked(pending); // the definition went back to the one in use
+                return existing;
             }
-            return CreateLocked(definition, compiled);
+            if (pending != null && SameDefinition(pending.Definition, definition))
+                return pending;
+            if (pending != null)
+                RemoveLocked(pending);
+            // Side by side: the new definition builds as ReplacementOf/{name} while the current index answers, and
+            // takes the name once it has caught up (WatchReplacement).
+            definition.Name = replacementName;
+            replacement = CreateLocked(definition, compiled);
         }
+        WatchReplacement(replacement);
+        return replacement;
+    }
+
+    /// <summary>Swaps <paramref name="replacement"/> in for the index it replaces once it is no longer stale.</summary>
+    private void WatchReplacement(Index replacement) => _ = Task.Run(async () =>
+    {
+        while (true)
+        {
+            bool caughtUp;
+            try
+            {
+                caughtUp = await replacement.WaitForNonStaleAsync(TimeSpan.FromSeconds(10), CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+            lock (_lock)
+            {
+                if (_disposed || !_indexes.TryGetValue(replacement.Name, out var current) || current != replacement)
+                    return; // deleted or replaced meanwhile
+                if (caughtUp)
+                {
+                    SwapLocked(replacement);
+                    return;
+                }
+            }
+        }
+    });
+
+    /// <summary>
+    /// Gives a caught-up replacement its index's name: the old index is deleted, the replacement closed, its folder moved
+    /// to the name's folder with the definition renamed, and opened again under the name (its storage data, by StoreId,
+    /// stays where it is). Queries in between wait on the store's lock.
+    /// </summary>
+    private void SwapLocked(Index replacement)
+    {
+        string name = replacement.Name[IndexDefinition.ReplacementPrefix.Length..];
+        Detach(replacement);
+        if (_indexes.TryGetValue(name, out var old))
+            RemoveLocked(old);
+        replacement.Dispose();
+        var definition = IndexDefinition.Deserialize(replacement.Definition.Serialize());
+        definition.Name = name;
+        string folder = Path.Combine(_root, FolderName(name));
+        if (!string.Equals(Path.GetFullPath(folder), Path.GetFullPath(replacement.Folder), StringComparison.Ordinal))
+        {
+            if (Directory.Exists(folder))
+                Directory.Delete(folder, recursive: true);
+            Directory.Move(replacement.Folder, folder);
+        }
+        WriteDefinition(folder, definition);
+        var index = new Index(_db, definition, replacement.Compiled, folder, _logger);
+        _indexes[name] = index;
+        _snapshot = _indexes.Values.ToArray();
+        index.Start();
+        Hosting.Log.IndexCreated(_logger, name, definition.Type + " (side-by-side replacement)");
     }
 
     /// <summary>
@@ -197,6 +271,18 @@ public sealed class IndexStore : IDisposable
         if (Directory.Exists(folder))
             Directory.Delete(folder, recursive: true);
         Directory.CreateDirectory(folder);
+        definition.StoreId ??= Guid.NewGuid().ToString("N");
+        WriteDefinition(folder, definition);
+        var index = new Index(_db, definition, compiled, folder, _logger);
+        _indexes[definition.Name] = index;
+        _snapshot = _indexes.Values.ToArray();
+        index.Start();
+        Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
+        return index;
+    }
+
+    private static void WriteDefinition(string folder, IndexDefinition definition)
+    {
         string tmp = Path.Combine(folder, DefinitionFile + ".tmp");
         using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))
         {
@@ -204,12 +290,6 @@ public sealed class IndexStore : IDisposable
             f.Flush(flushToDisk: true);
         }
         File.Move(tmp, Path.Combine(folder, DefinitionFile), overwrite: true);
-        var index = new Index(_db, definition, compiled, folder, _logger);
-        _indexes[definition.Name] = index;
-        _snapshot = _indexes.Values.ToArray();
-        index.Start();
-        Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
-        return index;
     }
 
     private void RemoveLocked(Index index)

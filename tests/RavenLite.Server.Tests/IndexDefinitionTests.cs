@@ -579,4 +579,65 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         var loop = await Query(http, "from Orders as o select { X: (() => { while (true) {} })() }", expect: HttpStatusCode.BadRequest);
         Assert.Contains("statements", loop.GetProperty("Message").GetString(), StringComparison.Ordinal);
     }
+
+    /// <summary>
+    /// A changed definition builds side by side as ReplacementOf/{name} while the current index keeps answering by its
+    /// name (no query fails meanwhile), then takes the name; a map-reduce replacement keeps its stored results across
+    /// the swap; putting the current definition again drops a pending replacement.
+    /// </summary>
+    [Fact]
+    public async Task A_changed_definition_replaces_the_index_side_by_side()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2204);
+        var orders = Enumerable.Range(1, 3000).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        const string v1 = "from o in docs.Orders select new { o.Company, Count = 1 }";
+        const string reduce = "from r in results group r by r.Company into g select new { Company = g.Key, Count = g.Sum(x => x.Count) }";
+        const string v2 = "from o in docs.Orders from l in o.Lines select new { o.Company, Count = l.Quantity }";
+        async Task<HttpResponseMessage> Put(string map) => await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject
+        {
+            ["Indexes"] = new JsonArray(new JsonObject { ["Name"] = "Orders/Counts", ["Maps"] = new JsonArray(map), ["Reduce"] = reduce }),
+        }.ToJsonString()));
+        Assert.Equal(HttpStatusCode.Created, (await Put(v1)).StatusCode);
+        var first = await Query(http, "from index 'Orders/Counts' order by Company");
+        Assert.Equal(orders.GroupBy(o => o.Company).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal).Select(g => g.Count()),
+            first.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Count").GetInt32()));
+
+        var put = await Put(v2);
+        Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        Assert.Equal("Orders/Counts", (await TestServer.ReadJson(put)).GetProperty("Results")[0].GetProperty("Index").GetString());
+        // Queries by name answer throughout: from the old index, then from the new one.
+        var wantNew = orders.GroupBy(o => o.Company).Where(g => g.Any(o => o.Lines.Count > 0)).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal)
+            .Select(g => g.Sum(o => o.Lines.Sum(l => l.Quantity))).ToList();
+        bool swapped = false;
+        for (var until = DateTime.UtcNow.AddSeconds(60); !swapped && DateTime.UtcNow < until;)
+        {
+            var r = await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from index 'Orders/Counts' order by Company"}"""));
+            Assert.Equal(HttpStatusCode.OK, r.StatusCode);
+            var names = (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?namesOnly=true"))).GetProperty("Results").EnumerateArray().Select(n => n.GetString()).ToList();
+            swapped = !names.Contains("ReplacementOf/Orders/Counts");
+        }
+        Assert.True(swapped);
+        var second = await Query(http, "from index 'Orders/Counts' order by Company");
+        Assert.Equal(wantNew, second.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Count").GetInt32()));
+        var definition = await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?name=Orders/Counts"));
+        Assert.Equal(v2, definition.GetProperty("Results")[0].GetProperty("Maps")[0].GetString());
+
+        // After the swap the index goes on incrementally from its stored map results.
+        await Bulk(http, [new JsonObject { ["Id"] = "orders/1-A", ["Type"] = "DELETE" }]);
+        orders.RemoveAt(0);
+        wantNew = orders.GroupBy(o => o.Company).Where(g => g.Any(o => o.Lines.Count > 0)).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal)
+            .Select(g => g.Sum(o => o.Lines.Sum(l => l.Quantity))).ToList();
+        var third = await Query(http, "from index 'Orders/Counts' order by Company");
+        Assert.Equal(wantNew, third.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Count").GetInt32()));
+
+        // A pending replacement is dropped when the definition in use is put again.
+        Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync("/databases/db/admin/indexes/stop", null)).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await Put(v1)).StatusCode);
+        Assert.Contains("ReplacementOf/Orders/Counts", (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?namesOnly=true"))).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
+        Assert.Equal(HttpStatusCode.Created, (await Put(v2)).StatusCode);
+        Assert.DoesNotContain("ReplacementOf/Orders/Counts", (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?namesOnly=true"))).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
+    }
 }
