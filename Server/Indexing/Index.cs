@@ -252,7 +252,7 @@ public sealed class Index : IDisposable
         return false;
     }
 
-    /// <summary>The published reader's segment count and deleted entries, and the bytes of the index folder.</summary>
+    /// <summary>The published reader's segment count and deleted entries, and the bytes of the index's files.</summary>
     public (int Segments, int DeletedEntries, long SizeInBytes) Files()
     {
         if (!TryAcquireSnapshot(out var snapshot))
@@ -262,12 +262,14 @@ public sealed class Index : IDisposable
             long size = 0;
             try
             {
-                foreach (var file in new DirectoryInfo(_luceneDir).EnumerateFiles())
-                    size += file.Length;
+                // Files on disk and small segments still held in memory (NRTCachingDirectory) alike.
+                var directory = _directory;
+                foreach (string file in directory.ListAll())
+                    size += directory.FileLength(file);
             }
-            catch (IOException)
+            catch (Exception e) when (e is IOException or ObjectDisposedException)
             {
-                // A file merged away meanwhile: the size is a best effort.
+                // A file merged away (or the index reset) meanwhile: the size is a best effort.
             }
             return (snapshot.Reader.Leaves.Count, snapshot.Reader.NumDeletedDocs, size);
         }
