@@ -114,7 +114,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
     private static string FreightRanges(string field) =>
         string.Join(", ", Enumerable.Range(0, 10).Select(i => i == 0 ? $"{field} < 100" : i == 9 ? $"{field} >= 900" : $"{field} >= {i * 100} and {field} < {(i + 1) * 100}"));
 
-    private static long WaitForIndex(HttpClient http, string name)
+    internal static long WaitForIndex(HttpClient http, string name)
     {
         while (true)
         {
@@ -191,7 +191,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
 
     private const string Tsv = "to_tsvector('simple', (body->'ShipTo'->>'Line1') || ' ' || (body->'ShipTo'->>'City'))";
 
-    private static void Exec(NpgsqlDataSource ds, string sql)
+    internal static void Exec(NpgsqlDataSource ds, string sql)
     {
         using var c = ds.CreateCommand(sql);
         c.CommandTimeout = 3600;
@@ -224,7 +224,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
         return (all.Length, sw.Elapsed.TotalSeconds, P(0.50), P(0.99));
     }
 
-    private static void Check(HttpResponseMessage r, HttpStatusCode expected)
+    internal static void Check(HttpResponseMessage r, HttpStatusCode expected)
     {
         if (r.StatusCode != expected)
             throw new InvalidOperationException($"{r.RequestMessage?.Method} {r.RequestMessage?.RequestUri}: {(int)r.StatusCode} {r.Content.ReadAsStringAsync().Result}");

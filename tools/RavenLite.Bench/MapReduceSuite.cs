@@ -43,13 +43,13 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
         var rows = new List<BenchResult>();
         using var server = ServerProcess.Start(Path.Combine(workDir, "ravenlite-mapreduce"));
         using var http = new HttpClient { BaseAddress = server.Url, Timeout = TimeSpan.FromMinutes(30) };
-        Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
-        Check(http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkInsertSuite.BulkContent(docs)).Result, HttpStatusCode.Created);
+        IndexingSuite.Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
+        IndexingSuite.Check(http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkInsertSuite.BulkContent(docs)).Result, HttpStatusCode.Created);
         Console.WriteLine($"#   ravenlite: loaded {docs.Count:N0} documents (not timed)");
 
         var sw = Stopwatch.StartNew();
         PutIndex(http, "Orders/Totals", Map, Reduce);
-        long keys = WaitForIndex(http, "Orders/Totals");
+        long keys = IndexingSuite.WaitForIndex(http, "Orders/Totals");
         sw.Stop();
         Console.WriteLine($"#   ravenlite: Orders/Totals reduced {docs.Count:N0} orders to {keys:N0} companies");
         rows.Add(new BenchResult("mapreduce", "map-reduce-build", "ravenlite", "-", docs.Count, sw.Elapsed.TotalSeconds, docs.Count / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, server.PeakRssBytes()));
@@ -67,7 +67,7 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
             doc["Freight"] = freight;
             var before = Total(http, company, wait: true);
             var t = Stopwatch.StartNew();
-            Check(http.PutAsync("/databases/bench/docs?id=" + Uri.EscapeDataString(id), new StringContent(doc.ToJsonString(), Encoding.UTF8, "application/json")).Result, HttpStatusCode.Created);
+            IndexingSuite.Check(http.PutAsync("/databases/bench/docs?id=" + Uri.EscapeDataString(id), new StringContent(doc.ToJsonString(), Encoding.UTF8, "application/json")).Result, HttpStatusCode.Created);
             double after;
             do
                 after = Total(http, company, wait: true);
@@ -82,7 +82,7 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
         {
             var b = Stopwatch.StartNew();
             PutIndex(http, name, map, null);
-            WaitForIndex(http, name);
+            IndexingSuite.WaitForIndex(http, name);
             b.Stop();
             rows.Add(new BenchResult("mapreduce", engine + "-build", "ravenlite", "-", docs.Count, b.Elapsed.TotalSeconds, docs.Count / b.Elapsed.TotalSeconds, null, null, null, null, null, null, null, server.PeakRssBytes()));
         }
@@ -93,7 +93,7 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
             var c = Stopwatch.StartNew();
             PutIndex(http, $"Compile/{i}", $"from o in docs.Orders where o.Freight > {i} select new {{ o.Company, Total = o.Lines.Sum(l => l.Quantity * l.PricePerUnit), Month = o.OrderedAt.Substring(0, 7) }}", null);
             compiles.Add(c.Elapsed.TotalMilliseconds);
-            Check(http.DeleteAsync($"/databases/bench/indexes?name=Compile/{i}").Result, HttpStatusCode.NoContent);
+            IndexingSuite.Check(http.DeleteAsync($"/databases/bench/indexes?name=Compile/{i}").Result, HttpStatusCode.NoContent);
         }
         compiles.Sort();
         rows.Add(new BenchResult("mapreduce", "roslyn-compile", "ravenlite", "-", 5, compiles.Sum() / 1000, 5 / (compiles.Sum() / 1000), null, null, null, null, null, compiles[2], compiles[4], null));
@@ -109,7 +109,7 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
             ["WaitForNonStaleResults"] = wait,
         };
         using var r = http.PostAsync("/databases/bench/queries", new StringContent(q.ToJsonString(), Encoding.UTF8, "application/json")).Result;
-        Check(r, HttpStatusCode.OK);
+        IndexingSuite.Check(r, HttpStatusCode.OK);
         using var json = JsonDocument.Parse(r.Content.ReadAsStream());
         return json.RootElement.GetProperty("Results")[0].GetProperty("Freight").GetDouble();
     }
@@ -119,19 +119,7 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
         var definition = new JsonObject { ["Name"] = name, ["Maps"] = new JsonArray(map) };
         if (reduce != null)
             definition["Reduce"] = reduce;
-        Check(http.PutAsync("/databases/bench/admin/indexes", new StringContent(new JsonObject { ["Indexes"] = new JsonArray(definition) }.ToJsonString(), Encoding.UTF8, "application/json")).Result, HttpStatusCode.Created);
-    }
-
-    private static long WaitForIndex(HttpClient http, string name)
-    {
-        while (true)
-        {
-            using var json = JsonDocument.Parse(http.GetStringAsync("/databases/bench/indexes/stats?name=" + Uri.EscapeDataString(name)).Result);
-            var s = json.RootElement.GetProperty("Results")[0];
-            if (!s.GetProperty("IsStale").GetBoolean())
-                return s.GetProperty("EntriesCount").GetInt64();
-            Thread.Sleep(20);
-        }
+        IndexingSuite.Check(http.PutAsync("/databases/bench/admin/indexes", new StringContent(new JsonObject { ["Indexes"] = new JsonArray(definition) }.ToJsonString(), Encoding.UTF8, "application/json")).Result, HttpStatusCode.Created);
     }
 
     private List<BenchResult> Postgres(OrderDocuments docs)
@@ -139,16 +127,16 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
         var rows = new List<BenchResult>();
         using var pg = PostgresPeer.Start(workDir);
         using var ds = NpgsqlDataSource.Create(pg.ConnectionString);
-        Exec(ds, "CREATE TABLE docs(id text PRIMARY KEY, body jsonb NOT NULL)");
+        IndexingSuite.Exec(ds, "CREATE TABLE docs(id text PRIMARY KEY, body jsonb NOT NULL)");
         PostgresPeer.CopyOrders(ds, docs);
-        Exec(ds, "VACUUM ANALYZE docs");
+        IndexingSuite.Exec(ds, "VACUUM ANALYZE docs");
         var sw = Stopwatch.StartNew();
-        Exec(ds, "CREATE MATERIALIZED VIEW totals AS SELECT body->>'Company' AS company, count(*) AS count, sum((body->>'Freight')::numeric) AS freight FROM docs GROUP BY 1");
+        IndexingSuite.Exec(ds, "CREATE MATERIALIZED VIEW totals AS SELECT body->>'Company' AS company, count(*) AS count, sum((body->>'Freight')::numeric) AS freight FROM docs GROUP BY 1");
         sw.Stop();
         rows.Add(new BenchResult("mapreduce", "map-reduce-build", "postgres", "-", docs.Count, sw.Elapsed.TotalSeconds, docs.Count / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null));
 
         // The incremental equivalent: an UPDATE, then the company's aggregate over the expression index.
-        Exec(ds, "CREATE INDEX docs_company ON docs ((body->>'Company'))");
+        IndexingSuite.Exec(ds, "CREATE INDEX docs_company ON docs ((body->>'Company'))");
         var rnd = new Random(7);
         var latencies = new List<double>();
         for (int i = 0; i < Changes; i++)
@@ -176,16 +164,4 @@ internal sealed class MapReduceSuite(bool quick, string workDir, bool withPeer =
         return rows;
     }
 
-    private static void Exec(NpgsqlDataSource ds, string sql)
-    {
-        using var cmd = ds.CreateCommand(sql);
-        cmd.CommandTimeout = 3600;
-        cmd.ExecuteNonQuery();
-    }
-
-    private static void Check(HttpResponseMessage r, HttpStatusCode expected)
-    {
-        if (r.StatusCode != expected)
-            throw new InvalidOperationException($"{r.RequestMessage?.Method} {r.RequestMessage?.RequestUri}: {(int)r.StatusCode} {r.Content.ReadAsStringAsync().Result}");
-    }
 }
