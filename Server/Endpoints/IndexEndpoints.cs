@@ -77,6 +77,8 @@ public static class IndexEndpoints
         };
         if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
             definition.Reduce = r.GetString();
+        if (e.TryGetProperty("OutputReduceToCollection", out var output) && output.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(output.GetString()))
+            definition.OutputReduceToCollection = output.GetString();
         if (e.TryGetProperty("AdditionalSources", out var sources) && sources.ValueKind == JsonValueKind.Object)
             foreach (var source in sources.EnumerateObject())
                 if (source.Value.ValueKind == JsonValueKind.String)

@@ -529,6 +529,8 @@ public sealed class Index : IDisposable
                 mapResultsTx.Dispose();
                 mapResultsTx = null;
                 WriteReduced(reduced, terms);
+                if (Definition.OutputReduceToCollection is { } output && reduced.Count > 0)
+                    WriteArtificialDocuments(output, reduced);
                 changed |= reduced.Count > 0;
             }
         }
@@ -654,6 +656,53 @@ public sealed class Index : IDisposable
             reduced.Add((hash, outputs));
         }
         return reduced;
+    }
+
+    /// <summary>
+    /// Map-reduce with OutputReduceToCollection: each changed key's reduce results as documents of that collection
+    /// (<c>{collection}/{key hash}</c>, a suffix <c>/n</c> after the first of several; <c>@flags: Artificial, FromIndex</c>),
+    /// deleted when the key is gone; written through the database's merger before the batch is published. A key that
+    /// stays dirty after a crash is reduced and written again.
+    /// </summary>
+    private void WriteArtificialDocuments(string collection, List<(string Hash, List<byte[]> Outputs)> reduced)
+    {
+        var puts = new List<(string Id, byte[]? Json)>();
+        foreach (var (hash, outputs) in reduced)
+        {
+            string id = collection + "/" + hash.ToLowerInvariant();
+            if (outputs.Count == 0)
+                puts.Add((id, null));
+            for (int i = 0; i < outputs.Count; i++)
+            {
+                var buffer = new System.Buffers.ArrayBufferWriter<byte>(outputs[i].Length + 96);
+                using (var w = new Utf8JsonWriter(buffer))
+                using (var parsed = JsonDocument.Parse(outputs[i]))
+                {
+                    w.WriteStartObject();
+                    foreach (var p in parsed.RootElement.EnumerateObject())
+                        if (p.Name != "@metadata")
+                            p.WriteTo(w);
+                    w.WriteStartObject("@metadata");
+                    w.WriteString("@collection", collection);
+                    w.WriteString("@flags", "Artificial, FromIndex");
+                    w.WriteEndObject();
+                    w.WriteEndObject();
+                }
+                puts.Add((i == 0 ? id : id + "/" + i.ToString(CultureInfo.InvariantCulture), buffer.WrittenSpan.ToArray()));
+            }
+        }
+        var command = new TransactionMerger.DelegateCommand<int>(ctx =>
+        {
+            foreach (var (id, json) in puts)
+            {
+                if (json == null)
+                    ctx.Delete(id, null);
+                else
+                    ctx.Put(id, json, null);
+            }
+            return puts.Count;
+        }, puts.Sum(p => (long)(p.Json?.Length ?? 0)));
+        _db.Merger.EnqueueAsync(command).GetAwaiter().GetResult();
     }
 
     /// <summary>Map-reduce: replaces each key's entries with its reduce results (none: the key is gone).</summary>

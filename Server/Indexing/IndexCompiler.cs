@@ -23,6 +23,8 @@ public static class IndexCompiler
         }
         if (definition.Maps.Count == 0)
             throw ApiException.IndexCompilation($"Index '{definition.Name}' has no maps.", "Maps", "");
+        if (definition.OutputReduceToCollection is { } output && !definition.IsMapReduce)
+            throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection needs a reduce.", "OutputReduceToCollection", output);
         IReadOnlyList<ScriptMap> maps;
         ScriptReduce? reduce;
         if (definition.IsJavaScript)
@@ -91,6 +93,8 @@ public static class IndexCompiler
                 miles.Add(name);
         }
         var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
+        if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
+            throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
         return new CompiledIndex(collections, fieldList, maps, reduce) { UsesLoad = usesLoad };

@@ -49,6 +49,9 @@ public sealed class IndexDefinition
     /// <summary>The reduce of a map-reduce index (C# or JavaScript), else null.</summary>
     public string? Reduce { get; set; }
 
+    /// <summary>Map-reduce: the collection the reduce results are also written to as documents (RavenDB's artificial documents), else null.</summary>
+    public string? OutputReduceToCollection { get; set; }
+
     /// <summary>True for map-reduce indexes: their entries are reduce results, not documents.</summary>
     [JsonIgnore]
     public bool IsMapReduce => !string.IsNullOrWhiteSpace(Reduce);

@@ -260,6 +260,7 @@ public sealed class IndexStore : IDisposable
         a.Maps.SequenceEqual(b.Maps, StringComparer.Ordinal)
         && a.Type == b.Type
         && string.Equals(a.Reduce, b.Reduce, StringComparison.Ordinal)
+        && string.Equals(a.OutputReduceToCollection, b.OutputReduceToCollection, StringComparison.Ordinal)
         && a.AdditionalSources.Count == b.AdditionalSources.Count
         && a.AdditionalSources.All(kv => b.AdditionalSources.TryGetValue(kv.Key, out var v) && v == kv.Value)
         && a.FieldOptions.Count == b.FieldOptions.Count

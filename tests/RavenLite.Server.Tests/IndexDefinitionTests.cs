@@ -640,4 +640,48 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         Assert.Equal(HttpStatusCode.Created, (await Put(v2)).StatusCode);
         Assert.DoesNotContain("ReplacementOf/Orders/Counts", (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes?namesOnly=true"))).GetProperty("Results").EnumerateArray().Select(n => n.GetString()));
     }
+
+    /// <summary>
+    /// OutputReduceToCollection: the reduce results are also documents of that collection (artificial, flagged),
+    /// updated and deleted with their keys; an output collection the index maps is refused.
+    /// </summary>
+    [Fact]
+    public async Task Reduce_results_are_written_to_the_output_collection()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2205);
+        var orders = Enumerable.Range(1, 200).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        async Task<HttpResponseMessage> Put(string output) => await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject
+        {
+            ["Indexes"] = new JsonArray(new JsonObject
+            {
+                ["Name"] = "Orders/PerCompany",
+                ["Maps"] = new JsonArray("from o in docs.Orders select new { o.Company, Count = 1 }"),
+                ["Reduce"] = "from r in results group r by r.Company into g select new { Company = g.Key, Count = g.Sum(x => x.Count) }",
+                ["OutputReduceToCollection"] = output,
+            }),
+        }.ToJsonString()));
+        var refused = await Put("Orders");
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Contains("OutputReduceToCollection", await refused.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.Created, (await Put("CompanyTotals")).StatusCode);
+        async Task Check()
+        {
+            await Query(http, "from index 'Orders/PerCompany'"); // waits for the index (and so for its output documents)
+            var docs = await Query(http, "from CompanyTotals order by Company");
+            Assert.Equal(orders.GroupBy(o => o.Company).OrderBy(g => g.Key.ToLowerInvariant(), StringComparer.Ordinal).Select(g => $"{g.Key}:{g.Count()}"),
+                docs.GetProperty("Results").EnumerateArray().Select(d => $"{d.GetProperty("Company").GetString()}:{d.GetProperty("Count").GetInt32()}"));
+            Assert.All(docs.GetProperty("Results").EnumerateArray(), d => Assert.Equal("Artificial, FromIndex", d.GetProperty("@metadata").GetProperty("@flags").GetString()));
+        }
+        await Check();
+        string gone = orders[0].Company;
+        var doomed = orders.Where(o => o.Company == gone).Select(o => o.Id).ToList();
+        await Bulk(http, doomed.Select(id => new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }));
+        orders.RemoveAll(o => o.Company == gone);
+        orders[1] = RandomOrder(rnd, orders[1].Id);
+        await Bulk(http, [new JsonObject { ["Id"] = orders[1].Id, ["Type"] = "PUT", ["Document"] = ToJson(orders[1]) }]);
+        await Check();
+    }
 }
