@@ -684,4 +684,20 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         await Bulk(http, [new JsonObject { ["Id"] = orders[1].Id, ["Type"] = "PUT", ["Document"] = ToJson(orders[1]) }]);
         await Check();
     }
+
+    /// <summary>Recurse walks a tree of nested objects: the item and everything reached from it.</summary>
+    [Fact]
+    public async Task Recurse_indexes_every_level_of_a_tree()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http, [new JsonObject { ["Id"] = "trees/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""
+            {"Name":"root","Children":[{"Name":"a","Children":[{"Name":"a1"},{"Name":"a2","Children":[{"Name":"deep"}]}]},{"Name":"b"}],"@metadata":{"@collection":"Trees"}}
+            """) }]);
+        var r = await PutIndex(http, "Trees/Names", ["from t in docs.Trees select new { Names = Recurse(t, x => x.Children).Select(x => x.Name), Count = Recurse(t, x => x.Children).Count() }"]);
+        Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
+        foreach (string name in new[] { "root", "a", "a1", "a2", "deep", "b" })
+            Assert.Equal(["trees/1"], Ids(await Query(http, "from index 'Trees/Names' where Names = $n and Count = 6", new JsonObject { ["n"] = name })));
+        Assert.Empty(Ids(await Query(http, "from index 'Trees/Names' where Names = 'c'")));
+    }
 }
