@@ -38,7 +38,10 @@ public static class QueryEndpoints
             int? pageSize = root.TryGetProperty("PageSize", out var ps) && ps.ValueKind == JsonValueKind.Number ? ps.GetInt32() : null;
             bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
             var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
-            await Answer(context, db, q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait)).ConfigureAwait(false);
+            string behavior = root.TryGetProperty("ProjectionBehavior", out var pb) && pb.ValueKind == JsonValueKind.String ? pb.GetString()! : "Default";
+            if (!QueryOptions.ProjectionBehaviors.Contains(behavior, StringComparer.Ordinal))
+                throw ApiException.BadRequest($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
+            await Answer(context, db, q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait, behavior)).ConfigureAwait(false);
         }
     }
 

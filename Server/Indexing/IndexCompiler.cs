@@ -92,7 +92,9 @@ public static class IndexCompiler
             if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
                 miles.Add(name);
         }
-        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n))).ToList();
+        var stored = definition.FieldOptions.Where(kv => kv.Value.ValueKind == JsonValueKind.Object && kv.Value.TryGetProperty("Storage", out var st) && st.ValueKind == JsonValueKind.String && st.GetString() == "Yes")
+            .Select(kv => kv.Key).ToHashSet(StringComparer.Ordinal);
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n))).ToList();
         if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
             throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));

@@ -21,7 +21,8 @@ public enum FieldIndexing
 /// <param name="Analyzer">The analyzer of a Search field's text as the definition names it (<see cref="AnalyzerCatalog"/>); null: <see cref="SearchAnalyzer"/>.</param>
 /// <param name="Spatial">A spatial field (the map's <c>CreateSpatialField</c>): values are WKT shapes, indexed as geohash cells.</param>
 /// <param name="Miles">A spatial field whose circle radii and distances are in miles (field option <c>Spatial.Units</c>); else kilometres.</param>
-public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null, bool Spatial = false, bool Miles = false)
+/// <param name="Stored">Field option <c>Storage: Yes</c>: a projection of the field reads the index's values by default (every entry keeps its values, so any field can be read from the index).</param>
+public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null, bool Spatial = false, bool Miles = false, bool Stored = false)
 {
     /// <summary>The analyzer of this field's searchable text.</summary>
     internal Lucene.Net.Analysis.Analyzer TextAnalyzer => Analyzer == null ? SearchAnalyzer.Instance : AnalyzerCatalog.Resolve(Analyzer) ?? SearchAnalyzer.Instance;

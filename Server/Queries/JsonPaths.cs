@@ -26,6 +26,21 @@ public static class JsonPaths
             Walk(child, parts, index + 1, result);
     }
 
+    /// <summary>True when the document has the path (a null value counts; through arrays, in any item).</summary>
+    public static bool Exists(JsonElement node, IReadOnlyList<string> parts, int index = 0)
+    {
+        if (node.ValueKind == JsonValueKind.Array)
+        {
+            foreach (var e in node.EnumerateArray())
+                if (Exists(e, parts, index))
+                    return true;
+            return false;
+        }
+        if (index == parts.Count)
+            return true;
+        return node.ValueKind == JsonValueKind.Object && node.TryGetProperty(parts[index], out var child) && Exists(child, parts, index + 1);
+    }
+
     /// <summary>True when the path passes through an array (a projection of it is then an array).</summary>
     public static bool PassesArray(JsonElement node, IReadOnlyList<string> parts)
     {

@@ -67,7 +67,7 @@ public sealed partial class QueryRunner
     {
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
-        var runner = new QueryRunner(db, query, parameters) { _timings = query.Timings ? new QueryTimings() : null };
+        var runner = new QueryRunner(db, query, parameters) { _timings = query.Timings ? new QueryTimings() : null, _projectionBehavior = options.ProjectionBehavior };
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
@@ -816,6 +816,8 @@ public sealed partial class QueryRunner
         return null;
     }
 
+    private string _projectionBehavior = "Default";
+
     private byte[] Project(Row row)
     {
         var doc = row.Document!;
@@ -833,13 +835,33 @@ public sealed partial class QueryRunner
                     continue;
                 }
                 var values = new List<JsonElement>();
-                JsonPaths.Walk(root, f.Path.Parts, 0, values);
-                bool throughArray = JsonPaths.PassesArray(root, f.Path.Parts);
-                if (values.Count == 0 && row.HasEntry)
+                bool throughArray = false;
+                // Where the value comes from (ProjectionBehavior): the index's entry (an index field; by default when
+                // the field is stored) or the document; by default the document, else the values the map computed.
+                var indexField = row.HasEntry ? _compiled?.Field(f.Path.ToString()) : null;
+                bool fromIndex = _projectionBehavior is "FromIndex" or "FromIndexOrThrow" || (_projectionBehavior == "Default" && indexField is { Stored: true });
+                if (_projectionBehavior == "FromIndexOrThrow" && indexField == null)
+                    throw ApiException.InvalidQuery($"ProjectionBehavior FromIndexOrThrow: '{f.Path}' is not a field of the index.");
+                if (fromIndex)
                 {
-                    // A field the map computes (not in the document): its indexed values.
-                    values = row.Values(f.Path);
-                    throughArray = values.Count > 1;
+                    if (indexField != null)
+                    {
+                        values = row.Values(f.Path);
+                        throughArray = values.Count > 1;
+                    }
+                }
+                else
+                {
+                    JsonPaths.Walk(root, f.Path.Parts, 0, values);
+                    throughArray = JsonPaths.PassesArray(root, f.Path.Parts);
+                    if (values.Count == 0 && _projectionBehavior == "FromDocumentOrThrow" && !JsonPaths.Exists(root, f.Path.Parts))
+                        throw ApiException.InvalidQuery($"ProjectionBehavior FromDocumentOrThrow: document '{doc.Id}' has no '{f.Path}'.");
+                    if (values.Count == 0 && row.HasEntry && _projectionBehavior == "Default")
+                    {
+                        // A field the map computes (not in the document): its indexed values.
+                        values = row.Values(f.Path);
+                        throughArray = values.Count > 1;
+                    }
                 }
                 if (values.Count == 0)
                     w.WriteNullValue();

@@ -700,4 +700,32 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
             Assert.Equal(["trees/1"], Ids(await Query(http, "from index 'Trees/Names' where Names = $n and Count = 6", new JsonObject { ["n"] = name })));
         Assert.Empty(Ids(await Query(http, "from index 'Trees/Names' where Names = 'c'")));
     }
+
+    /// <summary>ProjectionBehavior: selected fields come from the document by default, from the index for stored fields and FromIndex, and the OrThrow variants are 400s when the field is missing there.</summary>
+    [Fact]
+    public async Task Projection_behavior_chooses_index_or_document_values()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Bulk(http, [new JsonObject { ["Id"] = "users/1", ["Type"] = "PUT", ["Document"] = JsonNode.Parse("""{"Name":"ada","Age":36,"@metadata":{"@collection":"Users"}}""") }]);
+        const string map = "from u in docs.Users select new { Name = u.Name.ToUpper(), u.Age }";
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Users/Plain", [map])).StatusCode);
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Users/Stored", [map], """{"Name":{"Storage":"Yes"}}""")).StatusCode);
+        async Task<JsonElement> Ask(string index, string select, string behavior, HttpStatusCode expect = HttpStatusCode.OK)
+        {
+            var body = new JsonObject { ["Query"] = $"from index '{index}' select {select}", ["WaitForNonStaleResults"] = true, ["ProjectionBehavior"] = behavior };
+            var r = await http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+            var json = await TestServer.ReadJson(r);
+            Assert.True(expect == r.StatusCode, $"{index} {select} {behavior}: {json}");
+            return json;
+        }
+        string NameOf(JsonElement json) => json.GetProperty("Results")[0].GetProperty("Name").GetString()!;
+        Assert.Equal("ada", NameOf(await Ask("Users/Plain", "Name", "Default")));
+        Assert.Equal("ADA", NameOf(await Ask("Users/Plain", "Name", "FromIndex")));
+        Assert.Equal("ADA", NameOf(await Ask("Users/Stored", "Name", "Default")));
+        Assert.Equal("ada", NameOf(await Ask("Users/Stored", "Name", "FromDocument")));
+        Assert.Contains("not a field of the index", (await Ask("Users/Plain", "Other", "FromIndexOrThrow", HttpStatusCode.BadRequest)).GetProperty("Message").GetString(), StringComparison.Ordinal);
+        Assert.Contains("has no 'Nope'", (await Ask("Users/Plain", "Nope", "FromDocumentOrThrow", HttpStatusCode.BadRequest)).GetProperty("Message").GetString(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.BadRequest, (await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from Users","ProjectionBehavior":"Sideways"}"""))).StatusCode);
+    }
 }
