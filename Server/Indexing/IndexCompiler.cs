@@ -215,15 +215,20 @@ public sealed class CompiledIndex
             }
             w.WriteEndObject();
         }
-        byte[] json = buffer.WrittenSpan.ToArray();
-        var entry = JsonDocument.Parse(json);
+        return WithValues(buffer.WrittenSpan.ToArray(), fieldValues);
+    }
+
+    /// <summary>The entry <paramref name="json"/>, its values per field put in <paramref name="fieldValues"/> (valid until the result is disposed).</summary>
+    private MappedEntry WithValues(byte[] json, List<JsonElement>[] fieldValues)
+    {
+        var parsed = JsonDocument.Parse(json);
         foreach (var list in fieldValues)
             list.Clear();
-        foreach (var p in entry.RootElement.EnumerateObject())
+        foreach (var p in parsed.RootElement.EnumerateObject())
             if (_byName.TryGetValue(p.Name, out var f))
                 foreach (var v in p.Value.EnumerateArray())
                     fieldValues[f.Id].Add(v);
-        return new MappedEntry(json, entry);
+        return new MappedEntry(json, parsed);
     }
 
     /// <summary>JSON objects as one JSON array.</summary>
@@ -337,16 +342,7 @@ public sealed class CompiledIndex
             }
         }
         byte[] json = buffer.WrittenSpan.ToArray();
-        if (fieldValues == null)
-            return new MappedEntry(json, null);
-        var parsed = JsonDocument.Parse(json);
-        foreach (var list in fieldValues)
-            list.Clear();
-        foreach (var p in parsed.RootElement.EnumerateObject())
-            if (_byName.TryGetValue(p.Name, out var f))
-                foreach (var v in p.Value.EnumerateArray())
-                    fieldValues[f.Id].Add(v);
-        return new MappedEntry(json, parsed);
+        return fieldValues == null ? new MappedEntry(json, null) : WithValues(json, fieldValues);
     }
 }
 
