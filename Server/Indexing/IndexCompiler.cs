@@ -158,7 +158,7 @@ public sealed class CompiledIndex
             }
             catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
             {
-                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {(e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message)}", e);
+                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {Cause(e)}", e);
             }
         }
     }
@@ -183,7 +183,7 @@ public sealed class CompiledIndex
         }
         catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
         {
-            throw new IndexMapException("The reduce failed: " + (e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message), e);
+            throw new IndexMapException("The reduce failed: " + Cause(e), e);
         }
         finally
         {
@@ -191,6 +191,9 @@ public sealed class CompiledIndex
                 d.Dispose();
         }
     }
+
+    /// <summary>What went wrong in index code (a reflection call's own exception, not its wrapper).</summary>
+    private static string Cause(Exception e) => e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message;
 
     /// <summary>Map-reduce: the entry (field values) of one reduce result; its fields' arrays flattened.</summary>
     internal MappedEntry EntryOfResult(byte[] result, List<JsonElement>[] fieldValues)
@@ -338,7 +341,7 @@ public sealed class CompiledIndex
             }
             catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
             {
-                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {(e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message)}", e);
+                throw new IndexMapException($"The map of '{collection}' failed for '{id}': {Cause(e)}", e);
             }
         }
         byte[] json = buffer.WrittenSpan.ToArray();

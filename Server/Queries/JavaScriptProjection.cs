@@ -28,9 +28,7 @@ internal sealed class JavaScriptProjection : IDisposable
     {
         _query = query;
         _load = load;
-        _engine = new Engine(o => o.Strict(false).MaxStatements(Indexing.Scripting.JavaScriptIndex.MaxStatements).LimitRecursion(Indexing.Scripting.JavaScriptIndex.MaxRecursion)
-            .TimeoutInterval(Indexing.Scripting.JavaScriptIndex.Timeout).LimitMemory(Indexing.Scripting.JavaScriptIndex.MaxMemory)
-            .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
+        _engine = Indexing.Scripting.JavaScriptIndex.CreateEngine();
         _engine.SetValue("load", new Func<JsValue, JsValue>(id => id is not null && id.IsString() && _load(id.AsString()) is { } d ? Parse(d) : JsValue.Null));
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
@@ -72,20 +70,7 @@ internal sealed class JavaScriptProjection : IDisposable
         return "({ " + string.Join(", ", members) + " })";
     }
 
-    private JsValue Parse(StoredDocument doc)
-    {
-        var value = new JsonParser(_engine).Parse(System.Text.Encoding.UTF8.GetString(doc.Json));
-        if (value is ObjectInstance o)
-        {
-            if (o.Get("@metadata") is not ObjectInstance meta)
-            {
-                meta = new JsObject(_engine);
-                o.Set("@metadata", meta);
-            }
-            meta.Set("@id", doc.Id);
-        }
-        return value;
-    }
+    private JsValue Parse(StoredDocument doc) => Indexing.Scripting.JavaScriptIndex.Document(_engine, System.Text.Encoding.UTF8.GetString(doc.Json), doc.Id);
 
     /// <summary>The projection of one answered document, with RavenDB's projection metadata.</summary>
     public byte[] Project(StoredDocument doc, JsonElement json)

@@ -64,7 +64,13 @@ public abstract class CSharpIndexScript
     }
 
     /// <summary>A spatial point from a latitude and a longitude; no value when either is null.</summary>
-    public object CreateSpatialField(object? latitude, object? longitude)
+    public object CreateSpatialField(object? latitude, object? longitude) => SpatialField(latitude, longitude);
+
+    /// <summary>A spatial shape from WKT (a POINT or POLYGON); no value when null.</summary>
+    public object CreateSpatialField(object? wkt) => SpatialField(wkt);
+
+    /// <summary>CreateSpatialField(lat, lng) of C# and JavaScript index code.</summary>
+    internal static object SpatialField(object? latitude, object? longitude)
     {
         if (DynamicJson.IsNull(latitude) || DynamicJson.IsNull(longitude))
             return DynamicNull.Instance;
@@ -74,8 +80,8 @@ public abstract class CSharpIndexScript
         return new SpatialValue(point.ToWkt());
     }
 
-    /// <summary>A spatial shape from WKT (a POINT or POLYGON); no value when null.</summary>
-    public object CreateSpatialField(object? wkt)
+    /// <summary>CreateSpatialField(wkt) of C# and JavaScript index code.</summary>
+    internal static object SpatialField(object? wkt)
     {
         if (DynamicJson.IsNull(wkt))
             return DynamicNull.Instance;

@@ -168,10 +168,7 @@ internal static class JavaScriptIndex
 
         private static (Engine, Dictionary<string, JsValue>) Create(IReadOnlyList<string> scripts, bool reduce)
         {
-            // Reading a property of null or undefined gives it back instead of throwing (o.Address.City on an order
-            // without an address is undefined), as RavenDB's JavaScript indexes do.
-            var engine = new Engine(o => o.Strict(false).MaxStatements(MaxStatements).LimitRecursion(MaxRecursion).TimeoutInterval(Timeout).LimitMemory(MaxMemory)
-                .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
+            var engine = CreateEngine();
             var maps = new Dictionary<string, JsValue>(StringComparer.OrdinalIgnoreCase);
             engine.SetValue("map", new Action<string, JsValue>((collection, fn) => maps[collection] = fn));
             engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
@@ -206,8 +203,7 @@ internal static class JavaScriptIndex
 
         private static JsValue Spatial(Engine engine, JsValue a, JsValue b)
         {
-            object shape = b is null || b.IsUndefined() ? new CSharpSpatial().CreateSpatialField(ToClr(a))
-                : new CSharpSpatial().CreateSpatialField(ToClr(a), ToClr(b));
+            object shape = b is null || b.IsUndefined() ? CSharpIndexScript.SpatialField(ToClr(a)) : CSharpIndexScript.SpatialField(ToClr(a), ToClr(b));
             if (shape is not SpatialValue v)
                 return JsValue.Null;
             var o = new JsObject(engine);
@@ -225,10 +221,22 @@ internal static class JavaScriptIndex
         };
     }
 
+    /// <summary>
+    /// A Jint engine for index code and query projections: property reads on null or undefined give them back
+    /// (o.Address.City on an order without an address is undefined, as in RavenDB); each run limited in statements,
+    /// recursion, time and memory (reset the constraints before each run).
+    /// </summary>
+    internal static Engine CreateEngine() =>
+        new(o => o.Strict(false).MaxStatements(MaxStatements).LimitRecursion(MaxRecursion).TimeoutInterval(Timeout).LimitMemory(MaxMemory)
+            .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
+
     /// <summary>A document as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
-    internal static JsValue Document(Engine engine, JsonElement json, string id)
+    internal static JsValue Document(Engine engine, JsonElement json, string id) => Document(engine, json.GetRawText(), id);
+
+    /// <summary>A document (JSON text) as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
+    internal static JsValue Document(Engine engine, string json, string id)
     {
-        var value = new JsonParser(engine).Parse(json.GetRawText());
+        var value = new JsonParser(engine).Parse(json);
         if (value is ObjectInstance o)
         {
             if (o.Get("@metadata") is not ObjectInstance meta)
@@ -277,9 +285,6 @@ internal static class JavaScriptIndex
 
     /// <summary>A JavaScript value as JSON (UTF-8).</summary>
     internal static byte[] JsonOf(Engine engine, JsValue value) => System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(engine).Serialize(value).AsString());
-
-    /// <summary>The spatial checks of C# index code, shared.</summary>
-    private sealed class CSharpSpatial : CSharpIndexScript;
 }
 
 /// <summary>One <c>map()</c> of a JavaScript index.</summary>
