@@ -34,13 +34,12 @@ public static class IndexEndpoints
             if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Indexes", out var list) || list.ValueKind != JsonValueKind.Array)
                 throw ApiException.BadRequest("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
             var definitions = list.EnumerateArray().Select(ReadDefinition).ToList();
-            foreach (var d in definitions)
-                IndexCompiler.Compile(d); // every definition is checked before any is stored
+            var compiled = definitions.Select(IndexCompiler.Compile).ToList(); // every definition is checked before any is stored
             var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
-            var results = definitions.Select(d =>
+            var results = definitions.Select((d, i) =>
             {
                 string name = d.Name; // a changed index is answered by name while its replacement builds
-                db.Indexes.Put(d);
+                db.Indexes.Put(d, compiled[i]);
                 return (name, registry.NextRaftIndex());
             }).ToList();
             await JsonResponse.WriteAsync(context, 201, w =>

@@ -88,14 +88,16 @@ public sealed class IndexStore : IDisposable
     /// Creates or replaces a static index. 400 IndexCompilationException when its maps are outside the
     /// supported forms (nothing changes then). Putting an identical definition again keeps the index as it is.
     /// </summary>
-    public Index Put(IndexDefinition definition)
+    /// <param name="definition">The definition.</param>
+    /// <param name="compiled">The definition compiled already (by the caller's validation), else null.</param>
+    public Index Put(IndexDefinition definition, CompiledIndex? compiled = null)
     {
         ValidateName(definition.Name);
         if (definition.Name.StartsWith("Auto/", StringComparison.OrdinalIgnoreCase))
             throw ApiException.BadRequest($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
         if (definition.Name.StartsWith(IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
             throw ApiException.BadRequest($"Index names starting with '{IndexDefinition.ReplacementPrefix}' are reserved for side-by-side replacements: '{definition.Name}'.");
-        var compiled = IndexCompiler.Compile(definition);
+        compiled ??= IndexCompiler.Compile(definition);
         Index replacement;
         lock (_lock)
         {
