@@ -58,6 +58,12 @@ public abstract class AbstractIndexCreationTaskBase
     /// <summary>The server's <c>Recurse</c>: the item and everything reached from it by <paramref name="next"/>.</summary>
     protected static IEnumerable<T> Recurse<T>(T item, Func<T, IEnumerable<T>> next) => throw Describes();
 
+    /// <summary>The server's <c>CreateField(name, value)</c>: a field named at run time (put it in a property called <c>_</c>).</summary>
+    protected static object CreateField(string name, object? value) => throw Describes();
+
+    /// <summary>The server's <c>CreateField(name, value, stored, analyzed)</c>.</summary>
+    protected static object CreateField(string name, object? value, bool stored, bool analyzed) => throw Describes();
+
     /// <summary>The server's <c>CreateSpatialField(lat, lng)</c>.</summary>
     protected static object CreateSpatialField(double? latitude, double? longitude) => throw Describes();
 

@@ -84,7 +84,10 @@ public sealed class Index : IDisposable
     /// <summary>Caught up, the index commits once no batch came for this long.</summary>
     private static readonly TimeSpan IdleBeforeCommit = TimeSpan.FromMilliseconds(200);
     private const int MaxRecordedErrors = 500;
-    private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:";
+    private const string TombstoneKey = "tombstone", EtagKeyPrefix = "etag:", DynamicFieldsKey = "dynamicFields";
+
+    /// <summary>A field the maps created (CreateField), as the commit's user data lists them in id order.</summary>
+    private sealed record DynamicFieldRecord(string Name, FieldIndexing Indexing, bool Stored);
 
     private readonly Database _db;
     private readonly string _luceneDir;
@@ -105,7 +108,7 @@ public sealed class Index : IDisposable
     private bool _uncommitted; // batches published but not committed yet (worker thread only)
     private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
     private long _lastCommit = Stopwatch.GetTimestamp();
-    private readonly List<JsonElement>[] _fieldValues; // the worker's per-field values of the document being written
+    private readonly List<List<JsonElement>> _fieldValues; // the worker's per-field values of the document being written
     private readonly MapReduceStore? _mapReduce; // map-reduce: map results per reduce key, in the database's storage
     private readonly ReferenceStore? _references; // maps that load documents: who loaded what, in the database's storage
 
@@ -126,7 +129,7 @@ public sealed class Index : IDisposable
         Folder = folder;
         _logger = logger;
         _luceneDir = Path.Combine(folder, "lucene");
-        _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToArray();
+        _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToList();
         _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.StoreId ?? definition.Name) : null;
         _references = compiled.UsesLoad ? new ReferenceStore(definition.StoreId ?? definition.Name) : null;
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
@@ -548,6 +551,8 @@ public sealed class Index : IDisposable
         foreach (var (c, e) in etags)
             data[EtagKeyPrefix + c.ToLowerInvariant()] = e.ToString(CultureInfo.InvariantCulture);
         data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
+        if (Compiled.DynamicFields is { Count: > 0 } dynamicFields)
+            data[DynamicFieldsKey] = JsonSerializer.Serialize(dynamicFields.Select(f => new DynamicFieldRecord(f.Name, f.Indexing, f.Stored)));
         _writer.SetCommitData(data);
         _uncommitted = true;
         var current = _snapshot.Reader;
@@ -764,7 +769,7 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
-    private Document Entry(string lowerId, long etag, byte[] entry, List<JsonElement>[] fieldValues, HashSet<(string Field, string Term)> terms)
+    private Document Entry(string lowerId, long etag, byte[] entry, List<List<JsonElement>> fieldValues, HashSet<(string Field, string Term)> terms)
     {
         terms.Clear();
         var fields = Compiled.Fields;
@@ -781,7 +786,7 @@ public sealed class Index : IDisposable
         {
             var field = fields[i];
             long sort = SortMissing;
-            var values = fieldValues[i];
+            var values = i < fieldValues.Count ? fieldValues[i] : [];
             if (!field.Spatial && values.Count > 0)
             {
                 if (values.Count > 1)
@@ -808,7 +813,7 @@ public sealed class Index : IDisposable
         for (int i = 0; i < fields.Count; i++)
         {
             var field = fields[i];
-            var values = fieldValues[i];
+            var values = i < fieldValues.Count ? fieldValues[i] : [];
             if (values.Count == 0)
                 continue;
             IndexKeys.TermsOf(field, values, terms);
@@ -912,6 +917,9 @@ public sealed class Index : IDisposable
         foreach (string c in _references != null ? Compiled.Collections.Append(ReferencesKey) : Compiled.Collections)
             etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
         long tomb = committedData.TryGetValue(TombstoneKey, out var t) ? long.Parse(t, CultureInfo.InvariantCulture) : 0;
+        // The committed entries' dynamic fields keep their ids; those added since the commit are gone with its entries.
+        var dynamicFields = committedData.TryGetValue(DynamicFieldsKey, out var df) ? JsonSerializer.Deserialize<List<DynamicFieldRecord>>(df) ?? [] : [];
+        Compiled.RestoreDynamicFields(dynamicFields.Select(f => (f.Name, (FieldIndexing?)f.Indexing, f.Stored)).ToList());
         Publish(DirectoryReader.Open(_writer, applyAllDeletes: true), etags, tomb);
         _reduceDirty = _mapReduce != null;
         _reducedSinceCommit.Clear();

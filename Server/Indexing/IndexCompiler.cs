@@ -95,11 +95,18 @@ public static class IndexCompiler
         var stored = definition.FieldOptions.Where(kv => kv.Value.ValueKind == JsonValueKind.Object && kv.Value.TryGetProperty("Storage", out var st) && st.ValueKind == JsonValueKind.String && st.GetString() == "Yes")
             .Select(kv => kv.Key).ToHashSet(StringComparer.Ordinal);
         var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n))).ToList();
+        // Fields named at run time (CreateField) take the definition's options for their name, unless the call gives its own.
+        IndexField DynamicField(string name, ushort id, FieldIndexing? indexing, bool isStored) =>
+            new(name, id, indexing ?? options.GetValueOrDefault(name), indexing is null or FieldIndexing.Search ? analyzers.GetValueOrDefault(name) : null,
+                Stored: isStored || stored.Contains(name));
         if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
             throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
-        return new CompiledIndex(collections, fieldList, maps, reduce) { UsesLoad = usesLoad };
+        bool createsFields = definition.IsJavaScript ? code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
+        if (createsFields && reduce != null)
+            throw ApiException.IndexCompilation($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
+        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad };
     }
 }
 
@@ -108,24 +115,84 @@ public sealed class CompiledIndex
 {
     private readonly Dictionary<string, (ScriptMap Map, int[] FieldIds)>? _maps;
     private readonly List<string[]>? _paths;
-    private readonly Dictionary<string, IndexField> _byName;
+    private readonly int _staticFields;
+    private readonly Func<string, ushort, FieldIndexing?, bool, IndexField>? _dynamicField;
+    private readonly Lock _fieldsLock = new();
+    private volatile FieldSet _fields;
+
+    /// <summary>The fields and their lookup by name, replaced as a whole when a dynamic field is added (readers never lock).</summary>
+    private sealed record FieldSet(IndexField[] List, Dictionary<string, IndexField> ByName)
+    {
+        public static FieldSet Of(IEnumerable<IndexField> fields)
+        {
+            var list = fields.ToArray();
+            return new FieldSet(list, list.ToDictionary(f => f.Name, StringComparer.Ordinal));
+        }
+    }
 
     internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, List<string[]> autoPaths)
     {
         Collections = collections;
-        Fields = fields;
+        _fields = FieldSet.Of(fields);
+        _staticFields = fields.Count;
         _paths = autoPaths;
-        _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
     }
 
-    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps, ScriptReduce? reduce)
+    internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps, ScriptReduce? reduce,
+        Func<string, ushort, FieldIndexing?, bool, IndexField>? dynamicField = null)
     {
         Collections = collections;
-        Fields = fields;
-        _byName = fields.ToDictionary(f => f.Name, StringComparer.Ordinal);
+        _fields = FieldSet.Of(fields);
+        _staticFields = fields.Count;
+        _dynamicField = dynamicField;
         Reducer = reduce;
-        _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_byName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+        _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_fields.ByName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
     }
+
+    /// <summary>The maps create fields at run time (<c>CreateField</c>): a query may name a field no entry has yet (it matches nothing).</summary>
+    public bool HasDynamicFields => _dynamicField != null;
+
+    /// <summary>The fields the maps created at run time, in the order they were added (their ids follow the static fields').</summary>
+    public IReadOnlyList<IndexField> DynamicFields => _fields.List[_staticFields..];
+
+    /// <summary>The field <paramref name="name"/>, added (the next id) when the index has no such field yet.</summary>
+    internal IndexField AddDynamicField(string name, FieldIndexing? indexing, bool stored)
+    {
+        if (_fields.ByName.TryGetValue(name, out var existing))
+            return existing;
+        lock (_fieldsLock)
+        {
+            var current = _fields;
+            if (current.ByName.TryGetValue(name, out existing))
+                return existing;
+            if (current.List.Length >= MaxFields)
+                throw new InvalidOperationException($"CreateField: the index already has {MaxFields:N0} fields; '{name}' would be one more.");
+            var field = _dynamicField!(name, (ushort)current.List.Length, indexing, stored);
+            _fields = FieldSet.Of(current.List.Append(field));
+            return field;
+        }
+    }
+
+    /// <summary>
+    /// Sets the dynamic fields to those of the index's last commit (opening, or after a rollback dropped what
+    /// followed it): their ids are their positions, as the committed entries have them.
+    /// </summary>
+    internal void RestoreDynamicFields(IReadOnlyList<(string Name, FieldIndexing? Indexing, bool Stored)> committed)
+    {
+        if (_dynamicField == null)
+            return;
+        lock (_fieldsLock)
+        {
+            var list = _fields.List[.._staticFields].ToList();
+            foreach (var (name, indexing, stored) in committed)
+                if (!list.Any(f => f.Name == name))
+                    list.Add(_dynamicField(name, (ushort)list.Count, indexing, stored));
+            _fields = FieldSet.Of(list);
+        }
+    }
+
+    /// <summary>At most this many fields (static and dynamic) per index.</summary>
+    private const int MaxFields = 10_000;
 
     /// <summary>The maps load other documents (LoadDocument, load()): their changes map the documents that loaded them again.</summary>
     public bool UsesLoad { get; init; }
@@ -196,7 +263,7 @@ public sealed class CompiledIndex
     private static string Cause(Exception e) => e is System.Reflection.TargetInvocationException { InnerException: { } inner } ? inner.Message : e.Message;
 
     /// <summary>Map-reduce: the entry (field values) of one reduce result; its fields' arrays flattened.</summary>
-    internal MappedEntry EntryOfResult(byte[] result, List<JsonElement>[] fieldValues)
+    internal MappedEntry EntryOfResult(byte[] result, List<List<JsonElement>> fieldValues)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
         using (var parsed = JsonDocument.Parse(result))
@@ -222,13 +289,16 @@ public sealed class CompiledIndex
     }
 
     /// <summary>The entry <paramref name="json"/>, its values per field put in <paramref name="fieldValues"/> (valid until the result is disposed).</summary>
-    private MappedEntry WithValues(byte[] json, List<JsonElement>[] fieldValues)
+    private MappedEntry WithValues(byte[] json, List<List<JsonElement>> fieldValues)
     {
         var parsed = JsonDocument.Parse(json);
+        var byName = _fields.ByName;
         foreach (var list in fieldValues)
             list.Clear();
+        while (fieldValues.Count < byName.Count)
+            fieldValues.Add([]);
         foreach (var p in parsed.RootElement.EnumerateObject())
-            if (_byName.TryGetValue(p.Name, out var f))
+            if (byName.TryGetValue(p.Name, out var f))
                 foreach (var v in p.Value.EnumerateArray())
                     fieldValues[f.Id].Add(v);
         return new MappedEntry(json, parsed);
@@ -255,11 +325,18 @@ public sealed class CompiledIndex
     /// <summary>Collections read, in definition order.</summary>
     public IReadOnlyList<string> Collections { get; }
 
-    /// <summary>Fields, by id.</summary>
-    public IReadOnlyList<IndexField> Fields { get; }
+    /// <summary>Fields, by id (the static ones, then those created at run time).</summary>
+    public IReadOnlyList<IndexField> Fields => _fields.List;
 
-    /// <summary>The field queries call <paramref name="name"/>, or null.</summary>
-    public IndexField? Field(string name) => _byName.GetValueOrDefault(name);
+    /// <summary>
+    /// The field queries call <paramref name="name"/>, or null. An index that creates fields at run time answers
+    /// a name it has not seen with a field no entry has (id <see cref="UnknownFieldId"/>): the query matches nothing.
+    /// </summary>
+    public IndexField? Field(string name) =>
+        _fields.ByName.GetValueOrDefault(name) ?? (_dynamicField != null ? new IndexField(name, UnknownFieldId, FieldIndexing.Default) : null);
+
+    /// <summary>The id of a field no entry has (see <see cref="Field"/>).</summary>
+    public const ushort UnknownFieldId = ushort.MaxValue;
 
     /// <summary>The entry of <paramref name="document"/> as JSON; <c>{}</c> (no values) when the map fails for it.</summary>
     public byte[] EntryOrEmpty(JsonElement document, string collection, string id, DocumentLoader? loader)
@@ -286,7 +363,7 @@ public sealed class CompiledIndex
     /// <param name="fieldValues">When given (one list per field), receives each field's values as well, valid until the result is disposed.</param>
     /// <param name="loader">Where index code's LoadDocument reads other documents (null: it finds none).</param>
     /// <param name="loadedIds">When given, receives the ids the map loaded (lower-cased).</param>
-    public MappedEntry MapEntry(JsonElement document, string collection, string id, List<JsonElement>[]? fieldValues = null, DocumentLoader? loader = null, HashSet<string>? loadedIds = null)
+    public MappedEntry MapEntry(JsonElement document, string collection, string id, List<List<JsonElement>>? fieldValues = null, DocumentLoader? loader = null, HashSet<string>? loadedIds = null)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(256);
         if (_paths != null)
@@ -323,17 +400,24 @@ public sealed class CompiledIndex
             try
             {
                 map.Map(document, id, mapValues);
+                var flat = new List<List<object?>>(perField.Length);
+                foreach (var values in perField)
+                {
+                    var list = new List<object?>();
+                    EntryValues.Flatten(values, list);
+                    flat.Add(list);
+                }
+                if (_dynamicField != null)
+                    MoveDynamicFields(flat);
+                var fields = Fields;
                 using var w = new Utf8JsonWriter(buffer);
                 w.WriteStartObject();
-                var flat = new List<object?>();
-                for (int i = 0; i < perField.Length; i++)
+                for (int i = 0; i < flat.Count; i++)
                 {
-                    flat.Clear();
-                    EntryValues.Flatten(perField[i], flat);
-                    if (flat.Count == 0)
+                    if (flat[i].Count == 0)
                         continue; // no value: a property the document does not have, or an empty list
-                    w.WriteStartArray(Fields[i].Name);
-                    foreach (var v in flat)
+                    w.WriteStartArray(fields[i].Name);
+                    foreach (var v in flat[i])
                         EntryValues.Write(w, v);
                     w.WriteEndArray();
                 }
@@ -346,6 +430,26 @@ public sealed class CompiledIndex
         }
         byte[] json = buffer.WrittenSpan.ToArray();
         return fieldValues == null ? new MappedEntry(json, null) : WithValues(json, fieldValues);
+    }
+
+    /// <summary>Moves each <see cref="DynamicField"/> value (whatever field holds it) to the values of the field it names (added when new).</summary>
+    private void MoveDynamicFields(List<List<object?>> flat)
+    {
+        int count = flat.Count;
+        for (int i = 0; i < count; i++)
+        {
+            var values = flat[i];
+            if (!values.Any(v => v is DynamicField))
+                continue;
+            flat[i] = values.Where(v => v is not DynamicField).ToList();
+            foreach (var created in values.OfType<DynamicField>())
+            {
+                var field = AddDynamicField(created.Name, created.Indexing, created.Stored);
+                while (flat.Count <= field.Id)
+                    flat.Add([]);
+                EntryValues.Flatten([created.Value], flat[field.Id]);
+            }
+        }
     }
 }
 

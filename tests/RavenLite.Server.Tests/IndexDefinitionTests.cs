@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using RavenLite.TestKit;
 using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests;
@@ -727,5 +728,86 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         Assert.Contains("not a field of the index", (await Ask("Users/Plain", "Other", "FromIndexOrThrow", HttpStatusCode.BadRequest)).GetProperty("Message").GetString(), StringComparison.Ordinal);
         Assert.Contains("has no 'Nope'", (await Ask("Users/Plain", "Nope", "FromDocumentOrThrow", HttpStatusCode.BadRequest)).GetProperty("Message").GetString(), StringComparison.Ordinal);
         Assert.Equal(HttpStatusCode.BadRequest, (await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from Users","ProjectionBehavior":"Sideways"}"""))).StatusCode);
+    }
+
+    public static TheoryData<string, string> DynamicFieldMaps => new()
+    {
+        { "C#", "from p in docs.Products select new { p.Name, _ = p.Attributes.Select(a => CreateField(a.Key, a.Value)), _s = CreateField(\"Blurb\", p.Blurb, new CreateFieldOptions { Indexing = FieldIndexing.Search, Storage = FieldStorage.Yes }) }" },
+        { "JavaScript", "map('Products', p => ({ Name: p.Name, _: p.Attributes.map(a => createField(a.Key, a.Value)), _s: createField('Blurb', p.Blurb, { indexing: 'Search', storage: true }) }))" },
+    };
+
+    /// <summary>
+    /// CreateField: fields named by the documents (attributes) are queryable by equality, range and order like
+    /// static ones, match a brute-force evaluation after updates and deletes, a field no document created yet
+    /// matches nothing (not a 400), Search and Storage options apply, and the fields keep their identity across a
+    /// restart (a field first seen after the restart does not take a committed field's place).
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(DynamicFieldMaps))]
+    public async Task CreateField_indexes_fields_named_at_run_time(string language, string map)
+    {
+        using var dir = new TempDirectory("dynamic-fields");
+        var rnd = new Random(7);
+        string[] keys = ["Color", "Size", "Weight", "Origin"];
+        string[] values = ["red", "blue", "green"];
+        var products = new Dictionary<string, Dictionary<string, JsonNode>>();
+        JsonObject Put(string id, Dictionary<string, JsonNode> attributes) => new()
+        {
+            ["Id"] = id, ["Type"] = "PUT",
+            ["Document"] = new JsonObject
+            {
+                ["Name"] = id,
+                ["Blurb"] = $"a fine {id.Replace("products/", "item", StringComparison.Ordinal)} for everyday use",
+                ["Attributes"] = new JsonArray(attributes.Select(kv => (JsonNode?)new JsonObject { ["Key"] = kv.Key, ["Value"] = kv.Value.DeepClone() }).ToArray()),
+                ["@metadata"] = new JsonObject { ["@collection"] = "Products" },
+            },
+        };
+        // Before the restart only Color and Size exist, so Weight and Origin are created after it.
+        Dictionary<string, JsonNode> RandomAttributes(int kinds) => keys.Take(kinds).Where(_ => rnd.Next(3) > 0)
+            .ToDictionary(k => k, k => k == "Size" ? (JsonNode)rnd.Next(1, 50) : values[rnd.Next(values.Length)]);
+        for (int i = 1; i <= 60; i++)
+            products[$"products/{i}"] = RandomAttributes(2);
+        async Task Check(HttpClient http, string stage)
+        {
+            foreach (string key in keys)
+                foreach (string value in values)
+                {
+                    var expected = products.Where(p => p.Value.TryGetValue(key, out var v) && v.GetValueKind() == JsonValueKind.String && v.GetValue<string>() == value).Select(p => p.Key).Order().ToList();
+                    var actual = Ids(await Query(http, $"from index 'Products/Attributes' where {key} = $v", new JsonObject { ["v"] = value })).Order().ToList();
+                    Assert.True(expected.SequenceEqual(actual), $"{language} {stage}: {key} = {value}: expected {string.Join(",", expected)}, got {string.Join(",", actual)}");
+                }
+            var sized = products.Where(p => p.Value.TryGetValue("Size", out var v) && v.GetValue<int>() >= 25).OrderBy(p => p.Value["Size"].GetValue<int>()).Select(p => p.Value["Size"].GetValue<int>()).ToList();
+            var result = await Query(http, "from index 'Products/Attributes' where Size >= 25 order by Size as long select Size");
+            Assert.Equal(sized, result.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Size").GetInt32()).ToList());
+        }
+        await using (var server = await TestServer.StartWithDatabaseAsync(dataDir: dir.Path))
+        {
+            var http = server.Http;
+            await Bulk(http, products.Select(p => Put(p.Key, p.Value)));
+            var r = await PutIndex(http, "Products/Attributes", [map]);
+            Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
+            await Check(http, "built");
+            Assert.Empty(Ids(await Query(http, "from index 'Products/Attributes' where Weight = 'red'")));
+            Assert.Equal(["products/7"], Ids(await Query(http, "from index 'Products/Attributes' where search(Blurb, 'ITEM7')")));
+            var stored = await Query(http, "from index 'Products/Attributes' where Name = 'products/3' select Blurb");
+            Assert.Equal("a fine item3 for everyday use", stored.GetProperty("Results")[0].GetProperty("Blurb").GetString());
+        }
+        await using (var server = await TestServer.StartAsync(dir.Path))
+        {
+            var http = server.Http;
+            var changes = new List<JsonObject>();
+            foreach (string id in products.Keys.Where(_ => rnd.Next(3) == 0).ToList())
+            {
+                products[id] = RandomAttributes(4);
+                changes.Add(Put(id, products[id]));
+            }
+            foreach (string id in products.Keys.Where(_ => rnd.Next(6) == 0).ToList())
+            {
+                products.Remove(id);
+                changes.Add(new JsonObject { ["Id"] = id, ["Type"] = "DELETE" });
+            }
+            await Bulk(http, changes);
+            await Check(http, "after changes and a restart");
+        }
     }
 }

@@ -212,6 +212,7 @@ internal static class CSharpIndexCompiler
     {
         var sb = new StringBuilder();
         sb.AppendLine("using System; using System.Linq; using System.Collections.Generic; using System.Globalization; using System.Text.RegularExpressions;");
+        sb.AppendLine($"using FieldIndexing = global::RavenLite.Server.Indexing.FieldIndexing; using CreateFieldOptions = {Scripting}.CreateFieldOptions; using FieldStorage = {Scripting}.FieldStorage; using FieldTermVector = {Scripting}.FieldTermVector;");
         sb.AppendLine($"public sealed class GeneratedIndex : {Scripting}.CSharpIndexScript {{ public GeneratedIndex() {{");
         for (int i = 0; i < collections.Count; i++)
             sb.AppendLine($"AddMap({SymbolDisplay.FormatLiteral(collections[i], true)}, (IEnumerable<dynamic> docs) => __map{i});");
@@ -375,7 +376,7 @@ internal static class CSharpIndexCompiler
             "System.Globalization.NumberStyles", "System.Globalization.DateTimeStyles", "System.Globalization.CompareOptions",
             "System.Text.StringBuilder", "System.Text.RegularExpressions.Regex", "System.Text.RegularExpressions.RegexOptions",
             "System.Text.RegularExpressions.Match", "System.Text.RegularExpressions.MatchCollection", "System.Text.RegularExpressions.Group",
-            "System.Text.RegularExpressions.GroupCollection", "System.Text.RegularExpressions.Capture",
+            "System.Text.RegularExpressions.GroupCollection", "System.Text.RegularExpressions.Capture", "RavenLite.Server.Indexing.FieldIndexing",
         ];
 
         private static readonly HashSet<string> AllowedNamespaces = ["System.Collections.Generic", "RavenLite.Server.Indexing.Scripting"];

@@ -7,7 +7,7 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// <summary>
 /// The base of a compiled C# index (<see cref="CSharpIndexCompiler"/>): its constructor registers each map;
 /// its public methods are the functions RavenDB's index code calls (<c>Id</c>, <c>MetadataFor</c>,
-/// <c>LoadDocument</c>, <c>AsJson</c>, <c>Recurse</c>, <c>CreateSpatialField</c>).
+/// <c>LoadDocument</c>, <c>AsJson</c>, <c>Recurse</c>, <c>CreateField</c>, <c>CreateSpatialField</c>).
 /// </summary>
 public abstract class CSharpIndexScript
 {
@@ -62,6 +62,17 @@ public abstract class CSharpIndexScript
         }
         return result;
     }
+
+    /// <summary>A field named by the index code at run time (RavenDB's dynamic fields): indexed with default options.</summary>
+    public object CreateField(string name, object? value) => DynamicField.Create(name, value, null, false);
+
+    /// <summary>A dynamic field, stored and analyzed (<c>FieldIndexing.Search</c>) as asked.</summary>
+    public object CreateField(string name, object? value, bool stored, bool analyzed) =>
+        DynamicField.Create(name, value, analyzed ? FieldIndexing.Search : null, stored);
+
+    /// <summary>A dynamic field with RavenDB's <c>CreateFieldOptions</c> (indexing and storage; term vectors are accepted and not kept).</summary>
+    public object CreateField(string name, object? value, CreateFieldOptions options) =>
+        DynamicField.Create(name, value, options?.Indexing, options?.Storage == FieldStorage.Yes);
 
     /// <summary>A spatial point from a latitude and a longitude; no value when either is null.</summary>
     public object CreateSpatialField(object? latitude, object? longitude) => SpatialField(latitude, longitude);
@@ -148,4 +159,66 @@ internal static class ScriptContext
             (t_loader, t_loaded, t_loadedIds) = previous;
         }
     }
+}
+
+/// <summary>
+/// A field whose name the index code chose for this entry (<c>CreateField</c>, <c>createField</c>): its values are
+/// indexed under <see cref="Name"/> whatever property of the entry holds it (RavenDB's convention is <c>_</c>).
+/// </summary>
+public sealed class DynamicField
+{
+    private DynamicField(string name, object? value, FieldIndexing? indexing, bool stored) => (Name, Value, Indexing, Stored) = (name, value, indexing, stored);
+
+    /// <summary>The field's name in queries.</summary>
+    public string Name { get; }
+
+    /// <summary>Its value (a sequence gives several values).</summary>
+    public object? Value { get; }
+
+    /// <summary>How it is indexed; null: the default.</summary>
+    public FieldIndexing? Indexing { get; }
+
+    /// <summary>Projections read it from the index by default.</summary>
+    public bool Stored { get; }
+
+    internal static DynamicField Create(object? name, object? value, FieldIndexing? indexing, bool stored)
+    {
+        if (name is not string s || string.IsNullOrWhiteSpace(s))
+            throw new ArgumentException($"CreateField: the field name must be non-empty text, not {(name is null || DynamicJson.IsNull(name) ? "null" : JsonSerializer.Serialize(name.ToString()))}.");
+        if (s.StartsWith('@') || s.Length > 256)
+            throw new ArgumentException($"CreateField: '{s}' is not a field name (at most 256 characters, not starting with '@').");
+        return new DynamicField(s, value, indexing, stored);
+    }
+
+    public override string ToString() => Name;
+}
+
+/// <summary>RavenDB's <c>CreateFieldOptions</c> for <c>CreateField</c> in C# index code.</summary>
+public sealed class CreateFieldOptions
+{
+    /// <summary>Store the field (projections read it from the index).</summary>
+    public FieldStorage? Storage { get; set; }
+
+    /// <summary>How the field is indexed.</summary>
+    public FieldIndexing? Indexing { get; set; }
+
+    /// <summary>Accepted for RavenDB's code; term vectors are not kept.</summary>
+    public FieldTermVector? TermVector { get; set; }
+}
+
+/// <summary>RavenDB's <c>FieldStorage</c>.</summary>
+public enum FieldStorage
+{
+    Yes,
+    No,
+}
+
+/// <summary>RavenDB's <c>FieldTermVector</c> (accepted, not kept).</summary>
+public enum FieldTermVector
+{
+    No,
+    Yes,
+    WithPositions,
+    WithOffsets,
+    WithPositionsAndOffsets,
 }

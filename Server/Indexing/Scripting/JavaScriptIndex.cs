@@ -13,7 +13,7 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// JavaScript index maps run in Jint, as RavenDB does: <c>map('Orders', o =&gt; ({ Company: o.Company }))</c> (or a
 /// <c>function (o) { ... return { ... }; }</c>), several per index; a map may return an array of objects
 /// (fan-out) and call <c>id(doc)</c>, <c>load(id, collection?)</c>, <c>getMetadata(doc)</c> and
-/// <c>createSpatialField(lat, lng | wkt)</c>. The fields are the keys of the object literals the map returns
+/// <c>createSpatialField(lat, lng | wkt)</c> and <c>createField(name, value, options)</c> (a field named at run time). The fields are the keys of the object literals the map returns
 /// (read from the parsed script). A property read on null or undefined gives null or undefined. Each document runs under limits — statements, recursion depth, time and
 /// memory — and a document that breaks one, or throws, fails alone (an index error). No .NET types are reachable.
 /// </summary>
@@ -32,6 +32,7 @@ internal static class JavaScriptIndex
     internal const long MaxMemory = 256L << 20;
 
     private const string SpatialMarker = "$spatial$";
+    private const string FieldMarker = "$field$";
 
     public static (IReadOnlyList<ScriptMap> Maps, ScriptReduce? Reduce) Compile(IReadOnlyList<string> scripts, string? reduce = null, IReadOnlyList<string>? additionalSources = null)
     {
@@ -175,6 +176,7 @@ internal static class JavaScriptIndex
             engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
             engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection)));
             engine.SetValue("createSpatialField", new Func<JsValue, JsValue, JsValue>((a, b) => Spatial(engine, a, b)));
+            engine.SetValue("createField", new Func<JsValue, JsValue, JsValue, JsValue>((name, value, options) => CreatedField(engine, name, value, options)));
             engine.SetValue("groupBy", new Func<JsValue, JsValue>(key =>
             {
                 maps[GroupByName] = key;
@@ -209,6 +211,30 @@ internal static class JavaScriptIndex
             var o = new JsObject(engine);
             o.Set(SpatialMarker, v.Wkt);
             return o;
+        }
+
+        /// <summary>createField(name, value, { indexing, storage, termVector }): an object the entry conversion reads as a <see cref="DynamicField"/>.</summary>
+        private static JsObject CreatedField(Engine engine, JsValue name, JsValue value, JsValue options)
+        {
+            FieldIndexing? indexing = null;
+            bool stored = false;
+            if (options is ObjectInstance o)
+            {
+                var i = o.Get("indexing");
+                if (i.IsString())
+                    indexing = Enum.TryParse<FieldIndexing>(i.AsString(), true, out var parsed) ? parsed
+                        : throw new ArgumentException($"createField: indexing '{i.AsString()}' is not Default, Exact or Search.");
+                var st = o.Get("storage");
+                stored = st.IsBoolean() ? st.AsBoolean() : st.IsString() && string.Equals(st.AsString(), "Yes", StringComparison.OrdinalIgnoreCase);
+            }
+            var field = DynamicField.Create(name.IsString() ? name.AsString() : ToClr(name), null, indexing, stored); // checks the name
+            var marker = new JsObject(engine);
+            marker.Set(FieldMarker, field.Name);
+            marker.Set("value", value);
+            if (indexing is { } ix)
+                marker.Set("indexing", ix.ToString());
+            marker.Set("stored", stored);
+            return marker;
         }
 
         private static object? ToClr(JsValue? v) => v switch
@@ -274,6 +300,9 @@ internal static class JavaScriptIndex
         }
         if (v is ObjectInstance o && o.HasOwnProperty(SpatialMarker))
             return new SpatialValue(o.Get(SpatialMarker).AsString());
+        if (v is ObjectInstance f && f.HasOwnProperty(FieldMarker))
+            return DynamicField.Create(f.Get(FieldMarker).AsString(), ToEntryValue(engine, f.Get("value")),
+                f.Get("indexing") is { } ix && ix.IsString() ? Enum.Parse<FieldIndexing>(ix.AsString()) : null, f.Get("stored").IsBoolean() && f.Get("stored").AsBoolean());
         if (v is ObjectInstance)
         {
             string json = new Jint.Native.Json.JsonSerializer(engine).Serialize(v).AsString();

@@ -38,6 +38,16 @@ public sealed class Orders_ByCompany : AbstractIndexCreationTask<Order, Orders_B
     }
 }
 
+/// <summary>Dynamic fields: one field per product an order has, named by the product, holding its quantity.</summary>
+public sealed class Orders_ByProductQuantity : AbstractIndexCreationTask<Order>
+{
+    public Orders_ByProductQuantity()
+    {
+        Map = orders => from o in orders
+                        select new { o.Company, _ = o.Lines.Select(l => CreateField(l.Product, l.Quantity)) };
+    }
+}
+
 /// <summary>Map-reduce: totals per company, over the lines (fan-out).</summary>
 public sealed class Orders_Totals : AbstractIndexCreationTask<Order, Orders_Totals.Result>
 {
@@ -124,7 +134,7 @@ public sealed class IndexCreationTests(DriverFixture fixture) : IClassFixture<Dr
         }
         await IndexCreation.CreateIndexesAsync(typeof(IndexCreationTests).Assembly, store);
         var names = await store.Maintenance.SendAsync(new GetIndexNamesOperation());
-        foreach (string name in new[] { "Orders/ByCompany", "Orders/Totals", "Names/Everywhere", "Orders/TotalsJs" })
+        foreach (string name in new[] { "Orders/ByCompany", "Orders/Totals", "Names/Everywhere", "Orders/TotalsJs", "Orders/ByProductQuantity" })
             Assert.Contains(name, names);
         await fixture.Driver.WaitForIndexingAsync(store, TimeSpan.FromSeconds(60));
 
@@ -140,6 +150,10 @@ public sealed class IndexCreationTests(DriverFixture fixture) : IClassFixture<Dr
 
             var big = await s.Advanced.AsyncRawQuery<Order>("from index 'Orders/ByCompany' where Total >= 25 and search(Upper, '\"companies 1\"')").ToListAsync();
             Assert.Equal(orders.Count(o => o.Lines.Count > 0 && o.Lines.Sum(l => l.Quantity * l.Price) >= 25 && o.Company == "companies/1"), big.Count);
+
+            var withP2 = await s.Advanced.AsyncRawQuery<Order>("from index 'Orders/ByProductQuantity' where p2 >= 3").ToListAsync();
+            Assert.Equal(orders.Count(o => o.Lines.Any(l => l.Product == "p2" && l.Quantity >= 3)), withP2.Count);
+            Assert.NotEmpty(withP2);
 
             var ann = await s.Advanced.AsyncRawQuery<User>("from index 'Names/Everywhere' where CompanyName = 'Alfreds' and Kind = 'user'").ToListAsync();
             Assert.Equal("Ann", Assert.Single(ann).Name);
