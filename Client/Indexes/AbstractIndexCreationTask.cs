@@ -28,6 +28,15 @@ public abstract class AbstractIndexCreationTaskBase
     /// <summary>Code the maps call (AdditionalSources), by name.</summary>
     protected Dictionary<string, string> AdditionalSources { get; } = [];
 
+    /// <summary>Map-reduce: the collection the reduce results are also written to as documents.</summary>
+    protected string? OutputReduceToCollection { get; set; }
+
+    /// <summary>With an output collection: the id pattern of reference documents listing the outputs.</summary>
+    protected string? PatternForOutputReduceToCollectionReferences { get; set; }
+
+    /// <summary>The collection of those reference documents.</summary>
+    protected string? PatternReferencesCollectionName { get; set; }
+
     /// <summary>The definition sent to the server.</summary>
     public abstract IndexDefinition CreateIndexDefinition(DocumentConventions conventions);
 
@@ -125,6 +134,9 @@ public abstract class AbstractIndexCreationTask<TDocument, TReduceResult> : Abst
             Reduce = Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"),
             Fields = FieldOptions(),
             AdditionalSources = AdditionalSources,
+        OutputReduceToCollection = OutputReduceToCollection,
+        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
+        PatternReferencesCollectionName = PatternReferencesCollectionName,
         };
     }
 }
@@ -165,6 +177,9 @@ public abstract class AbstractMultiMapIndexCreationTask<TReduceResult> : Abstrac
             Reduce = Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"),
             Fields = FieldOptions(),
             AdditionalSources = AdditionalSources,
+        OutputReduceToCollection = OutputReduceToCollection,
+        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
+        PatternReferencesCollectionName = PatternReferencesCollectionName,
         };
     }
 }
@@ -189,6 +204,9 @@ public abstract class AbstractJavaScriptIndexCreationTask : AbstractIndexCreatio
         Reduce = Reduce,
         Fields = Fields,
         AdditionalSources = AdditionalSources,
+        OutputReduceToCollection = OutputReduceToCollection,
+        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
+        PatternReferencesCollectionName = PatternReferencesCollectionName,
         JavaScript = true,
     };
 }

@@ -18,6 +18,15 @@ public sealed class IndexDefinition
     /// <summary>Code the maps call (C# classes or JavaScript functions), by name.</summary>
     public IReadOnlyDictionary<string, string> AdditionalSources { get; init; } = new Dictionary<string, string>();
 
+    /// <summary>Map-reduce: the collection the reduce results are also written to as documents.</summary>
+    public string? OutputReduceToCollection { get; init; }
+
+    /// <summary>With an output collection: the id pattern of reference documents listing the outputs, e.g. <c>reports/{Day:yyyy-MM}</c>.</summary>
+    public string? PatternForOutputReduceToCollectionReferences { get; init; }
+
+    /// <summary>The collection of those reference documents (default <c>{OutputReduceToCollection}/References</c>).</summary>
+    public string? PatternReferencesCollectionName { get; init; }
+
     /// <summary>A JavaScript index (else decided from the maps: C# ones start with <c>from</c> or <c>docs</c>).</summary>
     public bool? JavaScript { get; init; }
 }

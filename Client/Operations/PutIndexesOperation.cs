@@ -30,6 +30,9 @@ public sealed class PutIndexesOperation(params IndexDefinition[] indexes) : IMai
                     ["Reduce"] = d.Reduce,
                     ["Fields"] = fields,
                     ["AdditionalSources"] = sources,
+                    ["OutputReduceToCollection"] = d.OutputReduceToCollection,
+                    ["PatternForOutputReduceToCollectionReferences"] = d.PatternForOutputReduceToCollectionReferences,
+                    ["PatternReferencesCollectionName"] = d.PatternReferencesCollectionName,
                     ["IndexType"] = js ? (d.Reduce == null ? "JavaScriptMap" : "JavaScriptMapReduce") : (d.Reduce == null ? "Map" : "MapReduce"),
                     ["Configuration"] = new JsonObject(),
                 });

@@ -78,6 +78,10 @@ public static class IndexEndpoints
             definition.Reduce = r.GetString();
         if (e.TryGetProperty("OutputReduceToCollection", out var output) && output.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(output.GetString()))
             definition.OutputReduceToCollection = output.GetString();
+        if (e.TryGetProperty("PatternForOutputReduceToCollectionReferences", out var pattern) && pattern.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(pattern.GetString()))
+            definition.PatternForOutputReduceToCollectionReferences = pattern.GetString();
+        if (e.TryGetProperty("PatternReferencesCollectionName", out var references) && references.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(references.GetString()))
+            definition.PatternReferencesCollectionName = references.GetString();
         if (e.TryGetProperty("AdditionalSources", out var sources) && sources.ValueKind == JsonValueKind.Object)
             foreach (var source in sources.EnumerateObject())
                 if (source.Value.ValueKind == JsonValueKind.String)

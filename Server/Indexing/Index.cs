@@ -369,6 +369,10 @@ public sealed class Index : IDisposable
                 _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
                 continue;
             }
+            catch (Exception) when (_stopping)
+            {
+                break; // closing (the database may already refuse writes): the batch was rolled back and is indexed again on open
+            }
             if (worked)
             {
                 lastBatch = Stopwatch.GetTimestamp();
@@ -671,10 +675,12 @@ public sealed class Index : IDisposable
     /// </summary>
     private void WriteArtificialDocuments(string collection, List<(string Hash, List<byte[]> Outputs)> reduced)
     {
-        var puts = new List<(string Id, byte[]? Json)>();
+        var byKey = new List<(string Id, List<(string Id, byte[]? Json)> Outputs)>();
         foreach (var (hash, outputs) in reduced)
         {
             string id = collection + "/" + hash.ToLowerInvariant();
+            var puts = new List<(string Id, byte[]? Json)>();
+            byKey.Add((id, puts));
             if (outputs.Count == 0)
                 puts.Add((id, null));
             for (int i = 0; i < outputs.Count; i++)
@@ -696,18 +702,126 @@ public sealed class Index : IDisposable
                 puts.Add((i == 0 ? id : id + "/" + i.ToString(CultureInfo.InvariantCulture), buffer.WrittenSpan.ToArray()));
             }
         }
+        var pattern = Compiled.OutputReferences;
+        string referencesCollection = Definition.PatternReferencesCollectionName ?? collection + "/References";
         var command = new TransactionMerger.DelegateCommand<int>(ctx =>
         {
-            foreach (var (id, json) in puts)
+            // Reference documents (PatternForOutputReduceToCollectionReferences): the outputs each lists, as changed here.
+            var listed = new Dictionary<string, (HashSet<string> Add, HashSet<string> Remove)>(StringComparer.OrdinalIgnoreCase);
+            void Reference(string? referenceId, string outputId, bool add)
             {
-                if (json == null)
-                    ctx.Delete(id, null);
-                else
-                    ctx.Put(id, json, null);
+                if (referenceId == null)
+                    return;
+                if (!listed.TryGetValue(referenceId, out var change))
+                    listed[referenceId] = change = (new(StringComparer.OrdinalIgnoreCase), new(StringComparer.OrdinalIgnoreCase));
+                (add ? change.Add : change.Remove).Add(outputId);
+                (add ? change.Remove : change.Add).Remove(outputId);
             }
-            return puts.Count;
-        }, puts.Sum(p => (long)(p.Json?.Length ?? 0)));
+            string? ReferenceOf(byte[] json)
+            {
+                using var parsed = JsonDocument.Parse(json);
+                return pattern!.IdOf(parsed.RootElement);
+            }
+            void Remove(string id)
+            {
+                if (pattern != null && ctx.Get(id) is { } old)
+                    Reference(ReferenceOf(old.Json), id, add: false);
+                ctx.Delete(id, null);
+            }
+            foreach (var (key, outputs) in byKey)
+            {
+                for (int i = 0; i < outputs.Count; i++)
+                {
+                    var (id, json) = outputs[i];
+                    if (json == null)
+                    {
+                        Remove(id);
+                        continue;
+                    }
+                    if (pattern != null)
+                    {
+                        if (ctx.Get(id) is { } old && ReferenceOf(old.Json) is { } before)
+                            Reference(before, id, add: false);
+                        Reference(ReferenceOf(json), id, add: true);
+                    }
+                    ctx.Put(id, json, null);
+                }
+                // A key with fewer outputs than before: the extra ones go.
+                for (int i = Math.Max(outputs.Count, 1); ctx.Get(key + "/" + i.ToString(CultureInfo.InvariantCulture)) != null; i++)
+                    Remove(key + "/" + i.ToString(CultureInfo.InvariantCulture));
+            }
+            foreach (var (referenceId, (add, remove)) in listed)
+                WriteReference(ctx, referenceId, referencesCollection, add, remove);
+            return byKey.Count;
+        }, byKey.Sum(k => k.Outputs.Sum(p => (long)(p.Json?.Length ?? 0))));
         _db.Merger.EnqueueAsync(command).GetAwaiter().GetResult();
+    }
+
+    /// <summary>
+    /// Deletes the documents the index wrote to its output collection (those flagged Artificial) and its reference
+    /// documents: the index is deleted or reset (a rebuild writes the outputs again).
+    /// </summary>
+    internal void DeleteOutputDocuments()
+    {
+        if (Definition.OutputReduceToCollection is not { } collection)
+            return;
+        var ids = new List<string>();
+        using (var tx = _db.Environment.ReadTransaction())
+        {
+            foreach (var doc in _db.Documents.Scan(tx, collection))
+            {
+                using var parsed = JsonDocument.Parse(doc.Json);
+                if (parsed.RootElement.TryGetProperty("@metadata", out var meta) && meta.TryGetProperty("@flags", out var flags)
+                    && flags.ValueKind == JsonValueKind.String && flags.GetString()!.Contains("Artificial", StringComparison.Ordinal))
+                    ids.Add(doc.Id);
+            }
+            if (Definition.PatternForOutputReduceToCollectionReferences != null)
+                ids.AddRange(_db.Documents.Scan(tx, Definition.PatternReferencesCollectionName ?? collection + "/References").Select(d => d.Id));
+        }
+        foreach (var chunk in ids.Chunk(1024))
+            _db.Merger.EnqueueAsync(new TransactionMerger.DelegateCommand<int>(ctx =>
+            {
+                foreach (string id in chunk)
+                    ctx.Delete(id, null);
+                return chunk.Length;
+            })).GetAwaiter().GetResult();
+    }
+
+    /// <summary>A reference document listing reduce outputs (<c>ReduceOutputs</c>): updated by the changes, deleted when it lists none.</summary>
+    private static void WriteReference(Documents.DocumentsWriteContext ctx, string id, string collection, HashSet<string> add, HashSet<string> remove)
+    {
+        var outputs = new List<string>();
+        if (ctx.Get(id) is { } existing)
+        {
+            using var parsed = JsonDocument.Parse(existing.Json);
+            if (parsed.RootElement.TryGetProperty("ReduceOutputs", out var list) && list.ValueKind == JsonValueKind.Array)
+                outputs.AddRange(list.EnumerateArray().Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!));
+        }
+        int before = outputs.Count;
+        outputs.RemoveAll(remove.Contains);
+        foreach (string o in add.Order(StringComparer.Ordinal))
+            if (!outputs.Contains(o, StringComparer.OrdinalIgnoreCase))
+                outputs.Add(o);
+        if (outputs.Count == 0)
+        {
+            if (before > 0)
+                ctx.Delete(id, null);
+            return;
+        }
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(64 + outputs.Sum(o => o.Length + 3));
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("ReduceOutputs");
+            foreach (string o in outputs)
+                w.WriteStringValue(o);
+            w.WriteEndArray();
+            w.WriteStartObject("@metadata");
+            w.WriteString("@collection", collection);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        ctx.Put(id, buffer.WrittenSpan, null);
     }
 
     /// <summary>Map-reduce: replaces each key's entries with its reduce results (none: the key is gone).</summary>
@@ -962,6 +1076,7 @@ public sealed class Index : IDisposable
     {
         StopWorker();
         CloseQuietly();
+        DeleteOutputDocuments();
         DeleteFiles();
         Open();
         Interlocked.Exchange(ref _mapAttempts, 0);
@@ -999,7 +1114,7 @@ public sealed class Index : IDisposable
             Thread.Sleep(5);
     }
 
-    private void StopWorker()
+    internal void StopWorker()
     {
         _stopping = true;
         _wake.Release();

@@ -101,12 +101,19 @@ public static class IndexCompiler
                 Stored: isStored || stored.Contains(name));
         if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
             throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
+        ReferencePattern? references = null;
+        if (definition.PatternForOutputReduceToCollectionReferences is { } pattern)
+        {
+            if (definition.OutputReduceToCollection == null)
+                throw ApiException.IndexCompilation($"Index '{definition.Name}': PatternForOutputReduceToCollectionReferences needs OutputReduceToCollection.", "PatternForOutputReduceToCollectionReferences", pattern);
+            references = ReferencePattern.Parse(pattern, names);
+        }
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
         bool createsFields = definition.IsJavaScript ? code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
         if (createsFields && reduce != null)
             throw ApiException.IndexCompilation($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
-        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad };
+        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references };
     }
 }
 
@@ -196,6 +203,9 @@ public sealed class CompiledIndex
 
     /// <summary>The maps load other documents (LoadDocument, load()): their changes map the documents that loaded them again.</summary>
     public bool UsesLoad { get; init; }
+
+    /// <summary>Map-reduce with an output collection: the id pattern of the reference documents listing its outputs, else null.</summary>
+    public ReferencePattern? OutputReferences { get; init; }
 
     /// <summary>The reduce of a map-reduce index, else null.</summary>
     internal ScriptReduce? Reducer { get; }

@@ -53,6 +53,12 @@ public sealed class IndexDefinition
     /// <summary>Map-reduce: the collection the reduce results are also written to as documents (RavenDB's artificial documents), else null.</summary>
     public string? OutputReduceToCollection { get; set; }
 
+    /// <summary>Map-reduce with an output collection: the id pattern of the reference documents listing the outputs (<see cref="ReferencePattern"/>), else null.</summary>
+    public string? PatternForOutputReduceToCollectionReferences { get; set; }
+
+    /// <summary>The collection of the reference documents; null: <c>{OutputReduceToCollection}/References</c>.</summary>
+    public string? PatternReferencesCollectionName { get; set; }
+
     /// <summary>True for map-reduce indexes: their entries are reduce results, not documents.</summary>
     [JsonIgnore]
     public bool IsMapReduce => !string.IsNullOrWhiteSpace(Reduce);

@@ -251,6 +251,8 @@ public sealed class IndexStore : IDisposable
                 return false;
             Detach(index);
         }
+        index.StopWorker();
+        index.DeleteOutputDocuments(); // its outputs go with it (a side-by-side replacement keeps them: it writes the same collection)
         DisposeAndDelete(index);
         return true;
     }
@@ -263,6 +265,8 @@ public sealed class IndexStore : IDisposable
         && a.Type == b.Type
         && string.Equals(a.Reduce, b.Reduce, StringComparison.Ordinal)
         && string.Equals(a.OutputReduceToCollection, b.OutputReduceToCollection, StringComparison.Ordinal)
+        && string.Equals(a.PatternForOutputReduceToCollectionReferences, b.PatternForOutputReduceToCollectionReferences, StringComparison.Ordinal)
+        && string.Equals(a.PatternReferencesCollectionName, b.PatternReferencesCollectionName, StringComparison.Ordinal)
         && a.AdditionalSources.Count == b.AdditionalSources.Count
         && a.AdditionalSources.All(kv => b.AdditionalSources.TryGetValue(kv.Key, out var v) && v == kv.Value)
         && a.FieldOptions.Count == b.FieldOptions.Count

@@ -810,4 +810,70 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
             await Check(http, "after changes and a restart");
         }
     }
+
+    /// <summary>
+    /// PatternForOutputReduceToCollectionReferences: each reference document lists exactly the output documents whose
+    /// fields give its id (a date field formatted), after changes and deletes that move outputs between references or
+    /// remove them; a bad pattern is a 400; a reset writes the same outputs again and deleting the index deletes its
+    /// output and reference documents.
+    /// </summary>
+    [Fact]
+    public async Task Output_reference_documents_list_the_outputs_of_their_pattern()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        var rnd = new Random(2206);
+        var orders = Enumerable.Range(1, 150).Select(i => RandomOrder(rnd, $"orders/{i}-A")).ToList();
+        await Bulk(http, orders.Select(o => new JsonObject { ["Id"] = o.Id, ["Type"] = "PUT", ["Document"] = ToJson(o) }));
+        async Task<HttpResponseMessage> Put(string pattern) => await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject
+        {
+            ["Indexes"] = new JsonArray(new JsonObject
+            {
+                ["Name"] = "Orders/DailyByCompany",
+                ["Maps"] = new JsonArray("from o in docs.Orders select new { o.Company, Day = o.OrderedAt, Count = 1 }"),
+                ["Reduce"] = "from r in results group r by new { r.Company, r.Day } into g select new { g.Key.Company, g.Key.Day, Count = g.Sum(x => x.Count) }",
+                ["OutputReduceToCollection"] = "DailyCounts",
+                ["PatternForOutputReduceToCollectionReferences"] = pattern,
+                ["PatternReferencesCollectionName"] = "MonthlyReferences",
+            }),
+        }.ToJsonString()));
+        var refused = await Put("monthly/{Nope:yyyy-MM}");
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+        Assert.Contains("'Nope' is not a field", await refused.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.Created, (await Put("monthly/{Day:yyyy-MM}")).StatusCode);
+        async Task Check(string stage)
+        {
+            await Query(http, "from index 'Orders/DailyByCompany'");
+            var outputs = (await Query(http, "from DailyCounts")).GetProperty("Results").EnumerateArray()
+                .Select(d => (Id: d.GetProperty("@metadata").GetProperty("@id").GetString()!, Day: d.GetProperty("Day").GetString()!, Company: d.GetProperty("Company").GetString(), Count: d.GetProperty("Count").GetInt32())).ToList();
+            Assert.Equal(orders.GroupBy(o => (o.Company, o.OrderedAt)).Select(g => $"{g.Key.Company}@{g.Key.OrderedAt}:{g.Count()}").Order(),
+                outputs.Select(o => $"{o.Company}@{o.Day}:{o.Count}").Order());
+            var expected = outputs.GroupBy(o => "monthly/" + o.Day[..7]).ToDictionary(g => g.Key.ToLowerInvariant(), g => g.Select(o => o.Id.ToLowerInvariant()).Order().ToList());
+            var references = (await Query(http, "from MonthlyReferences")).GetProperty("Results").EnumerateArray()
+                .ToDictionary(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!.ToLowerInvariant(),
+                    d => d.GetProperty("ReduceOutputs").EnumerateArray().Select(x => x.GetString()!.ToLowerInvariant()).Order().ToList());
+            Assert.True(expected.Keys.Order().SequenceEqual(references.Keys.Order()), $"{stage}: references {string.Join(",", references.Keys)}; expected {string.Join(",", expected.Keys)}");
+            foreach (var (id, list) in expected)
+                Assert.True(list.SequenceEqual(references[id]), $"{stage}: {id} lists {string.Join(",", references[id])}; expected {string.Join(",", list)}");
+        }
+        await Check("built");
+        // Move orders to other days (and months), delete a month's worth, and check again.
+        string month = orders[0].OrderedAt[..7];
+        var doomed = orders.Where(o => o.OrderedAt.StartsWith(month, StringComparison.Ordinal)).Select(o => o.Id).ToList();
+        orders.RemoveAll(o => doomed.Contains(o.Id));
+        var changes = doomed.Select(id => new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToList();
+        for (int i = 0; i < 30; i++)
+        {
+            int k = rnd.Next(orders.Count);
+            orders[k] = RandomOrder(rnd, orders[k].Id);
+            changes.Add(new JsonObject { ["Id"] = orders[k].Id, ["Type"] = "PUT", ["Document"] = ToJson(orders[k]) });
+        }
+        await Bulk(http, changes);
+        await Check("after changes");
+        Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync("/databases/db/indexes/reset?name=Orders%2FDailyByCompany", null)).StatusCode);
+        await Check("after a reset");
+        Assert.Equal(HttpStatusCode.NoContent, (await http.DeleteAsync("/databases/db/indexes?name=Orders%2FDailyByCompany")).StatusCode);
+        Assert.Empty((await Query(http, "from DailyCounts")).GetProperty("Results").EnumerateArray());
+        Assert.Empty((await Query(http, "from MonthlyReferences")).GetProperty("Results").EnumerateArray());
+    }
 }
