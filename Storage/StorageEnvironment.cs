@@ -64,6 +64,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private bool _commitWorkerActive;
     private byte[] _recordBuffer = [];
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
+    private const int RecentRecords = 64;
+    private readonly Queue<Debugging.JournalRecordInfo> _recentRecords = new(); // the latest records, for GetLayout
     private int _disposed;
 
     private StorageEnvironment(StorageOptions options)
@@ -594,6 +596,12 @@ public sealed unsafe class StorageEnvironment : IDisposable
         MemoryMarshal.Write(record, in header);
         Interlocked.Add(ref _uncompressed, c.RawBytes);
         Interlocked.Add(ref _compressed, header.CompressedSize);
+        lock (_recentRecords)
+        {
+            if (_recentRecords.Count == RecentRecords)
+                _recentRecords.Dequeue();
+            _recentRecords.Enqueue(new Debugging.JournalRecordInfo(c.TxId, c.PageCount, c.RawBytes, header.CompressedSize, DateTime.UtcNow));
+        }
         return record;
     }
 
@@ -824,6 +832,112 @@ public sealed unsafe class StorageEnvironment : IDisposable
             if (!used.Contains(p))
                 free.AddFree(p);
         return free;
+    }
+
+    /// <summary>
+    /// The data file page by page at the current snapshot (<see cref="StorageLayout"/>), its map downsampled to at most
+    /// <paramref name="maxCells"/> cells. Walks every tree page: cost grows with the file (a diagnostic, not a hot path).
+    /// </summary>
+    public StorageLayout GetLayout(int maxCells = 4096)
+    {
+        ThrowIfDisposed();
+        using var tx = ReadTransaction();
+        long pages = tx.State.NextPage;
+        var owner = new int[pages]; // 1 = unused until a walk or the free list says otherwise
+        Array.Fill(owner, 1);
+        var owners = new List<string> { "free", "unused", "journal-pending" };
+        var trees = new List<Debugging.TreeLayout>();
+        void Tree(string name, TreeHeader h)
+        {
+            int index = owners.Count;
+            owners.Add(name);
+            var fill = new int[10];
+            if (h.RootPage != 0)
+                WalkLayout(tx, h.RootPage, index, owner, fill, 0);
+            trees.Add(new Debugging.TreeLayout(name, h.Depth, h.EntryCount, h.BranchPages, h.LeafPages, h.OverflowPages, fill));
+        }
+        Tree("$root", tx.State.RootTree);
+        foreach (string name in tx.GetTreeNames())
+            Tree(name, tx.ReadTree(name)!.State);
+        long free = 0;
+        long[] freeList = [];
+        if (_writeLock.Wait(TimeSpan.FromSeconds(5))) // the writer changes the free set while it holds the lock
+        {
+            try
+            {
+                freeList = _free.Free.ToArray();
+            }
+            finally
+            {
+                _writeLock.Release();
+            }
+        }
+        foreach (long p in freeList)
+        {
+            if (p < pages)
+                owner[p] = 0;
+            free++;
+        }
+        long pending = 0;
+        foreach (var b in _pageTable.All.ToArray())
+        {
+            for (long p = b.PageNumber; p < b.PageNumber + b.PageCount && p < pages; p++)
+                owner[p] = 2;
+            pending += b.PageCount;
+        }
+        long perCell = Math.Max(1, (pages + maxCells - 1) / Math.Max(1, maxCells));
+        var cells = new int[(pages + perCell - 1) / perCell];
+        var counts = new Dictionary<int, int>();
+        for (int c = 0; c < cells.Length; c++)
+        {
+            counts.Clear();
+            for (long p = c * perCell; p < Math.Min(pages, (c + 1) * perCell); p++)
+                counts[owner[p]] = counts.GetValueOrDefault(owner[p]) + 1;
+            cells[c] = counts.MaxBy(kv => kv.Value).Key;
+        }
+        Debugging.JournalRecordInfo[] journal;
+        lock (_recentRecords)
+            journal = _recentRecords.ToArray();
+        return new StorageLayout
+        {
+            PageSize = StorageConstants.PageSize,
+            Pages = pages,
+            FreePages = free,
+            JournalPendingPages = pending,
+            Trees = trees,
+            Owners = owners,
+            Cells = cells,
+            PagesPerCell = perCell,
+            Journal = journal,
+        };
+    }
+
+    private static void WalkLayout(Transaction tx, long pageNumber, int index, int[] owner, int[] fill, int depth)
+    {
+        if (depth > 40 || pageNumber < 1 || pageNumber >= owner.Length)
+            return; // a damaged tree: the checker reports it; the layout shows what it can
+        owner[pageNumber] = index;
+        byte* page = tx.GetPage(pageNumber);
+        fill[Math.Min(9, TreePage.UsedBytes(page) * 10 / StorageConstants.PageSize)]++;
+        int n = TreePage.Count(page);
+        bool leaf = TreePage.IsLeaf(page);
+        for (int i = 0; i < n; i++)
+        {
+            if (leaf)
+            {
+                var node = TreePage.Node(page, i);
+                if (node->Flags == NodeFlags.Overflow)
+                {
+                    long first = *(long*)TreePage.Payload(node);
+                    for (long p = first; p < first + TreePage.OverflowPages(node->DataSize) && p < owner.Length; p++)
+                        owner[p] = index;
+                }
+            }
+            else
+            {
+                WalkLayout(tx, TreePage.ChildPage(page, i), index, owner, fill, depth + 1);
+            }
+        }
     }
 
     /// <summary>Statistics of the environment and of every tree.</summary>

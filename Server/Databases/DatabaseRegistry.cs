@@ -61,6 +61,16 @@ public sealed partial class DatabaseRegistry : IDisposable
         }
     }
 
+    /// <summary>The databases open now (the dashboard's metrics read these, without opening the others).</summary>
+    public IReadOnlyList<string> OpenNames
+    {
+        get
+        {
+            lock (_lock)
+                return _open.Keys.OrderBy(n => n, StringComparer.OrdinalIgnoreCase).ToList();
+        }
+    }
+
     /// <summary>A counter standing in for RavenDB's raft index in lifecycle answers.</summary>
     public long NextRaftIndex() => Interlocked.Increment(ref _raftIndex);
 

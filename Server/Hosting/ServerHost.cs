@@ -31,6 +31,8 @@ public static class ServerHost
 
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
+        StudioFiles.AddServices(builder.Services);
+        builder.Services.AddSingleton<RequestMetrics>();
         builder.Logging.AddSimpleConsole(o =>
         {
             o.SingleLine = true;
@@ -54,6 +56,7 @@ public static class ServerHost
         builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
 
         var app = builder.Build();
+        app.UseMiddleware<RequestMetrics.Middleware>();
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
         TopologyEndpoints.Map(app);
@@ -67,6 +70,8 @@ public static class ServerHost
         QueryEndpoints.Map(app);
         IndexEndpoints.Map(app);
         StudioEndpoints.Map(app);
+        StudioApiEndpoints.Map(app);
+        StudioFiles.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 

@@ -1,0 +1,154 @@
+using System.Diagnostics;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// What the Studio reads beyond RavenDB's API: <c>GET /studio-api/metrics</c> (cumulative counters of the server and
+/// of each open database, sampled by the dashboard every second, which charts their rates) and
+/// <c>GET /studio-api/storage?database=</c> (the storage engine's page layout, <see cref="Storage.Debugging.StorageLayout"/>).
+/// </summary>
+public static class StudioApiEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/studio-api/metrics", Metrics);
+        app.MapGet("/studio-api/storage", Storage);
+    }
+
+    private static Task Metrics(HttpContext context)
+    {
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        var requests = context.RequestServices.GetRequiredService<RequestMetrics>();
+        var (count, p50, p99) = requests.LastSecond();
+        using var process = Process.GetCurrentProcess();
+        var rows = new List<(string Name, long LastEtag, long Indexed, long Lag, long DataFile, long Journal, long Commits)>();
+        foreach (string name in registry.OpenNames)
+        {
+            Database db;
+            try
+            {
+                db = registry.Acquire(name);
+            }
+            catch (DatabaseMissingException)
+            {
+                continue; // deleted meanwhile
+            }
+            try
+            {
+                long lastEtag, indexed = 0, lag = 0;
+                using (var tx = db.Environment.ReadTransaction())
+                {
+                    lastEtag = DocumentsStorage.LastEtag(tx);
+                    foreach (var index in db.Indexes.All)
+                    {
+                        indexed += index.MapCounts.Attempts;
+                        var target = index.TargetOf(tx);
+                        foreach (var (collection, etag) in target.LastEtags)
+                            lag += Math.Max(0, etag - index.Position.LastEtags.GetValueOrDefault(collection));
+                    }
+                }
+                var s = db.Environment.GetStats();
+                rows.Add((db.Name, lastEtag, indexed, lag, s.DataFileBytes, s.JournalBytesWritten, s.Commits));
+            }
+            finally
+            {
+                db.Release();
+            }
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Time", DateTime.UtcNow);
+            w.WriteNumber("Requests", requests.Total);
+            w.WriteNumber("RequestsLastSecond", count);
+            w.WriteNumber("RequestP50Ms", Math.Round(p50, 3));
+            w.WriteNumber("RequestP99Ms", Math.Round(p99, 3));
+            w.WriteNumber("ManagedHeapBytes", GC.GetTotalMemory(false));
+            w.WriteNumber("WorkingSetBytes", process.WorkingSet64);
+            w.WriteStartArray("Databases");
+            foreach (var r in rows)
+            {
+                w.WriteStartObject();
+                w.WriteString("Name", r.Name);
+                w.WriteNumber("LastDocEtag", r.LastEtag);
+                w.WriteNumber("IndexedDocuments", r.Indexed);
+                w.WriteNumber("IndexLag", r.Lag);
+                w.WriteNumber("DataFileBytes", r.DataFile);
+                w.WriteNumber("JournalBytesWritten", r.Journal);
+                w.WriteNumber("Commits", r.Commits);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static async Task Storage(HttpContext context)
+    {
+        string name = RequestParsing.Query(context.Request, "database") ?? throw ApiException.BadRequest("Name the database: /studio-api/storage?database=NAME.");
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        var db = registry.Acquire(name);
+        try
+        {
+            var layout = db.Environment.GetLayout(4096);
+            await JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteString("Database", db.Name);
+                w.WriteNumber("PageSize", layout.PageSize);
+                w.WriteNumber("Pages", layout.Pages);
+                w.WriteNumber("FreePages", layout.FreePages);
+                w.WriteNumber("JournalPendingPages", layout.JournalPendingPages);
+                w.WriteStartArray("Trees");
+                foreach (var t in layout.Trees)
+                {
+                    w.WriteStartObject();
+                    w.WriteString("Name", t.Name);
+                    w.WriteNumber("Depth", t.Depth);
+                    w.WriteNumber("Entries", t.Entries);
+                    w.WriteNumber("BranchPages", t.BranchPages);
+                    w.WriteNumber("LeafPages", t.LeafPages);
+                    w.WriteNumber("OverflowPages", t.OverflowPages);
+                    w.WriteStartArray("FillHistogram");
+                    foreach (int f in t.FillHistogram)
+                        w.WriteNumberValue(f);
+                    w.WriteEndArray();
+                    w.WriteEndObject();
+                }
+                w.WriteEndArray();
+                w.WriteStartObject("PageMap");
+                w.WriteNumber("PagesPerCell", layout.PagesPerCell);
+                w.WriteStartArray("Owners");
+                foreach (string o in layout.Owners)
+                    w.WriteStringValue(o);
+                w.WriteEndArray();
+                w.WriteStartArray("Cells");
+                foreach (int c in layout.Cells)
+                    w.WriteNumberValue(c);
+                w.WriteEndArray();
+                w.WriteEndObject();
+                w.WriteStartArray("Journal");
+                foreach (var j in layout.Journal)
+                {
+                    w.WriteStartObject();
+                    w.WriteNumber("TxId", j.TxId);
+                    w.WriteNumber("Pages", j.Pages);
+                    w.WriteNumber("RawBytes", j.RawBytes);
+                    w.WriteNumber("CompressedBytes", j.CompressedBytes);
+                    w.WriteString("Time", j.Time);
+                    w.WriteEndObject();
+                }
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+        }
+        finally
+        {
+            db.Release();
+        }
+    }
+}

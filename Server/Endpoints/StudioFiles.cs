@@ -1,0 +1,90 @@
+using Microsoft.AspNetCore.ResponseCompression;
+using Microsoft.AspNetCore.StaticFiles;
+using Microsoft.Extensions.FileProviders;
+using Microsoft.Net.Http.Headers;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Serves the Studio (the web UI built from <c>Studio/</c> into <c>studio/</c> beside the server's assembly) at
+/// <c>/studio/</c>: hashed assets (<c>/studio/assets/*</c>) with a year-long immutable cache, every other path
+/// (the app's own routes) with <c>index.html</c>, never cached, so a new server version is picked up at once.
+/// <c>GET /</c> from a browser (<c>Accept: text/html</c>) is redirected there; API clients are unaffected.
+/// Responses are compressed (gzip or Brotli, ASP.NET Core's response compression) for the Studio only.
+/// </summary>
+public static class StudioFiles
+{
+    private static readonly FileExtensionContentTypeProvider ContentTypes = new();
+
+    /// <summary>The folder the Studio is served from.</summary>
+    public static string Folder => Path.Combine(AppContext.BaseDirectory, "studio");
+
+    /// <summary>Registers response compression (used for the Studio's paths only).</summary>
+    public static void AddServices(IServiceCollection services)
+    {
+        services.AddResponseCompression(o =>
+        {
+            o.EnableForHttps = true;
+            o.Providers.Add<BrotliCompressionProvider>();
+            o.Providers.Add<GzipCompressionProvider>();
+        });
+        // The Studio's files are few and cached by the browser: compress them well rather than fast.
+        services.Configure<BrotliCompressionProviderOptions>(o => o.Level = System.IO.Compression.CompressionLevel.Optimal);
+        services.Configure<GzipCompressionProviderOptions>(o => o.Level = System.IO.Compression.CompressionLevel.SmallestSize);
+    }
+
+    /// <summary>Adds compression for the Studio's paths and maps its routes.</summary>
+    public static void Map(WebApplication app)
+    {
+        app.UseWhen(c => c.Request.Path.StartsWithSegments("/studio", StringComparison.Ordinal), b => b.UseResponseCompression());
+        var files = Directory.Exists(Folder) ? new PhysicalFileProvider(Folder) : null;
+        string[] getOrHead = ["GET", "HEAD"];
+        app.MapMethods("/", getOrHead, context =>
+        {
+            if (!AcceptsHtml(context.Request))
+                return ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound, "There is no handler for GET /.", "There is no handler for GET /.");
+            context.Response.Redirect("/studio/");
+            return Task.CompletedTask;
+        });
+        app.MapMethods("/studio/{**path}", getOrHead, context =>
+        {
+            if (context.Request.Path.Value == "/studio")
+            {
+                context.Response.Redirect("/studio/");
+                return Task.CompletedTask;
+            }
+            return Serve(context, files, (string?)context.Request.RouteValues["path"] ?? "");
+        });
+    }
+
+    private static bool AcceptsHtml(HttpRequest request) =>
+        request.Headers.Accept.Any(a => a != null && a.Contains("text/html", StringComparison.OrdinalIgnoreCase));
+
+    private static async Task Serve(HttpContext context, PhysicalFileProvider? files, string path)
+    {
+        if (files == null || !files.GetFileInfo("index.html").Exists)
+        {
+            await ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RouteNotFound,
+                "The Studio is not built: build the server with Node.js installed (it runs npm ci and the Vite build in Studio/), or run `npm ci && npm run build` in Studio/.",
+                "Studio not built").ConfigureAwait(false);
+            return;
+        }
+        var file = path.Length == 0 ? null : files.GetFileInfo(path);
+        bool asset = path.StartsWith("assets/", StringComparison.Ordinal);
+        if (file is not { Exists: true, IsDirectory: false })
+        {
+            if (asset || Path.HasExtension(path))
+            {
+                await ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.DocumentDoesNotExist, $"There is no Studio file '{path}'.", "Not found").ConfigureAwait(false);
+                return;
+            }
+            file = files.GetFileInfo("index.html"); // one of the app's own routes: the app shows it
+            path = "index.html";
+        }
+        context.Response.ContentType = ContentTypes.TryGetContentType(path, out var type) ? type : "application/octet-stream";
+        context.Response.Headers.CacheControl = asset ? "public, max-age=31536000, immutable" : "no-cache";
+        context.Response.Headers[HeaderNames.XContentTypeOptions] = "nosniff";
+        await context.Response.SendFileAsync(file).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,105 @@
+using System.Diagnostics;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>
+/// Counts requests and keeps their latencies per second in log-scale buckets (four per power of two, so a percentile
+/// is within 19% of the truth), for the dashboard: total requests, and p50/p99 of the last complete second. Recording
+/// is two timestamps and an atomic increment; a second's buckets are cleared by the first request of the next
+/// second that reuses them (a few concurrent increments may be lost then: these are metrics, not accounting).
+/// </summary>
+public sealed class RequestMetrics
+{
+    private const int Buckets = 4 * 40; // up to 2^40 ticks
+    private readonly long[][] _slots = [new long[Buckets], new long[Buckets]];
+    private readonly long[] _slotSecond = [-1, -1];
+    private long _total;
+
+    /// <summary>Requests answered since the server started.</summary>
+    public long Total => Interlocked.Read(ref _total);
+
+    /// <summary>Records one request that took <paramref name="ticks"/> Stopwatch ticks.</summary>
+    public void Record(long ticks)
+    {
+        Interlocked.Increment(ref _total);
+        long second = Stopwatch.GetTimestamp() / Stopwatch.Frequency;
+        int slot = (int)(second & 1);
+        if (Volatile.Read(ref _slotSecond[slot]) != second)
+        {
+            lock (_slots[slot])
+            {
+                if (_slotSecond[slot] != second)
+                {
+                    Array.Clear(_slots[slot]);
+                    Volatile.Write(ref _slotSecond[slot], second);
+                }
+            }
+        }
+        Interlocked.Increment(ref _slots[slot][Bucket(ticks)]);
+    }
+
+    /// <summary>Requests, p50 and p99 latency (ms) of the last complete second.</summary>
+    public (long Count, double P50Ms, double P99Ms) LastSecond()
+    {
+        long previous = Stopwatch.GetTimestamp() / Stopwatch.Frequency - 1;
+        int slot = (int)(previous & 1);
+        if (Volatile.Read(ref _slotSecond[slot]) != previous)
+            return (0, 0, 0);
+        var counts = _slots[slot].Select(c => Interlocked.Read(ref c)).ToArray();
+        long n = counts.Sum();
+        return n == 0 ? (0, 0, 0) : (n, Percentile(counts, n, 0.50), Percentile(counts, n, 0.99));
+    }
+
+    private static int Bucket(long ticks)
+    {
+        if (ticks < 4)
+            return (int)Math.Max(0, ticks);
+        int log = 63 - (int)long.LeadingZeroCount(ticks); // ≥ 2
+        int sub = (int)((ticks >> (log - 2)) & 3);
+        return Math.Min(Buckets - 1, log * 4 + sub);
+    }
+
+    private static double UpperBoundMs(int bucket)
+    {
+        double ticks = bucket < 4 ? bucket + 1 : Math.Pow(2, bucket / 4) * (1 + (bucket % 4 + 1) / 4.0);
+        return ticks * 1000.0 / Stopwatch.Frequency;
+    }
+
+    private static double Percentile(long[] counts, long n, double q)
+    {
+        long rank = (long)Math.Ceiling(q * n), seen = 0;
+        for (int b = 0; b < counts.Length; b++)
+        {
+            seen += counts[b];
+            if (seen >= rank)
+                return UpperBoundMs(b);
+        }
+        return UpperBoundMs(counts.Length - 1);
+    }
+
+    /// <summary>The middleware that records every request.</summary>
+    public sealed class Middleware(RequestDelegate next, RequestMetrics metrics)
+    {
+        public Task InvokeAsync(HttpContext context)
+        {
+            long start = Stopwatch.GetTimestamp();
+            var task = next(context);
+            if (!task.IsCompleted)
+                return Awaited(task, start);
+            metrics.Record(Stopwatch.GetTimestamp() - start);
+            return task;
+        }
+
+        private async Task Awaited(Task task, long start)
+        {
+            try
+            {
+                await task.ConfigureAwait(false);
+            }
+            finally
+            {
+                metrics.Record(Stopwatch.GetTimestamp() - start);
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+// The server's HTTP API as the Studio uses it. Every failure becomes an ApiError with a message a person can
+// read: the server's own error text for a 4xx/5xx, "the server is not reachable" when the request never got an answer.
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly type?: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function request(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      signal,
+      headers: body === undefined ? undefined : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ApiError('The server is not reachable. Is it running? (' + (e as Error).message + ')', 0);
+  }
+  if (!response.ok) {
+    let parsed: Json = undefined;
+    let text = '';
+    try {
+      text = await response.text();
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: the text is the message
+    }
+    const message = parsed?.Message ?? parsed?.Error ?? (text || `${response.status} ${response.statusText}`);
+    throw new ApiError(String(message), response.status, parsed?.Type, parsed);
+  }
+  return response;
+}
+
+export async function getJson<T = Json>(url: string, signal?: AbortSignal): Promise<T> {
+  const r = await request('GET', url, undefined, signal);
+  return r.status === 204 ? (undefined as T) : ((await r.json()) as T);
+}
+
+export async function send<T = Json>(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const r = await request(method, url, body, signal);
+  const text = await r.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+const enc = encodeURIComponent;
+export const db = (name: string) => `/databases/${enc(name)}`;
+
+export interface DatabaseStats {
+  CountOfDocuments: number;
+  CountOfIndexes: number;
+  LastDocEtag: number;
+  SizeOnDisk: { HumaneSize: string; SizeInBytes: number };
+  Indexes: { Name: string; IsStale: boolean; State: string; Type: string }[];
+  Storage?: { DataFileBytes: number; JournalBytesWritten: number; Commits: number; Flushes: number; PagesWaitingForFlush: number };
+  Merger?: { Transactions: number; Operations: number; Requests: number };
+  Process?: { ManagedHeapBytes: number; AllocatedBytes: number; GcTotalPauseMs: number };
+}
+
+export interface IndexStats {
+  Name: string;
+  Type: string;
+  State: string;
+  IsStale: boolean;
+  EntriesCount: number;
+  ErrorsCount: number;
+  MapAttempts?: number;
+  MapSuccesses?: number;
+  MapErrors?: number;
+  Collections?: Record<string, { LastProcessedDocumentEtag: number; DocumentLag: number }>;
+  LastIndexingTime?: string;
+}
+
+export interface QueryResult {
+  Results: Json[];
+  Includes?: Json;
+  TotalResults: number;
+  LongTotalResults?: number;
+  SkippedResults: number;
+  IsStale: boolean;
+  IndexName: string;
+  DurationInMs: number;
+  ResultEtag?: number;
+}
+
+export const api = {
+  databases: () => getJson<{ Databases: { Name: string; Disabled: boolean }[] }>('/databases'),
+  stats: (name: string, signal?: AbortSignal) => getJson<DatabaseStats>(`${db(name)}/stats`, signal),
+  createDatabase: (name: string) => send('PUT', `/admin/databases?name=${enc(name)}`, { DatabaseName: name }),
+  deleteDatabase: (name: string) => send('DELETE', `/admin/databases?name=${enc(name)}&hardDelete=true`, { DatabaseNames: [name], HardDelete: true }),
+  sampleData: (name: string) => send('POST', `${db(name)}/studio/sample-data`),
+  collections: (name: string) => getJson<{ CountOfDocuments: number; Collections: Record<string, number> }>(`${db(name)}/collections/stats`),
+  collectionPage: (name: string, collection: string, start: number, pageSize: number, signal?: AbortSignal) =>
+    getJson<{ Results: Json[] }>(`${db(name)}/collections/docs?name=${enc(collection)}&start=${start}&pageSize=${pageSize}`, signal),
+  allDocsPage: (name: string, start: number, pageSize: number, signal?: AbortSignal) =>
+    getJson<{ Results: Json[] }>(`${db(name)}/docs?start=${start}&pageSize=${pageSize}`, signal),
+  getDocument: async (name: string, id: string): Promise<Json | null> => {
+    try {
+      const r = await getJson<{ Results: Json[] }>(`${db(name)}/docs?id=${enc(id)}`);
+      return r.Results[0] ?? null;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  },
+  putDocument: (name: string, id: string, doc: Json) =>
+    send('PUT', `${db(name)}/docs?id=${enc(id)}`, doc, undefined).then((r) => r as { Id: string; ChangeVector: string }),
+  deleteDocuments: (name: string, ids: string[]) =>
+    send('POST', `${db(name)}/bulk_docs`, { Commands: ids.map((id) => ({ Id: id, Type: 'DELETE', ChangeVector: null })) }),
+  query: (name: string, query: string, parameters: Json, start: number, pageSize: number, signal?: AbortSignal) =>
+    send<QueryResult>('POST', `${db(name)}/queries`, { Query: query, QueryParameters: parameters, Start: start, PageSize: pageSize }, signal),
+  indexes: (name: string) => getJson<{ Results: Json[] }>(`${db(name)}/indexes`),
+  indexStats: (name: string) => getJson<{ Results: IndexStats[] }>(`${db(name)}/indexes/stats`),
+  indexErrors: (name: string) => getJson<{ Results: { Name: string; Errors: { Document: string | null; Error: string; Timestamp: string }[] }[] }>(`${db(name)}/indexes/errors`),
+  putIndex: (name: string, definition: Json) => send('PUT', `${db(name)}/admin/indexes`, { Indexes: [definition] }),
+  resetIndex: (name: string, index: string) => send('POST', `${db(name)}/indexes/reset?name=${enc(index)}`),
+  deleteIndex: (name: string, index: string) => send('DELETE', `${db(name)}/indexes?name=${enc(index)}`),
+  metrics: (signal?: AbortSignal) => getJson<ServerMetrics>('/studio-api/metrics', signal),
+};
+
+export interface ServerMetrics {
+  Time: string;
+  Requests: number;
+  RequestsLastSecond: number;
+  RequestP99Ms: number;
+  RequestP50Ms: number;
+  ManagedHeapBytes: number;
+  WorkingSetBytes: number;
+  Databases: {
+    Name: string;
+    LastDocEtag: number;
+    IndexedDocuments: number;
+    IndexLag: number;
+    DataFileBytes: number;
+    JournalBytesWritten: number;
+    Commits: number;
+  }[];
+}
