@@ -1,7 +1,7 @@
 import { Router, Route, Switch, Link, useLocation, useRoute } from 'wouter-preact';
 import { useEffect, useState } from 'preact/hooks';
 import { lazy, Suspense } from 'preact/compat';
-import { api } from './api';
+import { api, DatabasesChanged } from './api';
 import { Databases } from './pages/Databases';
 import { Documents } from './pages/Documents';
 import { DocumentEdit } from './pages/DocumentEdit';
@@ -25,9 +25,15 @@ function Sidebar() {
   const [, params] = useRoute<{ db: string; rest: string }>('/db/:db/*?');
   const current = params?.db ? decodeURIComponent(params.db) : '';
   const [names, setNames] = useState<string[]>([]);
+  const [changed, setChanged] = useState(0);
+  useEffect(() => {
+    const onChange = () => setChanged((n) => n + 1);
+    window.addEventListener(DatabasesChanged, onChange);
+    return () => window.removeEventListener(DatabasesChanged, onChange);
+  }, []);
   useEffect(() => {
     api.databases().then((r) => setNames(r.Databases.map((d) => d.Name)), () => setNames([]));
-  }, [location]);
+  }, [location, changed]);
   const section = params ? location.split('/')[3] ?? 'documents' : 'documents';
   const base = current ? `/db/${encodeURIComponent(current)}` : '';
   return (

@@ -54,6 +54,9 @@ export async function send<T = Json>(method: string, url: string, body?: unknown
 }
 
 const enc = encodeURIComponent;
+
+/** Window event sent after a database is created or deleted (the sidebar lists them again). */
+export const DatabasesChanged = 'ravenlite:databases';
 export const db = (name: string) => `/databases/${enc(name)}`;
 
 export interface DatabaseStats {

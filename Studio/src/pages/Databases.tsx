@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
-import { api, type DatabaseStats } from '../api';
+import { api, DatabasesChanged, type DatabaseStats } from '../api';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { bytes, dbPath, number } from '../format';
@@ -16,6 +16,7 @@ export function Databases() {
   const [notice, setNotice] = useState('');
 
   async function load() {
+    window.dispatchEvent(new Event(DatabasesChanged));
     try {
       const list = await api.databases();
       const result = await Promise.all(list.Databases.map(async (d): Promise<Row> => {

@@ -160,7 +160,7 @@ export function Query({ db }: { db: string }) {
         <aside class="panel" aria-label="Recent queries">
           <h2 style={{ marginTop: 0 }}>Recent</h2>
           {recent.filter((r) => r.db === db).length === 0 && <p class="muted">Queries you run are kept here (in this browser).</p>}
-          <ul style={{ listStyle: 'none', padding: 0, margin: 0, maxHeight: '220px', overflow: 'auto' }}>
+          <ul style={{ listStyle: 'none', padding: 0, margin: 0, maxHeight: '220px', overflow: 'auto' }} tabIndex={0} aria-label="Recent queries, scrollable">
             {recent.filter((r) => r.db === db).map((r) => (
               <li key={r.at}><button style={{ width: '100%', justifyContent: 'flex-start', marginBottom: '4px' }} class="mono" title={r.query} onClick={() => { setQuery(r.query); setParameters(r.parameters); }}>{r.query.length > 40 ? r.query.slice(0, 40) + '…' : r.query}</button></li>
             ))}
@@ -185,7 +185,7 @@ export function Query({ db }: { db: string }) {
             <Grid<Row> label="Query results" count={total} row={row} columns={columns} onRange={onRange} height="50vh"
               onOpen={(r) => { const id = (r['@metadata'] as Row | undefined)?.['@id']; if (id) navigate(dbPath(db, `/edit?id=${encodeURIComponent(String(id))}`)); }} />
           ) : (
-            <Editor language="json" label="Query results as JSON" value={JSON.stringify({ ...result, Results: result.Results.slice(0, 200) }, null, 2)} readOnly minHeight="300px" />
+            <Editor language="json" label="Query results as JSON" value={JSON.stringify((({ Results, Includes, ...rest }) => ({ ...rest, Results: Results.slice(0, 200), Includes }))(result), null, 2)} readOnly minHeight="300px" />
           )}
         </div>
       )}

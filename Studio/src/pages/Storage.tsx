@@ -53,7 +53,7 @@ function Fill({ histogram }: { histogram: number[] }) {
   const max = Math.max(1, ...histogram);
   const total = histogram.reduce((a, b) => a + b, 0);
   return (
-    <span title={histogram.map((n, i) => `${i * 10}–${i * 10 + 10}%: ${n}`).join('\n')} aria-label={`Page fill: ${histogram.map((n, i) => `${n} pages ${i * 10}-${i * 10 + 10}% full`).join(', ')}`} style={{ display: 'inline-flex', alignItems: 'flex-end', gap: '1px', height: '24px' }}>
+    <span role="img" title={histogram.map((n, i) => `${i * 10}–${i * 10 + 10}%: ${n}`).join('\n')} aria-label={`Page fill: ${histogram.map((n, i) => `${n} pages ${i * 10}-${i * 10 + 10}% full`).join(', ')}`} style={{ display: 'inline-flex', alignItems: 'flex-end', gap: '1px', height: '24px' }}>
       {total === 0 ? <span class="muted">–</span> : histogram.map((n, i) => <span key={i} style={{ width: '6px', height: `${Math.max(n ? 2 : 0, (n / max) * 24)}px`, background: '#2f48b5' }} />)}
     </span>
   );
@@ -98,7 +98,7 @@ export function Storage({ db }: { db: string }) {
             <span>Trees <strong>{layout.Trees.length}</strong></span>
           </div>
           <h2>B+Trees</h2>
-          <div style={{ maxHeight: '40vh', overflow: 'auto' }}>
+          <div style={{ maxHeight: '40vh', overflow: 'auto' }} tabIndex={0} role="region" aria-label="B+Trees, scrollable">
             <table class="data" aria-label="B+Trees">
               <thead><tr><th>Tree</th><th class="num">Depth</th><th class="num">Entries</th><th class="num">Branch pages</th><th class="num">Leaf pages</th><th class="num">Overflow pages</th><th>Page fill (0–100%)</th></tr></thead>
               <tbody>
@@ -117,7 +117,7 @@ export function Storage({ db }: { db: string }) {
           <div class="cards" style={{ marginTop: '12px' }}>
             <div>
               <h2>Latest journal records</h2>
-              <div style={{ maxHeight: '300px', overflow: 'auto' }}>
+              <div style={{ maxHeight: '300px', overflow: 'auto' }} tabIndex={0} role="region" aria-label="Journal records, scrollable">
                 <table class="data" aria-label="Journal records">
                   <thead><tr><th class="num">Tx</th><th class="num">Pages</th><th class="num">Raw</th><th class="num">Written</th><th class="num">Ratio</th></tr></thead>
                   <tbody>

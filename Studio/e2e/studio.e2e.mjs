@@ -1,0 +1,333 @@
+// End-to-end test of the Studio: a real server (child process, temporary data dir) and Debian's Chromium driven by
+// playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
+// creates an index (a compile error first, shown at its line) and waits for it to be up to date, opens the
+// dashboard and the storage view, checks the errors shown for a malformed query and for a stopped server, runs
+// axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
+// Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
+// speed is for benchmarks).
+//
+//   node e2e/studio.e2e.mjs [--server PATH/RavenLite.Server.dll] [--screenshots DIR] [--chromium PATH]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []));
+const serverDll = resolve(args.server ?? join(here, '../../Server/bin/Release/net10.0/RavenLite.Server.dll'));
+const shots = args.screenshots ? resolve(args.screenshots) : null;
+const chromiumPath = args.chromium ?? process.env.CHROMIUM ?? '/usr/bin/chromium';
+const axeSource = readFileSync(join(here, '../node_modules/axe-core/axe.min.js'), 'utf8');
+
+const step = (name) => console.log(`# ${new Date().toISOString().slice(11, 19)} ${name}`);
+
+function startServer(dataDir) {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn('dotnet', [serverDll, '--DataDir', dataDir, '--ServerUrl', 'http://127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('server did not start in 60 s:\n' + out)), 60_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) { clearTimeout(timer); resolveStart({ child, url: m[1] }); }
+    });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}:\n${out}`)); });
+  });
+}
+
+async function api(url, method = 'GET', body) {
+  const r = await fetch(url, { method, body: body === undefined ? undefined : JSON.stringify(body), headers: body === undefined ? {} : { 'Content-Type': 'application/json' } });
+  const text = await r.text();
+  return { status: r.status, json: text ? JSON.parse(text) : undefined };
+}
+
+async function axe(page, screen) {
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.equal(bad.length, 0, `${screen}: axe found ${bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`).join('; ')}`);
+}
+
+async function shot(page, name) {
+  if (!shots) return;
+  await page.screenshot({ path: join(shots, `${name}.png`) });
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'ravenlite-studio-e2e-'));
+let server;
+let browser;
+let page;
+try {
+  step('starting the server');
+  server = await startServer(dataDir);
+  const base = server.url;
+  if (shots) mkdirSync(shots, { recursive: true });
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+
+  // First load: what JavaScript the browser downloads (compressed bytes on the wire).
+  step('first load');
+  const jsBytes = [];
+  const onResponse = async (r) => { if (r.url().endsWith('.js')) { const s = await r.request().sizes().catch(() => null); if (s) jsBytes.push(s.responseBodySize); } };
+  page.on('response', onResponse);
+  const browserRoot = await fetch(base + '/', { headers: { Accept: 'text/html' }, redirect: 'manual' });
+  assert.equal(browserRoot.status, 302, 'GET / from a browser redirects');
+  assert.equal(browserRoot.headers.get('location'), '/studio/');
+  assert.equal((await fetch(base + '/')).status, 400, 'GET / from an API client is not redirected');
+  await page.goto(base + '/');
+  await page.getByRole('heading', { name: 'Databases' }).waitFor();
+  await page.waitForLoadState('networkidle');
+  page.off('response', onResponse);
+  const firstLoadJs = jsBytes.reduce((a, b) => a + b, 0);
+  console.log(`studio: first load ${jsBytes.length} JavaScript file(s), ${(firstLoadJs / 1024).toFixed(1)} KB compressed`);
+  assert.ok(firstLoadJs > 0, 'the first load downloads JavaScript');
+
+  // 1. Databases: create one with sample data.
+  step('databases');
+  await page.getByLabel('New database').fill('e2e');
+  await page.getByLabel('with sample data').check();
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('status').filter({ hasText: "Database 'e2e' created with sample data." }).waitFor();
+  const stats = (await api(`${base}/databases/e2e/stats`)).json;
+  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'e2e' }) });
+  await row.getByRole('cell', { name: stats.CountOfDocuments.toLocaleString('en-US'), exact: true }).waitFor();
+  await axe(page, 'databases');
+  await shot(page, 'databases');
+
+  // 2. Documents: a collection in the grid, open, edit, save, create, clone, delete, select many and delete.
+  step('documents');
+  await page.getByRole('link', { name: 'e2e', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Collections' }).getByRole('link', { name: /^Orders/ }).click();
+  const grid = page.getByRole('grid', { name: 'Documents of Orders' });
+  await grid.getByRole('gridcell', { name: 'orders/1-A', exact: true }).waitFor();
+  await axe(page, 'documents');
+  await shot(page, 'documents');
+  await grid.getByRole('gridcell', { name: 'orders/1-A', exact: true }).dblclick();
+  await page.getByRole('heading', { name: /Document orders\/1-A/ }).waitFor();
+  const body = page.getByLabel('Document JSON');
+  await body.getByText('"Freight"').first().waitFor();
+  const original = (await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0];
+  const { ['@metadata']: _meta, ...plain } = original;
+  await body.fill(JSON.stringify({ ...plain, Freight: 4242.5 }, null, 2));
+  await axe(page, 'document editor');
+  await shot(page, 'document-editor');
+  await page.keyboard.press('Control+Enter');
+  await page.getByRole('status').filter({ hasText: 'Saved orders/1-A.' }).waitFor();
+  assert.equal((await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0].Freight, 4242.5, 'the edit is saved');
+  // Invalid JSON is refused with a message and nothing is written.
+  await body.fill('{ "Freight": ');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
+  assert.equal((await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0].Freight, 4242.5);
+  // Clone: a new document with the same body in the same collection.
+  await page.goto(base + '/studio/db/e2e/edit?id=orders%2F2-A');
+  await page.getByRole('button', { name: 'Clone' }).click();
+  await page.getByRole('heading', { name: /Clone of orders\/2-A/ }).waitFor();
+  await page.getByLabel('Id').fill('orders/clone-1');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('heading', { name: /Document orders\/clone-1/ }).waitFor();
+  const clone = (await api(`${base}/databases/e2e/docs?id=orders/clone-1`)).json.Results[0];
+  assert.equal(clone['@metadata']['@collection'], 'Orders');
+  assert.equal(clone.Company, (await api(`${base}/databases/e2e/docs?id=orders/2-A`)).json.Results[0].Company);
+  // Delete (asks first; cancel keeps it).
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  assert.equal((await api(`${base}/databases/e2e/docs?id=orders/clone-1`)).status, 200, 'cancel keeps the document');
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('heading', { name: /^Documents/ }).waitFor();
+  assert.equal((await api(`${base}/databases/e2e/docs?id=orders/clone-1`)).status, 404, 'the document is deleted');
+  // Create a document in a new collection.
+  await page.goto(base + '/studio/db/e2e/edit');
+  await page.getByLabel('Id').fill('notes/1');
+  await page.getByLabel('Collection').fill('Notes');
+  await page.getByLabel('Document JSON').fill('{ "Text": "hello from the Studio" }');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('heading', { name: /Document notes\/1/ }).waitFor();
+  const note = (await api(`${base}/databases/e2e/docs?id=notes/1`)).json.Results[0];
+  assert.equal(note.Text, 'hello from the Studio');
+  assert.equal(note['@metadata']['@collection'], 'Notes');
+  // Select many and delete.
+  await api(`${base}/databases/e2e/bulk_docs`, 'POST', { Commands: [2, 3, 4].map((i) => ({ Id: `notes/${i}`, Type: 'PUT', Document: { Text: `note ${i}`, '@metadata': { '@collection': 'Notes' } } })) });
+  await page.goto(base + '/studio/db/e2e/documents/Notes');
+  const notes = page.getByRole('grid', { name: 'Documents of Notes' });
+  await notes.getByRole('gridcell', { name: 'notes/4', exact: true }).waitFor();
+  await notes.getByLabel('Select row 1', { exact: true }).check();
+  await notes.getByLabel('Select row 2', { exact: true }).check();
+  await page.getByRole('button', { name: 'Delete selected (2)' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('2 documents in Notes').waitFor();
+  assert.equal((await api(`${base}/databases/e2e/collections/stats`)).json.Collections.Notes, 2);
+
+  // A large collection scrolls with pages fetched on demand.
+  step('a 20,000-document collection');
+  for (let start = 0; start < 20_000; start += 5_000)
+    await api(`${base}/databases/e2e/bulk_docs`, 'POST', { Commands: Array.from({ length: 5_000 }, (_, k) => ({ Id: `items/${start + k + 1}`, Type: 'PUT', Document: { N: start + k + 1, '@metadata': { '@collection': 'Items' } } })) });
+  let pageRequests = 0;
+  const countPages = (r) => { if (r.url().includes('/collections/docs?name=Items')) pageRequests++; };
+  page.on('request', countPages);
+  await page.goto(base + '/studio/db/e2e/documents/Items');
+  const items = page.getByRole('grid', { name: 'Documents of Items' });
+  await items.getByRole('gridcell', { name: 'items/1', exact: true }).waitFor();
+  await items.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await items.getByRole('gridcell', { name: 'items/20000', exact: true }).waitFor();
+  page.off('request', countPages);
+  console.log(`studio: scrolled 20,000 documents end to end with ${pageRequests} page request(s)`);
+  assert.ok(pageRequests <= 4, `pages are fetched on demand (${pageRequests} requests for 200 pages)`);
+
+  // 3. Query: RQL, Ctrl+Enter, the grid and its statistics, JSON view, recent queries, a malformed query.
+  step('query');
+  await page.goto(base + '/studio/db/e2e/query');
+  const rql = page.getByLabel('RQL query');
+  const expected = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Freight > 100', WaitForNonStaleResults: true })).json;
+  await rql.fill('from Orders where Freight > 100');
+  await rql.press('Control+Enter');
+  const statsLine = page.getByRole('status', { name: 'Query statistics' });
+  await statsLine.getByText(`Total results: ${expected.TotalResults.toLocaleString('en-US')}`).waitFor();
+  await statsLine.getByText(expected.IndexName).waitFor();
+  const results = page.getByRole('grid', { name: 'Query results' });
+  await results.getByRole('gridcell', { name: expected.Results[0]['@metadata']['@id'], exact: true }).waitFor();
+  await axe(page, 'query');
+  await shot(page, 'query');
+  await page.getByRole('tab', { name: 'JSON' }).click();
+  await page.getByLabel('Query results as JSON').getByText('"TotalResults"').waitFor();
+  await page.getByRole('tab', { name: 'Results' }).click();
+  await page.getByRole('complementary', { name: 'Recent queries' }).getByRole('button', { name: 'from Orders where Freight > 100' }).waitFor();
+  // Completion offers collections after `from`.
+  await rql.fill('from Ord');
+  await rql.press('End');
+  await page.keyboard.press('Control+Space');
+  await page.getByRole('option', { name: /Orders/ }).first().waitFor();
+  await page.keyboard.press('Escape');
+  // Parameters.
+  await rql.fill('from Orders where Company = $c');
+  await page.getByText('Query parameters').click();
+  await page.getByLabel('Query parameters (JSON)').fill('{ "c": "companies/1-A" }');
+  await page.getByRole('button', { name: /^Run/ }).click();
+  const byCompany = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Company = $c', QueryParameters: { c: 'companies/1-A' }, WaitForNonStaleResults: true })).json;
+  await statsLine.getByText(`Total results: ${byCompany.TotalResults.toLocaleString('en-US')}`).waitFor();
+  // 1,000 rows: the render time after the answer arrives.
+  await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Items where N > 0', WaitForNonStaleResults: true });
+  await rql.fill('from Items where N > 0 order by N as long');
+  await rql.press('Control+Enter');
+  await statsLine.getByText('Total results: 20,000').waitFor();
+  const render = await page.waitForFunction(() => window.__studioQueryRender).then((h) => h.jsonValue());
+  console.log(`studio: a ${render.rows}-row query result rendered in ${render.ms.toFixed(1)} ms`);
+  assert.equal(render.rows, 1000);
+  // Malformed.
+  await rql.fill('from Orders where');
+  await rql.press('Control+Enter');
+  const bad = page.getByRole('alert').filter({ hasText: 'The query failed' });
+  await bad.waitFor();
+  assert.match(await bad.innerText(), /400: .*(Invalid query|expected)/);
+  await shot(page, 'query-error');
+
+  // 4. Indexes: a compile error at its line, then the fixed index becomes up to date; reset and delete ask first.
+  step('indexes');
+  await page.goto(base + '/studio/db/e2e/indexes/edit');
+  await page.getByLabel('Name').fill('Orders/ByShipCity');
+  await page.getByLabel('Map 1').fill('from o in docs.Orders\nselect new {\n    City = o.ShipTo.City +* 2\n}');
+  await page.getByRole('button', { name: 'Save index' }).click();
+  const compile = page.getByRole('alert').filter({ hasText: 'Map 1, line 3, column' });
+  await compile.waitFor();
+  await page.locator('.cm-lintRange-error').first().waitFor();
+  await axe(page, 'index editor');
+  await shot(page, 'index-compile-error');
+  await page.getByLabel('Map 1').fill('from o in docs.Orders\nselect new {\n    City = o.ShipTo.City,\n    o.Freight\n}');
+  await page.getByRole('button', { name: 'Add field' }).click();
+  await page.getByLabel('Field 1 name').fill('City');
+  await page.getByLabel('Field 1 indexing').selectOption('Search');
+  await page.getByRole('button', { name: 'Save index' }).click();
+  await page.getByRole('heading', { name: /^Indexes/ }).waitFor();
+  const indexRow = page.locator('tr[data-index="Orders/ByShipCity"]');
+  await indexRow.getByText('up to date').waitFor({ timeout: 60_000 });
+  const indexStats = (await api(`${base}/databases/e2e/indexes/stats`)).json.Results.find((i) => i.Name === 'Orders/ByShipCity');
+  assert.equal(indexStats.EntriesCount, stats.Collections?.Orders ?? indexStats.EntriesCount);
+  await indexRow.getByRole('cell', { name: indexStats.EntriesCount.toLocaleString('en-US'), exact: true }).waitFor();
+  const definition = (await api(`${base}/databases/e2e/indexes`)).json.Results.find((i) => i.Name === 'Orders/ByShipCity');
+  assert.equal(definition.Fields.City.Indexing, 'Search');
+  await axe(page, 'indexes');
+  await shot(page, 'indexes');
+  await page.getByRole('button', { name: 'Reset Orders/ByShipCity' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Reset' }).click();
+  await indexRow.getByText('up to date').waitFor({ timeout: 60_000 });
+  await page.getByRole('button', { name: 'Delete Orders/ByShipCity' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await indexRow.waitFor({ state: 'detached' });
+  assert.equal((await api(`${base}/databases/e2e/indexes`)).json.Results.some((i) => i.Name === 'Orders/ByShipCity'), false);
+
+  // 5. Tasks.
+  step('tasks');
+  await page.goto(base + '/studio/db/e2e/tasks');
+  await page.getByRole('button', { name: 'Create sample data' }).click();
+  await page.getByRole('alert').filter({ hasText: 'already contains documents' }).waitFor();
+  await axe(page, 'tasks');
+  await shot(page, 'tasks');
+
+  // 6. Dashboard: live charts fill while writes come in.
+  step('dashboard');
+  await page.goto(base + '/studio/dashboard');
+  const writer = (async () => {
+    for (let i = 0; i < 8; i++) {
+      await api(`${base}/databases/e2e/bulk_docs`, 'POST', { Commands: Array.from({ length: 200 }, (_, k) => ({ Id: `ticks/${i}-${k}`, Type: 'PUT', Document: { I: i, '@metadata': { '@collection': 'Ticks' } } })) });
+      await new Promise((r) => setTimeout(r, 400));
+    }
+  })();
+  await page.getByRole('status', { name: 'Current values' }).waitFor();
+  await writer;
+  await page.waitForFunction(() => {
+    const strong = [...document.querySelectorAll('[aria-label="Current values"] strong')];
+    return strong.length > 0 && document.querySelectorAll('.chart canvas').length >= 6;
+  });
+  await page.waitForTimeout(1500);
+  await axe(page, 'dashboard');
+  await shot(page, 'dashboard');
+
+  // 7. Storage: trees, the page map, journal records.
+  step('storage');
+  await page.goto(base + '/studio/db/e2e/storage');
+  const trees = page.getByRole('table', { name: 'B+Trees' });
+  await trees.getByRole('cell', { name: 'Docs', exact: true }).waitFor();
+  await page.getByRole('img', { name: /Map of the data file/ }).waitFor();
+  await page.getByRole('table', { name: 'Journal records' }).getByRole('row').nth(1).waitFor();
+  await axe(page, 'storage');
+  await shot(page, 'storage');
+
+  // Wide screen.
+  await page.setViewportSize({ width: 1920, height: 1080 });
+  await page.goto(base + '/studio/db/e2e/documents/Orders');
+  await page.getByRole('grid', { name: 'Documents of Orders' }).getByRole('gridcell', { name: 'orders/3-A', exact: true }).waitFor();
+  await axe(page, 'documents at 1920×1080');
+  await shot(page, 'documents-1920');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
+
+  // 8. A stopped server: the Studio says so instead of going blank.
+  step('stopped server');
+  await page.goto(base + '/studio/');
+  await page.getByRole('link', { name: 'e2e' }).waitFor();
+  server.child.kill('SIGKILL');
+  await new Promise((r) => server.child.once('exit', r));
+  server = null;
+  await page.getByRole('link', { name: 'Dashboard' }).click();
+  await page.getByRole('alert').filter({ hasText: 'The server is not reachable' }).waitFor({ timeout: 15_000 });
+  await shot(page, 'server-stopped');
+  console.log('studio: ok');
+} catch (e) {
+  console.error(e);
+  process.exitCode = 1;
+  const failure = join(tmpdir(), 'ravenlite-studio-e2e-failure.png');
+  await page?.screenshot({ path: failure }).then(() => console.error('screenshot of the failure: ' + failure), () => undefined);
+} finally {
+  await browser?.close();
+  if (server) server.child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+}
