@@ -306,6 +306,10 @@ try {
   await page.getByRole('grid', { name: 'Documents of Orders' }).getByRole('gridcell', { name: 'orders/3-A', exact: true }).waitFor();
   await axe(page, 'documents at 1920×1080');
   await shot(page, 'documents-1920');
+  await page.goto(base + '/studio/db/e2e/storage');
+  await page.getByRole('img', { name: /Map of the data file/ }).waitFor();
+  await axe(page, 'storage at 1920×1080');
+  await shot(page, 'storage-1920');
   await page.setViewportSize({ width: 1280, height: 800 });
 
   assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');

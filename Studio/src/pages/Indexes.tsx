@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { api, type IndexStats } from '../api';
@@ -85,8 +86,8 @@ export function Indexes({ db }: { db: string }) {
               const p = progress(s);
               const errs = errors.find((e) => e.Name === s.Name)?.Errors ?? [];
               return (
-                <>
-                  <tr key={s.Name} data-index={s.Name}>
+                <Fragment key={s.Name}>
+                  <tr data-index={s.Name}>
                     <td class="mono">{s.Type.startsWith('Auto') ? s.Name : <Link href={dbPath(db, `/indexes/edit?name=${encodeURIComponent(s.Name)}`)}>{s.Name}</Link>}</td>
                     <td>{s.Type}</td>
                     <td>{s.State}</td>
@@ -107,7 +108,7 @@ export function Indexes({ db }: { db: string }) {
                     </td>
                   </tr>
                   {open === s.Name && (
-                    <tr key={s.Name + '/errors'}>
+                    <tr>
                       <td colSpan={7}>
                         <table class="data" aria-label={`Errors of ${s.Name}`}>
                           <thead><tr><th>Document</th><th>Error</th><th>When</th></tr></thead>
@@ -124,7 +125,7 @@ export function Indexes({ db }: { db: string }) {
                       </td>
                     </tr>
                   )}
-                </>
+                </Fragment>
               );
             })}
           </tbody>
