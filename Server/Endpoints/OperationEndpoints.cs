@@ -44,7 +44,7 @@ public static class OperationEndpoints
                 case OperationStatus.Completed:
                     w.WriteStartObject("Result");
                     w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
-                    w.WriteNumber("Total", state.Processed);
+                    w.WriteNumber("Total", state.Total >= 0 ? state.Total : state.Processed);
                     w.WriteNumber("DocumentsProcessed", state.Processed);
                     w.WriteNumber("DocumentsSkipped", state.Skipped); // RavenLite's own: unchanged documents left as they were
                     w.WriteEndObject();
@@ -65,6 +65,8 @@ public static class OperationEndpoints
                     w.WriteStartObject("Progress");
                     w.WriteNumber("Processed", state.Processed);
                     w.WriteNumber("DocumentsProcessed", state.Processed);
+                    if (state.Total >= 0)
+                        w.WriteNumber("Total", state.Total);
                     w.WriteEndObject();
                     break;
             }

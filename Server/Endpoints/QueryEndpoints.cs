@@ -53,7 +53,7 @@ public static class QueryEndpoints
     }
 
     /// <summary>A wait as milliseconds (number) or a TimeSpan string ("00:00:15"); 400 otherwise; capped at <see cref="MaxWait"/>.</summary>
-    private static TimeSpan? ParseTimeout(JsonElement value)
+    internal static TimeSpan? ParseTimeout(JsonElement value)
     {
         TimeSpan result;
         if (value.ValueKind == JsonValueKind.Null)
@@ -73,6 +73,8 @@ public static class QueryEndpoints
     {
         long t0 = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(rql);
+        if (query.UpdateScript != null)
+            throw ApiException.InvalidQuery("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
         var answer = await QueryRunner.RunAsync(db, query, parameters, options, context.RequestAborted).ConfigureAwait(false);
         // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
         // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.

@@ -68,6 +68,7 @@ public static class ServerHost
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
+        OperationsByQueryEndpoints.Map(app);
         IndexEndpoints.Map(app);
         StudioEndpoints.Map(app);
         StudioApiEndpoints.Map(app);

@@ -103,6 +103,9 @@ public sealed class OperationState(long id, string kind) : IDisposable
     /// <summary>Cancelled by kill or shutdown.</summary>
     public CancellationToken Token => _cts.Token;
 
+    /// <summary>Documents the operation will process when known (operations by query), else -1.</summary>
+    public long Total { get; set; } = -1;
+
     /// <summary>Adds committed documents.</summary>
     public void AddProcessed(long n) => Interlocked.Add(ref _processed, n);
 

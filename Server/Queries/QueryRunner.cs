@@ -76,11 +76,54 @@ public sealed partial class QueryRunner
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
         if (query.Facets.Count > 0)
             runner._facets = FacetPlan.Resolve(query.Facets, runner.Resolve, runner.LoadJson);
+        return await runner.WithIndexAsync(options, index => runner.Execute(index, skip, take), cancellation).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The ids of the documents <paramref name="query"/> matches, in the order its index (or collection) holds them:
+    /// what an operation by query (patch, delete) works on. Order, paging and projections do not apply.
+    /// </summary>
+    public static async Task<List<string>> MatchingIdsAsync(Database db, RqlQuery query, JsonElement parameters, QueryOptions options, CancellationToken cancellation)
+    {
+        ArgumentNullException.ThrowIfNull(db);
+        ArgumentNullException.ThrowIfNull(query);
+        if (query.GroupBy.Count > 0 || query.Facets.Count > 0 || query.Suggestions.Count > 0)
+            throw ApiException.InvalidQuery("An operation by query works on documents; group by, facets and suggestions do not give documents.");
+        var runner = new QueryRunner(db, query, parameters);
+        if (query.Where != null)
+            runner.ResolveAll(query.Where);
+        return await runner.WithIndexAsync(options, runner.MatchingIds, cancellation).ConfigureAwait(false);
+    }
+
+    private List<string> MatchingIds(Indexing.Index? index)
+    {
+        if (index?.Compiled.IsMapReduce == true)
+            throw ApiException.InvalidQuery($"Index '{index.Name}' is a map-reduce index: its results are not documents to patch or delete.");
+        _compiled = index?.Compiled;
+        (_skip, _take) = (0, int.MaxValue);
+        var ids = new List<string>();
+        using var dbTx = _db.Environment.ReadTransaction();
+        foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out _))
+        {
+            using (row)
+            {
+                if ((_query.Where == null || Evaluate(_query.Where, row)) && row.Bind(_db.Documents.DatabaseId).Document is { } doc)
+                    ids.Add(doc.Id);
+            }
+        }
+        return ids;
+    }
+
+    /// <summary>Chooses the index (creating an auto index when needed), waits as <paramref name="options"/> ask, and runs <paramref name="execute"/> holding it.</summary>
+    private async Task<T> WithIndexAsync<T>(QueryOptions options, Func<Indexing.Index?, T> execute, CancellationToken cancellation)
+    {
+        var runner = this;
+        var db = _db;
         for (int attempt = 0; ; attempt++)
         {
             var index = runner.ChooseIndex(out bool created);
             if (index == null)
-                return runner.Execute(null, skip, take);
+                return execute(null);
             if (created || options.WaitForNonStale)
             {
                 bool caughtUp = await index.WaitForNonStaleAsync(options.WaitForNonStale ? options.WaitTimeout : AutoIndexWait, cancellation).ConfigureAwait(false);
@@ -98,7 +141,7 @@ public sealed partial class QueryRunner
             }
             try
             {
-                return runner.Execute(index, skip, take);
+                return execute(index);
             }
             finally
             {

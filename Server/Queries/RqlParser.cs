@@ -311,6 +311,8 @@ public sealed class RqlParser
         RqlValue? skip = null, take = null;
         var loads = new List<RqlLoad>();
         string? selectScript = null;
+        string? update = null;
+        int updatePosition = 0;
         while (Peek.Kind != Kind.End)
         {
             if (AcceptWord("load"))
@@ -418,13 +420,26 @@ public sealed class RqlParser
                     take = first;
                 }
             }
+            else if (AcceptWord("update"))
+            {
+                // update { script }: patch by query (PATCH /queries); the script's text without its braces, run per document.
+                if (Peek.Kind != Kind.Script)
+                    throw Error($"expected '{{' with the patch script after update, found {Describe(Peek)}", Peek.Position);
+                var script = Next();
+                update = script.Text[1..^1];
+                updatePosition = script.Position + 1;
+                if (Peek.Kind != Kind.End)
+                    throw Error($"unexpected {Describe(Peek)} after the update script; it ends the query", Peek.Position);
+            }
             else
             {
-                throw Error($"unexpected {Describe(Peek)}; expected select, include, limit or the end of the query", Peek.Position);
+                throw Error($"unexpected {Describe(Peek)}; expected select, include, limit, update or the end of the query", Peek.Position);
             }
         }
         return new RqlQuery(source, where, order, select, distinct, include, skip, take)
         {
+            UpdateScript = update,
+            UpdateScriptPosition = updatePosition,
             GroupBy = _groupBy ?? [],
             Alias = _alias,
             Loads = loads,

@@ -38,6 +38,12 @@ public sealed record RqlQuery(
     /// <summary><c>select { ... }</c> or <c>select fn(u)</c>: a JavaScript projection (run in Jint per answered document).</summary>
     public string? SelectScript { get; init; }
 
+    /// <summary><c>update { ... }</c>: the patch script (JavaScript, without its braces) a patch by query runs on each match, else null.</summary>
+    public string? UpdateScript { get; init; }
+
+    /// <summary>Where <see cref="UpdateScript"/> starts in the query text (for errors naming a line).</summary>
+    public int UpdateScriptPosition { get; init; }
+
     /// <summary><c>declare function ...</c>: JavaScript functions the projection may call.</summary>
     public IReadOnlyList<string> Declared { get; init; } = [];
 

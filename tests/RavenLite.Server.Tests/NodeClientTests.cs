@@ -54,6 +54,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("mlt")]
     [InlineData("spatial")]
     [InlineData("indexes")]
+    [InlineData("operations")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

@@ -1,0 +1,101 @@
+using System.Text.Json;
+using Jint;
+using Jint.Native;
+using Jint.Native.Json;
+using Jint.Native.Object;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.Indexing.Scripting;
+
+namespace RavenLite.Server.Operations;
+
+/// <summary>
+/// A RavenDB patch script (the body of RQL's <c>update { ... }</c>) run in Jint on one document at a time: <c>this</c>
+/// is the document (its <c>@metadata</c> included), query parameters are <c>$name</c> variables and <c>args.name</c>,
+/// and <c>load(id)</c>, <c>id(doc)</c> and <c>getMetadata(doc)</c> are available. Each run is limited in statements,
+/// recursion, time and memory (<see cref="JavaScriptIndex.CreateEngine"/>). Not thread-safe: one per worker.
+/// </summary>
+internal sealed class PatchScript : IDisposable
+{
+    private const string Function = "__ravenlite_patch";
+    private readonly Engine _engine;
+    private readonly JsValue _function;
+    private readonly JsValue _args;
+    private Func<string, StoredDocument?> _load = _ => null;
+
+    private PatchScript(string body, JsonElement parameters)
+    {
+        _engine = JavaScriptIndex.CreateEngine();
+        _engine.SetValue("load", new Func<JsValue, JsValue>(id => id is not null && id.IsString() && _load(id.AsString()) is { } d ? Parse(d) : JsValue.Null));
+        _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
+        _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
+        _args = parameters.ValueKind == JsonValueKind.Object ? new JsonParser(_engine).Parse(parameters.GetRawText()) : new Jint.Native.JsObject(_engine);
+        if (parameters.ValueKind == JsonValueKind.Object)
+            foreach (var p in parameters.EnumerateObject())
+                _engine.SetValue("$" + p.Name, new JsonParser(_engine).Parse(p.Value.GetRawText()));
+        _engine.Execute($"function {Function}(args) {{\n{body}\n}}");
+        _function = _engine.GetValue(Function);
+    }
+
+    /// <summary>
+    /// Checks and prepares <paramref name="body"/>: a syntax error is a 400 (JavaScriptParseException) naming its line
+    /// in <paramref name="queryText"/>, where the script starts at <paramref name="position"/>.
+    /// </summary>
+    public static PatchScript Create(string body, JsonElement parameters, string queryText, int position)
+    {
+        try
+        {
+            new Acornima.Parser().ParseScript($"function f(args) {{\n{body}\n}}");
+        }
+        catch (Acornima.ParseErrorException e)
+        {
+            int scriptLine = e.LineNumber - 1; // the wrapper's first line
+            int queryLine = queryText[..Math.Min(position, queryText.Length)].Count(c => c == '\n') + scriptLine;
+            throw new ApiException(400, RavenExceptionTypes.JavaScriptParse, $"The update script does not parse: line {queryLine}, column {e.Column}: {e.Description}");
+        }
+        return new PatchScript(body, parameters);
+    }
+
+    /// <summary>
+    /// Runs the script on <paramref name="doc"/>; the patched document's JSON, or null when the script left it as it was.
+    /// Throws <see cref="PatchException"/> when the script fails for this document.
+    /// </summary>
+    public byte[]? Run(StoredDocument doc, Func<string, StoredDocument?> load)
+    {
+        _load = load;
+        _engine.Constraints.Reset();
+        string json = System.Text.Encoding.UTF8.GetString(doc.Json);
+        try
+        {
+            string before = Serialize(JavaScriptIndex.Document(_engine, json, doc.Id));
+            var self = JavaScriptIndex.Document(_engine, json, doc.Id);
+            _engine.Invoke(_function, self, [_args]);
+            string after = Serialize(self);
+            return after == before ? null : System.Text.Encoding.UTF8.GetBytes(after);
+        }
+        catch (Exception e) when (e is Jint.Runtime.JavaScriptException or Jint.Runtime.StatementsCountOverflowException or Jint.Runtime.RecursionDepthOverflowException
+            or TimeoutException or Jint.Runtime.MemoryLimitExceededException or ArgumentException or InvalidOperationException)
+        {
+            throw new PatchException($"The update script failed for '{doc.Id}': {e.Message}", e);
+        }
+        finally
+        {
+            _engine.Advanced.ResetCallStack();
+        }
+    }
+
+    /// <summary>A document as JSON without the <c>@metadata.@id</c> added for <c>id()</c> (the server keeps ids apart from the body).</summary>
+    private string Serialize(JsValue document)
+    {
+        if (document is ObjectInstance o && o.Get("@metadata") is ObjectInstance meta)
+            meta.RemoveOwnProperty("@id");
+        return new Jint.Native.Json.JsonSerializer(_engine).Serialize(document).AsString();
+    }
+
+    private JsValue Parse(StoredDocument doc) => JavaScriptIndex.Document(_engine, System.Text.Encoding.UTF8.GetString(doc.Json), doc.Id);
+
+    public void Dispose() => _engine.Dispose();
+}
+
+/// <summary>A patch script failed for one document.</summary>
+internal sealed class PatchException(string message, Exception inner) : Exception(message, inner);

@@ -1,0 +1,139 @@
+using System.Net;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Patch and delete by query (PATCH/DELETE /databases/{db}/queries) as background operations: exactly the documents
+/// the query matches change (checked against a brute-force evaluation), a script that does not parse is a 400 naming
+/// its line and starts nothing, a script failing for one document faults the operation naming it, progress and the
+/// result show in /operations/state, and a killed operation stops.
+/// </summary>
+public sealed class OperationsByQueryTests
+{
+    private static async Task<JsonElement> Send(HttpClient http, HttpMethod method, string url, string body, HttpStatusCode expect = HttpStatusCode.OK)
+    {
+        var r = await http.SendAsync(new HttpRequestMessage(method, url) { Content = TestServer.Json(body) });
+        var json = await TestServer.ReadJson(r);
+        Assert.True(r.StatusCode == expect, $"{method} {url} → {(int)r.StatusCode}: {json}");
+        return json;
+    }
+
+    private static async Task<JsonElement> WaitFor(HttpClient http, long id)
+    {
+        for (int i = 0; i < 600; i++)
+        {
+            var state = await TestServer.ReadJson(await http.GetAsync($"/databases/db/operations/state?id={id}"));
+            if (state.GetProperty("Status").GetString() != "InProgress")
+                return state;
+            await Task.Delay(50);
+        }
+        throw new TimeoutException($"operation {id} did not finish");
+    }
+
+    private static async Task Load(HttpClient http, int count)
+    {
+        var commands = new JsonArray();
+        for (int i = 1; i <= count; i++)
+            commands.Add(new JsonObject { ["Id"] = $"orders/{i}", ["Type"] = "PUT", ["Document"] = new JsonObject { ["Freight"] = i % 50, ["Company"] = $"companies/{i % 7}", ["@metadata"] = new JsonObject { ["@collection"] = "Orders" } } });
+        var r = await http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()));
+        Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+    }
+
+    private static async Task<Dictionary<string, JsonElement>> All(HttpClient http)
+    {
+        var r = await TestServer.ReadJson(await http.GetAsync("/databases/db/collections/docs?name=Orders&pageSize=100000"));
+        return r.GetProperty("Results").EnumerateArray().ToDictionary(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!, d => d.Clone());
+    }
+
+    [Fact]
+    public async Task Patch_by_query_changes_exactly_the_matching_documents()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Load(http, 500);
+        var before = await All(http);
+        var started = await Send(http, HttpMethod.Patch, "/databases/db/queries", """
+            {"Query":{"Query":"from Orders where Freight >= $min and Company != 'companies/3'\nupdate {\n  this.Freight = this.Freight * 2 + args.extra;\n  this.Patched = id(this);\n}","QueryParameters":{"min":30,"extra":$extra}}}
+            """.Replace("$extra", "1", StringComparison.Ordinal));
+        var state = await WaitFor(http, started.GetProperty("OperationId").GetInt64());
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        var after = await All(http);
+        var expected = before.Where(kv => kv.Value.GetProperty("Freight").GetInt32() >= 30 && kv.Value.GetProperty("Company").GetString() != "companies/3").Select(kv => kv.Key).ToHashSet();
+        Assert.Equal(expected.Count, state.GetProperty("Result").GetProperty("Total").GetInt64());
+        foreach (var (id, doc) in after)
+        {
+            int old = before[id].GetProperty("Freight").GetInt32();
+            if (expected.Contains(id))
+            {
+                Assert.Equal(old * 2 + 1, doc.GetProperty("Freight").GetInt32());
+                Assert.Equal(id, doc.GetProperty("Patched").GetString());
+            }
+            else
+            {
+                Assert.Equal(old, doc.GetProperty("Freight").GetInt32());
+                Assert.False(doc.TryGetProperty("Patched", out _));
+                Assert.Equal(before[id].GetProperty("@metadata").GetProperty("@change-vector").GetString(), doc.GetProperty("@metadata").GetProperty("@change-vector").GetString());
+            }
+            Assert.Equal("Orders", doc.GetProperty("@metadata").GetProperty("@collection").GetString());
+        }
+        // A patch that leaves documents as they are writes nothing.
+        var noop = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders update { this.Freight = this.Freight; }"}}""");
+        Assert.Equal("Completed", (await WaitFor(http, noop.GetProperty("OperationId").GetInt64())).GetProperty("Status").GetString());
+        var unchanged = await All(http);
+        Assert.All(unchanged, kv => Assert.Equal(after[kv.Key].GetProperty("@metadata").GetProperty("@change-vector").GetString(), kv.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()));
+    }
+
+    [Fact]
+    public async Task Bad_scripts_are_refused_or_fault_naming_the_problem()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Load(http, 50);
+        var before = await All(http);
+        var parse = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders\nupdate {\n  this.Freight = ;\n}"}}""", HttpStatusCode.BadRequest);
+        Assert.Contains("JavaScriptParseException", parse.GetProperty("Type").GetString(), StringComparison.Ordinal);
+        Assert.Contains("line 3", parse.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var noUpdate = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders"}}""", HttpStatusCode.BadRequest);
+        Assert.Contains("update", noUpdate.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var post = await Send(http, HttpMethod.Post, "/databases/db/queries", """{"Query":"from Orders update { this.X = 1; }"}""", HttpStatusCode.BadRequest);
+        Assert.Contains("PATCH", post.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var failing = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders update { if (id(this) === 'orders/7') throw new Error('no seven'); }"}}""");
+        var state = await WaitFor(http, failing.GetProperty("OperationId").GetInt64());
+        Assert.Equal("Faulted", state.GetProperty("Status").GetString());
+        Assert.Contains("orders/7", state.GetProperty("Result").GetProperty("Message").GetString(), StringComparison.Ordinal);
+        Assert.Contains("no seven", state.GetProperty("Result").GetProperty("Message").GetString(), StringComparison.Ordinal);
+        var runaway = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders update { while (true) { } }"}}""");
+        Assert.Equal("Faulted", (await WaitFor(http, runaway.GetProperty("OperationId").GetInt64())).GetProperty("Status").GetString());
+        var after = await All(http);
+        Assert.All(after, kv => Assert.Equal(before[kv.Key].GetRawText(), kv.Value.GetRawText()));
+    }
+
+    [Fact]
+    public async Task Delete_by_query_deletes_the_matching_documents_and_a_killed_patch_stops()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        await Load(http, 400);
+        var before = await All(http);
+        var deleted = await Send(http, HttpMethod.Delete, "/databases/db/queries", """{"Query":"from Orders where Company = $c","QueryParameters":{"c":"companies/2"}}""");
+        var state = await WaitFor(http, deleted.GetProperty("OperationId").GetInt64());
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        var after = await All(http);
+        Assert.Equal(before.Where(kv => kv.Value.GetProperty("Company").GetString() != "companies/2").Select(kv => kv.Key).Order(), after.Keys.Order());
+        Assert.Equal(before.Count - after.Count, state.GetProperty("Result").GetProperty("Total").GetInt64());
+
+        // 50 documents a second: killed after a moment, it stops with most documents untouched.
+        var slow = await Send(http, HttpMethod.Patch, "/databases/db/queries?maxOpsPerSec=50", """{"Query":{"Query":"from Orders update { this.Slow = true; }"}}""");
+        long id = slow.GetProperty("OperationId").GetInt64();
+        await Task.Delay(300);
+        var progress = await TestServer.ReadJson(await http.GetAsync($"/databases/db/operations/state?id={id}"));
+        Assert.Equal("InProgress", progress.GetProperty("Status").GetString());
+        Assert.Equal(after.Count, progress.GetProperty("Progress").GetProperty("Total").GetInt64());
+        Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/db/operations/kill?id={id}", null)).StatusCode);
+        Assert.Equal("Canceled", (await WaitFor(http, id)).GetProperty("Status").GetString());
+        int slowed = (await All(http)).Count(kv => kv.Value.TryGetProperty("Slow", out _));
+        Assert.InRange(slowed, 1, after.Count / 2);
+    }
+}
