@@ -130,6 +130,7 @@ try {
   await page.goto(base + '/studio/db/e2e/edit?id=orders%2F2-A');
   await page.getByRole('button', { name: 'Clone' }).click();
   await page.getByRole('heading', { name: /Clone of orders\/2-A/ }).waitFor();
+  await page.getByLabel('Document JSON').getByText('"Company"').waitFor();
   await page.getByLabel('Id').fill('orders/clone-1');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('heading', { name: /Document orders\/clone-1/ }).waitFor();
@@ -263,13 +264,39 @@ try {
   await indexRow.waitFor({ state: 'detached' });
   assert.equal((await api(`${base}/databases/e2e/indexes`)).json.Results.some((i) => i.Name === 'Orders/ByShipCity'), false);
 
-  // 5. Tasks.
+  // 5. Tasks: patch by query and delete by query with progress; a script that does not parse; sample data refused.
   step('tasks');
   await page.goto(base + '/studio/db/e2e/tasks');
-  await page.getByRole('button', { name: 'Create sample data' }).click();
-  await page.getByRole('alert').filter({ hasText: 'already contains documents' }).waitFor();
+  await page.getByRole('heading', { name: /^Tasks/ }).waitFor();
+  const opQuery = page.getByLabel('Operation query', { exact: true });
+  await opQuery.getByText('update').waitFor();
+  await opQuery.fill('from Orders where Freight > $min update { this.Expensive = true; }');
+  await page.getByText('Query parameters').click();
+  await page.getByLabel('Operation query parameters (JSON)').fill('{ "min": 500 }');
+  await page.getByRole('button', { name: 'Run patch' }).click();
+  const patchOp = page.getByLabel(/^Operation \d+$/).first();
+  await patchOp.getByText('Completed').waitFor();
+  const expensive = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Freight > 500', WaitForNonStaleResults: true })).json.TotalResults;
+  const patchedCount = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Expensive = true', WaitForNonStaleResults: true })).json.TotalResults;
+  assert.equal(patchedCount, expensive, 'the patch changed exactly the matching orders');
+  await patchOp.getByRole('status').filter({ hasText: `${expensive.toLocaleString('en-US')} of ${expensive.toLocaleString('en-US')} patched` }).waitFor();
   await axe(page, 'tasks');
   await shot(page, 'tasks');
+  await opQuery.fill('from Orders update { this.Freight = ; }');
+  await page.getByRole('button', { name: 'Run patch' }).click();
+  await page.getByRole('alert').filter({ hasText: 'does not parse' }).waitFor();
+  await page.getByLabel('Delete the matches').check();
+  const deleteButton = page.getByRole('button', { name: 'Delete matching documents' });
+  await deleteButton.waitFor();
+  await opQuery.fill('from Notes');
+  await opQuery.getByText('from Notes').waitFor();
+  await deleteButton.click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByLabel(/^Operation \d+$/).nth(1).waitFor(); // the new one is listed first
+  await page.getByLabel(/^Operation \d+$/).first().getByText('Completed').waitFor();
+  assert.equal((await api(`${base}/databases/e2e/collections/stats`)).json.Collections.Notes ?? 0, 0, 'delete by query removed the notes');
+  await page.getByRole('button', { name: 'Create sample data' }).click();
+  await page.getByRole('alert').filter({ hasText: 'already contains documents' }).waitFor();
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

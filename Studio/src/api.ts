@@ -128,6 +128,12 @@ export const api = {
   putIndex: (name: string, definition: Json) => send('PUT', `${db(name)}/admin/indexes`, { Indexes: [definition] }),
   resetIndex: (name: string, index: string) => send('POST', `${db(name)}/indexes/reset?name=${enc(index)}`),
   deleteIndex: (name: string, index: string) => send('DELETE', `${db(name)}/indexes?name=${enc(index)}`),
+  patchByQuery: (name: string, query: string, parameters: Json) =>
+    send<{ OperationId: number }>('PATCH', `${db(name)}/queries`, { Query: { Query: query, QueryParameters: parameters } }),
+  deleteByQuery: (name: string, query: string, parameters: Json) =>
+    send<{ OperationId: number }>('DELETE', `${db(name)}/queries`, { Query: query, QueryParameters: parameters }),
+  operationState: (name: string, id: number) => getJson<OperationState>(`${db(name)}/operations/state?id=${id}`),
+  killOperation: (name: string, id: number) => send('POST', `${db(name)}/operations/kill?id=${id}`),
   metrics: (signal?: AbortSignal) => getJson<ServerMetrics>('/studio-api/metrics', signal),
 };
 
@@ -148,4 +154,10 @@ export interface ServerMetrics {
     JournalBytesWritten: number;
     Commits: number;
   }[];
+}
+
+export interface OperationState {
+  Status: 'InProgress' | 'Completed' | 'Faulted' | 'Canceled';
+  Result: { Total?: number; DocumentsProcessed?: number; DocumentsSkipped?: number; Message?: string; Type?: string } | null;
+  Progress: { Processed: number; Total?: number } | null;
 }

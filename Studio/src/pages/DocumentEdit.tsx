@@ -112,7 +112,7 @@ export function DocumentEdit({ db }: { db: string }) {
         <div>
           <div class="form-row">
             <label for="doc-id">Id</label>
-            <input id="doc-id" class="mono" value={id} readOnly={!!existingId} onInput={(e) => setId((e.target as HTMLInputElement).value)} />
+            <input id="doc-id" class="mono" value={id} readOnly={!!existingId} disabled={loading} onInput={(e) => setId((e.target as HTMLInputElement).value)} />
           </div>
           <div class="form-row">
             <label for="doc-body">Body (JSON)</label>
@@ -124,7 +124,7 @@ export function DocumentEdit({ db }: { db: string }) {
           <h2 style={{ marginTop: 0 }}>Metadata</h2>
           <div class="form-row">
             <label for="doc-collection">Collection</label>
-            <input id="doc-collection" value={collection} readOnly={!!existingId} onInput={(e) => setCollection((e.target as HTMLInputElement).value)} />
+            <input id="doc-collection" value={collection} readOnly={!!existingId} disabled={loading} onInput={(e) => setCollection((e.target as HTMLInputElement).value)} />
           </div>
           <dl class="mono" style={{ fontSize: '12px', wordBreak: 'break-all' }}>
             {Object.entries(metadata).filter(([k]) => k !== '@collection').map(([k, v]) => (

@@ -1,38 +1,129 @@
-import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { api, type OperationState } from '../api';
+import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
+import { confirmAction } from '../components/Confirm';
+import { number } from '../format';
 
-/** Database tasks. Import, export and patch by query come with the server's support for them. */
-export function Tasks({ db }: { db: string }) {
-  const [busy, setBusy] = useState(false);
-  const [done, setDone] = useState('');
+type Kind = 'patch' | 'delete';
+
+/** A running operation by query: polled every 300 ms, shown as a progress bar, cancellable. */
+function Operation({ db, id, kind }: { db: string; id: number; kind: Kind }) {
+  const [state, setState] = useState<OperationState | null>(null);
   const [error, setError] = useState<unknown>(null);
-  async function sample() {
-    setBusy(true);
-    setError(null);
+  useEffect(() => {
+    let stopped = false;
+    const poll = async () => {
+      try {
+        const s = await api.operationState(db, id);
+        if (stopped) return;
+        setState(s);
+        if (s.Status !== 'InProgress') return;
+      } catch (e) {
+        if (!stopped) setError(e);
+      }
+      if (!stopped) setTimeout(poll, 300);
+    };
+    poll();
+    return () => { stopped = true; };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [db, id]);
+  const processed = state?.Progress?.Processed ?? state?.Result?.DocumentsProcessed ?? 0;
+  const total = state?.Progress?.Total ?? state?.Result?.Total;
+  const fraction = total ? Math.min(1, processed / total) : state?.Status === 'Completed' ? 1 : 0;
+  const verb = kind === 'patch' ? 'patched' : 'deleted';
+  return (
+    <div class="panel" style={{ marginTop: '8px' }} aria-label={`Operation ${id}`}>
+      <div class="toolbar" style={{ marginBottom: '4px' }}>
+        <strong>Operation {id}</strong>
+        <span class={'badge ' + (state?.Status === 'Completed' ? 'ok' : state?.Status === 'InProgress' || !state ? 'warn' : 'bad')}>{state?.Status ?? 'starting'}</span>
+        <span class="progress" role="progressbar" aria-label={`Operation ${id} progress`} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(fraction * 100)} style={{ flex: 1 }}><div style={{ width: `${Math.round(fraction * 100)}%` }} /></span>
+        <span role="status">{number(processed)}{total != null ? ` of ${number(total)}` : ''} {verb}</span>
+        {state?.Status === 'InProgress' && <button onClick={() => api.killOperation(db, id).catch(setError)}>Cancel</button>}
+      </div>
+      {state?.Status === 'Completed' && state.Result?.DocumentsSkipped ? <p class="muted">{number(state.Result.DocumentsSkipped)} matching document(s) were left as they were (the script changed nothing, or they were deleted meanwhile).</p> : null}
+      {(state?.Status === 'Faulted' || state?.Status === 'Canceled') && <div class="error" role="alert">{state.Result?.Message}</div>}
+      <ErrorBox error={error} />
+    </div>
+  );
+}
+
+/** Patch and delete by query (long-running operations with progress), and sample data. Import and export come with the server's support. */
+export function Tasks({ db }: { db: string }) {
+  const [kind, setKind] = useState<Kind>('patch');
+  const [query, setQuery] = useState('from Orders where Freight > 100\nupdate {\n    this.Freight = this.Freight * 1.1;\n}');
+  const [parameters, setParameters] = useState('{}');
+  const [running, setRunning] = useState<{ id: number; kind: Kind }[]>([]);
+  const [error, setError] = useState<unknown>(null);
+  const [sampleBusy, setSampleBusy] = useState(false);
+  const [sampleDone, setSampleDone] = useState('');
+  const [sampleError, setSampleError] = useState<unknown>(null);
+
+  async function start() {
+    let params: unknown;
     try {
-      await api.sampleData(db);
-      setDone('Sample data created.');
+      params = JSON.parse(parameters || '{}');
+    } catch (e) {
+      setError(new Error('Query parameters are not valid JSON: ' + (e as Error).message));
+      return;
+    }
+    setError(null);
+    if (kind === 'delete' && !(await confirmAction({ title: 'Delete by query?', message: `Every document that "${query.trim()}" matches is deleted.`, confirm: 'Delete', danger: true }))) return;
+    try {
+      const r = kind === 'patch' ? await api.patchByQuery(db, query, params) : await api.deleteByQuery(db, query, params);
+      setRunning((ops) => [{ id: r.OperationId, kind }, ...ops]);
     } catch (e) {
       setError(e);
-    } finally {
-      setBusy(false);
     }
   }
+
+  async function sample() {
+    setSampleBusy(true);
+    setSampleError(null);
+    try {
+      await api.sampleData(db);
+      setSampleDone('Sample data created.');
+    } catch (e) {
+      setSampleError(e);
+    } finally {
+      setSampleBusy(false);
+    }
+  }
+
   return (
     <section>
       <h1>Tasks <span class="muted">· {db}</span></h1>
       <div class="panel">
-        <h2 style={{ marginTop: 0 }}>Create sample data</h2>
-        <p>Fills an empty database with a Northwind-like set of orders, companies, products and employees.</p>
-        <button class="primary" onClick={sample} disabled={busy}>{busy ? 'Creating…' : 'Create sample data'}</button>
-        {busy && <div class="progress" role="progressbar" aria-label="Creating sample data" style={{ marginTop: '8px' }}><div style={{ width: '100%' }} /></div>}
-        {done && <div class="notice" role="status">{done}</div>}
-        <ErrorBox error={error} />
+        <h2 style={{ marginTop: 0 }}>Patch or delete by query</h2>
+        <div class="toolbar" role="radiogroup" aria-label="Operation">
+          <label><input type="radio" name="op-kind" checked={kind === 'patch'} onChange={() => { setKind('patch'); if (!/update\s*\{/.test(query)) setQuery(query.trim() + '\nupdate {\n    \n}'); }} /> Patch (<code>update {'{ ... }'}</code> runs on each match)</label>
+          <label><input type="radio" name="op-kind" checked={kind === 'delete'} onChange={() => { setKind('delete'); setQuery(query.replace(/\s*update\s*\{[\s\S]*\}\s*$/, '')); }} /> Delete the matches</label>
+        </div>
+        <div class="form-row">
+          <label for="op-query">Query</label>
+          <Editor id="op-query" language="rql" label="Operation query" value={query} onChange={setQuery} onRun={start} minHeight="110px" />
+        </div>
+        <details>
+          <summary>Query parameters</summary>
+          <Editor language="json" label="Operation query parameters (JSON)" value={parameters} onChange={setParameters} minHeight="50px" />
+        </details>
+        <div class="toolbar" style={{ marginTop: '8px' }}>
+          <button class={kind === 'delete' ? 'danger' : 'primary'} onClick={start}>{kind === 'patch' ? 'Run patch' : 'Delete matching documents'}</button>
+        </div>
+        <ErrorBox error={error} context="The operation did not start" />
+        {running.map((o) => <Operation key={o.id} db={db} id={o.id} kind={o.kind} />)}
       </div>
       <div class="panel" style={{ marginTop: '12px' }}>
-        <h2 style={{ marginTop: 0 }}>Import, export, patch by query</h2>
-        <p class="muted">The server does not support <code>.ravendbdump</code> import and export or patch by query yet; these tasks appear here when it does.</p>
+        <h2 style={{ marginTop: 0 }}>Create sample data</h2>
+        <p>Fills an empty database with a Northwind-like set of orders, companies, products and employees.</p>
+        <button class="primary" onClick={sample} disabled={sampleBusy}>{sampleBusy ? 'Creating…' : 'Create sample data'}</button>
+        {sampleBusy && <div class="progress" role="progressbar" aria-label="Creating sample data" style={{ marginTop: '8px' }}><div style={{ width: '100%' }} /></div>}
+        {sampleDone && <div class="notice" role="status">{sampleDone}</div>}
+        <ErrorBox error={sampleError} />
+      </div>
+      <div class="panel" style={{ marginTop: '12px' }}>
+        <h2 style={{ marginTop: 0 }}>Import and export</h2>
+        <p class="muted">The server does not read or write <code>.ravendbdump</code> files yet; import and export appear here when it does.</p>
       </div>
     </section>
   );
