@@ -37,6 +37,43 @@ public sealed class StudioTests(ITestOutputHelper output)
         Assert.Contains("studio: ok", await stdout, StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// How the server serves the Studio: a browser's <c>GET /</c> is redirected to <c>/studio/</c> and an API client's is
+    /// not; the app's own routes answer index.html, never cached; hashed assets are cached for a year; a missing asset
+    /// is a 404; responses are compressed.
+    /// </summary>
+    [Fact]
+    public async Task The_server_serves_the_studio_with_the_right_caching()
+    {
+        await using var server = await TestServer.StartAsync();
+        using var http = new HttpClient(new SocketsHttpHandler { AllowAutoRedirect = false, AutomaticDecompression = System.Net.DecompressionMethods.None }) { BaseAddress = server.Url };
+        var browser = new HttpRequestMessage(HttpMethod.Get, "/");
+        browser.Headers.Accept.ParseAdd("text/html,application/xhtml+xml");
+        var redirect = await http.SendAsync(browser);
+        Assert.Equal(System.Net.HttpStatusCode.Found, redirect.StatusCode);
+        Assert.Equal("/studio/", redirect.Headers.Location?.ToString());
+        Assert.Equal(System.Net.HttpStatusCode.BadRequest, (await http.GetAsync("/")).StatusCode);
+        foreach (string route in new[] { "/studio/", "/studio/db/shop/query", "/studio/dashboard" })
+        {
+            var page = await http.GetAsync(route);
+            Assert.Equal(System.Net.HttpStatusCode.OK, page.StatusCode);
+            Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+            Assert.True(page.Headers.CacheControl?.NoCache, route + " must not be cached");
+            Assert.Contains("<div id=\"app\">", await page.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+        string html = await (await http.GetAsync("/studio/")).Content.ReadAsStringAsync();
+        string asset = System.Text.RegularExpressions.Regex.Match(html, "/studio/assets/[^\"]+\\.js").Value;
+        var request = new HttpRequestMessage(HttpMethod.Get, asset);
+        request.Headers.AcceptEncoding.ParseAdd("gzip");
+        var js = await http.SendAsync(request);
+        Assert.Equal(System.Net.HttpStatusCode.OK, js.StatusCode);
+        Assert.Equal("public, max-age=31536000, immutable", js.Headers.CacheControl?.ToString());
+        Assert.Contains("gzip", js.Content.Headers.ContentEncoding);
+        Assert.Equal(System.Net.HttpStatusCode.NotFound, (await http.GetAsync("/studio/assets/missing-123.js")).StatusCode);
+        var escape = await http.GetAsync("/studio/%2e%2e/RavenLite.Server.deps.json");
+        Assert.NotEqual(System.Net.HttpStatusCode.OK, escape.StatusCode);
+    }
+
     private static string RepositoryRoot()
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir != null; dir = dir.Parent)
