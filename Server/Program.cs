@@ -12,6 +12,11 @@ using RavenLite.Server.Hosting;
 if (Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)
     Environment.SetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS", "1");
 
+// `RavenLite.Server healthcheck [settings]`: asks /readyz of the server these settings describe (exit 0 when ready);
+// the container image's HEALTHCHECK runs it, so the image needs no HTTP client of its own.
+if (args.Length > 0 && args[0] == "healthcheck")
+    return await Health.ProbeAsync(ServerHost.ReadOptions(args[1..])).ConfigureAwait(false);
+
 WebApplication app;
 try
 {

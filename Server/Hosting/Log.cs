@@ -41,4 +41,10 @@ internal static partial class Log
 
     [LoggerMessage(13, LogLevel.Warning, "Index folder {Folder} skipped: {Reason}")]
     public static partial void IndexSkipped(ILogger logger, string folder, string reason);
+
+    [LoggerMessage(40, LogLevel.Information, "RavenLite stopping: no new requests; closing the databases")]
+    public static partial void Stopping(ILogger logger);
+
+    [LoggerMessage(41, LogLevel.Information, "RavenLite stopped cleanly: {Count} open database(s) closed, their mergers drained and journals synced")]
+    public static partial void Stopped(ILogger logger, int count);
 }

@@ -14,6 +14,19 @@ namespace RavenLite.Server.Hosting;
 /// </summary>
 public static class ServerHost
 {
+    /// <summary>The settings <see cref="Build"/> would use (appsettings.json &lt; RAVENLITE_ variables &lt; command line), for commands that do not start a server.</summary>
+    public static ServerOptions ReadOptions(string[] args)
+    {
+        var configuration = new ConfigurationBuilder()
+            .AddJsonFile(Path.Combine(AppContext.BaseDirectory, "appsettings.json"), optional: true)
+            .AddEnvironmentVariables("RAVENLITE_")
+            .AddCommandLine(args)
+            .Build();
+        var options = new ServerOptions();
+        configuration.Bind(options);
+        return options;
+    }
+
     /// <summary>
     /// Builds (does not start) the server. Throws <see cref="InvalidOperationException"/> for invalid settings.
     /// <paramref name="logging"/> adds to the console logging (tests capture the server's warnings with it).
@@ -33,6 +46,7 @@ public static class ServerHost
         builder.Services.AddSingleton<DatabaseRegistry>();
         StudioFiles.AddServices(builder.Services);
         builder.Services.AddSingleton<RequestMetrics>();
+        Health.AddServices(builder.Services);
         builder.Logging.AddSimpleConsole(o =>
         {
             o.SingleLine = true;
@@ -72,6 +86,7 @@ public static class ServerHost
         IndexEndpoints.Map(app);
         StudioEndpoints.Map(app);
         StudioApiEndpoints.Map(app);
+        Health.Map(app);
         StudioFiles.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
@@ -81,7 +96,14 @@ public static class ServerHost
         var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
         lifetime.ApplicationStarted.Register(() => Log.Listening(logger, string.Join(", ", Addresses(app))));
         // Graceful shutdown: after Kestrel stops taking requests, close every database (drains mergers, flushes storage).
-        lifetime.ApplicationStopped.Register(() => app.Services.GetRequiredService<DatabaseRegistry>().Dispose());
+        lifetime.ApplicationStopping.Register(() => Log.Stopping(logger));
+        lifetime.ApplicationStopped.Register(() =>
+        {
+            var registry = app.Services.GetRequiredService<DatabaseRegistry>();
+            int open = registry.OpenNames.Count;
+            registry.Dispose();
+            Log.Stopped(logger, open);
+        });
         Log.Options(logger, options.Describe());
         return app;
     }

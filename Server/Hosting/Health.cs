@@ -1,0 +1,93 @@
+using Microsoft.AspNetCore.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using RavenLite.Server.Databases;
+
+namespace RavenLite.Server.Hosting;
+
+/// <summary>
+/// ASP.NET Core health checks: <c>GET /healthz</c> answers 200 "Healthy" while the process serves requests (liveness);
+/// <c>GET /readyz</c> is 200 only when the data directory is writable and every database opens and has not stopped
+/// after an I/O error (readiness), else 503 "Unhealthy" with the reason in the log. <c>RavenLite.Server healthcheck</c>
+/// asks <c>/readyz</c> of the running server (the container's HEALTHCHECK: the image needs no curl).
+/// </summary>
+public static class Health
+{
+    private const string Live = "live", Ready = "ready";
+
+    /// <summary>Registers the checks.</summary>
+    public static void AddServices(IServiceCollection services) =>
+        services.AddHealthChecks()
+            .AddCheck("process", () => HealthCheckResult.Healthy(), tags: [Live])
+            .AddCheck<StorageReadiness>("storage", tags: [Ready]);
+
+    /// <summary>Maps <c>/healthz</c> and <c>/readyz</c>.</summary>
+    public static void Map(WebApplication app)
+    {
+        app.MapHealthChecks("/healthz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Live) });
+        app.MapHealthChecks("/readyz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Ready) });
+    }
+
+    /// <summary>
+    /// <c>healthcheck</c> command: GET <c>/readyz</c> of the server the configuration describes (its ServerUrl, with a
+    /// wildcard host asked on 127.0.0.1); exit code 0 when ready, 1 otherwise.
+    /// </summary>
+    public static async Task<int> ProbeAsync(ServerOptions options)
+    {
+        var url = new UriBuilder(options.ServerUrl);
+        if (url.Host is "0.0.0.0" or "*" or "+" or "[::]" or "::")
+            url.Host = "127.0.0.1";
+        url.Path = "/readyz";
+        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(5) };
+        try
+        {
+            var r = await http.GetAsync(url.Uri).ConfigureAwait(false);
+            Console.WriteLine($"{url.Uri}: {(int)r.StatusCode} {await r.Content.ReadAsStringAsync().ConfigureAwait(false)}");
+            return r.IsSuccessStatusCode ? 0 : 1;
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+        {
+            Console.WriteLine($"{url.Uri}: {e.Message}");
+            return 1;
+        }
+    }
+
+    /// <summary>Readiness: the data directory takes a file, and every database opens and has not failed.</summary>
+    private sealed class StorageReadiness(DatabaseRegistry registry, ServerOptions options) : IHealthCheck
+    {
+        public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+        {
+            try
+            {
+                string probe = Path.Combine(Path.GetFullPath(options.DataDir), $".readyz-{Environment.ProcessId}");
+                File.WriteAllText(probe, "ok");
+                File.Delete(probe);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                return Task.FromResult(HealthCheckResult.Unhealthy($"The data directory '{options.DataDir}' is not writable: {e.Message}"));
+            }
+            foreach (string name in registry.Names)
+            {
+                Database db;
+                try
+                {
+                    db = registry.Acquire(name);
+                }
+                catch (Exception e) when (e is not OutOfMemoryException)
+                {
+                    return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' does not open: {e.Message}"));
+                }
+                try
+                {
+                    if (db.Environment.Failure is { } failure)
+                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after an I/O error: {failure.Message}"));
+                }
+                finally
+                {
+                    db.Release();
+                }
+            }
+            return Task.FromResult(HealthCheckResult.Healthy());
+        }
+    }
+}
