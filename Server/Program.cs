@@ -27,5 +27,16 @@ catch (InvalidOperationException e)
     Console.Error.WriteLine("RavenLite cannot start: " + e.Message);
     return 2;
 }
-await app.RunAsync().ConfigureAwait(false);
+try
+{
+    await app.StartAsync().ConfigureAwait(false);
+}
+catch (IOException e)
+{
+    // Kestrel could not bind (the port is taken, or the address is not this machine's).
+    var options = app.Services.GetRequiredService<ServerOptions>();
+    Console.Error.WriteLine($"RavenLite cannot start: ServerUrl '{options.ServerUrl}' cannot be listened on: {e.Message}");
+    return 2;
+}
+await app.WaitForShutdownAsync().ConfigureAwait(false);
 return 0;

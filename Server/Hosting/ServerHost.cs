@@ -37,6 +37,7 @@ public static class ServerHost
         // Precedence: appsettings.json < RAVENLITE_ variables < command line (re-added last to win).
         builder.Configuration.AddEnvironmentVariables("RAVENLITE_");
         builder.Configuration.AddCommandLine(args);
+        ServerOptions.CheckNames(args);
         var options = new ServerOptions();
         builder.Configuration.Bind(options);
         configure?.Invoke(options);
@@ -92,7 +93,14 @@ public static class ServerHost
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 
         var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();
-        _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request
+        try
+        {
+            _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidOperationException($"DataDir '{options.DataDir}' cannot be used: {e.Message}", e);
+        }
         var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
         lifetime.ApplicationStarted.Register(() => Log.Listening(logger, string.Join(", ", Addresses(app))));
         // Graceful shutdown: after Kestrel stops taking requests, close every database (drains mergers, flushes storage).

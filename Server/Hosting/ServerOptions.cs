@@ -49,6 +49,36 @@ public sealed class ServerOptions
     /// <summary>Bulk insert hands a partial batch over after the network has been quiet this long, in milliseconds (default 2).</summary>
     public int BulkInsertQuietMs { get; set; } = 2;
 
+    /// <summary>Variables of the repository's tools, not settings: the test seed, crash rounds, deploy work dir, the Studio's dev proxy and the compose port.</summary>
+    private static readonly string[] ToolVariables = ["RAVENLITE_TEST_", "RAVENLITE_CRASH_", "RAVENLITE_DEPLOY_", "RAVENLITE_URL", "RAVENLITE_PORT"];
+
+    /// <summary>
+    /// Refuses setting names RavenLite does not know among <c>RAVENLITE_*</c> environment variables and <c>--Name</c>
+    /// command-line switches (a misspelt setting would otherwise be ignored silently). <c>Logging:*</c> is ASP.NET
+    /// Core's own.
+    /// </summary>
+    public static void CheckNames(string[] args)
+    {
+        var known = typeof(ServerOptions).GetProperties().Select(p => p.Name).Append("Logging").ToHashSet(StringComparer.OrdinalIgnoreCase);
+        static string Head(string key) => key.Split([':', '_'], 2)[0].Split("__")[0];
+        foreach (System.Collections.DictionaryEntry e in Environment.GetEnvironmentVariables())
+        {
+            string name = (string)e.Key;
+            if (ToolVariables.Any(t => t.EndsWith('_') ? name.StartsWith(t, StringComparison.Ordinal) : name == t))
+                continue;
+            if (name.StartsWith("RAVENLITE_", StringComparison.OrdinalIgnoreCase) && !known.Contains(Head(name["RAVENLITE_".Length..].Replace("__", ":", StringComparison.Ordinal))))
+                throw new InvalidOperationException($"Unknown setting {name}; the settings are {string.Join(", ", known.Order(StringComparer.Ordinal))} (docs/deployment.md).");
+        }
+        foreach (string a in args)
+        {
+            if (!a.StartsWith("--", StringComparison.Ordinal))
+                continue;
+            string key = a[2..].Split('=', 2)[0];
+            if (!known.Contains(key.Split(':', 2)[0]))
+                throw new InvalidOperationException($"Unknown setting --{key}; the settings are {string.Join(", ", known.Order(StringComparer.Ordinal))} (docs/deployment.md).");
+        }
+    }
+
     /// <summary>Checks every setting; throws with a message naming the setting and its valid range.</summary>
     public void Validate()
     {

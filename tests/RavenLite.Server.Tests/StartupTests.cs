@@ -44,6 +44,41 @@ public sealed class StartupTests
         }
     }
 
+    /// <summary>Bad configuration stops the start with one line naming the setting: a misspelt name, a data directory that cannot be made, a port in use.</summary>
+    [Fact]
+    public async Task Server_process_names_the_bad_setting_in_one_line()
+    {
+        string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
+        using var dir = new TempDirectory();
+        using var taken = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        taken.Start();
+        int port = ((System.Net.IPEndPoint)taken.LocalEndpoint).Port;
+        async Task<string> Start(string[] args, (string Name, string Value)? env, string expected)
+        {
+            var psi = new ProcessStartInfo("dotnet") { RedirectStandardError = true, RedirectStandardOutput = true };
+            psi.ArgumentList.Add(dll);
+            foreach (string a in args)
+                psi.ArgumentList.Add(a);
+            if (env is { } e)
+                psi.Environment[e.Name] = e.Value;
+            using var p = Process.Start(psi)!;
+            var stdout = p.StandardOutput.ReadToEndAsync();
+            string err = await p.StandardError.ReadToEndAsync();
+            Assert.True(p.WaitForExit(30_000));
+            await stdout;
+            Assert.True(p.ExitCode == 2, $"exit {p.ExitCode}: {err}");
+            string line = Assert.Single(err.Split('\n', StringSplitOptions.RemoveEmptyEntries));
+            Assert.StartsWith("RavenLite cannot start: ", line, StringComparison.Ordinal);
+            Assert.Contains(expected, line, StringComparison.Ordinal);
+            return line;
+        }
+        await Start(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0"], ("RAVENLITE_Durabilty", "Sync"), "Unknown setting RAVENLITE_Durabilty");
+        await Start(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0", "--MaxIdByte", "10"], null, "Unknown setting --MaxIdByte");
+        await Start(["--DataDir", "/etc/hostname/data", "--ServerUrl", "http://127.0.0.1:0"], null, "DataDir '/etc/hostname/data' cannot be used");
+        await Start(["--DataDir", dir.Path, "--ServerUrl", $"http://127.0.0.1:{port}"], null, $"ServerUrl 'http://127.0.0.1:{port}' cannot be listened on");
+        await Start(["--DataDir", dir.Path, "--ServerUrl", "http:/127.0.0.1:8080"], null, "ServerUrl 'http:/127.0.0.1:8080'");
+    }
+
     [Fact]
     public async Task Server_process_refuses_a_public_address_with_a_clear_message_and_exit_code()
     {
