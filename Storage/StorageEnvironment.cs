@@ -485,7 +485,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
             if (_options.Durability == DurabilityMode.Sync)
             {
+                long syncStart = System.Diagnostics.Stopwatch.GetTimestamp();
                 _journal.SyncWritten();
+                StorageMetrics.JournalFsync.Record(System.Diagnostics.Stopwatch.GetElapsedTime(syncStart).TotalSeconds);
                 Interlocked.Increment(ref _journalSyncs);
             }
         }

@@ -47,12 +47,27 @@ public static class ServerHost
         builder.Services.AddSingleton<DatabaseRegistry>();
         StudioFiles.AddServices(builder.Services);
         builder.Services.AddSingleton<RequestMetrics>();
+        ServerMetrics.AddServices(builder.Services, options);
         Health.AddServices(builder.Services);
-        builder.Logging.AddSimpleConsole(o =>
+        OpenApiDocument.AddServices(builder.Services);
+        if (options.JsonLogs)
         {
-            o.SingleLine = true;
-            o.TimestampFormat = "HH:mm:ss ";
-        });
+            // One JSON object per line, with the request's scope (TraceId, SpanId, RequestPath) on request logs.
+            builder.Logging.AddJsonConsole(o =>
+            {
+                o.IncludeScopes = true;
+                o.TimestampFormat = "yyyy-MM-ddTHH:mm:ss.fffZ";
+                o.UseUtcTimestamp = true;
+            });
+        }
+        else
+        {
+            builder.Logging.AddSimpleConsole(o =>
+            {
+                o.SingleLine = true;
+                o.TimestampFormat = "HH:mm:ss ";
+            });
+        }
         logging?.Invoke(builder.Logging);
         builder.WebHost.UseUrls(options.ServerUrl);
         builder.WebHost.ConfigureKestrel(k =>
@@ -71,7 +86,7 @@ public static class ServerHost
         builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
 
         var app = builder.Build();
-        app.UseMiddleware<RequestMetrics.Middleware>();
+        app.UseMiddleware<RequestLog>();
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
         TopologyEndpoints.Map(app);
@@ -88,6 +103,9 @@ public static class ServerHost
         StudioEndpoints.Map(app);
         StudioApiEndpoints.Map(app);
         Health.Map(app);
+        OpenApiDocument.Map(app);
+        ServerMetrics.Map(app, options);
+        _ = app.Services.GetRequiredService<RequestMetrics>(); // listens from the first request on
         StudioFiles.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));

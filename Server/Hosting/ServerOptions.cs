@@ -22,6 +22,12 @@ public sealed class ServerOptions
     /// </summary>
     public bool AllowUnsecuredNonLoopback { get; set; }
 
+    /// <summary>Metrics with OpenTelemetry at <c>GET /metrics</c> (Prometheus format). Default true.</summary>
+    public bool Metrics { get; set; } = true;
+
+    /// <summary>Console logs as JSON objects, one per line (timestamp, level, category, message, trace and span ids). Default false: one plain line each.</summary>
+    public bool JsonLogs { get; set; }
+
     /// <summary>Journal durability of every database (<c>Sync</c> default: a 2xx answer means the write is on stable storage).</summary>
     public DurabilityMode Durability { get; set; } = DurabilityMode.Sync;
 
@@ -124,5 +130,6 @@ public sealed class ServerOptions
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
+        Metrics={Metrics} JsonLogs={JsonLogs}
         """;
 }

@@ -255,8 +255,17 @@ public sealed class WriteMerger : IDisposable
         }
     }
 
+    /// <summary>The merger's meter (exported by <see cref="Hosting.ServerMetrics"/>).</summary>
+    public const string MeterName = "RavenLite.Merger";
+
+    private static readonly System.Diagnostics.Metrics.Meter Meter = new(MeterName);
+
+    private static readonly System.Diagnostics.Metrics.Histogram<long> BatchSize =
+        Meter.CreateHistogram<long>("ravenlite.merger.batch.size", "{operation}", "Operations per merged transaction");
+
     private void Record(int commands, long ops)
     {
+        BatchSize.Record(ops);
         Interlocked.Increment(ref _transactions);
         Interlocked.Add(ref _operations, ops);
         Interlocked.Add(ref _commands, commands);

@@ -1,0 +1,64 @@
+using System.Net;
+using System.Text.Json;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Operating the server (issue 24): the OpenAPI document lists the routes that exist (each answers something other
+/// than "no handler"), the Prometheus metrics carry the instruments docs/deployment.md names, and /healthz and /readyz
+/// answer.
+/// </summary>
+public sealed class OperatingTests
+{
+    [Fact]
+    public async Task The_openapi_document_lists_the_routes_that_exist()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        // These are ASP.NET Core's own endpoints (chunked answers, not RavenDB's protocol): a plain client.
+        using var http = new HttpClient { BaseAddress = server.Url };
+        var document = await TestServer.ReadJson(await http.GetAsync("/openapi/v1.json"));
+        Assert.StartsWith("3.", document.GetProperty("openapi").GetString(), StringComparison.Ordinal);
+        var operations = document.GetProperty("paths").EnumerateObject()
+            .SelectMany(p => p.Value.EnumerateObject().Select(m => (Path: p.Name, Method: m.Name.ToUpperInvariant()))).ToList();
+        foreach (var expected in new[] { ("/databases/{db}/docs", "PUT"), ("/databases/{db}/queries", "POST"), ("/databases/{db}/queries", "PATCH"),
+            ("/databases/{db}/bulk_docs", "POST"), ("/databases/{db}/admin/indexes", "PUT"), ("/admin/databases", "PUT"), ("/healthz", "GET"), ("/readyz", "GET"),
+            ("/metrics", "GET"), ("/studio-api/storage", "GET") })
+            Assert.Contains(expected, operations);
+        Assert.True(operations.Count > 40, $"{operations.Count} operations");
+        // Every documented operation is routed: it never gets the "no handler" answer of unknown routes.
+        foreach (var (path, method) in operations.Where(o => o.Method != "DELETE" || !o.Path.StartsWith("/admin", StringComparison.Ordinal)))
+        {
+            string url = path.Replace("{db}", "db", StringComparison.Ordinal).Replace("{path}", "x", StringComparison.Ordinal);
+            var request = new HttpRequestMessage(new HttpMethod(method), url);
+            if (method is "POST" or "PUT" or "PATCH" or "DELETE")
+                request.Content = TestServer.Json("{}");
+            if (path == "/")
+                request.Headers.Accept.ParseAdd("text/html"); // `/` is the Studio's, for browsers
+            var r = await http.SendAsync(request);
+            string body = method == "HEAD" ? "" : await r.Content.ReadAsStringAsync();
+            Assert.False(body.Contains("RouteNotFoundException", StringComparison.Ordinal) && body.Contains("There is no handler", StringComparison.Ordinal), $"{method} {url}: {body}");
+        }
+        var unknown = await TestServer.ReadJson(await http.GetAsync("/no/such/route"));
+        Assert.Contains("There is no handler", unknown.GetProperty("Message").GetString(), StringComparison.Ordinal);
+        Assert.DoesNotContain(operations, o => o.Path == "/no/such/route");
+    }
+
+    [Fact]
+    public async Task Metrics_health_and_readiness_answer()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        using var http = new HttpClient { BaseAddress = server.Url };
+        for (int i = 0; i < 5; i++)
+            Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/db/docs?id=things/{i}", TestServer.Json("""{"N":1,"@metadata":{"@collection":"Things"}}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from Things where N = 1","WaitForNonStaleResults":true}"""))).StatusCode);
+        Assert.Equal("Healthy", await http.GetStringAsync("/healthz"));
+        Assert.Equal("Healthy", await http.GetStringAsync("/readyz"));
+        string metrics = await http.GetStringAsync("/metrics");
+        foreach (string name in new[] { "http_server_request_duration_seconds_bucket", "ravenlite_documents_written_total{", "ravenlite_merger_batch_size_bucket",
+            "ravenlite_merger_transactions_total", "ravenlite_storage_commits_total", "ravenlite_storage_journal_bytes_total", "ravenlite_storage_flush_lag",
+            "ravenlite_storage_journal_fsync_duration_seconds_bucket", "ravenlite_index_lag{", "ravenlite_index_documents_total{", "dotnet_gc_collections_total" })
+            Assert.Contains(name, metrics, StringComparison.Ordinal);
+        var written = metrics.Split('\n').Single(l => l.StartsWith("ravenlite_documents_written_total{", StringComparison.Ordinal) && l.Contains("database=\"db\"", StringComparison.Ordinal));
+        Assert.EndsWith(" 5", written.Split(' ', 3)[0] + " " + written.Split(' ')[1], StringComparison.Ordinal);
+    }
+}
