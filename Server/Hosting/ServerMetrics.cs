@@ -49,7 +49,9 @@ public sealed class ServerMetrics : IDisposable
         if (!options.Metrics)
             return;
         services.AddOpenTelemetry().WithMetrics(m => m
-            .AddMeter(MeterName, Storage.StorageMetrics.MeterName, TransactionMerger.WriteMerger.MeterName, "Microsoft.AspNetCore.Hosting", "Microsoft.AspNetCore.Server.Kestrel", "System.Runtime")
+            .AddMeter(MeterName, Storage.StorageMetrics.MeterName, TransactionMerger.WriteMerger.MeterName, "Microsoft.AspNetCore.Hosting", "System.Runtime")
+            // Per request, only what tells requests apart: fewer tags, less work aggregating each measurement.
+            .AddView("http.server.request.duration", new MetricStreamConfiguration { TagKeys = ["http.route", "http.request.method", "http.response.status_code"] })
             .AddPrometheusExporter());
     }
 

@@ -18,8 +18,10 @@ public sealed class RequestMetrics : IDisposable
     private readonly System.Diagnostics.Metrics.MeterListener _listener = new();
     private long _total;
 
-    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters)
+    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters, Hosting.ServerOptions options)
     {
+        if (!options.Metrics)
+            return; // Metrics=false: no request is measured (the dashboard shows no request rates)
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             if (instrument.Meter.Name == "Microsoft.AspNetCore.Hosting" && instrument.Name == "http.server.request.duration" && ReferenceEquals(instrument.Meter.Scope, meters))
