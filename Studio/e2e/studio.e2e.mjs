@@ -216,10 +216,11 @@ try {
   await statsLine.getByText(`Total results: ${byCompany.TotalResults.toLocaleString('en-US')}`).waitFor();
   // 1,000 rows: the render time after the answer arrives.
   await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Items where N > 0', WaitForNonStaleResults: true });
+  await page.evaluate(() => { window.__studioQueryRender = undefined; });
   await rql.fill('from Items where N > 0 order by N as long');
   await rql.press('Control+Enter');
   await statsLine.getByText('Total results: 20,000').waitFor();
-  const render = await page.waitForFunction(() => window.__studioQueryRender).then((h) => h.jsonValue());
+  const render = await page.waitForFunction(() => window.__studioQueryRender?.rows === 1000 && window.__studioQueryRender).then((h) => h.jsonValue());
   console.log(`studio: a ${render.rows}-row query result rendered in ${render.ms.toFixed(1)} ms`);
   assert.equal(render.rows, 1000);
   // Malformed.
@@ -337,6 +338,15 @@ try {
   await page.getByRole('img', { name: /Map of the data file/ }).waitFor();
   await axe(page, 'storage at 1920×1080');
   await shot(page, 'storage-1920');
+  for (const [screen, heading] of [['/studio/', /^Databases/], ['/studio/db/e2e/query', /^Query/], ['/studio/db/e2e/indexes', /^Indexes/],
+    ['/studio/db/e2e/indexes/edit', /^New index/], ['/studio/db/e2e/tasks', /^Tasks/], ['/studio/dashboard', /^Dashboard/], ['/studio/db/e2e/edit?id=orders%2F3-A', /^Document/]]) {
+    await page.goto(base + screen);
+    await page.getByRole('heading', { name: heading }).first().waitFor();
+    await page.waitForLoadState('networkidle');
+    await axe(page, `${screen} at 1920×1080`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${screen} at 1920×1080 scrolls sideways by ${overflow} px`);
+  }
   await page.setViewportSize({ width: 1280, height: 800 });
 
   assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { EditorState, Compartment, type Extension } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine, drawSelection, placeholder as cmPlaceholder } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
@@ -75,7 +75,9 @@ export function Editor(props: Props) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.language]);
 
-  useEffect(() => {
+  // A value set from outside is applied as the render commits (a layout effect), before any later keystroke: a
+  // deferred effect could overwrite what was typed in between with the older value.
+  useLayoutEffect(() => {
     const v = view.current;
     if (v && v.state.doc.toString() !== props.value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: props.value } });
   }, [props.value]);

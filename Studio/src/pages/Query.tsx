@@ -40,6 +40,8 @@ export function Query({ db }: { db: string }) {
   const [, setLoaded] = useState(0);
   const ran = useRef<{ query: string; parameters: unknown } | null>(null);
   const renderStart = useRef(0);
+  // What the editors hold now (Ctrl+Enter right after typing may come before the next render).
+  const latest = useRef({ query, parameters });
   const schema = useRef<RqlSchema>({ collections: [], indexes: [], fields: () => [] });
   const fieldCache = useRef(new Map<string, string[]>());
 
@@ -75,6 +77,7 @@ export function Query({ db }: { db: string }) {
   const completion = useMemo(() => rqlCompletion(() => schema.current), []);
 
   async function run() {
+    const { query, parameters } = latest.current;
     let params: unknown;
     try {
       params = JSON.parse(parameters || '{}');
@@ -146,11 +149,11 @@ export function Query({ db }: { db: string }) {
         <div>
           <div class="form-row">
             <label for="rql">RQL</label>
-            <Editor id="rql" language="rql" label="RQL query" value={query} onChange={setQuery} onRun={run} completion={completion} minHeight="110px" placeholder="from Orders where Freight > 10" />
+            <Editor id="rql" language="rql" label="RQL query" value={query} onChange={(v) => { latest.current.query = v; setQuery(v); }} onRun={run} completion={completion} minHeight="110px" placeholder="from Orders where Freight > 10" />
           </div>
           <details>
             <summary>Query parameters</summary>
-            <Editor language="json" label="Query parameters (JSON)" value={parameters} onChange={setParameters} onRun={run} minHeight="60px" />
+            <Editor language="json" label="Query parameters (JSON)" value={parameters} onChange={(v) => { latest.current.parameters = v; setParameters(v); }} onRun={run} minHeight="60px" />
           </details>
           <div class="toolbar" style={{ marginTop: '8px' }}>
             <button class="primary" onClick={run} disabled={running}>{running ? 'Running…' : 'Run (Ctrl+Enter)'}</button>
@@ -162,7 +165,7 @@ export function Query({ db }: { db: string }) {
           {recent.filter((r) => r.db === db).length === 0 && <p class="muted">Queries you run are kept here (in this browser).</p>}
           <ul style={{ listStyle: 'none', padding: 0, margin: 0, maxHeight: '220px', overflow: 'auto' }} tabIndex={0} aria-label="Recent queries, scrollable">
             {recent.filter((r) => r.db === db).map((r) => (
-              <li key={r.at}><button style={{ width: '100%', justifyContent: 'flex-start', marginBottom: '4px' }} class="mono" title={r.query} onClick={() => { setQuery(r.query); setParameters(r.parameters); }}>{r.query.length > 40 ? r.query.slice(0, 40) + '…' : r.query}</button></li>
+              <li key={r.at}><button style={{ width: '100%', justifyContent: 'flex-start', marginBottom: '4px' }} class="mono" title={r.query} onClick={() => { latest.current = { query: r.query, parameters: r.parameters }; setQuery(r.query); setParameters(r.parameters); }}>{r.query.length > 40 ? r.query.slice(0, 40) + '…' : r.query}</button></li>
             ))}
           </ul>
         </aside>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type OperationState } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
@@ -53,13 +53,19 @@ export function Tasks({ db }: { db: string }) {
   const [kind, setKind] = useState<Kind>('patch');
   const [query, setQuery] = useState('from Orders where Freight > 100\nupdate {\n    this.Freight = this.Freight * 1.1;\n}');
   const [parameters, setParameters] = useState('{}');
+  // What the editors hold now (a click right after typing may come before the next render).
+  const latest = useRef({ query, parameters, kind });
+  latest.current = { ...latest.current, kind };
   const [running, setRunning] = useState<{ id: number; kind: Kind }[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [sampleBusy, setSampleBusy] = useState(false);
   const [sampleDone, setSampleDone] = useState('');
   const [sampleError, setSampleError] = useState<unknown>(null);
 
+  const setText = (q: string) => { latest.current.query = q; setQuery(q); };
+
   async function start() {
+    const { query, parameters, kind } = latest.current;
     let params: unknown;
     try {
       params = JSON.parse(parameters || '{}');
@@ -96,16 +102,16 @@ export function Tasks({ db }: { db: string }) {
       <div class="panel">
         <h2 style={{ marginTop: 0 }}>Patch or delete by query</h2>
         <div class="toolbar" role="radiogroup" aria-label="Operation">
-          <label><input type="radio" name="op-kind" checked={kind === 'patch'} onChange={() => { setKind('patch'); if (!/update\s*\{/.test(query)) setQuery(query.trim() + '\nupdate {\n    \n}'); }} /> Patch (<code>update {'{ ... }'}</code> runs on each match)</label>
-          <label><input type="radio" name="op-kind" checked={kind === 'delete'} onChange={() => { setKind('delete'); setQuery(query.replace(/\s*update\s*\{[\s\S]*\}\s*$/, '')); }} /> Delete the matches</label>
+          <label><input type="radio" name="op-kind" checked={kind === 'patch'} onChange={() => { setKind('patch'); const q = latest.current.query; if (!/update\s*\{/.test(q)) setText(q.trim() + '\nupdate {\n    \n}'); }} /> Patch (<code>update {'{ ... }'}</code> runs on each match)</label>
+          <label><input type="radio" name="op-kind" checked={kind === 'delete'} onChange={() => { setKind('delete'); setText(latest.current.query.replace(/\s*update\s*\{[\s\S]*\}\s*$/, '')); }} /> Delete the matches</label>
         </div>
         <div class="form-row">
           <label for="op-query">Query</label>
-          <Editor id="op-query" language="rql" label="Operation query" value={query} onChange={setQuery} onRun={start} minHeight="110px" />
+          <Editor id="op-query" language="rql" label="Operation query" value={query} onChange={setText} onRun={start} minHeight="110px" />
         </div>
         <details>
           <summary>Query parameters</summary>
-          <Editor language="json" label="Operation query parameters (JSON)" value={parameters} onChange={setParameters} minHeight="50px" />
+          <Editor language="json" label="Operation query parameters (JSON)" value={parameters} onChange={(v) => { latest.current.parameters = v; setParameters(v); }} minHeight="50px" />
         </details>
         <div class="toolbar" style={{ marginTop: '8px' }}>
           <button class={kind === 'delete' ? 'danger' : 'primary'} onClick={start}>{kind === 'patch' ? 'Run patch' : 'Delete matching documents'}</button>
