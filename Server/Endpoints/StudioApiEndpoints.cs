@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Endpoints;
@@ -21,44 +20,10 @@ public static class StudioApiEndpoints
 
     private static Task Metrics(HttpContext context)
     {
-        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         var requests = context.RequestServices.GetRequiredService<RequestMetrics>();
+        var samples = context.RequestServices.GetRequiredService<Hosting.ServerMetrics>().Sample();
         var (count, p50, p99) = requests.LastSecond();
         using var process = Process.GetCurrentProcess();
-        var rows = new List<(string Name, long LastEtag, long Indexed, long Lag, long DataFile, long Journal, long Commits)>();
-        foreach (string name in registry.OpenNames)
-        {
-            Database db;
-            try
-            {
-                db = registry.Acquire(name);
-            }
-            catch (DatabaseMissingException)
-            {
-                continue; // deleted meanwhile
-            }
-            try
-            {
-                long lastEtag, indexed = 0, lag = 0;
-                using (var tx = db.Environment.ReadTransaction())
-                {
-                    lastEtag = DocumentsStorage.LastEtag(tx);
-                    foreach (var index in db.Indexes.All)
-                    {
-                        indexed += index.MapCounts.Attempts;
-                        var target = index.TargetOf(tx);
-                        foreach (var (collection, etag) in target.LastEtags)
-                            lag += Math.Max(0, etag - index.Position.LastEtags.GetValueOrDefault(collection));
-                    }
-                }
-                var s = db.Environment.GetStats();
-                rows.Add((db.Name, lastEtag, indexed, lag, s.DataFileBytes, s.JournalBytesWritten, s.Commits));
-            }
-            finally
-            {
-                db.Release();
-            }
-        }
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -69,20 +34,8 @@ public static class StudioApiEndpoints
             w.WriteNumber("RequestP99Ms", Math.Round(p99, 3));
             w.WriteNumber("ManagedHeapBytes", GC.GetTotalMemory(false));
             w.WriteNumber("WorkingSetBytes", process.WorkingSet64);
-            w.WriteStartArray("Databases");
-            foreach (var r in rows)
-            {
-                w.WriteStartObject();
-                w.WriteString("Name", r.Name);
-                w.WriteNumber("LastDocEtag", r.LastEtag);
-                w.WriteNumber("IndexedDocuments", r.Indexed);
-                w.WriteNumber("IndexLag", r.Lag);
-                w.WriteNumber("DataFileBytes", r.DataFile);
-                w.WriteNumber("JournalBytesWritten", r.Journal);
-                w.WriteNumber("Commits", r.Commits);
-                w.WriteEndObject();
-            }
-            w.WriteEndArray();
+            w.WritePropertyName("Databases");
+            System.Text.Json.JsonSerializer.Serialize(w, samples);
             w.WriteEndObject();
         });
     }

@@ -86,6 +86,14 @@ public static class ServerHost
         builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
 
         var app = builder.Build();
+        try
+        {
+            _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidOperationException($"DataDir '{options.DataDir}' cannot be used: {e.Message}", e);
+        }
         app.UseMiddleware<RequestLog>();
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
@@ -111,14 +119,6 @@ public static class ServerHost
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
 
         var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();
-        try
-        {
-            _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            throw new InvalidOperationException($"DataDir '{options.DataDir}' cannot be used: {e.Message}", e);
-        }
         var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
         lifetime.ApplicationStarted.Register(() => Log.Listening(logger, string.Join(", ", Addresses(app))));
         // Graceful shutdown: after Kestrel stops taking requests, close every database (drains mergers, flushes storage).

@@ -32,13 +32,7 @@ public sealed class ServerMetrics : IDisposable
         _meter.CreateObservableCounter("ravenlite.storage.flushes", () => PerDatabase(db => db.Environment.GetStats().Flushes), "{flush}", "Flushes of committed pages to the data file");
         _meter.CreateObservableGauge("ravenlite.storage.flush.lag", () => PerDatabase(db => db.Environment.GetStats() is var s ? s.LastCommittedTxId - s.LastSyncedTxId : 0), "{transaction}", "Committed transactions not yet flushed to the data file");
         _meter.CreateObservableGauge("ravenlite.storage.data.size", () => PerDatabase(db => db.Environment.GetStats().DataFileBytes), "By", "Data file size");
-        _meter.CreateObservableGauge("ravenlite.index.lag", () => PerIndex((db, index, tx) =>
-        {
-            long lag = 0;
-            foreach (var (collection, etag) in index.TargetOf(tx).LastEtags)
-                lag += Math.Max(0, etag - index.Position.LastEtags.GetValueOrDefault(collection));
-            return lag;
-        }), "{etag}", "How far an index is behind its collections (etags)");
+        _meter.CreateObservableGauge("ravenlite.index.lag", () => PerIndex((_, index, tx) => IndexLag(index, tx)), "{etag}", "How far an index is behind its collections (etags)");
         _meter.CreateObservableCounter("ravenlite.index.documents", () => PerIndex((_, index, _) => index.MapCounts.Attempts), "{document}", "Documents an index mapped");
     }
 
@@ -61,6 +55,40 @@ public sealed class ServerMetrics : IDisposable
         _ = app.Services.GetRequiredService<ServerMetrics>(); // creates the instruments
         if (options.Metrics)
             app.MapPrometheusScrapingEndpoint("/metrics");
+    }
+
+    /// <summary>One open database's counters (the Studio dashboard samples them every second).</summary>
+    public sealed record DatabaseSample(string Name, long LastDocEtag, long IndexedDocuments, long IndexLag, long DataFileBytes, long JournalBytesWritten, long Commits);
+
+    /// <summary>The counters of every open database now.</summary>
+    public List<DatabaseSample> Sample()
+    {
+        var samples = new List<DatabaseSample>();
+        ForEachOpen(db =>
+        {
+            long lastEtag, indexed = 0, lag = 0;
+            using (var tx = db.Environment.ReadTransaction())
+            {
+                lastEtag = DocumentsStorage.LastEtag(tx);
+                foreach (var index in db.Indexes.All)
+                {
+                    indexed += index.MapCounts.Attempts;
+                    lag += IndexLag(index, tx);
+                }
+            }
+            var s = db.Environment.GetStats();
+            samples.Add(new DatabaseSample(db.Name, lastEtag, indexed, lag, s.DataFileBytes, s.JournalBytesWritten, s.Commits));
+        });
+        return samples;
+    }
+
+    /// <summary>Etags an index is behind its collections at <paramref name="tx"/>'s snapshot.</summary>
+    private static long IndexLag(Indexing.Index index, Storage.Transactions.Transaction tx)
+    {
+        long lag = 0;
+        foreach (var (collection, etag) in index.TargetOf(tx).LastEtags)
+            lag += Math.Max(0, etag - index.Position.LastEtags.GetValueOrDefault(collection));
+        return lag;
     }
 
     private static long LastEtag(Database db)

@@ -18,17 +18,20 @@ public sealed class RequestMetrics : IDisposable
     private readonly System.Diagnostics.Metrics.MeterListener _listener = new();
     private long _total;
 
-    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters, Hosting.ServerOptions options)
+    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters, Hosting.ServerOptions options, IHostApplicationLifetime lifetime)
     {
         if (!options.Metrics)
             return; // Metrics=false: no request is measured (the dashboard shows no request rates)
+        // Listening only while the app runs: a started MeterListener is referenced from a static list until disposed,
+        // so an app that is built but never started (or never disposed) must not have one.
+        lifetime.ApplicationStarted.Register(_listener.Start);
+        lifetime.ApplicationStopping.Register(_listener.Dispose);
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             if (instrument.Meter.Name == "Microsoft.AspNetCore.Hosting" && instrument.Name == "http.server.request.duration" && ReferenceEquals(instrument.Meter.Scope, meters))
                 listener.EnableMeasurementEvents(instrument);
         };
         _listener.SetMeasurementEventCallback<double>((_, seconds, _, _) => Record((long)(seconds * Stopwatch.Frequency)));
-        _listener.Start();
     }
 
     public void Dispose() => _listener.Dispose();

@@ -55,6 +55,15 @@ export async function send<T = Json>(method: string, url: string, body?: unknown
 
 const enc = encodeURIComponent;
 
+/** Query parameters typed as JSON in an editor: the object, or an Error saying what is wrong. */
+export function parseParameters(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}');
+  } catch (e) {
+    return new Error('Query parameters are not valid JSON: ' + (e as Error).message);
+  }
+}
+
 /** Window event sent after a database is created or deleted (the sidebar lists them again). */
 export const DatabasesChanged = 'ravenlite:databases';
 export const db = (name: string) => `/databases/${enc(name)}`;

@@ -52,12 +52,14 @@ public sealed class OperatingTests
             Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/db/docs?id=things/{i}", TestServer.Json("""{"N":1,"@metadata":{"@collection":"Things"}}"""))).StatusCode);
         Assert.Equal(HttpStatusCode.OK, (await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from Things where N = 1","WaitForNonStaleResults":true}"""))).StatusCode);
         Assert.Equal("Healthy", await http.GetStringAsync("/healthz"));
-        Assert.Equal("Healthy", await http.GetStringAsync("/readyz"));
+        var ready = await http.GetAsync("/readyz");
+        Assert.True(ready.StatusCode == HttpStatusCode.OK, $"/readyz: {(int)ready.StatusCode} {await ready.Content.ReadAsStringAsync()}");
+        Assert.Equal("Healthy", await ready.Content.ReadAsStringAsync());
         string metrics = await http.GetStringAsync("/metrics");
         foreach (string name in new[] { "http_server_request_duration_seconds_bucket", "ravenlite_documents_written_total{", "ravenlite_merger_batch_size_bucket",
             "ravenlite_merger_transactions_total", "ravenlite_storage_commits_total", "ravenlite_storage_journal_bytes_total", "ravenlite_storage_flush_lag",
             "ravenlite_storage_journal_fsync_duration_seconds_bucket", "ravenlite_index_lag{", "ravenlite_index_documents_total{", "dotnet_gc_collections_total" })
-            Assert.Contains(name, metrics, StringComparison.Ordinal);
+            Assert.True(metrics.Contains(name, StringComparison.Ordinal), $"{name} is not in /metrics:\n{metrics}");
         var written = metrics.Split('\n').Single(l => l.StartsWith("ravenlite_documents_written_total{", StringComparison.Ordinal) && l.Contains("database=\"db\"", StringComparison.Ordinal));
         Assert.EndsWith(" 5", written.Split(' ', 3)[0] + " " + written.Split(' ')[1], StringComparison.Ordinal);
     }

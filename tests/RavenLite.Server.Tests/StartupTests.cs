@@ -22,14 +22,14 @@ public sealed class StartupTests
     }
 
     [Fact]
-    public void Settings_layer_appsettings_then_environment_then_command_line_and_are_validated()
+    public async Task Settings_layer_appsettings_then_environment_then_command_line_and_are_validated()
     {
         Environment.SetEnvironmentVariable("RAVENLITE_MaxIdBytes", "300");
         Environment.SetEnvironmentVariable("RAVENLITE_MergerMaxOperations", "77");
         try
         {
             using var dir = new TempDirectory();
-            var app = ServerHost.Build(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0", "--MergerMaxOperations", "99"]);
+            await using var app = ServerHost.Build(["--DataDir", dir.Path, "--ServerUrl", "http://127.0.0.1:0", "--MergerMaxOperations", "99"]);
             var o = app.Services.GetRequiredService<ServerOptions>();
             Assert.Equal(300, o.MaxIdBytes); // environment over appsettings default
             Assert.Equal(99, o.MergerMaxOperations); // command line over environment

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'wouter-preact';
-import { api, type QueryResult } from '../api';
+import { api, parseParameters, type QueryResult } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
 import { Grid, documentColumns, preview, type Column } from '../components/Grid';
@@ -78,11 +78,9 @@ export function Query({ db }: { db: string }) {
 
   async function run() {
     const { query, parameters } = latest.current;
-    let params: unknown;
-    try {
-      params = JSON.parse(parameters || '{}');
-    } catch (e) {
-      setError(new Error('Query parameters are not valid JSON: ' + (e as Error).message));
+    const params = parseParameters(parameters);
+    if (params instanceof Error) {
+      setError(params);
       return;
     }
     setRunning(true);

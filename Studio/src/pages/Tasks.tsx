@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, type OperationState } from '../api';
+import { api, parseParameters, type OperationState } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
@@ -66,11 +66,9 @@ export function Tasks({ db }: { db: string }) {
 
   async function start() {
     const { query, parameters, kind } = latest.current;
-    let params: unknown;
-    try {
-      params = JSON.parse(parameters || '{}');
-    } catch (e) {
-      setError(new Error('Query parameters are not valid JSON: ' + (e as Error).message));
+    const params = parseParameters(parameters);
+    if (params instanceof Error) {
+      setError(params);
       return;
     }
     setError(null);
