@@ -275,6 +275,7 @@ try {
   await page.getByText('Query parameters').click();
   await page.getByLabel('Operation query parameters (JSON)').fill('{ "min": 500 }');
   await page.getByRole('button', { name: 'Run patch' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Patch' }).click();
   const patchOp = page.getByLabel(/^Operation \d+$/).first();
   await patchOp.getByText('Completed').waitFor();
   const expensive = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Freight > 500', WaitForNonStaleResults: true })).json.TotalResults;
@@ -285,6 +286,7 @@ try {
   await shot(page, 'tasks');
   await opQuery.fill('from Orders update { this.Freight = ; }');
   await page.getByRole('button', { name: 'Run patch' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Patch' }).click();
   await page.getByRole('alert').filter({ hasText: 'does not parse' }).waitFor();
   await page.getByLabel('Delete the matches').check();
   const deleteButton = page.getByRole('button', { name: 'Delete matching documents' });

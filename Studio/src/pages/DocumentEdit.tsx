@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
 import { Editor } from '../components/Editor';
@@ -7,6 +7,16 @@ import { confirmAction } from '../components/Confirm';
 import { dbPath } from '../format';
 
 type Doc = Record<string, unknown>;
+
+/** Why `text` is not a document (a JSON object), or null. */
+function objectError(text: string): string | null {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? null : 'A document is a JSON object.';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
 
 /** Opens, edits, creates, clones and deletes one document; the body is edited as JSON and the metadata shown apart. */
 export function DocumentEdit({ db }: { db: string }) {
@@ -53,16 +63,15 @@ export function DocumentEdit({ db }: { db: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [db, existingId, cloneOf]);
 
-  const parseError = useMemo(() => {
-    try {
-      const v = JSON.parse(text);
-      return v && typeof v === 'object' && !Array.isArray(v) ? null : 'A document is a JSON object.';
-    } catch (e) {
-      return (e as Error).message;
-    }
-  }, [text]);
+  const parseError = useMemo(() => objectError(text), [text]);
+
+  // What the inputs hold now (Ctrl+Enter right after typing may come before the next render).
+  const latest = useRef({ text, id, collection });
+  latest.current = { text, id, collection };
 
   async function save() {
+    const { text, id, collection } = latest.current;
+    const parseError = objectError(text);
     if (parseError) { setError(new Error('The document is not valid JSON: ' + parseError)); return; }
     if (!id.trim()) { setError(new Error('The document needs an id (end it with / to have the server number it, e.g. orders/).')); return; }
     setSaving(true);
@@ -116,7 +125,7 @@ export function DocumentEdit({ db }: { db: string }) {
           </div>
           <div class="form-row">
             <label for="doc-body">Body (JSON)</label>
-            <Editor id="doc-body" language="json" label="Document JSON" value={text} onChange={setText} onRun={save} minHeight="360px" />
+            <Editor id="doc-body" language="json" label="Document JSON" value={text} onChange={(v) => { latest.current.text = v; setText(v); }} onRun={save} minHeight="360px" />
             {parseError && <span class="muted" role="status">Not valid JSON yet: {parseError}</span>}
           </div>
         </div>

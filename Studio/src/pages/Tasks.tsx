@@ -72,7 +72,10 @@ export function Tasks({ db }: { db: string }) {
       return;
     }
     setError(null);
-    if (kind === 'delete' && !(await confirmAction({ title: 'Delete by query?', message: `Every document that "${query.trim()}" matches is deleted.`, confirm: 'Delete', danger: true }))) return;
+    const asked = kind === 'delete'
+      ? await confirmAction({ title: 'Delete by query?', message: `Every document that "${query.trim()}" matches is deleted.`, confirm: 'Delete', danger: true })
+      : await confirmAction({ title: 'Patch by query?', message: `The update script runs on every document that "${query.replace(/\s*update\s*\{[\s\S]*$/, '').trim()}" matches and saves the ones it changes.`, confirm: 'Patch', danger: true });
+    if (!asked) return;
     try {
       const r = kind === 'patch' ? await api.patchByQuery(db, query, params) : await api.deleteByQuery(db, query, params);
       setRunning((ops) => [{ id: r.OperationId, kind }, ...ops]);
