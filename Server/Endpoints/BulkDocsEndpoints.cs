@@ -10,8 +10,8 @@ namespace RavenLite.Server.Endpoints;
 
 /// <summary>
 /// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): a session's SaveChanges. Every command of
-/// the batch is applied in one transaction or none is (a failed change-vector check answers 409 and
-/// writes nothing).
+/// the batch (PUT, DELETE, PATCH) is applied in one transaction or none is (a failed change-vector check
+/// answers 409, a failing patch script 400, and nothing is written).
 /// </summary>
 public static class BulkDocsEndpoints
 {
@@ -26,7 +26,15 @@ public static class BulkDocsEndpoints
         var prepared = new ArrayBufferWriter<byte>(body.Length + 256);
         var commands = ParseCommands(json.RootElement, db.Documents, options, prepared);
         var batch = new BatchCommand(commands, prepared, body.Length);
-        await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
+        try
+        {
+            await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
+        }
+        finally
+        {
+            foreach (var c in commands)
+                c.Patch?.Dispose();
+        }
         await JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();
@@ -35,7 +43,32 @@ public static class BulkDocsEndpoints
             {
                 var r = batch.Results[i];
                 w.WriteStartObject();
-                if (commands[i].IsPut)
+                if (commands[i].Patch != null)
+                {
+                    var outcome = batch.Patches[i]!;
+                    var patched = outcome.Write;
+                    w.WriteString("Type", "PATCH");
+                    w.WriteString("Id", patched?.Id ?? commands[i].Id);
+                    if (patched != null)
+                    {
+                        w.WriteString("ChangeVector", patched.ChangeVector);
+                        w.WriteString("LastModified", JsonResponse.FormatDate(patched.LastModified));
+                    }
+                    else
+                    {
+                        w.WriteNull("ChangeVector");
+                        w.WriteNull("LastModified");
+                    }
+                    w.WriteString("PatchStatus", outcome.Status.ToString());
+                    w.WriteNull("Debug");
+                    if (commands[i].ReturnDocument && outcome.Modified != null)
+                    {
+                        w.WritePropertyName("ModifiedDocument");
+                        using var modified = JsonDocument.Parse(outcome.Modified);
+                        modified.RootElement.WriteTo(w);
+                    }
+                }
+                else if (commands[i].IsPut)
                 {
                     w.WriteString("Type", "PUT");
                     w.WriteString("@id", r.Id);
@@ -101,8 +134,15 @@ public static class BulkDocsEndpoints
                     documents.ValidateId(id);
                     list.Add(new BatchItem(false, id, "", 0, 0, 0, cv));
                     break;
+                case "PATCH":
+                    documents.ValidateIdToWrite(id);
+                    var patch = Operations.DocumentPatch.Parse(c.TryGetProperty("Patch", out var p) ? p : default,
+                        c.TryGetProperty("PatchIfMissing", out var pm) ? pm : default, c.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, $"Commands[{index}] (PATCH {id})");
+                    bool returnDocument = c.TryGetProperty("ReturnDocument", out var rd) && rd.ValueKind == JsonValueKind.True;
+                    list.Add(new BatchItem(false, id, "", 0, 0, 0, cv) { Patch = patch, ReturnDocument = returnDocument });
+                    break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT and DELETE are).");
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE and PATCH are).");
             }
             index++;
         }
@@ -110,11 +150,20 @@ public static class BulkDocsEndpoints
     }
 
     /// <summary>A command; a PUT's prepared document is <c>prepared[Start..Start+Length]</c> with a prefix of <c>Prefix</c> bytes.</summary>
-    private sealed record BatchItem(bool IsPut, string Id, string Collection, int Start, int Length, int Prefix, string? ChangeVector);
+    private sealed record BatchItem(bool IsPut, string Id, string Collection, int Start, int Length, int Prefix, string? ChangeVector)
+    {
+        /// <summary>A PATCH command's patch, else null.</summary>
+        public Operations.DocumentPatch? Patch { get; init; }
+
+        /// <summary>PATCH: answer with the patched document (the session had it loaded).</summary>
+        public bool ReturnDocument { get; init; }
+    }
 
     private sealed class BatchCommand(List<BatchItem> items, ArrayBufferWriter<byte> prepared, long bytes) : MergedCommand
     {
         public WriteResult[] Results { get; } = new WriteResult[items.Count];
+
+        public Operations.DocumentPatch.Outcome?[] Patches { get; } = new Operations.DocumentPatch.Outcome?[items.Count];
 
         public override int Operations => Math.Max(1, items.Count);
 
@@ -126,6 +175,11 @@ public static class BulkDocsEndpoints
             for (int i = 0; i < items.Count; i++)
             {
                 var item = items[i];
+                if (item.Patch != null)
+                {
+                    Patches[i] = item.Patch.Apply(context, item.Id, item.ChangeVector, skipOnMismatch: false);
+                    continue;
+                }
                 Results[i] = item.IsPut
                     ? context.Put(context.ResolveId(item.Id), item.Collection, prepared.WrittenSpan.Slice(item.Start, item.Length), item.Prefix, item.ChangeVector)
                     : context.Delete(item.Id, item.ChangeVector);

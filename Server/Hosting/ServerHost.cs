@@ -107,6 +107,7 @@ public static class ServerHost
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);
+        PatchEndpoints.Map(app);
         IndexEndpoints.Map(app);
         StudioEndpoints.Map(app);
         StudioApiEndpoints.Map(app);

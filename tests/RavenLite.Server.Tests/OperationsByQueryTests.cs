@@ -137,3 +137,98 @@ public sealed class OperationsByQueryTests
         Assert.InRange(slowed, 1, after.Count / 2);
     }
 }
+
+/// <summary>
+/// Patching one document (RavenDB's PATCH in bulk_docs and PATCH /docs): Patched / NotModified / Created /
+/// DocumentDoesNotExist, PatchIfMissing, a change-vector mismatch (409, or skipped when asked), test=true writing
+/// nothing, and a failing script (400) leaving the whole batch unwritten.
+/// </summary>
+public sealed class DocumentPatchTests
+{
+    private static async Task<(HttpStatusCode Status, JsonElement Json)> Send(HttpClient http, HttpMethod method, string url, string body, string? ifMatch = null)
+    {
+        var request = new HttpRequestMessage(method, url) { Content = TestServer.Json(body) };
+        if (ifMatch != null)
+            request.Headers.TryAddWithoutValidation("If-Match", ifMatch);
+        var r = await http.SendAsync(request);
+        string text = await r.Content.ReadAsStringAsync();
+        return (r.StatusCode, text.Length == 0 ? default : JsonDocument.Parse(text).RootElement.Clone());
+    }
+
+    private static async Task<JsonElement?> Get(HttpClient http, string id)
+    {
+        var r = await http.GetAsync($"/databases/db/docs?id={id}");
+        return r.StatusCode == HttpStatusCode.NotFound ? null : (await TestServer.ReadJson(r)).GetProperty("Results")[0];
+    }
+
+    [Fact]
+    public async Task Bulk_docs_patch_commands_patch_create_and_fail_atomically()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/docs?id=users/1", TestServer.Json("""{"Name":"Ann","Visits":1,"@metadata":{"@collection":"Users"}}"""))).StatusCode);
+        var (status, json) = await Send(http, HttpMethod.Post, "/databases/db/bulk_docs", """
+            {"Commands":[
+              {"Id":"users/1","Type":"PATCH","Patch":{"Script":"this.Visits += args.n; this.Tags = ['a'];","Values":{"n":4}},"ReturnDocument":true},
+              {"Id":"users/1","Type":"PATCH","Patch":{"Script":"this.Visits = this.Visits;"}},
+              {"Id":"users/2","Type":"PATCH","Patch":{"Script":"this.Visits++;"}},
+              {"Id":"users/3","Type":"PATCH","Patch":{"Script":"this.Visits++;"},"PatchIfMissing":{"Script":"this.Visits = 1; this['@metadata'] = { '@collection': 'Users' };"}},
+              {"Id":"users/4","Type":"PUT","Document":{"Name":"Bo","@metadata":{"@collection":"Users"}}}
+            ]}
+            """);
+        Assert.True(status == HttpStatusCode.Created, json.ToString());
+        var results = json.GetProperty("Results");
+        Assert.Equal("Patched", results[0].GetProperty("PatchStatus").GetString());
+        Assert.Equal(5, results[0].GetProperty("ModifiedDocument").GetProperty("Visits").GetInt32());
+        Assert.Equal("NotModified", results[1].GetProperty("PatchStatus").GetString());
+        Assert.Equal("DocumentDoesNotExist", results[2].GetProperty("PatchStatus").GetString());
+        Assert.Equal("Created", results[3].GetProperty("PatchStatus").GetString());
+        var ann = (await Get(http, "users/1"))!.Value;
+        Assert.Equal(5, ann.GetProperty("Visits").GetInt32());
+        Assert.Equal(results[0].GetProperty("ChangeVector").GetString(), ann.GetProperty("@metadata").GetProperty("@change-vector").GetString());
+        Assert.Null(await Get(http, "users/2"));
+        var created = (await Get(http, "users/3"))!.Value;
+        Assert.Equal(1, created.GetProperty("Visits").GetInt32());
+        Assert.Equal("Users", created.GetProperty("@metadata").GetProperty("@collection").GetString());
+
+        // A failing script or a stale change vector: nothing of the batch is written.
+        var (failed, error) = await Send(http, HttpMethod.Post, "/databases/db/bulk_docs", """
+            {"Commands":[{"Id":"users/5","Type":"PUT","Document":{"Name":"Cy"}},{"Id":"users/1","Type":"PATCH","Patch":{"Script":"throw new Error('no');"}}]}
+            """);
+        Assert.Equal(HttpStatusCode.BadRequest, failed);
+        Assert.Contains("JavaScriptException", error.GetProperty("Type").GetString(), StringComparison.Ordinal);
+        Assert.Null(await Get(http, "users/5"));
+        var (conflict, _) = await Send(http, HttpMethod.Post, "/databases/db/bulk_docs", """
+            {"Commands":[{"Id":"users/5","Type":"PUT","Document":{"Name":"Cy"}},{"Id":"users/1","Type":"PATCH","ChangeVector":"A:1-stale","Patch":{"Script":"this.Visits = 0;"}}]}
+            """);
+        Assert.Equal(HttpStatusCode.Conflict, conflict);
+        Assert.Null(await Get(http, "users/5"));
+        Assert.Equal(5, (await Get(http, "users/1"))!.Value.GetProperty("Visits").GetInt32());
+        var (parse, parseError) = await Send(http, HttpMethod.Post, "/databases/db/bulk_docs", """{"Commands":[{"Id":"users/1","Type":"PATCH","Patch":{"Script":"this.Visits = ;"}}]}""");
+        Assert.Equal(HttpStatusCode.BadRequest, parse);
+        Assert.Contains("JavaScriptParseException", parseError.GetProperty("Type").GetString(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Patch_docs_answers_the_status_and_test_writes_nothing()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/docs?id=users/1", TestServer.Json("""{"Name":"Ann","Visits":1,"@metadata":{"@collection":"Users"}}"""))).StatusCode);
+        var (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1&test=true", """{"Patch":{"Script":"this.Visits = 100;"}}""");
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal("Patched", json.GetProperty("Status").GetString());
+        Assert.Equal(100, json.GetProperty("ModifiedDocument").GetProperty("Visits").GetInt32());
+        Assert.Equal(1, (await Get(http, "users/1"))!.Value.GetProperty("Visits").GetInt32());
+        (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.Visits += $add;","Values":{"add":2}}}""");
+        Assert.Equal(HttpStatusCode.OK, status);
+        Assert.Equal(3, json.GetProperty("ModifiedDocument").GetProperty("Visits").GetInt32());
+        Assert.Equal(1, json.GetProperty("OriginalDocument").GetProperty("Visits").GetInt32());
+        Assert.Equal(3, (await Get(http, "users/1"))!.Value.GetProperty("Visits").GetInt32());
+        (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1&skipPatchIfChangeVectorMismatch=true", """{"Patch":{"Script":"this.Visits = 0;"}}""", ifMatch: "A:1-stale");
+        Assert.Equal("Skipped", json.GetProperty("Status").GetString());
+        Assert.Equal(HttpStatusCode.Conflict, (await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.Visits = 0;"}}""", ifMatch: "A:1-stale")).Status);
+        Assert.Equal(HttpStatusCode.NotFound, (await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/9", """{"Patch":{"Script":"this.Visits = 0;"}}""")).Status);
+        Assert.Equal(3, (await Get(http, "users/1"))!.Value.GetProperty("Visits").GetInt32());
+    }
+}

@@ -1,8 +1,9 @@
-// Operations by query through RavenDB's official Node client (npm ravendb 7.2.6): PatchByQueryOperation (RQL
+// Patches through RavenDB's official Node client (npm ravendb 7.2.6): session.advanced.patch/increment and
+// PatchOperation on single documents, and operations by query: PatchByQueryOperation (RQL
 // `update { ... }` with query parameters, waitForCompletion), DeleteByQueryOperation, a script that does not parse
 // (JavaScriptParseException) and one that fails for a document (the operation faults, waitForCompletion throws).
 // Every figure is checked against the stored documents. Usage: node operations.mjs <url> <database>.
-import { DocumentStore, CreateDatabaseOperation, PatchByQueryOperation, DeleteByQueryOperation, IndexQuery } from "ravendb";
+import { DocumentStore, CreateDatabaseOperation, PatchByQueryOperation, DeleteByQueryOperation, IndexQuery, PatchOperation, PatchRequest } from "ravendb";
 import assert from "node:assert/strict";
 
 const [url, database] = process.argv.slice(2);
@@ -39,6 +40,22 @@ try {
   await assert.rejects(store.operations.send(new PatchByQueryOperation("from Orders update { this.freight = ; }")), (e) => e.name === "JavaScriptParseException" || /parse/i.test(e.message));
   const failing = await store.operations.send(new PatchByQueryOperation("from Orders update { if (this.freight === 1) throw new Error('freight one'); }"));
   await assert.rejects(failing.waitForCompletion(), /freight one/);
+  // Single-document patches: the session's patch/increment (PATCH commands in bulk_docs) and PatchOperation.
+  const s2 = store.openSession();
+  const first = await s2.load("orders/1");
+  s2.advanced.patch(first, "freight", 7);
+  s2.advanced.increment("orders/2", "freight", 100);
+  await s2.saveChanges();
+  assert.equal(first.freight, 7); // the session took the patched document back
+  const s3 = store.openSession();
+  assert.equal((await s3.load("orders/1")).freight, 7);
+  assert.equal((await s3.load("orders/2")).freight, 2 + 100);
+  const result = await store.operations.send(new PatchOperation("orders/4", null, PatchRequest.forScript("this.freight = this.freight * 10;")));
+  assert.equal(result.status, "Patched");
+  assert.equal(result.document.freight, 40);
+  assert.equal((await store.openSession().load("orders/4")).freight, 40);
+  const missing = await store.operations.send(new PatchOperation("orders/none", null, PatchRequest.forScript("this.freight = 1;")));
+  assert.equal(missing.status, "DocumentDoesNotExist");
   console.log("operations: ok");
 } finally {
   store.dispose();
