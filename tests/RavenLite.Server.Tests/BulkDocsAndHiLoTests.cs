@@ -75,7 +75,8 @@ public sealed class BulkDocsAndHiLoTests
     }
 
     [Theory]
-    [InlineData("""{"Commands":[{"Id":"a","Type":"PATCH","Patch":{}}]}""", "does not support")]
+    [InlineData("""{"Commands":[{"Id":"a","Type":"AttachmentPUT","Name":"x"}]}""", "does not support")]
+    [InlineData("""{"Commands":[{"Id":"a","Type":"PATCH","Patch":{}}]}""", "needs {\"Script\"")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT"}]}""", "needs a Document")]
     [InlineData("""{"Commands":[{"Type":"PUT","Document":{}}]}""", "has no Id")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT","Document":[]}]}""", "needs a Document")]
