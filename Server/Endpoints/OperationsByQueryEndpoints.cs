@@ -138,7 +138,7 @@ public static class OperationsByQueryEndpoints
             while (batch.Count < size && pending.TryDequeue(out string? id))
                 batch.Add(id);
             // The script runs on a snapshot, outside the merger: a slow script never holds other writes.
-            var patched = new List<(string Id, string ChangeVector, byte[] Json)>();
+            var patched = new List<(string Id, string ChangeVector, byte[]? Json, List<(string, byte[]?)> Effects)>();
             int unchanged = 0;
             using (var tx = db.Environment.ReadTransaction())
             {
@@ -149,8 +149,9 @@ public static class OperationsByQueryEndpoints
                         unchanged++; // deleted since the query
                         continue;
                     }
-                    if (script.Run(doc, other => db.Documents.Get(tx, other)) is { } json)
-                        patched.Add((doc.Id, doc.ChangeVector, json));
+                    var json = script.Run(doc, other => db.Documents.Get(tx, other));
+                    if (json != null || script.Effects.Count > 0)
+                        patched.Add((doc.Id, doc.ChangeVector, json, script.Effects.ToList()));
                     else
                         unchanged++;
                 }
@@ -158,7 +159,7 @@ public static class OperationsByQueryEndpoints
             var command = new DelegateCommand<List<string>>(ctx =>
             {
                 var changed = new List<string>();
-                foreach (var (id, changeVector, json) in patched)
+                foreach (var (id, changeVector, json, effects) in patched)
                 {
                     if (ctx.Get(id) is not { } current)
                         continue;
@@ -167,10 +168,12 @@ public static class OperationsByQueryEndpoints
                         changed.Add(id); // written meanwhile: patched again from its new version
                         continue;
                     }
-                    ctx.Put(id, json, null);
+                    if (json != null)
+                        ctx.Put(id, json, null);
+                    Operations.DocumentPatch.ApplyEffects(ctx, effects); // its put()/del() in the same transaction
                 }
                 return changed;
-            }, patched.Sum(p => (long)p.Json.Length));
+            }, patched.Sum(p => (long)(p.Json?.Length ?? 0)));
             await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
             var moved = command.Result!;
             state.AddProcessed(batch.Count - moved.Count);

@@ -60,7 +60,19 @@ public static class PatchEndpoints
             w.WriteString("Status", result.Status.ToString());
             Write(w, "ModifiedDocument", result.Modified);
             Write(w, "OriginalDocument", result.Original);
-            w.WriteNull("Debug");
+            if (result.Output.Count > 0)
+            {
+                w.WriteStartObject("Debug");
+                w.WriteStartArray("Info");
+                foreach (string line in result.Output)
+                    w.WriteStringValue(line);
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }
+            else
+            {
+                w.WriteNull("Debug");
+            }
             if (result.Write is { } write)
             {
                 w.WriteString("ChangeVector", write.ChangeVector);

@@ -22,8 +22,11 @@ internal sealed class DocumentPatch : IDisposable
     /// <summary>The patch's status as RavenDB names it.</summary>
     public enum Status { DocumentDoesNotExist, Created, Patched, Skipped, NotModified }
 
-    /// <summary>The outcome: status, the write (null when nothing was written), the document before and after.</summary>
-    public sealed record Outcome(Status Status, WriteResult? Write, byte[]? Original, byte[]? Modified);
+    /// <summary>The outcome: status, the write (null when nothing was written), the document before and after, the script's output(...).</summary>
+    public sealed record Outcome(Status Status, WriteResult? Write, byte[]? Original, byte[]? Modified)
+    {
+        public IReadOnlyList<string> Output { get; init; } = [];
+    }
 
     /// <summary>Parses a <c>{Script, Values}</c> patch request and the optional ones (400 for a script that does not parse, naming its line).</summary>
     public static DocumentPatch Parse(JsonElement patch, JsonElement patchIfMissing, JsonElement createIfMissing, string where)
@@ -64,7 +67,9 @@ internal sealed class DocumentPatch : IDisposable
             if (created == null)
                 return new Outcome(Status.DocumentDoesNotExist, null, null, null);
             var write = ctx.Put(id, created, null);
-            return new Outcome(Status.Created, write, null, ctx.Get(id)?.Json);
+            if (_ifMissing != null)
+                ApplyEffects(ctx, _ifMissing);
+            return new Outcome(Status.Created, write, null, ctx.Get(id)?.Json) { Output = _ifMissing?.Output.ToList() ?? [] };
         }
         if (expectedChangeVector != null && current.ChangeVector != expectedChangeVector)
         {
@@ -72,10 +77,28 @@ internal sealed class DocumentPatch : IDisposable
                 return new Outcome(Status.Skipped, null, current.Json, null);
             throw ApiException.Concurrency($"Document {id} has change vector {current.ChangeVector}, not {expectedChangeVector}: the patch was not applied.");
         }
-        if (_patch.Run(current, ctx.Get) is not { } json)
-            return new Outcome(Status.NotModified, null, current.Json, current.Json);
-        var result = ctx.Put(id, json, null);
-        return new Outcome(Status.Patched, result, current.Json, ctx.Get(id)?.Json);
+        var json = _patch.Run(current, ctx.Get);
+        var result = json == null ? null : ctx.Put(id, json, null);
+        ApplyEffects(ctx, _patch);
+        var output = _patch.Output.ToList();
+        return json == null
+            ? new Outcome(Status.NotModified, null, current.Json, current.Json) { Output = output }
+            : new Outcome(Status.Patched, result, current.Json, ctx.Get(id)?.Json) { Output = output };
+    }
+
+    /// <summary>Writes what the script's put(id, doc) and del(id) asked, in order, in the same transaction.</summary>
+    internal static void ApplyEffects(DocumentsWriteContext ctx, PatchScript script) => ApplyEffects(ctx, script.Effects);
+
+    /// <summary>Writes recorded put/del effects, in order.</summary>
+    internal static void ApplyEffects(DocumentsWriteContext ctx, IEnumerable<(string Id, byte[]? Json)> effects)
+    {
+        foreach (var (other, doc) in effects)
+        {
+            if (doc == null)
+                ctx.Delete(other, null);
+            else
+                ctx.Put(ctx.ResolveId(other), doc, null);
+        }
     }
 
     public void Dispose()

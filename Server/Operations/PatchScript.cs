@@ -12,7 +12,9 @@ namespace RavenLite.Server.Operations;
 /// <summary>
 /// A RavenDB patch script (the body of RQL's <c>update { ... }</c>) run in Jint on one document at a time: <c>this</c>
 /// is the document (its <c>@metadata</c> included), query parameters are <c>$name</c> variables and <c>args.name</c>,
-/// and <c>load(id)</c>, <c>id(doc)</c> and <c>getMetadata(doc)</c> are available. Each run is limited in statements,
+/// and <c>load(id)</c>, <c>id(doc)</c>, <c>getMetadata(doc)</c>, <c>put(id, doc)</c>, <c>del(id)</c> and
+/// <c>output(value)</c> are available (put and del are recorded in <see cref="Effects"/> for the caller to apply in
+/// the patch's transaction). Each run is limited in statements,
 /// recursion, time and memory (<see cref="JavaScriptIndex.CreateEngine"/>). Not thread-safe: one per worker.
 /// </summary>
 internal sealed class PatchScript : IDisposable
@@ -23,12 +25,37 @@ internal sealed class PatchScript : IDisposable
     private readonly JsValue _args;
     private Func<string, StoredDocument?> _load = _ => null;
 
+    /// <summary>The last run's put(id, doc) (JSON) and del(id) (null), in order.</summary>
+    public List<(string Id, byte[]? Json)> Effects { get; } = [];
+
+    /// <summary>The last run's output(...) values.</summary>
+    public List<string> Output { get; } = [];
+
     private PatchScript(string body, JsonElement parameters)
     {
         _engine = JavaScriptIndex.CreateEngine();
         _engine.SetValue("load", new Func<JsValue, JsValue>(id => id is not null && id.IsString() && _load(id.AsString()) is { } d ? Parse(d) : JsValue.Null));
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
+        // put(id, doc) and del(id) change other documents in the same transaction as the patched one (recorded here,
+        // applied by the caller); output(x) adds to the debug output.
+        _engine.SetValue("put", new Func<JsValue, JsValue, JsValue>((id, doc) =>
+        {
+            if (id is null || !id.IsString() || id.AsString().Length == 0)
+                throw new ArgumentException("put(id, document): the id must be non-empty text.");
+            if (doc is not ObjectInstance || doc.IsArray())
+                throw new ArgumentException($"put('{id.AsString()}', document): the document must be an object.");
+            Effects.Add((id.AsString(), System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(_engine).Serialize(doc).AsString())));
+            return id;
+        }));
+        _engine.SetValue("del", new Func<JsValue, JsValue>(id =>
+        {
+            if (id is null || !id.IsString() || id.AsString().Length == 0)
+                throw new ArgumentException("del(id): the id must be non-empty text.");
+            Effects.Add((id.AsString(), null));
+            return JsValue.Undefined;
+        }));
+        _engine.SetValue("output", new Action<JsValue>(v => Output.Add(v.IsString() ? v.AsString() : new Jint.Native.Json.JsonSerializer(_engine).Serialize(v).AsString())));
         _args = parameters.ValueKind == JsonValueKind.Object ? new JsonParser(_engine).Parse(parameters.GetRawText()) : new Jint.Native.JsObject(_engine);
         if (parameters.ValueKind == JsonValueKind.Object)
             foreach (var p in parameters.EnumerateObject())
@@ -63,6 +90,8 @@ internal sealed class PatchScript : IDisposable
     public byte[]? Run(StoredDocument doc, Func<string, StoredDocument?> load)
     {
         _load = load;
+        Effects.Clear();
+        Output.Clear();
         _engine.Constraints.Reset();
         string json = System.Text.Encoding.UTF8.GetString(doc.Json);
         try

@@ -78,6 +78,13 @@ public sealed class OperationsByQueryTests
             }
             Assert.Equal("Orders", doc.GetProperty("@metadata").GetProperty("@collection").GetString());
         }
+        // put() in a patch by query: one copy per match, written with the batch.
+        var copies = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders where Freight >= 45 update { put('copies/' + id(this).split('/')[1], { F: this.Freight, '@metadata': { '@collection': 'Copies' } }); }"}}""");
+        Assert.Equal("Completed", (await WaitFor(http, copies.GetProperty("OperationId").GetInt64())).GetProperty("Status").GetString());
+        var copyStats = await TestServer.ReadJson(await http.GetAsync("/databases/db/collections/stats"));
+        Assert.Equal(after.Count(kv => kv.Value.GetProperty("Freight").GetInt32() >= 45), copyStats.GetProperty("Collections").GetProperty("Copies").GetInt32());
+        after = await All(http);
+
         // A patch that leaves documents as they are writes nothing.
         var noop = await Send(http, HttpMethod.Patch, "/databases/db/queries", """{"Query":{"Query":"from Orders update { this.Freight = this.Freight; }"}}""");
         Assert.Equal("Completed", (await WaitFor(http, noop.GetProperty("OperationId").GetInt64())).GetProperty("Status").GetString());
@@ -230,5 +237,24 @@ public sealed class DocumentPatchTests
         Assert.Equal(HttpStatusCode.Conflict, (await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.Visits = 0;"}}""", ifMatch: "A:1-stale")).Status);
         Assert.Equal(HttpStatusCode.NotFound, (await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/9", """{"Patch":{"Script":"this.Visits = 0;"}}""")).Status);
         Assert.Equal(3, (await Get(http, "users/1"))!.Value.GetProperty("Visits").GetInt32());
+
+        // put(), del() and output(): other documents change in the same transaction; a later failing command undoes them.
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/docs?id=users/2", TestServer.Json("""{"Name":"Bo","@metadata":{"@collection":"Users"}}"""))).StatusCode);
+        (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", """
+            {"Patch":{"Script":"put('audits/1', { By: id(this), Visits: this.Visits, '@metadata': { '@collection': 'Audits' } }); del('users/2'); output('visits ' + this.Visits);"}}
+            """);
+        Assert.True(status == HttpStatusCode.OK, json.ToString());
+        Assert.Equal("NotModified", json.GetProperty("Status").GetString());
+        Assert.Equal("visits 3", json.GetProperty("Debug").GetProperty("Info")[0].GetString());
+        var audit = (await Get(http, "audits/1"))!.Value;
+        Assert.Equal("users/1", audit.GetProperty("By").GetString());
+        Assert.Equal("Audits", audit.GetProperty("@metadata").GetProperty("@collection").GetString());
+        Assert.Null(await Get(http, "users/2"));
+        var (failed, _) = await Send(http, HttpMethod.Post, "/databases/db/bulk_docs", """
+            {"Commands":[{"Id":"users/1","Type":"PATCH","Patch":{"Script":"put('audits/2', { X: 1 }); del('audits/1');"}},{"Id":"users/1","Type":"PATCH","Patch":{"Script":"throw new Error('undo');"}}]}
+            """);
+        Assert.Equal(HttpStatusCode.BadRequest, failed);
+        Assert.Null(await Get(http, "audits/2"));
+        Assert.NotNull(await Get(http, "audits/1"));
     }
 }
