@@ -10,12 +10,14 @@ ARG SDK_IMAGE=mcr.microsoft.com/dotnet/sdk:10.0
 ARG RUNTIME_IMAGE=mcr.microsoft.com/dotnet/aspnet:10.0
 
 FROM ${NODE_IMAGE} AS studio
+LABEL org.opencontainers.image.title=ravenlite
 ARG PREBUILT=
 WORKDIR /src/Studio
 COPY Studio/ ./
 RUN mkdir -p /studio && if [ -z "$PREBUILT" ]; then npm ci --no-audit --no-fund && npm run build && cp -r dist/. /studio/; fi
 
 FROM ${SDK_IMAGE} AS publish
+LABEL org.opencontainers.image.title=ravenlite
 ARG PREBUILT=
 WORKDIR /src
 COPY . .

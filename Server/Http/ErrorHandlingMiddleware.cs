@@ -18,6 +18,10 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             if (!context.Response.HasStarted && context.Response.ContentLength == null)
                 context.Response.ContentLength = 0;
         }
+        catch (Exception e) when (e is OperationCanceledException && context.RequestAborted.IsCancellationRequested)
+        {
+            // The client went away (before or during the answer): nothing to tell it, and nothing failed on our side.
+        }
         catch (Exception e) when (!context.Response.HasStarted)
         {
             var (status, type, message) = Classify(e);
@@ -29,10 +33,6 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             if (e is DatabaseMissingException missing)
                 context.Response.Headers["Database-Missing"] = missing.Database;
             await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString(), (e as ApiException)?.Extra).ConfigureAwait(false);
-        }
-        catch (Exception e) when (e is OperationCanceledException && context.RequestAborted.IsCancellationRequested)
-        {
-            // The client went away mid-answer: nothing to tell it.
         }
     }
 

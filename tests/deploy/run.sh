@@ -74,6 +74,8 @@ cleanup() {
   docker rm -f ravenlite-deploy-a ravenlite-deploy-b ravenlite-deploy-c ravenlite-deploy-d >/dev/null 2>&1 || true
   docker-compose -p ravenlite-deploy -f docker-compose.yml -f tests/deploy/docker-compose.host.yml down -v >/dev/null 2>&1 || true
   docker volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+  # The legacy builder keeps each stage's image: drop the untagged ones of this build.
+  docker image prune -f --filter "label=org.opencontainers.image.title=ravenlite" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 cleanup
