@@ -137,7 +137,8 @@ public static class BulkDocsEndpoints
                 case "PATCH":
                     documents.ValidateIdToWrite(id);
                     var patch = Operations.DocumentPatch.Parse(c.TryGetProperty("Patch", out var p) ? p : default,
-                        c.TryGetProperty("PatchIfMissing", out var pm) ? pm : default, c.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, $"Commands[{index}] (PATCH {id})");
+                        c.TryGetProperty("PatchIfMissing", out var pm) ? pm : default, c.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, $"Commands[{index}] (PATCH {id})",
+                        Operations.PatchLimits.Of(options));
                     bool returnDocument = c.TryGetProperty("ReturnDocument", out var rd) && rd.ValueKind == JsonValueKind.True;
                     list.Add(new BatchItem(false, id, "", 0, 0, 0, cv) { Patch = patch, ReturnDocument = returnDocument });
                     break;

@@ -43,7 +43,9 @@ public static class OperationsByQueryEndpoints
         if (query.UpdateScript == null)
             throw ApiException.InvalidQuery("A patch by query needs 'update { ... }' at its end, e.g. from Orders where Freight > 10 update { this.Freight = 0; }.");
         int? pace = MaxOpsPerSecond(context);
-        var script = PatchScript.Create(query.UpdateScript, parameters, rql, query.UpdateScriptPosition);
+        bool ignoreSteps = string.Equals(RequestParsing.Query(context.Request, "ignoreMaxStepsForScript"), "true", StringComparison.OrdinalIgnoreCase);
+        var limits = PatchLimits.Of(context.RequestServices.GetRequiredService<Hosting.ServerOptions>(), ignoreSteps);
+        var script = PatchScript.Create(query.UpdateScript, parameters, rql, query.UpdateScriptPosition, limits);
         await Start(context, db, "UpdateByQuery", query, parameters, (state, ids, ct) => PatchAll(db, state, ids, script, pace, ct), () => script.Dispose()).ConfigureAwait(false);
     }
 

@@ -31,7 +31,7 @@ public static class PatchEndpoints
         if (root.ValueKind != JsonValueKind.Object)
             throw ApiException.BadRequest("The body must be {\"Patch\":{\"Script\":\"...\",\"Values\":{...}},\"PatchIfMissing\":{...}}.");
         using var patch = DocumentPatch.Parse(root.TryGetProperty("Patch", out var p) ? p : default, root.TryGetProperty("PatchIfMissing", out var pm) ? pm : default,
-            root.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, "The patch");
+            root.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, "The patch", PatchLimits.Of(context.RequestServices.GetRequiredService<ServerOptions>()));
         var command = new DelegateCommand<DocumentPatch.Outcome>(ctx =>
         {
             var outcome = patch.Apply(ctx, id, expected, skip);

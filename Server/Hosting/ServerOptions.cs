@@ -28,6 +28,12 @@ public sealed class ServerOptions
     /// <summary>Console logs as JSON objects, one per line (timestamp, level, category, message, trace and span ids). Default false: one plain line each.</summary>
     public bool JsonLogs { get; set; }
 
+    /// <summary>A patch script (PATCH, patch by query) may run at most this many statements per document (default 100,000); beyond, the patch stops and changes nothing.</summary>
+    public int PatchMaxStatements { get; set; } = 100_000;
+
+    /// <summary>A patch script may run at most this long per document, in milliseconds (default 2,000).</summary>
+    public int PatchTimeoutMs { get; set; } = 2_000;
+
     /// <summary>Journal durability of every database (<c>Sync</c> default: a 2xx answer means the write is on stable storage).</summary>
     public DurabilityMode Durability { get; set; } = DurabilityMode.Sync;
 
@@ -103,6 +109,8 @@ public sealed class ServerOptions
         Check(MergerMaxBytes >= 64 << 10, "MergerMaxBytes must be at least 64 KiB.");
         Check(BulkInsertBatchBytes >= 64 << 10, "BulkInsertBatchBytes must be at least 64 KiB.");
         Check(BulkInsertBatchDocuments >= 1, "BulkInsertBatchDocuments must be at least 1.");
+        Check(PatchMaxStatements is >= 100 and <= 100_000_000, "PatchMaxStatements must be 100..100,000,000.");
+        Check(PatchTimeoutMs is >= 10 and <= 600_000, "PatchTimeoutMs must be 10..600,000 (ms).");
         Check(BulkInsertQuietMs is >= 0 and <= 1000, "BulkInsertQuietMs must be 0..1000.");
     }
 
@@ -130,6 +138,6 @@ public sealed class ServerOptions
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
-        Metrics={Metrics} JsonLogs={JsonLogs}
+        Metrics={Metrics} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
         """;
 }

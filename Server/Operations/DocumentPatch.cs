@@ -29,14 +29,14 @@ internal sealed class DocumentPatch : IDisposable
     }
 
     /// <summary>Parses a <c>{Script, Values}</c> patch request and the optional ones (400 for a script that does not parse, naming its line).</summary>
-    public static DocumentPatch Parse(JsonElement patch, JsonElement patchIfMissing, JsonElement createIfMissing, string where)
+    public static DocumentPatch Parse(JsonElement patch, JsonElement patchIfMissing, JsonElement createIfMissing, string where, PatchLimits limits)
     {
-        static PatchScript Script(JsonElement request, string where)
+        PatchScript Script(JsonElement request, string where)
         {
             if (request.ValueKind != JsonValueKind.Object || !request.TryGetProperty("Script", out var script) || script.ValueKind != JsonValueKind.String)
                 throw ApiException.BadRequest($"{where} needs {{\"Script\":\"...\", \"Values\":{{...}}}}.");
             var values = request.TryGetProperty("Values", out var v) && v.ValueKind == JsonValueKind.Object ? v.Clone() : default;
-            return PatchScript.Create(script.GetString()!, values, script.GetString()!, 0);
+            return PatchScript.Create(script.GetString()!, values, script.GetString()!, 0, limits);
         }
         var main = Script(patch, where);
         var ifMissing = patchIfMissing.ValueKind == JsonValueKind.Object ? Script(patchIfMissing, where + ".PatchIfMissing") : null;

@@ -15,7 +15,7 @@ namespace RavenLite.Server.Operations;
 /// and <c>load(id)</c>, <c>id(doc)</c>, <c>getMetadata(doc)</c>, <c>put(id, doc)</c>, <c>del(id)</c> and
 /// <c>output(value)</c> are available (put and del are recorded in <see cref="Effects"/> for the caller to apply in
 /// the patch's transaction). Each run is limited in statements,
-/// recursion, time and memory (<see cref="JavaScriptIndex.CreateEngine"/>). Not thread-safe: one per worker.
+/// recursion, time and memory (<see cref="PatchLimits"/>: settings PatchMaxStatements and PatchTimeoutMs). Not thread-safe: one per worker.
 /// </summary>
 internal sealed class PatchScript : IDisposable
 {
@@ -31,9 +31,9 @@ internal sealed class PatchScript : IDisposable
     /// <summary>The last run's output(...) values.</summary>
     public List<string> Output { get; } = [];
 
-    private PatchScript(string body, JsonElement parameters)
+    private PatchScript(string body, JsonElement parameters, PatchLimits limits)
     {
-        _engine = JavaScriptIndex.CreateEngine();
+        _engine = JavaScriptIndex.CreateEngine(limits.MaxStatements, limits.Timeout);
         _engine.SetValue("load", new Func<JsValue, JsValue>(id => id is not null && id.IsString() && _load(id.AsString()) is { } d ? Parse(d) : JsValue.Null));
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
@@ -68,7 +68,7 @@ internal sealed class PatchScript : IDisposable
     /// Checks and prepares <paramref name="body"/>: a syntax error is a 400 (JavaScriptParseException) naming its line
     /// in <paramref name="queryText"/>, where the script starts at <paramref name="position"/>.
     /// </summary>
-    public static PatchScript Create(string body, JsonElement parameters, string queryText, int position)
+    public static PatchScript Create(string body, JsonElement parameters, string queryText, int position, PatchLimits limits)
     {
         try
         {
@@ -80,7 +80,7 @@ internal sealed class PatchScript : IDisposable
             int queryLine = queryText[..Math.Min(position, queryText.Length)].Count(c => c == '\n') + scriptLine;
             throw new ApiException(400, RavenExceptionTypes.JavaScriptParse, $"The update script does not parse: line {queryLine}, column {e.Column}: {e.Description}");
         }
-        return new PatchScript(body, parameters);
+        return new PatchScript(body, parameters, limits);
     }
 
     /// <summary>
@@ -124,6 +124,14 @@ internal sealed class PatchScript : IDisposable
     private JsValue Parse(StoredDocument doc) => JavaScriptIndex.Document(_engine, System.Text.Encoding.UTF8.GetString(doc.Json), doc.Id);
 
     public void Dispose() => _engine.Dispose();
+}
+
+/// <summary>How long a patch script may run per document: statements and time (settings PatchMaxStatements, PatchTimeoutMs).</summary>
+internal readonly record struct PatchLimits(int MaxStatements, TimeSpan Timeout)
+{
+    /// <summary>The server's limits; with <paramref name="ignoreSteps"/> (RavenDB's ignoreMaxStepsForScript) no statement limit, the time limit stays.</summary>
+    public static PatchLimits Of(Hosting.ServerOptions options, bool ignoreSteps = false) =>
+        new(ignoreSteps ? int.MaxValue : options.PatchMaxStatements, TimeSpan.FromMilliseconds(options.PatchTimeoutMs));
 }
 
 /// <summary>A patch script failed for one document.</summary>

@@ -257,4 +257,32 @@ public sealed class DocumentPatchTests
         Assert.Null(await Get(http, "audits/2"));
         Assert.NotNull(await Get(http, "audits/1"));
     }
+
+    /// <summary>PatchMaxStatements stops a long script (400, nothing written); ignoreMaxStepsForScript lifts it for a patch by query.</summary>
+    [Fact]
+    public async Task The_statement_limit_is_a_setting()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync(configure: o => o.PatchMaxStatements = 200);
+        var http = server.Http;
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync("/databases/db/docs?id=users/1", TestServer.Json("""{"Name":"Ann","X":0,"@metadata":{"@collection":"Users"}}"""))).StatusCode);
+        const string loop = "for (var i = 0; i < 1000; i++) { this.X = i; }";
+        var (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", $$$"""{"Patch":{"Script":"{{{loop}}}"}}""");
+        Assert.Equal(HttpStatusCode.BadRequest, status);
+        Assert.Contains("JavaScriptException", json.GetProperty("Type").GetString(), StringComparison.Ordinal);
+        Assert.Equal(0, (await Get(http, "users/1"))!.Value.GetProperty("X").GetInt32());
+        (status, json) = await Send(http, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.X = 5;"}}""");
+        Assert.Equal(HttpStatusCode.OK, status);
+        var (started, op) = await Send(http, HttpMethod.Patch, "/databases/db/queries?ignoreMaxStepsForScript=true", $$$"""{"Query":{"Query":"from Users update { {{{loop}}} }"}}""");
+        Assert.Equal(HttpStatusCode.OK, started);
+        JsonElement state = default;
+        for (int k = 0; k < 200; k++)
+        {
+            state = await TestServer.ReadJson(await http.GetAsync($"/databases/db/operations/state?id={op.GetProperty("OperationId").GetInt64()}"));
+            if (state.GetProperty("Status").GetString() != "InProgress")
+                break;
+            await Task.Delay(50);
+        }
+        Assert.Equal("Completed", state.GetProperty("Status").GetString());
+        Assert.Equal(999, (await Get(http, "users/1"))!.Value.GetProperty("X").GetInt32());
+    }
 }

@@ -252,8 +252,8 @@ internal static class JavaScriptIndex
     /// (o.Address.City on an order without an address is undefined, as in RavenDB); each run limited in statements,
     /// recursion, time and memory (reset the constraints before each run).
     /// </summary>
-    internal static Engine CreateEngine() =>
-        new(o => o.Strict(false).MaxStatements(MaxStatements).LimitRecursion(MaxRecursion).TimeoutInterval(Timeout).LimitMemory(MaxMemory)
+    internal static Engine CreateEngine(int maxStatements = MaxStatements, TimeSpan? timeout = null) =>
+        new(o => o.Strict(false).MaxStatements(maxStatements).LimitRecursion(MaxRecursion).TimeoutInterval(timeout ?? Timeout).LimitMemory(MaxMemory)
             .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
 
     /// <summary>A document as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
