@@ -46,11 +46,14 @@ public sealed class OperatingTests
     [Fact]
     public async Task Metrics_health_and_readiness_answer()
     {
-        await using var server = await TestServer.StartWithDatabaseAsync();
+        // OpenTelemetry subscribes to meters by name, so in this process (many test servers) /metrics also shows the
+        // other servers' databases: this one has a name no other test uses.
+        const string database = "metrics-test";
+        await using var server = await TestServer.StartWithDatabaseAsync(database);
         using var http = new HttpClient { BaseAddress = server.Url };
         for (int i = 0; i < 5; i++)
-            Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/db/docs?id=things/{i}", TestServer.Json("""{"N":1,"@metadata":{"@collection":"Things"}}"""))).StatusCode);
-        Assert.Equal(HttpStatusCode.OK, (await http.PostAsync("/databases/db/queries", TestServer.Json("""{"Query":"from Things where N = 1","WaitForNonStaleResults":true}"""))).StatusCode);
+            Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/{database}/docs?id=things/{i}", TestServer.Json("""{"N":1,"@metadata":{"@collection":"Things"}}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await http.PostAsync($"/databases/{database}/queries", TestServer.Json("""{"Query":"from Things where N = 1","WaitForNonStaleResults":true}"""))).StatusCode);
         Assert.Equal("Healthy", await http.GetStringAsync("/healthz"));
         var ready = await http.GetAsync("/readyz");
         Assert.True(ready.StatusCode == HttpStatusCode.OK, $"/readyz: {(int)ready.StatusCode} {await ready.Content.ReadAsStringAsync()}");
@@ -60,7 +63,7 @@ public sealed class OperatingTests
             "ravenlite_merger_transactions_total", "ravenlite_storage_commits_total", "ravenlite_storage_journal_bytes_total", "ravenlite_storage_flush_lag",
             "ravenlite_storage_journal_fsync_duration_seconds_bucket", "ravenlite_index_lag{", "ravenlite_index_documents_total{", "dotnet_gc_collections_total" })
             Assert.True(metrics.Contains(name, StringComparison.Ordinal), $"{name} is not in /metrics:\n{metrics}");
-        var written = metrics.Split('\n').Single(l => l.StartsWith("ravenlite_documents_written_total{", StringComparison.Ordinal) && l.Contains("database=\"db\"", StringComparison.Ordinal));
+        var written = metrics.Split('\n').Single(l => l.StartsWith("ravenlite_documents_written_total{", StringComparison.Ordinal) && l.Contains($"database=\"{database}\"", StringComparison.Ordinal));
         Assert.EndsWith(" 5", written.Split(' ', 3)[0] + " " + written.Split(' ')[1], StringComparison.Ordinal);
     }
 }
