@@ -37,6 +37,20 @@ public abstract class AbstractIndexCreationTaskBase
     /// <summary>The collection of those reference documents.</summary>
     protected string? PatternReferencesCollectionName { get; set; }
 
+    /// <summary>The definition of this index from its maps, reduce and field options, with the options every index class has (name, sources, output collection).</summary>
+    protected IndexDefinition Definition(IReadOnlyList<string> maps, string? reduce, IReadOnlyDictionary<string, IndexFieldOptions> fields, bool? javaScript = null) => new()
+    {
+        Name = IndexName,
+        Maps = maps,
+        Reduce = reduce,
+        Fields = fields,
+        AdditionalSources = AdditionalSources,
+        OutputReduceToCollection = OutputReduceToCollection,
+        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
+        PatternReferencesCollectionName = PatternReferencesCollectionName,
+        JavaScript = javaScript,
+    };
+
     /// <summary>The definition sent to the server.</summary>
     public abstract IndexDefinition CreateIndexDefinition(DocumentConventions conventions);
 
@@ -127,17 +141,8 @@ public abstract class AbstractIndexCreationTask<TDocument, TReduceResult> : Abst
             else
                 StoresStrings.Add(name);
         }
-        return new IndexDefinition
-        {
-            Name = IndexName,
-            Maps = [IndexExpressionWriter.Write(Map, conventions, "docs." + conventions.FindCollectionName(typeof(TDocument)))],
-            Reduce = Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"),
-            Fields = FieldOptions(),
-            AdditionalSources = AdditionalSources,
-        OutputReduceToCollection = OutputReduceToCollection,
-        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
-        PatternReferencesCollectionName = PatternReferencesCollectionName,
-        };
+        return Definition([IndexExpressionWriter.Write(Map, conventions, "docs." + conventions.FindCollectionName(typeof(TDocument)))],
+            Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"), FieldOptions());
     }
 }
 
@@ -170,17 +175,7 @@ public abstract class AbstractMultiMapIndexCreationTask<TReduceResult> : Abstrac
             throw new InvalidOperationException($"{GetType().Name} adds no map.");
         foreach (var (field, value) in _indexes)
             IndexesStrings[FieldName(field, conventions)] = value;
-        return new IndexDefinition
-        {
-            Name = IndexName,
-            Maps = _maps.Select(m => m(conventions)).ToList(),
-            Reduce = Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"),
-            Fields = FieldOptions(),
-            AdditionalSources = AdditionalSources,
-        OutputReduceToCollection = OutputReduceToCollection,
-        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
-        PatternReferencesCollectionName = PatternReferencesCollectionName,
-        };
+        return Definition(_maps.Select(m => m(conventions)).ToList(), Reduce == null ? null : IndexExpressionWriter.Write(Reduce, conventions, "results"), FieldOptions());
     }
 }
 
@@ -197,18 +192,7 @@ public abstract class AbstractJavaScriptIndexCreationTask : AbstractIndexCreatio
     protected Dictionary<string, IndexFieldOptions> Fields { get; } = [];
 
     /// <inheritdoc />
-    public override IndexDefinition CreateIndexDefinition(DocumentConventions conventions) => new()
-    {
-        Name = IndexName,
-        Maps = [.. Maps],
-        Reduce = Reduce,
-        Fields = Fields,
-        AdditionalSources = AdditionalSources,
-        OutputReduceToCollection = OutputReduceToCollection,
-        PatternForOutputReduceToCollectionReferences = PatternForOutputReduceToCollectionReferences,
-        PatternReferencesCollectionName = PatternReferencesCollectionName,
-        JavaScript = true,
-    };
+    public override IndexDefinition CreateIndexDefinition(DocumentConventions conventions) => Definition([.. Maps], Reduce, Fields, javaScript: true);
 }
 
 /// <summary>Puts every index class of an assembly (RavenDB's <c>IndexCreation.CreateIndexesAsync</c>).</summary>

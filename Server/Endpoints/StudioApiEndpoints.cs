@@ -48,56 +48,18 @@ public static class StudioApiEndpoints
         try
         {
             var layout = db.Environment.GetLayout(4096);
-            await JsonResponse.WriteAsync(context, 200, w =>
+            var answer = new
             {
-                w.WriteStartObject();
-                w.WriteString("Database", db.Name);
-                w.WriteNumber("PageSize", layout.PageSize);
-                w.WriteNumber("Pages", layout.Pages);
-                w.WriteNumber("FreePages", layout.FreePages);
-                w.WriteNumber("JournalPendingPages", layout.JournalPendingPages);
-                w.WriteStartArray("Trees");
-                foreach (var t in layout.Trees)
-                {
-                    w.WriteStartObject();
-                    w.WriteString("Name", t.Name);
-                    w.WriteNumber("Depth", t.Depth);
-                    w.WriteNumber("Entries", t.Entries);
-                    w.WriteNumber("BranchPages", t.BranchPages);
-                    w.WriteNumber("LeafPages", t.LeafPages);
-                    w.WriteNumber("OverflowPages", t.OverflowPages);
-                    w.WriteStartArray("FillHistogram");
-                    foreach (int f in t.FillHistogram)
-                        w.WriteNumberValue(f);
-                    w.WriteEndArray();
-                    w.WriteEndObject();
-                }
-                w.WriteEndArray();
-                w.WriteStartObject("PageMap");
-                w.WriteNumber("PagesPerCell", layout.PagesPerCell);
-                w.WriteStartArray("Owners");
-                foreach (string o in layout.Owners)
-                    w.WriteStringValue(o);
-                w.WriteEndArray();
-                w.WriteStartArray("Cells");
-                foreach (int c in layout.Cells)
-                    w.WriteNumberValue(c);
-                w.WriteEndArray();
-                w.WriteEndObject();
-                w.WriteStartArray("Journal");
-                foreach (var j in layout.Journal)
-                {
-                    w.WriteStartObject();
-                    w.WriteNumber("TxId", j.TxId);
-                    w.WriteNumber("Pages", j.Pages);
-                    w.WriteNumber("RawBytes", j.RawBytes);
-                    w.WriteNumber("CompressedBytes", j.CompressedBytes);
-                    w.WriteString("Time", j.Time);
-                    w.WriteEndObject();
-                }
-                w.WriteEndArray();
-                w.WriteEndObject();
-            }).ConfigureAwait(false);
+                Database = db.Name,
+                layout.PageSize,
+                layout.Pages,
+                layout.FreePages,
+                layout.JournalPendingPages,
+                layout.Trees,
+                PageMap = new { layout.PagesPerCell, layout.Owners, layout.Cells },
+                layout.Journal,
+            };
+            await JsonResponse.WriteAsync(context, 200, w => System.Text.Json.JsonSerializer.Serialize(w, answer)).ConfigureAwait(false);
         }
         finally
         {

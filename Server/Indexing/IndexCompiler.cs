@@ -410,12 +410,15 @@ public sealed class CompiledIndex
             try
             {
                 map.Map(document, id, mapValues);
+                // Each field's values flattened; a field's list, once flattened, takes the next field's values (no list per field).
                 var flat = new List<List<object?>>(perField.Length);
+                var scratch = new List<object?>();
                 foreach (var values in perField)
                 {
-                    var list = new List<object?>();
-                    EntryValues.Flatten(values, list);
-                    flat.Add(list);
+                    EntryValues.Flatten(values, scratch);
+                    flat.Add(scratch);
+                    scratch = values;
+                    scratch.Clear();
                 }
                 if (_dynamicField != null)
                     MoveDynamicFields(flat);
