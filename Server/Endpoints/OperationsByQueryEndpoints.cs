@@ -107,8 +107,9 @@ public static class OperationsByQueryEndpoints
             {
                 state.Fault(RavenExceptionTypes.JavaScript, e.Message, 400);
             }
-            catch (Exception e) when (e is TimeoutException or ObjectDisposedException or InvalidOperationException)
+            catch (Exception e)
             {
+                // Anything else (a timeout, a failed storage, a database closing) faults the operation: it never stays InProgress.
                 state.Fault(RavenExceptionTypes.RavenException, e.Message, e is TimeoutException ? 408 : 500);
             }
             finally
