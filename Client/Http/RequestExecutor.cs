@@ -87,6 +87,7 @@ public sealed class RequestExecutor : IDisposable
             "ConcurrencyException" or "ConflictException" => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "DatabaseDoesNotExistException" => new DatabaseDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
             "IndexDoesNotExistException" => new IndexDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
+            "DocumentDoesNotExistException" => new DocumentDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
             "IndexCompilationException" => new IndexCompilationException(message)
             { StatusCode = status, ServerType = type, Url = url, IndexDefinitionProperty = property, ProblematicText = problematic },
             "InvalidQueryException" => new InvalidQueryException(message) { StatusCode = status, ServerType = type, Url = url },

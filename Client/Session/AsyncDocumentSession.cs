@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Client.Commands;
+using RavenLite.Client.Counters;
 using RavenLite.Client.Exceptions;
 using RavenLite.Client.Linq;
 
@@ -20,6 +21,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<object, DocumentInfo> _byEntity = new(ReferenceEqualityComparer.Instance);
     private readonly Dictionary<string, string?> _deletes = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, JsonObject> _included = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, List<JsonObject>> _counterOperations = new(StringComparer.OrdinalIgnoreCase);
     private bool _disposed;
 
     public AsyncDocumentSession(DocumentStore store, string database)
@@ -241,12 +243,29 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
             commands.Add(new JsonObject { ["Id"] = info.Id, ["ChangeVector"] = cv, ["Document"] = doc, ["Type"] = "PUT" });
             saved.Add(info);
         }
+        var countersOf = new List<string>();
+        foreach (var (id, operations) in _counterOperations)
+        {
+            commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "Counters", ["Counters"] = CountersJson.Document(id, operations.Select(o => (JsonObject)o.DeepClone())) });
+            countersOf.Add(id);
+        }
         if (commands.Count == 0)
             return;
         CountRequest();
         var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands), Database, cancellationToken).ConfigureAwait(false);
         foreach (string id in deleted)
             _deletes.Remove(id);
+        _counterOperations.Clear();
+        for (int i = 0; i < countersOf.Count; i++)
+        {
+            // A new counter name changes the document (its @counters): the tracked change vector follows.
+            if (results.ElementAtOrDefault(deleted.Count + saved.Count + i) is JsonObject r && r["DocumentChangeVector"]?.GetValue<string>() is { } cv
+                && _byId.TryGetValue(countersOf[i], out var tracked))
+            {
+                tracked.ChangeVector = cv;
+                tracked.Metadata["@change-vector"] = cv;
+            }
+        }
         for (int i = 0; i < saved.Count; i++)
         {
             var info = saved[i];
@@ -335,7 +354,49 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _byEntity.Values.Any(IsChanged);
+
+    public ISessionDocumentCounters CountersFor(string documentId)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(documentId);
+        return new SessionDocumentCounters(this, documentId);
+    }
+
+    public ISessionDocumentCounters CountersFor(object entity) => new SessionDocumentCounters(this, Tracked(entity).Id);
+
+    private void AddCounterOperation(string documentId, CounterOperationType type, string counter, long delta)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(counter);
+        ThrowIfDisposed();
+        if (!_counterOperations.TryGetValue(documentId, out var list))
+            _counterOperations[documentId] = list = [];
+        list.Add(CountersJson.Operation(type, counter, delta));
+    }
+
+    private async Task<IReadOnlyList<CounterDetail?>> GetCountersAsync(string documentId, string[] counters, CancellationToken cancellationToken)
+    {
+        ThrowIfDisposed();
+        CountRequest();
+        return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>The counters of one document, through its session.</summary>
+    private sealed class SessionDocumentCounters(AsyncDocumentSession session, string documentId) : ISessionDocumentCounters
+    {
+        public void Increment(string counter, long delta = 1) => session.AddCounterOperation(documentId, CounterOperationType.Increment, counter, delta);
+
+        public void Delete(string counter) => session.AddCounterOperation(documentId, CounterOperationType.Delete, counter, 0);
+
+        public async Task<long?> GetAsync(string counter, CancellationToken cancellationToken = default)
+        {
+            var details = await session.GetCountersAsync(documentId, [counter], cancellationToken).ConfigureAwait(false);
+            return details.Count > 0 ? details[0]?.TotalValue : null;
+        }
+
+        public async Task<IReadOnlyDictionary<string, long>> GetAllAsync(CancellationToken cancellationToken = default) =>
+            (await session.GetCountersAsync(documentId, [], cancellationToken).ConfigureAwait(false))
+                .Where(d => d != null).ToDictionary(d => d!.CounterName, d => d!.TotalValue, StringComparer.OrdinalIgnoreCase);
+    }
 
     public bool HasChanged(object entity) => _byEntity.TryGetValue(entity, out var info) && IsChanged(info);
 

@@ -46,4 +46,10 @@ public interface IAsyncDocumentSession : IDisposable
 
     /// <summary>A LINQ query over a collection (auto index) or over <paramref name="indexName"/>.</summary>
     IRavenQueryable<T> Query<T>(string? indexName = null, string? collectionName = null);
+
+    /// <summary>The counters of document <paramref name="documentId"/>: increments and deletes are saved by <see cref="SaveChangesAsync"/>.</summary>
+    Counters.ISessionDocumentCounters CountersFor(string documentId);
+
+    /// <summary>The counters of a tracked entity's document.</summary>
+    Counters.ISessionDocumentCounters CountersFor(object entity);
 }

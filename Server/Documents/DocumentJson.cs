@@ -8,7 +8,8 @@ namespace RavenLite.Server.Documents;
 /// Request bodies that wrap documents (parsed strictly: depth, duplicate keys, UTF-8) and the stored
 /// form of a document (DESIGN.md "Documents"): <c>@metadata</c> keeps every client key verbatim
 /// (<c>Raven-Node-Type</c>, <c>@nested-object-types</c>, ...) while the server owns <c>@id</c>,
-/// <c>@collection</c> (absent for <c>@empty</c>), <c>@change-vector</c> and <c>@last-modified</c>. Documents themselves are
+/// <c>@collection</c> (absent for <c>@empty</c>), <c>@change-vector</c>, <c>@last-modified</c> and the
+/// extension keys of <see cref="DocumentExtras"/>. Documents themselves are
 /// validated and prepared by <see cref="DocumentPreparer"/>. Thread-safe (no state).
 /// </summary>
 public static class DocumentJson
@@ -56,11 +57,12 @@ public static class DocumentJson
     /// <summary>
     /// Writes the stored JSON of a document prepared by <see cref="DocumentPreparer"/> (<paramref name="prepared"/>,
     /// whose first <paramref name="prefixLength"/> bytes are the prefix) to <paramref name="output"/>: its
-    /// properties in order, then <c>@metadata</c> with the server's four keys and the client's others.
+    /// properties in order, then <c>@metadata</c> with the server's four keys, the document's <paramref name="extras"/>
+    /// (<c>@flags</c>, <c>@counters</c>, <c>@attachments</c>) and the client's others.
     /// <paramref name="metadataWriter"/> (from <see cref="CreateMetadataWriter"/>) is reset onto <paramref name="output"/>.
     /// </summary>
     public static void WriteStored(IBufferWriter<byte> output, Utf8JsonWriter metadataWriter, ReadOnlySpan<byte> prepared, int prefixLength,
-        string id, string collection, string changeVector, DateTime lastModified)
+        string id, string collection, string changeVector, DateTime lastModified, DocumentExtras? extras = null)
     {
         output.Write(prepared[..prefixLength]);
         metadataWriter.Reset(output);
@@ -72,6 +74,7 @@ public static class DocumentJson
         metadataWriter.WriteString("@change-vector"u8, changeVector);
         Span<byte> date = stackalloc byte[JsonResponse.DateLength];
         metadataWriter.WriteString("@last-modified"u8, date[..JsonResponse.FormatDate(lastModified, date)]);
+        extras?.Write(metadataWriter);
         metadataWriter.Flush();
         output.Write(prepared[prefixLength..]);
     }

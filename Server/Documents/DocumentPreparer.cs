@@ -308,7 +308,11 @@ public sealed class DocumentPreparer
         return _lastCollection = name;
     }
 
-    /// <summary>Writes the client's metadata properties of <paramref name="metadata"/> (checked already), each after a comma; the server's four keys are left out.</summary>
+    /// <summary>
+    /// Writes the client's metadata properties of <paramref name="metadata"/> (checked already), each after a comma;
+    /// the keys the server owns are left out (its four, and <c>@flags</c>, <c>@counters</c>, <c>@attachments</c>,
+    /// which a client sends back from a document it loaded: the stored ones stay).
+    /// </summary>
     private static void WriteClientMetadata(ReadOnlySpan<byte> metadata, IBufferWriter<byte> output, ref int written)
     {
         var r = new Utf8JsonReader(metadata, DocumentOptions);
@@ -316,7 +320,8 @@ public sealed class DocumentPreparer
         while (r.Read() && r.TokenType == JsonTokenType.PropertyName)
         {
             var name = r.ValueSpan;
-            bool server = r.ValueTextEquals("@collection"u8) || r.ValueTextEquals("@id"u8) || r.ValueTextEquals("@change-vector"u8) || r.ValueTextEquals("@last-modified"u8);
+            bool server = r.ValueTextEquals("@collection"u8) || r.ValueTextEquals("@id"u8) || r.ValueTextEquals("@change-vector"u8) || r.ValueTextEquals("@last-modified"u8)
+                || r.ValueTextEquals("@flags"u8) || r.ValueTextEquals("@counters"u8) || r.ValueTextEquals("@attachments"u8);
             r.Read();
             int start = (int)r.TokenStartIndex;
             r.Skip();

@@ -248,6 +248,19 @@ public sealed class DocumentsStorage
         return result;
     }
 
+    /// <summary>The Identities tree's key of an identity name: lower-cased, without a trailing <c>|</c>.</summary>
+    internal static byte[] IdentityKey(string name) => Encoding.UTF8.GetBytes(name.TrimEnd('|').ToLowerInvariant());
+
+    /// <summary>Every identity and its last value, named as RavenDB lists them (<c>users|</c>), in name order.</summary>
+    public static List<(string Name, long Value)> Identities(Transaction tx)
+    {
+        var result = new List<(string, long)>();
+        var c = tx.ReadTree(IdentitiesTree)!.CreateCursor();
+        for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+            result.Add((Encoding.UTF8.GetString(c.Key) + "|", BinaryPrimitives.ReadInt64LittleEndian(c.Value)));
+        return result;
+    }
+
     /// <summary>Number of live documents.</summary>
     public static long CountDocuments(Transaction tx) => tx.ReadTree(DocsTree)!.Count;
 

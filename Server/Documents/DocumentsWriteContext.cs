@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
+using RavenLite.Server.Counters;
 using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
@@ -32,6 +33,7 @@ public sealed class DocumentsWriteContext
         public byte[] Key = new byte[256];
         public readonly ArrayBufferWriter<byte> Record = new(16 * 1024);
         public readonly ArrayBufferWriter<byte> Prepared = new(16 * 1024);
+        public readonly ArrayBufferWriter<byte> Rewrite = new(16 * 1024);
         public readonly Utf8JsonWriter MetadataWriter = DocumentJson.CreateMetadataWriter();
         public readonly Dictionary<string, byte[]> CollectionPrefixes = new(StringComparer.Ordinal);
     }
@@ -74,6 +76,12 @@ public sealed class DocumentsWriteContext
         _countDeltas.Clear();
     }
 
+    /// <summary>The storage key of an id (lower-cased UTF-8), after checking it (<see cref="DocumentsStorage.KeyOf(string)"/>).</summary>
+    public byte[] KeyOf(string id) => _storage.KeyOf(id);
+
+    /// <summary>The documents layer written to.</summary>
+    public DocumentsStorage Storage => _storage;
+
     /// <summary>The stored document under this id (any casing), or null.</summary>
     public StoredDocument? Get(string id) => _storage.Get(Transaction, id);
 
@@ -90,16 +98,41 @@ public sealed class DocumentsWriteContext
         if (id.EndsWith('|'))
         {
             string prefix = id[..^1];
-            var key = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
-            long n = _identities.TryGet(key, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) + 1 : 1;
-            Span<byte> nv = stackalloc byte[8];
-            BinaryPrimitives.WriteInt64LittleEndian(nv, n);
-            _identities.Put(key, nv);
-            return prefix + "/" + n.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            return prefix + "/" + NextIdentity(prefix).ToString(System.Globalization.CultureInfo.InvariantCulture);
         }
         if (id.EndsWith('/'))
             return DocumentsStorage.FormatServerId(id, _lastEtag + 1);
         return id;
+    }
+
+    /// <summary>The next value of the identity <paramref name="name"/> (any casing; a trailing <c>|</c> is ignored), from 1.</summary>
+    public long NextIdentity(string name)
+    {
+        var key = DocumentsStorage.IdentityKey(name);
+        long n = _identities.TryGet(key, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) + 1 : 1;
+        WriteIdentity(key, n);
+        return n;
+    }
+
+    /// <summary>
+    /// Sets the identity <paramref name="name"/> to <paramref name="value"/> when that is larger than its value, or
+    /// always when <paramref name="force"/> (RavenDB's seed); returns its value afterwards.
+    /// </summary>
+    public long SeedIdentity(string name, long value, bool force)
+    {
+        var key = DocumentsStorage.IdentityKey(name);
+        long current = _identities.TryGet(key, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
+        if (!force && current >= value)
+            return current;
+        WriteIdentity(key, value);
+        return value;
+    }
+
+    private void WriteIdentity(byte[] key, long value)
+    {
+        Span<byte> nv = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64LittleEndian(nv, value);
+        _identities.Put(key, nv);
     }
 
     /// <summary>
@@ -121,7 +154,15 @@ public sealed class DocumentsWriteContext
     /// <see cref="DocumentPreparer"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
     /// bytes) whose <c>@metadata.@collection</c> is <paramref name="collection"/>.
     /// </summary>
-    public WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector)
+    public WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector) =>
+        Put(id, collection, prepared, prefixLength, expectedChangeVector, replaceExtras: false, null);
+
+    /// <summary>
+    /// The document put: with <paramref name="replaceExtras"/> false an update keeps the stored document's
+    /// <see cref="DocumentExtras"/>; with it true they become <paramref name="extras"/>.
+    /// </summary>
+    private WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector,
+        bool replaceExtras, DocumentExtras? extras)
     {
         int keyLength = _storage.KeyOf(id, ref _scratch.Key);
         ReadOnlySpan<byte> key = _scratch.Key.AsSpan(0, keyLength);
@@ -131,6 +172,8 @@ public sealed class DocumentsWriteContext
         {
             oldEtag = DocumentRecord.Etag(existing);
             oldCollection = DocumentRecord.Collection(existing);
+            if (!replaceExtras)
+                extras = DocumentExtras.Read(DocumentRecord.Json(existing));
         }
         CheckExpected(id, expectedChangeVector, oldEtag);
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
@@ -145,7 +188,7 @@ public sealed class DocumentsWriteContext
         var record = _scratch.Record;
         record.ResetWrittenCount();
         DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
-        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, id, storedCollection, cv, now);
+        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, id, storedCollection, cv, now, extras);
         Span<byte> etagKey = stackalloc byte[8];
         if (oldEtag != 0)
         {
@@ -165,6 +208,25 @@ public sealed class DocumentsWriteContext
     }
 
     /// <summary>
+    /// Rewrites the document <paramref name="id"/> (any casing) with its <see cref="DocumentExtras"/> changed by
+    /// <paramref name="change"/> (which returns false when it changed nothing): a new etag and change vector,
+    /// as any change of the document. Null when the document does not exist or nothing changed.
+    /// </summary>
+    public WriteResult? UpdateExtras(string id, Func<DocumentExtras, bool> change)
+    {
+        var stored = Get(id);
+        if (stored == null)
+            return null;
+        var extras = DocumentExtras.Read(stored.Json) ?? new DocumentExtras();
+        if (!change(extras))
+            return null;
+        var buffer = _scratch.Rewrite;
+        buffer.ResetWrittenCount();
+        int prefix = DocumentPreparer.Current.Prepare(stored.Json, buffer, out string collection);
+        return Put(stored.Id, collection, buffer.WrittenSpan, prefix, null, replaceExtras: true, extras.IsEmpty ? null : extras);
+    }
+
+    /// <summary>
     /// True when <paramref name="id"/> holds exactly the document a <see cref="Put(string, string, ReadOnlySpan{byte}, int, string?)"/>
     /// of <paramref name="prepared"/> would store, apart from its change vector and last-modified time (the same
     /// collection, fields and client metadata, byte for byte): bulk insert's <c>skipOverwriteIfUnchanged</c>.
@@ -179,7 +241,8 @@ public sealed class DocumentsWriteContext
             return false;
         var record = _scratch.Record;
         record.ResetWrittenCount();
-        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, old.Id, old.Collection, old.ChangeVector, old.LastModified);
+        DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, old.Id, old.Collection, old.ChangeVector, old.LastModified,
+            DocumentExtras.Read(old.Json));
         return record.WrittenSpan.SequenceEqual(old.Json);
     }
 
@@ -208,6 +271,8 @@ public sealed class DocumentsWriteContext
         colBytes.CopyTo(tomb, 2);
         key.CopyTo(tomb, 2 + colBytes.Length);
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
+        if (DocumentExtras.Read(old.Json) is { Counters.Count: > 0 })
+            CountersStore.DeleteAll(Transaction, key);
         string cv = ChangeVectors.Format(etag, DatabaseId);
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
     }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
+using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
@@ -10,8 +11,8 @@ namespace RavenLite.Server.Endpoints;
 
 /// <summary>
 /// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): a session's SaveChanges. Every command of
-/// the batch (PUT, DELETE, PATCH) is applied in one transaction or none is (a failed change-vector check
-/// answers 409, a failing patch script 400, and nothing is written).
+/// the batch (PUT, DELETE, PATCH, Counters) is applied in one transaction or none is (a failed
+/// change-vector check answers 409, a failing patch script 400, and nothing is written).
 /// </summary>
 public static class BulkDocsEndpoints
 {
@@ -25,7 +26,7 @@ public static class BulkDocsEndpoints
         using var json = DocumentJson.Parse(body, 3); // {"Commands":[{"Document":{...}}]}
         var prepared = new ArrayBufferWriter<byte>(body.Length + 256);
         var commands = ParseCommands(json.RootElement, db.Documents, options, prepared);
-        var batch = new BatchCommand(commands, prepared, body.Length);
+        var batch = new BatchCommand(commands, body.Length);
         try
         {
             await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
@@ -33,60 +34,16 @@ public static class BulkDocsEndpoints
         finally
         {
             foreach (var c in commands)
-                c.Patch?.Dispose();
+                (c as PatchItem)?.Patch.Dispose();
         }
         await JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Results");
-            for (int i = 0; i < commands.Count; i++)
+            foreach (var c in commands)
             {
-                var r = batch.Results[i];
                 w.WriteStartObject();
-                if (commands[i].Patch != null)
-                {
-                    var outcome = batch.Patches[i]!;
-                    var patched = outcome.Write;
-                    w.WriteString("Type", "PATCH");
-                    w.WriteString("Id", patched?.Id ?? commands[i].Id);
-                    if (patched != null)
-                    {
-                        w.WriteString("ChangeVector", patched.ChangeVector);
-                        w.WriteString("LastModified", JsonResponse.FormatDate(patched.LastModified));
-                    }
-                    else
-                    {
-                        w.WriteNull("ChangeVector");
-                        w.WriteNull("LastModified");
-                    }
-                    w.WriteString("PatchStatus", outcome.Status.ToString());
-                    w.WriteNull("Debug");
-                    if (commands[i].ReturnDocument && outcome.Modified != null)
-                    {
-                        w.WritePropertyName("ModifiedDocument");
-                        using var modified = JsonDocument.Parse(outcome.Modified);
-                        modified.RootElement.WriteTo(w);
-                    }
-                }
-                else if (commands[i].IsPut)
-                {
-                    w.WriteString("Type", "PUT");
-                    w.WriteString("@id", r.Id);
-                    if (r.Collection != Collections.Empty)
-                        w.WriteString("@collection", r.Collection);
-                    w.WriteString("@change-vector", r.ChangeVector);
-                    w.WriteString("@last-modified", JsonResponse.FormatDate(r.LastModified));
-                }
-                else
-                {
-                    w.WriteString("Type", "DELETE");
-                    w.WriteString("Id", r.Id);
-                    w.WriteBoolean("Deleted", r.Deleted);
-                    if (r.Deleted)
-                        w.WriteString("ChangeVector", r.ChangeVector);
-                    else
-                        w.WriteNull("ChangeVector");
-                }
+                c.WriteResult(w);
                 w.WriteEndObject();
             }
             w.WriteEndArray();
@@ -128,11 +85,11 @@ public static class BulkDocsEndpoints
                     documents.ValidateIdToWrite(id);
                     int start = prepared.WrittenCount;
                     int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
-                    list.Add(new BatchItem(true, id, collection, start, prepared.WrittenCount - start, prefix, cv));
+                    list.Add(new PutItem(id, cv, collection, start, prepared.WrittenCount - start, prefix, prepared));
                     break;
                 case "DELETE":
                     documents.ValidateId(id);
-                    list.Add(new BatchItem(false, id, "", 0, 0, 0, cv));
+                    list.Add(new DeleteItem(id, cv));
                     break;
                 case "PATCH":
                     documents.ValidateIdToWrite(id);
@@ -140,51 +97,135 @@ public static class BulkDocsEndpoints
                         c.TryGetProperty("PatchIfMissing", out var pm) ? pm : default, c.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, $"Commands[{index}] (PATCH {id})",
                         Operations.PatchLimits.Of(options));
                     bool returnDocument = c.TryGetProperty("ReturnDocument", out var rd) && rd.ValueKind == JsonValueKind.True;
-                    list.Add(new BatchItem(false, id, "", 0, 0, 0, cv) { Patch = patch, ReturnDocument = returnDocument });
+                    list.Add(new PatchItem(id, cv, patch, returnDocument));
+                    break;
+                case "Counters":
+                    var counters = CounterBatch.Parse(c.TryGetProperty("Counters", out var co) ? co : default, $"Commands[{index}].Counters", documents);
+                    list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE and PATCH are).");
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH and Counters are).");
             }
             index++;
         }
         return list;
     }
 
-    /// <summary>A command; a PUT's prepared document is <c>prepared[Start..Start+Length]</c> with a prefix of <c>Prefix</c> bytes.</summary>
-    private sealed record BatchItem(bool IsPut, string Id, string Collection, int Start, int Length, int Prefix, string? ChangeVector)
+    /// <summary>One command of a batch: applied in the batch's transaction (re-runnable), then its result written.</summary>
+    private abstract class BatchItem(string id, string? changeVector)
     {
-        /// <summary>A PATCH command's patch, else null.</summary>
-        public Operations.DocumentPatch? Patch { get; init; }
+        public string Id { get; } = id;
 
-        /// <summary>PATCH: answer with the patched document (the session had it loaded).</summary>
-        public bool ReturnDocument { get; init; }
+        public string? ChangeVector { get; } = changeVector;
+
+        public abstract void Execute(DocumentsWriteContext context);
+
+        /// <summary>Writes the properties of this command's entry in <c>Results</c>.</summary>
+        public abstract void WriteResult(Utf8JsonWriter w);
     }
 
-    private sealed class BatchCommand(List<BatchItem> items, ArrayBufferWriter<byte> prepared, long bytes) : MergedCommand
+    /// <summary>A PUT; its prepared document is <c>prepared[start..start+length]</c> with a prefix of <c>prefix</c> bytes.</summary>
+    private sealed class PutItem(string id, string? cv, string collection, int start, int length, int prefix, ArrayBufferWriter<byte> prepared) : BatchItem(id, cv)
     {
-        public WriteResult[] Results { get; } = new WriteResult[items.Count];
+        private WriteResult? _result;
 
-        public Operations.DocumentPatch.Outcome?[] Patches { get; } = new Operations.DocumentPatch.Outcome?[items.Count];
+        public override void Execute(DocumentsWriteContext context) =>
+            _result = context.Put(context.ResolveId(Id), collection, prepared.WrittenSpan.Slice(start, length), prefix, ChangeVector);
 
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            var r = _result!;
+            w.WriteString("Type", "PUT");
+            w.WriteString("@id", r.Id);
+            if (r.Collection != Collections.Empty)
+                w.WriteString("@collection", r.Collection);
+            w.WriteString("@change-vector", r.ChangeVector);
+            w.WriteString("@last-modified", JsonResponse.FormatDate(r.LastModified));
+        }
+    }
+
+    private sealed class DeleteItem(string id, string? cv) : BatchItem(id, cv)
+    {
+        private WriteResult? _result;
+
+        public override void Execute(DocumentsWriteContext context) => _result = context.Delete(Id, ChangeVector);
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            var r = _result!;
+            w.WriteString("Type", "DELETE");
+            w.WriteString("Id", r.Id);
+            w.WriteBoolean("Deleted", r.Deleted);
+            if (r.Deleted)
+                w.WriteString("ChangeVector", r.ChangeVector);
+            else
+                w.WriteNull("ChangeVector");
+        }
+    }
+
+    /// <summary>A PATCH; <c>returnDocument</c>: answer with the patched document (the session had it loaded).</summary>
+    private sealed class PatchItem(string id, string? cv, Operations.DocumentPatch patch, bool returnDocument) : BatchItem(id, cv)
+    {
+        private Operations.DocumentPatch.Outcome? _outcome;
+
+        public Operations.DocumentPatch Patch { get; } = patch;
+
+        public override void Execute(DocumentsWriteContext context) => _outcome = Patch.Apply(context, Id, ChangeVector, skipOnMismatch: false);
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            var outcome = _outcome!;
+            var patched = outcome.Write;
+            w.WriteString("Type", "PATCH");
+            w.WriteString("Id", patched?.Id ?? Id);
+            if (patched != null)
+            {
+                w.WriteString("ChangeVector", patched.ChangeVector);
+                w.WriteString("LastModified", JsonResponse.FormatDate(patched.LastModified));
+            }
+            else
+            {
+                w.WriteNull("ChangeVector");
+                w.WriteNull("LastModified");
+            }
+            w.WriteString("PatchStatus", outcome.Status.ToString());
+            w.WriteNull("Debug");
+            if (returnDocument && outcome.Modified != null)
+            {
+                w.WritePropertyName("ModifiedDocument");
+                using var modified = JsonDocument.Parse(outcome.Modified);
+                modified.RootElement.WriteTo(w);
+            }
+        }
+    }
+
+    /// <summary>A <c>Counters</c> command: a document's counter operations.</summary>
+    private sealed class CountersItem(string id, CounterBatch counters) : BatchItem(id, null)
+    {
+        public override void Execute(DocumentsWriteContext context) => counters.Apply(context);
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            w.WriteString("Type", "Counters");
+            w.WriteString("Id", counters.DocumentId);
+            w.WritePropertyName("CountersDetail");
+            CounterBatch.WriteDetails(w, counters.Results, full: false);
+            if (counters.DocumentChangeVector != null)
+                w.WriteString("DocumentChangeVector", counters.DocumentChangeVector);
+        }
+    }
+
+    private sealed class BatchCommand(List<BatchItem> items, long bytes) : MergedCommand
+    {
         public override int Operations => Math.Max(1, items.Count);
 
         public override long Bytes => bytes;
 
+        // Re-runnable: the merger may run it again alone after a rollback.
         public override void Execute(DocumentsWriteContext context)
         {
-            // Re-runnable: the merger may run it again alone after a rollback.
-            for (int i = 0; i < items.Count; i++)
-            {
-                var item = items[i];
-                if (item.Patch != null)
-                {
-                    Patches[i] = item.Patch.Apply(context, item.Id, item.ChangeVector, skipOnMismatch: false);
-                    continue;
-                }
-                Results[i] = item.IsPut
-                    ? context.Put(context.ResolveId(item.Id), item.Collection, prepared.WrittenSpan.Slice(item.Start, item.Length), item.Prefix, item.ChangeVector)
-                    : context.Delete(item.Id, item.ChangeVector);
-            }
+            foreach (var item in items)
+                item.Execute(context);
         }
     }
 }

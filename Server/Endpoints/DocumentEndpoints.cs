@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
+using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
@@ -90,21 +91,30 @@ public static class DocumentEndpoints
     private static Task WriteByIds(HttpContext context, Database db, List<string> ids)
     {
         var includes = context.Request.Query["include"].Where(s => !string.IsNullOrEmpty(s)).Select(s => s!).ToList();
+        var counters = context.Request.Query["counter"].Select(s => s ?? "").ToList();
         bool metadataOnly = string.Equals(RequestParsing.Query(context.Request, "metadataOnly"), "true", StringComparison.OrdinalIgnoreCase);
         var results = new List<StoredDocument?>(ids.Count);
         var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
+        CounterIncludes? counterIncludes = null;
         using (var tx = db.Environment.ReadTransaction())
         {
             foreach (string id in ids)
                 results.Add(db.Documents.Get(tx, id));
             if (ids.Count == 1 && results[0] == null)
                 return JsonResponse.EmptyAsync(context, 404);
-            if (ids.Count == 1 && includes.Count == 0 && HttpCaching.Matches(context, results[0]!.ChangeVector))
+            if (ids.Count == 1 && includes.Count == 0 && counters.Count == 0 && HttpCaching.Matches(context, results[0]!.ChangeVector))
                 return HttpCaching.NotModifiedAsync(context); // conditionalLoad sends the document's change vector
             if (includes.Count > 0)
                 LoadIncludes(db, tx, results, includes, included);
+            if (counters.Count > 0)
+            {
+                counterIncludes = new CounterIncludes(counters);
+                foreach (var d in results)
+                    if (d != null)
+                        counterIncludes.Add(tx, db.Documents, d.Id);
+            }
         }
-        return WriteResults(context, results, included, metadataOnly);
+        return WriteResults(context, results, included, metadataOnly, counterIncludes);
     }
 
     internal static void LoadIncludes(Database db, Transaction tx, IEnumerable<StoredDocument?> docs, List<string> paths, Dictionary<string, StoredDocument?> included)
@@ -138,7 +148,8 @@ public static class DocumentEndpoints
     /// include's change vector (a single document's own change vector is set by the caller), or 304
     /// when the request's If-None-Match names it.
     /// </summary>
-    internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false)
+    internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false,
+        CounterIncludes? counterIncludes = null)
     {
         if (!context.Response.Headers.ContainsKey("ETag"))
         {
@@ -147,6 +158,7 @@ public static class DocumentEndpoints
                 parts.Add(d == null ? null : d.Id + "\n" + d.ChangeVector);
             foreach (var (id, d) in included.OrderBy(p => p.Key, StringComparer.OrdinalIgnoreCase))
                 parts.Add(id + "\n" + d?.ChangeVector);
+            counterIncludes?.AddTagParts(parts);
             if (HttpCaching.Matches(context, HttpCaching.Tag(parts)))
                 return HttpCaching.NotModifiedAsync(context);
         }
@@ -166,6 +178,7 @@ public static class DocumentEndpoints
                 WriteDocument(w, d, false);
             }
             w.WriteEndObject();
+            counterIncludes?.Write(w);
             w.WriteEndObject();
         });
     }

@@ -12,13 +12,14 @@ public static class StatsEndpoints
 
     private static Task Get(HttpContext context, Database db)
     {
-        long docs, tombstones, lastEtag;
+        long docs, tombstones, lastEtag, counters;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
             docs = DocumentsStorage.CountDocuments(tx);
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
+            counters = Counters.CountersStore.Count(tx);
             foreach (var index in db.Indexes.All)
                 indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
         }
@@ -34,7 +35,7 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfConflicts", 0);
             w.WriteNumber("CountOfAttachments", 0);
             w.WriteNumber("CountOfRevisionDocuments", 0);
-            w.WriteNumber("CountOfCounterEntries", 0);
+            w.WriteNumber("CountOfCounterEntries", counters);
             w.WriteNumber("CountOfTimeSeriesSegments", 0);
             w.WriteNumber("CountOfDocumentsConflicts", 0);
             w.WriteNumber("CountOfUniqueAttachments", 0);

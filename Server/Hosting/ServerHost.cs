@@ -102,6 +102,8 @@ public static class ServerHost
         DocumentEndpoints.Map(app);
         BulkDocsEndpoints.Map(app);
         HiLoEndpoints.Map(app);
+        CounterEndpoints.Map(app);
+        IdentityEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

@@ -330,6 +330,8 @@ public sealed partial class QueryRunner
             int skipped = 0;
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
+            var counterIncludes = _query.CounterIncludes.Count == 0 ? null
+                : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
             using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id)) : null;
             foreach (var row in matches)
             {
@@ -366,6 +368,21 @@ public sealed partial class QueryRunner
                     foreach (string id in ids)
                         included.TryAdd(id, null);
                 }
+                if (counterIncludes != null)
+                {
+                    foreach (var ci in _query.CounterIncludes)
+                    {
+                        if (ci.Path == null)
+                        {
+                            counterIncludes.Add(dbTx, _db.Documents, row.Document!.Id);
+                            continue;
+                        }
+                        var ids = new List<string>();
+                        IncludePaths.Collect(row.DocumentJson, ci.Path.Text, ids);
+                        foreach (string id in ids)
+                            counterIncludes.Add(dbTx, _db.Documents, id);
+                    }
+                }
             }
             _timings?.Add("Projection", phase);
             phase = Stopwatch.GetTimestamp();
@@ -376,8 +393,10 @@ public sealed partial class QueryRunner
             var timings = _timings;
             return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime)
             {
-                WriteExtras = highlights == null && timings == null && explanations == null ? null : w =>
+                HasCounterIncludes = counterIncludes != null,
+                WriteExtras = highlights == null && timings == null && explanations == null && counterIncludes == null ? null : w =>
                 {
+                    counterIncludes?.Write(w, names: true);
                     highlights?.Write(w);
                     if (explanations != null)
                     {
@@ -647,6 +666,14 @@ public sealed partial class QueryRunner
         if (e.ValueKind == JsonValueKind.Number && e.TryGetInt64(out long n))
             return (int)Math.Clamp(n, int.MinValue, int.MaxValue);
         throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
+    }
+
+    /// <summary>A literal or parameter that must be a string (a counter name); 400 otherwise.</summary>
+    private string ResolveString(RqlValue v)
+    {
+        var e = Resolve(v);
+        return e.ValueKind == JsonValueKind.String ? e.GetString()!
+            : throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: a counter name must be a string, got {e.ValueKind}.");
     }
 
     /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>

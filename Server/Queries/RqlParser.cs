@@ -306,6 +306,7 @@ public sealed class RqlParser
         var facets = new List<RqlFacet>();
         var suggestions = new List<RqlSuggest>();
         var highlights = new List<RqlHighlight>();
+        var counterIncludes = new List<RqlCounterInclude>();
         bool timings = false;
         RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
@@ -382,6 +383,10 @@ public sealed class RqlParser
                     {
                         highlights.Add(Highlight());
                     }
+                    else if (IsFunction("counters"))
+                    {
+                        counterIncludes.Add(CounterInclude());
+                    }
                     else if (IsFunction("timings"))
                     {
                         _pos += 2;
@@ -449,9 +454,38 @@ public sealed class RqlParser
             Facets = facets,
             Suggestions = suggestions,
             Highlights = highlights,
+            CounterIncludes = counterIncludes,
             Timings = timings,
             Explanations = explanations,
         };
+    }
+
+    /// <summary>
+    /// <c>counters()</c>, <c>counters('name')</c>, <c>counters(path)</c> or <c>counters(path, 'name')</c> (the
+    /// function name next): the counters of the result (or of the documents whose ids are at the path) to include.
+    /// </summary>
+    private RqlCounterInclude CounterInclude()
+    {
+        _pos += 2;
+        RqlPath? path = null;
+        RqlValue? name = null;
+        if (!AcceptSymbol(")"))
+        {
+            if (Peek.Kind is Kind.String or Kind.Parameter)
+            {
+                name = Value();
+            }
+            else
+            {
+                path = Path();
+                if (_alias != null && path.Parts.Count > 0 && path.Parts[0] == _alias)
+                    path = path.Parts.Count == 1 ? null : new RqlPath(path.Parts.Skip(1).ToList(), path.IsId);
+                if (AcceptSymbol(","))
+                    name = Value();
+            }
+            ExpectSymbol(")");
+        }
+        return new RqlCounterInclude(path, name);
     }
 
     /// <summary><c>spatial.{name}(</c> next.</summary>

@@ -47,6 +47,9 @@ public sealed record RqlQuery(
     /// <summary><c>declare function ...</c>: JavaScript functions the projection may call.</summary>
     public IReadOnlyList<string> Declared { get; init; } = [];
 
+    /// <summary><c>include counters(..)</c>.</summary>
+    public IReadOnlyList<RqlCounterInclude> CounterIncludes { get; init; } = [];
+
     /// <summary><c>include timings()</c>.</summary>
     public bool Timings { get; init; }
 
@@ -126,6 +129,9 @@ public sealed record RqlLoad(RqlPath Path, string Name);
 
 /// <summary>A value in a query: a literal or a <c>$parameter</c>.</summary>
 public sealed record RqlValue(object? Literal, string? Parameter, int Position);
+
+/// <summary>One <c>include counters(..)</c>: the counter <see cref="Name"/> (null: all) of the result, or of the documents whose ids are at <see cref="Path"/>.</summary>
+public sealed record RqlCounterInclude(RqlPath? Path, RqlValue? Name);
 
 /// <summary>A condition.</summary>
 public abstract record RqlExpression;

@@ -55,6 +55,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("spatial")]
     [InlineData("indexes")]
     [InlineData("operations")]
+    [InlineData("counters")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
