@@ -32,7 +32,14 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     /// <summary>Adds a prepared document (its bytes in <see cref="Arena"/>); <paramref name="bytes"/> is the item's size in the stream.</summary>
     public void Add(string id, string collection, ReadOnlyMemory<byte> prepared, int prefixLength, int bytes)
     {
-        _items.Add(new Item(id, collection, prepared, prefixLength));
+        _items.Add(new Item(id, collection, prepared, prefixLength, null));
+        _bytes += bytes;
+    }
+
+    /// <summary>Adds a document's counter operations (applied after the items before them); <paramref name="bytes"/> as above.</summary>
+    public void Add(Counters.CounterBatch counters, int bytes)
+    {
+        _items.Add(new Item(counters.DocumentId, "", default, 0, counters));
         _bytes += bytes;
     }
 
@@ -43,6 +50,11 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
         int skipped = 0;
         foreach (var item in _items)
         {
+            if (item.Counters != null)
+            {
+                item.Counters.Apply(context);
+                continue;
+            }
             if (skipOverwriteIfUnchanged && !IsServerGenerated(item.Id) && context.IsUnchanged(item.Id, item.Collection, item.Prepared.Span, item.PrefixLength))
             {
                 skipped++;
@@ -62,5 +74,5 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
         Arena.Dispose();
     }
 
-    private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength);
+    private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength, Counters.CounterBatch? Counters);
 }

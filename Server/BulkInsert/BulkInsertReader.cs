@@ -8,7 +8,7 @@ namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// Incremental parser of a bulk-insert body (PROTOCOL.md §7): one JSON array of
-/// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"HeartBeat"}</c>), read from a
+/// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"Counters","Counters":{..}}</c>, <c>{"Type":"HeartBeat"}</c>), read from a
 /// <see cref="PipeReader"/> as it arrives, never buffered whole. Between items a few bytes of array
 /// syntax are checked by hand; each item gets one <see cref="Utf8JsonReader"/> pass over contiguous
 /// bytes (the pipe's segment, or the item copied out when it spans segments) that finds its end,
@@ -250,6 +250,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         var r = new Utf8JsonReader(source, isFinalBlock: false, new JsonReaderState(ItemOptions));
         var preparer = DocumentPreparer.Current;
         string? type = null, id = null, collection = null;
+        byte[]? counters = null;
         int prefix = 0, length;
         BulkInsertBatch? batch = null;
         try
@@ -276,15 +277,18 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     collection = c;
                     continue;
                 }
-                bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8);
+                bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8), isCounters = r.ValueTextEquals("Counters"u8);
                 if (!r.Read())
                     return Incomplete(batch);
                 if (isId && r.TokenType == JsonTokenType.String)
                     id = r.GetString();
                 else if (isType && r.TokenType == JsonTokenType.String)
                     type = r.GetString();
+                int valueStart = (int)r.TokenStartIndex;
                 if (!preparer.TrySkipValue(ref r))
                     return Incomplete(batch);
+                if (isCounters)
+                    counters = source[valueStart..(int)r.BytesConsumed].ToArray();
             }
             preparer.CloseObject();
             length = (int)r.BytesConsumed;
@@ -299,8 +303,20 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 batch?.Arena.AbandonItem();
                 return length;
             }
+            if (type == "Counters")
+            {
+                batch?.Arena.AbandonItem();
+                if (counters == null)
+                    throw ApiException.BadRequest($"Bulk insert Counters item '{id}' has no Counters object.");
+                using var parsed = DocumentJson.Parse(counters, 4);
+                var operations = Counters.CounterBatch.Parse(parsed.RootElement, $"Bulk insert Counters item '{id}'", documents);
+                batch = currentBatch();
+                batch.Add(operations, length);
+                stop = full(batch);
+                return length;
+            }
             if (type != "PUT")
-                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT and HeartBeat are).");
+                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters and HeartBeat are).");
             if (id == null)
                 throw ApiException.BadRequest("A bulk insert item has no Id.");
             if (collection == null || batch == null)

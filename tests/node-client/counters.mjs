@@ -2,7 +2,7 @@
 // (increment, delete, get, getAll) saved with SaveChanges (the bulk_docs Counters command), @counters and
 // @flags in the loaded metadata, include counters on load and in queries (with the session serving the
 // included values without a request), CounterBatchOperation and GetCountersOperation, 64 concurrent
-// increments losing nothing, a counter on a missing document (DocumentDoesNotExistException), deleting the
+// increments losing nothing, counters in bulk insert, a counter on a missing document (DocumentDoesNotExistException), deleting the
 // document deleting its counters; NextIdentityForOperation, SeedIdentityForOperation, GetIdentitiesOperation
 // and `users|` ids from a session. Usage: node counters.mjs <url> <database>.
 import {
@@ -120,6 +120,19 @@ try {
     const s3 = store.openSession();
     assert.deepEqual(await s3.countersFor("users/2").getAll(), {});
     assert.equal(s3.advanced.getMetadataFor(await s3.load("users/2"))["@counters"], undefined);
+  }
+  {
+    // counters in bulk insert, after their documents in the same stream
+    const bulk = store.bulkInsert();
+    for (let i = 0; i < 200; i++) {
+      await bulk.store(new User("bulk " + i), "bulk/" + i);
+      await bulk.countersFor("bulk/" + i).increment("Score", i);
+      await bulk.countersFor("bulk/" + i).increment("Score", 1);
+    }
+    await bulk.finish();
+    const s = store.openSession();
+    assert.equal(await s.countersFor("bulk/150").get("Score"), 151);
+    assert.deepEqual([...s.advanced.getMetadataFor(await s.load("bulk/7"))["@counters"]], ["Score"]);
   }
   {
     // identities
