@@ -273,6 +273,7 @@ public sealed class DocumentsWriteContext
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
         if (DocumentExtras.Read(old.Json) is { Counters.Count: > 0 })
             CountersStore.DeleteAll(Transaction, key);
+        CompareExchange.CompareExchangeStore.DeleteAtomicGuard(Transaction, old.Id);
         string cv = ChangeVectors.Format(etag, DatabaseId);
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
     }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
+using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -12,7 +13,10 @@ namespace RavenLite.Server.Endpoints;
 /// <summary>
 /// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): a session's SaveChanges. Every command of
 /// the batch (PUT, DELETE, PATCH, Counters) is applied in one transaction or none is (a failed
-/// change-vector check answers 409, a failing patch script 400, and nothing is written).
+/// change-vector check answers 409, a failing patch script 400, and nothing is written). A cluster-wide batch
+/// (<c>TransactionMode: ClusterWide</c>, what RavenDB runs on a one-node cluster too) holds PUT, DELETE,
+/// CompareExchangePUT and CompareExchangeDELETE, checks every compare-exchange index and document atomic guard
+/// before writing anything (409 ClusterTransactionConcurrencyException), and answers its TransactionIndex.
 /// </summary>
 public static class BulkDocsEndpoints
 {
@@ -25,8 +29,11 @@ public static class BulkDocsEndpoints
         var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         using var json = DocumentJson.Parse(body, 3); // {"Commands":[{"Document":{...}}]}
         var prepared = new ArrayBufferWriter<byte>(body.Length + 256);
-        var commands = ParseCommands(json.RootElement, db.Documents, options, prepared);
-        var batch = new BatchCommand(commands, body.Length);
+        bool clusterWide = json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("TransactionMode", out var mode)
+            && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide";
+        var commands = ParseCommands(json.RootElement, db.Documents, options, prepared, clusterWide);
+        bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
+        var batch = new BatchCommand(commands, body.Length, clusterWide, atomicWrites);
         try
         {
             await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
@@ -47,17 +54,17 @@ public static class BulkDocsEndpoints
                 w.WriteEndObject();
             }
             w.WriteEndArray();
+            if (clusterWide)
+                w.WriteNumber("TransactionIndex", batch.TransactionIndex);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }
 
     /// <summary>Checks every command; each PUT's document is validated and prepared into <paramref name="prepared"/> (so a bad one fails the whole batch before anything is written).</summary>
-    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared)
+    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared, bool clusterWide)
     {
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Commands", out var arr) || arr.ValueKind != JsonValueKind.Array)
             throw ApiException.BadRequest("Body must be {\"Commands\":[...]}.");
-        if (root.TryGetProperty("TransactionMode", out var mode) && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide")
-            throw ApiException.BadRequest("Cluster-wide transactions are not supported: RavenLite is a single node. Use the default (single node) transaction mode.");
         var list = new List<BatchItem>();
         int index = 0;
         foreach (var c in arr.EnumerateArray())
@@ -74,8 +81,24 @@ public static class BulkDocsEndpoints
                     JsonValueKind.String => v.GetString(),
                     _ => throw ApiException.BadRequest($"Commands[{index}].ChangeVector must be a string or null."),
                 };
+            string? originalCv = c.TryGetProperty("OriginalChangeVector", out var ocv) && ocv.ValueKind == JsonValueKind.String ? ocv.GetString() : null;
+            if (clusterWide && type is not ("PUT" or "DELETE" or "CompareExchangePUT" or "CompareExchangeDELETE"))
+                throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which a cluster-wide transaction cannot hold (PUT, DELETE, CompareExchangePUT and CompareExchangeDELETE).");
+            if (!clusterWide && type is "CompareExchangePUT" or "CompareExchangeDELETE")
+                throw ApiException.BadRequest($"Commands[{index}] ({type}) needs a cluster-wide transaction (TransactionMode: ClusterWide).");
             switch (type)
             {
+                case "CompareExchangePUT":
+                    CompareExchangeStore.ValidateKey(id);
+                    if (id.StartsWith(CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase))
+                        throw ApiException.BadRequest($"Commands[{index}]: '{id}' is an atomic guard; it cannot be written directly.");
+                    list.Add(new CompareExchangeItem(id, RequiredIndex(c, index),
+                        CompareExchangeStore.ValidateValue(c.TryGetProperty("Document", out var value) ? value : default, $"Commands[{index}] (CompareExchangePUT {id})")));
+                    break;
+                case "CompareExchangeDELETE":
+                    CompareExchangeStore.ValidateKey(id);
+                    list.Add(new CompareExchangeItem(id, RequiredIndex(c, index), null));
+                    break;
                 case "PUT":
                     if (!c.TryGetProperty("Document", out var doc) || doc.ValueKind != JsonValueKind.Object)
                         throw ApiException.BadRequest($"Commands[{index}] (PUT {id}) needs a Document object.");
@@ -85,11 +108,11 @@ public static class BulkDocsEndpoints
                     documents.ValidateIdToWrite(id);
                     int start = prepared.WrittenCount;
                     int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
-                    list.Add(new PutItem(id, cv, collection, start, prepared.WrittenCount - start, prefix, prepared));
+                    list.Add(new PutItem(id, cv, collection, start, prepared.WrittenCount - start, prefix, prepared) { OriginalChangeVector = originalCv });
                     break;
                 case "DELETE":
                     documents.ValidateId(id);
-                    list.Add(new DeleteItem(id, cv));
+                    list.Add(new DeleteItem(id, cv) { OriginalChangeVector = originalCv ?? cv });
                     break;
                 case "PATCH":
                     documents.ValidateIdToWrite(id);
@@ -111,12 +134,19 @@ public static class BulkDocsEndpoints
         return list;
     }
 
+    private static long RequiredIndex(JsonElement c, int index) =>
+        c.TryGetProperty("Index", out var i) && i.ValueKind == JsonValueKind.Number && i.TryGetInt64(out long n) && n >= 0 ? n
+            : throw ApiException.BadRequest($"Commands[{index}] needs Index, the compare-exchange value's current index (0 for a new key).");
+
     /// <summary>One command of a batch: applied in the batch's transaction (re-runnable), then its result written.</summary>
     private abstract class BatchItem(string id, string? changeVector)
     {
         public string Id { get; } = id;
 
         public string? ChangeVector { get; } = changeVector;
+
+        /// <summary>A document command in a cluster-wide transaction: the change vector the session loaded (null: it expects a new document).</summary>
+        public string? OriginalChangeVector { get; init; }
 
         public abstract void Execute(DocumentsWriteContext context);
 
@@ -215,17 +245,115 @@ public static class BulkDocsEndpoints
         }
     }
 
-    private sealed class BatchCommand(List<BatchItem> items, long bytes) : MergedCommand
+    /// <summary>A CompareExchangePUT (with its value) or CompareExchangeDELETE (<c>json</c> null) of a cluster-wide transaction.</summary>
+    private sealed class CompareExchangeItem(string key, long index, byte[]? json) : BatchItem(key, null)
+    {
+        public long ExpectedIndex { get; } = index;
+
+        private long _index;
+
+        /// <summary>Null when the key's index is <see cref="ExpectedIndex"/>, else what is wrong.</summary>
+        public string? Violation(DocumentsWriteContext context)
+        {
+            long current = CompareExchangeStore.Get(context.Transaction, Id)?.Index ?? 0;
+            if (current == ExpectedIndex || (json == null && ExpectedIndex == 0 && current != 0))
+                return null;
+            return $"compare-exchange '{Id}': expected index {ExpectedIndex}, actual {current}";
+        }
+
+        public void Apply(DocumentsWriteContext context, long transactionIndex)
+        {
+            _index = transactionIndex;
+            if (json != null)
+                CompareExchangeStore.Put(context.Transaction, Id, ExpectedIndex, json, () => transactionIndex);
+            else
+                CompareExchangeStore.Delete(context.Transaction, Id, ExpectedIndex);
+        }
+
+        public override void Execute(DocumentsWriteContext context) => throw new InvalidOperationException("Compare-exchange commands run only in a cluster-wide batch.");
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            w.WriteString("Type", json != null ? "CompareExchangePUT" : "CompareExchangeDELETE");
+            w.WriteString("Key", Id);
+            w.WriteNumber("Index", _index);
+        }
+    }
+
+    private sealed class BatchCommand(List<BatchItem> items, long bytes, bool clusterWide, bool atomicWrites) : MergedCommand
     {
         public override int Operations => Math.Max(1, items.Count);
 
         public override long Bytes => bytes;
 
+        /// <summary>A cluster-wide batch's transaction index (the index its compare-exchange values and atomic guards take).</summary>
+        public long TransactionIndex { get; private set; }
+
         // Re-runnable: the merger may run it again alone after a rollback.
         public override void Execute(DocumentsWriteContext context)
         {
+            if (clusterWide)
+            {
+                ExecuteClusterWide(context);
+                return;
+            }
             foreach (var item in items)
                 item.Execute(context);
+        }
+
+        /// <summary>
+        /// Checks every compare-exchange index and atomic guard first (any mismatch: 409 ClusterTransactionConcurrencyException
+        /// naming each, and nothing is written), then applies the batch under one new transaction index.
+        /// </summary>
+        private void ExecuteClusterWide(DocumentsWriteContext context)
+        {
+            var violations = new List<string>();
+            foreach (var item in items)
+            {
+                if (item is CompareExchangeItem cx)
+                {
+                    if (cx.Violation(context) is { } v)
+                        violations.Add(v);
+                }
+                else if (atomicWrites && AtomicGuardViolation(context, item) is { } v)
+                {
+                    violations.Add(v);
+                }
+            }
+            if (violations.Count > 0)
+                throw new ApiException(409, RavenExceptionTypes.ClusterTransactionConcurrency,
+                    "Failed to execute cluster transaction due to the following issues: " + string.Join("; ", violations));
+            TransactionIndex = CompareExchangeStore.NextIndex(context.Transaction);
+            foreach (var item in items)
+            {
+                if (item is CompareExchangeItem cx)
+                {
+                    cx.Apply(context, TransactionIndex);
+                    continue;
+                }
+                item.Execute(context);
+                if (atomicWrites && item is PutItem)
+                    CompareExchangeStore.Put(context.Transaction, CompareExchangeStore.AtomicGuardOf(item.Id),
+                        CompareExchangeStore.Get(context.Transaction, CompareExchangeStore.AtomicGuardOf(item.Id))?.Index ?? 0, GuardValue, () => TransactionIndex);
+            }
+        }
+
+        private static readonly byte[] GuardValue = "{\"Object\":null}"u8.ToArray();
+
+        /// <summary>
+        /// A document written by a cluster-wide transaction has an atomic guard; a later cluster-wide write of it must
+        /// name the change vector it loaded (a session that did not load it, or loaded an older version, loses the race).
+        /// </summary>
+        private static string? AtomicGuardViolation(DocumentsWriteContext context, BatchItem item)
+        {
+            if (CompareExchangeStore.Get(context.Transaction, CompareExchangeStore.AtomicGuardOf(item.Id)) == null)
+                return null;
+            string? current = context.Storage.ChangeVectorOf(context.Transaction, item.Id);
+            if (current != null && string.Equals(current, item.OriginalChangeVector, StringComparison.Ordinal))
+                return null;
+            return item.OriginalChangeVector == null
+                ? $"document '{item.Id}' was written by another cluster-wide transaction, but this one expected it to be new"
+                : $"document '{item.Id}' has change vector {current ?? "(deleted)"}, but this cluster-wide transaction loaded {item.OriginalChangeVector}";
         }
     }
 }

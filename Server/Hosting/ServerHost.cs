@@ -104,6 +104,7 @@ public static class ServerHost
         HiLoEndpoints.Map(app);
         CounterEndpoints.Map(app);
         IdentityEndpoints.Map(app);
+        CompareExchangeEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

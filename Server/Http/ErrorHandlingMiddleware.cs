@@ -9,9 +9,16 @@ namespace RavenLite.Server.Http;
 /// </summary>
 public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorHandlingMiddleware> logger)
 {
+    /// <summary>
+    /// The RavenDB protocol version every answer names in <c>Raven-Server-Version</c>: the clients read it to
+    /// decide what the server supports (from 5.2 on, the atomic guards of cluster-wide transactions).
+    /// </summary>
+    public const string ProtocolVersion = "7.2";
+
     /// <summary>Runs the rest of the pipeline.</summary>
     public async Task InvokeAsync(HttpContext context)
     {
+        context.Response.Headers["Raven-Server-Version"] = ProtocolVersion;
         try
         {
             await next(context).ConfigureAwait(false);

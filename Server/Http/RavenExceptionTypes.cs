@@ -53,6 +53,9 @@ public static class RavenExceptionTypes
     /// <summary>A bulk insert that failed or was killed.</summary>
     public const string BulkInsertAborted = Root + "Documents.BulkInsert.BulkInsertAbortedException";
 
+    /// <summary>A cluster-wide transaction whose compare-exchange indexes or atomic guards did not match.</summary>
+    public const string ClusterTransactionConcurrency = Root + "ClusterTransactionConcurrencyException";
+
     /// <summary>A compare-exchange key over its length limit.</summary>
     public const string CompareExchangeKeyTooBig = Root + "CompareExchangeKeyTooBigException";
 

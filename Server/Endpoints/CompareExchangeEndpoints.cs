@@ -1,0 +1,109 @@
+using System.Text.Json;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Compare-exchange (docs/http-api.md "Compare-exchange"): <c>GET /databases/{db}/cmpxchg?key=..</c> or
+/// <c>?startsWith=&amp;start=&amp;pageSize=</c> reads values; <c>PUT ?key=&amp;index=</c> stores one when its index
+/// matches (0: only when absent); <c>DELETE ?key=&amp;index=</c> removes one. A put or delete whose index does
+/// not match is not an error: it answers <c>Successful: false</c> with the current index and value, as RavenDB does.
+/// </summary>
+public static class CompareExchangeEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Get));
+        app.MapPut("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Put));
+        app.MapDelete("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Delete));
+    }
+
+    private static Task Get(HttpContext context, Database db)
+    {
+        var keys = context.Request.Query["key"].Where(k => !string.IsNullOrEmpty(k)).Select(k => k!).ToList();
+        var entries = new List<CompareExchangeStore.Entry>();
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            if (keys.Count > 0)
+            {
+                foreach (string key in keys)
+                    if (CompareExchangeStore.Get(tx, key) is { } e)
+                        entries.Add(e);
+            }
+            else
+            {
+                string prefix = RequestParsing.Query(context.Request, "startsWith") ?? "";
+                int start = RequestParsing.QueryInt(context.Request, "start", 0);
+                int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
+                entries = CompareExchangeStore.List(tx, prefix, start, pageSize);
+            }
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var e in entries)
+                CompareExchangeStore.WriteEntry(w, e);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static (string Key, long Index) KeyAndIndex(HttpContext context)
+    {
+        string key = RequestParsing.Required(context.Request, "key");
+        CompareExchangeStore.ValidateKey(key);
+        long index = RequestParsing.QueryLong(context.Request, "index") ?? throw ApiException.BadRequest("Query string parameter 'index' is required (an integer; 0 for a new key).");
+        if (index < 0)
+            throw ApiException.BadRequest($"A compare-exchange index cannot be negative ({index}).");
+        return (key, index);
+    }
+
+    private static async Task Put(HttpContext context, Database db)
+    {
+        var (key, index) = KeyAndIndex(context);
+        if (key.StartsWith(CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"'{key}' is an atomic guard of a cluster-wide transaction; it cannot be written directly.");
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
+        byte[] json;
+        using (var parsed = DocumentJson.Parse(body, 0))
+            json = CompareExchangeStore.ValidateValue(parsed.RootElement, $"PUT cmpxchg '{key}'");
+        var command = new DelegateCommand<CompareExchangeStore.Result>(
+            ctx => CompareExchangeStore.Put(ctx.Transaction, key, index, json, () => CompareExchangeStore.NextIndex(ctx.Transaction)), body.Length);
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await WriteResult(context, command.Result!).ConfigureAwait(false);
+    }
+
+    private static async Task Delete(HttpContext context, Database db)
+    {
+        var (key, index) = KeyAndIndex(context);
+        var command = new DelegateCommand<CompareExchangeStore.Result>(ctx =>
+        {
+            var result = CompareExchangeStore.Delete(ctx.Transaction, key, index);
+            return result.Successful ? result with { Index = CompareExchangeStore.NextIndex(ctx.Transaction) } : result;
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await WriteResult(context, command.Result!).ConfigureAwait(false);
+    }
+
+    private static Task WriteResult(HttpContext context, CompareExchangeStore.Result result) =>
+        JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("Index", result.Index);
+            w.WriteBoolean("Successful", result.Successful);
+            w.WritePropertyName("Value");
+            if (result.Json != null)
+                w.WriteRawValue(result.Json, skipInputValidation: true);
+            else
+                w.WriteNullValue();
+            w.WriteEndObject();
+        });
+}
