@@ -67,14 +67,21 @@ public sealed class DocumentStore : IDocumentStore
     }
 
     /// <inheritdoc />
-    public IAsyncDocumentSession OpenAsyncSession(string? database = null)
+    public IAsyncDocumentSession OpenAsyncSession(string? database = null) => OpenAsyncSession(new SessionOptions { Database = database });
+
+    /// <inheritdoc />
+    public IAsyncDocumentSession OpenAsyncSession(SessionOptions options)
     {
+        ArgumentNullException.ThrowIfNull(options);
         ThrowIfNotInitialized();
-        return new AsyncDocumentSession(this, ResolveDatabase(database));
+        return new AsyncDocumentSession(this, ResolveDatabase(options.Database), options.TransactionMode);
     }
 
     /// <inheritdoc />
     public IDocumentSession OpenSession(string? database = null) => new DocumentSession((AsyncDocumentSession)OpenAsyncSession(database));
+
+    /// <inheritdoc />
+    public IDocumentSession OpenSession(SessionOptions options) => new DocumentSession((AsyncDocumentSession)OpenAsyncSession(options));
 
     /// <inheritdoc />
     public BulkInsertOperation BulkInsert(string? database = null, BulkInsertOptions? options = null, CancellationToken cancellationToken = default)

@@ -22,8 +22,14 @@ public interface IDocumentStore : IDisposable
     /// <summary>Opens a unit-of-work session on the default database (or <paramref name="database"/>).</summary>
     IAsyncDocumentSession OpenAsyncSession(string? database = null);
 
+    /// <summary>Opens an async session with options (database, cluster-wide transaction mode).</summary>
+    IAsyncDocumentSession OpenAsyncSession(SessionOptions options);
+
     /// <summary>Opens a synchronous session on the default database (or <paramref name="database"/>).</summary>
     IDocumentSession OpenSession(string? database = null);
+
+    /// <summary>Opens a synchronous session with options.</summary>
+    IDocumentSession OpenSession(SessionOptions options);
 
     /// <summary>Starts a streaming bulk insert into the default database (or <paramref name="database"/>).</summary>
     BulkInsertOperation BulkInsert(string? database = null, BulkInsertOptions? options = null, CancellationToken cancellationToken = default);

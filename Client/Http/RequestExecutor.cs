@@ -84,6 +84,7 @@ public sealed class RequestExecutor : IDisposable
         string shortType = type?[(type.LastIndexOf('.') + 1)..] ?? "";
         return shortType switch
         {
+            "ClusterTransactionConcurrencyException" => new ClusterTransactionConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "ConcurrencyException" or "ConflictException" => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "DatabaseDoesNotExistException" => new DatabaseDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },
             "IndexDoesNotExistException" => new IndexDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },

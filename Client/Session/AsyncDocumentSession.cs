@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Client.Commands;
+using RavenLite.Client.CompareExchange;
 using RavenLite.Client.Counters;
 using RavenLite.Client.Exceptions;
 using RavenLite.Client.Linq;
@@ -22,12 +23,14 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<string, string?> _deletes = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, JsonObject> _included = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, List<JsonObject>> _counterOperations = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, string?> _deletedChangeVectors = new(StringComparer.OrdinalIgnoreCase);
     private bool _disposed;
 
-    public AsyncDocumentSession(DocumentStore store, string database)
+    public AsyncDocumentSession(DocumentStore store, string database, TransactionMode transactionMode = TransactionMode.SingleNode)
     {
         Store = store;
         Database = database;
+        TransactionMode = transactionMode;
         MaxNumberOfRequestsPerSession = store.Conventions.MaxNumberOfRequestsPerSession;
         UseOptimisticConcurrency = store.Conventions.UseOptimisticConcurrency;
     }
@@ -39,6 +42,14 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private DocumentConventions Conventions => Store.Conventions;
 
     public IAsyncAdvancedSessionOperations Advanced => this;
+
+    public TransactionMode TransactionMode { get; }
+
+    public IClusterTransactionOperations ClusterTransaction => TransactionMode == TransactionMode.ClusterWide
+        ? _cluster ??= new ClusterTransactionOperations(this)
+        : throw new InvalidOperationException("Compare-exchange values in a session need a cluster-wide session: OpenAsyncSession(new SessionOptions { TransactionMode = TransactionMode.ClusterWide }).");
+
+    private ClusterTransactionOperations? _cluster;
 
     public int NumberOfRequests { get; private set; }
 
@@ -212,6 +223,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         {
             Untrack(info);
             cv ??= UseOptimisticConcurrency ? info.ChangeVector : null;
+            _deletedChangeVectors[id] = info.ChangeVector;
         }
         _included.Remove(id);
         _deletes[id] = cv;
@@ -228,9 +240,15 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         var commands = new JsonArray();
         var deleted = new List<string>();
+        bool clusterWide = TransactionMode == TransactionMode.ClusterWide;
+        if (clusterWide && _counterOperations.Count > 0)
+            throw new InvalidOperationException("A cluster-wide session cannot change counters: save them with a single-node session.");
         foreach (var (id, cv) in _deletes)
         {
-            commands.Add(new JsonObject { ["Id"] = id, ["ChangeVector"] = cv, ["Type"] = "DELETE" });
+            var delete = new JsonObject { ["Id"] = id, ["ChangeVector"] = cv, ["Type"] = "DELETE" };
+            if (clusterWide)
+                delete["OriginalChangeVector"] = _deletedChangeVectors.GetValueOrDefault(id);
+            commands.Add(delete);
             deleted.Add(id);
         }
         var saved = new List<DocumentInfo>();
@@ -240,10 +258,17 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
             if (!info.IsNew && !info.HasConcurrencyCheck && doc.ToJsonString() == info.Original)
                 continue;
             string? cv = info.HasConcurrencyCheck ? info.ConcurrencyCheck : UseOptimisticConcurrency ? info.ChangeVector ?? "" : null;
-            commands.Add(new JsonObject { ["Id"] = info.Id, ["ChangeVector"] = cv, ["Document"] = doc, ["Type"] = "PUT" });
+            var put = new JsonObject { ["Id"] = info.Id, ["ChangeVector"] = cv, ["Document"] = doc, ["Type"] = "PUT" };
+            if (clusterWide)
+                put["OriginalChangeVector"] = info.ChangeVector; // the atomic guard's check: what this session loaded (null: a new document)
+            commands.Add(put);
             saved.Add(info);
         }
+        var compareExchange = _cluster?.Commands() ?? [];
+        foreach (var c in compareExchange)
+            commands.Add(c);
         var countersOf = new List<string>();
+        int counterResults = deleted.Count + saved.Count + compareExchange.Count;
         foreach (var (id, operations) in _counterOperations)
         {
             commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "Counters", ["Counters"] = CountersJson.Document(id, operations.Select(o => (JsonObject)o.DeepClone())) });
@@ -252,14 +277,18 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         if (commands.Count == 0)
             return;
         CountRequest();
-        var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands), Database, cancellationToken).ConfigureAwait(false);
+        var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands, clusterWide), Database, cancellationToken).ConfigureAwait(false);
         foreach (string id in deleted)
+        {
             _deletes.Remove(id);
+            _deletedChangeVectors.Remove(id);
+        }
+        _cluster?.Saved(results);
         _counterOperations.Clear();
         for (int i = 0; i < countersOf.Count; i++)
         {
             // A new counter name changes the document (its @counters): the tracked change vector follows.
-            if (results.ElementAtOrDefault(deleted.Count + saved.Count + i) is JsonObject r && r["DocumentChangeVector"]?.GetValue<string>() is { } cv
+            if (results.ElementAtOrDefault(counterResults + i) is JsonObject r && r["DocumentChangeVector"]?.GetValue<string>() is { } cv
                 && _byId.TryGetValue(countersOf[i], out var tracked))
             {
                 tracked.ChangeVector = cv;
@@ -354,7 +383,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
 
     public ISessionDocumentCounters CountersFor(string documentId)
     {
@@ -378,6 +407,106 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         CountRequest();
         return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>The compare-exchange values a cluster-wide session tracks: created, read (and maybe changed) and deleted.</summary>
+    private sealed class ClusterTransactionOperations(AsyncDocumentSession session) : IClusterTransactionOperations
+    {
+        private sealed class Tracked(string key, long index, object? value, Type type, string? original)
+        {
+            public string Key { get; } = key;
+            public long Index { get; set; } = index;
+            public object? Value { get; } = value; // the CompareExchangeValue<T>
+            public Type Type { get; } = type;
+            public string? Original { get; set; } = original; // serialized value as read; null for a new one
+            public bool Deleted { get; set; }
+        }
+
+        private readonly Dictionary<string, Tracked> _values = new(StringComparer.OrdinalIgnoreCase);
+
+        private DocumentConventions Conventions => session.Conventions;
+
+        public CompareExchangeValue<T> CreateCompareExchangeValue<T>(string key, T value)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(key);
+            if (_values.ContainsKey(key))
+                throw new InvalidOperationException($"The session already tracks compare-exchange value '{key}'.");
+            var v = new CompareExchangeValue<T>(key, 0, value);
+            _values[key] = new Tracked(key, 0, v, typeof(T), null);
+            return v;
+        }
+
+        public async Task<CompareExchangeValue<T>?> GetCompareExchangeValueAsync<T>(string key, CancellationToken cancellationToken = default)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(key);
+            if (_values.TryGetValue(key, out var tracked))
+                return tracked.Deleted ? null : (CompareExchangeValue<T>?)tracked.Value;
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            var value = await session.Store.Executor.ExecuteAsync(new GetCompareExchangeValueOperation<T>(key).GetCommand(Conventions), session.Database, cancellationToken).ConfigureAwait(false);
+            if (value != null)
+                _values[key] = new Tracked(value.Key, value.Index, value, typeof(T), Serialize(value.Value, typeof(T)));
+            return value;
+        }
+
+        public void DeleteCompareExchangeValue(string key, long index)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(key);
+            if (!_values.TryGetValue(key, out var tracked))
+                _values[key] = tracked = new Tracked(key, index, null, typeof(object), null);
+            tracked.Index = index;
+            tracked.Deleted = true;
+        }
+
+        private string Serialize(object? value, Type type) => JsonSerializer.Serialize(value, type, Conventions.JsonSerializerOptions);
+
+        private static object? ValueOf(Tracked t) => t.Value?.GetType().GetProperty("Value")!.GetValue(t.Value);
+
+        public bool HasChanges => _values.Values.Any(t => t.Deleted || t.Original == null || Serialize(ValueOf(t), t.Type) != t.Original);
+
+        /// <summary>The batch commands for every new, changed and deleted value.</summary>
+        public List<JsonObject> Commands()
+        {
+            var list = new List<JsonObject>();
+            foreach (var t in _values.Values)
+            {
+                if (t.Deleted)
+                {
+                    list.Add(new JsonObject { ["Id"] = t.Key, ["Index"] = t.Index, ["Type"] = "CompareExchangeDELETE" });
+                    continue;
+                }
+                string now = Serialize(ValueOf(t), t.Type);
+                if (t.Original != null && now == t.Original)
+                    continue;
+                list.Add(new JsonObject
+                {
+                    ["Id"] = t.Key,
+                    ["Index"] = t.Index,
+                    ["Document"] = new JsonObject { ["Object"] = JsonNode.Parse(now) },
+                    ["Type"] = "CompareExchangePUT",
+                });
+            }
+            return list;
+        }
+
+        /// <summary>After a successful save: values take their new index, deleted ones are forgotten.</summary>
+        public void Saved(JsonArray results)
+        {
+            foreach (var r in results.OfType<JsonObject>())
+            {
+                string? type = (string?)r["Type"];
+                if (type is not ("CompareExchangePUT" or "CompareExchangeDELETE") || (string?)r["Key"] is not { } key || !_values.TryGetValue(key, out var t))
+                    continue;
+                if (t.Deleted)
+                {
+                    _values.Remove(key);
+                    continue;
+                }
+                t.Index = (long?)r["Index"] ?? t.Index;
+                t.Value?.GetType().GetProperty("Index")!.SetValue(t.Value, t.Index);
+                t.Original = Serialize(ValueOf(t), t.Type);
+            }
+        }
     }
 
     /// <summary>The counters of one document, through its session.</summary>

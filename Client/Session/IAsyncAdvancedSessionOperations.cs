@@ -39,6 +39,12 @@ public interface IAsyncAdvancedSessionOperations
     /// <summary>Stops tracking everything, including pending deletes.</summary>
     void Clear();
 
+    /// <summary>How SaveChanges is applied (set when the session is opened).</summary>
+    TransactionMode TransactionMode { get; }
+
+    /// <summary>Compare-exchange values saved with this session; only in a <see cref="TransactionMode.ClusterWide"/> session.</summary>
+    IClusterTransactionOperations ClusterTransaction { get; }
+
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
 }
