@@ -83,6 +83,17 @@ public static class CompareExchangeStore
     public static Entry? Get(Transaction tx, string key) =>
         tx.ReadTree(TreeName) is { } t && t.TryGet(Key(key), out var v) ? Decode(v) : null;
 
+    /// <summary>The <c>Object</c> of the value under <paramref name="key"/> (RQL's <c>cmpxchg(key)</c>), or JSON null when there is none.</summary>
+    public static JsonElement GetObject(Transaction tx, string key)
+    {
+        if (Get(tx, key) is not { } entry)
+            return NullElement;
+        using var parsed = JsonDocument.Parse(entry.Json);
+        return parsed.RootElement.TryGetProperty("Object", out var o) ? o.Clone() : NullElement;
+    }
+
+    private static readonly JsonElement NullElement = JsonDocument.Parse("null").RootElement.Clone();
+
     /// <summary>Values whose key starts with <paramref name="prefix"/> (any casing), in key order, skipping <paramref name="start"/>.</summary>
     public static List<Entry> List(Transaction tx, string prefix, int start, int pageSize)
     {

@@ -12,7 +12,7 @@ namespace RavenLite.Server.Queries;
 /// <summary>
 /// A JavaScript projection (RavenDB's <c>select { ... }</c>, <c>declare function</c> and <c>load x as y</c>) run in Jint
 /// for each answered document: the document is the query's alias (and <c>this</c>-less code may use the alias only),
-/// loaded documents are bound to their names, <c>$parameters</c> are variables, and <c>id()</c>, <c>load()</c> and
+/// loaded documents are bound to their names, <c>$parameters</c> are variables, and <c>id()</c>, <c>load()</c>, <c>cmpxchg()</c> and
 /// <c>getMetadata()</c> are available. Property reads on null or undefined give them back; each document's run is
 /// limited in statements, recursion, time and memory. An error in the script is a 400 naming it.
 /// </summary>
@@ -24,13 +24,15 @@ internal sealed class JavaScriptProjection : IDisposable
     private readonly RqlQuery _query;
     private readonly Func<string, StoredDocument?> _load;
 
-    public JavaScriptProjection(RqlQuery query, JsonElement parameters, Func<string, StoredDocument?> load)
+    public JavaScriptProjection(RqlQuery query, JsonElement parameters, Func<string, StoredDocument?> load, Func<string, JsonElement> compareExchange)
     {
         _query = query;
         _load = load;
         _engine = Indexing.Scripting.JavaScriptIndex.CreateEngine();
         _engine.SetValue("load", new Func<JsValue, JsValue>(id => id is not null && id.IsString() && _load(id.AsString()) is { } d ? Parse(d) : JsValue.Null));
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
+        _engine.SetValue("cmpxchg", new Func<JsValue, JsValue>(key => key is not null && key.IsString()
+            ? new JsonParser(_engine).Parse(compareExchange(key.AsString()).GetRawText()) : JsValue.Null));
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
         if (parameters.ValueKind == JsonValueKind.Object)
             foreach (var p in parameters.EnumerateObject())

@@ -332,7 +332,7 @@ public sealed partial class QueryRunner
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
-            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id)) : null;
+            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key)) : null;
             foreach (var row in matches)
             {
                 if (seen == null && (skipped < skip || results.Count >= take))
@@ -686,6 +686,14 @@ public sealed partial class QueryRunner
 
     private JsonElement ResolveUncached(RqlValue v)
     {
+        if (v.CompareExchangeKey is { } keyValue)
+        {
+            var key = Resolve(keyValue);
+            if (key.ValueKind != JsonValueKind.String)
+                throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: cmpxchg() takes a key (a string), got {key.ValueKind}.");
+            using var tx = _db.Environment.ReadTransaction();
+            return CompareExchange.CompareExchangeStore.GetObject(tx, key.GetString()!);
+        }
         if (v.Parameter is { } name)
         {
             if (_parameters.ValueKind != JsonValueKind.Object || !_parameters.TryGetProperty(name, out var p))

@@ -877,8 +877,15 @@ public sealed class RqlParser
                 return new RqlValue(false, null, t.Position);
             case Kind.Word when t.Text.Equals("null", StringComparison.OrdinalIgnoreCase):
                 return new RqlValue(null, null, t.Position);
+            case Kind.Word when t.Text.Equals("cmpxchg", StringComparison.OrdinalIgnoreCase) && AcceptSymbol("("):
+            {
+                // cmpxchg('key'): the compare-exchange value stored under the key (its Object), read when the query runs.
+                var key = Value();
+                ExpectSymbol(")");
+                return new RqlValue(null, null, t.Position) { CompareExchangeKey = key };
+            }
             default:
-                throw Error($"expected a value ('text', a number, true, false, null or $parameter) but found {Describe(t)}", t.Position);
+                throw Error($"expected a value ('text', a number, true, false, null, $parameter or cmpxchg('key')) but found {Describe(t)}", t.Position);
         }
     }
 

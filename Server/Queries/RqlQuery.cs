@@ -128,7 +128,11 @@ public sealed record RqlPath(IReadOnlyList<string> Parts, bool IsId)
 public sealed record RqlLoad(RqlPath Path, string Name);
 
 /// <summary>A value in a query: a literal or a <c>$parameter</c>.</summary>
-public sealed record RqlValue(object? Literal, string? Parameter, int Position);
+public sealed record RqlValue(object? Literal, string? Parameter, int Position)
+{
+    /// <summary><c>cmpxchg(key)</c>: the value is the compare-exchange value under this key (its <c>Object</c>; null when missing).</summary>
+    public RqlValue? CompareExchangeKey { get; init; }
+}
 
 /// <summary>One <c>include counters(..)</c>: the counter <see cref="Name"/> (null: all) of the result, or of the documents whose ids are at <see cref="Path"/>.</summary>
 public sealed record RqlCounterInclude(RqlPath? Path, RqlValue? Name);

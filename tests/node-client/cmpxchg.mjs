@@ -4,7 +4,7 @@
 // a ClusterWide session creating a unique value and a document atomically, a second session claiming the same
 // value failing with ClusterTransactionConcurrencyException and writing nothing, atomic guards making two
 // sessions that loaded the same document race safely, and a session that did not load a guarded document
-// failing to overwrite it. Usage: node cmpxchg.mjs <url> <database>.
+// failing to overwrite it; cmpxchg() in RQL where clauses and projections. Usage: node cmpxchg.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, PutCompareExchangeValueOperation, GetCompareExchangeValueOperation,
   GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation,
@@ -95,6 +95,22 @@ try {
     assert.equal(await store.openSession().load("users/cy"), null);
     const guards = await store.operations.send(new GetCompareExchangeValuesOperation({ startWith: "rvn-atomic/" }));
     assert.equal(Object.keys(guards).length, 0);
+  }
+  {
+    // compare-exchange values in RQL: in where (collection and index queries) and in a JavaScript projection
+    const s = store.openSession();
+    await s.store(new User("Dee", "dee@x.com"), "users/dee");
+    await s.store(new User("Eve", "eve@x.com"), "users/eve");
+    await s.saveChanges();
+    await store.operations.send(new PutCompareExchangeValueOperation("admins/current", "Eve", 0));
+    await store.operations.send(new PutCompareExchangeValueOperation("emails/dee@x.com", { verified: true }, 0));
+    const q = store.openSession();
+    const admins = await q.advanced.rawQuery("from Users where name = cmpxchg('admins/current')").waitForNonStaleResults().all();
+    assert.deepEqual(admins.map(u => u.name), ["Eve"]);
+    const viaIndex = await q.advanced.rawQuery("from Users where name = cmpxchg($k)").addParameter("k", "admins/current").all();
+    assert.deepEqual(viaIndex.map(u => u.name), ["Eve"]);
+    const projected = await q.advanced.rawQuery("from Users as u where u.name in ('Dee', 'Eve') order by u.name select { name: u.name, email: cmpxchg('emails/' + u.email) }").all();
+    assert.deepEqual(projected.map(p => [p.name, p.email?.verified ?? null]), [["Dee", true], ["Eve", null]]);
   }
   console.log("cmpxchg: ok");
 } catch (e) {
