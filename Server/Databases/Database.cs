@@ -27,6 +27,7 @@ public sealed class Database : IDisposable
         try
         {
             Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
+            RemoveUnfinishedUploads();
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
             Merger.Committed = Indexes.NotifyAll;
@@ -41,6 +42,17 @@ public sealed class Database : IDisposable
 
     /// <summary>The name in the casing it was created with.</summary>
     public string Name { get; }
+
+    /// <summary>Attachment contents staged by uploads cut short (a crash mid-upload) are removed when the database opens.</summary>
+    private void RemoveUnfinishedUploads()
+    {
+        using (var read = Environment.ReadTransaction())
+            if (read.ReadTree(Attachments.AttachmentsStore.UploadsTree) is not { Count: > 0 })
+                return;
+        using var tx = Environment.WriteTransaction();
+        Attachments.AttachmentsStore.RemoveUnfinishedUploads(tx);
+        tx.Commit();
+    }
 
     /// <summary>The database's folder.</summary>
     public string Directory { get; }

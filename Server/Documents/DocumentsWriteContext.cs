@@ -271,8 +271,13 @@ public sealed class DocumentsWriteContext
         colBytes.CopyTo(tomb, 2);
         key.CopyTo(tomb, 2 + colBytes.Length);
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
-        if (DocumentExtras.Read(old.Json) is { Counters.Count: > 0 })
-            CountersStore.DeleteAll(Transaction, key);
+        if (DocumentExtras.Read(old.Json) is { } extras)
+        {
+            if (extras.Counters.Count > 0)
+                CountersStore.DeleteAll(Transaction, key);
+            if (extras.Attachments.Count > 0)
+                Attachments.AttachmentsStore.ReleaseAll(Transaction, extras);
+        }
         CompareExchange.CompareExchangeStore.DeleteAtomicGuard(Transaction, old.Id);
         string cv = ChangeVectors.Format(etag, DatabaseId);
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Text.Json;
+using RavenLite.Server.Attachments;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
@@ -26,12 +27,66 @@ public static class BulkDocsEndpoints
     private static async Task Post(HttpContext context, Database db)
     {
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
-        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        var streams = new List<StagedContent>();
+        try
+        {
+            await PostCore(context, db, options, streams).ConfigureAwait(false);
+        }
+        catch
+        {
+            foreach (var staged in streams.Where(c => c.Staged))
+                await AttachmentUpload.DiscardAsync(db, staged.ContentId, staged.Size).ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// The batch as JSON, or (multipart/form-data, a session storing attachments) its first part as JSON and each
+    /// further part an attachment's content, staged in order into <paramref name="streams"/> for the AttachmentPUT commands.
+    /// </summary>
+    private static async Task<ReadOnlyMemory<byte>> ReadBatchAsync(HttpContext context, Database db, ServerOptions options, List<StagedContent> streams)
+    {
+        var contentType = context.Request.ContentType;
+        if (contentType == null || !contentType.StartsWith("multipart/", StringComparison.OrdinalIgnoreCase))
+            return await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        var boundary = Microsoft.Net.Http.Headers.HeaderUtilities.RemoveQuotes(
+            Microsoft.Net.Http.Headers.MediaTypeHeaderValue.Parse(contentType).Boundary).Value;
+        if (string.IsNullOrEmpty(boundary))
+            throw ApiException.BadRequest("A multipart batch needs a boundary in its Content-Type.");
+        var reader = new Microsoft.AspNetCore.WebUtilities.MultipartReader(boundary, context.Request.Body) { BodyLengthLimit = null };
+        ReadOnlyMemory<byte>? main = null;
+        try
+        {
+            for (var section = await reader.ReadNextSectionAsync(context.RequestAborted).ConfigureAwait(false); section != null;
+                 section = await reader.ReadNextSectionAsync(context.RequestAborted).ConfigureAwait(false))
+            {
+                if (main == null)
+                {
+                    using var buffer = new MemoryStream();
+                    await section.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
+                    if (buffer.Length > options.MaxRequestBodyBytes)
+                        throw ApiException.TooLarge($"The batch is over the limit of {options.MaxRequestBodyBytes} bytes (MaxRequestBodyBytes).");
+                    main = buffer.ToArray();
+                    continue;
+                }
+                streams.Add(await AttachmentUpload.StageAsync(section.Body, db, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false));
+            }
+        }
+        catch (IOException e) when (!context.RequestAborted.IsCancellationRequested)
+        {
+            throw ApiException.BadRequest("Malformed multipart batch: " + e.Message);
+        }
+        return main ?? throw ApiException.BadRequest("A multipart batch needs its commands (JSON) as the first part.");
+    }
+
+    private static async Task PostCore(HttpContext context, Database db, ServerOptions options, List<StagedContent> streams)
+    {
+        var body = await ReadBatchAsync(context, db, options, streams).ConfigureAwait(false);
         using var json = DocumentJson.Parse(body, 3); // {"Commands":[{"Document":{...}}]}
         var prepared = new ArrayBufferWriter<byte>(body.Length + 256);
         bool clusterWide = json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("TransactionMode", out var mode)
             && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide";
-        var commands = ParseCommands(json.RootElement, db.Documents, options, prepared, clusterWide);
+        var commands = ParseCommands(json.RootElement, db.Documents, options, prepared, clusterWide, streams);
         bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
         var batch = new BatchCommand(commands, body.Length, clusterWide, atomicWrites);
         try
@@ -61,8 +116,10 @@ public static class BulkDocsEndpoints
     }
 
     /// <summary>Checks every command; each PUT's document is validated and prepared into <paramref name="prepared"/> (so a bad one fails the whole batch before anything is written).</summary>
-    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared, bool clusterWide)
+    private static List<BatchItem> ParseCommands(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared, bool clusterWide,
+        List<StagedContent> streams)
     {
+        int nextStream = 0;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Commands", out var arr) || arr.ValueKind != JsonValueKind.Array)
             throw ApiException.BadRequest("Body must be {\"Commands\":[...]}.");
         var list = new List<BatchItem>();
@@ -122,16 +179,51 @@ public static class BulkDocsEndpoints
                     bool returnDocument = c.TryGetProperty("ReturnDocument", out var rd) && rd.ValueKind == JsonValueKind.True;
                     list.Add(new PatchItem(id, cv, patch, returnDocument));
                     break;
+                case "AttachmentPUT":
+                {
+                    documents.ValidateId(id);
+                    string name = Name(c, "Name", index);
+                    if (nextStream >= streams.Count)
+                        throw ApiException.BadRequest($"Commands[{index}] (AttachmentPUT {id}/{name}) has no content: send the batch as multipart/form-data with one part per AttachmentPUT after the commands.");
+                    string? contentType = c.TryGetProperty("ContentType", out var ct) && ct.ValueKind == JsonValueKind.String ? ct.GetString() : null;
+                    list.Add(new AttachmentItem(id, cv, AttachmentItem.Kind.Put, name, null, null, contentType, streams[nextStream++]));
+                    break;
+                }
+                case "AttachmentDELETE":
+                    documents.ValidateId(id);
+                    list.Add(new AttachmentItem(id, cv, AttachmentItem.Kind.Delete, Name(c, "Name", index), null, null, null, null));
+                    break;
+                case "AttachmentCOPY":
+                case "AttachmentMOVE":
+                {
+                    documents.ValidateId(id);
+                    string destination = c.TryGetProperty("DestinationId", out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : throw ApiException.BadRequest($"Commands[{index}] ({type}) has no DestinationId.");
+                    documents.ValidateId(destination);
+                    list.Add(new AttachmentItem(id, cv, type == "AttachmentCOPY" ? AttachmentItem.Kind.Copy : AttachmentItem.Kind.Move,
+                        Name(c, "Name", index), destination, Name(c, "DestinationName", index), null, null));
+                    break;
+                }
                 case "Counters":
                     var counters = CounterBatch.Parse(c.TryGetProperty("Counters", out var co) ? co : default, $"Commands[{index}].Counters", documents);
                     list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH and Counters are).");
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY and AttachmentMOVE are).");
             }
             index++;
         }
+        if (nextStream != streams.Count)
+            throw ApiException.BadRequest($"The batch sent {streams.Count} attachment streams for {nextStream} AttachmentPUT commands.");
         return list;
+    }
+
+    private static string Name(JsonElement c, string property, int index)
+    {
+        string? name = c.TryGetProperty(property, out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
+        if (name == null)
+            throw ApiException.BadRequest($"Commands[{index}] has no {property}.");
+        AttachmentsStore.ValidateName(name);
+        return name;
     }
 
     private static long RequiredIndex(JsonElement c, int index) =>
@@ -226,6 +318,71 @@ public static class BulkDocsEndpoints
                 using var modified = JsonDocument.Parse(outcome.Modified);
                 modified.RootElement.WriteTo(w);
             }
+        }
+    }
+
+    /// <summary>An attachment command: PUT (content staged from the multipart batch), DELETE, COPY or MOVE.</summary>
+    private sealed class AttachmentItem(string id, string? cv, AttachmentItem.Kind kind, string name, string? destinationId, string? destinationName,
+        string? contentType, StagedContent? content) : BatchItem(id, cv)
+    {
+        public enum Kind { Put, Delete, Copy, Move }
+
+        private AttachmentWrite? _write;
+        private string? _deleteChangeVector;
+
+        public override void Execute(DocumentsWriteContext context)
+        {
+            switch (kind)
+            {
+                case Kind.Put:
+                    _write = AttachmentOperations.Put(context, Id, name, contentType, content!, ChangeVector);
+                    break;
+                case Kind.Delete:
+                    _deleteChangeVector = AttachmentOperations.Delete(context, Id, name, ChangeVector)?.ChangeVector;
+                    break;
+                case Kind.Copy:
+                    _write = AttachmentOperations.Copy(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                    break;
+                case Kind.Move:
+                    _write = AttachmentOperations.Move(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                    break;
+            }
+        }
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            switch (kind)
+            {
+                case Kind.Delete:
+                    w.WriteString("Type", "AttachmentDELETE");
+                    w.WriteString("@id", Id);
+                    w.WriteString("Name", name);
+                    if (_deleteChangeVector != null)
+                        w.WriteString("DocumentChangeVector", _deleteChangeVector);
+                    return;
+                case Kind.Put:
+                    w.WriteString("Type", "AttachmentPUT");
+                    w.WriteString("@id", _write!.DocumentId);
+                    w.WriteString("Id", _write.DocumentId);
+                    break;
+                case Kind.Copy:
+                    w.WriteString("Type", "AttachmentCOPY");
+                    w.WriteString("Id", _write!.DocumentId);
+                    break;
+                case Kind.Move:
+                    w.WriteString("Type", "AttachmentMOVE");
+                    w.WriteString("Id", Id);
+                    w.WriteString("DestinationId", _write!.DocumentId);
+                    w.WriteString("DestinationName", _write.Name);
+                    break;
+            }
+            var write = _write!;
+            w.WriteString("Name", kind == Kind.Move ? name : write.Name);
+            w.WriteString("ChangeVector", write.DocumentChangeVector);
+            w.WriteString("DocumentChangeVector", write.DocumentChangeVector);
+            w.WriteString("Hash", write.Info.Hash);
+            w.WriteString("ContentType", write.Info.ContentType);
+            w.WriteNumber("Size", write.Info.Size);
         }
     }
 

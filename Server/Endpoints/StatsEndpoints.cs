@@ -13,6 +13,7 @@ public static class StatsEndpoints
     private static Task Get(HttpContext context, Database db)
     {
         long docs, tombstones, lastEtag, counters;
+        (long Unique, long Attachments, long Bytes) attachments;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
@@ -20,6 +21,7 @@ public static class StatsEndpoints
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
             counters = Counters.CountersStore.Count(tx);
+            attachments = Attachments.AttachmentsStore.Stats(tx);
             foreach (var index in db.Indexes.All)
                 indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
         }
@@ -33,12 +35,12 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfTombstones", tombstones);
             w.WriteNumber("CountOfIndexes", indexes.Count);
             w.WriteNumber("CountOfConflicts", 0);
-            w.WriteNumber("CountOfAttachments", 0);
+            w.WriteNumber("CountOfAttachments", attachments.Attachments);
             w.WriteNumber("CountOfRevisionDocuments", 0);
             w.WriteNumber("CountOfCounterEntries", counters);
             w.WriteNumber("CountOfTimeSeriesSegments", 0);
             w.WriteNumber("CountOfDocumentsConflicts", 0);
-            w.WriteNumber("CountOfUniqueAttachments", 0);
+            w.WriteNumber("CountOfUniqueAttachments", attachments.Unique);
             w.WriteString("DatabaseChangeVector", lastEtag == 0 ? "" : ChangeVectors.Format(lastEtag, db.Documents.DatabaseId));
             w.WriteString("DatabaseId", db.Documents.DatabaseId);
             w.WriteNumber("LastDocEtag", lastEtag);

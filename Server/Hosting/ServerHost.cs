@@ -105,6 +105,7 @@ public static class ServerHost
         CounterEndpoints.Map(app);
         IdentityEndpoints.Map(app);
         CompareExchangeEndpoints.Map(app);
+        AttachmentEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

@@ -43,6 +43,9 @@ public sealed class ServerOptions
     /// <summary>Largest accepted request body other than bulk insert, in bytes (default 64 MiB). Larger ones get 413.</summary>
     public long MaxRequestBodyBytes { get; set; } = 64L << 20;
 
+    /// <summary>Largest accepted attachment, in bytes (default 16 GiB). Larger ones get 413 and nothing is stored.</summary>
+    public long MaxAttachmentBytes { get; set; } = 16L << 30;
+
     /// <summary>Longest document id, in UTF-8 bytes (default 512). Longer ones get 400.</summary>
     public int MaxIdBytes { get; set; } = 512;
 
@@ -104,6 +107,7 @@ public sealed class ServerOptions
                 "Bind 127.0.0.1 / ::1, or set AllowUnsecuredNonLoopback=true (RAVENLITE_AllowUnsecuredNonLoopback=true) if the network is trusted.");
         Check(MaxDocumentBytes is >= 1024 and <= 256 << 20, "MaxDocumentBytes must be 1 KiB..256 MiB.");
         Check(MaxRequestBodyBytes >= MaxDocumentBytes, "MaxRequestBodyBytes must be at least MaxDocumentBytes.");
+        Check(MaxAttachmentBytes >= 0, "MaxAttachmentBytes must not be negative.");
         Check(MaxIdBytes is >= 16 and <= 1000, "MaxIdBytes must be 16..1000 (storage keys are at most 1024 bytes).");
         Check(MergerMaxOperations is >= 1 and <= 1_000_000, "MergerMaxOperations must be 1..1,000,000.");
         Check(MergerMaxBytes >= 64 << 10, "MergerMaxBytes must be at least 64 KiB.");
