@@ -109,7 +109,16 @@ public static class AttachmentsStore
         }
         else
         {
-            tx.CreateTree(ContentTree).Put(ChunkKey(content.ContentId, 0), content.Inline.Span);
+            var tree = tx.CreateTree(ContentTree);
+            var inline = content.Inline.Span;
+            int chunk = 0;
+            do
+            {
+                int n = Math.Min(ChunkSize, inline.Length);
+                tree.Put(ChunkKey(content.ContentId, chunk++), inline[..n]);
+                inline = inline[n..];
+            }
+            while (!inline.IsEmpty);
         }
         var entry = new byte[32];
         content.ContentId.CopyTo(entry, 0);

@@ -32,16 +32,26 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     /// <summary>Adds a prepared document (its bytes in <see cref="Arena"/>); <paramref name="bytes"/> is the item's size in the stream.</summary>
     public void Add(string id, string collection, ReadOnlyMemory<byte> prepared, int prefixLength, int bytes)
     {
-        _items.Add(new Item(id, collection, prepared, prefixLength, null));
+        _items.Add(new Item(id, collection, prepared, prefixLength, null, null));
         _bytes += bytes;
     }
 
     /// <summary>Adds a document's counter operations (applied after the items before them); <paramref name="bytes"/> as above.</summary>
     public void Add(Counters.CounterBatch counters, int bytes)
     {
-        _items.Add(new Item(counters.DocumentId, "", default, 0, counters));
+        _items.Add(new Item(counters.DocumentId, "", default, 0, counters, null));
         _bytes += bytes;
     }
+
+    /// <summary>Adds an attachment (its content read and staged already), attached after the items before it.</summary>
+    public void Add(BulkInsertAttachment attachment, Attachments.StagedContent content)
+    {
+        _items.Add(new Item(attachment.DocumentId, "", default, 0, null, (attachment, content)));
+        _bytes += content.Staged ? 256 : content.Size;
+    }
+
+    /// <summary>The staged contents of the attachments in this batch (to discard when it fails).</summary>
+    public IEnumerable<Attachments.StagedContent> StagedContents => _items.Where(i => i.Attachment is { Content.Staged: true }).Select(i => i.Attachment!.Value.Content);
 
     /// <inheritdoc />
     public override void Execute(DocumentsWriteContext context)
@@ -53,6 +63,11 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
             if (item.Counters != null)
             {
                 item.Counters.Apply(context);
+                continue;
+            }
+            if (item.Attachment is var (attachment, content))
+            {
+                Attachments.AttachmentOperations.Put(context, attachment.DocumentId, attachment.Name, attachment.ContentType, content, null);
                 continue;
             }
             if (skipOverwriteIfUnchanged && !IsServerGenerated(item.Id) && context.IsUnchanged(item.Id, item.Collection, item.Prepared.Span, item.PrefixLength))
@@ -74,5 +89,6 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
         Arena.Dispose();
     }
 
-    private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength, Counters.CounterBatch? Counters);
+    private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength, Counters.CounterBatch? Counters,
+        (BulkInsertAttachment Attachment, Attachments.StagedContent Content)? Attachment);
 }

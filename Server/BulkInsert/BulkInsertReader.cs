@@ -8,7 +8,8 @@ namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// Incremental parser of a bulk-insert body (PROTOCOL.md §7): one JSON array of
-/// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"Counters","Counters":{..}}</c>, <c>{"Type":"HeartBeat"}</c>), read from a
+/// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"Counters","Counters":{..}}</c>,
+/// <c>{"Type":"AttachmentPUT","Name":..,"ContentLength":n}</c> followed by n raw bytes, <c>{"Type":"HeartBeat"}</c>), read from a
 /// <see cref="PipeReader"/> as it arrives, never buffered whole. Between items a few bytes of array
 /// syntax are checked by hand; each item gets one <see cref="Utf8JsonReader"/> pass over contiguous
 /// bytes (the pipe's segment, or the item copied out when it spans segments) that finds its end,
@@ -50,6 +51,21 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
     public bool Finished => _finished;
 
     /// <summary>
+    /// An AttachmentPUT item was just read: its <see cref="BulkInsertAttachment.Length"/> raw bytes come next in the
+    /// stream, before the next <c>,</c> or <c>]</c>. The caller reads them from the pipe and calls <see cref="AttachmentRead"/>.
+    /// </summary>
+    public BulkInsertAttachment? PendingAttachment { get; private set; }
+
+    /// <summary>The caller read the pending attachment's bytes from the pipe: parsing resumes after them.</summary>
+    public void AttachmentRead()
+    {
+        var pending = PendingAttachment ?? throw new InvalidOperationException("No attachment is pending.");
+        _scan += pending.Length;
+        _bufferStart += pending.Length;
+        PendingAttachment = null;
+    }
+
+    /// <summary>
     /// Parses what is complete in <paramref name="result"/>: each document is validated, prepared
     /// (<see cref="DocumentPreparer"/>) into the batch <paramref name="batch"/> returns (asked per
     /// item, so a new batch can take over between two items) and added to it, then the pipe advances.
@@ -64,7 +80,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         bool stop = false;
         // The pipe was advanced to the item in progress (or the next unread byte) last time: the buffer starts there.
         var remaining = buffer;
-        while (!stop && !_finished)
+        while (!stop && !_finished && PendingAttachment == null)
         {
             if (_expect == Expect.InItem)
             {
@@ -251,6 +267,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         var preparer = DocumentPreparer.Current;
         string? type = null, id = null, collection = null;
         byte[]? counters = null;
+        string? name = null, contentType = null;
+        long contentLength = -1;
         int prefix = 0, length;
         BulkInsertBatch? batch = null;
         try
@@ -278,12 +296,19 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     continue;
                 }
                 bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8), isCounters = r.ValueTextEquals("Counters"u8);
+                bool isName = r.ValueTextEquals("Name"u8), isContentType = r.ValueTextEquals("ContentType"u8), isContentLength = r.ValueTextEquals("ContentLength"u8);
                 if (!r.Read())
                     return Incomplete(batch);
                 if (isId && r.TokenType == JsonTokenType.String)
                     id = r.GetString();
                 else if (isType && r.TokenType == JsonTokenType.String)
                     type = r.GetString();
+                else if (isName && r.TokenType == JsonTokenType.String)
+                    name = r.GetString();
+                else if (isContentType && r.TokenType == JsonTokenType.String)
+                    contentType = r.GetString();
+                else if (isContentLength && r.TokenType == JsonTokenType.Number && r.TryGetInt64(out long n))
+                    contentLength = n;
                 int valueStart = (int)r.TokenStartIndex;
                 if (!preparer.TrySkipValue(ref r))
                     return Incomplete(batch);
@@ -315,8 +340,22 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 stop = full(batch);
                 return length;
             }
+            if (type == "AttachmentPUT")
+            {
+                // The attachment's bytes follow the item, outside the JSON: the caller reads them (PendingAttachment).
+                batch?.Arena.AbandonItem();
+                if (id == null)
+                    throw ApiException.BadRequest("A bulk insert AttachmentPUT item has no Id.");
+                documents.ValidateId(id);
+                Attachments.AttachmentsStore.ValidateName(name);
+                if (contentLength < 0)
+                    throw ApiException.BadRequest($"Bulk insert AttachmentPUT item '{id}/{name}' has no ContentLength.");
+                PendingAttachment = new BulkInsertAttachment(id, name!, contentType, contentLength);
+                stop = true;
+                return length;
+            }
             if (type != "PUT")
-                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters and HeartBeat are).");
+                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters, AttachmentPUT and HeartBeat are).");
             if (id == null)
                 throw ApiException.BadRequest("A bulk insert item has no Id.");
             if (collection == null || batch == null)
@@ -342,3 +381,6 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         return -1;
     }
 }
+
+/// <summary>An AttachmentPUT of a bulk insert: the document, name, content type and the length of the raw bytes that follow.</summary>
+public sealed record BulkInsertAttachment(string DocumentId, string Name, string? ContentType, long Length);

@@ -1,4 +1,5 @@
 using System.IO.Pipelines;
+using RavenLite.Server.Attachments;
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
@@ -68,6 +69,18 @@ public static class BulkInsertEndpoints
                 }
                 parser.Consume(result, () => batch ??= new BulkInsertBatch(skipUnchanged),
                     b => b.Count >= options.BulkInsertBatchDocuments || b.Bytes >= options.BulkInsertBatchBytes);
+                if (parser.PendingAttachment is { } attachment)
+                {
+                    // Its raw bytes follow the item: streamed to storage (staged in chunks), then attached with the batch.
+                    if (attachment.Length > options.MaxAttachmentBytes)
+                        throw ApiException.TooLarge($"Attachment '{attachment.Name}' of '{attachment.DocumentId}' is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
+                    await using var content = new PipeSliceStream(pipe, attachment.Length);
+                    var staged = await AttachmentUpload.StageAsync(content, db, attachment.Length, cts.Token).ConfigureAwait(false);
+                    if (staged.Size != attachment.Length)
+                        throw ApiException.BadRequest($"The bulk insert stream ended inside attachment '{attachment.Name}' of '{attachment.DocumentId}' ({staged.Size} of {attachment.Length} bytes).");
+                    parser.AttachmentRead();
+                    (batch ??= new BulkInsertBatch(skipUnchanged)).Add(attachment, staged);
+                }
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
                 {
                     await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
@@ -88,6 +101,9 @@ public static class BulkInsertEndpoints
         }
         catch (Exception e)
         {
+            // Attachment contents staged for a batch that will never run (those of a failed batch in flight are swept when the database opens).
+            foreach (var staged in batch?.StagedContents ?? [])
+                await AttachmentUpload.DiscardAsync(db, staged.ContentId, staged.Size).ConfigureAwait(false);
             batch?.Dispose();
             // Batches already handed over either commit whole or not at all; wait so the state is exact.
             while (inFlight.Count > 0)

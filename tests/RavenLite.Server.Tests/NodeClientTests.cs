@@ -57,6 +57,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("operations")]
     [InlineData("counters")]
     [InlineData("cmpxchg")]
+    [InlineData("attachments")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
