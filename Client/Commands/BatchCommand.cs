@@ -7,7 +7,7 @@ namespace RavenLite.Client.Commands;
 /// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): PUT, DELETE, Counters and (cluster-wide) compare-exchange
 /// commands applied in one transaction; a failed change-vector check (409) applies none of them. Answers one result per command.
 /// </summary>
-public sealed class BatchCommand(JsonArray commands, bool clusterWide = false) : RavenCommand<JsonArray>
+public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, IReadOnlyList<Stream>? attachmentStreams = null) : RavenCommand<JsonArray>
 {
     /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database)
@@ -15,7 +15,20 @@ public sealed class BatchCommand(JsonArray commands, bool clusterWide = false) :
         var body = new JsonObject { ["Commands"] = commands };
         if (clusterWide)
             body["TransactionMode"] = "ClusterWide";
-        return new(HttpMethod.Post, DatabasePath(database) + "/bulk_docs") { Content = JsonContent(body) };
+        var request = new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/bulk_docs") { Content = JsonContent(body) };
+        if (attachmentStreams is { Count: > 0 })
+        {
+            // The commands, then one part per AttachmentPUT in order, streamed (never buffered by the client).
+            var multipart = new MultipartFormDataContent { { request.Content, "main" } };
+            for (int i = 0; i < attachmentStreams.Count; i++)
+            {
+                var part = new StreamContent(attachmentStreams[i]);
+                part.Headers.TryAddWithoutValidation("Command-Type", "AttachmentStream");
+                multipart.Add(part, "attachment_" + i.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            }
+            request.Content = multipart;
+        }
+        return request;
     }
 
     /// <inheritdoc />

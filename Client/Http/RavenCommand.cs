@@ -17,6 +17,12 @@ public abstract class RavenCommand<TResult>
     /// <summary>Reads a successful answer.</summary>
     public abstract Task<TResult> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// True when a successful answer is streamed by the result (an attachment's content): the result owns the response
+    /// and disposes it; otherwise the executor disposes it once <see cref="ParseResponseAsync"/> returns.
+    /// </summary>
+    public virtual bool KeepsResponse => false;
+
     /// <summary>Statuses that are answers rather than errors (for example 404 for a missing document). Default: none.</summary>
     public virtual bool IsExpectedStatus(int status) => false;
 

@@ -44,9 +44,11 @@ public sealed class RequestExecutor : IDisposable
         {
             throw new RavenException($"Could not reach the RavenLite server at {Url}: {e.Message}", e);
         }
+        int status = (int)response.StatusCode;
+        if (command.KeepsResponse && status is >= 200 and < 300)
+            return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false); // the result disposes it
         using (response)
         {
-            int status = (int)response.StatusCode;
             if (status is >= 200 and < 300 || command.IsExpectedStatus(status))
                 return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false);
             throw await ToExceptionAsync(response, cancellationToken).ConfigureAwait(false);

@@ -1,5 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using RavenLite.Client.Attachments;
 using RavenLite.Client.Commands;
 using RavenLite.Client.CompareExchange;
 using RavenLite.Client.Counters;
@@ -24,6 +25,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<string, JsonObject> _included = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, List<JsonObject>> _counterOperations = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, string?> _deletedChangeVectors = new(StringComparer.OrdinalIgnoreCase);
+    private readonly List<JsonObject> _attachmentCommands = [];
+    private readonly List<Stream> _attachmentStreams = [];
     private bool _disposed;
 
     public AsyncDocumentSession(DocumentStore store, string database, TransactionMode transactionMode = TransactionMode.SingleNode)
@@ -274,27 +277,23 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
             commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "Counters", ["Counters"] = CountersJson.Document(id, operations.Select(o => (JsonObject)o.DeepClone())) });
             countersOf.Add(id);
         }
+        if (clusterWide && _attachmentCommands.Count > 0)
+            throw new InvalidOperationException("A cluster-wide session cannot change attachments: save them with a single-node session.");
+        int attachmentResults = commands.Count;
+        foreach (var c in _attachmentCommands)
+            commands.Add(c.DeepClone());
         if (commands.Count == 0)
             return;
         CountRequest();
-        var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands, clusterWide), Database, cancellationToken).ConfigureAwait(false);
+        var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands, clusterWide, _attachmentStreams), Database, cancellationToken).ConfigureAwait(false);
+        _attachmentCommands.Clear();
+        _attachmentStreams.Clear();
         foreach (string id in deleted)
         {
             _deletes.Remove(id);
             _deletedChangeVectors.Remove(id);
         }
         _cluster?.Saved(results);
-        _counterOperations.Clear();
-        for (int i = 0; i < countersOf.Count; i++)
-        {
-            // A new counter name changes the document (its @counters): the tracked change vector follows.
-            if (results.ElementAtOrDefault(counterResults + i) is JsonObject r && r["DocumentChangeVector"]?.GetValue<string>() is { } cv
-                && _byId.TryGetValue(countersOf[i], out var tracked))
-            {
-                tracked.ChangeVector = cv;
-                tracked.Metadata["@change-vector"] = cv;
-            }
-        }
         for (int i = 0; i < saved.Count; i++)
         {
             var info = saved[i];
@@ -311,6 +310,21 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
             info.ConcurrencyCheck = null;
             info.Original = ToDocument(info).ToJsonString();
         }
+        _counterOperations.Clear();
+        for (int i = 0; i < countersOf.Count; i++)
+        {
+            // A new counter name changes the document (its @counters): the tracked change vector follows.
+            if (results.ElementAtOrDefault(counterResults + i) is JsonObject r && r["DocumentChangeVector"]?.GetValue<string>() is { } cv
+                && _byId.TryGetValue(countersOf[i], out var tracked))
+            {
+                tracked.ChangeVector = cv;
+                tracked.Metadata["@change-vector"] = cv;
+            }
+        }
+        // Last: attachment commands ran after the batch's puts, so their change vectors are the documents' latest.
+        for (int i = attachmentResults; i < results.Count; i++)
+            if (results[i] is JsonObject r)
+                ApplyAttachmentResult(r);
     }
 
     public IRavenQueryable<T> Query<T>(string? indexName = null, string? collectionName = null)
@@ -383,7 +397,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
 
     public ISessionDocumentCounters CountersFor(string documentId)
     {
@@ -407,6 +421,112 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         CountRequest();
         return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    public IAttachmentsSessionOperations Attachments => _attachments ??= new SessionAttachments(this);
+
+    private SessionAttachments? _attachments;
+
+    /// <summary>After a save, a tracked document follows its attachment changes: its change vector and <c>@attachments</c>.</summary>
+    private void ApplyAttachmentResult(JsonObject r)
+    {
+        string? type = (string?)r["Type"];
+        string? cv = (string?)r["DocumentChangeVector"];
+        void Update(string? id, Action<JsonArray> change)
+        {
+            if (id == null || !_byId.TryGetValue(id, out var info))
+                return;
+            if (cv != null)
+            {
+                info.ChangeVector = cv;
+                info.Metadata["@change-vector"] = cv;
+            }
+            var list = info.Metadata["@attachments"] as JsonArray ?? [];
+            change(list);
+            info.Metadata["@attachments"] = list.Count > 0 ? list : null;
+            if (list.Count == 0)
+                info.Metadata.Remove("@attachments");
+            info.Original = ToDocument(info).ToJsonString();
+        }
+        static void Remove(JsonArray list, string? name)
+        {
+            for (int i = list.Count - 1; i >= 0; i--)
+                if (string.Equals((string?)list[i]?["Name"], name, StringComparison.OrdinalIgnoreCase))
+                    list.RemoveAt(i);
+        }
+        void Add(JsonArray list, string? name)
+        {
+            Remove(list, name);
+            list.Add(new JsonObject { ["Name"] = name, ["Hash"] = (string?)r["Hash"], ["ContentType"] = (string?)r["ContentType"], ["Size"] = (long?)r["Size"] });
+        }
+        switch (type)
+        {
+            case "AttachmentPUT":
+            case "AttachmentCOPY":
+                Update((string?)r["Id"], l => Add(l, (string?)r["Name"]));
+                break;
+            case "AttachmentDELETE":
+                Update((string?)r["@id"], l => Remove(l, (string?)r["Name"]));
+                break;
+            case "AttachmentMOVE":
+                string? source = (string?)r["Id"], destination = (string?)r["DestinationId"];
+                if (!string.Equals(source, destination, StringComparison.OrdinalIgnoreCase))
+                    cv = null; // the answer carries the destination's change vector
+                Update(source, l => Remove(l, (string?)r["Name"]));
+                cv = (string?)r["DocumentChangeVector"];
+                Update(destination, l => Add(l, (string?)r["DestinationName"]));
+                break;
+        }
+    }
+
+    /// <summary>The attachments of this session: commands queued for SaveChanges, reads sent at once.</summary>
+    private sealed class SessionAttachments(AsyncDocumentSession session) : IAttachmentsSessionOperations
+    {
+        private void Queue(JsonObject command)
+        {
+            session.ThrowIfDisposed();
+            session._attachmentCommands.Add(command);
+        }
+
+        public void Store(string documentId, string name, Stream stream, string? contentType = null)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(documentId);
+            ArgumentException.ThrowIfNullOrEmpty(name);
+            ArgumentNullException.ThrowIfNull(stream);
+            if (session._attachmentStreams.Contains(stream))
+                throw new InvalidOperationException("This stream is already stored as another attachment in this session.");
+            Queue(new JsonObject { ["Id"] = documentId, ["Name"] = name, ["ContentType"] = contentType, ["ChangeVector"] = null, ["Type"] = "AttachmentPUT" });
+            session._attachmentStreams.Add(stream);
+        }
+
+        public void Store(object entity, string name, Stream stream, string? contentType = null) => Store(session.Tracked(entity).Id, name, stream, contentType);
+
+        public void Delete(string documentId, string name) =>
+            Queue(new JsonObject { ["Id"] = documentId, ["Name"] = name, ["ChangeVector"] = null, ["Type"] = "AttachmentDELETE" });
+
+        public void Copy(string sourceDocumentId, string sourceName, string destinationDocumentId, string destinationName) =>
+            Queue(new JsonObject { ["Id"] = sourceDocumentId, ["Name"] = sourceName, ["DestinationId"] = destinationDocumentId, ["DestinationName"] = destinationName, ["Type"] = "AttachmentCOPY" });
+
+        public void Move(string sourceDocumentId, string sourceName, string destinationDocumentId, string destinationName) =>
+            Queue(new JsonObject { ["Id"] = sourceDocumentId, ["Name"] = sourceName, ["DestinationId"] = destinationDocumentId, ["DestinationName"] = destinationName, ["Type"] = "AttachmentMOVE" });
+
+        public void Rename(string documentId, string name, string newName) => Move(documentId, name, documentId, newName);
+
+        public async Task<AttachmentResult?> GetAsync(string documentId, string name, CancellationToken cancellationToken = default)
+        {
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            return await session.Store.Executor.ExecuteAsync(new GetAttachmentOperation(documentId, name).GetCommand(session.Conventions), session.Database, cancellationToken).ConfigureAwait(false);
+        }
+
+        public async Task<bool> ExistsAsync(string documentId, string name, CancellationToken cancellationToken = default)
+        {
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            return await session.Store.Executor.ExecuteAsync(new HeadAttachmentCommand(documentId, name), session.Database, cancellationToken).ConfigureAwait(false);
+        }
+
+        public IReadOnlyList<AttachmentName> GetNames(object entity) => AttachmentNames.Of(session.Tracked(entity).Metadata);
     }
 
     /// <summary>The compare-exchange values a cluster-wide session tracks: created, read (and maybe changed) and deleted.</summary>

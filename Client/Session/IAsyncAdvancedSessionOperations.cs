@@ -45,6 +45,9 @@ public interface IAsyncAdvancedSessionOperations
     /// <summary>Compare-exchange values saved with this session; only in a <see cref="TransactionMode.ClusterWide"/> session.</summary>
     IClusterTransactionOperations ClusterTransaction { get; }
 
+    /// <summary>The attachments of documents: stores, deletes, copies and moves saved with SaveChanges; reads at once.</summary>
+    Attachments.IAttachmentsSessionOperations Attachments { get; }
+
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
 }
