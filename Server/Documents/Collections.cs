@@ -15,6 +15,9 @@ public static class Collections
     /// <summary>True for a HiLo state document's id (any casing).</summary>
     public static bool IsHiLoId(string id) => id.StartsWith(HiLoIdPrefix, StringComparison.OrdinalIgnoreCase);
 
+    /// <summary>True for the HiLo state documents' collection (never revisioned, never expired).</summary>
+    public static bool IsHiLoCollection(string collection) => string.Equals(collection, Hilo, StringComparison.OrdinalIgnoreCase);
+
     /// <summary>Longest collection name, in characters.</summary>
     public const int MaxLength = 256;
 

@@ -18,17 +18,44 @@ public sealed class DocumentExtras
     /// <summary>The attachments by name (names compare ignoring case, as RavenDB's).</summary>
     public SortedDictionary<string, AttachmentInfo> Attachments { get; } = new(StringComparer.OrdinalIgnoreCase);
 
-    /// <summary>True when the document has no extension.</summary>
-    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0;
+    /// <summary>The document has revisions (<c>HasRevisions</c>).</summary>
+    public bool HasRevisions { get; set; }
 
-    /// <summary>The <c>@flags</c> value, or null when there is none.</summary>
-    public string? Flags => (Attachments.Count > 0, Counters.Count > 0) switch
+    /// <summary>Written into a revision of the document, not the document (<c>Revision</c>).</summary>
+    public bool IsRevision { get; set; }
+
+    /// <summary>True when the document has no extension.</summary>
+    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0 && !HasRevisions;
+
+    /// <summary>The <c>@flags</c> value (in RavenDB's order), or null when there is none.</summary>
+    public string? Flags
     {
-        (true, true) => "HasAttachments, HasCounters",
-        (true, false) => "HasAttachments",
-        (false, true) => "HasCounters",
-        _ => null,
-    };
+        get
+        {
+            if (IsEmpty && !IsRevision)
+                return null;
+            var flags = new List<string>(4);
+            if (HasRevisions)
+                flags.Add("HasRevisions");
+            if (IsRevision)
+                flags.Add("Revision");
+            if (Attachments.Count > 0)
+                flags.Add("HasAttachments");
+            if (Counters.Count > 0)
+                flags.Add("HasCounters");
+            return string.Join(", ", flags);
+        }
+    }
+
+    /// <summary>A copy (the lists are copied too).</summary>
+    public DocumentExtras Clone()
+    {
+        var copy = new DocumentExtras { HasRevisions = HasRevisions, IsRevision = IsRevision };
+        copy.Counters.UnionWith(Counters);
+        foreach (var (k, v) in Attachments)
+            copy.Attachments[k] = v;
+        return copy;
+    }
 
     /// <summary>Writes the keys (inside <c>@metadata</c>, after the server's four).</summary>
     public void Write(Utf8JsonWriter w)
@@ -74,7 +101,13 @@ public sealed class DocumentExtras
             DocumentExtras? extras = null;
             while (r.Read() && r.TokenType == JsonTokenType.PropertyName)
             {
-                if (r.ValueTextEquals("@counters"u8))
+                if (r.ValueTextEquals("@flags"u8))
+                {
+                    r.Read();
+                    if (r.TokenType == JsonTokenType.String && r.GetString() is { } f && f.Contains("HasRevisions", StringComparison.Ordinal))
+                        (extras ??= new DocumentExtras()).HasRevisions = true;
+                }
+                else if (r.ValueTextEquals("@counters"u8))
                 {
                     r.Read();
                     extras ??= new DocumentExtras();

@@ -44,6 +44,7 @@ public sealed class DocumentsStorage
         foreach (string t in new[] { DocsTree, EtagTree, CollectionEtagTree, TombstoneTree, CollectionsTree, IdentitiesTree })
             tx.CreateTree(t);
         var state = tx.CreateTree(StateTree);
+        Revisions = RavenLite.Server.Revisions.RevisionsStore.LoadConfiguration(tx);
         if (state.TryGet(DatabaseIdKey, out var idBytes))
         {
             DatabaseId = Encoding.UTF8.GetString(idBytes);
@@ -62,6 +63,12 @@ public sealed class DocumentsStorage
 
     /// <summary>This database's id, the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
+
+    /// <summary>
+    /// The revisions configuration (null: none), as stored; set by the write that stores a new one (on the merger
+    /// thread, which is the only reader on the write path).
+    /// </summary>
+    public RavenLite.Server.Revisions.RevisionsConfiguration? Revisions { get; internal set; }
 
     /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding control characters).</summary>
     public byte[] KeyOf(string id)

@@ -34,6 +34,7 @@ public sealed class DocumentsWriteContext
         public readonly ArrayBufferWriter<byte> Record = new(16 * 1024);
         public readonly ArrayBufferWriter<byte> Prepared = new(16 * 1024);
         public readonly ArrayBufferWriter<byte> Rewrite = new(16 * 1024);
+        public readonly ArrayBufferWriter<byte> Revision = new(16 * 1024);
         public readonly Utf8JsonWriter MetadataWriter = DocumentJson.CreateMetadataWriter();
         public readonly Dictionary<string, byte[]> CollectionPrefixes = new(StringComparer.Ordinal);
     }
@@ -185,6 +186,12 @@ public sealed class DocumentsWriteContext
         var now = DateTime.UtcNow;
         string cv = ChangeVectors.Format(etag, DatabaseId);
         string storedCollection = oldCollection ?? collection;
+        var revisions = _storage.Revisions?.For(storedCollection);
+        if (revisions != null && extras is not { HasRevisions: true })
+        {
+            extras = extras?.Clone() ?? new DocumentExtras();
+            extras.HasRevisions = true;
+        }
         var record = _scratch.Record;
         record.ResetWrittenCount();
         DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
@@ -204,7 +211,56 @@ public sealed class DocumentsWriteContext
         BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
+        if (revisions != null)
+            AddRevision(key, id, storedCollection, etag, cv, now, prepared, prefixLength, extras!, revisions);
+        else if (oldEtag == 0 && _storage.Revisions != null)
+            Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
         return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
+    }
+
+    /// <summary>Stores the revision of a version just written (its JSON flagged <c>Revision</c>) and trims the document's old revisions.</summary>
+    private void AddRevision(ReadOnlySpan<byte> key, string id, string collection, long etag, string cv, DateTime now, ReadOnlySpan<byte> prepared, int prefixLength,
+        DocumentExtras extras, Revisions.RevisionsCollectionConfiguration? configuration)
+    {
+        var revision = _scratch.Revision;
+        revision.ResetWrittenCount();
+        DocumentRecord.WriteHeader(revision, id, collection, etag, now);
+        var flags = extras.Clone();
+        flags.IsRevision = true;
+        DocumentJson.WriteStored(revision, _scratch.MetadataWriter, prepared, prefixLength, id, collection, cv, now, flags);
+        Revisions.RevisionsStore.Add(Transaction, key, etag, revision.WrittenSpan);
+        Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
+        if (configuration != null)
+            Revisions.RevisionsStore.Trim(Transaction, key, configuration, now);
+    }
+
+    /// <summary>
+    /// Creates a revision of the document's current version even when its collection keeps none (RavenDB's forced
+    /// revision): false when that version has a revision already or the document does not exist. A document without
+    /// revisions gains <c>HasRevisions</c> (a new version, whose revision this is).
+    /// </summary>
+    public bool ForceRevision(string id)
+    {
+        var doc = Get(id);
+        if (doc == null)
+            return false;
+        var key = KeyOf(doc.Id);
+        if (Revisions.RevisionsStore.Exists(Transaction, key, doc.Etag))
+            return false;
+        var extras = DocumentExtras.Read(doc.Json);
+        if (extras is not { HasRevisions: true })
+        {
+            UpdateExtras(doc.Id, e => e.HasRevisions = true);
+            doc = Get(id)!;
+            if (Revisions.RevisionsStore.Exists(Transaction, key, doc.Etag))
+                return true; // the collection keeps revisions: the rewrite made one
+            extras = DocumentExtras.Read(doc.Json)!;
+        }
+        var buffer = _scratch.Rewrite;
+        buffer.ResetWrittenCount();
+        int prefix = DocumentPreparer.Current.Prepare(doc.Json, buffer, out _);
+        AddRevision(key, doc.Id, doc.Collection, doc.Etag, doc.ChangeVector, doc.LastModified, buffer.WrittenSpan, prefix, extras, null);
+        return true;
     }
 
     /// <summary>
@@ -271,12 +327,26 @@ public sealed class DocumentsWriteContext
         colBytes.CopyTo(tomb, 2);
         key.CopyTo(tomb, 2 + colBytes.Length);
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
-        if (DocumentExtras.Read(old.Json) is { } extras)
+        var oldExtras = DocumentExtras.Read(old.Json);
+        if (oldExtras is { } extras)
         {
             if (extras.Counters.Count > 0)
                 CountersStore.DeleteAll(Transaction, key);
             if (extras.Attachments.Count > 0)
                 Attachments.AttachmentsStore.ReleaseAll(Transaction, extras);
+        }
+        if (_storage.Revisions is { } revisions)
+        {
+            if (revisions.Raw(old.Collection) is { PurgeOnDelete: true })
+            {
+                Revisions.RevisionsStore.DeleteAll(Transaction, key);
+            }
+            else if (revisions.For(old.Collection) != null || oldExtras is { HasRevisions: true })
+            {
+                var when = DateTime.UtcNow;
+                Revisions.RevisionsStore.Add(Transaction, key, etag, Revisions.RevisionsStore.DeletionRecord(old.Id, old.Collection, etag, ChangeVectors.Format(etag, DatabaseId), when));
+                Revisions.RevisionsStore.AddToBin(Transaction, key, etag);
+            }
         }
         CompareExchange.CompareExchangeStore.DeleteAtomicGuard(Transaction, old.Id);
         string cv = ChangeVectors.Format(etag, DatabaseId);

@@ -203,12 +203,16 @@ public static class BulkDocsEndpoints
                         Name(c, "Name", index), destination, Name(c, "DestinationName", index), null, null));
                     break;
                 }
+                case "ForceRevisionCreation":
+                    documents.ValidateId(id);
+                    list.Add(new ForceRevisionItem(id));
+                    break;
                 case "Counters":
                     var counters = CounterBatch.Parse(c.TryGetProperty("Counters", out var co) ? co : default, $"Commands[{index}].Counters", documents);
                     list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY and AttachmentMOVE are).");
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE and ForceRevisionCreation are).");
             }
             index++;
         }
@@ -383,6 +387,34 @@ public static class BulkDocsEndpoints
             w.WriteString("Hash", write.Info.Hash);
             w.WriteString("ContentType", write.Info.ContentType);
             w.WriteNumber("Size", write.Info.Size);
+        }
+    }
+
+    /// <summary>A <c>ForceRevisionCreation</c> command: a revision of the document's current version, whatever the configuration.</summary>
+    private sealed class ForceRevisionItem(string id) : BatchItem(id, null)
+    {
+        private bool _created;
+        private StoredDocument? _document;
+
+        public override void Execute(DocumentsWriteContext context)
+        {
+            _created = context.ForceRevision(Id);
+            _document = _created ? context.Get(Id) : null;
+        }
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            w.WriteString("Type", "ForceRevisionCreation");
+            w.WriteBoolean("RevisionCreated", _created);
+            if (_document is not { } d)
+            {
+                w.WriteString("Id", Id);
+                return;
+            }
+            // The document's metadata as it is now (with HasRevisions): the session takes it over.
+            using var parsed = JsonDocument.Parse(d.Json);
+            foreach (var p in parsed.RootElement.GetProperty("@metadata").EnumerateObject())
+                p.WriteTo(w);
         }
     }
 

@@ -12,7 +12,7 @@ public static class StatsEndpoints
 
     private static Task Get(HttpContext context, Database db)
     {
-        long docs, tombstones, lastEtag, counters;
+        long docs, tombstones, lastEtag, counters, revisions;
         (long Unique, long Attachments, long Bytes) attachments;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
@@ -21,6 +21,7 @@ public static class StatsEndpoints
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
             counters = Counters.CountersStore.Count(tx);
+            revisions = Revisions.RevisionsStore.CountAll(tx);
             attachments = Attachments.AttachmentsStore.Stats(tx);
             foreach (var index in db.Indexes.All)
                 indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
@@ -36,7 +37,7 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfIndexes", indexes.Count);
             w.WriteNumber("CountOfConflicts", 0);
             w.WriteNumber("CountOfAttachments", attachments.Attachments);
-            w.WriteNumber("CountOfRevisionDocuments", 0);
+            w.WriteNumber("CountOfRevisionDocuments", revisions);
             w.WriteNumber("CountOfCounterEntries", counters);
             w.WriteNumber("CountOfTimeSeriesSegments", 0);
             w.WriteNumber("CountOfDocumentsConflicts", 0);

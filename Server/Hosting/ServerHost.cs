@@ -106,6 +106,7 @@ public static class ServerHost
         IdentityEndpoints.Map(app);
         CompareExchangeEndpoints.Map(app);
         AttachmentEndpoints.Map(app);
+        RevisionEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

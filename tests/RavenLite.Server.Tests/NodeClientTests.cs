@@ -58,6 +58,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("counters")]
     [InlineData("cmpxchg")]
     [InlineData("attachments")]
+    [InlineData("revisions")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

@@ -1,0 +1,261 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.Revisions;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Revisions (docs/http-api.md "Revisions"): <c>POST admin/revisions/config</c> sets the configuration (GET reads it);
+/// <c>GET revisions?id=</c> (newest first, paged; <c>before=</c> a date; <c>metadataOnly</c>) or <c>?changeVector=</c>;
+/// <c>GET revisions/count?id=</c>; <c>GET revisions/bin</c> (deleted documents' last revisions); <c>POST revisions/revert</c>
+/// (every document back to its revision at a time: an operation) and <c>POST revisions/revert/docs</c> (chosen
+/// documents to chosen revisions).
+/// </summary>
+public static class RevisionEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPost("/databases/{db}/admin/revisions/config", DatabaseRoute.Handle(SetConfiguration));
+        app.MapGet("/databases/{db}/revisions/config", DatabaseRoute.Handle(GetConfiguration));
+        app.MapGet("/databases/{db}/revisions", DatabaseRoute.Handle(Get));
+        app.MapGet("/databases/{db}/revisions/count", DatabaseRoute.Handle(Count));
+        app.MapGet("/databases/{db}/revisions/bin", DatabaseRoute.Handle(Bin));
+        app.MapPost("/databases/{db}/revisions/revert", DatabaseRoute.Handle(Revert));
+        app.MapPost("/databases/{db}/revisions/revert/docs", DatabaseRoute.Handle(RevertDocuments));
+    }
+
+    private static async Task SetConfiguration(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "revisions configuration").ConfigureAwait(false);
+        var configuration = RevisionsConfiguration.Parse(body.RootElement);
+        var command = new DelegateCommand<long>(ctx =>
+        {
+            RevisionsStore.SaveConfiguration(ctx.Transaction, configuration);
+            ctx.Storage.Revisions = configuration;
+            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", command.Result);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static Task GetConfiguration(HttpContext context, Database db)
+    {
+        var configuration = db.Documents.Revisions;
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            if (configuration == null)
+                w.WriteNullValue();
+            else
+                configuration.Write(w);
+        });
+    }
+
+    private static Task Get(HttpContext context, Database db)
+    {
+        var request = context.Request;
+        bool metadataOnly = string.Equals(RequestParsing.Query(request, "metadataOnly"), "true", StringComparison.OrdinalIgnoreCase);
+        var changeVectors = request.Query["changeVector"].Where(c => !string.IsNullOrEmpty(c)).Select(c => c!).ToList();
+        var results = new List<StoredDocument?>();
+        long total;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            if (changeVectors.Count > 0)
+            {
+                foreach (string cv in changeVectors)
+                    results.Add(RevisionsStore.GetByChangeVector(tx, cv, db.Documents.DatabaseId));
+                if (changeVectors.Count == 1 && results[0] == null)
+                    return JsonResponse.EmptyAsync(context, 404);
+                total = results.Count;
+            }
+            else
+            {
+                string id = RequestParsing.Required(request, "id");
+                var key = db.Documents.KeyOf(id);
+                if (RequestParsing.Query(request, "before") is { } b)
+                {
+                    if (!DateTime.TryParse(b, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var before))
+                        throw ApiException.BadRequest($"'before' must be a date, got '{b}'.");
+                    var revision = RevisionsStore.GetBefore(tx, key, before, db.Documents.DatabaseId);
+                    if (revision == null)
+                        return JsonResponse.EmptyAsync(context, 404);
+                    results.Add(revision);
+                    total = 1;
+                }
+                else
+                {
+                    int start = RequestParsing.QueryInt(request, "start", 0);
+                    int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+                    results.AddRange(RevisionsStore.GetFor(tx, key, start, pageSize, db.Documents.DatabaseId));
+                    total = RevisionsStore.Count(tx, key);
+                }
+            }
+        }
+        return WriteResults(context, results, total, metadataOnly);
+    }
+
+    private static Task WriteResults(HttpContext context, List<StoredDocument?> results, long total, bool metadataOnly) =>
+        JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var r in results)
+            {
+                if (r == null)
+                {
+                    w.WriteNullValue();
+                }
+                else if (metadataOnly)
+                {
+                    using var parsed = JsonDocument.Parse(r.Json);
+                    w.WriteStartObject();
+                    w.WritePropertyName("@metadata");
+                    parsed.RootElement.GetProperty("@metadata").WriteTo(w);
+                    w.WriteEndObject();
+                }
+                else
+                {
+                    w.WriteRawValue(r.Json, skipInputValidation: true);
+                }
+            }
+            w.WriteEndArray();
+            w.WriteNumber("TotalResults", total);
+            w.WriteEndObject();
+        });
+
+    private static Task Count(HttpContext context, Database db)
+    {
+        string id = RequestParsing.Required(context.Request, "id");
+        long count;
+        using (var tx = db.Environment.ReadTransaction())
+            count = RevisionsStore.Count(tx, db.Documents.KeyOf(id));
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RevisionsCount", count);
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task Bin(HttpContext context, Database db)
+    {
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", 1024, 0);
+        List<StoredDocument?> results;
+        using (var tx = db.Environment.ReadTransaction())
+            results = [.. RevisionsStore.Bin(tx, start, pageSize, db.Documents.DatabaseId)];
+        return WriteResults(context, results, results.Count, metadataOnly: false);
+    }
+
+    /// <summary>Writes a revision's content as the document's new version (a deletion revision deletes it).</summary>
+    private static void RevertTo(DocumentsWriteContext ctx, StoredDocument revision)
+    {
+        using (var parsed = JsonDocument.Parse(revision.Json))
+        {
+            if (parsed.RootElement.GetProperty("@metadata").TryGetProperty("@flags", out var f) && f.GetString()!.Contains("DeleteRevision", StringComparison.Ordinal))
+            {
+                ctx.Delete(revision.Id, null);
+                return;
+            }
+        }
+        ctx.Put(revision.Id, revision.Json, null);
+    }
+
+    private static async Task RevertDocuments(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "revert request").ConfigureAwait(false);
+        if (!body.RootElement.TryGetProperty("IdToChangeVector", out var map) || map.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("Body must be {\"IdToChangeVector\":{\"id\":\"change vector of the revision\"}}.");
+        var wanted = new List<(string Id, string ChangeVector)>();
+        foreach (var p in map.EnumerateObject())
+            wanted.Add((p.Name, p.Value.GetString() ?? throw ApiException.BadRequest($"IdToChangeVector.{p.Name} must be a change vector.")));
+        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        {
+            foreach (var (id, cv) in wanted)
+            {
+                var revision = RevisionsStore.GetByChangeVector(ctx.Transaction, cv, ctx.DatabaseId);
+                if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase))
+                    throw ApiException.BadRequest($"Document '{id}' has no revision with change vector {cv}.");
+                RevertTo(ctx, revision);
+            }
+            return true;
+        })).ConfigureAwait(false);
+        await JsonResponse.EmptyAsync(context, 200).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Every document with revisions (of the given collections, if any) goes back to its newest revision written at or
+    /// before <c>Time</c>: documents changed since get that revision's content, documents created since are deleted.
+    /// A background operation (progress in /operations/state); one merger command per document.
+    /// </summary>
+    private static async Task Revert(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "revert request").ConfigureAwait(false);
+        var root = body.RootElement;
+        if (!root.TryGetProperty("Time", out var t) || t.ValueKind != JsonValueKind.String || !t.TryGetDateTime(out var time))
+            throw ApiException.BadRequest("Body must name the Time (a date) to revert to: {\"Time\":\"2026-01-01T00:00:00Z\"}.");
+        time = time.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(time, DateTimeKind.Utc) : time.ToUniversalTime();
+        var collections = root.TryGetProperty("Collections", out var cs) && cs.ValueKind == JsonValueKind.Array
+            ? cs.EnumerateArray().Select(c => c.GetString() ?? "").ToHashSet(StringComparer.OrdinalIgnoreCase) : null;
+        if (!db.TryAcquire())
+            throw new ApiException(503, RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
+        var state = db.Operations.Start(db.Operations.NextId(), "DatabaseRevert");
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                List<byte[]> keys;
+                using (var tx = db.Environment.ReadTransaction())
+                    keys = RevisionsStore.DocumentKeys(tx);
+                state.Total = keys.Count;
+                foreach (var key in keys)
+                {
+                    state.Token.ThrowIfCancellationRequested();
+                    await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+                    {
+                        var newest = RevisionsStore.GetFor(ctx.Transaction, key, 0, 1, ctx.DatabaseId);
+                        if (newest.Count == 0 || newest[0].LastModified <= time || (collections != null && !collections.Contains(newest[0].Collection)))
+                            return false;
+                        var target = RevisionsStore.GetBefore(ctx.Transaction, key, time, ctx.DatabaseId);
+                        if (target != null)
+                            RevertTo(ctx, target);
+                        else if (ctx.Get(newest[0].Id) != null)
+                            ctx.Delete(newest[0].Id, null);
+                        return true;
+                    })).ConfigureAwait(false);
+                    state.AddProcessed(1);
+                }
+                state.Complete();
+            }
+            catch (OperationCanceledException)
+            {
+                state.Fault(RavenExceptionTypes.RavenException, $"Operation {state.Id} was canceled.", 400);
+            }
+            catch (Exception e)
+            {
+                state.Fault(e is ApiException a ? a.ClientType : RavenExceptionTypes.RavenException, e.Message, e is ApiException b ? b.StatusCode : 500);
+            }
+            finally
+            {
+                db.Operations.Finished(state);
+                db.Release();
+            }
+        });
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("OperationId", state.Id);
+            w.WriteString("OperationNodeTag", ChangeVectors.NodeTag);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,258 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Documents;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Server.Revisions;
+
+/// <summary>
+/// Revisions of documents (docs/format/documents.md "Revisions"):
+/// <list type="bullet">
+/// <item><c>Revisions</c>: document key, 0x1E, etag (big endian) → a record in the <see cref="DocumentRecord"/> format
+///   (its JSON is the document as it was, <c>@flags</c> with <c>Revision</c>; a deletion is a record whose JSON is only
+///   <c>@metadata</c> with <c>DeleteRevision</c>). The etag is the version's own, so its change vector is the version's.</item>
+/// <item><c>RevisionsByEtag</c>: etag (big endian) → the <c>Revisions</c> key (lookups by change vector).</item>
+/// <item><c>RevisionsBin</c>: document key → etag of the deletion revision of a deleted document (the revisions bin).</item>
+/// </list>
+/// The configuration is <c>State/RevisionsConfiguration</c> (JSON). Static: every method works on the transaction it is given.
+/// </summary>
+public static class RevisionsStore
+{
+    internal const string TreeName = "Revisions";
+    internal const string ByEtagTree = "RevisionsByEtag";
+    internal const string BinTree = "RevisionsBin";
+    private const byte Separator = 0x1E;
+    private static readonly byte[] ConfigurationKey = "RevisionsConfiguration"u8.ToArray();
+
+    /// <summary>The stored configuration, or null.</summary>
+    public static RevisionsConfiguration? LoadConfiguration(Transaction tx)
+    {
+        if (tx.ReadTree(DocumentsStorage.StateTree) is not { } t || !t.TryGet(ConfigurationKey, out var v))
+            return null;
+        using var json = JsonDocument.Parse(v.ToArray());
+        return RevisionsConfiguration.Parse(json.RootElement);
+    }
+
+    /// <summary>Stores a configuration.</summary>
+    public static void SaveConfiguration(WriteTransaction tx, RevisionsConfiguration configuration)
+    {
+        var buffer = new ArrayBufferWriter<byte>();
+        using (var w = new Utf8JsonWriter(buffer))
+            configuration.Write(w);
+        tx.CreateTree(DocumentsStorage.StateTree).Put(ConfigurationKey, buffer.WrittenSpan);
+    }
+
+    private static byte[] Prefix(ReadOnlySpan<byte> docKey)
+    {
+        var p = new byte[docKey.Length + 1];
+        docKey.CopyTo(p);
+        p[^1] = Separator;
+        return p;
+    }
+
+    private static byte[] Key(ReadOnlySpan<byte> docKey, long etag)
+    {
+        var k = new byte[docKey.Length + 9];
+        docKey.CopyTo(k);
+        k[docKey.Length] = Separator;
+        BinaryPrimitives.WriteInt64BigEndian(k.AsSpan(docKey.Length + 1), etag);
+        return k;
+    }
+
+    /// <summary>Stores a revision record (<see cref="DocumentRecord"/> format) of the document keyed <paramref name="docKey"/> at <paramref name="etag"/>.</summary>
+    public static void Add(WriteTransaction tx, ReadOnlySpan<byte> docKey, long etag, ReadOnlySpan<byte> record)
+    {
+        var key = Key(docKey, etag);
+        tx.CreateTree(TreeName).Put(key, record);
+        tx.CreateTree(ByEtagTree).Put(DocumentsStorage.EtagKey(etag), key);
+    }
+
+    /// <summary>True when the document has a revision at <paramref name="etag"/>.</summary>
+    public static bool Exists(Transaction tx, ReadOnlySpan<byte> docKey, long etag) => tx.ReadTree(TreeName) is { } t && t.ContainsKey(Key(docKey, etag));
+
+    /// <summary>Writes the record of a deletion revision: only <c>@metadata</c>, flagged <c>HasRevisions, DeleteRevision</c>.</summary>
+    public static byte[] DeletionRecord(string id, string collection, long etag, string changeVector, DateTime when)
+    {
+        var buffer = new ArrayBufferWriter<byte>(256);
+        DocumentRecord.WriteHeader(buffer, id, collection, etag, when);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WriteStartObject("@metadata");
+            if (!string.Equals(collection, Collections.Empty, StringComparison.Ordinal))
+                w.WriteString("@collection", collection);
+            w.WriteString("@id", id);
+            w.WriteString("@change-vector", changeVector);
+            w.WriteString("@last-modified", Http.JsonResponse.FormatDate(when));
+            w.WriteString("@flags", "HasRevisions, DeleteRevision");
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    private static void Remove(WriteTransaction tx, byte[] key)
+    {
+        tx.CreateTree(TreeName).Delete(key);
+        tx.CreateTree(ByEtagTree).Delete(key.AsSpan(key.Length - 8));
+    }
+
+    private static List<(byte[] Key, DateTime Modified)> List(Transaction tx, ReadOnlySpan<byte> docKey)
+    {
+        var result = new List<(byte[], DateTime)>();
+        if (tx.ReadTree(TreeName) is not { } t)
+            return result;
+        var c = t.CreateCursor();
+        c.Prefix = Prefix(docKey);
+        for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+            result.Add((c.Key.ToArray(), new DateTime(BinaryPrimitives.ReadInt64LittleEndian(c.Value[8..]), DateTimeKind.Utc)));
+        return result;
+    }
+
+    /// <summary>
+    /// Removes the oldest revisions beyond the configuration's limits: a revision goes when there are more than
+    /// <c>MinimumRevisionsToKeep</c> (if set) and it is older than <c>MinimumRevisionAgeToKeep</c> (if set), at most
+    /// <c>MaximumRevisionsToDeleteUponDocumentUpdate</c> at a time (if set). The newest revision always stays.
+    /// </summary>
+    public static void Trim(WriteTransaction tx, ReadOnlySpan<byte> docKey, RevisionsCollectionConfiguration configuration, DateTime now)
+    {
+        if (configuration.MinimumRevisionsToKeep == null && configuration.MinimumRevisionAgeToKeep == null)
+            return;
+        var all = List(tx, docKey);
+        long count = all.Count;
+        long budget = configuration.MaximumRevisionsToDeleteUponDocumentUpdate ?? long.MaxValue;
+        for (int i = 0; i < all.Count - 1 && budget > 0; i++)
+        {
+            bool overCount = configuration.MinimumRevisionsToKeep is not { } keep || count > keep;
+            bool overAge = configuration.MinimumRevisionAgeToKeep is not { } age || now - all[i].Modified > age;
+            if (!overCount || !overAge)
+                break;
+            Remove(tx, all[i].Key);
+            count--;
+            budget--;
+        }
+    }
+
+    /// <summary>Removes every revision of a document (purge on delete).</summary>
+    public static void DeleteAll(WriteTransaction tx, ReadOnlySpan<byte> docKey)
+    {
+        foreach (var (key, _) in List(tx, docKey))
+            Remove(tx, key);
+        if (tx.ReadTree(BinTree) is { Count: > 0 })
+            tx.CreateTree(BinTree).Delete(docKey);
+    }
+
+    /// <summary>Lists a deleted document in the revisions bin.</summary>
+    public static void AddToBin(WriteTransaction tx, ReadOnlySpan<byte> docKey, long etag)
+    {
+        Span<byte> v = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64BigEndian(v, etag);
+        tx.CreateTree(BinTree).Put(docKey, v);
+    }
+
+    /// <summary>Takes a document out of the revisions bin (it exists again).</summary>
+    public static void RemoveFromBin(WriteTransaction tx, ReadOnlySpan<byte> docKey)
+    {
+        if (tx.ReadTree(BinTree) is { Count: > 0 })
+            tx.CreateTree(BinTree).Delete(docKey);
+    }
+
+    /// <summary>A document's revisions, newest first, skipping <paramref name="start"/>.</summary>
+    public static List<StoredDocument> GetFor(Transaction tx, ReadOnlySpan<byte> docKey, int start, int pageSize, string databaseId)
+    {
+        var result = new List<StoredDocument>();
+        if (tx.ReadTree(TreeName) is not { } t)
+            return result;
+        var c = t.CreateCursor();
+        var prefix = Prefix(docKey);
+        c.Prefix = prefix;
+        var last = new byte[prefix.Length + 8];
+        prefix.CopyTo(last, 0);
+        last.AsSpan(prefix.Length).Fill(0xFF);
+        bool ok = c.Seek(last) ? c.Key.SequenceEqual(last) || c.MovePrevious() : c.SeekToLast();
+        for (; ok && result.Count < pageSize; ok = c.MovePrevious())
+        {
+            if (!c.Key.StartsWith(prefix))
+                break;
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            result.Add(DocumentRecord.Read(c.Value, databaseId));
+        }
+        return result;
+    }
+
+    /// <summary>Number of revisions of a document.</summary>
+    public static long Count(Transaction tx, ReadOnlySpan<byte> docKey) => List(tx, docKey).Count;
+
+    /// <summary>Number of revisions in the database.</summary>
+    public static long CountAll(Transaction tx) => tx.ReadTree(TreeName)?.Count ?? 0;
+
+    /// <summary>The revision with this change vector (<c>A:{etag}-{database id}</c>), or null.</summary>
+    public static StoredDocument? GetByChangeVector(Transaction tx, string changeVector, string databaseId)
+    {
+        int colon = changeVector.IndexOf(':', StringComparison.Ordinal), dash = changeVector.IndexOf('-', StringComparison.Ordinal);
+        if (colon < 0 || dash < colon || !long.TryParse(changeVector.AsSpan(colon + 1, dash - colon - 1), NumberStyles.None, CultureInfo.InvariantCulture, out long etag)
+            || !string.Equals(changeVector[(dash + 1)..], databaseId, StringComparison.Ordinal))
+            return null;
+        if (tx.ReadTree(ByEtagTree) is not { } byEtag || !byEtag.TryGet(DocumentsStorage.EtagKey(etag), out var key))
+            return null;
+        return tx.ReadTree(TreeName)!.TryGet(key, out var v) ? DocumentRecord.Read(v, databaseId) : null;
+    }
+
+    /// <summary>The newest revision of a document written at or before <paramref name="before"/>, or null.</summary>
+    public static StoredDocument? GetBefore(Transaction tx, ReadOnlySpan<byte> docKey, DateTime before, string databaseId)
+    {
+        var tree = tx.ReadTree(TreeName);
+        foreach (var (key, modified) in Enumerable.Reverse(List(tx, docKey)))
+            if (modified <= before)
+                return tree!.TryGet(key, out var v) ? DocumentRecord.Read(v, databaseId) : null;
+        return null;
+    }
+
+    /// <summary>The deletion revisions of the documents in the bin, in id order, skipping <paramref name="start"/>.</summary>
+    public static List<StoredDocument> Bin(Transaction tx, int start, int pageSize, string databaseId)
+    {
+        var result = new List<StoredDocument>();
+        if (tx.ReadTree(BinTree) is not { } bin)
+            return result;
+        var revisions = tx.ReadTree(TreeName)!;
+        var c = bin.CreateCursor();
+        for (bool ok = c.SeekToFirst(); ok && result.Count < pageSize; ok = c.MoveNext())
+        {
+            if (start > 0)
+            {
+                start--;
+                continue;
+            }
+            if (revisions.TryGet(Key(c.Key, BinaryPrimitives.ReadInt64BigEndian(c.Value)), out var v))
+                result.Add(DocumentRecord.Read(v, databaseId));
+        }
+        return result;
+    }
+
+    /// <summary>Keys of the documents that have revisions, in key order (for revert).</summary>
+    public static List<byte[]> DocumentKeys(Transaction tx)
+    {
+        var result = new List<byte[]>();
+        if (tx.ReadTree(TreeName) is not { } t)
+            return result;
+        var c = t.CreateCursor();
+        byte[]? last = null;
+        for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+        {
+            var docKey = c.Key[..^9];
+            if (last == null || !docKey.SequenceEqual(last))
+                result.Add(last = docKey.ToArray());
+        }
+        return result;
+    }
+
+    internal static string KeyText(byte[] docKey) => Encoding.UTF8.GetString(docKey);
+}
