@@ -26,6 +26,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<string, List<JsonObject>> _counterOperations = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, string?> _deletedChangeVectors = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<JsonObject> _attachmentCommands = [];
+    private readonly List<string> _forcedRevisions = [];
     private readonly List<Stream> _attachmentStreams = [];
     private bool _disposed;
 
@@ -282,12 +283,16 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         int attachmentResults = commands.Count;
         foreach (var c in _attachmentCommands)
             commands.Add(c.DeepClone());
+        int revisionResults = commands.Count;
+        foreach (string id in _forcedRevisions)
+            commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "ForceRevisionCreation" });
         if (commands.Count == 0)
             return;
         CountRequest();
         var results = await Store.Executor.ExecuteAsync(new BatchCommand(commands, clusterWide, _attachmentStreams), Database, cancellationToken).ConfigureAwait(false);
         _attachmentCommands.Clear();
         _attachmentStreams.Clear();
+        _forcedRevisions.Clear();
         foreach (string id in deleted)
         {
             _deletes.Remove(id);
@@ -322,9 +327,22 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
             }
         }
         // Last: attachment commands ran after the batch's puts, so their change vectors are the documents' latest.
-        for (int i = attachmentResults; i < results.Count; i++)
+        for (int i = attachmentResults; i < revisionResults; i++)
             if (results[i] is JsonObject r)
                 ApplyAttachmentResult(r);
+        for (int i = revisionResults; i < results.Count; i++)
+        {
+            // A forced revision of a document without revisions gives it HasRevisions: a new change vector.
+            if (results[i] is JsonObject r && (bool?)r["RevisionCreated"] == true && (string?)r["@id"] is { } id && _byId.TryGetValue(id, out var tracked)
+                && (string?)r["@change-vector"] is { } cv)
+            {
+                tracked.ChangeVector = cv;
+                tracked.Metadata["@change-vector"] = cv;
+                if ((string?)r["@flags"] is { } flags)
+                    tracked.Metadata["@flags"] = flags;
+                tracked.Original = ToDocument(tracked).ToJsonString();
+            }
+        }
     }
 
     public IRavenQueryable<T> Query<T>(string? indexName = null, string? collectionName = null)
@@ -397,7 +415,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || _forcedRevisions.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
 
     public ISessionDocumentCounters CountersFor(string documentId)
     {
@@ -421,6 +439,62 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         CountRequest();
         return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    public Revisions.IRevisionsSessionOperations Revisions => _revisions ??= new SessionRevisions(this);
+
+    private SessionRevisions? _revisions;
+
+    /// <summary>An entity from a revision: not tracked (a revision is read-only), its identity property set.</summary>
+    private T Detached<T>(JsonObject document)
+    {
+        string? id = (string?)(document["@metadata"] as JsonObject)?["@id"];
+        var entity = WithoutMetadata(document).Deserialize<T>(Conventions.JsonSerializerOptions)!;
+        if (id != null && entity != null)
+            Conventions.IdentityProperty(entity.GetType())?.SetValue(entity, id);
+        return entity;
+    }
+
+    /// <summary>Revisions read through this session.</summary>
+    private sealed class SessionRevisions(AsyncDocumentSession session) : Revisions.IRevisionsSessionOperations
+    {
+        private async Task<IReadOnlyList<JsonObject?>> Read(string query, CancellationToken cancellationToken)
+        {
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            return await session.Store.Executor.ExecuteAsync(new Revisions.GetRevisionsCommand(query), session.Database, cancellationToken).ConfigureAwait(false);
+        }
+
+        private static string Page(string id, int start, int pageSize) =>
+            string.Create(System.Globalization.CultureInfo.InvariantCulture, $"id={Uri.EscapeDataString(id)}&start={start}&pageSize={pageSize}");
+
+        public async Task<IReadOnlyList<T>> GetForAsync<T>(string id, int start = 0, int pageSize = 25, CancellationToken cancellationToken = default) =>
+            (await Read(Page(id, start, pageSize), cancellationToken).ConfigureAwait(false)).OfType<JsonObject>().Select(session.Detached<T>).ToList();
+
+        public async Task<IReadOnlyList<JsonObject>> GetMetadataForAsync(string id, int start = 0, int pageSize = 25, CancellationToken cancellationToken = default) =>
+            (await Read(Page(id, start, pageSize) + "&metadataOnly=true", cancellationToken).ConfigureAwait(false))
+                .OfType<JsonObject>().Select(d => (JsonObject)d["@metadata"]!.DeepClone()).ToList();
+
+        public async Task<T?> GetAsync<T>(string changeVector, CancellationToken cancellationToken = default) =>
+            (await Read("changeVector=" + Uri.EscapeDataString(changeVector), cancellationToken).ConfigureAwait(false)) is [JsonObject d] ? session.Detached<T>(d) : default;
+
+        public async Task<T?> GetAsync<T>(string id, DateTime before, CancellationToken cancellationToken = default) =>
+            (await Read($"id={Uri.EscapeDataString(id)}&before={Uri.EscapeDataString(before.ToUniversalTime().ToString("o", System.Globalization.CultureInfo.InvariantCulture))}", cancellationToken)
+                .ConfigureAwait(false)) is [JsonObject d] ? session.Detached<T>(d) : default;
+
+        public async Task<long> GetCountForAsync(string id, CancellationToken cancellationToken = default)
+        {
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            return await session.Store.Executor.ExecuteAsync(new Revisions.GetRevisionsCountCommand(id), session.Database, cancellationToken).ConfigureAwait(false);
+        }
+
+        public void ForceRevisionCreationFor<T>(T entity)
+        {
+            string id = session.Tracked(entity).Id;
+            if (!session._forcedRevisions.Contains(id, StringComparer.OrdinalIgnoreCase))
+                session._forcedRevisions.Add(id);
+        }
     }
 
     public IAttachmentsSessionOperations Attachments => _attachments ??= new SessionAttachments(this);

@@ -48,6 +48,9 @@ public interface IAsyncAdvancedSessionOperations
     /// <summary>The attachments of documents: stores, deletes, copies and moves saved with SaveChanges; reads at once.</summary>
     Attachments.IAttachmentsSessionOperations Attachments { get; }
 
+    /// <summary>The revisions of documents: read at once; forced revisions made with SaveChanges.</summary>
+    Revisions.IRevisionsSessionOperations Revisions { get; }
+
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
 }
