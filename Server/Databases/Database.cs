@@ -31,6 +31,7 @@ public sealed class Database : IDisposable
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
             Merger.Committed = Indexes.NotifyAll;
+            Expiration = new Expiration.ExpirationWorker(this, logger);
         }
         catch
         {
@@ -69,6 +70,9 @@ public sealed class Database : IDisposable
     /// <summary>The database's indexes and their workers.</summary>
     public Indexing.IndexStore Indexes { get; } = null!;
 
+    /// <summary>The task that deletes expired and refreshes due documents.</summary>
+    public Expiration.ExpirationWorker Expiration { get; } = null!;
+
     /// <summary>Long-running operations (bulk inserts) and their states.</summary>
     public OperationsTable Operations { get; } = new();
 
@@ -98,6 +102,7 @@ public sealed class Database : IDisposable
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
+        Expiration.Dispose();
         Merger.Dispose();
         Indexes.Dispose();
         Environment.Dispose();

@@ -45,6 +45,8 @@ public sealed class DocumentsStorage
             tx.CreateTree(t);
         var state = tx.CreateTree(StateTree);
         Revisions = RavenLite.Server.Revisions.RevisionsStore.LoadConfiguration(tx);
+        Expiration = LoadConfiguration(tx, ExpirationKey, "DeleteFrequencyInSec");
+        Refresh = LoadConfiguration(tx, RefreshKey, "RefreshFrequencyInSec");
         if (state.TryGet(DatabaseIdKey, out var idBytes))
         {
             DatabaseId = Encoding.UTF8.GetString(idBytes);
@@ -69,6 +71,36 @@ public sealed class DocumentsStorage
     /// thread, which is the only reader on the write path).
     /// </summary>
     public RavenLite.Server.Revisions.RevisionsConfiguration? Revisions { get; internal set; }
+
+    /// <summary>The expiration configuration (null: none; the task deletes nothing).</summary>
+    public RavenLite.Server.Expiration.ExpirationConfiguration? Expiration { get; internal set; }
+
+    /// <summary>The refresh configuration (null: none).</summary>
+    public RavenLite.Server.Expiration.ExpirationConfiguration? Refresh { get; internal set; }
+
+    internal static readonly byte[] ExpirationKey = "ExpirationConfiguration"u8.ToArray();
+    internal static readonly byte[] RefreshKey = "RefreshConfiguration"u8.ToArray();
+
+    private static RavenLite.Server.Expiration.ExpirationConfiguration? LoadConfiguration(Transaction tx, byte[] key, string frequencyName)
+    {
+        if (tx.ReadTree(StateTree) is not { } t || !t.TryGet(key, out var v))
+            return null;
+        using var json = JsonDocument.Parse(v.ToArray());
+        return RavenLite.Server.Expiration.ExpirationConfiguration.Parse(json.RootElement, frequencyName);
+    }
+
+    /// <summary>Stores an expiration or refresh configuration (and makes it current).</summary>
+    internal void SaveConfiguration(WriteTransaction tx, bool refresh, RavenLite.Server.Expiration.ExpirationConfiguration configuration)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var w = new Utf8JsonWriter(buffer))
+            configuration.Write(w, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
+        tx.CreateTree(StateTree).Put(refresh ? RefreshKey : ExpirationKey, buffer.WrittenSpan);
+        if (refresh)
+            Refresh = configuration;
+        else
+            Expiration = configuration;
+    }
 
     /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding control characters).</summary>
     public byte[] KeyOf(string id)

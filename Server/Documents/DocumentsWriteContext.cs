@@ -169,12 +169,14 @@ public sealed class DocumentsWriteContext
         ReadOnlySpan<byte> key = _scratch.Key.AsSpan(0, keyLength);
         long oldEtag = 0;
         string? oldCollection = null;
+        (long?, long?) oldDates = default;
         if (_docs.TryGet(key, out var existing))
         {
             oldEtag = DocumentRecord.Etag(existing);
             oldCollection = DocumentRecord.Collection(existing);
             if (!replaceExtras)
                 extras = DocumentExtras.Read(DocumentRecord.Json(existing));
+            oldDates = Expiration.ExpirationStore.Dates(DocumentRecord.Json(existing));
         }
         CheckExpected(id, expectedChangeVector, oldEtag);
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
@@ -211,6 +213,9 @@ public sealed class DocumentsWriteContext
         BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
+        var dates = Expiration.ExpirationStore.Dates(prepared[prefixLength..]);
+        if (dates != oldDates)
+            Expiration.ExpirationStore.Update(Transaction, key, oldDates, dates);
         if (revisions != null)
             AddRevision(key, id, storedCollection, etag, cv, now, prepared, prefixLength, extras!, revisions);
         else if (oldEtag == 0 && _storage.Revisions != null)
@@ -327,6 +332,9 @@ public sealed class DocumentsWriteContext
         colBytes.CopyTo(tomb, 2);
         key.CopyTo(tomb, 2 + colBytes.Length);
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
+        var oldDates = Expiration.ExpirationStore.Dates(old.Json);
+        if (oldDates != default)
+            Expiration.ExpirationStore.Update(Transaction, key, oldDates, default);
         var oldExtras = DocumentExtras.Read(old.Json);
         if (oldExtras is { } extras)
         {

@@ -47,4 +47,10 @@ internal static partial class Log
 
     [LoggerMessage(41, LogLevel.Information, "RavenLite stopped cleanly: {Count} open database(s) closed, their mergers drained and journals synced")]
     public static partial void Stopped(ILogger logger, int count);
+
+    [LoggerMessage(50, LogLevel.Information, "Database {Database}: {Action} {Count} document(s) whose @expires/@refresh time passed")]
+    public static partial void ExpirationRound(ILogger logger, string database, string action, int count);
+
+    [LoggerMessage(51, LogLevel.Warning, "Database {Database}: the expiration/refresh round failed; it is retried on the next one")]
+    public static partial void ExpirationFailed(ILogger logger, Exception exception, string database);
 }

@@ -107,6 +107,7 @@ public static class ServerHost
         CompareExchangeEndpoints.Map(app);
         AttachmentEndpoints.Map(app);
         RevisionEndpoints.Map(app);
+        ExpirationEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

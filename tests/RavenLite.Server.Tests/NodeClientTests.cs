@@ -59,6 +59,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("cmpxchg")]
     [InlineData("attachments")]
     [InlineData("revisions")]
+    [InlineData("expiration")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

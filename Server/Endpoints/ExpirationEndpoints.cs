@@ -1,0 +1,51 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Expiration;
+using RavenLite.Server.Http;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Expiration and refresh (docs/http-api.md "Expiration and refresh"): <c>POST admin/expiration/config</c>
+/// (<c>{"Disabled":false,"DeleteFrequencyInSec":60}</c>) and <c>POST admin/refresh/config</c>
+/// (<c>{"Disabled":false,"RefreshFrequencyInSec":60}</c>) switch the background task on or off; GET without
+/// <c>admin/</c> reads them. Documents name their time in <c>@metadata.@expires</c> / <c>@refresh</c>.
+/// </summary>
+public static class ExpirationEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPost("/databases/{db}/admin/expiration/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: false)));
+        app.MapPost("/databases/{db}/admin/refresh/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: true)));
+        app.MapGet("/databases/{db}/expiration/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Expiration, "DeleteFrequencyInSec")));
+        app.MapGet("/databases/{db}/refresh/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Refresh, "RefreshFrequencyInSec")));
+    }
+
+    private static async Task Set(HttpContext context, Database db, bool refresh)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, refresh ? "refresh configuration" : "expiration configuration").ConfigureAwait(false);
+        var configuration = ExpirationConfiguration.Parse(body.RootElement, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
+        var command = new DelegateCommand<long>(ctx =>
+        {
+            ctx.Storage.SaveConfiguration(ctx.Transaction, refresh, configuration);
+            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", command.Result);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static Task Get(HttpContext context, ExpirationConfiguration? configuration, string frequencyName) =>
+        JsonResponse.WriteAsync(context, 200, w =>
+        {
+            if (configuration == null)
+                w.WriteNullValue();
+            else
+                configuration.Write(w, frequencyName);
+        });
+}

@@ -1,0 +1,119 @@
+using System.Text;
+using System.Text.Json.Nodes;
+using RavenLite.Server.Databases;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Expiration;
+
+/// <summary>
+/// The background task of a database that deletes expired documents (<c>@expires</c> passed) and refreshes documents
+/// (<c>@refresh</c> passed: the document is written again without <c>@refresh</c>, so indexes and subscriptions see it)
+/// while the matching configuration is enabled, every <c>DeleteFrequencyInSec</c> / <c>RefreshFrequencyInSec</c>.
+/// Each round takes what is due from the time-ordered trees of <see cref="ExpirationStore"/>, at most
+/// <c>MaxItemsToProcess</c> (default 10,000), in merger commands of up to 1,024 documents.
+/// </summary>
+public sealed class ExpirationWorker : IDisposable
+{
+    private const int CommandSize = 1024;
+    private readonly Database _db;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task _loop;
+    private DateTime _lastExpiration = DateTime.MinValue, _lastRefresh = DateTime.MinValue;
+
+    /// <summary>Starts the task.</summary>
+    public ExpirationWorker(Database db, ILogger logger)
+    {
+        _db = db;
+        _logger = logger;
+        _loop = Task.Run(LoopAsync);
+    }
+
+    private async Task LoopAsync()
+    {
+        while (!_stop.IsCancellationRequested)
+        {
+            try
+            {
+                await Task.Delay(TimeSpan.FromSeconds(1), _stop.Token).ConfigureAwait(false);
+                var now = DateTime.UtcNow;
+                if (_db.Documents.Expiration is { Disabled: false } e && now - _lastExpiration >= TimeSpan.FromSeconds(e.FrequencyInSec))
+                {
+                    _lastExpiration = now;
+                    await RunAsync(refresh: false, now, e.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
+                }
+                if (_db.Documents.Refresh is { Disabled: false } r && now - _lastRefresh >= TimeSpan.FromSeconds(r.FrequencyInSec))
+                {
+                    _lastRefresh = now;
+                    await RunAsync(refresh: true, now, r.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
+                }
+            }
+            catch (OperationCanceledException) when (_stop.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception ex) when (ex is not OutOfMemoryException)
+            {
+                // A failed round (the database closing, a full disk) is retried next time.
+                Hosting.Log.ExpirationFailed(_logger, ex, _db.Name);
+            }
+        }
+    }
+
+    /// <summary>One round: deletes (or refreshes) the documents due at <paramref name="now"/>; returns how many.</summary>
+    public async Task<int> RunAsync(bool refresh, DateTime now, long max, CancellationToken cancellationToken)
+    {
+        List<byte[]> due;
+        using (var tx = _db.Environment.ReadTransaction())
+            due = ExpirationStore.Due(tx, refresh ? ExpirationStore.RefreshTree : ExpirationStore.ExpiresTree, now, (int)Math.Min(max, int.MaxValue));
+        int done = 0;
+        foreach (var chunk in due.Chunk(CommandSize))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var command = new DelegateCommand<int>(ctx =>
+            {
+                int n = 0;
+                foreach (var key in chunk)
+                {
+                    var doc = ctx.Get(Encoding.UTF8.GetString(key));
+                    if (doc == null)
+                        continue;
+                    var (expires, refreshAt) = ExpirationStore.Dates(doc.Json);
+                    if (!refresh && expires is { } at && at <= now.Ticks)
+                    {
+                        ctx.Delete(doc.Id, null);
+                        n++;
+                    }
+                    else if (refresh && refreshAt is { } r && r <= now.Ticks)
+                    {
+                        var json = JsonNode.Parse(doc.Json)!.AsObject();
+                        (json["@metadata"] as JsonObject)?.Remove("@refresh");
+                        ctx.Put(doc.Id, Encoding.UTF8.GetBytes(json.ToJsonString()), null);
+                        n++;
+                    }
+                }
+                return n;
+            });
+            await _db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+            done += command.Result;
+        }
+        if (done > 0)
+            Hosting.Log.ExpirationRound(_logger, _db.Name, refresh ? "refreshed" : "deleted", done);
+        return done;
+    }
+
+    /// <summary>Stops the task (waits for a round in progress).</summary>
+    public void Dispose()
+    {
+        _stop.Cancel();
+        try
+        {
+            _loop.Wait(TimeSpan.FromSeconds(30));
+        }
+        catch (AggregateException)
+        {
+            // The loop ends by cancellation.
+        }
+        _stop.Dispose();
+    }
+}
