@@ -21,10 +21,12 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     public int Skipped { get; private set; }
 
     /// <summary>Documents in the batch.</summary>
-    public int Count => _items.Count;
+    public int Count => _items.Count + _extraEntries;
+
+    private int _extraEntries; // time-series entries beyond one per item: they count toward the batch's size
 
     /// <inheritdoc />
-    public override int Operations => Math.Max(1, _items.Count);
+    public override int Operations => Math.Max(1, Count);
 
     /// <inheritdoc />
     public override long Bytes => _bytes;
@@ -32,21 +34,29 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     /// <summary>Adds a prepared document (its bytes in <see cref="Arena"/>); <paramref name="bytes"/> is the item's size in the stream.</summary>
     public void Add(string id, string collection, ReadOnlyMemory<byte> prepared, int prefixLength, int bytes)
     {
-        _items.Add(new Item(id, collection, prepared, prefixLength, null, null));
+        _items.Add(new Item(id, collection, prepared, prefixLength, null, null, null));
         _bytes += bytes;
     }
 
     /// <summary>Adds a document's counter operations (applied after the items before them); <paramref name="bytes"/> as above.</summary>
     public void Add(Counters.CounterBatch counters, int bytes)
     {
-        _items.Add(new Item(counters.DocumentId, "", default, 0, counters, null));
+        _items.Add(new Item(counters.DocumentId, "", default, 0, counters, null, null));
         _bytes += bytes;
+    }
+
+    /// <summary>Adds time-series appends of a document, applied after the items before them.</summary>
+    public void Add(string documentId, TimeSeries.TimeSeriesOperation operation, int bytes)
+    {
+        _items.Add(new Item(documentId, "", default, 0, null, null, operation));
+        _bytes += bytes;
+        _extraEntries += Math.Max(1, operation.Size) - 1; // a batch is bounded by entries written, not items
     }
 
     /// <summary>Adds an attachment (its content read and staged already), attached after the items before it.</summary>
     public void Add(BulkInsertAttachment attachment, Attachments.StagedContent content)
     {
-        _items.Add(new Item(attachment.DocumentId, "", default, 0, null, (attachment, content)));
+        _items.Add(new Item(attachment.DocumentId, "", default, 0, null, (attachment, content), null));
         _bytes += content.Staged ? 256 : content.Size;
     }
 
@@ -63,6 +73,11 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
             if (item.Counters != null)
             {
                 item.Counters.Apply(context);
+                continue;
+            }
+            if (item.TimeSeries != null)
+            {
+                item.TimeSeries.Apply(context, item.Id);
                 continue;
             }
             if (item.Attachment is var (attachment, content))
@@ -90,5 +105,5 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     }
 
     private readonly record struct Item(string Id, string Collection, ReadOnlyMemory<byte> Prepared, int PrefixLength, Counters.CounterBatch? Counters,
-        (BulkInsertAttachment Attachment, Attachments.StagedContent Content)? Attachment);
+        (BulkInsertAttachment Attachment, Attachments.StagedContent Content)? Attachment, TimeSeries.TimeSeriesOperation? TimeSeries);
 }

@@ -266,7 +266,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         var r = new Utf8JsonReader(source, isFinalBlock: false, new JsonReaderState(ItemOptions));
         var preparer = DocumentPreparer.Current;
         string? type = null, id = null, collection = null;
-        byte[]? counters = null;
+        byte[]? counters = null; // the raw Counters or TimeSeries object of such an item
         string? name = null, contentType = null;
         long contentLength = -1;
         int prefix = 0, length;
@@ -295,7 +295,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     collection = c;
                     continue;
                 }
-                bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8), isCounters = r.ValueTextEquals("Counters"u8);
+                bool isId = r.ValueTextEquals("Id"u8), isType = r.ValueTextEquals("Type"u8);
+                bool isCounters = r.ValueTextEquals("Counters"u8) || r.ValueTextEquals("TimeSeries"u8);
                 bool isName = r.ValueTextEquals("Name"u8), isContentType = r.ValueTextEquals("ContentType"u8), isContentLength = r.ValueTextEquals("ContentLength"u8);
                 if (!r.Read())
                     return Incomplete(batch);
@@ -340,6 +341,19 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 stop = full(batch);
                 return length;
             }
+            if (type == "TimeSeriesBulkInsert")
+            {
+                batch?.Arena.AbandonItem();
+                if (counters == null || id == null)
+                    throw ApiException.BadRequest($"Bulk insert TimeSeriesBulkInsert item '{id}' has no Id or no TimeSeries object.");
+                documents.ValidateId(id);
+                using var parsed = DocumentJson.Parse(counters, 4);
+                var operation = TimeSeries.TimeSeriesOperation.Parse(parsed.RootElement, $"Bulk insert time series of '{id}'");
+                batch = currentBatch();
+                batch.Add(id, operation, length);
+                stop = full(batch);
+                return length;
+            }
             if (type == "AttachmentPUT")
             {
                 // The attachment's bytes follow the item, outside the JSON: the caller reads them (PendingAttachment).
@@ -355,7 +369,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 return length;
             }
             if (type != "PUT")
-                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters, AttachmentPUT and HeartBeat are).");
+                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters, TimeSeriesBulkInsert, AttachmentPUT and HeartBeat are).");
             if (id == null)
                 throw ApiException.BadRequest("A bulk insert item has no Id.");
             if (collection == null || batch == null)

@@ -18,6 +18,9 @@ public sealed class DocumentExtras
     /// <summary>The attachments by name (names compare ignoring case, as RavenDB's).</summary>
     public SortedDictionary<string, AttachmentInfo> Attachments { get; } = new(StringComparer.OrdinalIgnoreCase);
 
+    /// <summary>The time-series names, in stored casing.</summary>
+    public SortedSet<string> TimeSeries { get; } = new(StringComparer.OrdinalIgnoreCase);
+
     /// <summary>The document has revisions (<c>HasRevisions</c>).</summary>
     public bool HasRevisions { get; set; }
 
@@ -25,7 +28,7 @@ public sealed class DocumentExtras
     public bool IsRevision { get; set; }
 
     /// <summary>True when the document has no extension.</summary>
-    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0 && !HasRevisions;
+    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0 && TimeSeries.Count == 0 && !HasRevisions;
 
     /// <summary>The <c>@flags</c> value (in RavenDB's order), or null when there is none.</summary>
     public string? Flags
@@ -43,6 +46,8 @@ public sealed class DocumentExtras
                 flags.Add("HasAttachments");
             if (Counters.Count > 0)
                 flags.Add("HasCounters");
+            if (TimeSeries.Count > 0)
+                flags.Add("HasTimeSeries");
             return string.Join(", ", flags);
         }
     }
@@ -52,6 +57,7 @@ public sealed class DocumentExtras
     {
         var copy = new DocumentExtras { HasRevisions = HasRevisions, IsRevision = IsRevision };
         copy.Counters.UnionWith(Counters);
+        copy.TimeSeries.UnionWith(TimeSeries);
         foreach (var (k, v) in Attachments)
             copy.Attachments[k] = v;
         return copy;
@@ -75,6 +81,13 @@ public sealed class DocumentExtras
             w.WriteStartArray("@attachments"u8);
             foreach (var a in Attachments.Values)
                 a.Write(w);
+            w.WriteEndArray();
+        }
+        if (TimeSeries.Count > 0)
+        {
+            w.WriteStartArray("@timeseries"u8);
+            foreach (string t in TimeSeries)
+                w.WriteStringValue(t);
             w.WriteEndArray();
         }
     }
@@ -113,6 +126,13 @@ public sealed class DocumentExtras
                     extras ??= new DocumentExtras();
                     while (r.Read() && r.TokenType == JsonTokenType.String)
                         extras.Counters.Add(r.GetString()!);
+                }
+                else if (r.ValueTextEquals("@timeseries"u8))
+                {
+                    r.Read();
+                    extras ??= new DocumentExtras();
+                    while (r.Read() && r.TokenType == JsonTokenType.String)
+                        extras.TimeSeries.Add(r.GetString()!);
                 }
                 else if (r.ValueTextEquals("@attachments"u8))
                 {

@@ -310,7 +310,7 @@ public sealed class DocumentPreparer
 
     /// <summary>
     /// Writes the client's metadata properties of <paramref name="metadata"/> (checked already), each after a comma;
-    /// the keys the server owns are left out (its four, and <c>@flags</c>, <c>@counters</c>, <c>@attachments</c>,
+    /// the keys the server owns are left out (its four, and <c>@flags</c>, <c>@counters</c>, <c>@attachments</c>, <c>@timeseries</c>,
     /// which a client sends back from a document it loaded: the stored ones stay).
     /// </summary>
     private static void WriteClientMetadata(ReadOnlySpan<byte> metadata, IBufferWriter<byte> output, ref int written)
@@ -321,7 +321,7 @@ public sealed class DocumentPreparer
         {
             var name = r.ValueSpan;
             bool server = r.ValueTextEquals("@collection"u8) || r.ValueTextEquals("@id"u8) || r.ValueTextEquals("@change-vector"u8) || r.ValueTextEquals("@last-modified"u8)
-                || r.ValueTextEquals("@flags"u8) || r.ValueTextEquals("@counters"u8) || r.ValueTextEquals("@attachments"u8);
+                || r.ValueTextEquals("@flags"u8) || r.ValueTextEquals("@counters"u8) || r.ValueTextEquals("@attachments"u8) || r.ValueTextEquals("@timeseries"u8);
             r.Read();
             int start = (int)r.TokenStartIndex;
             r.Skip();

@@ -342,6 +342,8 @@ public sealed class DocumentsWriteContext
                 CountersStore.DeleteAll(Transaction, key);
             if (extras.Attachments.Count > 0)
                 Attachments.AttachmentsStore.ReleaseAll(Transaction, extras);
+            if (extras.TimeSeries.Count > 0)
+                TimeSeries.TimeSeriesStore.DeleteAll(Transaction, key);
         }
         if (_storage.Revisions is { } revisions)
         {

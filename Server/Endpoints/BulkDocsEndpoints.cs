@@ -203,6 +203,11 @@ public static class BulkDocsEndpoints
                         Name(c, "Name", index), destination, Name(c, "DestinationName", index), null, null));
                     break;
                 }
+                case "TimeSeries":
+                case "TimeSeriesWithIncrements":
+                    documents.ValidateId(id);
+                    list.Add(new TimeSeriesItem(id, TimeSeries.TimeSeriesOperation.Parse(c.TryGetProperty("TimeSeries", out var ts) ? ts : default, $"Commands[{index}].TimeSeries")));
+                    break;
                 case "ForceRevisionCreation":
                     documents.ValidateId(id);
                     list.Add(new ForceRevisionItem(id));
@@ -212,7 +217,7 @@ public static class BulkDocsEndpoints
                     list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE and ForceRevisionCreation are).");
+                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE, TimeSeries and ForceRevisionCreation are).");
             }
             index++;
         }
@@ -387,6 +392,18 @@ public static class BulkDocsEndpoints
             w.WriteString("Hash", write.Info.Hash);
             w.WriteString("ContentType", write.Info.ContentType);
             w.WriteNumber("Size", write.Info.Size);
+        }
+    }
+
+    /// <summary>A <c>TimeSeries</c> command: appends, deletes and increments of one series of a document.</summary>
+    private sealed class TimeSeriesItem(string id, TimeSeries.TimeSeriesOperation operation) : BatchItem(id, null)
+    {
+        public override void Execute(DocumentsWriteContext context) => operation.Apply(context, Id);
+
+        public override void WriteResult(Utf8JsonWriter w)
+        {
+            w.WriteString("Type", "TimeSeries");
+            w.WriteString("Id", Id);
         }
     }
 

@@ -12,7 +12,7 @@ public static class StatsEndpoints
 
     private static Task Get(HttpContext context, Database db)
     {
-        long docs, tombstones, lastEtag, counters, revisions;
+        long docs, tombstones, lastEtag, counters, revisions, segments;
         (long Unique, long Attachments, long Bytes) attachments;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
@@ -22,6 +22,7 @@ public static class StatsEndpoints
             lastEtag = DocumentsStorage.LastEtag(tx);
             counters = Counters.CountersStore.Count(tx);
             revisions = Revisions.RevisionsStore.CountAll(tx);
+            segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
             attachments = Attachments.AttachmentsStore.Stats(tx);
             foreach (var index in db.Indexes.All)
                 indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
@@ -39,7 +40,7 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfAttachments", attachments.Attachments);
             w.WriteNumber("CountOfRevisionDocuments", revisions);
             w.WriteNumber("CountOfCounterEntries", counters);
-            w.WriteNumber("CountOfTimeSeriesSegments", 0);
+            w.WriteNumber("CountOfTimeSeriesSegments", segments);
             w.WriteNumber("CountOfDocumentsConflicts", 0);
             w.WriteNumber("CountOfUniqueAttachments", attachments.Unique);
             w.WriteString("DatabaseChangeVector", lastEtag == 0 ? "" : ChangeVectors.Format(lastEtag, db.Documents.DatabaseId));

@@ -108,6 +108,7 @@ public static class ServerHost
         AttachmentEndpoints.Map(app);
         RevisionEndpoints.Map(app);
         ExpirationEndpoints.Map(app);
+        TimeSeriesEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

@@ -344,6 +344,7 @@ public sealed partial class QueryRunner
                     continue;
                 }
                 byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
+                    : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
                     : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
                 if (_searchHits is { Count: > 0 })
                     output = WithScore(output, Score(row));
@@ -895,6 +896,33 @@ public sealed partial class QueryRunner
     }
 
     private string _projectionBehavior = "Default";
+
+    private List<TimeSeries.TimeSeriesQuery>? _timeSeriesQueries;
+
+    /// <summary>The answer of <c>select timeseries(..) as a, ..</c> for one document: <c>{"a": {"Count","Results"}, .., "@metadata"}</c>.</summary>
+    private byte[] ProjectTimeSeries(StoredDocument doc, RavenLite.Storage.Transactions.Transaction tx)
+    {
+        _timeSeriesQueries ??= _query.TimeSeries.Select(t => TimeSeries.TimeSeriesQuery.Parse(t.Text, _parameters)).ToList();
+        var key = _db.Documents.KeyOf(doc.Id);
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            for (int i = 0; i < _timeSeriesQueries.Count; i++)
+            {
+                var q = _timeSeriesQueries[i];
+                w.WritePropertyName(_query.TimeSeries[i].Alias);
+                q.Write(w, TimeSeries.TimeSeriesStore.Read(tx, key, q.Name, q.From, q.To));
+            }
+            w.WriteStartObject("@metadata");
+            w.WriteBoolean("@projection", true);
+            w.WriteString("@id", doc.Id);
+            w.WriteString("@change-vector", doc.ChangeVector);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
+    }
 
     private byte[] Project(Row row)
     {

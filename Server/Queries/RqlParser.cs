@@ -307,6 +307,7 @@ public sealed class RqlParser
         var suggestions = new List<RqlSuggest>();
         var highlights = new List<RqlHighlight>();
         var counterIncludes = new List<RqlCounterInclude>();
+        var timeSeries = new List<RqlTimeSeries>();
         bool timings = false;
         RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
@@ -352,6 +353,11 @@ public sealed class RqlParser
                     while (depth > 0);
                     var last = _tokens[_pos - 1];
                     selectScript = _text[start..(last.Position + last.Text.Length)];
+                    continue;
+                }
+                if (IsFunction("timeseries"))
+                {
+                    timeSeries.AddRange(TimeSeriesSelects());
                     continue;
                 }
                 if (IsFunction("facet"))
@@ -455,9 +461,52 @@ public sealed class RqlParser
             Suggestions = suggestions,
             Highlights = highlights,
             CounterIncludes = counterIncludes,
+            TimeSeries = timeSeries,
             Timings = timings,
             Explanations = explanations,
         };
+    }
+
+    /// <summary>
+    /// <c>timeseries(...) [as alias], timeseries(...) ...</c> (the function name next): each call's text, parsed when the
+    /// query runs by <see cref="TimeSeries.TimeSeriesQuery"/>.
+    /// </summary>
+    private List<RqlTimeSeries> TimeSeriesSelects()
+    {
+        var list = new List<RqlTimeSeries>();
+        do
+        {
+            if (Peek.Kind == Kind.Word && Peek.Text.StartsWith("@metadata", StringComparison.Ordinal))
+            {
+                // The clients ask for (parts of) the metadata beside the projection: the answer has its @metadata anyway.
+                Path();
+                if (AcceptWord("as"))
+                    Alias();
+                continue;
+            }
+            if (!IsFunction("timeseries"))
+                throw Error($"expected timeseries(...) but found {Describe(Peek)}; a time-series select holds only timeseries() calls", Peek.Position);
+            _pos++;
+            var open = Next();
+            int depth = 1, end;
+            while (true)
+            {
+                var t = Next();
+                if (t.Kind == Kind.End)
+                    throw Error("timeseries( is not closed with ')'", open.Position);
+                if (t.Kind == Kind.Symbol && t.Text == "(")
+                    depth++;
+                else if (t.Kind == Kind.Symbol && t.Text == ")" && --depth == 0)
+                {
+                    end = t.Position;
+                    break;
+                }
+            }
+            string alias = AcceptWord("as") ? Alias() : "timeseries";
+            list.Add(new RqlTimeSeries(_text[(open.Position + 1)..end], alias));
+        }
+        while (AcceptSymbol(","));
+        return list;
     }
 
     /// <summary>

@@ -47,6 +47,9 @@ public sealed record RqlQuery(
     /// <summary><c>declare function ...</c>: JavaScript functions the projection may call.</summary>
     public IReadOnlyList<string> Declared { get; init; } = [];
 
+    /// <summary><c>select timeseries(..) as alias, ..</c>: time-series queries answered per document.</summary>
+    public IReadOnlyList<RqlTimeSeries> TimeSeries { get; init; } = [];
+
     /// <summary><c>include counters(..)</c>.</summary>
     public IReadOnlyList<RqlCounterInclude> CounterIncludes { get; init; } = [];
 
@@ -133,6 +136,9 @@ public sealed record RqlValue(object? Literal, string? Parameter, int Position)
     /// <summary><c>cmpxchg(key)</c>: the value is the compare-exchange value under this key (its <c>Object</c>; null when missing).</summary>
     public RqlValue? CompareExchangeKey { get; init; }
 }
+
+/// <summary>One <c>timeseries(...)</c> of a select: its inner text and the result's property name.</summary>
+public sealed record RqlTimeSeries(string Text, string Alias);
 
 /// <summary>One <c>include counters(..)</c>: the counter <see cref="Name"/> (null: all) of the result, or of the documents whose ids are at <see cref="Path"/>.</summary>
 public sealed record RqlCounterInclude(RqlPath? Path, RqlValue? Name);

@@ -1,0 +1,200 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+using RavenLite.Server.TimeSeries;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Time series (docs/http-api.md "Time series"): <c>POST /databases/{db}/timeseries?docId=</c> applies a
+/// <c>TimeSeriesOperation</c> (appends, deletes, increments) through the merger; <c>GET ?docId=&amp;name=&amp;from=&amp;to=&amp;start=&amp;pageSize=</c>
+/// reads a range (404 when the document or series does not exist); <c>GET timeseries/stats?docId=</c> lists a document's series.
+/// </summary>
+public static class TimeSeriesEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPost("/databases/{db}/timeseries", DatabaseRoute.Handle(Post));
+        app.MapGet("/databases/{db}/timeseries", DatabaseRoute.Handle(Get));
+        app.MapGet("/databases/{db}/timeseries/stats", DatabaseRoute.Handle(Stats));
+        app.MapGet("/databases/{db}/timeseries/ranges", DatabaseRoute.Handle(Ranges));
+    }
+
+    private static async Task Post(HttpContext context, Database db)
+    {
+        string id = RequestParsing.Required(context.Request, "docId");
+        db.Documents.ValidateId(id);
+        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        using var json = DocumentJson.Parse(body, 4);
+        var operation = TimeSeriesOperation.Parse(json.RootElement, "The time-series operation");
+        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        {
+            operation.Apply(ctx, id);
+            return true;
+        }, body.Length)).ConfigureAwait(false);
+        await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
+    }
+
+    /// <summary>A <c>from</c>/<c>to</c> query parameter as ms (absent: the open end).</summary>
+    internal static long Time(HttpRequest request, string name, long fallback)
+    {
+        if (RequestParsing.Query(request, name) is not { Length: > 0 } s)
+            return fallback;
+        return DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t)
+            ? TimeSeriesPoint.ToMilliseconds(t) : throw ApiException.BadRequest($"'{name}' must be a date (ISO 8601), got '{s}'.");
+    }
+
+    private static Task Get(HttpContext context, Database db)
+    {
+        var request = context.Request;
+        string id = RequestParsing.Required(request, "docId");
+        string name = RequestParsing.Required(request, "name");
+        long from = Time(request, "from", 0), to = Time(request, "to", long.MaxValue);
+        int start = RequestParsing.QueryInt(request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+        var entries = new List<TimeSeriesPoint>();
+        long total = 0;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            var doc = db.Documents.Get(tx, id);
+            if (doc == null || !TimeSeriesStore.Exists(tx, db.Documents.KeyOf(doc.Id), name))
+                return JsonResponse.EmptyAsync(context, 404);
+            foreach (var p in TimeSeriesStore.Read(tx, db.Documents.KeyOf(doc.Id), name, from, to))
+            {
+                total++;
+                if (total > start && entries.Count < pageSize)
+                    entries.Add(p);
+            }
+        }
+        return JsonResponse.WriteAsync(context, 200, w => WriteRange(w, from, to, entries, total));
+    }
+
+    /// <summary>
+    /// <c>GET timeseries/ranges?docId=&amp;name=&amp;from=&amp;to=&amp;name=..</c> (the sessions' reads): several ranges of a
+    /// document's series in one answer, <c>{"Id","Values":{"name":[{"From","To","Entries","TotalResults"}]}}</c>.
+    /// </summary>
+    private static Task Ranges(HttpContext context, Database db)
+    {
+        var request = context.Request;
+        string id = RequestParsing.Required(request, "docId");
+        var names = request.Query["name"].Select(n => n ?? "").ToList();
+        var froms = request.Query["from"].Select(f => f ?? "").ToList();
+        var tos = request.Query["to"].Select(t => t ?? "").ToList();
+        if (names.Count == 0 || froms.Count != names.Count || tos.Count != names.Count)
+            throw ApiException.BadRequest("Name each range with name, from and to (from and to may be empty).");
+        int start = RequestParsing.QueryInt(request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+        static long Parse(string s, long fallback) => s.Length == 0 ? fallback
+            : DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t) ? TimeSeriesPoint.ToMilliseconds(t)
+            : throw ApiException.BadRequest($"'{s}' is not a date (ISO 8601).");
+        var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long Total)>();
+        string storedId;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            var doc = db.Documents.Get(tx, id);
+            if (doc == null)
+                return JsonResponse.EmptyAsync(context, 404);
+            storedId = doc.Id;
+            var key = db.Documents.KeyOf(doc.Id);
+            for (int i = 0; i < names.Count; i++)
+            {
+                long from = Parse(froms[i], 0), to = Parse(tos[i], long.MaxValue);
+                var entries = new List<TimeSeriesPoint>();
+                long total = 0;
+                foreach (var p in TimeSeriesStore.Read(tx, key, names[i], from, to))
+                {
+                    total++;
+                    if (total > start && entries.Count < pageSize)
+                        entries.Add(p);
+                }
+                results.Add((names[i], from, to, entries, total));
+            }
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Id", storedId);
+            w.WriteStartObject("Values");
+            foreach (var group in results.GroupBy(r => r.Name, StringComparer.OrdinalIgnoreCase))
+            {
+                w.WriteStartArray(group.Key);
+                foreach (var r in group)
+                    WriteRange(w, r.From, r.To, r.Entries, r.Total);
+                w.WriteEndArray();
+            }
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
+    }
+
+    /// <summary>Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>.</summary>
+    private static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total)
+    {
+        w.WriteStartObject();
+        w.WriteString("From", from <= 0 ? JsonResponse.FormatDate(DateTime.MinValue) : JsonResponse.FormatDate(new DateTime(from * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+        w.WriteString("To", to == long.MaxValue ? JsonResponse.FormatDate(DateTime.MaxValue) : JsonResponse.FormatDate(new DateTime(to * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+        w.WriteStartArray("Entries");
+        foreach (var p in entries)
+            WriteEntry(w, p);
+        w.WriteEndArray();
+        w.WriteNumber("TotalResults", total);
+        w.WriteEndObject();
+    }
+
+    /// <summary>Writes <c>{"Timestamp","Tag","Values","IsRollup"}</c>.</summary>
+    internal static void WriteEntry(Utf8JsonWriter w, TimeSeriesPoint p)
+    {
+        w.WriteStartObject();
+        w.WriteString("Timestamp", JsonResponse.FormatDate(p.Timestamp));
+        if (p.Tag != null)
+            w.WriteString("Tag", p.Tag);
+        else
+            w.WriteNull("Tag");
+        w.WriteStartArray("Values");
+        foreach (double v in p.Values)
+            w.WriteNumberValue(v);
+        w.WriteEndArray();
+        w.WriteBoolean("IsRollup", false);
+        w.WriteEndObject();
+    }
+
+    private static Task Stats(HttpContext context, Database db)
+    {
+        string id = RequestParsing.Required(context.Request, "docId");
+        var series = new List<(string Name, long Count, DateTime Start, DateTime End)>();
+        string? storedId = null;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            var doc = db.Documents.Get(tx, id);
+            if (doc == null)
+                return JsonResponse.EmptyAsync(context, 404);
+            storedId = doc.Id;
+            foreach (string name in DocumentExtras.Read(doc.Json)?.TimeSeries ?? [])
+                if (TimeSeriesStore.Statistics(tx, db.Documents.KeyOf(doc.Id), name) is var (count, start, end))
+                    series.Add((name, count, start, end));
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("DocumentId", storedId);
+            w.WriteStartArray("TimeSeries");
+            foreach (var (name, count, start, end) in series)
+            {
+                w.WriteStartObject();
+                w.WriteString("Name", name);
+                w.WriteNumber("NumberOfEntries", count);
+                w.WriteString("StartDate", JsonResponse.FormatDate(start));
+                w.WriteString("EndDate", JsonResponse.FormatDate(end));
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+}
