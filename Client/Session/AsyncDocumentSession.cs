@@ -27,6 +27,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<string, string?> _deletedChangeVectors = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<JsonObject> _attachmentCommands = [];
     private readonly List<string> _forcedRevisions = [];
+    private readonly Dictionary<(string Id, string Name), TimeSeries.PendingTimeSeries> _timeSeries = new();
     private readonly List<Stream> _attachmentStreams = [];
     private bool _disposed;
 
@@ -283,6 +284,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         int attachmentResults = commands.Count;
         foreach (var c in _attachmentCommands)
             commands.Add(c.DeepClone());
+        foreach (var ((id, _), pending) in _timeSeries)
+            commands.Add(new JsonObject { ["Id"] = id, ["TimeSeries"] = pending.ToJson(), ["Type"] = "TimeSeries" });
         int revisionResults = commands.Count;
         foreach (string id in _forcedRevisions)
             commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "ForceRevisionCreation" });
@@ -293,6 +296,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         _attachmentCommands.Clear();
         _attachmentStreams.Clear();
         _forcedRevisions.Clear();
+        _timeSeries.Clear();
         foreach (string id in deleted)
         {
             _deletes.Remove(id);
@@ -415,7 +419,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || _forcedRevisions.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || _forcedRevisions.Count > 0 || _timeSeries.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
 
     public ISessionDocumentCounters CountersFor(string documentId)
     {
@@ -439,6 +443,45 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         CountRequest();
         return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    public TimeSeries.ISessionDocumentTimeSeries TimeSeriesFor(string documentId, string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(documentId);
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        return new SessionTimeSeries(this, documentId, name);
+    }
+
+    public TimeSeries.ISessionDocumentTimeSeries TimeSeriesFor(object entity, string name) => TimeSeriesFor(Tracked(entity).Id, name);
+
+    /// <summary>One series through this session.</summary>
+    private sealed class SessionTimeSeries(AsyncDocumentSession session, string documentId, string name) : TimeSeries.ISessionDocumentTimeSeries
+    {
+        private TimeSeries.PendingTimeSeries Pending()
+        {
+            session.ThrowIfDisposed();
+            var key = (documentId.ToLowerInvariant(), name.ToLowerInvariant());
+            if (!session._timeSeries.TryGetValue(key, out var p))
+                session._timeSeries[key] = p = new TimeSeries.PendingTimeSeries(name);
+            return p;
+        }
+
+        public void Append(DateTime timestamp, double value, string? tag = null) => Pending().Append(timestamp, [value], tag);
+
+        public void Append(DateTime timestamp, IEnumerable<double> values, string? tag = null) => Pending().Append(timestamp, values, tag);
+
+        public void Increment(DateTime timestamp, double delta = 1) => Pending().Increment(timestamp, delta);
+
+        public void Delete(DateTime? first = null, DateTime? last = null) => Pending().Delete(first, last);
+
+        public async Task<IReadOnlyList<TimeSeries.TimeSeriesEntry>> GetAsync(DateTime? first = null, DateTime? last = null, int start = 0, int pageSize = int.MaxValue,
+            CancellationToken cancellationToken = default)
+        {
+            session.ThrowIfDisposed();
+            session.CountRequest();
+            return await session.Store.Executor.ExecuteAsync(new TimeSeries.GetTimeSeriesOperation.Command(documentId, name, first, last, start, pageSize), session.Database, cancellationToken)
+                .ConfigureAwait(false);
+        }
     }
 
     public Revisions.IRevisionsSessionOperations Revisions => _revisions ??= new SessionRevisions(this);

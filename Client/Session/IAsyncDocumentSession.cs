@@ -52,4 +52,10 @@ public interface IAsyncDocumentSession : IDisposable
 
     /// <summary>The counters of a tracked entity's document.</summary>
     Counters.ISessionDocumentCounters CountersFor(object entity);
+
+    /// <summary>The time series <paramref name="name"/> of a document (<c>INC:...</c> for an incremental one): changes saved by <see cref="SaveChangesAsync"/>.</summary>
+    TimeSeries.ISessionDocumentTimeSeries TimeSeriesFor(string documentId, string name);
+
+    /// <summary>The time series <paramref name="name"/> of a tracked entity's document.</summary>
+    TimeSeries.ISessionDocumentTimeSeries TimeSeriesFor(object entity, string name);
 }

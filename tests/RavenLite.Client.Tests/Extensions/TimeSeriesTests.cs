@@ -1,0 +1,53 @@
+using RavenLite.Client.TimeSeries;
+
+namespace RavenLite.Client.Tests.Extensions;
+
+public sealed class TimeSeriesTests(DriverFixture fixture) : IClassFixture<DriverFixture>
+{
+    [Fact]
+    public async Task Session_time_series_are_appended_read_incremented_and_deleted()
+    {
+        var store = await fixture.Driver.GetDocumentStoreAsync();
+        var start = new DateTime(2026, 3, 1, 0, 0, 0, DateTimeKind.Utc);
+        using (var s = store.OpenAsyncSession())
+        {
+            var user = new User { Name = "Ann" };
+            await s.StoreAsync(user, "users/1");
+            var hr = s.TimeSeriesFor(user, "HeartRate");
+            for (int i = 0; i < 500; i++)
+                hr.Append(start.AddSeconds(i), 60 + (i % 20), i == 0 ? "watches/1" : null);
+            s.TimeSeriesFor("users/1", "Position").Append(start, [1.5, -2.25]);
+            var views = s.TimeSeriesFor("users/1", "INC:Views");
+            views.Increment(start, 3);
+            views.Increment(start, 4);
+            await s.SaveChangesAsync();
+        }
+        using (var s = store.OpenAsyncSession())
+        {
+            var user = await s.LoadAsync<User>("users/1");
+            var metadata = s.Advanced.GetMetadataFor(user!);
+            Assert.Contains("HasTimeSeries", (string?)metadata["@flags"], StringComparison.Ordinal);
+            Assert.Equal(["HeartRate", "INC:Views", "Position"], metadata["@timeseries"]!.AsArray().Select(n => (string)n!).ToArray());
+            var all = await s.TimeSeriesFor(user!, "HeartRate").GetAsync();
+            Assert.Equal(500, all.Count);
+            Assert.Equal("watches/1", all[0].Tag);
+            Assert.Equal(60 + 7, all[7].Value);
+            var range = await s.TimeSeriesFor("users/1", "heartrate").GetAsync(start.AddSeconds(100), start.AddSeconds(109), start: 2, pageSize: 3);
+            Assert.Equal([start.AddSeconds(102), start.AddSeconds(103), start.AddSeconds(104)], range.Select(e => e.Timestamp).ToArray());
+            var position = await s.TimeSeriesFor("users/1", "Position").GetAsync();
+            Assert.Equal(new[] { 1.5, -2.25 }, position[0].Values);
+            Assert.Equal(7, (await s.TimeSeriesFor("users/1", "INC:Views").GetAsync())[0].Value);
+            s.TimeSeriesFor("users/1", "HeartRate").Delete(start.AddSeconds(10), start.AddSeconds(489));
+            s.TimeSeriesFor("users/1", "Position").Delete();
+            await s.SaveChangesAsync();
+        }
+        using (var s = store.OpenAsyncSession())
+        {
+            Assert.Equal(20, (await s.TimeSeriesFor("users/1", "HeartRate").GetAsync()).Count);
+            Assert.Empty(await s.TimeSeriesFor("users/1", "Position").GetAsync());
+            var user = await s.LoadAsync<User>("users/1");
+            Assert.Equal(["HeartRate", "INC:Views"], s.Advanced.GetMetadataFor(user!)["@timeseries"]!.AsArray().Select(n => (string)n!).ToArray());
+            Assert.Empty(await store.Maintenance.SendAsync(new GetTimeSeriesOperation("users/1", "Nothing")));
+        }
+    }
+}
