@@ -22,6 +22,7 @@ public static class AttachmentUpload
         var buffer = ArrayPool<byte>.Shared.Rent(AttachmentsStore.ChunkSize);
         int chunk = 0;
         long size = 0;
+        var inFlight = new Queue<Task>();
         try
         {
             while (true)
@@ -37,18 +38,25 @@ public static class AttachmentUpload
                     break;
                 var data = buffer.AsSpan(0, filled).ToArray();
                 int n = chunk++;
-                await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+                // Up to two chunks are being written while the next one is read and hashed.
+                inFlight.Enqueue(db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
                 {
                     AttachmentsStore.WriteChunk(ctx.Transaction, contentId, n, data);
                     return true;
-                }, filled)).ConfigureAwait(false);
+                }, filled)));
+                if (inFlight.Count >= 2)
+                    await inFlight.Dequeue().ConfigureAwait(false);
                 if (filled < AttachmentsStore.ChunkSize)
                     break;
             }
+            while (inFlight.Count > 0)
+                await inFlight.Dequeue().ConfigureAwait(false);
             return new StagedContent(Convert.ToBase64String(sha.GetHashAndReset()), size, contentId, Staged: true, default);
         }
         catch when (chunk > 0)
         {
+            foreach (var t in inFlight)
+                await t.ContinueWith(_ => { }, TaskScheduler.Default).ConfigureAwait(false); // let every started write end before discarding
             await DiscardAsync(db, contentId, size).ConfigureAwait(false);
             throw;
         }

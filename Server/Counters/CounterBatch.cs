@@ -76,8 +76,8 @@ public sealed class CounterBatch
     public void Apply(DocumentsWriteContext ctx)
     {
         Results.Clear();
-        var doc = ctx.Get(DocumentId);
-        if (doc == null)
+        var found = ctx.Find(DocumentId);
+        if (found is not var (storedId, changeVector))
         {
             if (Operations.Any(o => o.Type != OpType.Get))
                 throw new ApiException(400, RavenExceptionTypes.DocumentDoesNotExist,
@@ -87,7 +87,7 @@ public sealed class CounterBatch
             DocumentChangeVector = null;
             return;
         }
-        var key = ctx.KeyOf(doc.Id);
+        var key = ctx.KeyOf(storedId);
         var added = new List<string>();
         var removed = new List<string>();
         foreach (var op in Operations)
@@ -102,7 +102,7 @@ public sealed class CounterBatch
                     if (created)
                         added.Add(counter.Name);
                     removed.RemoveAll(r => string.Equals(r, counter.Name, StringComparison.OrdinalIgnoreCase));
-                    Results.Add(new CounterDetail(doc.Id, counter, ctx.DatabaseId));
+                    Results.Add(new CounterDetail(storedId, counter, ctx.DatabaseId));
                     break;
                 case OpType.Delete:
                     if (CountersStore.Delete(ctx.Transaction, key, op.Name))
@@ -112,14 +112,14 @@ public sealed class CounterBatch
                     }
                     break;
                 case OpType.Get:
-                    Results.Add(CountersStore.Get(ctx.Transaction, key, op.Name) is { } c ? new CounterDetail(doc.Id, c, ctx.DatabaseId) : null);
+                    Results.Add(CountersStore.Get(ctx.Transaction, key, op.Name) is { } c ? new CounterDetail(storedId, c, ctx.DatabaseId) : null);
                     break;
             }
         }
-        DocumentChangeVector = doc.ChangeVector;
+        DocumentChangeVector = changeVector;
         if (added.Count > 0 || removed.Count > 0)
         {
-            var write = ctx.UpdateExtras(doc.Id, extras =>
+            var write = ctx.UpdateExtras(storedId, extras =>
             {
                 bool changed = false;
                 foreach (string r in removed)

@@ -86,6 +86,15 @@ public sealed class DocumentsWriteContext
     /// <summary>The stored document under this id (any casing), or null.</summary>
     public StoredDocument? Get(string id) => _storage.Get(Transaction, id);
 
+    /// <summary>The id in its stored casing and the change vector of document <paramref name="id"/> (any casing), without reading its JSON; null when it does not exist.</summary>
+    public (string Id, string ChangeVector)? Find(string id)
+    {
+        int keyLength = _storage.KeyOf(id, ref _scratch.Key);
+        return _docs.TryGet(_scratch.Key.AsSpan(0, keyLength), out var value)
+            ? (DocumentRecord.Id(value), ChangeVectors.Format(DocumentRecord.Etag(value), DatabaseId))
+            : null;
+    }
+
     /// <summary>
     /// Turns a server-generated id request into an id: <c>prefix/</c> becomes
     /// <c>prefix/{19-digit etag}-A</c>, <c>prefix|</c> becomes <c>prefix/{n}</c> with a per-prefix

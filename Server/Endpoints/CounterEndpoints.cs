@@ -19,7 +19,8 @@ public static class CounterEndpoints
     public static void Map(IEndpointRouteBuilder app)
     {
         app.MapGet("/databases/{db}/counters", DatabaseRoute.Handle(Get));
-        app.MapPost("/databases/{db}/counters", DatabaseRoute.Handle(Post));
+        // A short handler whose command completes inline (the rest is writing the answer): it stays on the reading thread.
+        app.MapPost("/databases/{db}/counters", DatabaseRoute.Handle(Post)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
     }
 
     private static Task Get(HttpContext context, Database db)
@@ -55,7 +56,7 @@ public static class CounterEndpoints
                 foreach (var b in batches)
                     b.Apply(ctx);
                 return true;
-            }, body.Length);
+            }, body.Length, completeInline: true);
             await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         }
         else

@@ -243,29 +243,61 @@ public static class TimeSeriesSegment
         }
     }
 
-    /// <summary>Writes bits most significant first.</summary>
+    /// <summary>Writes bits most significant first, through a 64-bit accumulator.</summary>
     private sealed class BitWriter
     {
         private byte[] _buffer = new byte[256];
-        private long _bitLength;
+        private int _bytes;
+        private ulong _acc;
+        private int _accBits;
 
-        public int ByteLength => (int)((_bitLength + 7) / 8);
+        public int ByteLength => _bytes + (_accBits + 7) / 8;
 
         public BitWriter Write(ulong value, int count)
         {
-            for (int i = count - 1; i >= 0; i--)
+            if (count == 0)
+                return this;
+            if (count < 64)
+                value &= (1UL << count) - 1;
+            int free = 64 - _accBits;
+            if (count <= free)
             {
-                int byteIndex = (int)(_bitLength >> 3);
-                if (byteIndex >= _buffer.Length)
-                    Array.Resize(ref _buffer, _buffer.Length * 2);
-                if (((value >> i) & 1) != 0)
-                    _buffer[byteIndex] |= (byte)(0x80 >> (int)(_bitLength & 7));
-                _bitLength++;
+                _acc |= count == free ? value : value << (free - count);
+                _accBits += count;
+                if (_accBits == 64)
+                    Flush();
+            }
+            else
+            {
+                int rest = count - free;
+                _acc |= value >> rest;
+                _accBits = 64;
+                Flush();
+                _acc = value << (64 - rest);
+                _accBits = rest;
             }
             return this;
         }
 
-        public byte[] ToArray() => _buffer.AsSpan(0, ByteLength).ToArray();
+        private void Flush()
+        {
+            if (_bytes + 8 > _buffer.Length)
+                Array.Resize(ref _buffer, _buffer.Length * 2);
+            BinaryPrimitives.WriteUInt64BigEndian(_buffer.AsSpan(_bytes), _acc);
+            _bytes += 8;
+            _acc = 0;
+            _accBits = 0;
+        }
+
+        public byte[] ToArray()
+        {
+            var result = new byte[ByteLength];
+            _buffer.AsSpan(0, _bytes).CopyTo(result);
+            Span<byte> tail = stackalloc byte[8];
+            BinaryPrimitives.WriteUInt64BigEndian(tail, _acc);
+            tail[..(result.Length - _bytes)].CopyTo(result.AsSpan(_bytes));
+            return result;
+        }
     }
 
     /// <summary>Reads what <see cref="BitWriter"/> wrote.</summary>
@@ -284,8 +316,15 @@ public static class TimeSeriesSegment
         public ulong Bits(int count)
         {
             ulong v = 0;
-            for (int i = 0; i < count; i++)
-                v = (v << 1) | (uint)Bit();
+            while (count > 0)
+            {
+                int offset = (int)(_position & 7);
+                int take = Math.Min(count, 8 - offset);
+                int bits = (_bytes[(int)(_position >> 3)] >> (8 - offset - take)) & ((1 << take) - 1);
+                v = (v << take) | (uint)bits;
+                _position += take;
+                count -= take;
+            }
             return v;
         }
     }

@@ -20,7 +20,7 @@ internal sealed class LimitsSuite(bool quick, string workDir)
         yield return MemoryCopy();
     }
 
-    private BenchResult DirectWrite()
+    internal BenchResult DirectWrite()
     {
         string path = Path.Combine(workDir, "limits-direct");
         const int block = 1 << 20;

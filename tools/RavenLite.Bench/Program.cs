@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -23,7 +23,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         return 3;
     }
     bool withPeer = !r.GetValue(noPeer);
-    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" or "extensions" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -38,6 +38,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "writes" => new WritesSuite(isQuick, work, withPeer, r.GetValue(clients) is { Length: > 0 } c ? c : null).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
         "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
+        "extensions" => new ExtensionsSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -63,7 +64,9 @@ var indexing = new Command("indexing", "Simple-map and full-text index builds (d
 indexing.SetAction(r => RunSuite("indexing", r));
 var mapReduce = new Command("mapreduce", "Map-reduce build and change-to-visible latency against a PostgreSQL materialized view / UPDATE + aggregate; JavaScript and C# map builds; Roslyn compile time.") { quick, json, dir, noPeer };
 mapReduce.SetAction(r => RunSuite("mapreduce", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce }.Parse(args).Invoke();
+var extensions = new Command("extensions", "Counter increments from 64 clients against PostgreSQL UPDATE n = n + 1; time-series entries through bulk insert and bytes per entry; attachment uploads (1 MB, 100 MB) against the machine's sequential write limit.") { quick, json, dir, noPeer };
+extensions.SetAction(r => RunSuite("extensions", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -91,7 +94,14 @@ internal static class ConsoleTable
                 bytes += string.Create(c, $", journal {jb / (double)txs:N0} B/tx of {row.RawPageBytes / (double)txs:N0} raw ({(jb == 0 ? 0 : row.RawPageBytes!.Value / (double)jb):F1}x)");
             bytes += string.Create(c, $", data file {row.DataFileBytes / 1048576.0:N1} MB");
         }
-        string unit = row.Suite == "limits" ? row.Workload switch { "seq-write-direct-mb" => "MB/sec", "memcpy-gb" => "GB/sec", _ => "ops/sec" } : "ops/sec";
+        string unit = row.Workload switch
+        {
+            "seq-write-direct-mb" or "attachment-1mb" or "attachment-1mb-8-clients" or "attachment-100mb" => "MB/sec",
+            "memcpy-gb" => "GB/sec",
+            "timeseries-bytes-per-entry" => "bytes/entry",
+            "timeseries-bulk-insert" => "entries/sec",
+            _ => "ops/sec",
+        };
         return string.Create(c, $"{row.Workload,-22} {row.Durability,-9} {row.Engine,-9} : {row.Seconds * 1000,9:N0} ms {row.OpsPerSec,13:N0} {unit}{bytes}{ratio}");
     }
 }
