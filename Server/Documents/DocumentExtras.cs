@@ -21,6 +21,15 @@ public sealed class DocumentExtras
     /// <summary>The time-series names, in stored casing.</summary>
     public SortedSet<string> TimeSeries { get; } = new(StringComparer.OrdinalIgnoreCase);
 
+    /// <summary>Other <c>@flags</c> the server sets (<c>Artificial</c>, <c>FromIndex</c> on map-reduce output documents).</summary>
+    public SortedSet<string> OtherFlags { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>The flags the server derives from the extensions (a stored <c>@flags</c> token outside them is an <see cref="OtherFlags"/> one).</summary>
+    private static readonly HashSet<string> DerivedFlags = new(StringComparer.Ordinal)
+    {
+        "HasRevisions", "Revision", "DeleteRevision", "HasAttachments", "HasCounters", "HasTimeSeries",
+    };
+
     /// <summary>The document has revisions (<c>HasRevisions</c>).</summary>
     public bool HasRevisions { get; set; }
 
@@ -28,7 +37,7 @@ public sealed class DocumentExtras
     public bool IsRevision { get; set; }
 
     /// <summary>True when the document has no extension.</summary>
-    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0 && TimeSeries.Count == 0 && !HasRevisions;
+    public bool IsEmpty => Counters.Count == 0 && Attachments.Count == 0 && TimeSeries.Count == 0 && !HasRevisions && OtherFlags.Count == 0;
 
     /// <summary>The <c>@flags</c> value (in RavenDB's order), or null when there is none.</summary>
     public string? Flags
@@ -48,6 +57,7 @@ public sealed class DocumentExtras
                 flags.Add("HasCounters");
             if (TimeSeries.Count > 0)
                 flags.Add("HasTimeSeries");
+            flags.AddRange(OtherFlags);
             return string.Join(", ", flags);
         }
     }
@@ -58,6 +68,7 @@ public sealed class DocumentExtras
         var copy = new DocumentExtras { HasRevisions = HasRevisions, IsRevision = IsRevision };
         copy.Counters.UnionWith(Counters);
         copy.TimeSeries.UnionWith(TimeSeries);
+        copy.OtherFlags.UnionWith(OtherFlags);
         foreach (var (k, v) in Attachments)
             copy.Attachments[k] = v;
         return copy;
@@ -117,8 +128,16 @@ public sealed class DocumentExtras
                 if (r.ValueTextEquals("@flags"u8))
                 {
                     r.Read();
-                    if (r.TokenType == JsonTokenType.String && r.GetString() is { } f && f.Contains("HasRevisions", StringComparison.Ordinal))
-                        (extras ??= new DocumentExtras()).HasRevisions = true;
+                    if (r.TokenType == JsonTokenType.String && r.GetString() is { } f)
+                    {
+                        foreach (string token in f.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
+                        {
+                            if (token == "HasRevisions")
+                                (extras ??= new DocumentExtras()).HasRevisions = true;
+                            else if (!DerivedFlags.Contains(token))
+                                (extras ??= new DocumentExtras()).OtherFlags.Add(token);
+                        }
+                    }
                 }
                 else if (r.ValueTextEquals("@counters"u8))
                 {

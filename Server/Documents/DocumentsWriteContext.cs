@@ -160,6 +160,21 @@ public sealed class DocumentsWriteContext
     }
 
     /// <summary>
+    /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/> of a document the server writes with its own <c>@flags</c>
+    /// (<paramref name="flags"/>, such as <c>Artificial</c> and <c>FromIndex</c> for map-reduce output), which clients cannot set.
+    /// </summary>
+    public WriteResult PutFlagged(string id, ReadOnlySpan<byte> json, IEnumerable<string> flags)
+    {
+        var prepared = _scratch.Prepared;
+        prepared.ResetWrittenCount();
+        int prefixLength = DocumentPreparer.Current.Prepare(json, prepared, out string collection);
+        var extras = Get(id) is { } old ? DocumentExtras.Read(old.Json)?.Clone() ?? new DocumentExtras() : new DocumentExtras();
+        extras.OtherFlags.Clear();
+        extras.OtherFlags.UnionWith(flags);
+        return Put(id, collection, prepared.WrittenSpan, prefixLength, null, replaceExtras: true, extras.IsEmpty ? null : extras);
+    }
+
+    /// <summary>
     /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/> for a document already validated and prepared by
     /// <see cref="DocumentPreparer"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
     /// bytes) whose <c>@metadata.@collection</c> is <paramref name="collection"/>.

@@ -673,6 +673,8 @@ public sealed class Index : IDisposable
     /// deleted when the key is gone; written through the database's merger before the batch is published. A key that
     /// stays dirty after a crash is reduced and written again.
     /// </summary>
+    private static readonly string[] ArtificialFlags = ["Artificial", "FromIndex"];
+
     private void WriteArtificialDocuments(string collection, List<(string Hash, List<byte[]> Outputs)> reduced)
     {
         var byKey = new List<(string Id, List<(string Id, byte[]? Json)> Outputs)>();
@@ -695,7 +697,6 @@ public sealed class Index : IDisposable
                             p.WriteTo(w);
                     w.WriteStartObject("@metadata");
                     w.WriteString("@collection", collection);
-                    w.WriteString("@flags", "Artificial, FromIndex");
                     w.WriteEndObject();
                     w.WriteEndObject();
                 }
@@ -744,7 +745,7 @@ public sealed class Index : IDisposable
                             Reference(before, id, add: false);
                         Reference(ReferenceOf(json), id, add: true);
                     }
-                    ctx.Put(id, json, null);
+                    ctx.PutFlagged(id, json, ArtificialFlags);
                 }
                 // A key with fewer outputs than before: the extra ones go.
                 for (int i = Math.Max(outputs.Count, 1); ctx.Get(key + "/" + i.ToString(CultureInfo.InvariantCulture)) != null; i++)

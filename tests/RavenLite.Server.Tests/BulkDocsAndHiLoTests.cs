@@ -75,14 +75,15 @@ public sealed class BulkDocsAndHiLoTests
     }
 
     [Theory]
-    [InlineData("""{"Commands":[{"Id":"a","Type":"AttachmentPUT","Name":"x"}]}""", "does not support")]
+    [InlineData("""{"Commands":[{"Id":"a","Type":"AttachmentPUT","Name":"x"}]}""", "has no content")]
+    [InlineData("""{"Commands":[{"Id":"a","Type":"Revisions"}]}""", "does not support")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PATCH","Patch":{}}]}""", "needs {\"Script\"")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT"}]}""", "needs a Document")]
     [InlineData("""{"Commands":[{"Type":"PUT","Document":{}}]}""", "has no Id")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT","Document":[]}]}""", "needs a Document")]
     [InlineData("""{"Commands":{}}""", "Commands")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT","Document":{"@metadata":{"@collection":5}}}]}""", "@collection")]
-    [InlineData("""{"Commands":[],"TransactionMode":"ClusterWide"}""", "Cluster-wide")]
+    [InlineData("""{"Commands":[{"Id":"a","Type":"Counters","Counters":{"DocumentId":"a","Operations":[]}}],"TransactionMode":"ClusterWide"}""", "cluster-wide transaction cannot hold")]
     public async Task Unsupported_or_malformed_commands_are_400_naming_the_problem(string body, string expected)
     {
         await using var s = await StartWithDatabaseAsync();
