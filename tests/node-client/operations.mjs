@@ -1,4 +1,5 @@
-// Patches through RavenDB's official Node client (npm ravendb 7.2.6): session.advanced.patch/increment and
+// Patches through RavenDB's official Node client (npm ravendb 7.2.6): session.advanced.patch/increment, addOrPatch,
+// addOrIncrement and
 // PatchOperation on single documents, and operations by query: PatchByQueryOperation (RQL
 // `update { ... }` with query parameters, waitForCompletion), DeleteByQueryOperation, a script that does not parse
 // (JavaScriptParseException) and one that fails for a document (the operation faults, waitForCompletion throws).
@@ -56,6 +57,22 @@ try {
   assert.equal((await store.openSession().load("orders/4")).freight, 40);
   const missing = await store.operations.send(new PatchOperation("orders/none", null, PatchRequest.forScript("this.freight = 1;")));
   assert.equal(missing.status, "DocumentDoesNotExist");
+  {
+    // session.advanced.addOrPatch / addOrIncrement: PATCH with CreateIfMissing in the batch
+    class Counter { constructor(name, n) { this.name = name; this.n = n; } }
+    let s = store.openSession();
+    s.advanced.addOrPatch("counters/1", new Counter("new", 1), "n", 5);
+    await s.saveChanges();
+    assert.equal((await store.openSession().load("counters/1")).n, 1); // created from the entity
+    s = store.openSession();
+    s.advanced.addOrPatch("counters/1", new Counter("new", 1), "n", 5);
+    await s.saveChanges();
+    assert.equal((await store.openSession().load("counters/1")).n, 5); // patched
+    s = store.openSession();
+    s.advanced.addOrIncrement("counters/1", new Counter("x", 0), "n", 3);
+    await s.saveChanges();
+    assert.equal((await store.openSession().load("counters/1")).n, 8);
+  }
   console.log("operations: ok");
 } finally {
   store.dispose();
