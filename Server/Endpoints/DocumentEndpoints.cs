@@ -96,13 +96,14 @@ public static class DocumentEndpoints
         var results = new List<StoredDocument?>(ids.Count);
         var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
         CounterIncludes? counterIncludes = null;
+        var extraIncludes = ExtraIncludes.Parse(context.Request);
         using (var tx = db.Environment.ReadTransaction())
         {
             foreach (string id in ids)
                 results.Add(db.Documents.Get(tx, id));
             if (ids.Count == 1 && results[0] == null)
                 return JsonResponse.EmptyAsync(context, 404);
-            if (ids.Count == 1 && includes.Count == 0 && counters.Count == 0 && HttpCaching.Matches(context, results[0]!.ChangeVector))
+            if (ids.Count == 1 && includes.Count == 0 && counters.Count == 0 && extraIncludes == null && HttpCaching.Matches(context, results[0]!.ChangeVector))
                 return HttpCaching.NotModifiedAsync(context); // conditionalLoad sends the document's change vector
             if (includes.Count > 0)
                 LoadIncludes(db, tx, results, includes, included);
@@ -113,8 +114,12 @@ public static class DocumentEndpoints
                     if (d != null)
                         counterIncludes.Add(tx, db.Documents, d.Id);
             }
+            if (extraIncludes != null)
+                foreach (var d in results)
+                    if (d != null)
+                        extraIncludes.Add(tx, db.Documents, d);
         }
-        return WriteResults(context, results, included, metadataOnly, counterIncludes);
+        return WriteResults(context, results, included, metadataOnly, counterIncludes, extraIncludes);
     }
 
     internal static void LoadIncludes(Database db, Transaction tx, IEnumerable<StoredDocument?> docs, List<string> paths, Dictionary<string, StoredDocument?> included)
@@ -149,7 +154,7 @@ public static class DocumentEndpoints
     /// when the request's If-None-Match names it.
     /// </summary>
     internal static Task WriteResults(HttpContext context, IReadOnlyList<StoredDocument?> docs, Dictionary<string, StoredDocument?> included, bool metadataOnly = false,
-        CounterIncludes? counterIncludes = null)
+        CounterIncludes? counterIncludes = null, ExtraIncludes? extraIncludes = null)
     {
         if (!context.Response.Headers.ContainsKey("ETag"))
         {
@@ -159,6 +164,7 @@ public static class DocumentEndpoints
             foreach (var (id, d) in included.OrderBy(p => p.Key, StringComparer.OrdinalIgnoreCase))
                 parts.Add(id + "\n" + d?.ChangeVector);
             counterIncludes?.AddTagParts(parts);
+            extraIncludes?.AddTagParts(parts);
             if (HttpCaching.Matches(context, HttpCaching.Tag(parts)))
                 return HttpCaching.NotModifiedAsync(context);
         }
@@ -179,6 +185,7 @@ public static class DocumentEndpoints
             }
             w.WriteEndObject();
             counterIncludes?.Write(w);
+            extraIncludes?.Write(w);
             w.WriteEndObject();
         });
     }

@@ -134,7 +134,7 @@ public static class TimeSeriesEndpoints
     }
 
     /// <summary>Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>.</summary>
-    private static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total)
+    internal static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total)
     {
         w.WriteStartObject();
         w.WriteString("From", from <= 0 ? JsonResponse.FormatDate(DateTime.MinValue) : JsonResponse.FormatDate(new DateTime(from * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));

@@ -4,7 +4,7 @@
 // a ClusterWide session creating a unique value and a document atomically, a second session claiming the same
 // value failing with ClusterTransactionConcurrencyException and writing nothing, atomic guards making two
 // sessions that loaded the same document race safely, and a session that did not load a guarded document
-// failing to overwrite it; cmpxchg() in RQL where clauses and projections. Usage: node cmpxchg.mjs <url> <database>.
+// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load. Usage: node cmpxchg.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, PutCompareExchangeValueOperation, GetCompareExchangeValueOperation,
   GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation,
@@ -111,6 +111,15 @@ try {
     assert.deepEqual(viaIndex.map(u => u.name), ["Eve"]);
     const projected = await q.advanced.rawQuery("from Users as u where u.name in ('Dee', 'Eve') order by u.name select { name: u.name, email: cmpxchg('emails/' + u.email) }").all();
     assert.deepEqual(projected.map(p => [p.name, p.email?.verified ?? null]), [["Dee", true], ["Eve", null]]);
+  }
+  {
+    // compare-exchange values included on load, served by the cluster session without a request
+    const s = store.openSession({ transactionMode: "ClusterWide" });
+    await s.load("users/dee", { includes: i => i.includeCompareExchangeValue("emails/dee@x.com") });
+    const n = s.advanced.numberOfRequests;
+    const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");
+    assert.equal(v.value.verified, true);
+    assert.equal(s.advanced.numberOfRequests, n);
   }
   console.log("cmpxchg: ok");
 } catch (e) {

@@ -1,6 +1,6 @@
 // Time series through RavenDB's official Node client (npm ravendb 7.2.6): session timeSeriesFor append (with tags and
 // several values), get with ranges and paging, delete ranges; @timeseries/HasTimeSeries in metadata; incremental
-// series (INC:) with increment; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
+// series (INC:) with increment; time series included on load; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
 // bulk insert of time series; RQL select timeseries(...) raw, with where on tag and value, and grouped aggregations;
 // out-of-order appends in one request refused; a missing document refused; deleting the document deleting its series.
 // Usage: node timeseries.mjs <url> <database>.
@@ -45,6 +45,15 @@ try {
     assert.deepEqual(page.map(e => e.timestamp.getTime()), [at(5), at(6), at(7)].map(d => d.getTime()));
     const loc = await s.timeSeriesFor("users/1", "Location").get();
     assert.deepEqual(loc[0].values, [52.5, 13.4]);
+  }
+  {
+    // include time series on load: the range comes with the document
+    const s = store.openSession();
+    await s.load("users/1", { includes: i => i.includeTimeSeries("HeartRate", at(0), at(99)) });
+    const n = s.advanced.numberOfRequests;
+    const included = await s.timeSeriesFor("users/1", "HeartRate").get(at(0), at(99));
+    assert.equal(included.length, 100);
+    assert.equal(s.advanced.numberOfRequests, n);
   }
   {
     // replace an entry, delete a range
