@@ -12,7 +12,8 @@ namespace RavenLite.Server.Queries;
 /// <summary>
 /// A JavaScript projection (RavenDB's <c>select { ... }</c>, <c>declare function</c> and <c>load x as y</c>) run in Jint
 /// for each answered document: the document is the query's alias (and <c>this</c>-less code may use the alias only),
-/// loaded documents are bound to their names, <c>$parameters</c> are variables, and <c>id()</c>, <c>load()</c>, <c>cmpxchg()</c> and
+/// loaded documents are bound to their names, <c>$parameters</c> are variables, and <c>id()</c>, <c>load()</c>, <c>cmpxchg()</c>,
+/// <c>counter(doc, name)</c>, <c>counterRaw(doc, name)</c> and
 /// <c>getMetadata()</c> are available. Property reads on null or undefined give them back; each document's run is
 /// limited in statements, recursion, time and memory. An error in the script is a 400 naming it.
 /// </summary>
@@ -24,7 +25,8 @@ internal sealed class JavaScriptProjection : IDisposable
     private readonly RqlQuery _query;
     private readonly Func<string, StoredDocument?> _load;
 
-    public JavaScriptProjection(RqlQuery query, JsonElement parameters, Func<string, StoredDocument?> load, Func<string, JsonElement> compareExchange)
+    public JavaScriptProjection(RqlQuery query, JsonElement parameters, Func<string, StoredDocument?> load, Func<string, JsonElement> compareExchange,
+        Func<string, string, bool, JsonElement>? counter = null)
     {
         _query = query;
         _load = load;
@@ -33,6 +35,15 @@ internal sealed class JavaScriptProjection : IDisposable
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
         _engine.SetValue("cmpxchg", new Func<JsValue, JsValue>(key => key is not null && key.IsString()
             ? new JsonParser(_engine).Parse(compareExchange(key.AsString()).GetRawText()) : JsValue.Null));
+        if (counter != null)
+        {
+            // counter(doc, 'Name') / counterRaw(doc, 'Name'): the document's counter (null when missing).
+            JsValue Counter(JsValue doc, JsValue name, bool raw) =>
+                doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m && m.Get("@id") is { } id && id.IsString() && name is not null && name.IsString()
+                    ? new JsonParser(_engine).Parse(counter(id.AsString(), name.AsString(), raw).GetRawText()) : JsValue.Null;
+            _engine.SetValue("counter", new Func<JsValue, JsValue, JsValue>((d, n) => Counter(d, n, false)));
+            _engine.SetValue("counterRaw", new Func<JsValue, JsValue, JsValue>((d, n) => Counter(d, n, true)));
+        }
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
         if (parameters.ValueKind == JsonValueKind.Object)
             foreach (var p in parameters.EnumerateObject())

@@ -332,7 +332,8 @@ public sealed partial class QueryRunner
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
-            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key)) : null;
+            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key),
+                (id, name, raw) => CounterJson(dbTx, id, name, raw)) : null;
             foreach (var row in matches)
             {
                 if (seen == null && (skipped < skip || results.Count >= take))
@@ -897,6 +898,22 @@ public sealed partial class QueryRunner
 
     private string _projectionBehavior = "Default";
 
+    /// <summary>A counter's total (or, raw, <c>{"A:{version}-{db}": total}</c>), null when the document has no such counter.</summary>
+    private void WriteCounter(Utf8JsonWriter w, StoredDocument doc, string name, bool raw)
+    {
+        using var tx = _db.Environment.ReadTransaction();
+        CounterJson(tx, doc.Id, name, raw).WriteTo(w);
+    }
+
+    private JsonElement CounterJson(RavenLite.Storage.Transactions.Transaction tx, string id, string name, bool raw)
+    {
+        if (Counters.CountersStore.Get(tx, _db.Documents.KeyOf(id), name) is not { } c)
+            return JsonSerializer.SerializeToElement<object?>(null);
+        return raw
+            ? JsonSerializer.SerializeToElement(new Dictionary<string, long> { [Documents.ChangeVectors.Format(c.Version, _db.Documents.DatabaseId)] = c.Value })
+            : JsonSerializer.SerializeToElement(c.Value);
+    }
+
     private List<TimeSeries.TimeSeriesQuery>? _timeSeriesQueries;
 
     /// <summary>The answer of <c>select timeseries(..) as a, ..</c> for one document: <c>{"a": {"Count","Results"}, .., "@metadata"}</c>.</summary>
@@ -935,6 +952,11 @@ public sealed partial class QueryRunner
             foreach (var f in _query.Select)
             {
                 w.WritePropertyName(f.Alias);
+                if (f.Counter != null)
+                {
+                    WriteCounter(w, doc, ResolveString(f.Counter), f.CounterRaw);
+                    continue;
+                }
                 if (f.Path.IsId)
                 {
                     w.WriteStringValue(doc.Id);

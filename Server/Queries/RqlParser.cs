@@ -373,6 +373,23 @@ public sealed class RqlParser
                 distinct = AcceptWord("distinct");
                 do
                 {
+                    if (IsFunction("counter") || IsFunction("counterRaw"))
+                    {
+                        // counter([alias,] 'Name'): the document's counter value (counterRaw: per node) as a projected field.
+                        bool raw = Peek.Text.Equals("counterRaw", StringComparison.OrdinalIgnoreCase);
+                        _pos += 2;
+                        if (Peek.Kind == Kind.Word && AcceptSymbolAfterWord(","))
+                        {
+                            // the source alias (the document itself)
+                        }
+                        var counterName = Value();
+                        ExpectSymbol(")");
+                        string counterAlias = counterName.Literal as string ?? (raw ? "counterRaw" : "counter");
+                        if (AcceptWord("as"))
+                            counterAlias = Alias();
+                        select.Add(new RqlField(new RqlPath([counterAlias], false), counterAlias) { Counter = counterName, CounterRaw = raw });
+                        continue;
+                    }
                     var path = Path();
                     string alias = path.IsId ? "Id" : _groupBy != null ? _groupAlias : path.Parts[^1];
                     if (AcceptWord("as"))
@@ -535,6 +552,17 @@ public sealed class RqlParser
             ExpectSymbol(")");
         }
         return new RqlCounterInclude(path, name);
+    }
+
+    /// <summary>A word followed by <paramref name="symbol"/>: both taken (true), or nothing taken.</summary>
+    private bool AcceptSymbolAfterWord(string symbol)
+    {
+        if (_tokens[Math.Min(_pos + 1, _tokens.Count - 1)] is { Kind: Kind.Symbol } t && t.Text == symbol)
+        {
+            _pos += 2;
+            return true;
+        }
+        return false;
     }
 
     /// <summary><c>spatial.{name}(</c> next.</summary>

@@ -115,7 +115,14 @@ public enum RqlOrderType
 }
 
 /// <summary>A projected field: path and output name.</summary>
-public sealed record RqlField(RqlPath Path, string Alias);
+public sealed record RqlField(RqlPath Path, string Alias)
+{
+    /// <summary><c>counter('Name')</c>: the field is the document's counter (its name as a value), not a path.</summary>
+    public RqlValue? Counter { get; init; }
+
+    /// <summary><c>counterRaw('Name')</c>: the value per node (<c>{"A:..": n}</c>) rather than the total.</summary>
+    public bool CounterRaw { get; init; }
+}
 
 /// <summary>A field path: dotted property names, or the document id (<c>id()</c>).</summary>
 public sealed record RqlPath(IReadOnlyList<string> Parts, bool IsId)

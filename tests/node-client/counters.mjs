@@ -1,7 +1,7 @@
 // Counters and identities through RavenDB's official Node client (npm ravendb 7.2.6): session countersFor
 // (increment, delete, get, getAll) saved with SaveChanges (the bulk_docs Counters command), @counters and
 // @flags in the loaded metadata, include counters on load and in queries (with the session serving the
-// included values without a request), CounterBatchOperation and GetCountersOperation, 64 concurrent
+// included values without a request), counter()/counterRaw() in projections, CounterBatchOperation and GetCountersOperation, 64 concurrent
 // increments losing nothing, counters in bulk insert, a counter on a missing document (DocumentDoesNotExistException), deleting the
 // document deleting its counters; NextIdentityForOperation, SeedIdentityForOperation, GetIdentitiesOperation
 // and `users|` ids from a session. Usage: node counters.mjs <url> <database>.
@@ -70,6 +70,18 @@ try {
     const n = s.advanced.numberOfRequests;
     assert.equal(await s.countersFor(users[0]).get("Likes"), 5);
     assert.equal(s.advanced.numberOfRequests, n);
+  }
+  {
+    // counters in projections: counter()/counterRaw() in a select, counter(doc, name) in JavaScript
+    const s = store.openSession();
+    const rows = await s.advanced.rawQuery("from Users where name = 'Ann B' select counter('Likes') as likes, counterRaw('Likes') as raw, name").all();
+    assert.equal(rows[0].likes, 5);
+    assert.deepEqual(Object.values(rows[0].raw), [5]);
+    assert.equal(rows[0].name, "Ann B");
+    const scan = await s.advanced.rawQuery("from Users select counter('Likes') as likes").all();
+    assert.deepEqual(scan.map(r => r.likes).sort(), [-3, 5]);
+    const js = await s.advanced.rawQuery("from Users as u where u.name = 'Ann B' select { n: u.name, likes: counter(u, 'Likes'), none: counter(u, 'Nope') }").all();
+    assert.deepEqual([js[0].n, js[0].likes, js[0].none], ["Ann B", 5, null]);
   }
   {
     // operations: a batch over two documents, then reads
