@@ -31,7 +31,7 @@ public sealed class Database : IDisposable
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
             Merger.Committed = Indexes.NotifyAll;
-            Expiration = new Expiration.ExpirationWorker(this, logger);
+            Tasks = new TimedTasks(this, logger);
         }
         catch
         {
@@ -70,8 +70,8 @@ public sealed class Database : IDisposable
     /// <summary>The database's indexes and their workers.</summary>
     public Indexing.IndexStore Indexes { get; } = null!;
 
-    /// <summary>The task that deletes expired and refreshes due documents.</summary>
-    public Expiration.ExpirationWorker Expiration { get; } = null!;
+    /// <summary>Timed background work: expiration, refresh, time-series policies.</summary>
+    public TimedTasks Tasks { get; } = null!;
 
     /// <summary>Long-running operations (bulk inserts) and their states.</summary>
     public OperationsTable Operations { get; } = new();
@@ -102,7 +102,7 @@ public sealed class Database : IDisposable
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
-        Expiration.Dispose();
+        Tasks.Dispose();
         Merger.Dispose();
         Indexes.Dispose();
         Environment.Dispose();

@@ -47,6 +47,11 @@ public sealed class DocumentsStorage
         Revisions = RavenLite.Server.Revisions.RevisionsStore.LoadConfiguration(tx);
         Expiration = LoadConfiguration(tx, ExpirationKey, "DeleteFrequencyInSec");
         Refresh = LoadConfiguration(tx, RefreshKey, "RefreshFrequencyInSec");
+        if (state.TryGet(TimeSeriesKey, out var tsv))
+        {
+            using var json = JsonDocument.Parse(tsv.ToArray());
+            TimeSeries = RavenLite.Server.TimeSeries.TimeSeriesConfiguration.Parse(json.RootElement);
+        }
         if (state.TryGet(DatabaseIdKey, out var idBytes))
         {
             DatabaseId = Encoding.UTF8.GetString(idBytes);
@@ -77,6 +82,21 @@ public sealed class DocumentsStorage
 
     /// <summary>The refresh configuration (null: none).</summary>
     public RavenLite.Server.Expiration.ExpirationConfiguration? Refresh { get; internal set; }
+
+    /// <summary>The time-series configuration (null: none; no policies run).</summary>
+    public RavenLite.Server.TimeSeries.TimeSeriesConfiguration? TimeSeries { get; private set; }
+
+    internal static readonly byte[] TimeSeriesKey = "TimeSeriesConfiguration"u8.ToArray();
+
+    /// <summary>Stores the time-series configuration (and makes it current).</summary>
+    internal void SaveConfiguration(WriteTransaction tx, RavenLite.Server.TimeSeries.TimeSeriesConfiguration configuration)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var w = new Utf8JsonWriter(buffer))
+            configuration.Write(w);
+        tx.CreateTree(StateTree).Put(TimeSeriesKey, buffer.WrittenSpan);
+        TimeSeries = configuration;
+    }
 
     internal static readonly byte[] ExpirationKey = "ExpirationConfiguration"u8.ToArray();
     internal static readonly byte[] RefreshKey = "RefreshConfiguration"u8.ToArray();

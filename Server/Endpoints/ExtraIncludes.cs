@@ -85,7 +85,7 @@ internal sealed class ExtraIncludes
                 {
                     w.WriteStartArray(group.Key);
                     foreach (var (_, from, to, entries) in group)
-                        TimeSeriesEndpoints.WriteRange(w, from, to, entries, entries.Count);
+                        TimeSeriesEndpoints.WriteRange(w, from, to, entries, entries.Count, TimeSeriesEndpoints.IsRollup(group.Key));
                     w.WriteEndArray();
                 }
                 w.WriteEndObject();

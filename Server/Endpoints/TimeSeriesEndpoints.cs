@@ -23,6 +23,11 @@ public static class TimeSeriesEndpoints
         app.MapGet("/databases/{db}/timeseries", DatabaseRoute.Handle(Get));
         app.MapGet("/databases/{db}/timeseries/stats", DatabaseRoute.Handle(Stats));
         app.MapGet("/databases/{db}/timeseries/ranges", DatabaseRoute.Handle(Ranges));
+        app.MapPost("/databases/{db}/admin/timeseries/config", DatabaseRoute.Handle(SetConfiguration));
+        app.MapGet("/databases/{db}/timeseries/config", DatabaseRoute.Handle(GetConfiguration));
+        app.MapPut("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(PutPolicy));
+        app.MapDelete("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(DeletePolicy));
+        app.MapPost("/databases/{db}/timeseries/names/config", DatabaseRoute.Handle(SetValueNames));
     }
 
     private static async Task Post(HttpContext context, Database db)
@@ -39,6 +44,108 @@ public static class TimeSeriesEndpoints
             return true;
         }, body.Length)).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
+    }
+
+    /// <summary>Stores a configuration made from the current one by <paramref name="change"/>; answers <c>{RaftCommandIndex}</c>.</summary>
+    private static async Task Configure(HttpContext context, Database db, Action<TimeSeriesConfiguration> change)
+    {
+        var command = new DelegateCommand<long>(ctx =>
+        {
+            // A copy of the current configuration (its JSON read back), changed, then stored: a failed change leaves the current one as it was.
+            var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+            using (var w = new Utf8JsonWriter(buffer))
+                (ctx.Storage.TimeSeries ?? new TimeSeriesConfiguration()).Write(w);
+            using var copy = JsonDocument.Parse(buffer.WrittenMemory);
+            var configuration = TimeSeriesConfiguration.Parse(copy.RootElement);
+            change(configuration);
+            ctx.Storage.SaveConfiguration(ctx.Transaction, configuration);
+            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", command.Result);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task SetConfiguration(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "time-series configuration").ConfigureAwait(false);
+        var parsed = TimeSeriesConfiguration.Parse(body.RootElement);
+        await Configure(context, db, c =>
+        {
+            c.Collections.Clear();
+            foreach (var (k, v) in parsed.Collections)
+                c.Collections[k] = v;
+            c.PolicyCheckFrequency = parsed.PolicyCheckFrequency;
+            c.NamedValues.Clear();
+            foreach (var (k, v) in parsed.NamedValues)
+                c.NamedValues[k] = v;
+        }).ConfigureAwait(false);
+    }
+
+    private static Task GetConfiguration(HttpContext context, Database db) =>
+        JsonResponse.WriteAsync(context, 200, w =>
+        {
+            if (db.Documents.TimeSeries is { } c)
+                c.Write(w);
+            else
+                w.WriteNullValue();
+        });
+
+    private static async Task PutPolicy(HttpContext context, Database db)
+    {
+        string collection = RequestParsing.Required(context.Request, "collection");
+        using var body = await RequestBody.ReadJsonAsync(context, "time-series policy").ConfigureAwait(false);
+        var policy = TimeSeriesConfiguration.ParsePolicy(body.RootElement, "The policy");
+        await Configure(context, db, c =>
+        {
+            var current = c.Collections.TryGetValue(collection, out var existing) ? existing : new TimeSeriesCollectionConfiguration(false, [], new TimeValue(int.MaxValue, "None"));
+            if (policy.Name.Equals(TimeSeriesConfiguration.RawPolicyName, StringComparison.OrdinalIgnoreCase))
+            {
+                c.Collections[collection] = current with { RawRetention = policy.RetentionTime };
+                return;
+            }
+            var policies = current.Policies.Where(p => !p.Name.Equals(policy.Name, StringComparison.OrdinalIgnoreCase)).Append(policy)
+                .OrderBy(p => p.AggregationTime.Milliseconds).ToList();
+            c.Collections[collection] = current with { Policies = policies };
+        }).ConfigureAwait(false);
+    }
+
+    private static Task DeletePolicy(HttpContext context, Database db)
+    {
+        string collection = RequestParsing.Required(context.Request, "collection");
+        string name = RequestParsing.Required(context.Request, "name");
+        return Configure(context, db, c =>
+        {
+            if (!c.Collections.TryGetValue(collection, out var current))
+                return;
+            c.Collections[collection] = name.Equals(TimeSeriesConfiguration.RawPolicyName, StringComparison.OrdinalIgnoreCase)
+                ? current with { RawRetention = new TimeValue(int.MaxValue, "None") }
+                : current with { Policies = current.Policies.Where(p => !p.Name.Equals(name, StringComparison.OrdinalIgnoreCase)).ToList() };
+        });
+    }
+
+    private static async Task SetValueNames(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "value names").ConfigureAwait(false);
+        var root = body.RootElement;
+        string? collection = root.TryGetProperty("Collection", out var c) ? c.GetString() : null;
+        string? series = root.TryGetProperty("TimeSeries", out var t) ? t.GetString() : null;
+        if (string.IsNullOrEmpty(collection) || string.IsNullOrEmpty(series) || !root.TryGetProperty("ValueNames", out var v) || v.ValueKind != JsonValueKind.Array || v.GetArrayLength() == 0)
+            throw ApiException.BadRequest("Body must be {\"Collection\", \"TimeSeries\", \"ValueNames\":[..], \"Update\"}.");
+        var names = v.EnumerateArray().Select(n => n.GetString() ?? "").ToArray();
+        bool update = root.TryGetProperty("Update", out var u) && u.ValueKind == JsonValueKind.True;
+        await Configure(context, db, conf =>
+        {
+            if (!conf.NamedValues.TryGetValue(collection, out var perSeries))
+                conf.NamedValues[collection] = perSeries = new Dictionary<string, string[]>(StringComparer.OrdinalIgnoreCase);
+            if (perSeries.TryGetValue(series, out var existing) && !update && !existing.SequenceEqual(names))
+                throw ApiException.BadRequest($"Series '{series}' of '{collection}' has value names already; send Update: true to replace them.");
+            perSeries[series] = names;
+        }).ConfigureAwait(false);
     }
 
     /// <summary>A <c>from</c>/<c>to</c> query parameter as ms (absent: the open end).</summary>
@@ -72,7 +179,7 @@ public static class TimeSeriesEndpoints
                     entries.Add(p);
             }
         }
-        return JsonResponse.WriteAsync(context, 200, w => WriteRange(w, from, to, entries, total));
+        return JsonResponse.WriteAsync(context, 200, w => WriteRange(w, from, to, entries, total, IsRollup(name)));
     }
 
     /// <summary>
@@ -125,7 +232,7 @@ public static class TimeSeriesEndpoints
             {
                 w.WriteStartArray(group.Key);
                 foreach (var r in group)
-                    WriteRange(w, r.From, r.To, r.Entries, r.Total);
+                    WriteRange(w, r.From, r.To, r.Entries, r.Total, IsRollup(r.Name));
                 w.WriteEndArray();
             }
             w.WriteEndObject();
@@ -134,21 +241,24 @@ public static class TimeSeriesEndpoints
     }
 
     /// <summary>Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>.</summary>
-    internal static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total)
+    internal static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total, bool isRollup = false)
     {
         w.WriteStartObject();
         w.WriteString("From", from <= 0 ? JsonResponse.FormatDate(DateTime.MinValue) : JsonResponse.FormatDate(new DateTime(from * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
         w.WriteString("To", to == long.MaxValue ? JsonResponse.FormatDate(DateTime.MaxValue) : JsonResponse.FormatDate(new DateTime(to * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
         w.WriteStartArray("Entries");
         foreach (var p in entries)
-            WriteEntry(w, p);
+            WriteEntry(w, p, isRollup);
         w.WriteEndArray();
         w.WriteNumber("TotalResults", total);
         w.WriteEndObject();
     }
 
+    /// <summary>A rollup series (<c>{name}@{policy}</c>), written by the policies.</summary>
+    internal static bool IsRollup(string name) => name.Contains('@', StringComparison.Ordinal);
+
     /// <summary>Writes <c>{"Timestamp","Tag","Values","IsRollup"}</c>.</summary>
-    internal static void WriteEntry(Utf8JsonWriter w, TimeSeriesPoint p)
+    internal static void WriteEntry(Utf8JsonWriter w, TimeSeriesPoint p, bool isRollup = false)
     {
         w.WriteStartObject();
         w.WriteString("Timestamp", JsonResponse.FormatDate(p.Timestamp));
@@ -160,7 +270,7 @@ public static class TimeSeriesEndpoints
         foreach (double v in p.Values)
             w.WriteNumberValue(v);
         w.WriteEndArray();
-        w.WriteBoolean("IsRollup", false);
+        w.WriteBoolean("IsRollup", isRollup);
         w.WriteEndObject();
     }
 

@@ -51,6 +51,6 @@ internal static partial class Log
     [LoggerMessage(50, LogLevel.Information, "Database {Database}: {Action} {Count} document(s) whose @expires/@refresh time passed")]
     public static partial void ExpirationRound(ILogger logger, string database, string action, int count);
 
-    [LoggerMessage(51, LogLevel.Warning, "Database {Database}: the expiration/refresh round failed; it is retried on the next one")]
-    public static partial void ExpirationFailed(ILogger logger, Exception exception, string database);
+    [LoggerMessage(51, LogLevel.Warning, "Database {Database}: a timed task (expiration, refresh, time-series policies) failed; it is retried on the next round")]
+    public static partial void TimedTaskFailed(ILogger logger, Exception exception, string database);
 }

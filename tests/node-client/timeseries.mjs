@@ -2,11 +2,13 @@
 // several values), get with ranges and paging, delete ranges; @timeseries/HasTimeSeries in metadata; incremental
 // series (INC:) with increment; time series included on load; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
 // bulk insert of time series; RQL select timeseries(...) raw, with where on tag and value, and grouped aggregations;
+// ConfigureTimeSeriesOperation with a rollup policy and raw retention run by the background task, value names;
 // out-of-order appends in one request refused; a missing document refused; deleting the document deleting its series.
 // Usage: node timeseries.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, TimeSeriesBatchOperation, TimeSeriesOperation, AppendOperation, GetTimeSeriesOperation,
-  GetTimeSeriesStatisticsOperation, TimeSeriesAggregationResult,
+  GetTimeSeriesStatisticsOperation, TimeSeriesAggregationResult, TimeSeriesConfiguration, TimeSeriesCollectionConfiguration, TimeSeriesPolicy,
+  RawTimeSeriesPolicy, TimeValue, ConfigureTimeSeriesOperation, ConfigureTimeSeriesValueNamesOperation,
 } from "ravendb";
 import assert from "node:assert/strict";
 
@@ -139,6 +141,40 @@ try {
     });
     assert.equal(r.status, 400);
     assert.match((await r.json()).Message, /time order/);
+  }
+  {
+    // configuration: a rollup policy and raw retention, run by the background task; value names
+    const config = new TimeSeriesConfiguration();
+    const c = new TimeSeriesCollectionConfiguration();
+    c.policies = [new TimeSeriesPolicy("ByMinute", TimeValue.ofMinutes(1), TimeValue.ofYears(5))];
+    c.rawPolicy = new RawTimeSeriesPolicy(TimeValue.ofDays(30));
+    config.collections.set("Sensors", c);
+    config.policyCheckFrequencyInMs = 1000;
+    await store.maintenance.send(new ConfigureTimeSeriesOperation(config));
+    await store.maintenance.send(new ConfigureTimeSeriesValueNamesOperation({ collection: "Sensors", timeSeries: "Temp", valueNames: ["Celsius"], update: true }));
+    const s = store.openSession();
+    await s.store({ name: "s1", "@metadata": { "@collection": "Sensors" } }, "sensors/1");
+    const recent = new Date(Date.now() - 10 * 60_000);
+    const start = new Date(Math.floor(recent.getTime() / 60_000) * 60_000);
+    const temp = s.timeSeriesFor("sensors/1", "Temp");
+    for (let i = 0; i < 180; i++) temp.append(new Date(start.getTime() + i * 1000), 20 + (i % 60) / 10);
+    temp.append(new Date(Date.now() - 60 * 86_400_000), 99); // older than the raw retention
+    await s.saveChanges();
+    let rollup;
+    for (let i = 0; i < 100; i++) {
+      rollup = await store.openSession().timeSeriesFor("sensors/1", "Temp@ByMinute").get();
+      if (rollup && rollup.length >= 4) break;
+      await new Promise(r => setTimeout(r, 100));
+    }
+    assert.equal(rollup.length, 4); // the old entry's minute (rolled up before the raw retention removed it), then three
+    assert.equal(rollup[1].isRollup, true);
+    assert.deepEqual(rollup[0].values, [99, 99, 99, 99, 99, 1]);
+    // per minute: first, last, min, max, sum, count of the 60 raw values
+    assert.deepEqual(rollup[1].values.map(v => Math.round(v * 100) / 100), [20, 25.9, 20, 25.9, 1377, 60]);
+    const raw = await store.openSession().timeSeriesFor("sensors/1", "Temp").get();
+    assert.equal(raw.length, 180); // the 60-day-old entry went with the raw retention
+    const stats = await store.operations.send(new GetTimeSeriesStatisticsOperation("sensors/1"));
+    assert.deepEqual(stats.timeSeries.map(t => t.name).sort(), ["Temp", "Temp@ByMinute"]);
   }
   {
     // deleting the document deletes its series

@@ -1,28 +1,29 @@
 using System.Text;
 using System.Text.Json.Nodes;
-using RavenLite.Server.Databases;
+using RavenLite.Server.Expiration;
 using RavenLite.Server.TransactionMerger;
 
-namespace RavenLite.Server.Expiration;
+namespace RavenLite.Server.Databases;
 
 /// <summary>
-/// The background task of a database that deletes expired documents (<c>@expires</c> passed) and refreshes documents
-/// (<c>@refresh</c> passed: the document is written again without <c>@refresh</c>, so indexes and subscriptions see it)
-/// while the matching configuration is enabled, every <c>DeleteFrequencyInSec</c> / <c>RefreshFrequencyInSec</c>.
-/// Each round takes what is due from the time-ordered trees of <see cref="ExpirationStore"/>, at most
-/// <c>MaxItemsToProcess</c> (default 10,000), in merger commands of up to 1,024 documents.
+/// A database's timed background work, checked every second: deleting expired documents (<c>@expires</c> passed) and
+/// refreshing documents (<c>@refresh</c> passed: the document is written again without <c>@refresh</c>, so indexes
+/// see it) while the matching configuration is enabled, every <c>DeleteFrequencyInSec</c> / <c>RefreshFrequencyInSec</c>
+/// — each round takes what is due from the time-ordered trees of <see cref="ExpirationStore"/>, at most
+/// <c>MaxItemsToProcess</c> (default 10,000), in merger commands of up to 1,024 documents — and running the
+/// time-series rollup and retention policies every <c>PolicyCheckFrequency</c> (<see cref="TimeSeries.TimeSeriesPolicies"/>).
 /// </summary>
-public sealed class ExpirationWorker : IDisposable
+public sealed class TimedTasks : IDisposable
 {
     private const int CommandSize = 1024;
     private readonly Database _db;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _loop;
-    private DateTime _lastExpiration = DateTime.MinValue, _lastRefresh = DateTime.MinValue;
+    private DateTime _lastExpiration = DateTime.MinValue, _lastRefresh = DateTime.MinValue, _lastPolicies = DateTime.MinValue;
 
     /// <summary>Starts the task.</summary>
-    public ExpirationWorker(Database db, ILogger logger)
+    public TimedTasks(Database db, ILogger logger)
     {
         _db = db;
         _logger = logger;
@@ -47,6 +48,11 @@ public sealed class ExpirationWorker : IDisposable
                     _lastRefresh = now;
                     await RunAsync(refresh: true, now, r.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
                 }
+                if (_db.Documents.TimeSeries is { } ts && now - _lastPolicies >= ts.PolicyCheckFrequency)
+                {
+                    _lastPolicies = now;
+                    await TimeSeries.TimeSeriesPolicies.RunAsync(_db, now, _stop.Token).ConfigureAwait(false);
+                }
             }
             catch (OperationCanceledException) when (_stop.IsCancellationRequested)
             {
@@ -55,7 +61,7 @@ public sealed class ExpirationWorker : IDisposable
             catch (Exception ex) when (ex is not OutOfMemoryException)
             {
                 // A failed round (the database closing, a full disk) is retried next time.
-                Hosting.Log.ExpirationFailed(_logger, ex, _db.Name);
+                Hosting.Log.TimedTaskFailed(_logger, ex, _db.Name);
             }
         }
     }

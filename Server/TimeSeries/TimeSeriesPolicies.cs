@@ -1,0 +1,124 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.TimeSeries;
+
+/// <summary>
+/// Runs a database's time-series policies (every <see cref="TimeSeriesConfiguration.PolicyCheckFrequency"/>): for each
+/// series of each document of a configured collection, every rollup policy aggregates the raw entries of each complete
+/// period into series <c>{name}@{policy}</c> (one entry per period, at its start; per raw value six values: first, last,
+/// min, max, sum, count), then entries older than the retention are removed — raw ones per the raw policy, rollups per
+/// their policy. The periods since the rollup's last entry are (re)computed, so a late raw entry in an open period is
+/// counted. One merger command per document.
+/// </summary>
+public static class TimeSeriesPolicies
+{
+    /// <summary>One round at <paramref name="now"/>; returns the documents whose series changed.</summary>
+    public static async Task<int> RunAsync(Database db, DateTime now, CancellationToken cancellationToken)
+    {
+        if (db.Documents.TimeSeries is not { } configuration)
+            return 0;
+        int changed = 0;
+        foreach (var (collection, settings) in configuration.Collections)
+        {
+            if (settings.Disabled || (settings.Policies.Count == 0 && settings.RawRetention.IsUnbounded))
+                continue;
+            var work = new List<(string Id, List<string> Series)>();
+            using (var tx = db.Environment.ReadTransaction())
+                foreach (var doc in db.Documents.Scan(tx, collection))
+                    if (DocumentExtras.Read(doc.Json) is { TimeSeries.Count: > 0 } extras)
+                        work.Add((doc.Id, extras.TimeSeries.Where(n => !n.Contains('@', StringComparison.Ordinal)).ToList()));
+            foreach (var (id, series) in work)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                var command = new DelegateCommand<bool>(ctx => Apply(ctx, id, series, settings, now));
+                await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+                if (command.Result)
+                    changed++;
+            }
+        }
+        return changed;
+    }
+
+    private static bool Apply(DocumentsWriteContext ctx, string id, List<string> series, TimeSeriesCollectionConfiguration settings, DateTime now)
+    {
+        if (ctx.Find(id) is not var (storedId, _))
+            return false;
+        var key = ctx.KeyOf(storedId);
+        var tx = ctx.Transaction;
+        bool any = false;
+        var names = new List<(string Name, bool Exists)>();
+        foreach (string name in series)
+        {
+            foreach (var policy in settings.Policies)
+            {
+                string rollup = name + "@" + policy.Name;
+                any |= Rollup(ctx, key, name, rollup, policy.AggregationTime.Milliseconds, now);
+                any |= Retain(ctx, key, rollup, policy.RetentionTime, now);
+                names.Add((rollup, TimeSeriesStore.Exists(tx, key, rollup)));
+            }
+            any |= Retain(ctx, key, name, settings.RawRetention, now);
+            names.Add((name, TimeSeriesStore.Exists(tx, key, name)));
+        }
+        ctx.UpdateExtras(storedId, extras =>
+        {
+            bool changed = false;
+            foreach (var (name, exists) in names)
+                changed |= exists ? extras.TimeSeries.Add(name) : extras.TimeSeries.Remove(name);
+            return changed;
+        });
+        return any;
+    }
+
+    /// <summary>Aggregates the complete periods since the rollup's last entry; true when it wrote any.</summary>
+    private static bool Rollup(DocumentsWriteContext ctx, byte[] key, string raw, string rollup, long period, DateTime now)
+    {
+        var tx = ctx.Transaction;
+        long end = TimeSeriesPoint.ToMilliseconds(now) / period * period; // periods before this one are complete
+        long start = TimeSeriesStore.Statistics(tx, key, rollup) is var (_, _, last)
+            ? TimeSeriesPoint.ToMilliseconds(last) / period * period
+            : TimeSeriesStore.Statistics(tx, key, raw) is var (_, first, _) ? TimeSeriesPoint.ToMilliseconds(first) / period * period : end;
+        if (start >= end)
+            return false;
+        var aggregated = new List<TimeSeriesPoint>();
+        foreach (var group in TimeSeriesStore.Read(tx, key, raw, start, end - 1).GroupBy(p => p.Milliseconds / period * period))
+        {
+            var points = group.ToList();
+            int width = points.Max(p => p.Values.Length);
+            var values = new double[Math.Min(width * 6, TimeSeriesSegment.MaxValues)];
+            for (int i = 0; i < width && i * 6 < values.Length; i++)
+            {
+                var column = points.Where(p => i < p.Values.Length).Select(p => p.Values[i]).ToList();
+                values[i * 6] = column[0];
+                values[(i * 6) + 1] = column[^1];
+                values[(i * 6) + 2] = column.Min();
+                values[(i * 6) + 3] = column.Max();
+                values[(i * 6) + 4] = column.Sum();
+                values[(i * 6) + 5] = column.Count;
+            }
+            aggregated.Add(new TimeSeriesPoint(group.Key, values, null));
+        }
+        if (aggregated.Count == 0)
+            return false;
+        TimeSeriesStore.Change(tx, key, rollup, start, end - 1,
+            existing => [.. existing.Where(p => p.Milliseconds < start || p.Milliseconds >= end), .. aggregated]);
+        return true;
+    }
+
+    /// <summary>Removes entries older than the retention; true when it removed any.</summary>
+    private static bool Retain(DocumentsWriteContext ctx, byte[] key, string name, TimeValue retention, DateTime now)
+    {
+        if (retention.IsUnbounded)
+            return false;
+        long cutoff = TimeSeriesPoint.ToMilliseconds(retention.Before(now));
+        bool removed = false;
+        TimeSeriesStore.Change(ctx.Transaction, key, name, 0, cutoff - 1, existing =>
+        {
+            var kept = existing.Where(p => p.Milliseconds >= cutoff).ToList();
+            removed = kept.Count != existing.Count;
+            return kept;
+        });
+        return removed;
+    }
+}
