@@ -101,3 +101,41 @@ internal sealed class PendingTimeSeries(string name)
         ["Increments"] = new JsonArray(_increments.Select(i => (JsonNode?)new JsonObject { ["Timestamp"] = Time(i.Key), ["Values"] = new JsonArray(i.Value) }).ToArray()),
     };
 }
+
+/// <summary>A rollup policy: entries aggregated per <see cref="Aggregation"/> into <c>{series}@{Name}</c>, kept for <see cref="Retention"/> (null: forever).</summary>
+public sealed record TimeSeriesPolicy(string Name, TimeSpan Aggregation, TimeSpan? Retention = null);
+
+/// <summary>
+/// <c>POST /databases/{db}/admin/timeseries/config</c>: per collection, rollup policies and how long raw entries are kept
+/// (null: forever), and how often the policies run.
+/// </summary>
+public sealed class ConfigureTimeSeriesOperation(IReadOnlyDictionary<string, (IReadOnlyList<TimeSeriesPolicy> Policies, TimeSpan? RawRetention)> collections, TimeSpan policyCheckFrequency)
+    : IMaintenanceOperation<long>
+{
+    /// <inheritdoc />
+    public RavenCommand<long> GetCommand(DocumentConventions conventions) => new Command(collections, policyCheckFrequency);
+
+    private static JsonObject? Time(TimeSpan? t) => t is { } v ? new JsonObject { ["Value"] = (long)v.TotalSeconds, ["Unit"] = "Second" } : null;
+
+    private sealed class Command(IReadOnlyDictionary<string, (IReadOnlyList<TimeSeriesPolicy> Policies, TimeSpan? RawRetention)> collections, TimeSpan frequency) : RavenCommand<long>
+    {
+        public override HttpRequestMessage CreateRequest(string? database)
+        {
+            var body = new JsonObject();
+            var cs = new JsonObject();
+            foreach (var (name, (policies, raw)) in collections)
+                cs[name] = new JsonObject
+                {
+                    ["Disabled"] = false,
+                    ["Policies"] = new JsonArray(policies.Select(p => (JsonNode?)new JsonObject { ["Name"] = p.Name, ["AggregationTime"] = Time(p.Aggregation), ["RetentionTime"] = Time(p.Retention) }).ToArray()),
+                    ["RawPolicy"] = new JsonObject { ["Name"] = "rawpolicy", ["RetentionTime"] = Time(raw) },
+                };
+            body["Collections"] = cs;
+            body["PolicyCheckFrequency"] = frequency.ToString("c", CultureInfo.InvariantCulture);
+            return new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/admin/timeseries/config") { Content = JsonContent(body) };
+        }
+
+        public override async Task<long> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken) =>
+            (long?)(await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false))["RaftCommandIndex"] ?? 0;
+    }
+}

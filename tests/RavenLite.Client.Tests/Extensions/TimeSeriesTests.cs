@@ -50,4 +50,36 @@ public sealed class TimeSeriesTests(DriverFixture fixture) : IClassFixture<Drive
             Assert.Empty(await store.Maintenance.SendAsync(new GetTimeSeriesOperation("users/1", "Nothing")));
         }
     }
+
+    [Fact]
+    public async Task Rollup_policies_and_raw_retention_run_once_configured()
+    {
+        var store = await fixture.Driver.GetDocumentStoreAsync();
+        var minute = DateTime.UtcNow.AddMinutes(-10);
+        var start = new DateTime(minute.Ticks / TimeSpan.TicksPerMinute * TimeSpan.TicksPerMinute, DateTimeKind.Utc);
+        using (var s = store.OpenAsyncSession())
+        {
+            var company = new Company { Name = "Acme" };
+            await s.StoreAsync(company, "companies/1");
+            var rate = s.TimeSeriesFor(company, "Rate");
+            for (int i = 0; i < 120; i++)
+                rate.Append(start.AddSeconds(i), i % 60);
+            rate.Append(DateTime.UtcNow.AddDays(-10), 1000); // past the raw retention below
+            await s.SaveChangesAsync();
+        }
+        await store.Maintenance.SendAsync(new ConfigureTimeSeriesOperation(
+            new Dictionary<string, (IReadOnlyList<TimeSeriesPolicy>, TimeSpan?)> { ["Companies"] = ([new TimeSeriesPolicy("ByMinute", TimeSpan.FromMinutes(1))], TimeSpan.FromDays(1)) },
+            TimeSpan.FromSeconds(1)));
+        IReadOnlyList<TimeSeriesEntry> rollup = [];
+        for (int i = 0; i < 100 && rollup.Count < 3; i++)
+        {
+            using var s = store.OpenAsyncSession();
+            rollup = await s.TimeSeriesFor("companies/1", "Rate@ByMinute").GetAsync();
+            await Task.Delay(100);
+        }
+        Assert.Equal(3, rollup.Count); // the old entry's minute, then the two recent minutes
+        Assert.Equal(new double[] { 0, 59, 0, 59, 1770, 60 }, rollup[1].Values);
+        using (var s = store.OpenAsyncSession())
+            Assert.Equal(120, (await s.TimeSeriesFor("companies/1", "Rate").GetAsync()).Count);
+    }
 }
