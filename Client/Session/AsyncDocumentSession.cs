@@ -27,6 +27,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
     private readonly Dictionary<string, string?> _deletedChangeVectors = new(StringComparer.OrdinalIgnoreCase);
     private readonly List<JsonObject> _attachmentCommands = [];
     private readonly List<string> _forcedRevisions = [];
+    private readonly List<JsonObject> _patches = [];
     private readonly Dictionary<(string Id, string Name), TimeSeries.PendingTimeSeries> _timeSeries = new();
     private readonly List<Stream> _attachmentStreams = [];
     private bool _disposed;
@@ -281,6 +282,8 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
         if (clusterWide && _attachmentCommands.Count > 0)
             throw new InvalidOperationException("A cluster-wide session cannot change attachments: save them with a single-node session.");
+        foreach (var patch in _patches)
+            commands.Add(patch.DeepClone());
         int attachmentResults = commands.Count;
         foreach (var c in _attachmentCommands)
             commands.Add(c.DeepClone());
@@ -297,6 +300,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         _attachmentStreams.Clear();
         _forcedRevisions.Clear();
         _timeSeries.Clear();
+        _patches.Clear();
         foreach (string id in deleted)
         {
             _deletes.Remove(id);
@@ -419,7 +423,7 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         }
     }
 
-    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || _forcedRevisions.Count > 0 || _timeSeries.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
+    public bool HasChanges => _deletes.Count > 0 || _counterOperations.Count > 0 || _attachmentCommands.Count > 0 || _forcedRevisions.Count > 0 || _timeSeries.Count > 0 || _patches.Count > 0 || (_cluster?.HasChanges ?? false) || _byEntity.Values.Any(IsChanged);
 
     public ISessionDocumentCounters CountersFor(string documentId)
     {
@@ -443,6 +447,29 @@ internal sealed class AsyncDocumentSession : IAsyncDocumentSession, IAsyncAdvanc
         ThrowIfDisposed();
         CountRequest();
         return await Store.Executor.ExecuteAsync(new CountersJson.GetCommand(documentId, counters), Database, cancellationToken).ConfigureAwait(false);
+    }
+
+    public void Patch(string id, Patching.PatchRequest patch, Patching.PatchRequest? patchIfMissing = null)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(id);
+        ArgumentNullException.ThrowIfNull(patch);
+        ThrowIfDisposed();
+        _patches.Add(new JsonObject
+        {
+            ["Id"] = id,
+            ["ChangeVector"] = null,
+            ["Patch"] = patch.ToJson(Conventions),
+            ["PatchIfMissing"] = patchIfMissing?.ToJson(Conventions),
+            ["Type"] = "PATCH",
+        });
+    }
+
+    public void Increment(string id, string path, long delta)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        if (!System.Text.RegularExpressions.Regex.IsMatch(path, @"^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$"))
+            throw new ArgumentException($"'{path}' is not a property path (names separated by dots).", nameof(path));
+        Patch(id, new Patching.PatchRequest($"this.{path} = (this.{path} || 0) + args.delta;", new Dictionary<string, object?> { ["delta"] = delta }));
     }
 
     public TimeSeries.ISessionDocumentTimeSeries TimeSeriesFor(string documentId, string name)

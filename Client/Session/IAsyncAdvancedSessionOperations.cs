@@ -51,6 +51,12 @@ public interface IAsyncAdvancedSessionOperations
     /// <summary>The revisions of documents: read at once; forced revisions made with SaveChanges.</summary>
     Revisions.IRevisionsSessionOperations Revisions { get; }
 
+    /// <summary>Patches a document with SaveChanges, in its transaction (the script runs on the server; <paramref name="patchIfMissing"/> on an empty document when it does not exist).</summary>
+    void Patch(string id, Patching.PatchRequest patch, Patching.PatchRequest? patchIfMissing = null);
+
+    /// <summary>Adds <paramref name="delta"/> to the number at <paramref name="path"/> (0 when absent) with SaveChanges.</summary>
+    void Increment(string id, string path, long delta);
+
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
 }

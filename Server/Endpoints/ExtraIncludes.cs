@@ -21,6 +21,14 @@ internal sealed class ExtraIncludes
     private readonly Dictionary<string, List<(string Name, long From, long To, List<TimeSeriesPoint> Entries)>> _series = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, CompareExchangeStore.Entry?> _values = new(StringComparer.OrdinalIgnoreCase);
 
+    /// <summary>Includes of time-series ranges (a query's <c>include timeseries(..)</c>).</summary>
+    public static ExtraIncludes ForRanges(IEnumerable<(string Name, long From, long To)> ranges)
+    {
+        var result = new ExtraIncludes();
+        result._ranges.AddRange(ranges);
+        return result;
+    }
+
     /// <summary>The includes a request names, or null when it names none.</summary>
     public static ExtraIncludes? Parse(HttpRequest request)
     {

@@ -78,7 +78,7 @@ public static class QueryEndpoints
         var answer = await QueryRunner.RunAsync(db, query, parameters, options, context.RequestAborted).ConfigureAwait(false);
         // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
         // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.
-        if (!answer.IsStale && !answer.HasCounterIncludes && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
+        if (!answer.IsStale && !answer.HasVolatileIncludes && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
         {
             string tag = HttpCaching.Tag([rql, parameters.ValueKind == JsonValueKind.Undefined ? null : parameters.GetRawText(),
                 options.Start?.ToString(CultureInfo.InvariantCulture), options.PageSize?.ToString(CultureInfo.InvariantCulture),

@@ -13,6 +13,6 @@ public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResult
     /// <summary>Writes further top-level properties of the answer (Highlightings, Explanations, Timings), or null.</summary>
     public Action<Utf8JsonWriter>? WriteExtras { get; init; }
 
-    /// <summary>The answer includes counters: values that change without moving the database's etag, so it is not cached.</summary>
-    public bool HasCounterIncludes { get; init; }
+    /// <summary>The answer includes counters or time series: values that change without moving the database's etag, so it is not cached.</summary>
+    public bool HasVolatileIncludes { get; init; }
 }

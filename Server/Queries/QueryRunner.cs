@@ -330,6 +330,8 @@ public sealed partial class QueryRunner
             int skipped = 0;
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
+            var timeSeriesIncludes = _query.TimeSeriesIncludes.Count == 0 ? null
+                : Endpoints.ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue))));
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
             using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key),
@@ -370,6 +372,22 @@ public sealed partial class QueryRunner
                     foreach (string id in ids)
                         included.TryAdd(id, null);
                 }
+                if (timeSeriesIncludes != null)
+                {
+                    foreach (var ti in _query.TimeSeriesIncludes)
+                    {
+                        if (ti.Path == null)
+                        {
+                            timeSeriesIncludes.Add(dbTx, _db.Documents, row.Document!);
+                            continue;
+                        }
+                        var ids = new List<string>();
+                        IncludePaths.Collect(row.DocumentJson, ti.Path.Text, ids);
+                        foreach (string id in ids)
+                            if (_db.Documents.Get(dbTx, id) is { } referenced)
+                                timeSeriesIncludes.Add(dbTx, _db.Documents, referenced);
+                    }
+                }
                 if (counterIncludes != null)
                 {
                     foreach (var ci in _query.CounterIncludes)
@@ -395,10 +413,11 @@ public sealed partial class QueryRunner
             var timings = _timings;
             return new QueryAnswer(results, seen != null ? distinctTotal : total, included, lastEtag, indexName, stale, index?.LastIndexingTime)
             {
-                HasCounterIncludes = counterIncludes != null,
-                WriteExtras = highlights == null && timings == null && explanations == null && counterIncludes == null ? null : w =>
+                HasVolatileIncludes = counterIncludes != null || timeSeriesIncludes != null,
+                WriteExtras = highlights == null && timings == null && explanations == null && counterIncludes == null && timeSeriesIncludes == null ? null : w =>
                 {
                     counterIncludes?.Write(w, names: true);
+                    timeSeriesIncludes?.Write(w);
                     highlights?.Write(w);
                     if (explanations != null)
                     {
@@ -668,6 +687,20 @@ public sealed partial class QueryRunner
         if (e.ValueKind == JsonValueKind.Number && e.TryGetInt64(out long n))
             return (int)Math.Clamp(n, int.MinValue, int.MaxValue);
         throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
+    }
+
+    /// <summary>A date literal or parameter as ms (null or absent: <paramref name="fallback"/>); 400 when it is not a date.</summary>
+    private long TimeOf(RqlValue? v, long fallback)
+    {
+        if (v == null)
+            return fallback;
+        var e = Resolve(v);
+        if (e.ValueKind == JsonValueKind.Null)
+            return fallback;
+        if (e.ValueKind == JsonValueKind.String && DateTime.TryParse(e.GetString(), System.Globalization.CultureInfo.InvariantCulture,
+                System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var t))
+            return TimeSeries.TimeSeriesPoint.ToMilliseconds(t);
+        throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: a time-series range ends at a date, got {e.GetRawText()}.");
     }
 
     /// <summary>A literal or parameter that must be a string (a counter name); 400 otherwise.</summary>

@@ -308,6 +308,7 @@ public sealed class RqlParser
         var highlights = new List<RqlHighlight>();
         var counterIncludes = new List<RqlCounterInclude>();
         var timeSeries = new List<RqlTimeSeries>();
+        var timeSeriesIncludes = new List<RqlTimeSeriesInclude>();
         bool timings = false;
         RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
@@ -410,6 +411,10 @@ public sealed class RqlParser
                     {
                         counterIncludes.Add(CounterInclude());
                     }
+                    else if (IsFunction("timeseries"))
+                    {
+                        timeSeriesIncludes.Add(TimeSeriesInclude());
+                    }
                     else if (IsFunction("timings"))
                     {
                         _pos += 2;
@@ -479,6 +484,7 @@ public sealed class RqlParser
             Highlights = highlights,
             CounterIncludes = counterIncludes,
             TimeSeries = timeSeries,
+            TimeSeriesIncludes = timeSeriesIncludes,
             Timings = timings,
             Explanations = explanations,
         };
@@ -552,6 +558,36 @@ public sealed class RqlParser
             ExpectSymbol(")");
         }
         return new RqlCounterInclude(path, name);
+    }
+
+    /// <summary>
+    /// <c>timeseries([path,] 'Name', from, to)</c> in an include (the function name next; from/to a date string, a
+    /// parameter or null): the range of the result's (or the referenced documents') series to include.
+    /// </summary>
+    private RqlTimeSeriesInclude TimeSeriesInclude()
+    {
+        int at = Peek.Position;
+        _pos += 2;
+        RqlPath? path = null;
+        if (Peek.Kind == Kind.Word && !Peek.Text.Equals("null", StringComparison.OrdinalIgnoreCase))
+        {
+            path = Path();
+            if (_alias != null && path.Parts.Count > 0 && path.Parts[0] == _alias)
+                path = path.Parts.Count == 1 ? null : new RqlPath(path.Parts.Skip(1).ToList(), path.IsId);
+            ExpectSymbol(",");
+        }
+        var name = Value();
+        RqlValue? from = null, to = null;
+        if (AcceptSymbol(","))
+        {
+            if (IsFunction("last"))
+                throw Error("timeseries(.., last(..)) includes are not supported; name the range with from and to", Peek.Position);
+            from = Value();
+            ExpectSymbol(",");
+            to = Value();
+        }
+        ExpectSymbol(")");
+        return new RqlTimeSeriesInclude(path, name, from, to, at);
     }
 
     /// <summary>A word followed by <paramref name="symbol"/>: both taken (true), or nothing taken.</summary>

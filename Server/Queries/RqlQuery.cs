@@ -50,6 +50,9 @@ public sealed record RqlQuery(
     /// <summary><c>select timeseries(..) as alias, ..</c>: time-series queries answered per document.</summary>
     public IReadOnlyList<RqlTimeSeries> TimeSeries { get; init; } = [];
 
+    /// <summary><c>include timeseries(..)</c>.</summary>
+    public IReadOnlyList<RqlTimeSeriesInclude> TimeSeriesIncludes { get; init; } = [];
+
     /// <summary><c>include counters(..)</c>.</summary>
     public IReadOnlyList<RqlCounterInclude> CounterIncludes { get; init; } = [];
 
@@ -143,6 +146,9 @@ public sealed record RqlValue(object? Literal, string? Parameter, int Position)
     /// <summary><c>cmpxchg(key)</c>: the value is the compare-exchange value under this key (its <c>Object</c>; null when missing).</summary>
     public RqlValue? CompareExchangeKey { get; init; }
 }
+
+/// <summary>One <c>include timeseries([path,] name, from, to)</c> (from/to null: open ends).</summary>
+public sealed record RqlTimeSeriesInclude(RqlPath? Path, RqlValue Name, RqlValue? From, RqlValue? To, int Position);
 
 /// <summary>One <c>timeseries(...)</c> of a select: its inner text and the result's property name.</summary>
 public sealed record RqlTimeSeries(string Text, string Alias);

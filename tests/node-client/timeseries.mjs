@@ -1,6 +1,6 @@
 // Time series through RavenDB's official Node client (npm ravendb 7.2.6): session timeSeriesFor append (with tags and
 // several values), get with ranges and paging, delete ranges; @timeseries/HasTimeSeries in metadata; incremental
-// series (INC:) with increment; time series included on load; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
+// series (INC:) with increment; time series included on load and in queries; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
 // bulk insert of time series; RQL select timeseries(...) raw, with where on tag and value, and grouped aggregations;
 // ConfigureTimeSeriesOperation with a rollup policy and raw retention run by the background task, value names;
 // out-of-order appends in one request refused; a missing document refused; deleting the document deleting its series.
@@ -55,6 +55,16 @@ try {
     const n = s.advanced.numberOfRequests;
     const included = await s.timeSeriesFor("users/1", "HeartRate").get(at(0), at(99));
     assert.equal(included.length, 100);
+    assert.equal(s.advanced.numberOfRequests, n);
+  }
+  {
+    // include time series in a query
+    const s = store.openSession();
+    const users = await s.query({ collection: "Users" }).whereEquals("name", "Ann")
+      .include(i => i.includeTimeSeries("HeartRate", at(0), at(49))).all();
+    assert.equal(users.length, 1);
+    const n = s.advanced.numberOfRequests;
+    assert.equal((await s.timeSeriesFor(users[0], "HeartRate").get(at(0), at(49))).length, 50);
     assert.equal(s.advanced.numberOfRequests, n);
   }
   {
