@@ -1,7 +1,6 @@
 using RavenLite.Server.Databases;
 using RavenLite.Server.Expiration;
 using RavenLite.Server.Http;
-using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -26,18 +25,7 @@ public static class ExpirationEndpoints
     {
         using var body = await RequestBody.ReadJsonAsync(context, refresh ? "refresh configuration" : "expiration configuration").ConfigureAwait(false);
         var configuration = ExpirationConfiguration.Parse(body.RootElement, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
-        var command = new DelegateCommand<long>(ctx =>
-        {
-            ctx.Storage.SaveConfiguration(ctx.Transaction, refresh, configuration);
-            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
-        });
-        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
-        await JsonResponse.WriteAsync(context, 200, w =>
-        {
-            w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", command.Result);
-            w.WriteEndObject();
-        }).ConfigureAwait(false);
+        await ConfigurationWrite.StoreAsync(context, db, ctx => ctx.Storage.SaveConfiguration(ctx.Transaction, refresh, configuration)).ConfigureAwait(false);
     }
 
     private static Task Get(HttpContext context, ExpirationConfiguration? configuration, string frequencyName) =>

@@ -33,18 +33,10 @@ public static class RevisionEndpoints
     {
         using var body = await RequestBody.ReadJsonAsync(context, "revisions configuration").ConfigureAwait(false);
         var configuration = RevisionsConfiguration.Parse(body.RootElement);
-        var command = new DelegateCommand<long>(ctx =>
+        await ConfigurationWrite.StoreAsync(context, db, ctx =>
         {
             RevisionsStore.SaveConfiguration(ctx.Transaction, configuration);
             ctx.Storage.Revisions = configuration;
-            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
-        });
-        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
-        await JsonResponse.WriteAsync(context, 200, w =>
-        {
-            w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", command.Result);
-            w.WriteEndObject();
         }).ConfigureAwait(false);
     }
 

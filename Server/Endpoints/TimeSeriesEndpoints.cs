@@ -47,9 +47,8 @@ public static class TimeSeriesEndpoints
     }
 
     /// <summary>Stores a configuration made from the current one by <paramref name="change"/>; answers <c>{RaftCommandIndex}</c>.</summary>
-    private static async Task Configure(HttpContext context, Database db, Action<TimeSeriesConfiguration> change)
-    {
-        var command = new DelegateCommand<long>(ctx =>
+    private static Task Configure(HttpContext context, Database db, Action<TimeSeriesConfiguration> change) =>
+        ConfigurationWrite.StoreAsync(context, db, ctx =>
         {
             // A copy of the current configuration (its JSON read back), changed, then stored: a failed change leaves the current one as it was.
             var buffer = new System.Buffers.ArrayBufferWriter<byte>();
@@ -59,16 +58,7 @@ public static class TimeSeriesEndpoints
             var configuration = TimeSeriesConfiguration.Parse(copy.RootElement);
             change(configuration);
             ctx.Storage.SaveConfiguration(ctx.Transaction, configuration);
-            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
         });
-        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
-        await JsonResponse.WriteAsync(context, 200, w =>
-        {
-            w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", command.Result);
-            w.WriteEndObject();
-        }).ConfigureAwait(false);
-    }
 
     private static async Task SetConfiguration(HttpContext context, Database db)
     {

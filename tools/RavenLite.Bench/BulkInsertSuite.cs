@@ -63,35 +63,41 @@ internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer 
     }
 
     /// <summary>Streams the array item by item (chunked), as a client's bulk insert does.</summary>
-    internal sealed class BulkContent(OrderDocuments docs) : HttpContent
+    internal sealed class BulkContent(OrderDocuments docs) : ItemStreamContent(docs.Count, (i, buffer) =>
     {
-        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
-        {
-            var buffer = new MemoryStream(1 << 20);
-            buffer.WriteByte((byte)'[');
-            for (int i = 0; i < docs.Count; i++)
-            {
-                if (i > 0)
-                    buffer.WriteByte((byte)',');
-                buffer.Write("{\"Id\":\""u8);
-                buffer.Write(Encoding.UTF8.GetBytes(OrderDocuments.Id(i)));
-                buffer.Write("\",\"Type\":\"PUT\",\"Document\":"u8);
-                buffer.Write(docs.Document(i).Span);
-                buffer.WriteByte((byte)'}');
-                if (buffer.Length >= 1 << 20)
-                {
-                    await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
-                    buffer.SetLength(0);
-                }
-            }
-            buffer.WriteByte((byte)']');
-            await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
-        }
+        buffer.Write("{\"Id\":\""u8);
+        buffer.Write(Encoding.UTF8.GetBytes(OrderDocuments.Id(i)));
+        buffer.Write("\",\"Type\":\"PUT\",\"Document\":"u8);
+        buffer.Write(docs.Document(i).Span);
+        buffer.WriteByte((byte)'}');
+    });
+}
 
-        protected override bool TryComputeLength(out long length)
+/// <summary>A bulk-insert body: <c>[</c>, <paramref name="count"/> items written by <paramref name="writeItem"/>, <c>]</c>, sent in 1 MiB pieces as they are made.</summary>
+internal class ItemStreamContent(int count, Action<int, MemoryStream> writeItem) : HttpContent
+{
+    protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+    {
+        var buffer = new MemoryStream(1 << 20);
+        buffer.WriteByte((byte)'[');
+        for (int i = 0; i < count; i++)
         {
-            length = 0;
-            return false;
+            if (i > 0)
+                buffer.WriteByte((byte)',');
+            writeItem(i, buffer);
+            if (buffer.Length >= 1 << 20)
+            {
+                await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
+                buffer.SetLength(0);
+            }
         }
+        buffer.WriteByte((byte)']');
+        await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
+    }
+
+    protected override bool TryComputeLength(out long length)
+    {
+        length = 0;
+        return false;
     }
 }

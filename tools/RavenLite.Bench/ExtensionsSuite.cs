@@ -53,7 +53,7 @@ internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer 
         using (var c = ds.CreateCommand("INSERT INTO counters SELECT 'docs/' || i, 0 FROM generate_series(0, 999) i"))
             c.ExecuteNonQuery();
         var connections = Enumerable.Range(0, Clients).Select(_ => ds.OpenConnection()).ToArray();
-        var (ops, seconds, p50, p99) = Drive(Clients, Duration, async (client, i) =>
+        var (ops, seconds, p50, p99) = WritesSuite.Drive(Clients, Duration, async (client, i) =>
         {
             await using var cmd = new NpgsqlCommand("UPDATE counters SET n = n + 1 WHERE id = $1", connections[client]);
             cmd.Parameters.AddWithValue("docs/" + ((client * 7919 + i) % CounterDocuments).ToString(CultureInfo.InvariantCulture));
@@ -85,7 +85,7 @@ internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer 
             create.Append(d == 0 ? "" : ",").Append(CultureInfo.InvariantCulture, $"{{\"Id\":\"docs/{d}\",\"Type\":\"PUT\",\"Document\":{{\"@metadata\":{{\"@collection\":\"Docs\"}}}}}}");
         create.Append("]}");
         Check(http.PostAsync("/databases/bench/bulk_docs", new StringContent(create.ToString(), Encoding.UTF8, "application/json")).Result, HttpStatusCode.Created);
-        var (ops, seconds, p50, p99) = Drive(Clients, Duration, async (client, i) =>
+        var (ops, seconds, p50, p99) = WritesSuite.Drive(Clients, Duration, async (client, i) =>
         {
             string doc = "docs/" + ((client * 7919 + i) % CounterDocuments).ToString(CultureInfo.InvariantCulture);
             using var body = new StringContent($$"""{"Documents":[{"DocumentId":"{{doc}}","Operations":[{"Type":"Increment","CounterName":"Hits","Delta":1}]}]}""", Encoding.UTF8, "application/json");
@@ -131,41 +131,19 @@ internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer 
     }
 
     /// <summary>The bulk-insert stream of one document's series: items of <c>perItem</c> entries in the clients' compact form.</summary>
-    private sealed class TimeSeriesContent(int entries, int perItem, long unixStart) : HttpContent
+    private sealed class TimeSeriesContent(int entries, int perItem, long unixStart) : ItemStreamContent((entries + perItem - 1) / perItem, (item, buffer) =>
     {
-        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+        int start = item * perItem;
+        buffer.Write("""{"Id":"sensors/1","Type":"TimeSeriesBulkInsert","TimeSeries":{"Name":"Temperature","TimeFormat":"UnixTimeInMs","Appends":["""u8);
+        for (int i = start; i < Math.Min(entries, start + perItem); i++)
         {
-            var buffer = new MemoryStream(1 << 20);
-            buffer.WriteByte((byte)'[');
-            for (int start = 0; start < entries; start += perItem)
-            {
-                if (start > 0)
-                    buffer.WriteByte((byte)',');
-                buffer.Write("""{"Id":"sensors/1","Type":"TimeSeriesBulkInsert","TimeSeries":{"Name":"Temperature","TimeFormat":"UnixTimeInMs","Appends":["""u8);
-                for (int i = start; i < Math.Min(entries, start + perItem); i++)
-                {
-                    if (i > start)
-                        buffer.WriteByte((byte)',');
-                    double value = 20 + (i / 60 % 10) + (i % 7) * 0.5; // a temperature that moves by half degrees
-                    buffer.Write(Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture, $"[{unixStart + i * 1000L},1,{value}]")));
-                }
-                buffer.Write("]}}"u8);
-                if (buffer.Length >= 1 << 20)
-                {
-                    await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
-                    buffer.SetLength(0);
-                }
-            }
-            buffer.WriteByte((byte)']');
-            await stream.WriteAsync(buffer.GetBuffer().AsMemory(0, (int)buffer.Length));
+            if (i > start)
+                buffer.WriteByte((byte)',');
+            double value = 20 + (i / 60 % 10) + (i % 7) * 0.5; // a temperature that moves by half degrees
+            buffer.Write(Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture, $"[{unixStart + i * 1000L},1,{value}]")));
         }
-
-        protected override bool TryComputeLength(out long length)
-        {
-            length = 0;
-            return false;
-        }
-    }
+        buffer.Write("]}}"u8);
+    });
 
     private static BenchResult Attachments(HttpClient http, int size, int count, int clients, double limitMbPerSec)
     {
@@ -191,27 +169,5 @@ internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer 
         double mbPerSec = (double)size * count / 1048576 / sw.Elapsed.TotalSeconds;
         Console.WriteLine($"#   {name}: {count} uploads from {clients} client(s), {mbPerSec:F1} MB/s = {mbPerSec / limitMbPerSec * 100:F0}% of the O_DIRECT sequential write limit ({limitMbPerSec:F0} MB/s)");
         return new BenchResult("extensions", name, "ravenlite", "sync", count, sw.Elapsed.TotalSeconds, mbPerSec, null, null, null, null, null, null, null, null);
-    }
-
-    /// <summary>Runs <paramref name="clients"/> loops of <paramref name="op"/> for <paramref name="duration"/>; returns ops, seconds, p50 and p99 in ms.</summary>
-    private static (long Ops, double Seconds, double P50, double P99) Drive(int clients, TimeSpan duration, Func<int, int, Task> op)
-    {
-        var latencies = new List<double>[clients];
-        var sw = Stopwatch.StartNew();
-        var tasks = Enumerable.Range(0, clients).Select(client => Task.Run(async () =>
-        {
-            var mine = latencies[client] = new List<double>(100_000);
-            for (int i = 0; sw.Elapsed < duration; i++)
-            {
-                long t0 = Stopwatch.GetTimestamp();
-                await op(client, i);
-                mine.Add(Stopwatch.GetElapsedTime(t0).TotalMilliseconds);
-            }
-        })).ToArray();
-        Task.WaitAll(tasks);
-        sw.Stop();
-        var all = latencies.SelectMany(l => l).Order().ToArray();
-        double P(double q) => all.Length == 0 ? 0 : all[Math.Min(all.Length - 1, (int)(q * all.Length))];
-        return (all.Length, sw.Elapsed.TotalSeconds, P(0.50), P(0.99));
     }
 }

@@ -70,7 +70,7 @@ internal sealed class WritesSuite(bool quick, string workDir, bool withPeer = tr
     }
 
     /// <summary>Runs <paramref name="clients"/> loops of <paramref name="op"/> for <paramref name="duration"/>; returns ops, seconds, p50 and p99 in ms.</summary>
-    private static (long Ops, double Seconds, double P50, double P99) Drive(int clients, TimeSpan duration, Func<int, int, Task> op)
+    internal static (long Ops, double Seconds, double P50, double P99) Drive(int clients, TimeSpan duration, Func<int, int, Task> op)
     {
         var latencies = new List<double>[clients];
         var sw = Stopwatch.StartNew();
