@@ -29,8 +29,10 @@ internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer 
     public IEnumerable<BenchResult> Run()
     {
         var results = new List<BenchResult>();
-        var limit = new LimitsSuite(quick, workDir).DirectWrite();
+        var limits = new LimitsSuite(quick, workDir);
+        var limit = limits.DirectWrite();
         results.Add(limit);
+        results.Add(limits.BufferedWrite());
         using (var server = ServerProcess.Start(Path.Combine(workDir, "ravenlite-extensions")))
         {
             var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 256, PooledConnectionLifetime = TimeSpan.FromMinutes(10) };

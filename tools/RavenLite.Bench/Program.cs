@@ -96,7 +96,7 @@ internal static class ConsoleTable
         }
         string unit = row.Workload switch
         {
-            "seq-write-direct-mb" or "attachment-1mb" or "attachment-1mb-8-clients" or "attachment-100mb" => "MB/sec",
+            "seq-write-direct-mb" or "seq-write-buffered-mb" or "attachment-1mb" or "attachment-1mb-8-clients" or "attachment-100mb" => "MB/sec",
             "memcpy-gb" => "GB/sec",
             "timeseries-bytes-per-entry" => "bytes/entry",
             "timeseries-bulk-insert" => "entries/sec",
