@@ -1,6 +1,5 @@
 using System.Buffers.Binary;
 using System.Runtime.InteropServices;
-using RavenLite.Storage.Hashing;
 using RavenLite.Storage.Paging;
 using RavenLite.Storage.Platform;
 using RavenLite.Storage.Trees;
@@ -161,10 +160,10 @@ internal static class JournalRecovery
     /// <summary>XXH64 over the header's first 120 bytes and the compressed payload, seeded with the transaction id.</summary>
     internal static ulong ComputeHash(ReadOnlySpan<byte> header, ReadOnlySpan<byte> body, ulong seed)
     {
-        var state = new XxHash64.State(seed);
+        var state = new System.IO.Hashing.XxHash64(unchecked((long)seed));
         state.Append(header[..(JournalRecordHeader.SizeOf - 8)]);
         state.Append(body);
-        return state.Digest();
+        return state.GetCurrentHashAsUInt64();
     }
 
     private static void ApplyPayload(ReadOnlySpan<byte> payload, in JournalRecordHeader h, IRecoveryTarget target, string file, long offset)

@@ -1,5 +1,4 @@
 using System.Runtime.InteropServices;
-using RavenLite.Storage.Hashing;
 using RavenLite.Storage.Platform;
 
 namespace RavenLite.Storage.Paging;
@@ -60,7 +59,7 @@ internal sealed class HeaderFile : IDisposable
         header = MemoryMarshal.Read<FileHeader>(bytes);
         if (header.Magic != FileHeader.MagicValue)
             return "bad magic";
-        if (XxHash64.Hash(bytes[..(FileHeader.SizeOf - 8)]) != header.Hash)
+        if (System.IO.Hashing.XxHash64.HashToUInt64(bytes[..(FileHeader.SizeOf - 8)]) != header.Hash)
             return "checksum mismatch";
         if (header.FormatVersion != StorageConstants.FormatVersion)
             return $"format version {header.FormatVersion}, this build reads {StorageConstants.FormatVersion}";
@@ -79,7 +78,7 @@ internal sealed class HeaderFile : IDisposable
         header.PageSize = StorageConstants.PageSize;
         Span<byte> bytes = stackalloc byte[FileHeader.SizeOf];
         MemoryMarshal.Write(bytes, in header);
-        header.Hash = XxHash64.Hash(bytes[..(FileHeader.SizeOf - 8)]);
+        header.Hash = System.IO.Hashing.XxHash64.HashToUInt64(bytes[..(FileHeader.SizeOf - 8)]);
         MemoryMarshal.Write(bytes, in header);
         _file.Write((header.Sequence % 2) * SlotSize, bytes);
         _file.Sync();

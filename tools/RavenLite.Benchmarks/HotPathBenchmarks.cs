@@ -1,7 +1,6 @@
 using System.Globalization;
 using BenchmarkDotNet.Attributes;
 using RavenLite.Storage;
-using RavenLite.Storage.Hashing;
 using RavenLite.Storage.Journal;
 using RavenLite.Storage.Platform;
 using RavenLite.Storage.Trees;
@@ -116,7 +115,7 @@ public class HotPathBenchmarks
     public int Decompress() => Lz4.Decompress(_compressed.AsSpan(0, _compressedLength), _scratch);
 
     [Benchmark(Description = "XXH64 of the compressed record")]
-    public ulong Hash() => XxHash64.Hash(_compressed.AsSpan(0, _compressedLength), 42);
+    public ulong Hash() => System.IO.Hashing.XxHash64.HashToUInt64(_compressed.AsSpan(0, _compressedLength), 42);
 
     [Benchmark(Description = "diff one modified page")]
     public int Diff() => PageDiff.Encode(_page, _base, _scratch, StorageConstants.PageSize / 2);
