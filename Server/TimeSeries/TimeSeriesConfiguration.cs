@@ -102,6 +102,8 @@ public sealed class TimeSeriesConfiguration
         var raw = e.TryGetProperty("RawPolicy", out var r) && r.ValueKind == JsonValueKind.Object
             ? TimeValue.Parse(r.TryGetProperty("RetentionTime", out var rt) ? rt : default, $"{where}.RawPolicy.RetentionTime")
             : new TimeValue(int.MaxValue, "None");
+        // Policies apply from the finest period up (each rolls up the one before it), whatever order they were given in.
+        policies.Sort((a, b) => a.AggregationTime.Milliseconds.CompareTo(b.AggregationTime.Milliseconds));
         return new TimeSeriesCollectionConfiguration(e.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True, policies, raw);
     }
 

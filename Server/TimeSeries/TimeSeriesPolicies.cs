@@ -6,10 +6,10 @@ namespace RavenLite.Server.TimeSeries;
 
 /// <summary>
 /// Runs a database's time-series policies (every <see cref="TimeSeriesConfiguration.PolicyCheckFrequency"/>): for each
-/// series of each document of a configured collection, every rollup policy aggregates the raw entries of each complete
-/// period into series <c>{name}@{policy}</c> (one entry per period, at its start; per raw value six values: first, last,
-/// min, max, sum, count), then entries older than the retention are removed — raw ones per the raw policy, rollups per
-/// their policy. The periods since the rollup's last entry are (re)computed, so a late raw entry in an open period is
+/// series of each document of a configured collection, the policies (ordered by period) aggregate each complete period
+/// into series <c>{name}@{policy}</c> (one entry per period, at its start; per raw value six values: first, last, min,
+/// max, sum, count) — the first from the raw entries, each next one from the rollup before it — then entries older than
+/// the retention are removed: raw ones per the raw policy, rollups per their policy. The periods since the rollup's last entry are (re)computed, so a late raw entry in an open period is
 /// counted. One merger command per document.
 /// </summary>
 public static class TimeSeriesPolicies
@@ -51,10 +51,20 @@ public static class TimeSeriesPolicies
         var names = new List<(string Name, bool Exists)>();
         foreach (string name in series)
         {
+            // Policies chain (RavenDB's rule): the first rolls up the raw entries, each next one the rollup before it,
+            // so a coarse period is complete even after a finer level's retention removed its sources.
+            string source = name;
+            bool sourceIsRollup = false;
             foreach (var policy in settings.Policies)
             {
                 string rollup = name + "@" + policy.Name;
-                any |= Rollup(ctx, key, name, rollup, policy.AggregationTime.Milliseconds, now);
+                any |= Rollup(ctx, key, source, sourceIsRollup, rollup, policy.AggregationTime.Milliseconds, now);
+                source = rollup;
+                sourceIsRollup = true;
+            }
+            foreach (var policy in settings.Policies)
+            {
+                string rollup = name + "@" + policy.Name;
                 any |= Retain(ctx, key, rollup, policy.RetentionTime, now);
                 names.Add((rollup, TimeSeriesStore.Exists(tx, key, rollup)));
             }
@@ -71,8 +81,12 @@ public static class TimeSeriesPolicies
         return any;
     }
 
-    /// <summary>Aggregates the complete periods since the rollup's last entry; true when it wrote any.</summary>
-    private static bool Rollup(DocumentsWriteContext ctx, byte[] key, string raw, string rollup, long period, DateTime now)
+    /// <summary>
+    /// Aggregates the complete periods since the rollup's last entry from <paramref name="raw"/> (raw entries, or with
+    /// <paramref name="sourceIsRollup"/> a finer rollup, whose six values per position combine: first of firsts, last of
+    /// lasts, min of mins, max of maxes, sums of sums and of counts); true when it wrote any.
+    /// </summary>
+    private static bool Rollup(DocumentsWriteContext ctx, byte[] key, string raw, bool sourceIsRollup, string rollup, long period, DateTime now)
     {
         var tx = ctx.Transaction;
         long end = TimeSeriesPoint.ToMilliseconds(now) / period * period; // periods before this one are complete
@@ -85,25 +99,47 @@ public static class TimeSeriesPolicies
         foreach (var group in TimeSeriesStore.Read(tx, key, raw, start, end - 1).GroupBy(p => p.Milliseconds / period * period))
         {
             var points = group.ToList();
-            int width = points.Max(p => p.Values.Length);
-            var values = new double[Math.Min(width * 6, TimeSeriesSegment.MaxValues)];
-            for (int i = 0; i < width && i * 6 < values.Length; i++)
-            {
-                var column = points.Where(p => i < p.Values.Length).Select(p => p.Values[i]).ToList();
-                values[i * 6] = column[0];
-                values[(i * 6) + 1] = column[^1];
-                values[(i * 6) + 2] = column.Min();
-                values[(i * 6) + 3] = column.Max();
-                values[(i * 6) + 4] = column.Sum();
-                values[(i * 6) + 5] = column.Count;
-            }
-            aggregated.Add(new TimeSeriesPoint(group.Key, values, null));
+            aggregated.Add(new TimeSeriesPoint(group.Key, sourceIsRollup ? Combine(points) : Aggregate(points), null));
         }
         if (aggregated.Count == 0)
             return false;
         TimeSeriesStore.Change(tx, key, rollup, start, end - 1,
             existing => [.. existing.Where(p => p.Milliseconds < start || p.Milliseconds >= end), .. aggregated]);
         return true;
+    }
+
+    /// <summary>Raw entries → per value position: first, last, min, max, sum, count (at most 32 values: five positions).</summary>
+    private static double[] Aggregate(List<TimeSeriesPoint> points)
+    {
+        int width = points.Max(p => p.Values.Length);
+        var values = new double[Math.Min(width * 6, TimeSeriesSegment.MaxValues / 6 * 6)];
+        for (int i = 0; i * 6 < values.Length; i++)
+        {
+            var column = points.Where(p => i < p.Values.Length).Select(p => p.Values[i]).ToList();
+            values[i * 6] = column[0];
+            values[(i * 6) + 1] = column[^1];
+            values[(i * 6) + 2] = column.Min();
+            values[(i * 6) + 3] = column.Max();
+            values[(i * 6) + 4] = column.Sum();
+            values[(i * 6) + 5] = column.Count;
+        }
+        return values;
+    }
+
+    /// <summary>Rollup entries (six values per position) → one covering them all.</summary>
+    private static double[] Combine(List<TimeSeriesPoint> points)
+    {
+        var values = (double[])points[0].Values.Clone();
+        foreach (var p in points.Skip(1))
+            for (int i = 0; i + 5 < Math.Min(values.Length, p.Values.Length); i += 6)
+            {
+                values[i + 1] = p.Values[i + 1];
+                values[i + 2] = Math.Min(values[i + 2], p.Values[i + 2]);
+                values[i + 3] = Math.Max(values[i + 3], p.Values[i + 3]);
+                values[i + 4] += p.Values[i + 4];
+                values[i + 5] += p.Values[i + 5];
+            }
+        return values;
     }
 
     /// <summary>Removes entries older than the retention; true when it removed any.</summary>

@@ -2,7 +2,7 @@
 // several values), get with ranges and paging, delete ranges; @timeseries/HasTimeSeries in metadata; incremental
 // series (INC:) with increment; time series included on load and in queries; TimeSeriesBatchOperation and GetTimeSeriesOperation; GetTimeSeriesStatisticsOperation;
 // bulk insert of time series; RQL select timeseries(...) raw, with where on tag and value, and grouped aggregations;
-// ConfigureTimeSeriesOperation with a rollup policy and raw retention run by the background task, value names;
+// ConfigureTimeSeriesOperation with chained rollup policies and raw retention run by the background task, value names;
 // out-of-order appends in one request refused; a missing document refused; deleting the document deleting its series.
 // Usage: node timeseries.mjs <url> <database>.
 import {
@@ -156,7 +156,7 @@ try {
     // configuration: a rollup policy and raw retention, run by the background task; value names
     const config = new TimeSeriesConfiguration();
     const c = new TimeSeriesCollectionConfiguration();
-    c.policies = [new TimeSeriesPolicy("ByMinute", TimeValue.ofMinutes(1), TimeValue.ofYears(5))];
+    c.policies = [new TimeSeriesPolicy("ByThreeMinutes", TimeValue.ofMinutes(3), TimeValue.ofYears(5)), new TimeSeriesPolicy("ByMinute", TimeValue.ofMinutes(1), TimeValue.ofYears(5))];
     c.rawPolicy = new RawTimeSeriesPolicy(TimeValue.ofDays(30));
     config.collections.set("Sensors", c);
     config.policyCheckFrequencyInMs = 1000;
@@ -181,10 +181,28 @@ try {
     assert.deepEqual(rollup[0].values, [99, 99, 99, 99, 99, 1]);
     // per minute: first, last, min, max, sum, count of the 60 raw values
     assert.deepEqual(rollup[1].values.map(v => Math.round(v * 100) / 100), [20, 25.9, 20, 25.9, 1377, 60]);
+    // ByThreeMinutes rolls up ByMinute (policies chain): each of its entries combines the minute entries of its period.
+    let coarse;
+    for (let i = 0; i < 100; i++) {
+      coarse = await store.openSession().timeSeriesFor("sensors/1", "Temp@ByThreeMinutes").get();
+      if (coarse && coarse.length >= 2) break;
+      await new Promise(r => setTimeout(r, 100));
+    }
+    assert.ok(coarse.length >= 2);
+    for (const e of coarse) {
+      const t = e.timestamp.getTime();
+      const fine = rollup.filter(f => f.timestamp.getTime() >= t && f.timestamp.getTime() < t + 180_000);
+      assert.equal(e.values[5], fine.reduce((n, f) => n + f.values[5], 0));
+      assert.equal(Math.round(e.values[4] * 100), Math.round(fine.reduce((n, f) => n + f.values[4], 0) * 100));
+      assert.equal(e.values[2], Math.min(...fine.map(f => f.values[2])));
+      assert.equal(e.values[3], Math.max(...fine.map(f => f.values[3])));
+      assert.equal(e.values[0], fine[0].values[0]);
+      assert.equal(e.values[1], fine[fine.length - 1].values[1]);
+    }
     const raw = await store.openSession().timeSeriesFor("sensors/1", "Temp").get();
     assert.equal(raw.length, 180); // the 60-day-old entry went with the raw retention
     const stats = await store.operations.send(new GetTimeSeriesStatisticsOperation("sensors/1"));
-    assert.deepEqual(stats.timeSeries.map(t => t.name).sort(), ["Temp", "Temp@ByMinute"]);
+    assert.deepEqual(stats.timeSeries.map(t => t.name).sort(), ["Temp", "Temp@ByMinute", "Temp@ByThreeMinutes"]);
   }
   {
     // deleting the document deletes its series
