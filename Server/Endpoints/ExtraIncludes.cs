@@ -29,6 +29,15 @@ internal sealed class ExtraIncludes
         return result;
     }
 
+    /// <summary>Includes the compare-exchange value under <paramref name="key"/> (a query's <c>include cmpxchg(..)</c>).</summary>
+    public void AddCompareExchange(Transaction tx, string key)
+    {
+        if (_keys.Count == 0 || !_keys.Contains(key, StringComparer.OrdinalIgnoreCase))
+            _keys.Add(key);
+        if (!_values.ContainsKey(key))
+            _values[key] = CompareExchangeStore.Get(tx, key);
+    }
+
     /// <summary>The includes a request names, or null when it names none.</summary>
     public static ExtraIncludes? Parse(HttpRequest request)
     {

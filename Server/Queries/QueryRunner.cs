@@ -330,7 +330,7 @@ public sealed partial class QueryRunner
             int skipped = 0;
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
-            var timeSeriesIncludes = _query.TimeSeriesIncludes.Count == 0 ? null
+            var timeSeriesIncludes = _query.TimeSeriesIncludes.Count == 0 ? null // also carries include cmpxchg(..)
                 : Endpoints.ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue))));
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
@@ -386,6 +386,23 @@ public sealed partial class QueryRunner
                         foreach (string id in ids)
                             if (_db.Documents.Get(dbTx, id) is { } referenced)
                                 timeSeriesIncludes.Add(dbTx, _db.Documents, referenced);
+                    }
+                }
+                if (_query.CompareExchangeIncludes.Count > 0)
+                {
+                    timeSeriesIncludes ??= Endpoints.ExtraIncludes.ForRanges([]);
+                    foreach (var ci in _query.CompareExchangeIncludes)
+                    {
+                        if (ci.Key != null)
+                        {
+                            timeSeriesIncludes.AddCompareExchange(dbTx, ResolveString(ci.Key));
+                            continue;
+                        }
+                        var keys = new List<JsonElement>();
+                        JsonPaths.Walk(row.DocumentJson, ci.Path!.Parts, 0, keys);
+                        foreach (var k in keys)
+                            if (k.ValueKind == JsonValueKind.String)
+                                timeSeriesIncludes.AddCompareExchange(dbTx, k.GetString()!);
                     }
                 }
                 if (counterIncludes != null)

@@ -309,6 +309,7 @@ public sealed class RqlParser
         var counterIncludes = new List<RqlCounterInclude>();
         var timeSeries = new List<RqlTimeSeries>();
         var timeSeriesIncludes = new List<RqlTimeSeriesInclude>();
+        var compareExchangeIncludes = new List<RqlCompareExchangeInclude>();
         bool timings = false;
         RqlValue? explanations = null;
         RqlValue? skip = null, take = null;
@@ -415,6 +416,29 @@ public sealed class RqlParser
                     {
                         timeSeriesIncludes.Add(TimeSeriesInclude());
                     }
+                    else if (IsFunction("cmpxchg"))
+                    {
+                        // cmpxchg(path) or cmpxchg('path') (what the clients send): the compare-exchange values whose keys are the
+                        // field's values; cmpxchg($p) names a key.
+                        _pos += 2;
+                        if (Peek.Kind is Kind.String)
+                        {
+                            var quoted = Next();
+                            compareExchangeIncludes.Add(new RqlCompareExchangeInclude(new RqlPath(quoted.Text.Split('.'), false), null));
+                        }
+                        else if (Peek.Kind is Kind.Parameter)
+                        {
+                            compareExchangeIncludes.Add(new RqlCompareExchangeInclude(null, Value()));
+                        }
+                        else
+                        {
+                            var keyPath = Path();
+                            if (_alias != null && keyPath.Parts.Count > 1 && keyPath.Parts[0] == _alias)
+                                keyPath = new RqlPath(keyPath.Parts.Skip(1).ToList(), keyPath.IsId);
+                            compareExchangeIncludes.Add(new RqlCompareExchangeInclude(keyPath, null));
+                        }
+                        ExpectSymbol(")");
+                    }
                     else if (IsFunction("timings"))
                     {
                         _pos += 2;
@@ -485,6 +509,7 @@ public sealed class RqlParser
             CounterIncludes = counterIncludes,
             TimeSeries = timeSeries,
             TimeSeriesIncludes = timeSeriesIncludes,
+            CompareExchangeIncludes = compareExchangeIncludes,
             Timings = timings,
             Explanations = explanations,
         };

@@ -50,6 +50,9 @@ public sealed record RqlQuery(
     /// <summary><c>select timeseries(..) as alias, ..</c>: time-series queries answered per document.</summary>
     public IReadOnlyList<RqlTimeSeries> TimeSeries { get; init; } = [];
 
+    /// <summary><c>include cmpxchg(..)</c>.</summary>
+    public IReadOnlyList<RqlCompareExchangeInclude> CompareExchangeIncludes { get; init; } = [];
+
     /// <summary><c>include timeseries(..)</c>.</summary>
     public IReadOnlyList<RqlTimeSeriesInclude> TimeSeriesIncludes { get; init; } = [];
 
@@ -146,6 +149,9 @@ public sealed record RqlValue(object? Literal, string? Parameter, int Position)
     /// <summary><c>cmpxchg(key)</c>: the value is the compare-exchange value under this key (its <c>Object</c>; null when missing).</summary>
     public RqlValue? CompareExchangeKey { get; init; }
 }
+
+/// <summary>One <c>include cmpxchg(..)</c>: the path whose values are keys (quoted or not), or a key given as a parameter.</summary>
+public sealed record RqlCompareExchangeInclude(RqlPath? Path, RqlValue? Key);
 
 /// <summary>One <c>include timeseries([path,] name, from, to)</c> (from/to null: open ends).</summary>
 public sealed record RqlTimeSeriesInclude(RqlPath? Path, RqlValue Name, RqlValue? From, RqlValue? To, int Position);

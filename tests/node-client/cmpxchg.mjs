@@ -4,7 +4,7 @@
 // a ClusterWide session creating a unique value and a document atomically, a second session claiming the same
 // value failing with ClusterTransactionConcurrencyException and writing nothing, atomic guards making two
 // sessions that loaded the same document race safely, and a session that did not load a guarded document
-// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load. Usage: node cmpxchg.mjs <url> <database>.
+// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load and in queries. Usage: node cmpxchg.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, PutCompareExchangeValueOperation, GetCompareExchangeValueOperation,
   GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation,
@@ -116,6 +116,19 @@ try {
     // compare-exchange values included on load, served by the cluster session without a request
     const s = store.openSession({ transactionMode: "ClusterWide" });
     await s.load("users/dee", { includes: i => i.includeCompareExchangeValue("emails/dee@x.com") });
+    const n = s.advanced.numberOfRequests;
+    const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");
+    assert.equal(v.value.verified, true);
+    assert.equal(s.advanced.numberOfRequests, n);
+  }
+  {
+    // include cmpxchg(path) in a query: the values named by a field come with the results
+    const w = store.openSession();
+    await w.store({ name: "Fay", emailKey: "emails/dee@x.com", "@metadata": { "@collection": "Users" } }, "users/fay");
+    await w.saveChanges();
+    const s = store.openSession({ transactionMode: "ClusterWide" });
+    const found = await s.query({ collection: "Users" }).whereEquals("name", "Fay").include(i => i.includeCompareExchangeValue("emailKey")).all();
+    assert.equal(found.length, 1);
     const n = s.advanced.numberOfRequests;
     const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");
     assert.equal(v.value.verified, true);
