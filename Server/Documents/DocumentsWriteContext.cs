@@ -258,6 +258,8 @@ public sealed class DocumentsWriteContext
         flags.IsRevision = true;
         DocumentJson.WriteStored(revision, _scratch.MetadataWriter, prepared, prefixLength, id, collection, cv, now, flags);
         Revisions.RevisionsStore.Add(Transaction, key, etag, revision.WrittenSpan);
+        foreach (var attachment in extras.Attachments.Values)
+            Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash); // the revision's attachments stay readable
         Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
         if (configuration != null)
             Revisions.RevisionsStore.Trim(Transaction, key, configuration, now);

@@ -81,18 +81,33 @@ public static class AttachmentEndpoints
         return (info, doc.ChangeVector);
     }
 
+    /// <summary>The attachment as the revision with this change vector lists it, or null.</summary>
+    private static (AttachmentInfo Info, string ChangeVector)? FindInRevision(Storage.Transactions.Transaction tx, Database db, string id, string name, string changeVector)
+    {
+        var revision = Revisions.RevisionsStore.GetByChangeVector(tx, changeVector, db.Documents.DatabaseId);
+        if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase)
+            || DocumentExtras.Read(revision.Json) is not { } extras || !extras.Attachments.TryGetValue(name, out var info))
+            return null;
+        return (info, revision.ChangeVector);
+    }
+
     private static async Task Get(HttpContext context, Database db)
     {
         var (id, name) = IdAndName(context, db);
+        string? revision = null;
         if (HttpMethods.IsPost(context.Request.Method))
         {
-            // RavenDB's clients POST {"Type":"Revision",..} for an attachment of a revision; a document's is a GET.
+            // RavenDB's clients POST {"Type":"Revision","ChangeVector":..} for an attachment of a revision; a document's is a GET.
             using var body = await RequestBody.ReadJsonAsync(context, "attachment request").ConfigureAwait(false);
-            if (body.RootElement.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String && t.GetString() != "Document")
-                throw ApiException.BadRequest($"Attachments of type '{t.GetString()}' are not stored: RavenLite keeps attachments of documents only.");
+            string type = body.RootElement.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : "Document";
+            if (type == "Revision")
+                revision = body.RootElement.TryGetProperty("ChangeVector", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString()
+                    : throw ApiException.BadRequest("An attachment of a revision is named by the revision's ChangeVector.");
+            else if (type != "Document")
+                throw ApiException.BadRequest($"Attachment type '{type}' is not known (Document and Revision are).");
         }
         using var tx = db.Environment.ReadTransaction();
-        if (Find(tx, db, id, name) is not var (info, cv))
+        if ((revision != null ? FindInRevision(tx, db, id, name, revision) : Find(tx, db, id, name)) is not var (info, cv))
         {
             await JsonResponse.EmptyAsync(context, 404).ConfigureAwait(false);
             return;

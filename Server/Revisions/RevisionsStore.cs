@@ -14,7 +14,8 @@ namespace RavenLite.Server.Revisions;
 /// <list type="bullet">
 /// <item><c>Revisions</c>: document key, 0x1E, etag (big endian) → a record in the <see cref="DocumentRecord"/> format
 ///   (its JSON is the document as it was, <c>@flags</c> with <c>Revision</c>; a deletion is a record whose JSON is only
-///   <c>@metadata</c> with <c>DeleteRevision</c>). The etag is the version's own, so its change vector is the version's.</item>
+///   <c>@metadata</c> with <c>DeleteRevision</c>). The etag is the version's own, so its change vector is the version's.
+///   A revision keeps a reference to the content of each attachment its <c>@attachments</c> lists, released with it.</item>
 /// <item><c>RevisionsByEtag</c>: etag (big endian) → the <c>Revisions</c> key (lookups by change vector).</item>
 /// <item><c>RevisionsBin</c>: document key → etag of the deletion revision of a deleted document (the revisions bin).</item>
 /// </list>
@@ -97,6 +98,10 @@ public static class RevisionsStore
 
     private static void Remove(WriteTransaction tx, byte[] key)
     {
+        // A revision holds references to its attachments' content (taken when it was made): they go with it.
+        if (tx.ReadTree(TreeName) is { } t && t.TryGet(key, out var record)
+            && DocumentExtras.Read(DocumentRecord.Json(record)) is { Attachments.Count: > 0 } extras)
+            Attachments.AttachmentsStore.ReleaseAll(tx, extras);
         tx.CreateTree(TreeName).Delete(key);
         tx.CreateTree(ByEtagTree).Delete(key.AsSpan(key.Length - 8));
     }

@@ -2,7 +2,7 @@
 // per-collection, minimum revisions to keep, purge on delete), a revision per change with HasRevisions/Revision flags,
 // session.advanced.revisions getFor (paged, newest first), getMetadataFor, get by change vector(s) and before a date,
 // getCountFor; forceRevisionCreationFor on a collection without revisions; the deleted-document revision bin
-// (GetRevisionsBinEntryCommand); statistics. Usage: node revisions.mjs <url> <database>.
+// (GetRevisionsBinEntryCommand); statistics; attachments of revisions (getRevision). Usage: node revisions.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, ConfigureRevisionsOperation, RevisionsConfiguration, RevisionsCollectionConfiguration,
   GetStatisticsOperation, GetRevisionsBinEntryCommand,
@@ -93,6 +93,24 @@ try {
     assert.deepEqual(bin.result.results.map(r => r["@metadata"]["@id"]), ["users/2"]);
     const stats = await store.maintenance.send(new GetStatisticsOperation());
     assert.equal(stats.countOfRevisionDocuments, 3 + 1 + 2);
+  }
+  {
+    // attachments of revisions: a revision keeps the attachments it listed, readable after the document dropped them
+    const s = store.openSession();
+    await s.store(new User("with file"), "users/3");
+    s.advanced.attachments.store("users/3", "v1.txt", Buffer.from("first version"), "text/plain");
+    await s.saveChanges();
+    const meta = await store.openSession().advanced.revisions.getMetadataFor("users/3");
+    const withFile = meta.find(m => (m["@attachments"] || []).length === 1);
+    assert.ok(withFile);
+    const s2 = store.openSession();
+    s2.advanced.attachments.delete("users/3", "v1.txt");
+    await s2.saveChanges();
+    assert.equal(await store.openSession().advanced.attachments.exists("users/3", "v1.txt"), false);
+    const old = await store.openSession().advanced.attachments.getRevision("users/3", "v1.txt", withFile["@change-vector"]);
+    const chunks = [];
+    for await (const c of old.data) chunks.push(c);
+    assert.equal(Buffer.concat(chunks).toString(), "first version");
   }
   console.log("revisions: ok");
 } catch (e) {
