@@ -9,20 +9,21 @@ using RavenLite.Storage.Transactions;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// The time series (<c>&amp;timeseries=name&amp;from=&amp;to=</c>, repeated) and compare-exchange values (<c>&amp;cmpxchg=key</c>)
+/// The time series (<c>&amp;timeseries=name&amp;from=&amp;to=</c>, repeated; or the last n units / entries:
+/// <c>timeseriestime</c>, <c>timeseriescount</c>) and compare-exchange values (<c>&amp;cmpxchg=key</c>)
 /// a load includes: written as <c>"TimeSeriesIncludes":{"id":{"name":[{"From","To","Entries","TotalResults"}]}}</c> and
 /// <c>"CompareExchangeValueIncludes":{"key":{"Key","Index","Value","ChangeVector"}}</c>, and folded into the answer's ETag
 /// (they change without the documents' change vectors moving).
 /// </summary>
 internal sealed class ExtraIncludes
 {
-    private readonly List<(string Name, long From, long To)> _ranges = [];
+    private readonly List<(string Name, long From, long To, int? Last)> _ranges = []; // Last: the last n entries instead of a time range
     private readonly List<string> _keys = [];
     private readonly Dictionary<string, List<(string Name, long From, long To, List<TimeSeriesPoint> Entries)>> _series = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, CompareExchangeStore.Entry?> _values = new(StringComparer.OrdinalIgnoreCase);
 
-    /// <summary>Includes of time-series ranges (a query's <c>include timeseries(..)</c>).</summary>
-    public static ExtraIncludes ForRanges(IEnumerable<(string Name, long From, long To)> ranges)
+    /// <summary>Includes of time-series ranges (a query's <c>include timeseries(..)</c>; <c>Last</c>: the last n entries).</summary>
+    public static ExtraIncludes ForRanges(IEnumerable<(string Name, long From, long To, int? Last)> ranges)
     {
         var result = new ExtraIncludes();
         result._ranges.AddRange(ranges);
@@ -42,8 +43,10 @@ internal sealed class ExtraIncludes
     public static ExtraIncludes? Parse(HttpRequest request)
     {
         var names = request.Query["timeseries"];
+        var byTime = request.Query["timeseriestime"];
+        var byCount = request.Query["timeseriescount"];
         var keys = request.Query["cmpxchg"];
-        if (names.Count == 0 && keys.Count == 0)
+        if (names.Count == 0 && byTime.Count == 0 && byCount.Count == 0 && keys.Count == 0)
             return null;
         var froms = request.Query["from"];
         var tos = request.Query["to"];
@@ -51,9 +54,40 @@ internal sealed class ExtraIncludes
             throw ApiException.BadRequest("Each included time series needs its from and to (either may be empty).");
         var result = new ExtraIncludes();
         for (int i = 0; i < names.Count; i++)
-            result._ranges.Add((names[i] ?? throw ApiException.BadRequest("An included time series needs a name."), Time(froms[i], 0), Time(tos[i], long.MaxValue)));
+            result._ranges.Add((names[i] ?? throw ApiException.BadRequest("An included time series needs a name."), Time(froms[i], 0), Time(tos[i], long.MaxValue), null));
+        // last(n, unit) and last(n): timeseriestime=&timeType=Last&timeValue=&timeUnit=, timeseriescount=&countType=Last&countValue=.
+        var timeValues = request.Query["timeValue"];
+        var timeUnits = request.Query["timeUnit"];
+        if (timeValues.Count != byTime.Count || timeUnits.Count != byTime.Count)
+            throw ApiException.BadRequest("Each timeseriestime include needs its timeValue and timeUnit.");
+        for (int i = 0; i < byTime.Count; i++)
+            result._ranges.Add((byTime[i] ?? "", LastSince(timeValues[i], timeUnits[i]), long.MaxValue, null));
+        var counts = request.Query["countValue"];
+        if (counts.Count != byCount.Count)
+            throw ApiException.BadRequest("Each timeseriescount include needs its countValue.");
+        for (int i = 0; i < byCount.Count; i++)
+            result._ranges.Add((byCount[i] ?? "", 0, long.MaxValue,
+                int.TryParse(counts[i], NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0 ? n : throw ApiException.BadRequest($"countValue '{counts[i]}' is not a positive count.")));
         result._keys.AddRange(keys.Where(k => !string.IsNullOrEmpty(k)).Select(k => k!));
         return result;
+    }
+
+    /// <summary>The start of the last <paramref name="value"/> <paramref name="unit"/>s (Second, Minute, Hour, Day, Month) before now, as ms.</summary>
+    internal static long LastSince(string? value, string? unit)
+    {
+        if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long n) || n <= 0)
+            throw ApiException.BadRequest($"'{value}' is not a positive time value.");
+        var now = DateTime.UtcNow;
+        var since = unit switch
+        {
+            "Second" => now.AddSeconds(-n),
+            "Minute" => now.AddMinutes(-n),
+            "Hour" => now.AddHours(-n),
+            "Day" => now.AddDays(-n),
+            "Month" => now.AddMonths((int)-Math.Min(n, 12_000)),
+            _ => throw ApiException.BadRequest($"'{unit}' is not a time unit (Second, Minute, Hour, Day or Month)."),
+        };
+        return TimeSeriesPoint.ToMilliseconds(since);
     }
 
     private static long Time(string? s, long fallback) => string.IsNullOrEmpty(s) ? fallback
@@ -66,7 +100,14 @@ internal sealed class ExtraIncludes
         if (_ranges.Count > 0 && !_series.ContainsKey(doc.Id))
         {
             var key = documents.KeyOf(doc.Id);
-            _series[doc.Id] = _ranges.Select(r => (r.Name, r.From, r.To, TimeSeriesStore.Read(tx, key, r.Name, r.From, r.To).ToList())).ToList();
+            _series[doc.Id] = _ranges.Select(r =>
+            {
+                var entries = TimeSeriesStore.Read(tx, key, r.Name, r.From, r.To).ToList();
+                if (r.Last is { } last && entries.Count > last)
+                    entries = entries[^last..];
+                long from = r.Last != null && entries.Count > 0 ? entries[0].Milliseconds : r.From;
+                return (r.Name, from, r.To, entries);
+            }).ToList();
         }
         foreach (string k in _keys)
             if (!_values.ContainsKey(k))

@@ -331,7 +331,11 @@ public sealed partial class QueryRunner
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
             var timeSeriesIncludes = _query.TimeSeriesIncludes.Count == 0 ? null // also carries include cmpxchg(..)
-                : Endpoints.ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue))));
+                : Endpoints.ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => t.LastValue == null
+                    ? (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue), (int?)null)
+                    : t.LastUnit == null
+                        ? (ResolveString(t.Name), 0L, long.MaxValue, (int?)ToInt(t.LastValue, "count"))
+                        : (ResolveString(t.Name), Endpoints.ExtraIncludes.LastSince(Resolve(t.LastValue).GetRawText(), ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
             using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key),

@@ -602,17 +602,27 @@ public sealed class RqlParser
             ExpectSymbol(",");
         }
         var name = Value();
-        RqlValue? from = null, to = null;
+        RqlValue? from = null, to = null, lastValue = null, lastUnit = null;
         if (AcceptSymbol(","))
         {
             if (IsFunction("last"))
-                throw Error("timeseries(.., last(..)) includes are not supported; name the range with from and to", Peek.Position);
-            from = Value();
-            ExpectSymbol(",");
-            to = Value();
+            {
+                // last(n): the last n entries; last(n, 'Unit'): the entries of the last n units.
+                _pos += 2;
+                lastValue = Value();
+                if (AcceptSymbol(","))
+                    lastUnit = Value();
+                ExpectSymbol(")");
+            }
+            else
+            {
+                from = Value();
+                ExpectSymbol(",");
+                to = Value();
+            }
         }
         ExpectSymbol(")");
-        return new RqlTimeSeriesInclude(path, name, from, to, at);
+        return new RqlTimeSeriesInclude(path, name, from, to, at) { LastValue = lastValue, LastUnit = lastUnit };
     }
 
     /// <summary>A word followed by <paramref name="symbol"/>: both taken (true), or nothing taken.</summary>

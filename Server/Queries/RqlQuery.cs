@@ -154,7 +154,14 @@ public sealed record RqlValue(object? Literal, string? Parameter, int Position)
 public sealed record RqlCompareExchangeInclude(RqlPath? Path, RqlValue? Key);
 
 /// <summary>One <c>include timeseries([path,] name, from, to)</c> (from/to null: open ends).</summary>
-public sealed record RqlTimeSeriesInclude(RqlPath? Path, RqlValue Name, RqlValue? From, RqlValue? To, int Position);
+public sealed record RqlTimeSeriesInclude(RqlPath? Path, RqlValue Name, RqlValue? From, RqlValue? To, int Position)
+{
+    /// <summary><c>last(n[, 'Unit'])</c>: n entries (no unit) or n units of time back from now.</summary>
+    public RqlValue? LastValue { get; init; }
+
+    /// <summary>The unit of <see cref="LastValue"/>, or null for a count of entries.</summary>
+    public RqlValue? LastUnit { get; init; }
+}
 
 /// <summary>One <c>timeseries(...)</c> of a select: its inner text and the result's property name.</summary>
 public sealed record RqlTimeSeries(string Text, string Alias);

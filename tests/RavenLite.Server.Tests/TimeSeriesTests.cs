@@ -94,6 +94,15 @@ public sealed class TimeSeriesTests
             }
             await using (var server = await TestServer.StartAsync(dir))
             {
+                // The last n entries, included on a load and in a query.
+                var load = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/docs?id=sensors/1&timeseriescount=Temp&countType=Last&countValue=5"));
+                var included = load.GetProperty("TimeSeriesIncludes").GetProperty("sensors/1").GetProperty("Temp")[0].GetProperty("Entries");
+                Assert.Equal(5, included.GetArrayLength());
+                Assert.Equal(start.AddSeconds(99_999), included[4].GetProperty("Timestamp").GetDateTime().ToUniversalTime());
+                var query = await TestServer.ReadJson(await server.Http.PostAsync("/databases/db/queries", TestServer.Json(
+                    """{"Query":"from Sensors include timeseries('Temp', last(3))"}""")));
+                Assert.Equal(3, query.GetProperty("TimeSeriesIncludes").GetProperty("sensors/1").GetProperty("Temp")[0].GetProperty("Entries").GetArrayLength());
+                Assert.Equal(HttpStatusCode.BadRequest, (await server.Http.GetAsync("/databases/db/docs?id=sensors/1&timeseriestime=Temp&timeType=Last&timeValue=5&timeUnit=Fortnight")).StatusCode);
                 var range = await TestServer.ReadJson(await server.Http.GetAsync(
                     $"/databases/db/timeseries?docId=sensors/1&name=temp&from={start.AddSeconds(99_990):o}&to={start.AddSeconds(200_000):o}"));
                 Assert.Equal(10, range.GetProperty("TotalResults").GetInt64());
