@@ -155,6 +155,16 @@ try {
   const note = (await api(`${base}/databases/e2e/docs?id=notes/1`)).json.Results[0];
   assert.equal(note.Text, 'hello from the Studio');
   assert.equal(note['@metadata']['@collection'], 'Notes');
+  // The document's extensions: upload an attachment (and read it back), add a counter and increment it.
+  await page.getByLabel('Add an attachment').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello attachment') });
+  await page.getByRole('list', { name: 'Attachments' }).getByRole('link', { name: 'hello.txt' }).waitFor();
+  assert.equal(await (await fetch(`${base}/databases/e2e/attachments?id=notes/1&name=hello.txt`)).text(), 'hello attachment');
+  await page.getByLabel('New counter').fill('Views');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.getByRole('list', { name: 'Counters' }).getByText('Views = 1').waitFor();
+  await page.getByRole('button', { name: 'Increment Views' }).click();
+  await page.getByRole('list', { name: 'Counters' }).getByText('Views = 2').waitFor();
+  assert.equal((await api(`${base}/databases/e2e/counters?docId=notes/1&counter=Views`)).json.Counters[0].TotalValue, 2);
   // Select many and delete.
   await api(`${base}/databases/e2e/bulk_docs`, 'POST', { Commands: [2, 3, 4].map((i) => ({ Id: `notes/${i}`, Type: 'PUT', Document: { Text: `note ${i}`, '@metadata': { '@collection': 'Notes' } } })) });
   await page.goto(base + '/studio/db/e2e/documents/Notes');

@@ -17,11 +17,12 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 async function request(method: string, url: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
   let response: Response;
   try {
+    const raw = body instanceof Blob; // a file's bytes (an attachment upload) go as they are
     response = await fetch(url, {
       method,
       signal,
-      headers: body === undefined ? undefined : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      headers: body === undefined || raw ? undefined : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : raw || typeof body === 'string' ? (body as BodyInit) : JSON.stringify(body),
     });
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
@@ -127,6 +128,17 @@ export const api = {
   },
   putDocument: (name: string, id: string, doc: Json) =>
     send('PUT', `${db(name)}/docs?id=${enc(id)}`, doc, undefined).then((r) => r as { Id: string; ChangeVector: string }),
+  counters: (name: string, id: string) =>
+    getJson<{ Counters: ({ CounterName: string; TotalValue: number } | null)[] }>(`${db(name)}/counters?docId=${enc(id)}`),
+  incrementCounter: (name: string, id: string, counter: string, delta: number) =>
+    send('POST', `${db(name)}/counters`, { Documents: [{ DocumentId: id, Operations: [{ Type: 'Increment', CounterName: counter, Delta: delta }] }] }),
+  timeSeriesStats: (name: string, id: string) =>
+    getJson<{ TimeSeries: { Name: string; NumberOfEntries: number; StartDate: string; EndDate: string }[] }>(`${db(name)}/timeseries/stats?docId=${enc(id)}`),
+  revisionsCount: (name: string, id: string) => getJson<{ RevisionsCount: number }>(`${db(name)}/revisions/count?id=${enc(id)}`),
+  attachmentUrl: (name: string, id: string, attachment: string) => `${db(name)}/attachments?id=${enc(id)}&name=${enc(attachment)}`,
+  putAttachment: (name: string, id: string, attachment: string, file: Blob) =>
+    send('PUT', `${db(name)}/attachments?id=${enc(id)}&name=${enc(attachment)}&contentType=${enc(file.type || 'application/octet-stream')}`, file),
+  deleteAttachment: (name: string, id: string, attachment: string) => send('DELETE', `${db(name)}/attachments?id=${enc(id)}&name=${enc(attachment)}`),
   deleteDocuments: (name: string, ids: string[]) =>
     send('POST', `${db(name)}/bulk_docs`, { Commands: ids.map((id) => ({ Id: id, Type: 'DELETE', ChangeVector: null })) }),
   query: (name: string, query: string, parameters: Json, start: number, pageSize: number, signal?: AbortSignal) =>

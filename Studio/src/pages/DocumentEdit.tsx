@@ -4,6 +4,7 @@ import { api } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
+import { DocumentExtensions } from '../components/DocumentExtensions';
 import { dbPath } from '../format';
 
 type Doc = Record<string, unknown>;
@@ -18,7 +19,10 @@ function objectError(text: string): string | null {
   }
 }
 
-/** Opens, edits, creates, clones and deletes one document; the body is edited as JSON and the metadata shown apart. */
+/**
+ * Opens, edits, creates, clones and deletes one document; the body is edited as JSON and the metadata shown apart,
+ * with the document's attachments, counters, time series and revisions (DocumentExtensions).
+ */
 export function DocumentEdit({ db }: { db: string }) {
   const search = new URLSearchParams(useSearch());
   const [, navigate] = useLocation();
@@ -136,11 +140,16 @@ export function DocumentEdit({ db }: { db: string }) {
             <input id="doc-collection" value={collection} readOnly={!!existingId} disabled={loading} onInput={(e) => setCollection((e.target as HTMLInputElement).value)} />
           </div>
           <dl class="mono" style={{ fontSize: '12px', wordBreak: 'break-all' }}>
-            {Object.entries(metadata).filter(([k]) => k !== '@collection').map(([k, v]) => (
+            {Object.entries(metadata).filter(([k]) => k !== '@collection' && k !== '@attachments').map(([k, v]) => (
               <div key={k}><dt class="muted">{k}</dt><dd style={{ margin: '0 0 6px' }}>{typeof v === 'string' ? v : JSON.stringify(v)}</dd></div>
             ))}
           </dl>
-          <p class="muted" style={{ fontSize: '12px' }}>Attachments, counters and revisions appear here once the server supports them.</p>
+          {existingId && !loading && (
+            <DocumentExtensions db={db} id={existingId} metadata={metadata} onChanged={async () => {
+              const fresh = await api.getDocument(db, existingId);
+              if (fresh) setMetadata((fresh['@metadata'] ?? {}) as Doc);
+            }} />
+          )}
         </aside>
       </div>
     </section>
