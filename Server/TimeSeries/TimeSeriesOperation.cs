@@ -193,6 +193,15 @@ public sealed class TimeSeriesOperation
         bool exists = TimeSeriesStore.Exists(tx, key, Name);
         if (exists != existed)
             ctx.UpdateExtras(doc.Id, extras => exists ? extras.TimeSeries.Add(Name) : extras.TimeSeries.Remove(Name));
+        // A change to a series whose collection has rollup policies: its periods from the earliest changed time are rolled up again.
+        if (ctx.Storage.TimeSeries?.Collections.TryGetValue(doc.Collection, out var settings) == true && settings.Policies.Count > 0)
+        {
+            long earliest = Math.Min(Appends.Count > 0 ? Appends[0].Milliseconds : long.MaxValue, Increments.Count > 0 ? Increments[0].Ms : long.MaxValue);
+            foreach (var (from, _) in Deletes)
+                earliest = Math.Min(earliest, from);
+            if (earliest != long.MaxValue)
+                TimeSeriesStore.MarkChanged(tx, key, Name, earliest);
+        }
     }
 
     /// <summary>The union of two sorted runs; at the same time the new entry wins.</summary>

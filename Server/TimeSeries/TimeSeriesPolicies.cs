@@ -55,12 +55,25 @@ public static class TimeSeriesPolicies
             // so a coarse period is complete even after a finer level's retention removed its sources.
             string source = name;
             bool sourceIsRollup = false;
+            // Entries changed since the last run (late or deleted raw entries) make their periods roll up again, down the
+            // chain — but never periods older than the source's retention, whose entries are gone.
+            long? changed = TimeSeriesStore.TakeChanged(tx, key, name);
+            var sourceRetention = settings.RawRetention;
             foreach (var policy in settings.Policies)
             {
                 string rollup = name + "@" + policy.Name;
-                any |= Rollup(ctx, key, source, sourceIsRollup, rollup, policy.AggregationTime.Milliseconds, now);
+                long period = policy.AggregationTime.Milliseconds;
+                if (changed is { } c && !sourceRetention.IsUnbounded)
+                {
+                    long kept = TimeSeriesPoint.ToMilliseconds(sourceRetention.Before(now));
+                    changed = Math.Max(c, (kept + period - 1) / period * period);
+                }
+                any |= Rollup(ctx, key, source, sourceIsRollup, rollup, period, now, changed);
+                if (changed is { } d)
+                    changed = d / period * period; // the rollup changed from this period on
                 source = rollup;
                 sourceIsRollup = true;
+                sourceRetention = policy.RetentionTime;
             }
             foreach (var policy in settings.Policies)
             {
@@ -84,15 +97,18 @@ public static class TimeSeriesPolicies
     /// <summary>
     /// Aggregates the complete periods since the rollup's last entry from <paramref name="raw"/> (raw entries, or with
     /// <paramref name="sourceIsRollup"/> a finer rollup, whose six values per position combine: first of firsts, last of
-    /// lasts, min of mins, max of maxes, sums of sums and of counts); true when it wrote any.
+    /// lasts, min of mins, max of maxes, sums of sums and of counts), and again from <paramref name="changedFrom"/>'s period
+    /// when entries changed there since the last run; true when it wrote any.
     /// </summary>
-    private static bool Rollup(DocumentsWriteContext ctx, byte[] key, string raw, bool sourceIsRollup, string rollup, long period, DateTime now)
+    private static bool Rollup(DocumentsWriteContext ctx, byte[] key, string raw, bool sourceIsRollup, string rollup, long period, DateTime now, long? changedFrom)
     {
         var tx = ctx.Transaction;
         long end = TimeSeriesPoint.ToMilliseconds(now) / period * period; // periods before this one are complete
         long start = TimeSeriesStore.Statistics(tx, key, rollup) is var (_, _, last)
             ? TimeSeriesPoint.ToMilliseconds(last) / period * period
             : TimeSeriesStore.Statistics(tx, key, raw) is var (_, first, _) ? TimeSeriesPoint.ToMilliseconds(first) / period * period : end;
+        if (changedFrom is { } c && c / period * period < start)
+            start = c / period * period;
         if (start >= end)
             return false;
         var aggregated = new List<TimeSeriesPoint>();
@@ -101,11 +117,15 @@ public static class TimeSeriesPolicies
             var points = group.ToList();
             aggregated.Add(new TimeSeriesPoint(group.Key, sourceIsRollup ? Combine(points) : Aggregate(points), null));
         }
-        if (aggregated.Count == 0)
-            return false;
-        TimeSeriesStore.Change(tx, key, rollup, start, end - 1,
-            existing => [.. existing.Where(p => p.Milliseconds < start || p.Milliseconds >= end), .. aggregated]);
-        return true;
+        // The range's rollup entries are replaced (periods whose sources are all gone lose theirs).
+        bool changed = aggregated.Count > 0;
+        TimeSeriesStore.Change(tx, key, rollup, start, end - 1, existing =>
+        {
+            var kept = existing.Where(p => p.Milliseconds < start || p.Milliseconds >= end).ToList();
+            changed |= kept.Count != existing.Count;
+            return [.. kept, .. aggregated];
+        });
+        return changed;
     }
 
     /// <summary>Raw entries → per value position: first, last, min, max, sum, count (at most 32 values: five positions).</summary>

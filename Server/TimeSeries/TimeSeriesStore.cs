@@ -130,17 +130,53 @@ public static class TimeSeriesStore
         return (count, new DateTime(first * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc), new DateTime(end * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc));
     }
 
-    /// <summary>Removes every series of a document (it is being deleted).</summary>
+    /// <summary>Removes every series of a document (it is being deleted), and their change notes.</summary>
     public static void DeleteAll(WriteTransaction tx, ReadOnlySpan<byte> docKey)
     {
-        var tree = tx.CreateTree(TreeName);
-        var keys = new List<byte[]>();
-        var c = tree.CreateCursor();
-        c.Prefix = Prefix(docKey, null);
-        for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
-            keys.Add(c.Key.ToArray());
-        foreach (var k in keys)
-            tree.Delete(k);
+        foreach (string name in new[] { TreeName, ChangedTree })
+        {
+            if (tx.ReadTree(name) is not { Count: > 0 })
+                continue;
+            var tree = tx.CreateTree(name);
+            var keys = new List<byte[]>();
+            var c = tree.CreateCursor();
+            c.Prefix = Prefix(docKey, null);
+            for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+                keys.Add(c.Key.ToArray());
+            foreach (var k in keys)
+                tree.Delete(k);
+        }
+    }
+
+    internal const string ChangedTree = "TimeSeriesChanged";
+
+    /// <summary>
+    /// Notes that a series' entries from <paramref name="fromMs"/> on changed (kept: the earliest such time), so the next
+    /// policy run rolls those periods up again (a late entry in a period already rolled up).
+    /// </summary>
+    public static void MarkChanged(WriteTransaction tx, ReadOnlySpan<byte> docKey, string name, long fromMs)
+    {
+        var tree = tx.CreateTree(ChangedTree);
+        var key = Prefix(docKey, name);
+        Span<byte> value = stackalloc byte[8];
+        if (tree.TryGet(key, out var old) && BinaryPrimitives.ReadInt64LittleEndian(old) <= fromMs)
+            return;
+        BinaryPrimitives.WriteInt64LittleEndian(value, Math.Max(fromMs, 0));
+        tree.Put(key, value);
+    }
+
+    /// <summary>The earliest changed time noted for a series (and the note removed), or null.</summary>
+    public static long? TakeChanged(WriteTransaction tx, ReadOnlySpan<byte> docKey, string name)
+    {
+        if (tx.ReadTree(ChangedTree) is not { Count: > 0 })
+            return null;
+        var tree = tx.CreateTree(ChangedTree);
+        var key = Prefix(docKey, name);
+        if (!tree.TryGet(key, out var v))
+            return null;
+        long from = BinaryPrimitives.ReadInt64LittleEndian(v);
+        tree.Delete(key);
+        return from;
     }
 
     /// <summary>Number of segments in the database.</summary>

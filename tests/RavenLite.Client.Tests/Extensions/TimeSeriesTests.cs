@@ -79,7 +79,23 @@ public sealed class TimeSeriesTests(DriverFixture fixture) : IClassFixture<Drive
         }
         Assert.Equal(3, rollup.Count); // the old entry's minute, then the two recent minutes
         Assert.Equal(new double[] { 0, 59, 0, 59, 1770, 60 }, rollup[1].Values);
+
+        // A late entry in a minute already rolled up: that minute is rolled up again.
         using (var s = store.OpenAsyncSession())
-            Assert.Equal(120, (await s.TimeSeriesFor("companies/1", "Rate").GetAsync()).Count);
+        {
+            s.TimeSeriesFor("companies/1", "Rate").Append(start.AddSeconds(30.5), 100);
+            await s.SaveChangesAsync();
+        }
+        for (int i = 0; i < 100; i++)
+        {
+            using var s = store.OpenAsyncSession();
+            rollup = await s.TimeSeriesFor("companies/1", "Rate@ByMinute").GetAsync();
+            if (rollup[1].Values[5] == 61)
+                break;
+            await Task.Delay(100);
+        }
+        Assert.Equal(new double[] { 0, 59, 0, 100, 1870, 61 }, rollup[1].Values);
+        using (var s = store.OpenAsyncSession())
+            Assert.Equal(121, (await s.TimeSeriesFor("companies/1", "Rate").GetAsync()).Count); // 120 + the late one (the 10-day-old entry went with the retention)
     }
 }
