@@ -13,7 +13,9 @@ namespace RavenLite.Server.CompareExchange;
 /// value's JSON (<c>{"Object":..,"@metadata":{..}}</c>). Every change takes the next value of the database's
 /// transaction index (<c>State/TransactionIndex</c>), which is what a writer must name to change or delete a
 /// value (0: the key must not exist). Atomic guards of cluster-wide transactions (<see cref="AtomicGuardPrefix"/>)
-/// live here too. Static: every method works on the transaction it is given.
+/// live here too. A value whose <c>@metadata.@expires</c> passed is deleted by the database's timed tasks
+/// (<c>CompareExchangeExpires</c>: UTC ticks big endian + lower-cased key). Static: every method works on the
+/// transaction it is given.
 /// </summary>
 public static class CompareExchangeStore
 {
@@ -139,6 +141,7 @@ public static class CompareExchangeStore
         Encoding.UTF8.GetBytes(storedKey, value.AsSpan(10));
         json.CopyTo(value, 10 + keyLen);
         tree.Put(k, value);
+        UpdateExpiry(tx, k, current?.Json, json);
         return new Result(true, index, json);
     }
 
@@ -153,7 +156,67 @@ public static class CompareExchangeStore
         if (expectedIndex != 0 && current.Index != expectedIndex)
             return new Result(false, current.Index, current.Json);
         tree.Delete(k);
+        UpdateExpiry(tx, k, current.Json, null);
         return new Result(true, current.Index, current.Json);
+    }
+
+    internal const string ExpiresTree = "CompareExchangeExpires";
+
+    /// <summary>The UTC ticks of a value's <c>@metadata.@expires</c>, or null.</summary>
+    private static long? Expiry(byte[]? json)
+    {
+        if (json == null || json.AsSpan().IndexOf("\"@expires\""u8) < 0)
+            return null;
+        using var doc = JsonDocument.Parse(json);
+        return doc.RootElement.TryGetProperty("@metadata", out var m) && m.ValueKind == JsonValueKind.Object
+            && m.TryGetProperty("@expires", out var e) && e.ValueKind == JsonValueKind.String
+            && DateTime.TryParse(e.GetString(), System.Globalization.CultureInfo.InvariantCulture,
+                System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var t) ? t.Ticks : null;
+    }
+
+    private static byte[] ExpiryKey(long ticks, byte[] key)
+    {
+        var k = new byte[8 + key.Length];
+        BinaryPrimitives.WriteInt64BigEndian(k, ticks);
+        key.CopyTo(k, 8);
+        return k;
+    }
+
+    /// <summary>Keeps <c>CompareExchangeExpires</c> (UTC ticks BE + lower-cased key) in step with a value's <c>@expires</c>.</summary>
+    private static void UpdateExpiry(WriteTransaction tx, byte[] key, byte[]? oldJson, byte[]? newJson)
+    {
+        long? before = Expiry(oldJson), after = Expiry(newJson);
+        if (before == after)
+            return;
+        var tree = tx.CreateTree(ExpiresTree);
+        if (before is { } b)
+            tree.Delete(ExpiryKey(b, key));
+        if (after is { } a)
+            tree.Put(ExpiryKey(a, key), []);
+    }
+
+    /// <summary>Keys of the values whose <c>@expires</c> is at or before <paramref name="now"/>, at most <paramref name="max"/>.</summary>
+    public static List<string> Expired(Transaction tx, DateTime now, int max)
+    {
+        var result = new List<string>();
+        if (tx.ReadTree(ExpiresTree) is not { } t)
+            return result;
+        var c = t.CreateCursor();
+        for (bool ok = c.SeekToFirst(); ok && result.Count < max; ok = c.MoveNext())
+        {
+            if (BinaryPrimitives.ReadInt64BigEndian(c.Key) > now.Ticks)
+                break;
+            result.Add(Encoding.UTF8.GetString(c.Key[8..]));
+        }
+        return result;
+    }
+
+    /// <summary>Deletes a value whose <c>@expires</c> passed (checked again in this transaction); true when it did.</summary>
+    public static bool DeleteIfExpired(WriteTransaction tx, string key, DateTime now)
+    {
+        if (Get(tx, key) is not { } entry || Expiry(entry.Json) is not { } at || at > now.Ticks)
+            return false;
+        return Delete(tx, key, 0).Successful;
     }
 
     /// <summary>The atomic guard key of a document.</summary>

@@ -11,7 +11,8 @@ namespace RavenLite.Server.Databases;
 /// see it) while the matching configuration is enabled, every <c>DeleteFrequencyInSec</c> / <c>RefreshFrequencyInSec</c>
 /// — each round takes what is due from the time-ordered trees of <see cref="ExpirationStore"/>, at most
 /// <c>MaxItemsToProcess</c> (default 10,000), in merger commands of up to 1,024 documents — and running the
-/// time-series rollup and retention policies every <c>PolicyCheckFrequency</c> (<see cref="TimeSeries.TimeSeriesPolicies"/>).
+/// time-series rollup and retention policies every <c>PolicyCheckFrequency</c> (<see cref="TimeSeries.TimeSeriesPolicies"/>),
+/// and deleting compare-exchange values whose <c>@expires</c> passed (every minute, or at the expiration frequency).
 /// </summary>
 public sealed class TimedTasks : IDisposable
 {
@@ -20,7 +21,7 @@ public sealed class TimedTasks : IDisposable
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _loop;
-    private DateTime _lastExpiration = DateTime.MinValue, _lastRefresh = DateTime.MinValue, _lastPolicies = DateTime.MinValue;
+    private DateTime _lastExpiration = DateTime.MinValue, _lastRefresh = DateTime.MinValue, _lastPolicies = DateTime.MinValue, _lastValues = DateTime.MinValue;
 
     /// <summary>Starts the task.</summary>
     public TimedTasks(Database db, ILogger logger)
@@ -47,6 +48,14 @@ public sealed class TimedTasks : IDisposable
                 {
                     _lastRefresh = now;
                     await RunAsync(refresh: true, now, r.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
+                }
+                // Compare-exchange values past their @expires go whether or not documents expire: every minute, or at
+                // the expiration configuration's frequency when there is one.
+                var valuesEvery = _db.Documents.Expiration is { Disabled: false } ex ? TimeSpan.FromSeconds(ex.FrequencyInSec) : TimeSpan.FromMinutes(1);
+                if (now - _lastValues >= valuesEvery)
+                {
+                    _lastValues = now;
+                    await ExpireValuesAsync(now, _stop.Token).ConfigureAwait(false);
                 }
                 if (_db.Documents.TimeSeries is { } ts && now - _lastPolicies >= ts.PolicyCheckFrequency)
                 {
@@ -105,6 +114,25 @@ public sealed class TimedTasks : IDisposable
         }
         if (done > 0)
             Hosting.Log.ExpirationRound(_logger, _db.Name, refresh ? "refreshed" : "deleted", done);
+        return done;
+    }
+
+    /// <summary>Deletes the compare-exchange values whose <c>@expires</c> passed; returns how many.</summary>
+    public async Task<int> ExpireValuesAsync(DateTime now, CancellationToken cancellationToken)
+    {
+        List<string> due;
+        using (var tx = _db.Environment.ReadTransaction())
+            due = CompareExchange.CompareExchangeStore.Expired(tx, now, 10_000);
+        int done = 0;
+        foreach (var chunk in due.Chunk(CommandSize))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            var command = new DelegateCommand<int>(ctx => chunk.Count(key => CompareExchange.CompareExchangeStore.DeleteIfExpired(ctx.Transaction, key, now)));
+            await _db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+            done += command.Result;
+        }
+        if (done > 0)
+            Hosting.Log.CompareExchangeExpired(_logger, _db.Name, done);
         return done;
     }
 

@@ -53,4 +53,7 @@ internal static partial class Log
 
     [LoggerMessage(51, LogLevel.Warning, "Database {Database}: a timed task (expiration, refresh, time-series policies) failed; it is retried on the next round")]
     public static partial void TimedTaskFailed(ILogger logger, Exception exception, string database);
+
+    [LoggerMessage(52, LogLevel.Information, "Database {Database}: deleted {Count} compare-exchange value(s) whose @expires time passed")]
+    public static partial void CompareExchangeExpired(ILogger logger, string database, int count);
 }

@@ -98,4 +98,23 @@ public sealed class CompareExchangeTests
             Directory.Delete(dir, recursive: true);
         }
     }
+
+    [Fact]
+    public async Task Values_past_their_expiry_are_deleted()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        string past = DateTime.UtcNow.AddMinutes(-1).ToString("o", System.Globalization.CultureInfo.InvariantCulture);
+        string future = DateTime.UtcNow.AddHours(1).ToString("o", System.Globalization.CultureInfo.InvariantCulture);
+        Assert.Equal(HttpStatusCode.OK, (await Send(http, HttpMethod.Put, "/databases/db/cmpxchg?key=locks/old&index=0", """{"Object":1,"@metadata":{"@expires":"PAST"}}""".Replace("PAST", past, StringComparison.Ordinal))).Status);
+        Assert.Equal(HttpStatusCode.OK, (await Send(http, HttpMethod.Put, "/databases/db/cmpxchg?key=locks/new&index=0", """{"Object":2,"@metadata":{"@expires":"FUTURE"}}""".Replace("FUTURE", future, StringComparison.Ordinal))).Status);
+        // A value whose expiry was removed by an update stays.
+        var (_, put) = await Send(http, HttpMethod.Put, "/databases/db/cmpxchg?key=locks/kept&index=0", """{"Object":3,"@metadata":{"@expires":"PAST"}}""".Replace("PAST", past, StringComparison.Ordinal));
+        Assert.Equal(HttpStatusCode.OK, (await Send(http, HttpMethod.Put, $"/databases/db/cmpxchg?key=locks/kept&index={put.GetProperty("Index").GetInt64()}", """{"Object":4}""")).Status);
+        Assert.Equal(HttpStatusCode.OK, (await http.PostAsync("/databases/db/admin/expiration/config", TestServer.Json("""{"Disabled":false,"DeleteFrequencyInSec":1}"""))).StatusCode);
+        for (int i = 0; i < 100 && (await Send(http, HttpMethod.Get, "/databases/db/cmpxchg?key=locks/old")).Json.GetProperty("Results").GetArrayLength() > 0; i++)
+            await Task.Delay(100);
+        var left = (await Send(http, HttpMethod.Get, "/databases/db/cmpxchg?startsWith=locks/")).Json.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Key").GetString()).ToList();
+        Assert.Equal(["locks/kept", "locks/new"], left);
+    }
 }

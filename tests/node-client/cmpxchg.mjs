@@ -4,10 +4,10 @@
 // a ClusterWide session creating a unique value and a document atomically, a second session claiming the same
 // value failing with ClusterTransactionConcurrencyException and writing nothing, atomic guards making two
 // sessions that loaded the same document race safely, and a session that did not load a guarded document
-// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load and in queries. Usage: node cmpxchg.mjs <url> <database>.
+// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load and in queries; a value with @expires deleted once it passes. Usage: node cmpxchg.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, PutCompareExchangeValueOperation, GetCompareExchangeValueOperation,
-  GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation,
+  GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation, ConfigureExpirationOperation,
 } from "ravendb";
 import assert from "node:assert/strict";
 
@@ -133,6 +133,17 @@ try {
     const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");
     assert.equal(v.value.verified, true);
     assert.equal(s.advanced.numberOfRequests, n);
+  }
+  {
+    // a value with @expires in its metadata is deleted once the time passes
+    await store.maintenance.send(new ConfigureExpirationOperation({ disabled: false, deleteFrequencyInSec: 1 }));
+    await store.operations.send(new PutCompareExchangeValueOperation("locks/ttl", "held", 0, { "@expires": new Date(Date.now() - 1000).toISOString() }));
+    let v = "present";
+    for (let i = 0; i < 100 && v !== null; i++) {
+      v = await store.operations.send(new GetCompareExchangeValueOperation("locks/ttl"));
+      if (v !== null) await new Promise(r => setTimeout(r, 100));
+    }
+    assert.equal(v, null);
   }
   console.log("cmpxchg: ok");
 } catch (e) {
