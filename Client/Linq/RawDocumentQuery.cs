@@ -12,6 +12,15 @@ internal sealed class RawDocumentQuery<T>(AsyncDocumentSession session, string r
     private TimeSpan? _wait;
     private QueryStatistics? _stats;
 
+    /// <summary>The RQL text.</summary>
+    public string Rql => rql;
+
+    /// <summary>The parameters added so far.</summary>
+    public JsonObject Parameters => _parameters;
+
+    /// <summary>Whether a wait for the index was asked (a stream cannot wait).</summary>
+    public bool Waits => _wait != null;
+
     public IAsyncRawDocumentQuery<T> AddParameter(string name, object? value)
     {
         ArgumentException.ThrowIfNullOrEmpty(name);

@@ -59,4 +59,24 @@ public interface IAsyncAdvancedSessionOperations
 
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
+
+    /// <summary>
+    /// Streams the documents whose id starts with <paramref name="startsWith"/> (id order; <paramref name="matches"/> and
+    /// <paramref name="exclude"/> are <c>*</c>/<c>?</c> patterns separated by <c>|</c> on the rest of the id), read as the
+    /// server sends them: any number, in constant memory. Results are not tracked by the session.
+    /// </summary>
+    Task<IAsyncEnumerator<Streaming.StreamResult<T>>> StreamAsync<T>(string startsWith, string? matches = null, int start = 0, int pageSize = int.MaxValue,
+        string? startAfter = null, string? exclude = null, CancellationToken cancellationToken = default);
+
+    /// <summary>Streams every result of a LINQ query (its paging applies; the index is not waited for). Not tracked.</summary>
+    Task<IAsyncEnumerator<Streaming.StreamResult<T>>> StreamAsync<T>(IQueryable<T> query, CancellationToken cancellationToken = default);
+
+    /// <summary>Streams every result of a LINQ query; <paramref name="stats"/> is filled before the first result.</summary>
+    Task<IAsyncEnumerator<Streaming.StreamResult<T>>> StreamAsync<T>(IQueryable<T> query, out Streaming.StreamQueryStatistics stats, CancellationToken cancellationToken = default);
+
+    /// <summary>Streams every result of a raw RQL query (with its parameters). Not tracked.</summary>
+    Task<IAsyncEnumerator<Streaming.StreamResult<T>>> StreamAsync<T>(IAsyncRawDocumentQuery<T> query, CancellationToken cancellationToken = default);
+
+    /// <summary>Streams every result of a raw RQL query; <paramref name="stats"/> is filled before the first result.</summary>
+    Task<IAsyncEnumerator<Streaming.StreamResult<T>>> StreamAsync<T>(IAsyncRawDocumentQuery<T> query, out Streaming.StreamQueryStatistics stats, CancellationToken cancellationToken = default);
 }

@@ -216,15 +216,17 @@ public sealed class DocumentsStorage
 
     /// <summary>
     /// Every document of <paramref name="collection"/> (any casing; null: every document) in etag
-    /// order, one at a time (nothing is retained: a scan of any size runs in constant memory).
+    /// order, after <paramref name="afterEtag"/>, one at a time (nothing is retained: a scan of any size runs in constant memory).
     /// Each <see cref="StoredDocument"/> is a copy, valid after the transaction ends.
     /// </summary>
-    public IEnumerable<StoredDocument> Scan(Transaction tx, string? collection)
+    public IEnumerable<StoredDocument> Scan(Transaction tx, string? collection, long afterEtag = 0)
     {
         var cursor = collection == null ? tx.ReadTree(EtagTree)!.CreateCursor() : tx.ReadTree(CollectionEtagTree)!.CreateCursor();
         if (collection != null)
             cursor.Prefix = CollectionPrefix(collection);
-        if (!cursor.SeekToFirst())
+        bool positioned = afterEtag <= 0 ? cursor.SeekToFirst()
+            : cursor.Seek(collection == null ? EtagKey(afterEtag + 1) : CollectionEtagKey(collection, afterEtag + 1));
+        if (!positioned)
             yield break;
         var docs = tx.ReadTree(DocsTree)!;
         do
@@ -240,31 +242,45 @@ public sealed class DocumentsStorage
     /// after the id <paramref name="startAfter"/> when given; of those whose id tail (after the prefix) passes
     /// <paramref name="keep"/>, skips <paramref name="start"/> and returns at most <paramref name="pageSize"/>.
     /// </summary>
-    public List<StoredDocument> GetStartingWith(Transaction tx, string prefix, Func<string, bool> keep, string? startAfter, int start, int pageSize)
+    public List<StoredDocument> GetStartingWith(Transaction tx, string prefix, Func<string, bool> keep, string? startAfter, int start, int pageSize) =>
+        ScanStartingWith(tx, prefix, keep, startAfter).Skip(start).Take(pageSize).ToList();
+
+    /// <summary>
+    /// <see cref="GetStartingWith"/> one document at a time (nothing retained: constant memory however many match);
+    /// each is a copy, valid after the transaction ends.
+    /// </summary>
+    public IEnumerable<StoredDocument> ScanStartingWith(Transaction tx, string prefix, Func<string, bool> keep, string? startAfter)
     {
-        var result = new List<StoredDocument>();
         var docs = tx.ReadTree(DocsTree)!;
         var cursor = docs.CreateCursor();
         byte[] prefixKey = Encoding.UTF8.GetBytes(prefix.ToLowerInvariant());
         cursor.Prefix = prefixKey;
         byte[]? after = startAfter == null ? null : Encoding.UTF8.GetBytes(startAfter.ToLowerInvariant());
         bool positioned = after != null && after.AsSpan().SequenceCompareTo(prefixKey) > 0 ? cursor.Seek(after) : cursor.SeekToFirst();
-        for (; positioned && result.Count < pageSize; positioned = cursor.MoveNext())
+        for (; positioned; positioned = cursor.MoveNext())
         {
             if (after != null && cursor.Key.SequenceEqual(after))
                 continue;
             var value = cursor.Value;
             string id = DocumentRecord.Id(value);
-            if (!keep(id[Math.Min(prefix.Length, id.Length)..]))
-                continue;
-            if (start > 0)
-            {
-                start--;
-                continue;
-            }
-            result.Add(DocumentRecord.Read(value, DatabaseId));
+            if (keep(id[Math.Min(prefix.Length, id.Length)..]))
+                yield return DocumentRecord.Read(value, DatabaseId);
         }
-        return result;
+    }
+
+    /// <summary>Every document, the most recently written first, one at a time (constant memory; copies).</summary>
+    public IEnumerable<StoredDocument> ScanLatest(Transaction tx)
+    {
+        var cursor = tx.ReadTree(EtagTree)!.CreateCursor();
+        if (!cursor.SeekToLast())
+            yield break;
+        var docs = tx.ReadTree(DocsTree)!;
+        do
+        {
+            if (docs.TryGet(cursor.Value, out var value))
+                yield return DocumentRecord.Read(value, DatabaseId);
+        }
+        while (cursor.MovePrevious());
     }
 
     /// <summary>Loads the documents an index cursor (values = lower-cased ids) names, from its position, skipping <paramref name="start"/>.</summary>

@@ -28,21 +28,27 @@ public static class QueryEndpoints
     {
         using (var doc = await RequestBody.ReadJsonAsync(context, "query").ConfigureAwait(false))
         {
-            var root = doc.RootElement;
-            if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.String)
-                throw ApiException.BadRequest("The query request needs a string 'Query' (RQL).");
-            var parameters = root.TryGetProperty("QueryParameters", out var p) ? p : default;
-            if (parameters.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
-                throw ApiException.BadRequest("QueryParameters must be an object or null.");
-            int? start = root.TryGetProperty("Start", out var st) && st.ValueKind == JsonValueKind.Number ? st.GetInt32() : null;
-            int? pageSize = root.TryGetProperty("PageSize", out var ps) && ps.ValueKind == JsonValueKind.Number ? ps.GetInt32() : null;
-            bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
-            var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
-            string behavior = root.TryGetProperty("ProjectionBehavior", out var pb) && pb.ValueKind == JsonValueKind.String ? pb.GetString()! : "Default";
-            if (!QueryOptions.ProjectionBehaviors.Contains(behavior, StringComparer.Ordinal))
-                throw ApiException.BadRequest($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
-            await Answer(context, db, q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait, behavior)).ConfigureAwait(false);
+            var (rql, parameters, options) = ReadIndexQuery(doc.RootElement);
+            await Answer(context, db, rql, parameters, options).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>The RQL, parameters and options of an IndexQuery body (<c>Query</c>, <c>QueryParameters</c>, <c>Start</c>, <c>PageSize</c>, waits, <c>ProjectionBehavior</c>); 400 when malformed.</summary>
+    internal static (string Rql, JsonElement Parameters, QueryOptions Options) ReadIndexQuery(JsonElement root)
+    {
+        if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.String)
+            throw ApiException.BadRequest("The query request needs a string 'Query' (RQL).");
+        var parameters = root.TryGetProperty("QueryParameters", out var p) ? p : default;
+        if (parameters.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
+            throw ApiException.BadRequest("QueryParameters must be an object or null.");
+        int? start = root.TryGetProperty("Start", out var st) && st.ValueKind == JsonValueKind.Number ? st.GetInt32() : null;
+        int? pageSize = root.TryGetProperty("PageSize", out var ps) && ps.ValueKind == JsonValueKind.Number ? ps.GetInt32() : null;
+        bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
+        var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
+        string behavior = root.TryGetProperty("ProjectionBehavior", out var pb) && pb.ValueKind == JsonValueKind.String ? pb.GetString()! : "Default";
+        if (!QueryOptions.ProjectionBehaviors.Contains(behavior, StringComparer.Ordinal))
+            throw ApiException.BadRequest($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
+        return (q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait, behavior));
     }
 
     private static Task Get(HttpContext context, Database db)

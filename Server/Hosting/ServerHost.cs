@@ -111,6 +111,7 @@ public static class ServerHost
         TimeSeriesEndpoints.Map(app);
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
+        StreamEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

@@ -338,8 +338,7 @@ public sealed partial class QueryRunner
                         : (ResolveString(t.Name), Endpoints.ExtraIncludes.LastSince(Resolve(t.LastValue).GetRawText(), ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
-            using var projection = _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key),
-                (id, name, raw) => CounterJson(dbTx, id, name, raw)) : null;
+            using var projection = NewProjection(dbTx);
             foreach (var row in matches)
             {
                 if (seen == null && (skipped < skip || results.Count >= take))
@@ -350,11 +349,7 @@ public sealed partial class QueryRunner
                     skipped++;
                     continue;
                 }
-                byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
-                    : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
-                    : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
-                if (_searchHits is { Count: > 0 })
-                    output = WithScore(output, Score(row));
+                byte[] output = Output(row, projection, dbTx);
                 if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))
                     continue;
                 distinctTotal++;
@@ -463,6 +458,20 @@ public sealed partial class QueryRunner
                 row.Dispose();
             top?.Dispose();
         }
+    }
+
+    /// <summary>The JavaScript projection the query's <c>select { }</c> or <c>load</c> needs, reading from <paramref name="dbTx"/>; else null.</summary>
+    private JavaScriptProjection? NewProjection(Storage.Transactions.Transaction dbTx) =>
+        _query.SelectScript != null || _query.Loads.Count > 0 ? new JavaScriptProjection(_query, _parameters, id => _db.Documents.Get(dbTx, id), key => CompareExchange.CompareExchangeStore.GetObject(dbTx, key),
+            (id, name, raw) => CounterJson(dbTx, id, name, raw)) : null;
+
+    /// <summary>What the answer holds for a kept row: the document, or its projection, with <c>@index-score</c> when searched.</summary>
+    private byte[] Output(Row row, JavaScriptProjection? projection, Storage.Transactions.Transaction dbTx)
+    {
+        byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
+            : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
+            : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
+        return _searchHits is { Count: > 0 } ? WithScore(output, Score(row)) : output;
     }
 
     /// <summary>Every document of the source collection, in etag order.</summary>

@@ -61,6 +61,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("revisions")]
     [InlineData("expiration")]
     [InlineData("timeseries")]
+    [InlineData("streams")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
