@@ -13,7 +13,11 @@ public sealed class QueryCommand(string rql, JsonObject parameters, TimeSpan? wa
     public string Rql { get; } = rql;
 
     /// <inheritdoc />
-    public override HttpRequestMessage CreateRequest(string? database)
+    public override HttpRequestMessage CreateRequest(string? database) =>
+        new(HttpMethod.Post, DatabasePath(database) + "/queries") { Content = JsonContent(Body()) };
+
+    /// <summary>The IndexQuery body sent.</summary>
+    internal JsonObject Body()
     {
         var body = new JsonObject
         {
@@ -25,16 +29,19 @@ public sealed class QueryCommand(string rql, JsonObject parameters, TimeSpan? wa
             body["WaitForNonStaleResults"] = true;
             body["WaitForNonStaleResultsTimeout"] = (long)wait.TotalMilliseconds;
         }
-        return new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/queries") { Content = JsonContent(body) };
+        return body;
     }
 
     /// <inheritdoc />
     public override bool IsExpectedStatus(int status) => false;
 
     /// <inheritdoc />
-    public override async Task<QueryResult> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken)
+    public override async Task<QueryResult> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken) =>
+        Parse(await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false));
+
+    /// <summary>Reads a query answer's JSON.</summary>
+    internal static QueryResult Parse(JsonObject json)
     {
-        var json = await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false);
         var includes = new List<JsonObject>();
         if (json["Includes"] is JsonObject inc)
             foreach (var (_, d) in inc)

@@ -84,4 +84,22 @@ internal sealed class RavenQueryProvider(AsyncDocumentSession session, Type root
     }
 
     internal static TimeSpan DefaultWaitTimeout => DefaultWait;
+
+    /// <summary>The query deferred into the session's next multi_get.</summary>
+    public Lazy<Task<IEnumerable<T>>> Lazily<T>(Expression expression)
+    {
+        var query = Translate(expression);
+        return session.AddLazyQuery(new QueryCommand(query.Rql, query.Parameters, WaitForNonStale), result =>
+        {
+            Statistics?.Fill(result);
+            return (IEnumerable<T>)result.Results.Select(session.FromQueryResult<T>).ToList();
+        });
+    }
+
+    /// <summary>A <c>Count()</c> query deferred into the session's next multi_get (translated as CountAsync sends it).</summary>
+    public Lazy<Task<int>> CountLazily(Expression countCall)
+    {
+        var query = Translate(countCall);
+        return session.AddLazyQuery(new QueryCommand(query.Rql, query.Parameters, WaitForNonStale), result => checked((int)result.TotalResults));
+    }
 }

@@ -32,6 +32,16 @@ public static class RavenQueryableExtensions
     public static Task<List<T>> ToListAsync<T>(this IQueryable<T> source, CancellationToken cancellationToken = default) =>
         ProviderOf(source).ToListAsync<T>(source.Expression, cancellationToken);
 
+    /// <summary>The query's results, fetched with the session's other lazy operations in one request when first asked for.</summary>
+    public static Lazy<Task<IEnumerable<T>>> LazilyAsync<T>(this IQueryable<T> source) => ProviderOf(source).Lazily<T>(source.Expression);
+
+    /// <summary>The query's match count, fetched with the session's other lazy operations in one request when first asked for.</summary>
+    public static Lazy<Task<int>> CountLazilyAsync<T>(this IQueryable<T> source)
+    {
+        var count = typeof(Queryable).GetMethods().Single(m => m.Name == nameof(Queryable.Count) && m.GetParameters().Length == 1).MakeGenericMethod(typeof(T));
+        return ProviderOf(source).CountLazily(Expression.Call(count, source.Expression));
+    }
+
     /// <summary>Number of matches (no documents are transferred).</summary>
     public static Task<int> CountAsync<T>(this IQueryable<T> source, CancellationToken cancellationToken = default) =>
         Terminal<T, int>(source, nameof(Queryable.Count), null, cancellationToken);

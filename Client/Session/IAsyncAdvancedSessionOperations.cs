@@ -60,6 +60,12 @@ public interface IAsyncAdvancedSessionOperations
     /// <summary>A raw RQL query with <c>$name</c> parameters.</summary>
     IAsyncRawDocumentQuery<T> AsyncRawQuery<T>(string rql);
 
+    /// <summary>Deferred loads: every pending lazy operation (these, and queries' <c>LazilyAsync</c>/<c>CountLazilyAsync</c>) goes in one request when a value is first asked for.</summary>
+    Lazy.IAsyncLazySessionOperations Lazily { get; }
+
+    /// <summary>Runs the pending lazy operations now.</summary>
+    Lazy.IAsyncEagerSessionOperations Eagerly { get; }
+
     /// <summary>
     /// Streams the documents whose id starts with <paramref name="startsWith"/> (id order; <paramref name="matches"/> and
     /// <paramref name="exclude"/> are <c>*</c>/<c>?</c> patterns separated by <c>|</c> on the rest of the id), read as the

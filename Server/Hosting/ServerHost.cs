@@ -112,6 +112,7 @@ public static class ServerHost
         OperationEndpoints.Map(app);
         StatsEndpoints.Map(app);
         StreamEndpoints.Map(app);
+        MultiGetEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);
