@@ -118,6 +118,13 @@ public sealed class DocumentStore : IDocumentStore
             throw new InvalidOperationException("The store is initialized; its settings can no longer change.");
     }
 
+    /// <summary>The changes API of <paramref name="database"/> (default: the store's): a new connection; dispose it when done.</summary>
+    public Changes.DatabaseChanges Changes(string? database = null)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        return new Changes.DatabaseChanges(Executor.Url, database ?? Database ?? throw new InvalidOperationException("Set DocumentStore.Database or pass a database."));
+    }
+
     /// <summary>Returns unused HiLo ranges (best effort) and closes the connection pool.</summary>
     public void Dispose()
     {

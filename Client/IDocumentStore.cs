@@ -7,6 +7,9 @@ namespace RavenLite.Client;
 /// <summary>The entry point of the client: one per application, thread-safe. See <see cref="DocumentStore"/>.</summary>
 public interface IDocumentStore : IDisposable
 {
+    /// <summary>The changes API of <paramref name="database"/> (default: the store's): a new WebSocket connection; dispose it when done.</summary>
+    Changes.DatabaseChanges Changes(string? database = null);
+
     /// <summary>Server URLs (the first one is used).</summary>
     IReadOnlyList<string> Urls { get; }
 

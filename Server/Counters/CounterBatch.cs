@@ -88,6 +88,7 @@ public sealed class CounterBatch
             return;
         }
         var key = ctx.KeyOf(storedId);
+        string? collection = ctx.Changes != null ? ctx.CollectionOf(storedId) : null; // for the changes API, when anyone listens
         var added = new List<string>();
         var removed = new List<string>();
         foreach (var op in Operations)
@@ -102,11 +103,14 @@ public sealed class CounterBatch
                     if (created)
                         added.Add(counter.Name);
                     removed.RemoveAll(r => string.Equals(r, counter.Name, StringComparison.OrdinalIgnoreCase));
-                    Results.Add(new CounterDetail(storedId, counter, ctx.DatabaseId));
+                    var detail = new CounterDetail(storedId, counter, ctx.DatabaseId);
+                    Results.Add(detail);
+                    ctx.Changes?.Add(new(Changes.ChangeKind.Counter, created || op.Type == OpType.Put ? "Put" : "Increment", storedId, collection, counter.Name, detail.ChangeVector, counter.Value));
                     break;
                 case OpType.Delete:
                     if (CountersStore.Delete(ctx.Transaction, key, op.Name))
                     {
+                        ctx.Changes?.Add(new(Changes.ChangeKind.Counter, "Delete", storedId, collection, op.Name, changeVector));
                         removed.Add(op.Name);
                         added.RemoveAll(a => string.Equals(a, op.Name, StringComparison.OrdinalIgnoreCase));
                     }

@@ -31,6 +31,15 @@ public sealed class Database : IDisposable
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
             Merger.Committed = Indexes.NotifyAll;
+            Operations.OnFinished = state =>
+            {
+                if (!Documents.Changes.Listening)
+                    return;
+                var json = new System.Buffers.ArrayBufferWriter<byte>(256);
+                using (var w = new System.Text.Json.Utf8JsonWriter(json))
+                    Endpoints.OperationEndpoints.WriteState(w, state);
+                Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Operation, "", Value: state.Id, State: json.WrittenSpan.ToArray()));
+            };
             Tasks = new TimedTasks(this, logger);
         }
         catch
@@ -99,12 +108,14 @@ public sealed class Database : IDisposable
             return;
         _closing = true;
         Operations.CancelAll();
+        Documents.Changes.CloseAll("The database is closing.");
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
         Tasks.Dispose();
         Merger.Dispose();
         Indexes.Dispose();
+        Documents.Changes.Dispose();
         Environment.Dispose();
     }
 }

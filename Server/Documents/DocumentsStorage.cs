@@ -68,6 +68,9 @@ public sealed class DocumentsStorage
     /// <summary>The storage environment under this database.</summary>
     public StorageEnvironment Environment { get; }
 
+    /// <summary>The changes API's feed of this database's committed changes.</summary>
+    public Changes.ChangeFeed Changes { get; } = new();
+
     /// <summary>This database's id, the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
 

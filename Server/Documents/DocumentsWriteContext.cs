@@ -52,6 +52,25 @@ public sealed class DocumentsWriteContext
         _identities = tx.CreateTree(DocumentsStorage.IdentitiesTree);
         _lastEtag = DocumentsStorage.ReadLastEtag(tx);
         StartEtag = _lastEtag;
+        Changes = storage.Changes.Listening ? [] : null;
+    }
+
+    /// <summary>The changes this transaction made, for the changes API; null when nobody listens (nothing is recorded).</summary>
+    internal List<Changes.ChangeEvent>? Changes { get; private set; }
+
+    /// <summary>The recorded changes (published once the transaction is durable); the context records no more.</summary>
+    internal List<Changes.ChangeEvent>? TakeChanges()
+    {
+        var changes = Changes;
+        Changes = null;
+        return changes is { Count: > 0 } ? changes : null;
+    }
+
+    /// <summary>The collection of document <paramref name="id"/> (any casing) without reading its JSON; null when it does not exist.</summary>
+    public string? CollectionOf(string id)
+    {
+        int keyLength = _storage.KeyOf(id, ref _scratch.Key);
+        return _docs.TryGet(_scratch.Key.AsSpan(0, keyLength), out var value) ? DocumentRecord.Collection(value) : null;
     }
 
     /// <summary>The storage transaction written to.</summary>
@@ -244,6 +263,7 @@ public sealed class DocumentsWriteContext
             AddRevision(key, id, storedCollection, etag, cv, now, prepared, prefixLength, extras!, revisions);
         else if (oldEtag == 0 && _storage.Revisions != null)
             Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
+        Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Put", id, storedCollection, ChangeVector: cv));
         return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
     }
 
@@ -386,6 +406,7 @@ public sealed class DocumentsWriteContext
         }
         CompareExchange.CompareExchangeStore.DeleteAtomicGuard(Transaction, old.Id);
         string cv = ChangeVectors.Format(etag, DatabaseId);
+        Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Delete", old.Id, old.Collection, ChangeVector: cv));
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
     }
 

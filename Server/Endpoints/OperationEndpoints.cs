@@ -35,43 +35,46 @@ public static class OperationEndpoints
         var state = db.Operations.Get(id);
         if (state == null)
             return UnknownOperation(context, id);
-        return JsonResponse.WriteAsync(context, 200, w =>
+        return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state));
+    }
+
+    /// <summary>An operation's state as <c>/operations/state</c> answers it and the changes API sends it: <c>{Status, Result, Progress}</c>.</summary>
+    public static void WriteState(System.Text.Json.Utf8JsonWriter w, OperationState state)
+    {
+        w.WriteStartObject();
+        w.WriteString("Status", state.Status.ToString());
+        switch (state.Status)
         {
-            w.WriteStartObject();
-            w.WriteString("Status", state.Status.ToString());
-            switch (state.Status)
-            {
-                case OperationStatus.Completed:
-                    w.WriteStartObject("Result");
-                    w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
-                    w.WriteNumber("Total", state.Total >= 0 ? state.Total : state.Processed);
-                    w.WriteNumber("DocumentsProcessed", state.Processed);
-                    w.WriteNumber("DocumentsSkipped", state.Skipped); // RavenLite's own: unchanged documents left as they were
-                    w.WriteEndObject();
-                    w.WriteNull("Progress");
-                    break;
-                case OperationStatus.Faulted or OperationStatus.Canceled:
-                    w.WriteStartObject("Result");
-                    w.WriteString("$type", "Raven.Client.Documents.Operations.OperationExceptionResult, Raven.Client");
-                    w.WriteString("Type", state.ErrorType);
-                    w.WriteString("Message", state.Error);
-                    w.WriteString("Error", state.Error);
-                    w.WriteNumber("StatusCode", state.ErrorStatus);
-                    w.WriteEndObject();
-                    w.WriteNull("Progress");
-                    break;
-                default:
-                    w.WriteNull("Result");
-                    w.WriteStartObject("Progress");
-                    w.WriteNumber("Processed", state.Processed);
-                    w.WriteNumber("DocumentsProcessed", state.Processed);
-                    if (state.Total >= 0)
-                        w.WriteNumber("Total", state.Total);
-                    w.WriteEndObject();
-                    break;
-            }
-            w.WriteEndObject();
-        });
+            case OperationStatus.Completed:
+                w.WriteStartObject("Result");
+                w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
+                w.WriteNumber("Total", state.Total >= 0 ? state.Total : state.Processed);
+                w.WriteNumber("DocumentsProcessed", state.Processed);
+                w.WriteNumber("DocumentsSkipped", state.Skipped); // RavenLite's own: unchanged documents left as they were
+                w.WriteEndObject();
+                w.WriteNull("Progress");
+                break;
+            case OperationStatus.Faulted or OperationStatus.Canceled:
+                w.WriteStartObject("Result");
+                w.WriteString("$type", "Raven.Client.Documents.Operations.OperationExceptionResult, Raven.Client");
+                w.WriteString("Type", state.ErrorType);
+                w.WriteString("Message", state.Error);
+                w.WriteString("Error", state.Error);
+                w.WriteNumber("StatusCode", state.ErrorStatus);
+                w.WriteEndObject();
+                w.WriteNull("Progress");
+                break;
+            default:
+                w.WriteNull("Result");
+                w.WriteStartObject("Progress");
+                w.WriteNumber("Processed", state.Processed);
+                w.WriteNumber("DocumentsProcessed", state.Processed);
+                if (state.Total >= 0)
+                    w.WriteNumber("Total", state.Total);
+                w.WriteEndObject();
+                break;
+        }
+        w.WriteEndObject();
     }
 
     private static Task Kill(HttpContext context, Database db)

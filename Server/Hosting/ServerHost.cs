@@ -97,6 +97,7 @@ public static class ServerHost
         app.UseMiddleware<RequestLog>();
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
+        app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }); // the changes API
         TopologyEndpoints.Map(app);
         DatabaseEndpoints.Map(app);
         DocumentEndpoints.Map(app);
@@ -113,6 +114,7 @@ public static class ServerHost
         StatsEndpoints.Map(app);
         StreamEndpoints.Map(app);
         MultiGetEndpoints.Map(app);
+        ChangesEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

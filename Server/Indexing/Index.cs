@@ -954,6 +954,7 @@ public sealed class Index : IDisposable
         if (previous != null && !_snapshotReleased)
             previous.Reader.DecRef();
         _snapshotReleased = false;
+        _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "BatchCompleted", Name: Name));
     }
 
     private void RecordError(string? documentId, string message)

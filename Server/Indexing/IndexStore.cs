@@ -179,6 +179,7 @@ public sealed class IndexStore : IDisposable
         _snapshot = _indexes.Values.ToArray();
         index.Start();
         Hosting.Log.IndexCreated(_logger, name, definition.Type + " (side-by-side replacement)");
+        _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "SideBySideReplace", Name: name));
     }
 
     /// <summary>
@@ -254,6 +255,7 @@ public sealed class IndexStore : IDisposable
         index.StopWorker();
         index.DeleteOutputDocuments(); // its outputs go with it (a side-by-side replacement keeps them: it writes the same collection)
         DisposeAndDelete(index);
+        _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "IndexRemoved", Name: index.Name));
         return true;
     }
 
@@ -285,6 +287,7 @@ public sealed class IndexStore : IDisposable
         _snapshot = _indexes.Values.ToArray();
         index.Start();
         Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
+        _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "IndexAdded", Name: definition.Name));
         return index;
     }
 

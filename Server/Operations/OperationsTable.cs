@@ -37,6 +37,7 @@ public sealed class OperationsTable
     /// <summary>Marks an operation finished, trimming old finished ones.</summary>
     public void Finished(OperationState state)
     {
+        OnFinished?.Invoke(state);
         _finished.Enqueue(state.Id);
         while (_finished.Count > KeepFinished && _finished.TryDequeue(out long old))
         {
@@ -45,7 +46,10 @@ public sealed class OperationsTable
         }
     }
 
-    /// <summary>The operation with this id, or null.</summary>
+    /// <summary>Told of each operation that ended (the changes API's operation notifications).</summary>
+    public Action<OperationState>? OnFinished { get; set; }
+
+    /// <summary>The state of an operation, or null when unknown (never started, or forgotten).</summary>
     public OperationState? Get(long id) => _states.TryGetValue(id, out var s) ? s : null;
 
     /// <summary>Cancels every running operation (shutdown, delete).</summary>

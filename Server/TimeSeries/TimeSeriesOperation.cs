@@ -193,6 +193,21 @@ public sealed class TimeSeriesOperation
         bool exists = TimeSeriesStore.Exists(tx, key, Name);
         if (exists != existed)
             ctx.UpdateExtras(doc.Id, extras => exists ? extras.TimeSeries.Add(Name) : extras.TimeSeries.Remove(Name));
+        if (ctx.Changes != null && (Appends.Count > 0 || Increments.Count > 0 || Deletes.Count > 0))
+        {
+            // The changes API: the span touched, Put (appends, increments), Delete, or Mixed.
+            long from = long.MaxValue, to = long.MinValue;
+            foreach (var (f, t) in Deletes)
+                (from, to) = (Math.Min(from, f), Math.Max(to, t));
+            if (Appends.Count > 0)
+                (from, to) = (Math.Min(from, Appends[0].Milliseconds), Math.Max(to, Appends[^1].Milliseconds));
+            if (Increments.Count > 0)
+                (from, to) = (Math.Min(from, Increments[0].Ms), Math.Max(to, Increments[^1].Ms));
+            bool puts = Appends.Count > 0 || Increments.Count > 0;
+            string type = puts && Deletes.Count > 0 ? "Mixed" : puts ? "Put" : "Delete";
+            ctx.Changes.Add(new(Changes.ChangeKind.TimeSeries, type, doc.Id, doc.Collection, Name, ctx.Find(doc.Id)?.ChangeVector ?? doc.ChangeVector, 0,
+                TimeOf(from), TimeOf(to)));
+        }
         // A change to a series whose collection has rollup policies: its periods from the earliest changed time are rolled up again.
         if (ctx.Storage.TimeSeries?.Collections.TryGetValue(doc.Collection, out var settings) == true && settings.Policies.Count > 0)
         {
@@ -243,4 +258,8 @@ public sealed class TimeSeriesOperation
         }
         return [.. byTime.Values];
     }
+
+    /// <summary>A time of the store's milliseconds as a UTC date, clamped to what a DateTime holds (deletes may say 0 or the end of time).</summary>
+    private static DateTime TimeOf(long ms) =>
+        new(Math.Clamp(ms, 0, DateTime.MaxValue.Ticks / TimeSpan.TicksPerMillisecond) * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc);
 }

@@ -192,7 +192,7 @@ public sealed class WriteMerger : IDisposable
                     // stream keeps coming) the next batch runs during this one's compression, write and fsync.
                     bool lone = previous == null && batch.Count == 1 && ops <= InlineCommitMaxOperations && !reader.TryPeek(out _);
                     var commit = tx.CommitAsync(writeHereWhenIdle: lone, onCompleted: _wakeUp);
-                    inFlight = new InFlight(commit, batch, ops, t0);
+                    inFlight = new InFlight(commit, batch, ops, t0, context.TakeChanges());
                 }
                 finally
                 {
@@ -228,11 +228,13 @@ public sealed class WriteMerger : IDisposable
         Interlocked.Add(ref _commitTicks, Stopwatch.GetTimestamp() - f.Started);
         Record(f.Batch.Count, f.Operations);
         Committed?.Invoke();
+        if (f.Changes != null)
+            _storage.Changes.Publish(f.Changes);
         foreach (var c in f.Batch)
             c.Succeed();
     }
 
-    private sealed record InFlight(Task Commit, List<MergedCommand> Batch, long Operations, long Started);
+    private sealed record InFlight(Task Commit, List<MergedCommand> Batch, long Operations, long Started, List<Changes.ChangeEvent>? Changes);
 
     private void RunAlone(MergedCommand command)
     {
@@ -247,6 +249,8 @@ public sealed class WriteMerger : IDisposable
             Interlocked.Add(ref _commitTicks, Stopwatch.GetTimestamp() - t0);
             Record(1, command.Operations);
             Committed?.Invoke();
+            if (context.TakeChanges() is { } changes)
+                _storage.Changes.Publish(changes);
             command.Succeed();
         }
         catch (Exception e)

@@ -63,6 +63,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("timeseries")]
     [InlineData("streams")]
     [InlineData("lazy")]
+    [InlineData("changes")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
