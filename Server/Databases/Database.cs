@@ -30,7 +30,12 @@ public sealed class Database : IDisposable
             RemoveUnfinishedUploads();
             Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
-            Merger.Committed = Indexes.NotifyAll;
+            Subscriptions = new Subscriptions.SubscriptionManager(this);
+            Merger.Committed = () =>
+            {
+                Indexes.NotifyAll();
+                Subscriptions.NotifyWrites();
+            };
             Operations.OnFinished = state =>
             {
                 if (!Documents.Changes.Listening)
@@ -79,6 +84,9 @@ public sealed class Database : IDisposable
     /// <summary>The database's indexes and their workers.</summary>
     public Indexing.IndexStore Indexes { get; } = null!;
 
+    /// <summary>Data subscriptions: definitions, positions and connected workers.</summary>
+    public Subscriptions.SubscriptionManager Subscriptions { get; } = null!;
+
     /// <summary>Timed background work: expiration, refresh, time-series policies.</summary>
     public TimedTasks Tasks { get; } = null!;
 
@@ -109,6 +117,7 @@ public sealed class Database : IDisposable
         _closing = true;
         Operations.CancelAll();
         Documents.Changes.CloseAll("The database is closing.");
+        Subscriptions.DropAll();
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);

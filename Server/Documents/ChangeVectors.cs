@@ -12,6 +12,17 @@ public static class ChangeVectors
     public static string Format(long etag, string databaseId) =>
         string.Create(CultureInfo.InvariantCulture, $"{NodeTag}:{etag}-{databaseId}");
 
+    /// <summary>The etag of a change vector <c>A:{etag}-{id}</c> (the first entry when there are several); false when it is not one.</summary>
+    public static bool TryParseEtag(string changeVector, out long etag)
+    {
+        etag = 0;
+        int colon = changeVector.IndexOf(':', StringComparison.Ordinal);
+        if (colon < 0)
+            return false;
+        int dash = changeVector.IndexOf('-', colon);
+        return dash > colon + 1 && long.TryParse(changeVector.AsSpan(colon + 1, dash - colon - 1), NumberStyles.None, CultureInfo.InvariantCulture, out etag);
+    }
+
     /// <summary>A new 22-character database id (base64 of a random GUID, no padding).</summary>
     public static string NewDatabaseId() => Convert.ToBase64String(Guid.NewGuid().ToByteArray()).TrimEnd('=');
 }

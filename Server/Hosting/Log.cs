@@ -56,4 +56,7 @@ internal static partial class Log
 
     [LoggerMessage(52, LogLevel.Information, "Database {Database}: deleted {Count} compare-exchange value(s) whose @expires time passed")]
     public static partial void CompareExchangeExpired(ILogger logger, string database, int count);
+
+    [LoggerMessage(53, LogLevel.Debug, "A subscription worker's TCP connection ended: {Reason}")]
+    public static partial void SubscriptionConnectionEnded(ILogger logger, string reason);
 }

@@ -45,6 +45,8 @@ public static class ServerHost
 
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
+        builder.Services.AddSingleton<Subscriptions.SubscriptionTcpServer>();
+        builder.Services.AddHostedService(s => s.GetRequiredService<Subscriptions.SubscriptionTcpServer>());
         StudioFiles.AddServices(builder.Services);
         builder.Services.AddSingleton<RequestMetrics>();
         ServerMetrics.AddServices(builder.Services, options);
@@ -115,6 +117,7 @@ public static class ServerHost
         StreamEndpoints.Map(app);
         MultiGetEndpoints.Map(app);
         ChangesEndpoints.Map(app);
+        SubscriptionEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

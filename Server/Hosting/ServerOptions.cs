@@ -22,6 +22,12 @@ public sealed class ServerOptions
     /// </summary>
     public bool AllowUnsecuredNonLoopback { get; set; }
 
+    /// <summary>
+    /// The TCP port data subscription workers connect to (RavenDB's clients ask <c>/info/tcp</c> for it), on the host of
+    /// <see cref="ServerUrl"/>. Default 0: a free port, chosen at start-up.
+    /// </summary>
+    public int TcpPort { get; set; }
+
     /// <summary>Metrics with OpenTelemetry at <c>GET /metrics</c> (Prometheus format). Default true.</summary>
     public bool Metrics { get; set; } = true;
 

@@ -1,0 +1,204 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Http;
+using RavenLite.Server.Subscriptions;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Data subscriptions over HTTP (their workers use the TCP port, <see cref="SubscriptionTcpServer"/>): create, update,
+/// delete, list, state, drop a worker, try a query, enable/disable (<c>/admin/tasks/state</c>), and <c>/info/tcp</c>
+/// (where workers connect).
+/// </summary>
+public static class SubscriptionEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPut("/databases/{db}/subscriptions", DatabaseRoute.Handle(Create));
+        app.MapPost("/databases/{db}/subscriptions/update", DatabaseRoute.Handle(Update));
+        app.MapDelete("/databases/{db}/subscriptions", DatabaseRoute.Handle(Delete));
+        app.MapGet("/databases/{db}/subscriptions", DatabaseRoute.Handle(List));
+        app.MapGet("/databases/{db}/subscriptions/state", DatabaseRoute.Handle(State));
+        app.MapPost("/databases/{db}/subscriptions/drop", DatabaseRoute.Handle(Drop));
+        app.MapPost("/databases/{db}/subscriptions/try", DatabaseRoute.Handle(Try));
+        app.MapPost("/databases/{db}/admin/tasks/state", DatabaseRoute.Handle(ToggleState));
+        app.MapGet("/info/tcp", TcpInfo);
+        app.MapGet("/info/remote-task/tcp", TcpInfo);
+    }
+
+    private static async Task TcpInfo(HttpContext context)
+    {
+        int port = await context.RequestServices.GetRequiredService<SubscriptionTcpServer>().Port.ConfigureAwait(false);
+        string host = context.Request.Host.Host;
+        string url = $"tcp://{(host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? "[" + host + "]" : host)}:{port.ToString(CultureInfo.InvariantCulture)}";
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Url", url);
+            w.WriteNull("Certificate");
+            w.WriteStartArray("Urls");
+            w.WriteStringValue(url);
+            w.WriteEndArray();
+            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static string? String(JsonElement root, string name) =>
+        root.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+
+    private static async Task Create(HttpContext context, Database db)
+    {
+        using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
+        var root = doc.RootElement;
+        if (root.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("The subscription is {Name?, Query, ChangeVector?, Disabled?}.");
+        string query = String(root, "Query") ?? throw ApiException.BadRequest("A subscription needs a Query (RQL: from Orders where ...).");
+        var state = await db.Subscriptions.CreateAsync(String(root, "Name"), query, String(root, "ChangeVector"),
+            root.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Name", state.SubscriptionName);
+            w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task Update(HttpContext context, Database db)
+    {
+        using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
+        var root = doc.RootElement;
+        if (root.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("The update is {Name or Id, Query?, ChangeVector?, Disabled?, CreateNew?}.");
+        long? id = root.TryGetProperty("Id", out var i) && i.TryGetInt64(out long n) ? n : null;
+        string? name = String(root, "Name");
+        if (name == null && id == null)
+            throw ApiException.BadRequest("An update names the subscription by Name or Id.");
+        bool? disabled = root.TryGetProperty("Disabled", out var d) && d.ValueKind is JsonValueKind.True or JsonValueKind.False ? d.GetBoolean() : null;
+        var state = await db.Subscriptions.UpdateAsync(name, id, String(root, "Query"), String(root, "ChangeVector"), disabled,
+            root.TryGetProperty("CreateNew", out var c) && c.ValueKind == JsonValueKind.True).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Name", state.SubscriptionName);
+            w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task Delete(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Query(context.Request, "taskName") ?? RequestParsing.Required(context.Request, "name");
+        if (!await db.Subscriptions.DeleteAsync(name).ConfigureAwait(false))
+            throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+        await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
+    }
+
+    private static void WriteState(Utf8JsonWriter w, SubscriptionState s, Database db)
+    {
+        w.WriteStartObject();
+        w.WriteString("Query", s.Query);
+        w.WriteString("ChangeVectorForNextBatchStartingPoint", s.ChangeVectorForNextBatchStartingPoint);
+        w.WriteNumber("SubscriptionId", s.SubscriptionId);
+        w.WriteString("SubscriptionName", s.SubscriptionName);
+        w.WriteNull("MentorNode");
+        w.WriteString("NodeTag", ChangeVectors.NodeTag);
+        w.WriteString("LastBatchAckTime", s.LastBatchAckTime is { } a ? JsonResponse.FormatDate(a) : null);
+        w.WriteString("LastClientConnectionTime", s.LastClientConnectionTime is { } c ? JsonResponse.FormatDate(c) : null);
+        w.WriteNumber("RaftCommandIndex", s.SubscriptionId);
+        w.WriteBoolean("Disabled", s.Disabled);
+        w.WriteBoolean("Connected", db.Subscriptions.IsConnected(s.SubscriptionName)); // RavenLite's own
+        w.WriteEndObject();
+    }
+
+    private static Task List(HttpContext context, Database db)
+    {
+        var all = db.Subscriptions.All();
+        if (RequestParsing.Query(context.Request, "name") is { } name)
+            all = all.Where(s => string.Equals(s.SubscriptionName, name, StringComparison.OrdinalIgnoreCase)).ToList();
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var s in all.OrderBy(s => s.SubscriptionId).Skip(start).Take(pageSize))
+                WriteState(w, s, db);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    private static Task State(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        var state = db.Subscriptions.Get(name) ?? throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+        return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state, db));
+    }
+
+    private static Task Drop(HttpContext context, Database db)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        if (db.Subscriptions.Get(name) == null)
+            throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+        db.Subscriptions.Drop(name, "The worker was dropped by request (drop connection).", canReconnect: false);
+        return JsonResponse.EmptyAsync(context, 204);
+    }
+
+    private static async Task ToggleState(HttpContext context, Database db)
+    {
+        string? taskName = RequestParsing.Query(context.Request, "taskName") is { Length: > 0 } t ? t : null;
+        string key = RequestParsing.Query(context.Request, "key") ?? "";
+        if (taskName == null && key.Length == 0)
+            throw ApiException.BadRequest("Name the task with taskName or key (its id).");
+        string type = RequestParsing.Required(context.Request, "type");
+        if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions.");
+        bool disable = string.Equals(RequestParsing.Query(context.Request, "disable"), "true", StringComparison.OrdinalIgnoreCase);
+        long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
+        var state = await db.Subscriptions.UpdateAsync(taskName ?? (id == null ? key : null), id, null, null, disable, createNew: false).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("TaskId", state.SubscriptionId);
+            w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary>The documents a subscription query would send first (<c>pageSize</c>, default 1 batch of 25), without creating it.</summary>
+    private static async Task Try(HttpContext context, Database db)
+    {
+        using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
+        string query = String(doc.RootElement, "Query") ?? throw ApiException.BadRequest("Try needs {Query}.");
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", 25, 1, 1024);
+        var matcher = db.Subscriptions.Compile(query);
+        var results = new List<byte[]>();
+        using (var tx = db.Environment.ReadTransaction())
+        using (var projection = matcher.BeginBatch(tx))
+        {
+            foreach (var d in db.Documents.Scan(tx, matcher.Collection))
+            {
+                if (matcher.Apply(d, projection, tx) is { } output)
+                    results.Add(output);
+                if (results.Count >= pageSize)
+                    break;
+            }
+        }
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var r in results)
+                w.WriteRawValue(r, skipInputValidation: true);
+            w.WriteEndArray();
+            w.WriteStartObject("Includes");
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,153 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Text.Json;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Hosting;
+
+namespace RavenLite.Server.Subscriptions;
+
+/// <summary>
+/// The TCP port RavenDB's clients open data subscription workers on (they learn it from <c>GET /info/tcp</c>). Each
+/// connection starts with RavenDB's negotiation: the client sends <c>{DatabaseName, Operation, OperationVersion}</c>
+/// and the server answers <c>{Status, Version, LicensedFeatures}</c> — this server speaks the Subscription operation
+/// at version 53000 (and the older 51000, 50000, 41400, 40) without TCP compression; other operations and versions
+/// are answered as RavenDB answers them (a version to retry with, or -1 when out of range). Then the worker's options
+/// and the <see cref="SubscriptionConnection"/> protocol follow. Listens on the host of ServerUrl, port
+/// <see cref="ServerOptions.TcpPort"/> (0: a free one).
+/// </summary>
+public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistry registry, ILogger<SubscriptionTcpServer> logger) : BackgroundService
+{
+    private static readonly int[] Versions = [53_000, 51_000, 50_000, 41_400, 40];
+    private TcpListener? _listener;
+    private readonly TaskCompletionSource<int> _port = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>The port listened on, once listening.</summary>
+    public Task<int> Port => _port.Task;
+
+    /// <inheritdoc />
+    public override Task StartAsync(CancellationToken cancellationToken)
+    {
+        var host = new Uri(options.ServerUrl).Host.Trim('[', ']');
+        var address = host == "localhost" ? IPAddress.Loopback : IPAddress.TryParse(host, out var ip) ? ip : IPAddress.Loopback;
+        _listener = new TcpListener(address, options.TcpPort);
+        _listener.Start();
+        _port.TrySetResult(((IPEndPoint)_listener.LocalEndpoint).Port);
+        return base.StartAsync(cancellationToken);
+    }
+
+    /// <inheritdoc />
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        var listener = _listener!;
+        using var registration = stoppingToken.Register(listener.Stop);
+        while (!stoppingToken.IsCancellationRequested)
+        {
+            TcpClient client;
+            try
+            {
+                client = await listener.AcceptTcpClientAsync(stoppingToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or SocketException or ObjectDisposedException)
+            {
+                return;
+            }
+            _ = Task.Run(() => ServeAsync(client, stoppingToken), CancellationToken.None);
+        }
+    }
+
+    private async Task ServeAsync(TcpClient client, CancellationToken stopping)
+    {
+        using (client)
+        {
+            client.NoDelay = true;
+            var stream = client.GetStream();
+            var reader = new JsonMessageReader(stream);
+            Database? db = null;
+            try
+            {
+                string? database = null;
+                while (true)
+                {
+                    // The header: agree on a version first.
+                    using var header = await reader.ReadAsync(stopping).WaitAsync(TimeSpan.FromSeconds(30), stopping).ConfigureAwait(false);
+                    if (header == null)
+                        return;
+                    var h = header.RootElement;
+                    string operation = h.TryGetProperty("Operation", out var op) ? op.GetString() ?? "" : "";
+                    database = h.TryGetProperty("DatabaseName", out var dn) ? dn.GetString() : null;
+                    int version = h.TryGetProperty("OperationVersion", out var ov) && ov.TryGetInt32(out int v) ? v : 0;
+                    if (operation == "Drop")
+                        return;
+                    if (operation != "Subscription")
+                    {
+                        await Reply(stream, "TcpVersionMismatch", -1, $"This server accepts Subscription connections on its TCP port, not {operation}.", stopping).ConfigureAwait(false);
+                        return;
+                    }
+                    if (Versions.Contains(version))
+                    {
+                        await Reply(stream, "Ok", version, null, stopping).ConfigureAwait(false);
+                        break;
+                    }
+                    int next = Versions.FirstOrDefault(x => x < version, -1);
+                    await Reply(stream, "TcpVersionMismatch", next, $"Version {version} is not supported; try {next}.", stopping).ConfigureAwait(false);
+                    if (next == -1)
+                        return;
+                }
+                using var optionsMessage = await reader.ReadAsync(stopping).WaitAsync(TimeSpan.FromSeconds(30), stopping).ConfigureAwait(false);
+                if (optionsMessage == null)
+                    return;
+                var workerOptions = optionsMessage.RootElement;
+                string? name = workerOptions.TryGetProperty("SubscriptionName", out var sn) ? sn.GetString() : null;
+                try
+                {
+                    db = registry.Acquire(database ?? "");
+                }
+                catch (Http.ApiException)
+                {
+                    await Error(stream, $"Raven.Client.Exceptions.Database.DatabaseDoesNotExistException: Database '{database}' does not exist.", stopping).ConfigureAwait(false);
+                    return;
+                }
+                if (string.IsNullOrEmpty(name))
+                {
+                    await Error(stream, "The worker's options name no SubscriptionName.", stopping).ConfigureAwait(false);
+                    return;
+                }
+                using var connection = new SubscriptionConnection(db, stream, reader, name);
+                await connection.RunAsync(workerOptions, stopping).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException)
+            {
+                Log.SubscriptionConnectionEnded(logger, e.Message);
+            }
+            finally
+            {
+                db?.Release();
+            }
+        }
+    }
+
+    private static async Task Reply(NetworkStream stream, string status, int version, string? message, CancellationToken cancellation)
+    {
+        var json = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object?>
+        {
+            ["Status"] = status,
+            ["Version"] = version,
+            ["Message"] = message,
+            ["LicensedFeatures"] = new Dictionary<string, bool> { ["DataCompression"] = false },
+        });
+        await stream.WriteAsync(json, cancellation).ConfigureAwait(false);
+    }
+
+    private static async Task Error(NetworkStream stream, string exception, CancellationToken cancellation)
+    {
+        var json = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object?> { ["Type"] = "Error", ["Exception"] = exception, ["Message"] = exception });
+        await stream.WriteAsync(json, cancellation).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public override void Dispose()
+    {
+        _listener?.Dispose();
+        base.Dispose();
+    }
+}
