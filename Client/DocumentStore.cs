@@ -118,6 +118,11 @@ public sealed class DocumentStore : IDocumentStore
             throw new InvalidOperationException("The store is initialized; its settings can no longer change.");
     }
 
+    /// <summary>Data subscriptions of the store's database (definitions, workers).</summary>
+    public Subscriptions.DocumentSubscriptions Subscriptions => _subscriptions ??= new Subscriptions.DocumentSubscriptions(this);
+
+    private Subscriptions.DocumentSubscriptions? _subscriptions;
+
     /// <summary>The changes API of <paramref name="database"/> (default: the store's): a new connection; dispose it when done.</summary>
     public Changes.DatabaseChanges Changes(string? database = null)
     {

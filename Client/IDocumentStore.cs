@@ -7,6 +7,9 @@ namespace RavenLite.Client;
 /// <summary>The entry point of the client: one per application, thread-safe. See <see cref="DocumentStore"/>.</summary>
 public interface IDocumentStore : IDisposable
 {
+    /// <summary>Data subscriptions of the store's database (definitions, workers).</summary>
+    Subscriptions.DocumentSubscriptions Subscriptions { get; }
+
     /// <summary>The changes API of <paramref name="database"/> (default: the store's): a new WebSocket connection; dispose it when done.</summary>
     Changes.DatabaseChanges Changes(string? database = null);
 

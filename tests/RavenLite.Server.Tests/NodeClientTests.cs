@@ -64,6 +64,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("streams")]
     [InlineData("lazy")]
     [InlineData("changes")]
+    [InlineData("subscriptions")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
