@@ -28,16 +28,38 @@ public sealed class SubscriptionWorkerOptions(string subscriptionName)
 }
 
 /// <summary>One document of a batch.</summary>
-/// <param name="Id">The document id.</param>
-/// <param name="ChangeVector">Its change vector when sent.</param>
-/// <param name="Result">The document (or projection) as <typeparamref name="T"/>.</param>
-/// <param name="RawResult">The JSON sent, with its <c>@metadata</c>.</param>
-public sealed record SubscriptionItem<T>(string Id, string ChangeVector, T Result, JsonObject RawResult);
+public sealed class SubscriptionItem<T>
+{
+    private JsonElement? _raw;
+
+    internal SubscriptionItem(string id, string changeVector, T result, ReadOnlyMemory<byte> json)
+    {
+        Id = id;
+        ChangeVector = changeVector;
+        Result = result;
+        RawJson = json;
+    }
+
+    /// <summary>The document id.</summary>
+    public string Id { get; }
+
+    /// <summary>Its change vector when sent.</summary>
+    public string ChangeVector { get; }
+
+    /// <summary>The document (or projection) as <typeparamref name="T"/>.</summary>
+    public T Result { get; }
+
+    /// <summary>The JSON sent, with its <c>@metadata</c> (UTF-8).</summary>
+    public ReadOnlyMemory<byte> RawJson { get; }
+
+    /// <summary>The JSON sent, parsed on first use.</summary>
+    public JsonElement RawResult => _raw ??= JsonDocument.Parse(RawJson).RootElement;
+}
 
 /// <summary>A batch handed to the worker's handler; acknowledged when the handler returns.</summary>
 /// <param name="Items">The documents.</param>
 /// <param name="Includes">Documents the query's <c>include</c> named, by id.</param>
-public sealed record SubscriptionBatch<T>(IReadOnlyList<SubscriptionItem<T>> Items, IReadOnlyDictionary<string, JsonObject> Includes);
+public sealed record SubscriptionBatch<T>(IReadOnlyList<SubscriptionItem<T>> Items, IReadOnlyDictionary<string, JsonElement> Includes);
 
 /// <summary>
 /// A data subscription worker: connects to the server's TCP port (RavenDB's protocol), hands each batch to the handler
@@ -127,9 +149,11 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
         var stream = client.GetStream();
         var reader = new MessageReader(stream);
         await WriteAsync(stream, new JsonObject { ["DatabaseName"] = _database, ["Operation"] = "Subscription", ["OperationVersion"] = 53_000 }).ConfigureAwait(false);
-        var header = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the connection during the negotiation.");
-        if ((string?)header["Status"] != "Ok")
-            throw new RavenException($"The server refused the subscription protocol: {(string?)header["Message"]}");
+        using (var header = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the connection during the negotiation."))
+        {
+            if (Text(header.RootElement, "Status") != "Ok")
+                throw new RavenException($"The server refused the subscription protocol: {Text(header.RootElement, "Message")}");
+        }
         await WriteAsync(stream, new JsonObject
         {
             ["SubscriptionName"] = _options.SubscriptionName,
@@ -137,28 +161,35 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
             ["MaxDocsPerBatch"] = _options.MaxDocsPerBatch,
             ["CloseWhenNoDocsLeft"] = _options.CloseWhenNoDocsLeft,
         }).ConfigureAwait(false);
-        var status = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the connection before accepting the worker.");
-        ThrowUnlessAccepted(status);
+        using (var status = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the connection before accepting the worker."))
+            ThrowUnlessAccepted(status.RootElement);
         OnEstablishedSubscriptionConnection?.Invoke();
         var items = new List<SubscriptionItem<T>>();
-        var includes = new Dictionary<string, JsonObject>(StringComparer.OrdinalIgnoreCase);
+        var includes = new Dictionary<string, JsonElement>(StringComparer.OrdinalIgnoreCase);
         while (true)
         {
-            var message = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the subscription connection.");
-            switch ((string?)message["Type"])
+            var bytes = await reader.ReadBytesAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the subscription connection.");
+            var (type, data) = Envelope(bytes);
+            if (type == "Data")
             {
-                case "Data":
-                    var data = message["Data"] as JsonObject ?? throw new RavenException("A subscription item without Data.");
-                    var metadata = data["@metadata"] as JsonObject ?? [];
-                    items.Add(new SubscriptionItem<T>((string?)metadata["@id"] ?? "", (string?)metadata["@change-vector"] ?? "", ToResult(data, metadata), data));
-                    break;
+                // The hot path: the document is read straight from the bytes received, without a DOM.
+                if (data.Length == 0)
+                    throw new RavenException("A subscription item without Data.");
+                var (id, changeVector) = IdAndChangeVector(data.Span);
+                items.Add(new SubscriptionItem<T>(id ?? "", changeVector ?? "", ToResult(data.Span, id), data)); // a slice of this message's own array
+                continue;
+            }
+            using var message = JsonDocument.Parse(bytes);
+            var root = message.RootElement;
+            switch (type)
+            {
                 case "Includes":
-                    foreach (var (id, doc) in message["Includes"] as JsonObject ?? [])
-                        if (doc is JsonObject d)
-                            includes[id] = d;
+                    if (root.TryGetProperty("Includes", out var inc) && inc.ValueKind == JsonValueKind.Object)
+                        foreach (var p in inc.EnumerateObject())
+                            includes[p.Name] = p.Value.Clone();
                     break;
                 case "EndOfBatch":
-                    await handler(new SubscriptionBatch<T>(items.ToList(), new Dictionary<string, JsonObject>(includes))).ConfigureAwait(false);
+                    await handler(new SubscriptionBatch<T>(items.ToList(), new Dictionary<string, JsonElement>(includes))).ConfigureAwait(false);
                     await WriteAsync(stream, new JsonObject { ["ChangeVector"] = items.Count > 0 ? items[^1].ChangeVector : null, ["Type"] = "Acknowledge" }).ConfigureAwait(false);
                     items.Clear();
                     includes.Clear();
@@ -166,41 +197,97 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
                 case "Confirm":
                     break;
                 case "ConnectionStatus":
-                    ThrowUnlessAccepted(message, closedNormally: _options.CloseWhenNoDocsLeft);
-                    if (_options.CloseWhenNoDocsLeft && (string?)message["Status"] == "Closed")
+                    ThrowUnlessAccepted(root, closedNormally: _options.CloseWhenNoDocsLeft);
+                    if (_options.CloseWhenNoDocsLeft && Text(root, "Status") == "Closed")
                         return;
                     break;
                 case "Error":
-                    throw new RavenException("The subscription failed on the server: " + (string?)message["Exception"]);
+                    throw new RavenException("The subscription failed on the server: " + Text(root, "Exception"));
                 default:
-                    throw new RavenException("Unexpected subscription message: " + message.ToJsonString());
+                    throw new RavenException("Unexpected subscription message: " + root.GetRawText());
             }
         }
     }
 
-    private T ToResult(JsonObject data, JsonObject metadata)
+    /// <summary>A message's <c>Type</c> and the bytes of its <c>Data</c> object (empty when it has none).</summary>
+    private static (string? Type, ReadOnlyMemory<byte> Data) Envelope(byte[] message)
     {
-        var body = new JsonObject();
-        foreach (var (k, v) in data)
-            if (k != "@metadata")
-                body[k] = v?.DeepClone();
-        var result = body.Deserialize<T>(_store.Conventions.JsonSerializerOptions)!;
-        if (result != null && (string?)metadata["@id"] is { } id)
+        var reader = new Utf8JsonReader(message);
+        string? type = null;
+        ReadOnlyMemory<byte> data = default;
+        if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            throw new RavenException("A subscription message is not a JSON object.");
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            bool isType = reader.ValueTextEquals("Type"u8), isData = reader.ValueTextEquals("Data"u8);
+            reader.Read();
+            if (isType && reader.TokenType == JsonTokenType.String)
+                type = reader.GetString();
+            else if (isData && reader.TokenType == JsonTokenType.StartObject)
+            {
+                int start = (int)reader.TokenStartIndex;
+                reader.Skip();
+                data = message.AsMemory(start, (int)reader.BytesConsumed - start);
+            }
+            else
+                reader.Skip();
+        }
+        return (type, data);
+    }
+
+    /// <summary>The <c>@metadata.@id</c> and <c>@change-vector</c> of a document's JSON.</summary>
+    private static (string? Id, string? ChangeVector) IdAndChangeVector(ReadOnlySpan<byte> document)
+    {
+        var reader = new Utf8JsonReader(document);
+        reader.Read();
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            bool metadata = reader.ValueTextEquals("@metadata"u8);
+            reader.Read();
+            if (!metadata || reader.TokenType != JsonTokenType.StartObject)
+            {
+                reader.Skip();
+                continue;
+            }
+            string? id = null, cv = null;
+            while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+            {
+                bool isId = reader.ValueTextEquals("@id"u8), isCv = reader.ValueTextEquals("@change-vector"u8);
+                reader.Read();
+                if (isId && reader.TokenType == JsonTokenType.String)
+                    id = reader.GetString();
+                else if (isCv && reader.TokenType == JsonTokenType.String)
+                    cv = reader.GetString();
+                else
+                    reader.Skip();
+            }
+            return (id, cv);
+        }
+        return (null, null);
+    }
+
+    private static string? Text(JsonElement e, string name) => e.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+
+    private T ToResult(ReadOnlySpan<byte> data, string? id)
+    {
+        // Deserialized from the bytes received (an entity's serializer skips @metadata, which is not one of its members).
+        var result = JsonSerializer.Deserialize<T>(data, _store.Conventions.JsonSerializerOptions)!;
+        if (result != null && id != null)
             _store.Conventions.IdentityProperty(result.GetType())?.SetValue(result, id);
         return result!;
     }
 
-    private void ThrowUnlessAccepted(JsonObject status, bool closedNormally = false)
+    private void ThrowUnlessAccepted(JsonElement status, bool closedNormally = false)
     {
-        string? type = (string?)status["Type"];
-        string message = (string?)status["Message"] ?? (string?)status["Exception"] ?? "";
+        string? type = Text(status, "Type");
+        string message = Text(status, "Message") ?? Text(status, "Exception") ?? "";
         if (type == "Error")
         {
             if (message.Contains("DatabaseDoesNotExistException", StringComparison.Ordinal))
                 throw new DatabaseDoesNotExistException(message);
             throw new RavenException("The subscription failed on the server: " + message);
         }
-        switch ((string?)status["Status"])
+        switch (Text(status, "Status"))
         {
             case "Accepted":
                 return;
@@ -213,9 +300,12 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
             case "Closed" when closedNormally:
                 return;
             case "Closed":
-                throw new SubscriptionClosedException(message) { CanReconnect = (bool?)status["Data"]?["CanReconnect"] ?? false };
+                throw new SubscriptionClosedException(message)
+                {
+                    CanReconnect = status.TryGetProperty("Data", out var data) && data.ValueKind == JsonValueKind.Object && data.TryGetProperty("CanReconnect", out var c) && c.ValueKind == JsonValueKind.True,
+                };
             default:
-                throw new RavenException($"Subscription '{_options.SubscriptionName}' could not be opened: {status.ToJsonString()}");
+                throw new RavenException($"Subscription '{_options.SubscriptionName}' could not be opened: {status.GetRawText()}");
         }
     }
 
@@ -247,10 +337,14 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
     private sealed class MessageReader(Stream stream)
     {
         private readonly ArrayBufferWriter<byte> _pending = new(16 * 1024);
-        private readonly byte[] _chunk = new byte[16 * 1024];
+        private readonly byte[] _chunk = new byte[64 * 1024];
         private int _offset;
 
-        public async Task<JsonObject?> ReadAsync(CancellationToken cancellation)
+        public async Task<JsonDocument?> ReadAsync(CancellationToken cancellation) =>
+            await ReadBytesAsync(cancellation).ConfigureAwait(false) is { } bytes ? JsonDocument.Parse(bytes) : null;
+
+        /// <summary>The next whole JSON object's bytes, or null at the end of the stream.</summary>
+        public async Task<byte[]?> ReadBytesAsync(CancellationToken cancellation)
         {
             while (true)
             {
@@ -266,9 +360,9 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
                     if (reader.Read() && reader.TrySkip())
                     {
                         int length = (int)reader.BytesConsumed;
-                        var node = JsonNode.Parse(span[..length]) as JsonObject;
+                        var message = span[..length].ToArray();
                         _offset += length;
-                        return node ?? throw new RavenException("A subscription message is not a JSON object.");
+                        return message;
                     }
                 }
                 if (_offset == _pending.WrittenCount)

@@ -23,7 +23,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         return 3;
     }
     bool withPeer = !r.GetValue(noPeer);
-    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" or "extensions" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" or "extensions" or "live" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -39,6 +39,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
         "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
         "extensions" => new ExtensionsSuite(isQuick, work, withPeer).Run(),
+        "live" => new LiveSuite(isQuick, work, withPeer).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -66,7 +67,9 @@ var mapReduce = new Command("mapreduce", "Map-reduce build and change-to-visible
 mapReduce.SetAction(r => RunSuite("mapreduce", r));
 var extensions = new Command("extensions", "Counter increments from 64 clients against PostgreSQL UPDATE n = n + 1; time-series entries through bulk insert and bytes per entry; attachment uploads (1 MB, 100 MB) against the machine's sequential write limit.") { quick, json, dir, noPeer };
 extensions.SetAction(r => RunSuite("extensions", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions }.Parse(args).Invoke();
+var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; 64-client writes with and without 100 changes-API subscribers.") { quick, json, dir, noPeer };
+live.SetAction(r => RunSuite("live", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {

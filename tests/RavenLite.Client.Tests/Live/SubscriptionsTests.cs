@@ -44,7 +44,7 @@ public sealed class SubscriptionsTests(DriverFixture fixture) : IClassFixture<Dr
                 seen.AddOrUpdate(item.Id, 1, (_, n) => n + 1);
             }
             if (batch.Includes.TryGetValue("companies/1", out var company))
-                included = (string?)company["Name"];
+                included = company.GetProperty("Name").GetString();
         });
         await Until(() => seen.Count == 103, "103 adults");
         Assert.True(batches >= 5);

@@ -1,0 +1,208 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.WebSockets;
+using System.Text;
+using Npgsql;
+using RavenLite.Client;
+using RavenLite.Client.Subscriptions;
+
+namespace RavenLite.Bench;
+
+/// <summary>
+/// Live data (issue 26), each against its measure in the same run:
+/// <list type="bullet">
+/// <item><c>subscription-delivery</c>: 1M orders of ≈1 KB (100K with --quick) bulk-inserted, then one data subscription
+///   worker (the .NET client over the TCP port, batches of 4,096, CloseWhenNoDocsLeft) receives and acknowledges every
+///   one; docs/s (target ≥ 100K). Peer: PostgreSQL reading the same rows in keyset pages of 4,096 from one connection
+///   (what a polling consumer does).</item>
+/// <item><c>changes-100-subscribers</c>: PUTs from 64 clients for a fixed time, first with no changes connection, then
+///   with 100 WebSocket connections subscribed to every document (each must receive every change); writes/s of both and
+///   notifications/s delivered. Target: writes slowed ≤ 10%.</item>
+/// </list>
+/// </summary>
+internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true)
+{
+    private const int Clients = 64;
+    private const int Subscribers = 100;
+
+    private TimeSpan Duration => TimeSpan.FromSeconds(quick ? 3 : 10);
+
+    public IEnumerable<BenchResult> Run()
+    {
+        int count = quick ? 100_000 : 1_000_000;
+        var docs = new OrderDocuments(count);
+        var results = new List<BenchResult>();
+        using (var server = ServerProcess.Start(Path.Combine(workDir, "ravenlite-live")))
+        {
+            var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 256, PooledConnectionLifetime = TimeSpan.FromMinutes(10) };
+            using var http = new HttpClient(handler) { BaseAddress = server.Url, Timeout = TimeSpan.FromMinutes(30) };
+            Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
+            Check(http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkInsertSuite.BulkContent(docs)).Result, HttpStatusCode.Created);
+            results.Add(Subscription(server, http, count));
+            results.AddRange(Changes(server, http, docs));
+        }
+        foreach (var r in results)
+            yield return r;
+        if (withPeer)
+            yield return PostgresPolling(docs);
+    }
+
+    private static BenchResult Subscription(ServerProcess server, HttpClient http, int count)
+    {
+        Check(http.PutAsync("/databases/bench/subscriptions", new StringContent("""{"Name":"all","Query":"from Orders"}""")).Result, HttpStatusCode.Created);
+        using var store = new DocumentStore { Urls = [server.Url.ToString()], Database = "bench" };
+        store.Initialize();
+        long received = 0, batches = 0;
+        var worker = store.Subscriptions.GetSubscriptionWorker<Order>(new SubscriptionWorkerOptions("all") { CloseWhenNoDocsLeft = true });
+        double serverCpu0 = server.CpuSeconds(), clientCpu0 = Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds;
+        var sw = Stopwatch.StartNew();
+        double freight = 0;
+        worker.Run(batch =>
+        {
+            foreach (var item in batch.Items)
+                freight += item.Result.Freight + item.Result.Lines.Count; // the worker reads every order it gets
+            received += batch.Items.Count;
+            batches++;
+        }).Wait();
+        if (freight <= 0)
+            throw new InvalidOperationException("the worker's orders were empty");
+        sw.Stop();
+        worker.DisposeAsync().AsTask().Wait();
+        if (received != count)
+            throw new InvalidOperationException($"the worker received {received} documents of {count}");
+        double serverCpu = server.CpuSeconds() - serverCpu0, clientCpu = Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - clientCpu0;
+        Console.WriteLine($"#   ravenlite: {received:N0} documents in {batches:N0} batches, acknowledged; server CPU {serverCpu * 1e6 / received:N1} µs/doc, worker CPU {clientCpu * 1e6 / received:N1} µs/doc; peak RSS {server.PeakRssBytes() >> 20} MB");
+        return new BenchResult("live", "subscription-delivery", "ravenlite", "sync", received, sw.Elapsed.TotalSeconds, received / sw.Elapsed.TotalSeconds,
+            null, null, null, null, batches, null, null, server.PeakRssBytes());
+    }
+
+    private List<BenchResult> Changes(ServerProcess server, HttpClient http, OrderDocuments docs)
+    {
+        var rows = new List<BenchResult>();
+        var (ops0, seconds0, p50a, p99a) = Writes(http, docs, "quiet");
+        rows.Add(new BenchResult("live", "writes-64-clients-no-subscribers", "ravenlite", "sync", ops0, seconds0, ops0 / seconds0, null, null, null, null, null, p50a, p99a, null));
+
+        var sockets = new List<ClientWebSocket>();
+        long delivered = 0;
+        using var stop = new CancellationTokenSource();
+        var readers = new List<Task>();
+        for (int i = 0; i < Subscribers; i++)
+        {
+            var ws = new ClientWebSocket();
+            ws.ConnectAsync(new Uri($"ws://{server.Url.Authority}/databases/bench/changes"), CancellationToken.None).Wait();
+            ws.SendAsync(Encoding.UTF8.GetBytes("""{"CommandId":1,"Command":"watch-docs"}"""), WebSocketMessageType.Text, true, CancellationToken.None).Wait();
+            sockets.Add(ws);
+            readers.Add(Task.Run(async () =>
+            {
+                var buffer = new byte[256 * 1024];
+                try
+                {
+                    while (!stop.IsCancellationRequested)
+                    {
+                        var r = await ws.ReceiveAsync(buffer, stop.Token);
+                        if (r.MessageType == WebSocketMessageType.Close)
+                            throw new InvalidOperationException("a subscriber was closed: " + ws.CloseStatusDescription);
+                        // Count notifications: each is one DocumentChange object in the frame's array.
+                        Interlocked.Add(ref delivered, Count(buffer.AsSpan(0, r.Count), "\"DocumentChange\""u8));
+                    }
+                }
+                catch (OperationCanceledException)
+                {
+                }
+            }));
+        }
+        Thread.Sleep(500); // every subscription confirmed
+        long before = Interlocked.Read(ref delivered);
+        var (ops1, seconds1, p50b, p99b) = Writes(http, docs, "watched");
+        // Every subscriber receives every change: wait for the last ones.
+        long expected = before + ops1 * Subscribers;
+        var wait = Stopwatch.StartNew();
+        while (Interlocked.Read(ref delivered) < expected && wait.Elapsed < TimeSpan.FromSeconds(60))
+            Thread.Sleep(50);
+        double deliverySeconds = seconds1 + wait.Elapsed.TotalSeconds;
+        long got = Interlocked.Read(ref delivered) - before;
+        stop.Cancel();
+        foreach (var ws in sockets)
+            ws.Abort();
+        Task.WaitAll(readers.Select(r => r.ContinueWith(_ => { })).ToArray());
+        if (got < ops1 * Subscribers)
+            throw new InvalidOperationException($"subscribers received {got:N0} notifications of {ops1 * Subscribers:N0}");
+        Console.WriteLine($"#   ravenlite: {ops1:N0} writes watched by {Subscribers} connections: {got:N0} notifications in {deliverySeconds:N1} s; writes {ops1 / seconds1 / (ops0 / seconds0):P0} of the unwatched rate");
+        rows.Add(new BenchResult("live", "writes-64-clients-100-subscribers", "ravenlite", "sync", ops1, seconds1, ops1 / seconds1, null, null, null, null, null, p50b, p99b, null));
+        rows.Add(new BenchResult("live", "changes-notifications-100-subscribers", "ravenlite", "sync", got, deliverySeconds, got / deliverySeconds, null, null, null, null, null, null, null, server.PeakRssBytes()));
+        return rows;
+    }
+
+    private static int Count(ReadOnlySpan<byte> text, ReadOnlySpan<byte> what)
+    {
+        int n = 0;
+        for (int i = text.IndexOf(what); i >= 0; i = text.IndexOf(what))
+        {
+            n++;
+            text = text[(i + what.Length)..];
+        }
+        return n;
+    }
+
+    private (long, double, double, double) Writes(HttpClient http, OrderDocuments docs, string tag) =>
+        WritesSuite.Drive(Clients, Duration, async (client, i) =>
+        {
+            using var r = await http.PutAsync($"/databases/bench/docs?id=live/{tag}/{client}/{i}", new ReadOnlyMemoryContent(docs.Document((client * 7919 + i) % docs.Count)));
+            if (r.StatusCode != HttpStatusCode.Created)
+                throw new InvalidOperationException($"PUT answered {(int)r.StatusCode}");
+        });
+
+    private BenchResult PostgresPolling(OrderDocuments docs)
+    {
+        using var pg = PostgresPeer.Start(workDir);
+        using var ds = NpgsqlDataSource.Create(pg.ConnectionString);
+        using (var c = ds.CreateCommand("CREATE TABLE docs(id text PRIMARY KEY, body jsonb NOT NULL)"))
+            c.ExecuteNonQuery();
+        PostgresPeer.CopyOrders(ds, docs);
+        using var conn = ds.OpenConnection();
+        long read = 0;
+        string last = "";
+        var sw = Stopwatch.StartNew();
+        while (true)
+        {
+            using var cmd = new NpgsqlCommand("SELECT id, body::text FROM docs WHERE id > $1 ORDER BY id LIMIT 4096", conn);
+            cmd.Parameters.AddWithValue(last);
+            using var reader = cmd.ExecuteReader();
+            int n = 0;
+            while (reader.Read())
+            {
+                last = reader.GetString(0);
+                _ = reader.GetString(1);
+                n++;
+            }
+            read += n;
+            if (n < 4096)
+                break;
+        }
+        sw.Stop();
+        Console.WriteLine($"#   {pg.Version}: {read:N0} rows read in keyset pages of 4,096");
+        return new BenchResult("live", "subscription-delivery", "postgres", "sync", read, sw.Elapsed.TotalSeconds, read / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null);
+    }
+
+    /// <summary>What a worker reads of an order (its other fields are skipped by the deserializer).</summary>
+    private sealed class Order
+    {
+        public string Company { get; set; } = "";
+        public double Freight { get; set; }
+        public string Status { get; set; } = "";
+        public List<OrderLine> Lines { get; set; } = [];
+    }
+
+    private sealed class OrderLine
+    {
+        public string Product { get; set; } = "";
+        public double PricePerUnit { get; set; }
+        public int Quantity { get; set; }
+    }
+
+    private static void Check(HttpResponseMessage r, HttpStatusCode expected)
+    {
+        if (r.StatusCode != expected)
+            throw new InvalidOperationException($"{r.RequestMessage?.Method} {r.RequestMessage?.RequestUri}: {(int)r.StatusCode} {r.Content.ReadAsStringAsync().Result}");
+    }
+}
