@@ -59,7 +59,7 @@ public static class IndexEndpoints
         }
     }
 
-    private static IndexDefinition ReadDefinition(JsonElement e)
+    internal static IndexDefinition ReadDefinition(JsonElement e)
     {
         if (e.ValueKind != JsonValueKind.Object)
             throw ApiException.BadRequest("Each index definition must be an object.");

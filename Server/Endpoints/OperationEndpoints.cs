@@ -45,6 +45,11 @@ public static class OperationEndpoints
         w.WriteString("Status", state.Status.ToString());
         switch (state.Status)
         {
+            case OperationStatus.Completed when state.ResultJson != null:
+                w.WritePropertyName("Result");
+                w.WriteRawValue(state.ResultJson, skipInputValidation: true);
+                w.WriteNull("Progress");
+                break;
             case OperationStatus.Completed:
                 w.WriteStartObject("Result");
                 w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");

@@ -118,6 +118,7 @@ public static class ServerHost
         MultiGetEndpoints.Map(app);
         ChangesEndpoints.Map(app);
         SubscriptionEndpoints.Map(app);
+        SmugglerEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

@@ -78,6 +78,41 @@ public sealed class StreamedResponse : IDisposable
     /// <inheritdoc />
     public void Dispose() => _writer?.Dispose();
 
+    /// <summary>A write-only stream appending to this answer (for writers that need a <see cref="Stream"/>, such as gzip).</summary>
+    public Stream AsStream() => new AppendingStream(this);
+
+    private sealed class AppendingStream(StreamedResponse owner) : Stream
+    {
+        public override void Write(byte[] buffer, int offset, int count) => owner.Append(buffer.AsSpan(offset, count));
+
+        public override void Write(ReadOnlySpan<byte> buffer) => owner.Append(buffer);
+
+        public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        {
+            owner.Append(buffer.AsSpan(offset, count));
+            return Task.CompletedTask;
+        }
+
+        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+        {
+            owner.Append(buffer.Span);
+            return ValueTask.CompletedTask;
+        }
+
+        public override void Flush()
+        {
+        }
+
+        public override bool CanRead => false;
+        public override bool CanSeek => false;
+        public override bool CanWrite => true;
+        public override long Length => throw new NotSupportedException();
+        public override long Position { get => throw new NotSupportedException(); set => throw new NotSupportedException(); }
+        public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+        public override void SetLength(long value) => throw new NotSupportedException();
+    }
+
     /// <summary>
     /// Runs <paramref name="produce"/> on a thread of its own and writes what it appends as a <c>200</c> answer
     /// of <paramref name="contentType"/>; returns once the producer has ended (its transactions are closed).

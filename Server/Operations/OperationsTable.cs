@@ -122,6 +122,9 @@ public sealed class OperationState(long id, string kind) : IDisposable
     /// <summary>Sets status Completed.</summary>
     public void Complete() => Status = OperationStatus.Completed;
 
+    /// <summary>The result a completed operation reports when it is not a bulk operation's counts (an import's or export's), as JSON.</summary>
+    public byte[]? ResultJson { get; set; }
+
     /// <summary>Sets status Faulted (or Canceled when it was killed) with the error.</summary>
     public void Fault(string type, string message, int status)
     {

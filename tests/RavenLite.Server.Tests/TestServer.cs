@@ -105,8 +105,9 @@ public sealed class TestServer : IAsyncDisposable
         protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
         {
             var r = await base.SendAsync(request, cancellationToken);
-            // Streams (/streams/*) are sent while they are produced, chunked, as RavenDB sends them; their errors before output are not.
-            bool streamed = r.IsSuccessStatusCode && request.RequestUri!.AbsolutePath.Contains("/streams/", StringComparison.Ordinal);
+            // Streams (/streams/*) and exports are sent while they are produced, chunked, as RavenDB sends them; their errors before output are not.
+            string path = request.RequestUri!.AbsolutePath;
+            bool streamed = r.IsSuccessStatusCode && (path.Contains("/streams/", StringComparison.Ordinal) || path.EndsWith("/smuggler/export", StringComparison.Ordinal));
             if (r.StatusCode != HttpStatusCode.NotModified && r.StatusCode != HttpStatusCode.NoContent && !streamed)
                 Assert.True(r.Content.Headers.ContentLength != null, $"{request.Method} {request.RequestUri} answered {(int)r.StatusCode} without Content-Length");
             return r;

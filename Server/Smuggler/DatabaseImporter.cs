@@ -1,0 +1,327 @@
+using System.Globalization;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Smuggler;
+
+/// <summary>
+/// Reads a <c>.ravendbdump</c> (RavenDB 4–7's or RavenLite's; <see cref="DumpReader"/>) into a database, one element at a
+/// time: documents (in batches of 512 through the merger) with their attachments (contents staged as they stream by,
+/// then attached), static indexes, identities, compare-exchange values, counters, RavenLite's time series. What it does
+/// not read is counted as skipped with a message: auto indexes (recreated by queries), revisions, tombstones, conflicts,
+/// subscriptions, the database record, and RavenDB's binary time-series segments. A truncated or malformed dump stops
+/// with an <see cref="InvalidDataException"/>; what was imported before stays and is counted.
+/// </summary>
+public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
+{
+    private const int BatchDocuments = 512;
+    private const long BatchBytes = 4 << 20;
+
+    private readonly Dictionary<string, StagedContent> _contents = new(StringComparer.Ordinal); // the dump's hash → content
+    private readonly HashSet<string> _attached = new(StringComparer.Ordinal); // hashes some document took
+    private readonly List<(string Id, byte[] Json, List<(string Name, string Hash, string? ContentType)> Attachments)> _batch = [];
+    private long _batchBytes;
+
+    /// <summary>What was imported so far.</summary>
+    public SmugglerCounts Counts { get; } = new();
+
+    /// <summary>Imports <paramref name="body"/>.</summary>
+    public async Task ImportAsync(Stream body, CancellationToken cancellation)
+    {
+        try
+        {
+            await ReadAsync(body, cancellation).ConfigureAwait(false);
+        }
+        finally
+        {
+            // Contents no document took (the dump stopped first, or named them nowhere) are not left staged.
+            foreach (var (hash, content) in _contents)
+                if (content.Staged && !_attached.Contains(hash))
+                    await AttachmentUpload.DiscardAsync(db, content.ContentId, content.Size).ConfigureAwait(false);
+            _contents.Clear();
+        }
+    }
+
+    private async Task ReadAsync(Stream body, CancellationToken cancellation)
+    {
+        using var reader = await DumpReader.OpenAsync(body, cancellation).ConfigureAwait(false);
+        await reader.ExpectAsync((byte)'{', cancellation).ConfigureAwait(false);
+        bool first = true;
+        while (await reader.ReadPropertyNameAsync(first, cancellation).ConfigureAwait(false) is { } name)
+        {
+            first = false;
+            switch (name)
+            {
+                case "Docs":
+                    await ArrayAsync(reader, e => DocumentAsync(reader, e, cancellation), cancellation).ConfigureAwait(false);
+                    await FlushAsync().ConfigureAwait(false);
+                    break;
+                case "Indexes":
+                    await ArrayAsync(reader, e => Index(e), cancellation).ConfigureAwait(false);
+                    break;
+                case "Identities":
+                    await ArrayAsync(reader, e => Small(ctx =>
+                    {
+                        if (Text(e, "Key") is { } key && (e.TryGetProperty("Value", out var v) ? v.ValueKind == JsonValueKind.Number ? v.GetInt64()
+                            : long.Parse(v.GetString()!, NumberStyles.Integer, CultureInfo.InvariantCulture) : 0) is var value)
+                            ctx.SeedIdentity(key, value, force: true);
+                    }, "Identities"), cancellation).ConfigureAwait(false);
+                    break;
+                case "CompareExchange":
+                    await ArrayAsync(reader, e => CompareExchangeAsync(e), cancellation).ConfigureAwait(false);
+                    break;
+                case "CounterGroups":
+                case "Counters":
+                    await ArrayAsync(reader, e => CountersAsync(e), cancellation).ConfigureAwait(false);
+                    break;
+                case "RavenLiteTimeSeries":
+                    await ArrayAsync(reader, e => TimeSeriesAsync(e), cancellation).ConfigureAwait(false);
+                    break;
+                case "TimeSeries":
+                    await ArrayAsync(reader, async e =>
+                    {
+                        // RavenDB's segment: a header object, then Size raw bytes of its own encoding, which is not decoded here.
+                        long size = e.TryGetProperty("Size", out var s) && s.TryGetInt64(out long n) ? n : 0;
+                        await reader.RawStream(size).CopyToAsync(Stream.Null, cancellation).ConfigureAwait(false);
+                        Counts.Add("TimeSeries", 0, 1);
+                    }, cancellation).ConfigureAwait(false);
+                    if (Counts.Read("TimeSeries") == 0)
+                        Counts.Messages.Add("RavenDB's time-series segments were skipped: RavenLite does not decode RavenDB's segment encoding.");
+                    break;
+                default:
+                    // BuildVersion, DatabaseRecord, RevisionDocuments, Tombstones, Conflicts, Subscriptions, ...: read and left.
+                    if (await reader.PeekAsync(cancellation).ConfigureAwait(false) == '[')
+                    {
+                        long skipped = 0;
+                        await ArrayAsync(reader, _ =>
+                        {
+                            skipped++;
+                            return Task.CompletedTask;
+                        }, cancellation).ConfigureAwait(false);
+                        if (skipped > 0)
+                        {
+                            Counts.Add(name, 0, skipped);
+                            Counts.Messages.Add($"{name}: {skipped} item(s) not imported (RavenLite does not import {name}).");
+                        }
+                    }
+                    else
+                    {
+                        (await reader.ReadValueAsync(cancellation).ConfigureAwait(false)).Dispose();
+                    }
+                    break;
+            }
+        }
+        await FlushAsync().ConfigureAwait(false);
+    }
+
+    private static async Task ArrayAsync(DumpReader reader, Func<JsonElement, Task> each, CancellationToken cancellation)
+    {
+        await reader.ExpectAsync((byte)'[', cancellation).ConfigureAwait(false);
+        bool first = true;
+        while (!await reader.TryConsumeAsync((byte)']', cancellation).ConfigureAwait(false))
+        {
+            if (!first)
+                await reader.ExpectAsync((byte)',', cancellation).ConfigureAwait(false);
+            first = false;
+            using var element = await reader.ReadValueAsync(cancellation).ConfigureAwait(false);
+            cancellation.ThrowIfCancellationRequested();
+            await each(element.RootElement).ConfigureAwait(false);
+        }
+    }
+
+    private static string? Text(JsonElement e, string name) =>
+        e.ValueKind == JsonValueKind.Object && e.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+
+    private async Task DocumentAsync(DumpReader reader, JsonElement e, CancellationToken cancellation)
+    {
+        var metadata = e.ValueKind == JsonValueKind.Object && e.TryGetProperty("@metadata", out var m) && m.ValueKind == JsonValueKind.Object ? m : default;
+        if (metadata.ValueKind == JsonValueKind.Object && Text(metadata, "@export-type") == "Attachment")
+        {
+            string hash = Text(e, "Hash") ?? throw new InvalidDataException("An attachment in the dump has no Hash.");
+            long size = e.TryGetProperty("Size", out var s) && s.TryGetInt64(out long n) && n >= 0 ? n : throw new InvalidDataException($"Attachment {hash} in the dump has no Size.");
+            var content = await AttachmentUpload.StageAsync(reader.RawStream(size), db, maxAttachmentBytes, cancellation).ConfigureAwait(false);
+            _contents[hash] = content;
+            return;
+        }
+        string? id = metadata.ValueKind == JsonValueKind.Object ? Text(metadata, "@id") : null;
+        string flags = metadata.ValueKind == JsonValueKind.Object ? Text(metadata, "@flags") ?? "" : "";
+        if (id == null || flags.Contains("Artificial", StringComparison.Ordinal) || flags.Contains("Revision", StringComparison.Ordinal))
+        {
+            Counts.Add("Documents", 0, 1); // no id, a map-reduce output (made again by its index), or a revision among documents
+            return;
+        }
+        var attachments = new List<(string, string, string?)>();
+        if (metadata.TryGetProperty("@attachments", out var list) && list.ValueKind == JsonValueKind.Array)
+            foreach (var a in list.EnumerateArray())
+                if (Text(a, "Name") is { } name && Text(a, "Hash") is { } hash)
+                    attachments.Add((name, hash, Text(a, "ContentType")));
+        byte[] json = System.Text.Encoding.UTF8.GetBytes(e.GetRawText());
+        _batch.Add((id, json, attachments));
+        _batchBytes += json.Length;
+        if (_batch.Count >= BatchDocuments || _batchBytes >= BatchBytes)
+            await FlushAsync().ConfigureAwait(false);
+    }
+
+    private async Task FlushAsync()
+    {
+        if (_batch.Count == 0)
+            return;
+        var batch = _batch.ToList();
+        _batch.Clear();
+        _batchBytes = 0;
+        var contents = _contents;
+        int missing = 0;
+        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        {
+            missing = 0;
+            foreach (var (id, json, attachments) in batch)
+            {
+                ctx.Put(id, json, null);
+                foreach (var (name, hash, contentType) in attachments)
+                {
+                    if (contents.TryGetValue(hash, out var content))
+                        AttachmentOperations.Put(ctx, id, name, contentType, content, null);
+                    else
+                        missing++;
+                }
+            }
+            return true;
+        }, batch.Sum(b => (long)b.Json.Length))).ConfigureAwait(false);
+        foreach (var (_, _, attachments) in batch)
+            foreach (var (_, hash, _) in attachments)
+                if (contents.ContainsKey(hash))
+                    _attached.Add(hash);
+        Counts.Add("Documents", batch.Count);
+        Counts.Add("Attachments", batch.Sum(b => b.Attachments.Count) - missing, missing);
+        if (missing > 0)
+            Counts.Messages.Add($"{missing} attachment(s) named by documents had no content in the dump and were left out.");
+    }
+
+    private Task Small(Action<DocumentsWriteContext> write, string kind) => SmallAsync(write, kind);
+
+    private async Task SmallAsync(Action<DocumentsWriteContext> write, string kind)
+    {
+        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        {
+            write(ctx);
+            return true;
+        })).ConfigureAwait(false);
+        Counts.Add(kind);
+    }
+
+    private Task Index(JsonElement e)
+    {
+        string type = Text(e, "Type") ?? "Map";
+        var definition = e.TryGetProperty("IndexDefinition", out var d) ? d : e;
+        if (type.StartsWith("Auto", StringComparison.Ordinal))
+        {
+            Counts.Add("Indexes", 0, 1);
+            Counts.Messages.Add($"Auto index '{Text(definition, "Name")}' not imported: queries create auto indexes when they need them.");
+            return Task.CompletedTask;
+        }
+        try
+        {
+            var parsed = Endpoints.IndexEndpoints.ReadDefinition(definition);
+            db.Indexes.Put(parsed, Indexing.IndexCompiler.Compile(parsed));
+            Counts.Add("Indexes");
+        }
+        catch (Http.ApiException x)
+        {
+            Counts.Add("Indexes", 0, 1);
+            Counts.Messages.Add($"Index '{Text(definition, "Name")}' not imported: {x.Message}");
+        }
+        return Task.CompletedTask;
+    }
+
+    private Task CompareExchangeAsync(JsonElement e)
+    {
+        string key = Text(e, "Key") ?? throw new InvalidDataException("A compare-exchange item in the dump has no Key.");
+        string? text = Text(e, "Value");
+        if (text == null)
+        {
+            Counts.Add("CompareExchange", 0, 1); // a tombstone
+            return Task.CompletedTask;
+        }
+        using var value = JsonDocument.Parse(text);
+        byte[] json = CompareExchange.CompareExchangeStore.ValidateValue(value.RootElement, $"compare-exchange value '{key}'");
+        return SmallAsync(ctx =>
+        {
+            var tx = ctx.Transaction;
+            long current = CompareExchange.CompareExchangeStore.Get(tx, key)?.Index ?? 0;
+            CompareExchange.CompareExchangeStore.Put(tx, key, current, json, () => CompareExchange.CompareExchangeStore.NextIndex(tx));
+        }, "CompareExchange");
+    }
+
+    private Task CountersAsync(JsonElement e)
+    {
+        string id = Text(e, "DocId") ?? throw new InvalidDataException("A counter group in the dump has no DocId.");
+        var totals = new List<(string Name, long Total)>();
+        if (Text(e, "Name") is { } legacyName && e.TryGetProperty("Value", out var legacy) && legacy.TryGetDouble(out double lv))
+        {
+            totals.Add((legacyName, (long)lv)); // RavenDB 4.1's one counter per item
+        }
+        else if (e.TryGetProperty("Values", out var values) && values.ValueKind == JsonValueKind.Object && values.TryGetProperty("@counters", out var counters) && counters.ValueKind == JsonValueKind.Object)
+        {
+            values.TryGetProperty("@names", out var names);
+            foreach (var c in counters.EnumerateObject())
+            {
+                if (c.Value.ValueKind != JsonValueKind.Array)
+                    continue; // a deleted counter
+                long total = 0;
+                int i = 0;
+                foreach (var v in c.Value.EnumerateArray())
+                    if (i++ % 2 == 0 && v.TryGetInt64(out long n))
+                        total += n; // [value, etag] per database id
+                string name = names.ValueKind == JsonValueKind.Object && names.TryGetProperty(c.Name, out var original) && original.ValueKind == JsonValueKind.String ? original.GetString()! : c.Name;
+                totals.Add((name, total));
+            }
+        }
+        return SmallAsync(ctx =>
+        {
+            if (ctx.Find(id) is not var (storedId, _))
+                return;
+            var key = ctx.KeyOf(storedId);
+            foreach (var (name, total) in totals)
+                Counters.CountersStore.Put(ctx.Transaction, key, name, total);
+            ctx.UpdateExtras(storedId, extras =>
+            {
+                bool changed = false;
+                foreach (var (name, _) in totals)
+                    changed |= extras.Counters.Add(name);
+                return changed;
+            });
+        }, "CounterGroups");
+    }
+
+    private Task TimeSeriesAsync(JsonElement e)
+    {
+        string id = Text(e, "DocId") ?? throw new InvalidDataException("A time series in the dump has no DocId.");
+        string name = Text(e, "Name") ?? throw new InvalidDataException("A time series in the dump has no Name.");
+        var points = new List<TimeSeries.TimeSeriesPoint>();
+        if (e.TryGetProperty("Entries", out var entries) && entries.ValueKind == JsonValueKind.Array)
+        {
+            foreach (var p in entries.EnumerateArray())
+            {
+                long ms = p[0].GetInt64();
+                var values = p[1].EnumerateArray().Select(v => v.GetDouble()).ToArray();
+                string? tag = p.GetArrayLength() > 2 && p[2].ValueKind == JsonValueKind.String ? p[2].GetString() : null;
+                points.Add(new TimeSeries.TimeSeriesPoint(ms, values, tag));
+            }
+        }
+        points.Sort((a, b) => a.Milliseconds.CompareTo(b.Milliseconds));
+        if (points.Count == 0)
+            return Task.CompletedTask;
+        return SmallAsync(ctx =>
+        {
+            if (ctx.Find(id) is not var (storedId, _))
+                return;
+            var key = ctx.KeyOf(storedId);
+            TimeSeries.TimeSeriesStore.Change(ctx.Transaction, key, name, points[0].Milliseconds, points[^1].Milliseconds,
+                existing => existing.Where(x => x.Milliseconds < points[0].Milliseconds || x.Milliseconds > points[^1].Milliseconds).Concat(points).OrderBy(x => x.Milliseconds).ToList());
+            ctx.UpdateExtras(storedId, extras => extras.TimeSeries.Add(name));
+        }, "TimeSeries");
+    }
+}
