@@ -118,6 +118,11 @@ public sealed class DocumentStore : IDocumentStore
             throw new InvalidOperationException("The store is initialized; its settings can no longer change.");
     }
 
+    /// <summary>Export and import of the store's database as a <c>.ravendbdump</c>.</summary>
+    public Smuggler.DatabaseSmuggler Smuggler => _smuggler ??= new Smuggler.DatabaseSmuggler(this);
+
+    private Smuggler.DatabaseSmuggler? _smuggler;
+
     /// <summary>Data subscriptions of the store's database (definitions, workers).</summary>
     public Subscriptions.DocumentSubscriptions Subscriptions => _subscriptions ??= new Subscriptions.DocumentSubscriptions(this);
 

@@ -7,6 +7,9 @@ namespace RavenLite.Client;
 /// <summary>The entry point of the client: one per application, thread-safe. See <see cref="DocumentStore"/>.</summary>
 public interface IDocumentStore : IDisposable
 {
+    /// <summary>Export and import of the store's database as a <c>.ravendbdump</c>.</summary>
+    Smuggler.DatabaseSmuggler Smuggler { get; }
+
     /// <summary>Data subscriptions of the store's database (definitions, workers).</summary>
     Subscriptions.DocumentSubscriptions Subscriptions { get; }
 
