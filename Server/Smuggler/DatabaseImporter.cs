@@ -17,13 +17,15 @@ namespace RavenLite.Server.Smuggler;
 /// </summary>
 public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
 {
-    private const int BatchDocuments = 512;
+    private const int BatchDocuments = 1024;
+    private const int BatchesInFlight = 3;
     private const long BatchBytes = 4 << 20;
 
     private readonly Dictionary<string, StagedContent> _contents = new(StringComparer.Ordinal); // the dump's hash → content
     private readonly HashSet<string> _attached = new(StringComparer.Ordinal); // hashes some document took
     private readonly List<(string Id, byte[] Json, List<(string Name, string Hash, string? ContentType)> Attachments)> _batch = [];
     private long _batchBytes;
+    private readonly Queue<Task> _inFlight = new(); // document batches queued to the merger, not yet durable
 
     /// <summary>What was imported so far.</summary>
     public SmugglerCounts Counts { get; } = new();
@@ -34,6 +36,22 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         try
         {
             await ReadAsync(body, cancellation).ConfigureAwait(false);
+        }
+        catch
+        {
+            // Batches already queued commit and are counted: the failure reports what was imported before it.
+            while (_inFlight.Count > 0)
+            {
+                try
+                {
+                    await _inFlight.Dequeue().ConfigureAwait(false);
+                }
+                catch (Exception)
+                {
+                    // The first failure is the one reported.
+                }
+            }
+            throw;
         }
         finally
         {
@@ -57,7 +75,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             {
                 case "Docs":
                     await ArrayAsync(reader, e => DocumentAsync(reader, e, cancellation), cancellation).ConfigureAwait(false);
-                    await FlushAsync().ConfigureAwait(false);
+                    await DrainAsync().ConfigureAwait(false);
                     break;
                 case "Indexes":
                     await ArrayAsync(reader, e => Index(e), cancellation).ConfigureAwait(false);
@@ -114,7 +132,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                     break;
             }
         }
-        await FlushAsync().ConfigureAwait(false);
+        await DrainAsync().ConfigureAwait(false);
     }
 
     private static async Task ArrayAsync(DumpReader reader, Func<JsonElement, Task> each, CancellationToken cancellation)
@@ -158,13 +176,14 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             foreach (var a in list.EnumerateArray())
                 if (Text(a, "Name") is { } name && Text(a, "Hash") is { } hash)
                     attachments.Add((name, hash, Text(a, "ContentType")));
-        byte[] json = System.Text.Encoding.UTF8.GetBytes(e.GetRawText());
+        byte[] json = reader.LastValue; // the element's own bytes, as read
         _batch.Add((id, json, attachments));
         _batchBytes += json.Length;
         if (_batch.Count >= BatchDocuments || _batchBytes >= BatchBytes)
             await FlushAsync().ConfigureAwait(false);
     }
 
+    /// <summary>Queues the pending documents as one merger command; at most <see cref="BatchesInFlight"/> wait to be durable at a time.</summary>
     private async Task FlushAsync()
     {
         if (_batch.Count == 0)
@@ -173,10 +192,13 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         _batch.Clear();
         _batchBytes = 0;
         var contents = _contents;
-        int missing = 0;
-        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        foreach (var (_, _, attachments) in batch)
+            foreach (var (_, hash, _) in attachments)
+                if (contents.ContainsKey(hash))
+                    _attached.Add(hash);
+        var command = new DelegateCommand<int>(ctx =>
         {
-            missing = 0;
+            int missing = 0;
             foreach (var (id, json, attachments) in batch)
             {
                 ctx.Put(id, json, null);
@@ -188,16 +210,29 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                         missing++;
                 }
             }
-            return true;
-        }, batch.Sum(b => (long)b.Json.Length))).ConfigureAwait(false);
-        foreach (var (_, _, attachments) in batch)
-            foreach (var (_, hash, _) in attachments)
-                if (contents.ContainsKey(hash))
-                    _attached.Add(hash);
-        Counts.Add("Documents", batch.Count);
-        Counts.Add("Attachments", batch.Sum(b => b.Attachments.Count) - missing, missing);
+            return missing;
+        }, batch.Sum(b => (long)b.Json.Length));
+        _inFlight.Enqueue(Count(db.Merger.EnqueueAsync(command), command, batch.Count, batch.Sum(b => b.Attachments.Count)));
+        if (_inFlight.Count >= BatchesInFlight)
+            await _inFlight.Dequeue().ConfigureAwait(false);
+    }
+
+    private async Task Count(Task durable, DelegateCommand<int> command, int documents, int attachments)
+    {
+        await durable.ConfigureAwait(false);
+        int missing = command.Result;
+        Counts.Add("Documents", documents);
+        Counts.Add("Attachments", attachments - missing, missing);
         if (missing > 0)
             Counts.Messages.Add($"{missing} attachment(s) named by documents had no content in the dump and were left out.");
+    }
+
+    /// <summary>Waits until every queued document batch is durable (before what refers to documents, and at the end).</summary>
+    private async Task DrainAsync()
+    {
+        await FlushAsync().ConfigureAwait(false);
+        while (_inFlight.Count > 0)
+            await _inFlight.Dequeue().ConfigureAwait(false);
     }
 
     private Task Small(Action<DocumentsWriteContext> write, string kind) => SmallAsync(write, kind);

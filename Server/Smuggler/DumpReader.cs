@@ -93,6 +93,9 @@ internal sealed class DumpReader : IDisposable
         return true;
     }
 
+    /// <summary>The bytes of the value <see cref="ReadValueAsync"/> returned last (the array the document was parsed from).</summary>
+    public byte[] LastValue { get; private set; } = [];
+
     /// <summary>The next whole JSON value, parsed (a copy: valid after the next read).</summary>
     public async Task<JsonDocument> ReadValueAsync(CancellationToken cancellation)
     {
@@ -106,7 +109,8 @@ internal sealed class DumpReader : IDisposable
                 if (reader.Read() && reader.TrySkip())
                 {
                     int length = (int)reader.BytesConsumed;
-                    var doc = JsonDocument.Parse(_buffer.AsMemory(_start, length).ToArray());
+                    LastValue = _buffer.AsSpan(_start, length).ToArray();
+                    var doc = JsonDocument.Parse(LastValue);
                     _start += length;
                     return doc;
                 }

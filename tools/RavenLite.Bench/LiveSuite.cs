@@ -39,12 +39,16 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
             Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
             Check(http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkInsertSuite.BulkContent(docs)).Result, HttpStatusCode.Created);
             results.Add(Subscription(server, http, count));
+            results.AddRange(ExportImport(server, http, count));
             results.AddRange(Changes(server, http, docs));
         }
         foreach (var r in results)
             yield return r;
         if (withPeer)
-            yield return PostgresPolling(docs);
+        {
+            foreach (var r in Postgres(docs))
+                yield return r;
+        }
     }
 
     private static BenchResult Subscription(ServerProcess server, HttpClient http, int count)
@@ -74,6 +78,43 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         Console.WriteLine($"#   ravenlite: {received:N0} documents in {batches:N0} batches, acknowledged; server CPU {serverCpu * 1e6 / received:N1} µs/doc, worker CPU {clientCpu * 1e6 / received:N1} µs/doc; peak RSS {server.PeakRssBytes() >> 20} MB");
         return new BenchResult("live", "subscription-delivery", "ravenlite", "sync", received, sw.Elapsed.TotalSeconds, received / sw.Elapsed.TotalSeconds,
             null, null, null, null, batches, null, null, server.PeakRssBytes());
+    }
+
+    /// <summary>The 1M orders exported to a .ravendbdump file, then imported into a new database; docs/s of each.</summary>
+    private List<BenchResult> ExportImport(ServerProcess server, HttpClient http, int count)
+    {
+        string file = Path.Combine(workDir, "export.ravendbdump");
+        var sw = Stopwatch.StartNew();
+        using (var r = http.SendAsync(new HttpRequestMessage(HttpMethod.Post, "/databases/bench/smuggler/export?operationId=1001") { Content = new StringContent("{}") }, HttpCompletionOption.ResponseHeadersRead).Result)
+        {
+            Check(r, HttpStatusCode.OK);
+            using var output = File.Create(file);
+            r.Content.ReadAsStream().CopyTo(output);
+        }
+        sw.Stop();
+        double exportSeconds = sw.Elapsed.TotalSeconds;
+        long bytes = new FileInfo(file).Length;
+        Check(http.PutAsync("/admin/databases?name=imported", new StringContent("")).Result, HttpStatusCode.Created);
+        sw.Restart();
+        using (var input = File.OpenRead(file))
+        {
+            var r = http.PostAsync("/databases/imported/smuggler/import?operationId=1002", new StreamContent(input)).Result;
+            Check(r, HttpStatusCode.OK);
+        }
+        sw.Stop();
+        double importSeconds = sw.Elapsed.TotalSeconds;
+        long imported;
+        using (var stats = System.Text.Json.JsonDocument.Parse(http.GetStringAsync("/databases/imported/stats").Result))
+            imported = stats.RootElement.GetProperty("CountOfDocuments").GetInt64();
+        if (imported != count)
+            Console.WriteLine($"#   note: the imported database has {imported:N0} documents");
+        Console.WriteLine($"#   ravenlite: export {bytes / 1048576.0:N0} MB ({bytes / (double)count:N0} B/doc gzip) in {exportSeconds:N1} s; import in {importSeconds:N1} s; peak RSS {server.PeakRssBytes() >> 20} MB");
+        File.Delete(file);
+        return
+        [
+            new BenchResult("live", "export-1kb", "ravenlite", "sync", count, exportSeconds, count / exportSeconds, null, null, null, bytes, null, null, null, server.PeakRssBytes()),
+            new BenchResult("live", "import-1kb", "ravenlite", "sync", count, importSeconds, count / importSeconds, null, null, null, null, null, null, null, server.PeakRssBytes()),
+        ];
     }
 
     private List<BenchResult> Changes(ServerProcess server, HttpClient http, OrderDocuments docs)
@@ -152,13 +193,34 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
                 throw new InvalidOperationException($"PUT answered {(int)r.StatusCode}");
         });
 
-    private BenchResult PostgresPolling(OrderDocuments docs)
+    private IEnumerable<BenchResult> Postgres(OrderDocuments docs)
     {
         using var pg = PostgresPeer.Start(workDir);
         using var ds = NpgsqlDataSource.Create(pg.ConnectionString);
         using (var c = ds.CreateCommand("CREATE TABLE docs(id text PRIMARY KEY, body jsonb NOT NULL)"))
             c.ExecuteNonQuery();
+        var copyIn = Stopwatch.StartNew();
         PostgresPeer.CopyOrders(ds, docs);
+        copyIn.Stop();
+        yield return new BenchResult("live", "import-1kb", "postgres", "sync", docs.Count, copyIn.Elapsed.TotalSeconds, docs.Count / copyIn.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null);
+        var copyOut = Stopwatch.StartNew();
+        long bytesOut = 0;
+        using (var conn = ds.OpenConnection())
+        using (var reader = conn.BeginTextExport("COPY docs TO STDOUT"))
+        {
+            var buffer = new char[64 << 10];
+            int n;
+            while ((n = reader.Read(buffer, 0, buffer.Length)) > 0)
+                bytesOut += n;
+        }
+        copyOut.Stop();
+        Console.WriteLine($"#   {pg.Version}: COPY FROM {copyIn.Elapsed.TotalSeconds:N1} s, COPY TO {copyOut.Elapsed.TotalSeconds:N1} s ({bytesOut / 1048576.0:N0} MB of text)");
+        yield return new BenchResult("live", "export-1kb", "postgres", "sync", docs.Count, copyOut.Elapsed.TotalSeconds, docs.Count / copyOut.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null);
+        yield return PostgresPolling(ds, docs);
+    }
+
+    private static BenchResult PostgresPolling(NpgsqlDataSource ds, OrderDocuments docs)
+    {
         using var conn = ds.OpenConnection();
         long read = 0;
         string last = "";
@@ -180,7 +242,7 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
                 break;
         }
         sw.Stop();
-        Console.WriteLine($"#   {pg.Version}: {read:N0} rows read in keyset pages of 4,096");
+        Console.WriteLine($"#   postgres: {read:N0} rows read in keyset pages of 4,096");
         return new BenchResult("live", "subscription-delivery", "postgres", "sync", read, sw.Elapsed.TotalSeconds, read / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null);
     }
 
