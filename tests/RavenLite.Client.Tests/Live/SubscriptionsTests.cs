@@ -65,6 +65,11 @@ public sealed class SubscriptionsTests(DriverFixture fixture) : IClassFixture<Dr
         Assert.True(run.IsCompletedSuccessfully);
         var state = await store.Subscriptions.GetSubscriptionStateAsync("Adults");
         Assert.NotNull(state.ChangeVectorForNextBatchStartingPoint);
+        for (int i = 0; i < 200 && state.Connected; i++) // the server notices the closed connection asynchronously
+        {
+            await Task.Delay(25);
+            state = await store.Subscriptions.GetSubscriptionStateAsync("Adults");
+        }
         Assert.False(state.Connected);
 
         // Resumes after the acknowledged position: only what changed since.
