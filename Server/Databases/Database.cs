@@ -46,6 +46,7 @@ public sealed class Database : IDisposable
                 Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Operation, "", Value: state.Id, State: json.WrittenSpan.ToArray()));
             };
             Tasks = new TimedTasks(this, logger);
+            Backups = new Backups.BackupService(this, logger);
         }
         catch
         {
@@ -90,6 +91,9 @@ public sealed class Database : IDisposable
     /// <summary>Timed background work: expiration, refresh, time-series policies.</summary>
     public TimedTasks Tasks { get; } = null!;
 
+    /// <summary>Backups: periodic tasks, their statuses and backups started by hand.</summary>
+    public Backups.BackupService Backups { get; } = null!;
+
     /// <summary>Long-running operations (bulk inserts) and their states.</summary>
     public OperationsTable Operations { get; } = new();
 
@@ -121,6 +125,7 @@ public sealed class Database : IDisposable
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
+        Backups.Dispose();
         Tasks.Dispose();
         Merger.Dispose();
         Indexes.Dispose();

@@ -22,6 +22,8 @@ public sealed partial class DatabaseRegistry : IDisposable
     private readonly object _lock = new();
     private readonly Dictionary<string, string> _names = new(StringComparer.OrdinalIgnoreCase); // name -> stored casing
     private readonly Dictionary<string, Database> _open = new(StringComparer.OrdinalIgnoreCase);
+    private readonly HashSet<string> _restoring = new(StringComparer.OrdinalIgnoreCase); // names a restore has reserved
+    private const string StagingPrefix = ".restoring-";
     private readonly ILogger _logger;
     private bool _disposed;
     private long _raftIndex;
@@ -35,6 +37,11 @@ public sealed partial class DatabaseRegistry : IDisposable
         System.IO.Directory.CreateDirectory(_root);
         foreach (string dir in System.IO.Directory.GetDirectories(_root))
         {
+            if (Path.GetFileName(dir).StartsWith(StagingPrefix, StringComparison.Ordinal))
+            {
+                System.IO.Directory.Delete(dir, recursive: true); // a restore the server stopped in the middle of
+                continue;
+            }
             string recordPath = Path.Combine(dir, RecordFile);
             if (!File.Exists(recordPath))
                 continue;
@@ -104,15 +111,66 @@ public sealed partial class DatabaseRegistry : IDisposable
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            if (_names.ContainsKey(name))
+            if (_names.ContainsKey(name) || _restoring.Contains(name))
                 throw ApiException.Concurrency($"Database '{name}' already exists.");
             string dir = DirectoryOf(name);
             System.IO.Directory.CreateDirectory(dir);
-            string tmp = Path.Combine(dir, RecordFile + ".tmp");
-            File.WriteAllBytes(tmp, JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["DatabaseName"] = name }));
-            File.Move(tmp, Path.Combine(dir, RecordFile), overwrite: true);
+            WriteRecord(dir, name);
             _names[name] = name;
             Log.Created(_logger, name, dir);
+        }
+    }
+
+    private static void WriteRecord(string dir, string name)
+    {
+        string tmp = Path.Combine(dir, RecordFile + ".tmp");
+        File.WriteAllBytes(tmp, JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["DatabaseName"] = name }));
+        File.Move(tmp, Path.Combine(dir, RecordFile), overwrite: true);
+    }
+
+    /// <summary>
+    /// Creates database <paramref name="name"/> from files: reserves the name (400 when it exists), lets
+    /// <paramref name="build"/> fill a staging folder beside the databases (its <c>storage/</c> and <c>Indexes/</c>), then
+    /// moves it into place and registers it. When <paramref name="build"/> throws, the staging folder is deleted and the
+    /// name is free again; a staging folder left by a crash is deleted at the next start.
+    /// </summary>
+    public void CreateFrom(string name, Action<string> build)
+    {
+        ValidateName(name);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (_names.ContainsKey(name) || !_restoring.Add(name))
+                throw ApiException.BadRequest($"Cannot restore into database '{name}': it already exists (a restore creates a new database).");
+        }
+        string staging = Path.Combine(_root, StagingPrefix + Guid.NewGuid().ToString("N"));
+        try
+        {
+            System.IO.Directory.CreateDirectory(staging);
+            build(staging);
+            WriteRecord(staging, name);
+            string dir = DirectoryOf(name);
+            lock (_lock)
+            {
+                ObjectDisposedException.ThrowIf(_disposed, this);
+                if (System.IO.Directory.Exists(dir))
+                    System.IO.Directory.Delete(dir, recursive: true); // an unregistered leftover (no database.json)
+                System.IO.Directory.Move(staging, dir);
+                new Storage.Platform.DiskFileSystem().SyncDirectory(_root);
+                _names[name] = name;
+            }
+            Log.Created(_logger, name, dir);
+        }
+        catch
+        {
+            if (System.IO.Directory.Exists(staging))
+                System.IO.Directory.Delete(staging, recursive: true);
+            throw;
+        }
+        finally
+        {
+            lock (_lock)
+                _restoring.Remove(name);
         }
     }
 

@@ -95,6 +95,13 @@ public static class OperationEndpoints
     private static Task UnknownOperation(HttpContext context, long id) =>
         ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RavenException, $"Operation {id} is not known.", $"Operation {id} is not known.");
 
-    private static Task ServerState(HttpContext context) =>
-        ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RavenException, "RavenLite has no server-wide operations.", "RavenLite has no server-wide operations.");
+    /// <summary>A server-wide operation's state (restores).</summary>
+    private static Task ServerState(HttpContext context)
+    {
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        var state = context.RequestServices.GetRequiredService<ServerOperations>().Table.Get(id);
+        if (state == null)
+            return UnknownOperation(context, id);
+        return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state));
+    }
 }

@@ -156,9 +156,24 @@ public static class SubscriptionEndpoints
         if (taskName == null && key.Length == 0)
             throw ApiException.BadRequest("Name the task with taskName or key (its id).");
         string type = RequestParsing.Required(context.Request, "type");
-        if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions.");
         bool disable = string.Equals(RequestParsing.Query(context.Request, "disable"), "true", StringComparison.OrdinalIgnoreCase);
+        if (type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
+        {
+            long taskId = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k
+                : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
+            if (!await db.Backups.SetDisabledAsync(taskId, disable).ConfigureAwait(false))
+                throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task '{taskName ?? key}' in database '{db.Name}'.");
+            await JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteNumber("TaskId", taskId);
+                w.WriteNumber("RaftCommandIndex", taskId);
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+            return;
+        }
+        if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions and backups.");
         long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
         var state = await db.Subscriptions.UpdateAsync(taskName ?? (id == null ? key : null), id, null, null, disable, createNew: false).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>

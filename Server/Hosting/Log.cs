@@ -59,4 +59,13 @@ internal static partial class Log
 
     [LoggerMessage(53, LogLevel.Debug, "A subscription worker's TCP connection ended: {Reason}")]
     public static partial void SubscriptionConnectionEnded(ILogger logger, string reason);
+
+    [LoggerMessage(60, LogLevel.Information, "Database {Database}: backup written to {Path} (incremental: {Incremental}, {Bytes} bytes, {Milliseconds} ms)")]
+    public static partial void BackupWritten(ILogger logger, string database, string path, bool incremental, long bytes, long milliseconds);
+
+    [LoggerMessage(61, LogLevel.Warning, "Database {Database}: backup task {Task} failed: {Reason}")]
+    public static partial void BackupFailed(ILogger logger, string database, string task, string reason);
+
+    [LoggerMessage(62, LogLevel.Information, "Database {Database} restored from {Folder}: {Files} backup file(s), transaction {TxId}")]
+    public static partial void Restored(ILogger logger, string database, string folder, int files, long txId);
 }

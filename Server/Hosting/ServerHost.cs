@@ -45,6 +45,7 @@ public static class ServerHost
 
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
+        builder.Services.AddSingleton<Operations.ServerOperations>();
         builder.Services.AddSingleton<Subscriptions.SubscriptionTcpServer>();
         builder.Services.AddHostedService(s => s.GetRequiredService<Subscriptions.SubscriptionTcpServer>());
         StudioFiles.AddServices(builder.Services);
@@ -119,6 +120,7 @@ public static class ServerHost
         ChangesEndpoints.Map(app);
         SubscriptionEndpoints.Map(app);
         SmugglerEndpoints.Map(app);
+        BackupEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

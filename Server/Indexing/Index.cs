@@ -97,6 +97,7 @@ public sealed class Index : IDisposable
     private readonly List<IndexError> _errors = [];
     private LuceneDirectory _directory = null!;
     private IndexWriter _writer = null!;
+    private SnapshotDeletionPolicy _deletionPolicy = null!; // lets a backup hold the last commit's files while it copies them
     private volatile IndexSnapshot _snapshot = null!;
     private Thread? _worker;
     private volatile bool _stopping, _blocked, _disposed;
@@ -202,6 +203,49 @@ public sealed class Index : IDisposable
     {
         _worker = new Thread(Work) { IsBackground = true, Name = "index " + Name };
         _worker.Start();
+    }
+
+    /// <summary>
+    /// Copies the files of the index's last Lucene commit into <paramref name="target"/> (a hot backup: the commit is held
+    /// by the writer's <see cref="SnapshotDeletionPolicy"/> while it is copied, so indexing goes on). Returns the file names,
+    /// or null when the index has no commit yet or the files went away (a writer reopened meanwhile): the restored index
+    /// is then built again from the documents.
+    /// </summary>
+    public IReadOnlyList<string>? CopyLastCommitTo(string target)
+    {
+        var policy = _deletionPolicy;
+        IndexCommit commit;
+        try
+        {
+            commit = policy.Snapshot();
+        }
+        catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
+        {
+            return null;
+        }
+        try
+        {
+            var names = commit.FileNames.ToList();
+            System.IO.Directory.CreateDirectory(target);
+            foreach (string name in names)
+                File.Copy(Path.Combine(_luceneDir, name), Path.Combine(target, name), overwrite: true);
+            return names;
+        }
+        catch (IOException)
+        {
+            return null;
+        }
+        finally
+        {
+            try
+            {
+                policy.Release(commit);
+            }
+            catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException or ArgumentException)
+            {
+                // The writer closed meanwhile: nothing is held any more.
+            }
+        }
     }
 
     /// <summary>Wakes the worker (documents were written).</summary>
@@ -1026,6 +1070,7 @@ public sealed class Index : IDisposable
             RAMBufferSizeMB = 64,
             // Fewer, larger segments than the defaults (10 per tier): each query looks every term up in every segment.
             MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4 },
+            IndexDeletionPolicy = _deletionPolicy = new SnapshotDeletionPolicy(new KeepOnlyLastCommitDeletionPolicy()),
         };
         _writer = new IndexWriter(_directory, config);
         committedData ??= _writer.CommitData;

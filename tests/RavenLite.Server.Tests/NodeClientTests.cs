@@ -66,6 +66,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("changes")]
     [InlineData("subscriptions")]
     [InlineData("smuggler")]
+    [InlineData("backup")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

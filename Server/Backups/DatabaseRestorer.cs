@@ -1,0 +1,223 @@
+using System.IO.Compression;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Http;
+using RavenLite.Storage;
+using RavenLite.Storage.Backup;
+
+namespace RavenLite.Server.Backups;
+
+/// <summary>
+/// Restores a backup folder into a new database (RavenDB's <c>RestoreBackupConfiguration</c>: <c>DatabaseName</c>,
+/// <c>BackupLocation</c>, <c>LastFileNameToRestore</c>, <c>SkipIndexes</c>, <c>DisableOngoingTasks</c>).
+/// A snapshot chain (<c>.ravendb-snapshot</c> then <c>.ravendb-incremental-backup</c> files, in name order, up to
+/// <c>LastFileNameToRestore</c>) becomes the database's storage exactly as of the last file's transaction
+/// (<see cref="SnapshotRestorer"/>), with the last file's index definitions and the Lucene files of each index's commit
+/// (an index whose files are incomplete is built again). Backup statuses are cleared, so the restored database's first
+/// scheduled backup is a full one. A <c>.ravendb-full-backup</c> folder (a dump, RavenDB's or ours) is imported, then any
+/// incremental dumps after it. Nothing of a failed restore stays: the database does not exist afterwards.
+/// </summary>
+public static class DatabaseRestorer
+{
+    /// <summary>The request.</summary>
+    public sealed record Request(string DatabaseName, string BackupLocation, string? LastFileNameToRestore, bool SkipIndexes, bool DisableOngoingTasks);
+
+    /// <summary>Parses RavenDB's restore configuration; 400 naming what is wrong.</summary>
+    public static Request Parse(JsonElement root)
+    {
+        if (root.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("A restore configuration is a JSON object.");
+        string? String(string name) => root.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
+        bool Bool(string name) => root.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.True;
+        string name = String("DatabaseName") ?? throw ApiException.BadRequest("DatabaseName is required: the new database to restore into.");
+        DatabaseRegistry.ValidateName(name);
+        string location = String("BackupLocation") ?? throw ApiException.BadRequest("BackupLocation is required: the backup folder to restore.");
+        if (String("Type") is { } type && !type.Equals("Local", StringComparison.OrdinalIgnoreCase))
+            throw ApiException.BadRequest($"Restore type '{type}': RavenLite restores from a local folder only.");
+        if (String("DataDirectory") is { Length: > 0 })
+            throw ApiException.BadRequest("DataDirectory: RavenLite keeps every database under its DataDir; leave it empty.");
+        if (String("EncryptionKey") is { Length: > 0 })
+            throw ApiException.BadRequest("EncryptionKey: RavenLite backups are not encrypted.");
+        if (!Directory.Exists(location))
+            throw ApiException.BadRequest($"BackupLocation '{location}' is not a folder.");
+        return new Request(name, location, String("LastFileNameToRestore"), Bool("SkipIndexes"), Bool("DisableOngoingTasks"));
+    }
+
+    /// <summary>The files a restore reads, in order; 400 when there are none or the named last one is missing.</summary>
+    public static List<string> Chain(Request request)
+    {
+        var files = BackupWriter.BackupFiles(request.BackupLocation);
+        if (files.Count == 0)
+            throw ApiException.BadRequest($"'{request.BackupLocation}' holds no backup files (.ravendb-snapshot, .ravendb-full-backup, .ravendb-incremental-backup).");
+        if (request.LastFileNameToRestore is { Length: > 0 } last)
+        {
+            int at = files.FindIndex(f => Path.GetFileName(f) == last);
+            if (at < 0)
+                throw ApiException.BadRequest($"LastFileNameToRestore '{last}' is not a backup file in '{request.BackupLocation}'.");
+            files = files[..(at + 1)];
+        }
+        int full = files.FindLastIndex(f => !f.EndsWith(BackupWriter.IncrementalExtension, StringComparison.Ordinal));
+        if (full < 0)
+            throw ApiException.BadRequest($"'{request.BackupLocation}' holds incremental backups without the full one they follow.");
+        return files[full..];
+    }
+
+    /// <summary>Restores; returns the storage transaction the database is at (snapshots) or the documents imported (dumps).</summary>
+    public static long Restore(DatabaseRegistry registry, Request request, Hosting.ServerOptions options, ILogger logger, CancellationToken cancellation)
+    {
+        var chain = Chain(request);
+        if (chain[0].EndsWith(BackupWriter.FullBackupExtension, StringComparison.Ordinal))
+            return Import(registry, request, chain, options, cancellation);
+        long txId = 0;
+        registry.CreateFrom(request.DatabaseName, staging =>
+        {
+            var archives = new List<ZipArchive>();
+            try
+            {
+                foreach (string file in chain)
+                {
+                    try
+                    {
+                        archives.Add(ZipFile.OpenRead(file));
+                    }
+                    catch (InvalidDataException e)
+                    {
+                        throw ApiException.BadRequest($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
+                    }
+                }
+                string storage = Path.Combine(staging, "storage");
+                using (var restorer = new SnapshotRestorer(storage))
+                {
+                    for (int i = 0; i < chain.Count; i++)
+                    {
+                        cancellation.ThrowIfCancellationRequested();
+                        var entry = archives[i].GetEntry(BackupWriter.PagesEntry) ?? throw ApiException.BadRequest($"'{Path.GetFileName(chain[i])}' holds no storage pages.");
+                        using var pages = entry.Open();
+                        try
+                        {
+                            restorer.Apply(pages, Path.GetFileName(chain[i]));
+                        }
+                        catch (InvalidDataException e)
+                        {
+                            throw ApiException.BadRequest($"The backup cannot be restored: {e.Message}");
+                        }
+                    }
+                    restorer.Complete();
+                    txId = restorer.TxId;
+                }
+                if (!request.SkipIndexes)
+                    RestoreIndexes(archives, Path.Combine(staging, "Indexes"));
+                ResetBackupTasks(storage, request.DisableOngoingTasks);
+            }
+            finally
+            {
+                foreach (var a in archives)
+                    a.Dispose();
+            }
+        });
+        Hosting.Log.Restored(logger, request.DatabaseName, request.BackupLocation, chain.Count, txId);
+        return txId;
+    }
+
+    private static void RestoreIndexes(List<ZipArchive> archives, string indexesRoot)
+    {
+        var last = archives[^1];
+        using var manifestStream = (last.GetEntry(BackupWriter.ManifestEntry) ?? throw ApiException.BadRequest("The last backup file holds no manifest.")).Open();
+        using var manifest = JsonDocument.Parse(manifestStream);
+        foreach (var index in manifest.RootElement.GetProperty("Indexes").EnumerateArray())
+        {
+            string folder = index.GetProperty("Folder").GetString()!;
+            if (folder.Length == 0 || folder != Path.GetFileName(folder) || folder.StartsWith('.'))
+                throw ApiException.BadRequest($"The manifest names an index folder '{folder}' that is not a plain name.");
+            string target = Path.Combine(indexesRoot, folder);
+            var definition = last.GetEntry($"indexes/{folder}/definition.json");
+            if (definition == null)
+                continue;
+            Directory.CreateDirectory(target);
+            if (index.GetProperty("LuceneFiles") is { ValueKind: JsonValueKind.Array } files)
+            {
+                string lucene = Path.Combine(target, "lucene");
+                Directory.CreateDirectory(lucene);
+                bool complete = true;
+                foreach (var f in files.EnumerateArray())
+                {
+                    string name = f.GetString()!;
+                    if (name != Path.GetFileName(name))
+                        throw ApiException.BadRequest($"The manifest names an index file '{name}' that is not a plain name.");
+                    var entry = archives.AsEnumerable().Reverse().Select(a => a.GetEntry($"indexes/{folder}/lucene/{name}")).FirstOrDefault(e => e != null);
+                    if (entry == null)
+                    {
+                        complete = false;
+                        break;
+                    }
+                    entry.ExtractToFile(Path.Combine(lucene, name));
+                }
+                if (!complete)
+                    Directory.Delete(lucene, recursive: true); // the index is built again from the documents
+            }
+            // The definition last: a folder without one is an unfinished creation and is removed at open.
+            definition.ExtractToFile(Path.Combine(target, "definition.json"));
+        }
+    }
+
+    /// <summary>Clears backup statuses (the next backup of the restored database is full) and, when asked, disables its tasks.</summary>
+    private static void ResetBackupTasks(string storage, bool disable)
+    {
+        using var env = StorageEnvironment.Open(StorageOptions.ForDirectory(storage));
+        using var tx = env.WriteTransaction();
+        if (tx.ReadTree(BackupService.Tree) is { } tree)
+        {
+            var keys = new List<(byte[] Key, byte[] Value)>();
+            var c = tree.CreateCursor();
+            if (c.SeekToFirst())
+                do keys.Add((c.Key.ToArray(), c.Value.ToArray()));
+                while (c.MoveNext());
+            var target = tx.CreateTree(BackupService.Tree);
+            foreach (var (key, value) in keys)
+            {
+                if (key.AsSpan().StartsWith("status/"u8))
+                {
+                    target.Delete(key);
+                }
+                else if (disable)
+                {
+                    var node = JsonNode.Parse(value)!;
+                    node["Disabled"] = true;
+                    target.Put(key, JsonSerializer.SerializeToUtf8Bytes(node));
+                }
+            }
+        }
+        tx.Commit();
+    }
+
+    private static long Import(DatabaseRegistry registry, Request request, List<string> chain, Hosting.ServerOptions options, CancellationToken cancellation)
+    {
+        registry.Create(request.DatabaseName);
+        long documents = 0;
+        try
+        {
+            var db = registry.Acquire(request.DatabaseName);
+            try
+            {
+                foreach (string file in chain)
+                {
+                    using var stream = File.OpenRead(file);
+                    var importer = new Smuggler.DatabaseImporter(db, options.MaxAttachmentBytes);
+                    importer.ImportAsync(stream, cancellation).GetAwaiter().GetResult();
+                    documents += importer.Counts.Read("Documents");
+                }
+            }
+            finally
+            {
+                db.Release();
+            }
+        }
+        catch
+        {
+            registry.Delete(request.DatabaseName);
+            throw;
+        }
+        return documents;
+    }
+}

@@ -1,0 +1,127 @@
+using System.Buffers.Binary;
+using System.IO.Hashing;
+using System.Runtime.InteropServices;
+using RavenLite.Storage.Checking;
+using RavenLite.Storage.Transactions;
+using RavenLite.Storage.Trees;
+
+namespace RavenLite.Storage.Backup;
+
+/// <summary>
+/// Hot backups of an environment at the storage level: the pages a <see cref="ReadTransaction"/> can reach, written
+/// as a page stream (docs/format/backup.md). A full stream holds every reachable page; an incremental one only the
+/// pages whose content differs from the previous stream's (judged by the XXH64 of each page, which every stream
+/// records for the next). Applied in order by <see cref="SnapshotRestorer"/>, the streams give a data file and header
+/// that open as the environment exactly as of the last stream's transaction.
+/// Invariants: (1) a page reachable from a live read transaction is never changed (copy-on-write; free pages wait
+/// for readers), so copying under the transaction is consistent while writes go on; (2) after applying streams
+/// 1..k every page reachable at stream k's transaction holds its content of that moment (by induction: a page left
+/// out of stream k had stream k−1's hash, so it was reachable then and already holds that content); (3) free space
+/// is rebuilt at open from reachability, so pages no longer reachable may hold anything.
+/// Thread-safety: one call per transaction; the transaction must not be used elsewhere meanwhile.
+/// </summary>
+public static unsafe class StorageSnapshot
+{
+    /// <summary>"RVLSNAP1" little-endian.</summary>
+    public const ulong Magic = 0x3150414E534C5652UL;
+
+    /// <summary>Format version of the page stream.</summary>
+    public const int Version = 1;
+
+    /// <summary>Size of the stream header in bytes.</summary>
+    public const int HeaderSize = 96;
+
+    /// <summary>Size of a run header (and of the trailer's first part) in bytes.</summary>
+    public const int RunHeaderSize = 16;
+
+    /// <summary>Most pages in one run.</summary>
+    public const int MaxRunPages = 256;
+
+    /// <summary>
+    /// Writes the pages of <paramref name="tx"/>'s snapshot to <paramref name="output"/>: all reachable pages when
+    /// <paramref name="previous"/> is null (a full stream), else only those whose hash differs from (or is missing in)
+    /// <paramref name="previous"/>. Returns the hashes of every reachable page, for the next incremental stream.
+    /// Cost: reads every reachable page once (hashing at memory speed); writes only the included ones.
+    /// </summary>
+    public static SnapshotResult Write(ReadTransaction tx, Stream output, PageHashes? previous, CancellationToken cancellation = default)
+    {
+        ArgumentNullException.ThrowIfNull(tx);
+        ArgumentNullException.ThrowIfNull(output);
+        var pages = new List<long>();
+        foreach (var (page, count) in PageWalker.ReachablePages(tx))
+            for (long p = page; p < page + count; p++)
+                pages.Add(p);
+        pages.Sort();
+        var hashes = new PageHashes(pages.Count);
+        var hasher = new XxHash64();
+        var header = new byte[HeaderSize];
+        BinaryPrimitives.WriteUInt64LittleEndian(header.AsSpan(0), Magic);
+        BinaryPrimitives.WriteInt32LittleEndian(header.AsSpan(8), Version);
+        BinaryPrimitives.WriteInt32LittleEndian(header.AsSpan(12), StorageConstants.PageSize);
+        BinaryPrimitives.WriteInt64LittleEndian(header.AsSpan(16), tx.State.TxId);
+        BinaryPrimitives.WriteInt64LittleEndian(header.AsSpan(24), tx.State.NextPage);
+        BinaryPrimitives.WriteInt64LittleEndian(header.AsSpan(32), previous?.TxId ?? 0);
+        var root = tx.State.RootTree;
+        MemoryMarshal.Write(header.AsSpan(40, TreeHeader.SizeOf), in root);
+        Emit(output, hasher, header);
+
+        var runHeader = new byte[RunHeaderSize];
+        var run = new List<long>(MaxRunPages);
+        long runs = 0, written = 0;
+        void FlushRun()
+        {
+            if (run.Count == 0)
+                return;
+            BinaryPrimitives.WriteInt64LittleEndian(runHeader.AsSpan(0), run[0]);
+            BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(8), run.Count);
+            BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(12), 0);
+            Emit(output, hasher, runHeader);
+            foreach (long p in run)
+                Emit(output, hasher, new ReadOnlySpan<byte>(tx.GetPage(p), StorageConstants.PageSize));
+            runs++;
+            written += run.Count;
+            run.Clear();
+        }
+        for (int i = 0; i < pages.Count; i++)
+        {
+            if ((i & 1023) == 0)
+                cancellation.ThrowIfCancellationRequested();
+            long p = pages[i];
+            ulong hash = XxHash64.HashToUInt64(new ReadOnlySpan<byte>(tx.GetPage(p), StorageConstants.PageSize));
+            hashes.Add(p, hash);
+            bool include = previous == null || !previous.TryGet(p, out ulong before) || before != hash;
+            if (!include)
+            {
+                FlushRun();
+                continue;
+            }
+            if (run.Count > 0 && (run[^1] != p - 1 || run.Count == MaxRunPages))
+                FlushRun();
+            run.Add(p);
+        }
+        FlushRun();
+
+        BinaryPrimitives.WriteInt64LittleEndian(runHeader.AsSpan(0), -1);
+        BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(8), checked((int)runs));
+        BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(12), 0);
+        Emit(output, hasher, runHeader);
+        Span<byte> digest = stackalloc byte[8];
+        BinaryPrimitives.WriteUInt64LittleEndian(digest, hasher.GetCurrentHashAsUInt64());
+        output.Write(digest);
+        hashes.TxId = tx.State.TxId;
+        return new SnapshotResult(tx.State.TxId, pages.Count, written, hashes);
+    }
+
+    private static void Emit(Stream output, XxHash64 hasher, ReadOnlySpan<byte> bytes)
+    {
+        hasher.Append(bytes);
+        output.Write(bytes);
+    }
+}
+
+/// <summary>What <see cref="StorageSnapshot.Write"/> did.</summary>
+/// <param name="TxId">The transaction the stream is a snapshot of.</param>
+/// <param name="ReachablePages">Pages reachable at that transaction.</param>
+/// <param name="WrittenPages">Pages written to the stream (all reachable ones for a full stream).</param>
+/// <param name="Hashes">Hashes of every reachable page, the base of the next incremental stream.</param>
+public sealed record SnapshotResult(long TxId, long ReachablePages, long WrittenPages, PageHashes Hashes);
