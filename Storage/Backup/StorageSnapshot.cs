@@ -47,11 +47,17 @@ public static unsafe class StorageSnapshot
     {
         ArgumentNullException.ThrowIfNull(tx);
         ArgumentNullException.ThrowIfNull(output);
-        var pages = new List<long>();
-        foreach (var (page, count) in PageWalker.ReachablePages(tx))
-            for (long p = page; p < page + count; p++)
-                pages.Add(p);
-        pages.Sort();
+        // Units as the walker reports them: a tree page, or an overflow run whose pages are only addressable through its
+        // first page (the page table holds a run under its first number), so every page is read as base + i pages.
+        var units = PageWalker.ReachablePages(tx).ToList();
+        units.Sort((a, b) => a.Page.CompareTo(b.Page));
+        var pages = new List<(long Page, nint Address)>();
+        foreach (var (page, count) in units)
+        {
+            byte* first = tx.GetPage(page);
+            for (int i = 0; i < count; i++)
+                pages.Add((page + i, (nint)(first + (long)i * StorageConstants.PageSize)));
+        }
         var hashes = new PageHashes(pages.Count);
         var hasher = new XxHash64();
         var header = new byte[HeaderSize];
@@ -66,18 +72,18 @@ public static unsafe class StorageSnapshot
         Emit(output, hasher, header);
 
         var runHeader = new byte[RunHeaderSize];
-        var run = new List<long>(MaxRunPages);
+        var run = new List<(long Page, nint Address)>(MaxRunPages);
         long runs = 0, written = 0;
         void FlushRun()
         {
             if (run.Count == 0)
                 return;
-            BinaryPrimitives.WriteInt64LittleEndian(runHeader.AsSpan(0), run[0]);
+            BinaryPrimitives.WriteInt64LittleEndian(runHeader.AsSpan(0), run[0].Page);
             BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(8), run.Count);
             BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(12), 0);
             Emit(output, hasher, runHeader);
-            foreach (long p in run)
-                Emit(output, hasher, new ReadOnlySpan<byte>(tx.GetPage(p), StorageConstants.PageSize));
+            foreach (var (_, address) in run)
+                Emit(output, hasher, new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize));
             runs++;
             written += run.Count;
             run.Clear();
@@ -86,8 +92,8 @@ public static unsafe class StorageSnapshot
         {
             if ((i & 1023) == 0)
                 cancellation.ThrowIfCancellationRequested();
-            long p = pages[i];
-            ulong hash = XxHash64.HashToUInt64(new ReadOnlySpan<byte>(tx.GetPage(p), StorageConstants.PageSize));
+            var (p, address) = pages[i];
+            ulong hash = XxHash64.HashToUInt64(new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize));
             hashes.Add(p, hash);
             bool include = previous == null || !previous.TryGet(p, out ulong before) || before != hash;
             if (!include)
@@ -95,9 +101,9 @@ public static unsafe class StorageSnapshot
                 FlushRun();
                 continue;
             }
-            if (run.Count > 0 && (run[^1] != p - 1 || run.Count == MaxRunPages))
+            if (run.Count > 0 && (run[^1].Page != p - 1 || run.Count == MaxRunPages))
                 FlushRun();
-            run.Add(p);
+            run.Add((p, address));
         }
         FlushRun();
 

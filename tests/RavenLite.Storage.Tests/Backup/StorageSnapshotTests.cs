@@ -18,7 +18,7 @@ public sealed class StorageSnapshotTests
         return Model(tx);
     }
 
-    private static Dictionary<string, Dictionary<string, byte[]>> Model(Transactions.Transaction tx)
+    private static Dictionary<string, Dictionary<string, byte[]>> Model(RavenLite.Storage.Transactions.Transaction tx)
     {
         var model = new Dictionary<string, Dictionary<string, byte[]>>();
         foreach (string name in Trees)
@@ -102,7 +102,16 @@ public sealed class StorageSnapshotTests
             }
             Assert.Equal(fullResult.ReachablePages, fullResult.WrittenPages);
 
-            // A few changes: the incremental holds far fewer pages than the full one.
+            // What the writer did during the full stream, as a first incremental; then a few changes: the second
+            // incremental holds far fewer pages than there are.
+            byte[] catchUp;
+            SnapshotResult catchUpResult;
+            using (var tx = env.ReadTransaction())
+            using (var buffer = new MemoryStream())
+            {
+                catchUpResult = StorageSnapshot.Write(tx, buffer, fullResult.Hashes);
+                catchUp = buffer.ToArray();
+            }
             Mutate(env, random, 5);
             var atIncrement = Model(env);
             byte[] increment;
@@ -110,7 +119,7 @@ public sealed class StorageSnapshotTests
             using (var tx = env.ReadTransaction())
             using (var buffer = new MemoryStream())
             {
-                incrementResult = StorageSnapshot.Write(tx, buffer, fullResult.Hashes);
+                incrementResult = StorageSnapshot.Write(tx, buffer, catchUpResult.Hashes);
                 increment = buffer.ToArray();
             }
             Assert.True(incrementResult.WrittenPages < incrementResult.ReachablePages / 2,
@@ -131,7 +140,7 @@ public sealed class StorageSnapshotTests
                 StorageHarness.AssertConsistent(restored);
             }
             using var dirChain = new TempDirectory("ravenlite-restore");
-            var restoredChain = Restore(dirChain.Path, full, increment);
+            var restoredChain = Restore(dirChain.Path, full, catchUp, increment);
             AssertSame(atIncrement, restoredChain);
             StorageHarness.AssertConsistent(restoredChain);
             // The restored environment takes writes and recovers them.
