@@ -48,6 +48,9 @@ public static class BackupWriter
 
     private const string InProgress = ".in-progress";
 
+    /// <summary>How a backup file's name starts (UTC).</summary>
+    private const string FileStampFormat = "yyyy-MM-dd-HH-mm-ss-fff";
+
     /// <summary>
     /// Writes one backup. With <paramref name="request"/>.Incremental and a previous snapshot file in
     /// <paramref name="request"/>.BackupFolder it writes an incremental one there; otherwise (or when the folder holds
@@ -71,10 +74,15 @@ public static class BackupWriter
             ? request.BackupFolder!
             : Path.Combine(request.FolderPath, $"{stamp}.ravendb-{db.Name}-{ChangeVectors.NodeTag}-{(snapshot ? "snapshot" : "backup")}");
         Directory.CreateDirectory(folder);
-        string fileName = stamp + (incremental ? IncrementalExtension : snapshot ? SnapshotExtension : FullBackupExtension);
+        // File names start with the time to the millisecond, strictly after the folder's last file, so name order is
+        // the order they were taken in (what a restore and LastFileNameToRestore go by).
+        var existing = BackupFiles(folder);
+        DateTime at = now;
+        string FileStamp(DateTime t) => t.ToString(FileStampFormat, CultureInfo.InvariantCulture);
+        while (existing.Count > 0 && string.CompareOrdinal(Path.GetFileName(existing[^1]) is var last && last.Length > FileStampFormat.Length ? last[..FileStampFormat.Length] : last, FileStamp(at)) >= 0)
+            at = at.AddMilliseconds(1);
+        string fileName = FileStamp(at) + (incremental ? IncrementalExtension : snapshot ? SnapshotExtension : FullBackupExtension);
         string path = Path.Combine(folder, fileName);
-        for (int n = 1; File.Exists(path); n++)
-            path = Path.Combine(folder, fileName = $"{stamp}-{n:00}" + Path.GetExtension(fileName));
         string temp = path + InProgress;
         try
         {
