@@ -5,11 +5,12 @@ using RavenLite.Client.Http;
 namespace RavenLite.Client.Commands;
 
 /// <summary><c>GET /databases/{db}/operations/state?id=..</c>: status and result (or error) of an operation; null when unknown (404).</summary>
-public sealed class GetOperationStateCommand(long id) : RavenCommand<JsonObject?>
+/// With <c>serverWide</c>, <c>GET /operations/state?id=..</c>: a server operation (a restore).
+public sealed class GetOperationStateCommand(long id, bool serverWide = false) : RavenCommand<JsonObject?>
 {
     /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database) =>
-        new(HttpMethod.Get, string.Create(CultureInfo.InvariantCulture, $"{DatabasePath(database)}/operations/state?id={id}"));
+        new(HttpMethod.Get, string.Create(CultureInfo.InvariantCulture, $"{(serverWide ? "" : DatabasePath(database))}/operations/state?id={id}"));
 
     /// <inheritdoc />
     public override bool IsExpectedStatus(int status) => status == 404;
