@@ -19,16 +19,21 @@ public sealed class Database : IDisposable
     {
         Name = name;
         Directory = directory;
+        DatabaseCompaction.Recover(directory);
+        Record = File.Exists(Path.Combine(directory, DatabaseRecordFile.FileName)) ? DatabaseRecordFile.Read(directory) : new DatabaseRecordFile { DatabaseName = name };
+        var settings = Record.Settings;
         Environment = StorageEnvironment.Open(new StorageOptions
         {
             Directory = Path.Combine(directory, "storage"),
-            Durability = options.Durability,
+            Durability = settings.TryGetValue("Durability", out var d) ? Enum.Parse<DurabilityMode>(d, ignoreCase: true) : options.Durability,
         });
         try
         {
             Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
             RemoveUnfinishedUploads();
-            Merger = new WriteMerger(Documents, name, options.MergerMaxOperations, options.MergerMaxBytes);
+            Merger = new WriteMerger(Documents, name,
+                settings.TryGetValue("MergerMaxOperations", out var ops) ? int.Parse(ops, System.Globalization.CultureInfo.InvariantCulture) : options.MergerMaxOperations,
+                settings.TryGetValue("MergerMaxBytes", out var bytes) ? int.Parse(bytes, System.Globalization.CultureInfo.InvariantCulture) : options.MergerMaxBytes);
             Indexes = new Indexing.IndexStore(this, logger);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
             Merger.Committed = () =>
@@ -55,6 +60,9 @@ public sealed class Database : IDisposable
             throw;
         }
     }
+
+    /// <summary>The record file as last written (settings, client configuration); replaced by <see cref="DatabaseRegistry.UpdateRecord"/>.</summary>
+    public DatabaseRecordFile Record { get; internal set; }
 
     /// <summary>The name in the casing it was created with.</summary>
     public string Name { get; }

@@ -15,7 +15,7 @@ public sealed partial class DatabaseRegistry : IDisposable
 {
     /// <summary>Longest database name.</summary>
     public const int MaxNameLength = 128;
-    private const string RecordFile = "database.json";
+    private const string RecordFile = DatabaseRecordFile.FileName;
 
     private readonly ServerOptions _options;
     private readonly string _root;
@@ -23,6 +23,7 @@ public sealed partial class DatabaseRegistry : IDisposable
     private readonly Dictionary<string, string> _names = new(StringComparer.OrdinalIgnoreCase); // name -> stored casing
     private readonly Dictionary<string, Database> _open = new(StringComparer.OrdinalIgnoreCase);
     private readonly HashSet<string> _restoring = new(StringComparer.OrdinalIgnoreCase); // names a restore has reserved
+    private readonly HashSet<string> _offline = new(StringComparer.OrdinalIgnoreCase); // databases being compacted
     private const string StagingPrefix = ".restoring-";
     private readonly ILogger _logger;
     private bool _disposed;
@@ -47,8 +48,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                 continue;
             try
             {
-                using var doc = JsonDocument.Parse(File.ReadAllBytes(recordPath));
-                string name = doc.RootElement.GetProperty("DatabaseName").GetString()!;
+                string name = DatabaseRecordFile.Read(dir).DatabaseName;
                 _names[name] = name;
             }
             catch (Exception e) when (e is JsonException or KeyNotFoundException or InvalidOperationException)
@@ -121,11 +121,68 @@ public sealed partial class DatabaseRegistry : IDisposable
         }
     }
 
-    private static void WriteRecord(string dir, string name)
+    private static void WriteRecord(string dir, string name) => new DatabaseRecordFile { DatabaseName = name }.Write(dir);
+
+    /// <summary>
+    /// Changes a database's record file (settings, client configuration) under the registry's lock and, when the
+    /// database is open, its in-memory copy. Returns the record as written.
+    /// </summary>
+    public DatabaseRecordFile UpdateRecord(string name, Action<DatabaseRecordFile> change)
     {
-        string tmp = Path.Combine(dir, RecordFile + ".tmp");
-        File.WriteAllBytes(tmp, JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["DatabaseName"] = name }));
-        File.Move(tmp, Path.Combine(dir, RecordFile), overwrite: true);
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_names.TryGetValue(name, out var stored))
+                throw new DatabaseMissingException(name);
+            string dir = DirectoryOf(stored);
+            var record = DatabaseRecordFile.Read(dir);
+            change(record);
+            record.Write(dir);
+            if (_open.TryGetValue(stored, out var db))
+                db.Record = record;
+            return record;
+        }
+    }
+
+    /// <summary>
+    /// Takes a database offline (requests get 503 until it ends), closes it, runs <paramref name="work"/> with its
+    /// folder, and brings it back (it opens on the next request). 400 when it is already offline.
+    /// </summary>
+    public T RunOffline<T>(string name, Func<string, T> work)
+    {
+        string stored;
+        Database? db;
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_names.TryGetValue(name, out stored!))
+                throw new DatabaseMissingException(name);
+            if (!_offline.Add(stored))
+                throw ApiException.BadRequest($"Database '{stored}' is already being compacted.");
+            _open.Remove(stored, out db);
+        }
+        try
+        {
+            db?.Dispose();
+            return work(DirectoryOf(stored));
+        }
+        finally
+        {
+            lock (_lock)
+                _offline.Remove(stored);
+        }
+    }
+
+    /// <summary>
+    /// Closes an open database (waiting for its requests, as <see cref="Database.Dispose"/> does) so that the next
+    /// request opens it again with its current settings. Run it off the request that asked, which holds a lease.
+    /// </summary>
+    public void Reload(string name)
+    {
+        Database? db;
+        lock (_lock)
+            _open.Remove(name, out db);
+        db?.Dispose();
     }
 
     /// <summary>
@@ -208,6 +265,8 @@ public sealed partial class DatabaseRegistry : IDisposable
                 ObjectDisposedException.ThrowIf(_disposed, this);
                 if (!_names.TryGetValue(name, out var stored))
                     throw new DatabaseMissingException(name);
+                if (_offline.Contains(name))
+                    throw new ApiException(503, RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
                 if (!_open.TryGetValue(name, out db))
                 {
                     db = new Database(stored, DirectoryOf(stored), _options, _logger);

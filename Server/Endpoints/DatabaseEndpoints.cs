@@ -15,7 +15,9 @@ public static class DatabaseEndpoints
         app.MapPut("/admin/databases", Create);
         app.MapDelete("/admin/databases", Delete);
         app.MapGet("/admin/databases", GetRecord);
+        app.MapGet("/databases/{db}/admin/record", DatabaseRoute.Handle((c, db) => WriteRecord(c, db)));
         app.MapGet("/databases", List);
+        app.MapPost("/admin/compact", Compact);
     }
 
     private static async Task Create(HttpContext context)
@@ -87,10 +89,10 @@ public static class DatabaseEndpoints
 
     private static readonly string[] TopologyEmptyArrays = ["Promotables", "Rehabs", "PriorityOrder"];
     private static readonly string[] TopologyEmptyObjects = ["PredefinedMentors", "DemotionReasons", "PromotablesStatus"];
-    private static readonly string[] RecordEmptyObjects = ["Sorters", "Analyzers", "IndexesHistory", "Settings", "RavenConnectionStrings", "SqlConnectionStrings",
+    private static readonly string[] RecordEmptyObjects = ["Sorters", "Analyzers", "IndexesHistory", "RavenConnectionStrings", "SqlConnectionStrings",
                     "OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
-    private static readonly string[] RecordNulls = ["Revisions", "TimeSeries", "RevisionsForConflicts", "Expiration", "Refresh", "DataArchival", "Integrations", "Client", "Studio"];
-    private static readonly string[] RecordEmptyArrays = ["PeriodicBackups", "ExternalReplications", "SinkPullReplications", "HubPullReplications", "RavenEtls", "SqlEtls",
+    private static readonly string[] RecordNulls = ["Revisions", "TimeSeries", "RevisionsForConflicts", "Expiration", "Refresh", "DataArchival", "Integrations", "Studio"];
+    private static readonly string[] RecordEmptyArrays = ["ExternalReplications", "SinkPullReplications", "HubPullReplications", "RavenEtls", "SqlEtls",
                     "ElasticSearchEtls", "OlapEtls", "QueueEtls", "QueueSinks", "UnusedDatabaseIds"];
 
     /// <summary>
@@ -111,6 +113,21 @@ public static class DatabaseEndpoints
         }
         var db = registry.Acquire(stored);
         try
+        {
+            return WriteRecord(context, db);
+        }
+        finally
+        {
+            db.Release();
+        }
+    }
+
+    /// <summary>The database record as RavenDB's clients read it, with RavenLite's settings, client configuration and backup tasks.</summary>
+    private static Task WriteRecord(HttpContext context, Database db)
+    {
+        string stored = db.Name;
+        var record = db.Record;
+        var backups = db.Backups.Tasks;
         {
             var indexes = db.Indexes.All;
             string databaseId = db.Documents.DatabaseId;
@@ -185,15 +202,89 @@ public static class DatabaseEndpoints
                     w.WriteStartArray(empty);
                     w.WriteEndArray();
                 }
+                w.WriteStartObject("Settings");
+                foreach (var (k, v) in record.Settings)
+                    w.WriteString(k, v);
+                w.WriteEndObject();
+                w.WritePropertyName("Client");
+                if (record.Client == null)
+                    w.WriteNullValue();
+                else
+                    w.WriteRawValue(record.Client.ToJsonString(), skipInputValidation: true);
+                w.WriteStartArray("PeriodicBackups");
+                foreach (var task in backups)
+                {
+                    var json = System.Text.Json.Nodes.JsonNode.Parse(task.Json)!;
+                    json["TaskId"] = task.TaskId;
+                    json["Name"] = task.Name;
+                    json["Disabled"] = task.Disabled;
+                    w.WriteRawValue(json.ToJsonString(), skipInputValidation: true);
+                }
+                w.WriteEndArray();
                 w.WriteNumber("TruncatedClusterTransactionCommandsCount", 0);
                 w.WriteNumber("Etag", 1);
                 w.WriteEndObject();
             });
         }
-        finally
+    }
+
+    /// <summary>
+    /// <c>POST /admin/compact</c> (<c>{DatabaseName, Documents, Indexes: [..]}</c>): a server operation that takes the
+    /// database offline (503 meanwhile), rewrites its storage without free pages and merges the named indexes' files.
+    /// </summary>
+    private static async Task Compact(HttpContext context)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "compact settings").ConfigureAwait(false);
+        var root = body.RootElement;
+        string name = root.ValueKind == JsonValueKind.Object && root.TryGetProperty("DatabaseName", out var n) && n.ValueKind == JsonValueKind.String
+            ? n.GetString()! : throw ApiException.BadRequest("DatabaseName is required.");
+        bool documents = root.TryGetProperty("Documents", out var d) && d.ValueKind == JsonValueKind.True;
+        var indexes = root.TryGetProperty("Indexes", out var i) && i.ValueKind == JsonValueKind.Array
+            ? i.EnumerateArray().Select(x => x.ValueKind == JsonValueKind.String ? x.GetString()! : throw ApiException.BadRequest("Indexes must hold index names.")).ToList()
+            : [];
+        if (!documents && indexes.Count == 0)
+            throw ApiException.BadRequest("Nothing to compact: set Documents to true or name Indexes.");
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        string stored = registry.Find(name) ?? throw new DatabaseMissingException(name);
+        var operations = context.RequestServices.GetRequiredService<Operations.ServerOperations>();
+        var state = operations.Table.Start(operations.Table.NextId(), "DatabaseCompact");
+        _ = Task.Run(() =>
         {
-            db.Release();
-        }
+            try
+            {
+                var result = registry.RunOffline(stored, dir => DatabaseCompaction.Run(dir, documents, indexes, state.Token));
+                state.ResultJson = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
+                {
+                    ["$type"] = "Raven.Client.ServerWide.Operations.CompactionResult, Raven.Client",
+                    ["SizeBeforeCompactionInMb"] = result.StorageBytesBefore / (1 << 20),
+                    ["SizeAfterCompactionInMb"] = result.StorageBytesAfter / (1 << 20),
+                    ["StorageBytesBefore"] = result.StorageBytesBefore,
+                    ["StorageBytesAfter"] = result.StorageBytesAfter,
+                    ["IndexesCompacted"] = result.IndexesCompacted,
+                    ["Messages"] = new[] { $"Compacted '{stored}'." },
+                });
+                state.Complete();
+            }
+            catch (ApiException e)
+            {
+                state.Fault(e.ClientType, e.Message, e.StatusCode);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                state.Fault(RavenExceptionTypes.RavenException, "The compaction did not complete: " + e.Message, 500);
+            }
+            finally
+            {
+                operations.Table.Finished(state);
+            }
+        });
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("OperationId", state.Id);
+            w.WriteString("OperationNodeTag", ChangeVectors.NodeTag);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
     }
 
     private static Task List(HttpContext context)

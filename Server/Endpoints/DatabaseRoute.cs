@@ -28,6 +28,13 @@ internal static class DatabaseRoute
         }
         try
         {
+            // RavenDB's clients send the etag of the client configuration they hold; a different one tells them to fetch it.
+            if (context.Request.Headers.TryGetValue("Client-Configuration-Etag", out var held))
+            {
+                long current = context.RequestServices.GetRequiredService<Hosting.ServerClientConfiguration>().EffectiveFor(db.Record).Etag;
+                if (current != 0 && held.ToString().Trim('"') != current.ToString(System.Globalization.CultureInfo.InvariantCulture))
+                    context.Response.Headers["Refresh-Client-Configuration"] = "true";
+            }
             await handler(context, db).ConfigureAwait(false);
         }
         finally

@@ -25,6 +25,71 @@ public static class IndexEndpoints
         app.MapPost("/databases/{db}/indexes/reset", DatabaseRoute.Handle(Reset));
         app.MapPost("/databases/{db}/admin/indexes/stop", DatabaseRoute.Handle((c, db) => Pause(c, db, true)));
         app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false)));
+        app.MapPost("/databases/{db}/admin/indexes/enable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Normal")));
+        app.MapPost("/databases/{db}/admin/indexes/disable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Disabled")));
+        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", CheckLockMode, (d, v) => d.LockMode = v)));
+        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", CheckPriority, (d, v) => d.Priority = v)));
+        app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus));
+    }
+
+    private static string CheckLockMode(string mode) => mode is "Unlock" or "LockedIgnore" or "LockedError"
+        ? mode : throw ApiException.BadRequest($"Lock mode '{mode}' is not Unlock, LockedIgnore or LockedError.");
+
+    private static string CheckPriority(string priority) => priority is "Low" or "Normal" or "High"
+        ? priority : throw ApiException.BadRequest($"Index priority '{priority}' is not Low, Normal or High.");
+
+    /// <summary>RavenDB's index status: Running, Paused (indexing stopped), Disabled, or Error.</summary>
+    private static string StatusOf(Indexing.Index i) =>
+        i.Definition.State == "Disabled" ? "Disabled" : i.Paused ? "Paused" : i.State == "Normal" ? "Running" : "Error";
+
+    /// <summary><c>set-lock</c> / <c>set-priority</c>: <c>{"IndexNames": [..], "Mode"|"Priority": ..}</c>; every name is checked before any changes (auto indexes cannot be locked).</summary>
+    private static async Task SetForMany(HttpContext context, Database db, string property, Func<string, string> check, Action<IndexDefinition, string> apply)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "index " + property.ToLowerInvariant()).ConfigureAwait(false);
+        var root = body.RootElement;
+        if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("IndexNames", out var names) || names.ValueKind != JsonValueKind.Array
+            || names.EnumerateArray().Any(n => n.ValueKind != JsonValueKind.String))
+            throw ApiException.BadRequest($"The body must be {{\"IndexNames\": [..], \"{property}\": ..}}.");
+        string value = root.TryGetProperty(property, out var v) && v.ValueKind == JsonValueKind.String ? check(v.GetString()!) : throw ApiException.BadRequest($"'{property}' is required.");
+        var list = names.EnumerateArray().Select(n => n.GetString()!).ToList();
+        foreach (string name in list)
+        {
+            var index = db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            if (property == "Mode" && index.Definition.IsAuto)
+                throw ApiException.BadRequest($"'{name}' is an auto index: auto indexes cannot be locked.");
+        }
+        foreach (string name in list)
+            db.Indexes.UpdateSettings(name, d => apply(d, value));
+        context.Response.StatusCode = 204;
+    }
+
+    private static Task SetState(HttpContext context, Database db, string state)
+    {
+        var index = Find(context, db);
+        db.Indexes.UpdateSettings(index.Name, d => d.State = state);
+        context.Response.StatusCode = 204;
+        return Task.CompletedTask;
+    }
+
+    /// <summary><c>GET indexes/status</c>: <c>{"Status": "Running"|"Paused", "Indexes": [{"Name", "Status"}]}</c>.</summary>
+    private static Task IndexingStatus(HttpContext context, Database db)
+    {
+        var all = db.Indexes.All;
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Status", all.Count > 0 && all.All(i => i.Paused) ? "Paused" : "Running");
+            w.WriteStartArray("Indexes");
+            foreach (var i in all)
+            {
+                w.WriteStartObject();
+                w.WriteString("Name", i.Name);
+                w.WriteString("Status", StatusOf(i));
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
     }
 
     private static async Task Put(HttpContext context, Database db)
@@ -89,6 +154,10 @@ public static class IndexEndpoints
         string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
         definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
             : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
+        if (e.TryGetProperty("LockMode", out var lockMode) && lockMode.ValueKind == JsonValueKind.String)
+            definition.LockMode = CheckLockMode(lockMode.GetString()!);
+        if (e.TryGetProperty("Priority", out var priority) && priority.ValueKind == JsonValueKind.String)
+            definition.Priority = CheckPriority(priority.GetString()!);
         if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
             foreach (var f in fields.EnumerateObject())
                 definition.FieldOptions[f.Name] = f.Value.Clone();
@@ -151,9 +220,9 @@ public static class IndexEndpoints
         w.WriteEndObject();
         w.WriteStartObject("Configuration");
         w.WriteEndObject();
-        w.WriteString("LockMode", "Unlock");
-        w.WriteString("Priority", "Normal");
-        w.WriteString("State", "Normal");
+        w.WriteString("LockMode", i.Definition.LockMode);
+        w.WriteString("Priority", i.Definition.Priority);
+        w.WriteString("State", i.Definition.State);
         w.WriteEndObject();
     }
 
@@ -216,14 +285,14 @@ public static class IndexEndpoints
         }
         w.WriteEndObject();
         WriteDate(w, "LastQueryingTime", i.LastQueryingTime);
-        w.WriteString("State", "Normal");
-        w.WriteString("Priority", "Normal");
+        w.WriteString("State", i.Definition.State);
+        w.WriteString("Priority", i.Definition.Priority);
         WriteDate(w, "CreatedTimestamp", i.Definition.CreatedAt);
         WriteDate(w, "LastIndexingTime", i.LastIndexingTime);
         w.WriteBoolean("IsStale", Indexing.Index.IsBehind(position, target));
-        w.WriteString("LockMode", "Unlock");
+        w.WriteString("LockMode", i.Definition.LockMode);
         w.WriteString("Type", i.Definition.Type);
-        w.WriteString("Status", i.Paused ? "Paused" : i.State == "Normal" ? "Running" : "Error");
+        w.WriteString("Status", StatusOf(i));
         w.WriteNumber("EntriesCount", position.Entries);
         w.WriteNumber("ErrorsCount", i.ErrorCount);
         w.WriteString("SourceType", "Documents");

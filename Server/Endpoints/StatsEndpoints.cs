@@ -8,11 +8,16 @@ namespace RavenLite.Server.Endpoints;
 public static class StatsEndpoints
 {
     /// <summary>Maps the route.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapGet("/databases/{db}/stats", DatabaseRoute.Handle(Get));
-
-    private static Task Get(HttpContext context, Database db)
+    public static void Map(IEndpointRouteBuilder app)
     {
-        long docs, tombstones, lastEtag, counters, revisions, segments;
+        app.MapGet("/databases/{db}/stats", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: false)));
+        app.MapGet("/databases/{db}/stats/detailed", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: true)));
+    }
+
+    /// <summary>Database statistics; <paramref name="detailed"/> adds RavenDB's <c>DetailedDatabaseStatistics</c> counts (identities, compare-exchange values).</summary>
+    private static Task Get(HttpContext context, Database db, bool detailed)
+    {
+        long docs, tombstones, lastEtag, counters, revisions, segments, identities = 0, values = 0;
         (long Unique, long Attachments, long Bytes) attachments;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
@@ -24,6 +29,12 @@ public static class StatsEndpoints
             revisions = Revisions.RevisionsStore.CountAll(tx);
             segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
             attachments = Attachments.AttachmentsStore.Stats(tx);
+            if (detailed)
+            {
+                identities = DocumentsStorage.Identities(tx).Count;
+                values = CompareExchange.CompareExchangeStore.List(tx, "", 0, int.MaxValue)
+                    .LongCount(e => !e.Key.StartsWith(CompareExchange.CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase));
+            }
             foreach (var index in db.Indexes.All)
                 indexes.Add((index, Indexing.Index.IsBehind(index.Position, index.TargetOf(tx))));
         }
@@ -43,6 +54,13 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfTimeSeriesSegments", segments);
             w.WriteNumber("CountOfDocumentsConflicts", 0);
             w.WriteNumber("CountOfUniqueAttachments", attachments.Unique);
+            if (detailed)
+            {
+                w.WriteNumber("CountOfIdentities", identities);
+                w.WriteNumber("CountOfCompareExchange", values);
+                w.WriteNumber("CountOfCompareExchangeTombstones", 0); // deleted values leave no tombstone here
+                w.WriteNumber("CountOfTimeSeriesDeletedRanges", 0); // deleted ranges are removed from their segments at once
+            }
             w.WriteString("DatabaseChangeVector", lastEtag == 0 ? "" : ChangeVectors.Format(lastEtag, db.Documents.DatabaseId));
             w.WriteString("DatabaseId", db.Documents.DatabaseId);
             w.WriteNumber("LastDocEtag", lastEtag);
@@ -59,9 +77,9 @@ public static class StatsEndpoints
                 w.WriteStartObject();
                 w.WriteString("Name", index.Name);
                 w.WriteBoolean("IsStale", stale);
-                w.WriteString("State", "Normal");
-                w.WriteString("LockMode", "Unlock");
-                w.WriteString("Priority", "Normal");
+                w.WriteString("State", index.Definition.State);
+                w.WriteString("LockMode", index.Definition.LockMode);
+                w.WriteString("Priority", index.Definition.Priority);
                 w.WriteString("Type", index.Definition.Type);
                 w.WriteString("SourceType", "Documents");
                 if (index.LastIndexingTime is { } t)

@@ -46,6 +46,7 @@ public static class ServerHost
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
         builder.Services.AddSingleton<Operations.ServerOperations>();
+        builder.Services.AddSingleton<ServerClientConfiguration>();
         builder.Services.AddSingleton<Subscriptions.SubscriptionTcpServer>();
         builder.Services.AddHostedService(s => s.GetRequiredService<Subscriptions.SubscriptionTcpServer>());
         StudioFiles.AddServices(builder.Services);
@@ -121,6 +122,7 @@ public static class ServerHost
         SubscriptionEndpoints.Map(app);
         SmugglerEndpoints.Map(app);
         BackupEndpoints.Map(app);
+        ConfigurationEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);

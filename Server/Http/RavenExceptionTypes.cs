@@ -41,6 +41,9 @@ public static class RavenExceptionTypes
     /// <summary>The database cannot serve the request right now.</summary>
     public const string DatabaseLoadFailure = Root + "Database.DatabaseLoadFailureException";
 
+    /// <summary>503: the database is offline (being compacted).</summary>
+    public const string DatabaseDisabled = Root + "Database.DatabaseDisabledException";
+
     /// <summary>The disk is full.</summary>
     public const string DiskFull = Root + "Database.DiskFullException";
 

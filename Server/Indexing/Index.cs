@@ -201,7 +201,7 @@ public sealed class Index : IDisposable
     /// <summary>Starts the background worker.</summary>
     internal void Start()
     {
-        _worker = new Thread(Work) { IsBackground = true, Name = "index " + Name };
+        _worker = new Thread(Work) { IsBackground = true, Name = "index " + Name, Priority = ThreadPriorityOf(Definition.Priority) };
         _worker.Start();
     }
 
@@ -246,6 +246,22 @@ public sealed class Index : IDisposable
                 // The writer closed meanwhile: nothing is held any more.
             }
         }
+    }
+
+    /// <summary>The worker thread's priority for a RavenDB index priority (Low, Normal, High), as RavenDB maps them.</summary>
+    internal static ThreadPriority ThreadPriorityOf(string priority) => priority switch
+    {
+        "Low" => ThreadPriority.BelowNormal,
+        "High" => ThreadPriority.AboveNormal,
+        _ => ThreadPriority.Normal,
+    };
+
+    /// <summary>Applies <see cref="IndexDefinition.Priority"/> and <see cref="IndexDefinition.State"/> after they changed.</summary>
+    internal void ApplySettings()
+    {
+        if (_worker is { IsAlive: true } worker)
+            worker.Priority = ThreadPriorityOf(Definition.Priority);
+        Notify();
     }
 
     /// <summary>Wakes the worker (documents were written).</summary>
@@ -390,7 +406,7 @@ public sealed class Index : IDisposable
         long lastBatch = 0;
         while (!_stopping)
         {
-            if (_paused)
+            if (_paused || Definition.State == "Disabled")
             {
                 _wake.Wait(TimeSpan.FromMilliseconds(250));
                 continue;

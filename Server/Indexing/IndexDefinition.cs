@@ -82,6 +82,18 @@ public sealed class IndexDefinition
     /// <summary>When the index was created (UTC).</summary>
     public DateTime CreatedAt { get; set; } = DateTime.UtcNow;
 
+    /// <summary>
+    /// RavenDB's index lock mode: <c>Unlock</c>; <c>LockedIgnore</c> (a PUT of a changed definition is ignored);
+    /// <c>LockedError</c> (it is refused). Set by <c>/indexes/set-lock</c>; kept across restarts.
+    /// </summary>
+    public string LockMode { get; set; } = "Unlock";
+
+    /// <summary><c>Low</c>, <c>Normal</c> or <c>High</c>: the priority of the index's worker thread (<c>/indexes/set-priority</c>).</summary>
+    public string Priority { get; set; } = "Normal";
+
+    /// <summary><c>Normal</c> or <c>Disabled</c> (<c>/admin/indexes/disable</c>: no indexing until enabled; kept across restarts).</summary>
+    public string State { get; set; } = "Normal";
+
     /// <summary>True for auto indexes.</summary>
     [JsonIgnore]
     public bool IsAuto => Type == "AutoMap";

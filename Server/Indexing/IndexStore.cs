@@ -106,6 +106,10 @@ public sealed class IndexStore : IDisposable
             _indexes.TryGetValue(replacementName, out var pending);
             if (!_indexes.TryGetValue(definition.Name, out var existing))
                 return CreateLocked(definition, compiled);
+            if (!SameDefinition(existing.Definition, definition) && existing.Definition.LockMode == "LockedIgnore")
+                return existing; // RavenDB: a locked index ignores new definitions
+            if (!SameDefinition(existing.Definition, definition) && existing.Definition.LockMode == "LockedError")
+                throw ApiException.BadRequest($"Index '{existing.Name}' is locked (LockedError): its definition cannot change. Unlock it first (/indexes/set-lock).");
             if (SameDefinition(existing.Definition, definition))
             {
                 if (pending != null)
@@ -289,6 +293,22 @@ public sealed class IndexStore : IDisposable
         Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
         _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "IndexAdded", Name: definition.Name));
         return index;
+    }
+
+    /// <summary>
+    /// Changes an index's lock mode, priority or state (<paramref name="change"/> edits its definition), stores the
+    /// definition and applies it. 404 IndexDoesNotExistException when there is no such index.
+    /// </summary>
+    public void UpdateSettings(string name, Action<IndexDefinition> change)
+    {
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            var index = _indexes.GetValueOrDefault(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            change(index.Definition);
+            WriteDefinition(index.Folder, index.Definition);
+            index.ApplySettings();
+        }
     }
 
     private static void WriteDefinition(string folder, IndexDefinition definition)

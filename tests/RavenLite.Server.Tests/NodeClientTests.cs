@@ -67,6 +67,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("subscriptions")]
     [InlineData("smuggler")]
     [InlineData("backup")]
+    [InlineData("admin")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();

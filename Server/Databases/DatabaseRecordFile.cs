@@ -1,0 +1,145 @@
+using System.Globalization;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using RavenLite.Server.Http;
+using RavenLite.Storage;
+
+namespace RavenLite.Server.Databases;
+
+/// <summary>
+/// A database's record file <c>database.json</c> beside its storage: its name, its settings (RavenLite's per-database
+/// overrides of server options, read when the database opens) and its client configuration (what RavenDB's clients
+/// apply to their conventions, with the etag that tells them to fetch it again). Written atomically (temp file,
+/// fsync, rename). Thread-safety: callers serialize writes per database (the registry's or the endpoint's lock).
+/// </summary>
+public sealed class DatabaseRecordFile
+{
+    /// <summary>The file's name in the database folder.</summary>
+    public const string FileName = "database.json";
+
+    /// <summary>Settings a database may override, with what each takes.</summary>
+    public static readonly IReadOnlyDictionary<string, string> KnownSettings = new Dictionary<string, string>(StringComparer.Ordinal)
+    {
+        ["Durability"] = "Sync, Buffered or None: when a commit is acknowledged (storage DurabilityMode)",
+        ["MergerMaxOperations"] = "1..1,000,000: most write requests merged into one transaction",
+        ["MergerMaxBytes"] = "65,536..1,073,741,824: most bytes merged into one transaction",
+    };
+
+    /// <summary>The database's name in its creation casing.</summary>
+    public string DatabaseName { get; set; } = "";
+
+    /// <summary>Setting overrides (<see cref="KnownSettings"/>).</summary>
+    public Dictionary<string, string> Settings { get; set; } = new(StringComparer.Ordinal);
+
+    /// <summary>RavenDB's <c>ClientConfiguration</c> as stored (null: none).</summary>
+    public JsonObject? Client { get; set; }
+
+    /// <summary>Changes whenever <see cref="Client"/> does (UTC ticks of the change).</summary>
+    public long ClientEtag { get; set; }
+
+    /// <summary>Reads the record of folder <paramref name="dir"/>.</summary>
+    /// <exception cref="JsonException">the file is not a record.</exception>
+    public static DatabaseRecordFile Read(string dir)
+    {
+        var json = JsonNode.Parse(File.ReadAllBytes(Path.Combine(dir, FileName))) as JsonObject ?? throw new JsonException("database.json is not an object.");
+        var record = new DatabaseRecordFile { DatabaseName = (string?)json[nameof(DatabaseName)] ?? throw new JsonException("database.json has no DatabaseName.") };
+        if (json[nameof(Settings)] is JsonObject settings)
+            foreach (var (k, v) in settings)
+                record.Settings[k] = (string?)v ?? "";
+        record.Client = json[nameof(Client)]?.DeepClone() as JsonObject;
+        record.ClientEtag = (long?)json[nameof(ClientEtag)] ?? 0;
+        return record;
+    }
+
+    /// <summary>Writes the record into folder <paramref name="dir"/> (atomically).</summary>
+    public void Write(string dir)
+    {
+        var json = new JsonObject
+        {
+            [nameof(DatabaseName)] = DatabaseName,
+            [nameof(Settings)] = new JsonObject(Settings.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
+            [nameof(Client)] = Client?.DeepClone(),
+            [nameof(ClientEtag)] = ClientEtag,
+        };
+        string tmp = Path.Combine(dir, FileName + ".tmp");
+        using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))
+        {
+            f.Write(JsonSerializer.SerializeToUtf8Bytes(json));
+            f.Flush(flushToDisk: true);
+        }
+        File.Move(tmp, Path.Combine(dir, FileName), overwrite: true);
+    }
+
+    /// <summary>Validates settings sent to <c>admin/configuration/settings</c>: 400 naming an unknown key or a bad value.</summary>
+    public static Dictionary<string, string> ParseSettings(JsonElement body)
+    {
+        if (body.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("Database settings are a JSON object of \"name\": \"value\".");
+        var settings = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var p in body.EnumerateObject())
+        {
+            if (!KnownSettings.ContainsKey(p.Name))
+                throw ApiException.BadRequest($"'{p.Name}' is not a setting a RavenLite database has; they are: {string.Join("; ", KnownSettings.Select(k => k.Key + " (" + k.Value + ")"))}.");
+            string value = p.Value.ValueKind switch
+            {
+                JsonValueKind.String => p.Value.GetString()!,
+                JsonValueKind.Number => p.Value.GetRawText(),
+                _ => throw ApiException.BadRequest($"Setting '{p.Name}' must be a string or a number."),
+            };
+            bool valid = p.Name switch
+            {
+                "Durability" => Enum.TryParse<DurabilityMode>(value, ignoreCase: true, out _),
+                "MergerMaxOperations" => int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n is >= 1 and <= 1_000_000,
+                "MergerMaxBytes" => int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int b) && b is >= 65_536 and <= 1 << 30,
+                _ => false,
+            };
+            if (!valid)
+                throw ApiException.BadRequest($"Setting '{p.Name}' = '{value}' is out of range: {KnownSettings[p.Name]}.");
+            settings[p.Name] = value;
+        }
+        return settings;
+    }
+
+    /// <summary>Validates RavenDB's <c>ClientConfiguration</c>; 400 naming a bad field. Returns the object to store.</summary>
+    public static JsonObject ParseClientConfiguration(JsonElement body)
+    {
+        if (body.ValueKind != JsonValueKind.Object)
+            throw ApiException.BadRequest("A client configuration is a JSON object.");
+        var result = new JsonObject();
+        foreach (var p in body.EnumerateObject())
+        {
+            switch (p.Name)
+            {
+                case "Disabled":
+                    result[p.Name] = p.Value.ValueKind is JsonValueKind.True or JsonValueKind.False ? p.Value.GetBoolean() : throw ApiException.BadRequest("Disabled must be true or false.");
+                    break;
+                case "MaxNumberOfRequestsPerSession":
+                case "LoadBalancerContextSeed":
+                    if (p.Value.ValueKind == JsonValueKind.Null)
+                        break;
+                    if (!p.Value.TryGetInt32(out int n) || (p.Name == "MaxNumberOfRequestsPerSession" && n < 1))
+                        throw ApiException.BadRequest($"{p.Name} must be a whole number{(p.Name == "MaxNumberOfRequestsPerSession" ? " of at least 1" : "")}.");
+                    result[p.Name] = n;
+                    break;
+                case "ReadBalanceBehavior":
+                case "LoadBalanceBehavior":
+                    if (p.Value.ValueKind == JsonValueKind.Null)
+                        break;
+                    string[] allowed = p.Name == "ReadBalanceBehavior" ? ["None", "RoundRobin", "FastestNode"] : ["None", "UseSessionContext"];
+                    string? value = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() : null;
+                    result[p.Name] = value != null && allowed.Contains(value) ? value : throw ApiException.BadRequest($"{p.Name} must be one of {string.Join(", ", allowed)}.");
+                    break;
+                case "IdentityPartsSeparator":
+                    if (p.Value.ValueKind == JsonValueKind.Null)
+                        break;
+                    string? separator = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() : null;
+                    result[p.Name] = separator is { Length: 1 } && separator != "|" ? separator : throw ApiException.BadRequest("IdentityPartsSeparator must be one character other than '|'.");
+                    break;
+                default:
+                    break; // Etag and fields of newer clients: not stored
+            }
+        }
+        result["Disabled"] ??= false;
+        return result;
+    }
+}

@@ -1,0 +1,90 @@
+using System.Text.Json.Nodes;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Hosting;
+using RavenLite.Server.Http;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// Client configuration and database settings (docs/http-api.md "Administration"):
+/// <c>GET /databases/{db}/configuration/client</c> (<c>{Etag, Configuration}</c>: the database's, else the server's),
+/// <c>PUT /databases/{db}/admin/configuration/client</c>, <c>GET|PUT /configuration/client</c> and
+/// <c>/admin/configuration/client</c> (server-wide), and <c>PUT /databases/{db}/admin/configuration/settings</c>
+/// (per-database overrides of <see cref="DatabaseRecordFile.KnownSettings"/>; the database reopens to apply them).
+/// Clients holding an older configuration etag get <c>Refresh-Client-Configuration: true</c> (<see cref="DatabaseRoute"/>).
+/// </summary>
+public static class ConfigurationEndpoints
+{
+    /// <summary>Maps the routes.</summary>
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapGet("/databases/{db}/configuration/client", DatabaseRoute.Handle(GetClient));
+        app.MapPut("/databases/{db}/admin/configuration/client", DatabaseRoute.Handle(PutClient));
+        app.MapGet("/configuration/client", GetServerClient);
+        app.MapPut("/admin/configuration/client", PutServerClient);
+        app.MapPut("/databases/{db}/admin/configuration/settings", DatabaseRoute.Handle(PutSettings));
+    }
+
+    private static Task GetClient(HttpContext context, Database db)
+    {
+        var (configuration, etag) = context.RequestServices.GetRequiredService<ServerClientConfiguration>().EffectiveFor(db.Record);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("Etag", etag);
+            w.WritePropertyName("Configuration");
+            if (configuration == null)
+                w.WriteNullValue();
+            else
+                w.WriteRawValue(configuration.ToJsonString(), skipInputValidation: true);
+            w.WriteEndObject();
+        });
+    }
+
+    private static async Task PutClient(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "client configuration").ConfigureAwait(false);
+        var configuration = DatabaseRecordFile.ParseClientConfiguration(body.RootElement);
+        context.RequestServices.GetRequiredService<DatabaseRegistry>().UpdateRecord(db.Name, r =>
+        {
+            r.Client = configuration;
+            r.ClientEtag = Math.Max(DateTime.UtcNow.Ticks, r.ClientEtag + 1);
+        });
+        context.Response.StatusCode = 204; // RavenDB's clients read no body here
+    }
+
+    private static Task GetServerClient(HttpContext context)
+    {
+        var server = context.RequestServices.GetRequiredService<ServerClientConfiguration>();
+        var client = server.Client?.DeepClone() as JsonObject;
+        if (client != null)
+            client["Etag"] = server.Etag;
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            if (client == null)
+                w.WriteNullValue();
+            else
+                w.WriteRawValue(client.ToJsonString(), skipInputValidation: true);
+        });
+    }
+
+    private static async Task PutServerClient(HttpContext context)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "client configuration").ConfigureAwait(false);
+        var server = context.RequestServices.GetRequiredService<ServerClientConfiguration>();
+        server.Set(DatabaseRecordFile.ParseClientConfiguration(body.RootElement));
+        context.Response.StatusCode = 204;
+    }
+
+    private static async Task PutSettings(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "database settings").ConfigureAwait(false);
+        var settings = DatabaseRecordFile.ParseSettings(body.RootElement);
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        registry.UpdateRecord(db.Name, r => r.Settings = settings);
+        context.Response.StatusCode = 204;
+        string name = db.Name;
+        // RavenDB reloads a database whose settings changed; this request's lease is returned first.
+        _ = Task.Run(() => registry.Reload(name));
+    }
+}

@@ -1,0 +1,58 @@
+namespace RavenLite.Storage.Backup;
+
+/// <summary>
+/// Rewrites an environment without its free pages: every tree's entries, in key order, into a new environment in
+/// another directory (appends fill pages; overflow values are laid out afresh), committed in batches of about
+/// 64 MiB and flushed before the call returns. The source must not be open elsewhere. The caller swaps the
+/// directories. Key/value content is copied exactly; page numbers, transaction ids and the journal start anew.
+/// </summary>
+public static class StorageCompactor
+{
+    private const long BatchBytes = 64L << 20;
+
+    /// <summary>Copies <paramref name="sourceDirectory"/> into the empty <paramref name="targetDirectory"/>; returns (data-file bytes before, after).</summary>
+    public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, CancellationToken cancellation = default)
+    {
+        using var source = StorageEnvironment.Open(StorageOptions.ForDirectory(sourceDirectory));
+        using var target = StorageEnvironment.Open(StorageOptions.ForDirectory(targetDirectory, DurabilityMode.Buffered));
+        using (var read = source.ReadTransaction())
+        {
+            foreach (string name in read.GetTreeNames())
+            {
+                var tree = read.ReadTree(name)!;
+                var cursor = tree.CreateCursor();
+                var write = target.WriteTransaction();
+                try
+                {
+                    var into = write.CreateTree(name);
+                    long bytes = 0;
+                    if (cursor.SeekToFirst())
+                    {
+                        do
+                        {
+                            into.Put(cursor.Key, cursor.Value);
+                            bytes += cursor.Key.Length + cursor.Value.Length;
+                            if (bytes >= BatchBytes)
+                            {
+                                cancellation.ThrowIfCancellationRequested();
+                                write.Commit();
+                                write.Dispose();
+                                write = target.WriteTransaction();
+                                into = write.CreateTree(name);
+                                bytes = 0;
+                            }
+                        }
+                        while (cursor.MoveNext());
+                    }
+                    write.Commit();
+                }
+                finally
+                {
+                    write.Dispose();
+                }
+            }
+        }
+        target.Flush();
+        return (source.GetStats().DataFileBytes, target.GetStats().DataFileBytes);
+    }
+}
