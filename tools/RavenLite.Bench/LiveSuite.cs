@@ -41,6 +41,7 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
             results.Add(Subscription(server, http, count));
             results.AddRange(ExportImport(server, http, count));
             results.AddRange(Changes(server, http, docs));
+            results.AddRange(Backups(server, http, docs));
         }
         foreach (var r in results)
             yield return r;
@@ -174,6 +175,105 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         return rows;
     }
 
+    /// <summary>
+    /// Snapshot backups of the bench database (1M orders plus the writes before): a full one while idle (MB/s of the
+    /// pages read and of the file written), full ones back to back while 64 clients write (their writes/s against the
+    /// rate of the same writes measured just before, without backups), an incremental one after those writes, and a
+    /// restore of the full one.
+    /// </summary>
+    private List<BenchResult> Backups(ServerProcess server, HttpClient http, OrderDocuments docs)
+    {
+        string folder = Path.Combine(workDir, "backups");
+        Directory.CreateDirectory(folder);
+        string config = System.Text.Json.JsonSerializer.Serialize(new { Name = "bench", BackupType = "Snapshot", LocalSettings = new { FolderPath = folder }, FullBackupFrequency = "0 3 * * *", IncrementalBackupFrequency = "0 * * * *" });
+        long taskId;
+        using (var put = System.Text.Json.JsonDocument.Parse(Post(http, "/databases/bench/admin/periodic-backup", config)))
+            taskId = put.RootElement.GetProperty("TaskId").GetInt64();
+        var rows = new List<BenchResult>();
+
+        var (full, fullSeconds) = RunBackup(http, taskId, isFull: true);
+        long pagesBytes = full.GetProperty("PagesWritten").GetInt64() * 8192, fileBytes = full.GetProperty("SizeInBytes").GetInt64();
+        Console.WriteLine($"#   ravenlite: full snapshot of {pagesBytes / 1048576.0:N0} MB of pages into a {fileBytes / 1048576.0:N0} MB file in {fullSeconds:N1} s ({pagesBytes / 1048576.0 / fullSeconds:N0} MB/s of pages)");
+        rows.Add(new BenchResult("live", "backup-full-snapshot-mb", "ravenlite", "sync", pagesBytes >> 20, fullSeconds, (pagesBytes >> 20) / fullSeconds, null, fileBytes, null, null, null, null, null, server.PeakRssBytes()));
+        string fullFolder = full.GetProperty("LocalBackup").GetProperty("BackupDirectory").GetString()!;
+        string fullFile = full.GetProperty("LocalBackup").GetProperty("FileName").GetString()!;
+
+        var (quietOps, quietSeconds, _, _) = Writes(http, docs, "before-backup");
+        double quietWrites = quietOps / quietSeconds;
+        int during = 0;
+        using (var stop = new CancellationTokenSource())
+        {
+            var backups = Task.Run(() =>
+            {
+                Thread.Sleep(500);
+                while (!stop.IsCancellationRequested)
+                {
+                    RunBackup(http, taskId, isFull: true);
+                    during++;
+                }
+            });
+            var (ops, seconds, p50, p99) = Writes(http, docs, "backup");
+            stop.Cancel();
+            backups.Wait();
+            Console.WriteLine($"#   ravenlite: {during} full snapshots while 64 clients wrote {ops / seconds:N0}/s (p99 {p99:N2} ms): {ops / seconds / quietWrites:P0} of the rate without backups ({quietWrites:N0}/s)");
+            rows.Add(new BenchResult("live", "writes-64-clients-during-backups", "ravenlite", "sync", ops, seconds, ops / seconds, null, null, null, null, null, p50, p99, null));
+        }
+
+        var (incremental, incrementalSeconds) = RunBackup(http, taskId, isFull: false);
+        long incrementalPages = incremental.GetProperty("PagesWritten").GetInt64(), reachable = incremental.GetProperty("PagesReachable").GetInt64();
+        Console.WriteLine($"#   ravenlite: incremental snapshot after those writes: {incrementalPages:N0} of {reachable:N0} pages ({incremental.GetProperty("SizeInBytes").GetInt64() / 1048576.0:N1} MB) in {incrementalSeconds:N2} s");
+        rows.Add(new BenchResult("live", "backup-incremental-snapshot-mb", "ravenlite", "sync", incrementalPages * 8192 >> 20, incrementalSeconds, (incrementalPages * 8192 >> 20) / incrementalSeconds, null, incremental.GetProperty("SizeInBytes").GetInt64(), null, null, null, null, null, null));
+
+        // Restore the first full snapshot alone (the folder of the back-to-back ones holds only itself).
+        string body = System.Text.Json.JsonSerializer.Serialize(new { DatabaseName = "restored", BackupLocation = fullFolder, LastFileNameToRestore = fullFile });
+        var sw = Stopwatch.StartNew();
+        long op;
+        using (var answer = System.Text.Json.JsonDocument.Parse(Post(http, "/admin/restore/database", body)))
+            op = answer.RootElement.GetProperty("OperationId").GetInt64();
+        WaitForOperation(http, $"/operations/state?id={op}");
+        sw.Stop();
+        long restoredDocs;
+        using (var stats = System.Text.Json.JsonDocument.Parse(http.GetStringAsync("/databases/restored/stats").Result))
+            restoredDocs = stats.RootElement.GetProperty("CountOfDocuments").GetInt64();
+        Console.WriteLine($"#   ravenlite: restore of the full snapshot: {restoredDocs:N0} documents in {sw.Elapsed.TotalSeconds:N1} s ({pagesBytes / 1048576.0 / sw.Elapsed.TotalSeconds:N0} MB/s)");
+        rows.Add(new BenchResult("live", "restore-full-snapshot-mb", "ravenlite", "sync", pagesBytes >> 20, sw.Elapsed.TotalSeconds, (pagesBytes >> 20) / sw.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null));
+        Directory.Delete(folder, recursive: true);
+        return rows;
+    }
+
+    private static (System.Text.Json.JsonElement Result, double Seconds) RunBackup(HttpClient http, long taskId, bool isFull)
+    {
+        var sw = Stopwatch.StartNew();
+        long op;
+        using (var answer = System.Text.Json.JsonDocument.Parse(Post(http, $"/databases/bench/admin/backup/database?isFullBackup={(isFull ? "true" : "false")}&taskId={taskId}", null)))
+            op = answer.RootElement.GetProperty("OperationId").GetInt64();
+        var result = WaitForOperation(http, $"/databases/bench/operations/state?id={op}");
+        return (result, sw.Elapsed.TotalSeconds);
+    }
+
+    private static System.Text.Json.JsonElement WaitForOperation(HttpClient http, string url)
+    {
+        while (true)
+        {
+            using var state = System.Text.Json.JsonDocument.Parse(http.GetStringAsync(url).Result);
+            string status = state.RootElement.GetProperty("Status").GetString()!;
+            if (status == "Completed")
+                return state.RootElement.GetProperty("Result").Clone();
+            if (status != "InProgress")
+                throw new InvalidOperationException($"{url}: {state.RootElement}");
+            Thread.Sleep(20);
+        }
+    }
+
+    private static string Post(HttpClient http, string url, string? body)
+    {
+        using var r = http.PostAsync(url, body == null ? null : new StringContent(body)).Result;
+        string text = r.Content.ReadAsStringAsync().Result;
+        if (r.StatusCode != HttpStatusCode.OK)
+            throw new InvalidOperationException($"{url} answered {(int)r.StatusCode}: {text}");
+        return text;
+    }
+
     private static int Count(ReadOnlySpan<byte> text, ReadOnlySpan<byte> what)
     {
         int n = 0;
@@ -217,6 +317,14 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         Console.WriteLine($"#   {pg.Version}: COPY FROM {copyIn.Elapsed.TotalSeconds:N1} s, COPY TO {copyOut.Elapsed.TotalSeconds:N1} s ({bytesOut / 1048576.0:N0} MB of text)");
         yield return new BenchResult("live", "export-1kb", "postgres", "sync", docs.Count, copyOut.Elapsed.TotalSeconds, docs.Count / copyOut.Elapsed.TotalSeconds, null, null, null, null, null, null, null, null);
         yield return PostgresPolling(ds, docs);
+        var dump = Stopwatch.StartNew();
+        string dumpFile = pg.Dump();
+        dump.Stop();
+        long tableBytes;
+        using (var c = ds.CreateCommand("SELECT pg_total_relation_size('docs')"))
+            tableBytes = (long)c.ExecuteScalar()!;
+        Console.WriteLine($"#   {pg.Version}: pg_dump -Fc -Z1 of the {tableBytes / 1048576.0:N0} MB table in {dump.Elapsed.TotalSeconds:N1} s ({new FileInfo(dumpFile).Length / 1048576.0:N0} MB file)");
+        yield return new BenchResult("live", "backup-full-snapshot-mb", "postgres", "sync", tableBytes >> 20, dump.Elapsed.TotalSeconds, (tableBytes >> 20) / dump.Elapsed.TotalSeconds, null, new FileInfo(dumpFile).Length, null, null, null, null, null, null);
     }
 
     private static BenchResult PostgresPolling(NpgsqlDataSource ds, OrderDocuments docs)

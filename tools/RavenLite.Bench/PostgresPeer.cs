@@ -81,6 +81,17 @@ internal sealed class PostgresPeer : IDisposable
         return ((IPEndPoint)l.LocalEndpoint).Port;
     }
 
+    /// <summary>
+    /// <c>pg_dump -Fc -Z 1</c> of the database into a file in the peer's folder (PostgreSQL's own logical backup, the
+    /// analogue of a RavenDB dump); returns the file's path.
+    /// </summary>
+    public string Dump()
+    {
+        string file = Path.Combine(_dir, "dump.pgdump");
+        Pg("pg_dump", ["-h", "127.0.0.1", "-p", Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-U", "postgres", "-Fc", "-Z", "1", "-f", file, "postgres"]);
+        return file;
+    }
+
     private string Pg(string tool, string[] args) => Run(Path.Combine(_bin, tool), args, _asPostgresUser, _bin);
 
     private static string Run(string file, string[] args, bool asPostgres, string bin)
