@@ -61,7 +61,7 @@ public sealed class DocumentStore : IDocumentStore
         if (!Uri.TryCreate(_urls[0], UriKind.Absolute, out var url) || url.Scheme is not ("http" or "https"))
             throw new InvalidOperationException($"'{_urls[0]}' is not an absolute http(s) URL.");
         Conventions.Freeze();
-        _executor = new RequestExecutor(url, Conventions.RequestTimeout);
+        _executor = new RequestExecutor(url, Conventions.RequestTimeout, Conventions);
         Maintenance = new MaintenanceOperationExecutor(this, null);
         return this;
     }

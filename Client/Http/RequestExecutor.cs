@@ -12,9 +12,13 @@ namespace RavenLite.Client.Http;
 public sealed class RequestExecutor : IDisposable
 {
     private readonly HttpClient _http;
+    private readonly DocumentConventions? _conventions;
+    private string _clientConfigurationEtag = "0";
+    private (int MaxRequests, char Separator)? _originalConventions;
 
-    internal RequestExecutor(Uri url, TimeSpan timeout)
+    internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null)
     {
+        _conventions = conventions;
         var handler = new SocketsHttpHandler
         {
             PooledConnectionLifetime = TimeSpan.FromMinutes(5),
@@ -35,6 +39,8 @@ public sealed class RequestExecutor : IDisposable
     {
         ArgumentNullException.ThrowIfNull(command);
         using var request = command.CreateRequest(database);
+        if (_conventions != null)
+            request.Headers.TryAddWithoutValidation("Client-Configuration-Etag", Volatile.Read(ref _clientConfigurationEtag));
         HttpResponseMessage response;
         try
         {
@@ -45,6 +51,8 @@ public sealed class RequestExecutor : IDisposable
             throw new RavenException($"Could not reach the RavenLite server at {Url}: {e.Message}", e);
         }
         int status = (int)response.StatusCode;
+        if (database != null && response.Headers.Contains("Refresh-Client-Configuration"))
+            await RefreshClientConfigurationAsync(database, cancellationToken).ConfigureAwait(false);
         if (command.KeepsResponse && status is >= 200 and < 300)
             return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false); // the result disposes it
         using (response)
@@ -52,6 +60,37 @@ public sealed class RequestExecutor : IDisposable
             if (status is >= 200 and < 300 || command.IsExpectedStatus(status))
                 return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false);
             throw await ToExceptionAsync(response, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Fetches the database's client configuration (<c>GET /databases/{db}/configuration/client</c>) after an answer
+    /// said it changed, and applies it to the conventions: <c>MaxNumberOfRequestsPerSession</c> and
+    /// <c>IdentityPartsSeparator</c>; a disabled or removed configuration restores the values the store started with.
+    /// </summary>
+    private async Task RefreshClientConfigurationAsync(string database, CancellationToken cancellationToken)
+    {
+        if (_conventions == null)
+            return;
+        using var response = await _http.GetAsync($"/databases/{Uri.EscapeDataString(database)}/configuration/client", cancellationToken).ConfigureAwait(false);
+        if (!response.IsSuccessStatusCode)
+            return;
+        using var doc = JsonDocument.Parse(await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false));
+        var root = doc.RootElement;
+        lock (_conventions)
+        {
+            _originalConventions ??= (_conventions.MaxNumberOfRequestsPerSession, _conventions.IdentityPartsSeparator);
+            var configuration = root.TryGetProperty("Configuration", out var c) ? c : default;
+            bool active = configuration.ValueKind == JsonValueKind.Object && !(configuration.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True);
+            var (maxRequests, separator) = _originalConventions.Value;
+            if (active && configuration.TryGetProperty("MaxNumberOfRequestsPerSession", out var m) && m.ValueKind == JsonValueKind.Number)
+                maxRequests = m.GetInt32();
+            if (active && configuration.TryGetProperty("IdentityPartsSeparator", out var sep) && sep.GetString() is { Length: 1 } text)
+                separator = text[0];
+            _conventions.MaxNumberOfRequestsPerSession = maxRequests;
+            _conventions.IdentityPartsSeparator = separator;
+            if (root.TryGetProperty("Etag", out var etag))
+                Volatile.Write(ref _clientConfigurationEtag, etag.GetRawText());
         }
     }
 

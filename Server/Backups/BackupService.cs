@@ -199,7 +199,7 @@ public sealed class BackupService : IDisposable
             BackupResult result;
             try
             {
-                result = await Task.Run(() => BackupWriter.Write(_db, task.Request(incremental, status?.FolderPath), linked.Token), linked.Token).ConfigureAwait(false);
+                result = await OnLowPriorityThread(() => BackupWriter.Write(_db, task.Request(incremental, status?.FolderPath), linked.Token)).ConfigureAwait(false);
             }
             catch (Exception e) when (periodic && e is not OperationCanceledException)
             {
@@ -233,6 +233,29 @@ public sealed class BackupService : IDisposable
         {
             _running.Release();
         }
+    }
+
+    /// <summary>
+    /// Runs a backup on a thread of the lowest priority: reading, hashing and compressing the pages yield the CPU to the
+    /// writers (where the OS lets a process lower its threads' priority: as root, or with CAP_SYS_NICE).
+    /// </summary>
+    private static Task<T> OnLowPriorityThread<T>(Func<T> work)
+    {
+        var done = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                done.SetResult(work());
+            }
+            catch (Exception e)
+            {
+                done.SetException(e);
+            }
+        })
+        { IsBackground = true, Name = "backup", Priority = ThreadPriority.Lowest };
+        thread.Start();
+        return done.Task;
     }
 
     /// <summary>Retention: this database's backup folders under <paramref name="root"/> older than <paramref name="keep"/> go, never the current one.</summary>
@@ -272,8 +295,9 @@ public sealed class BackupService : IDisposable
     public (DateTime At, bool Full)? NextRun(PeriodicBackupConfiguration task)
     {
         var status = StatusOf(task.TaskId);
-        DateTime? lastFull = status?.LastFullBackup;
-        DateTime? lastAny = new[] { status?.LastFullBackup, status?.LastIncrementalBackup }.Max();
+        // A failed run counts as a run for the schedule: the task tries again at its next occurrence, not every second.
+        DateTime? lastFull = new[] { status?.LastFullBackup, status?.ErrorAt }.Max();
+        DateTime? lastAny = new[] { status?.LastFullBackup, status?.LastIncrementalBackup, status?.ErrorAt }.Max();
         DateTime? nextFull = task.Full?.GetNextOccurrence(lastFull ?? task.CreatedAt);
         // An incremental needs a snapshot to follow; until the first full one, the incremental schedule takes a full one.
         DateTime? nextIncremental = task.Incremental?.GetNextOccurrence(lastAny ?? task.CreatedAt);

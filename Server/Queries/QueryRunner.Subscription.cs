@@ -14,7 +14,7 @@ public sealed partial class QueryRunner
     /// <c>where</c> clause rejects it. 400 for what a subscription cannot run: an index source, order by, paging,
     /// group by, facets, suggestions, search and moreLikeThis (which need an index), an update.
     /// </summary>
-    public static SubscriptionMatcher ForSubscription(Database db, RqlQuery query)
+    public static SubscriptionMatcher ForSubscription(Database db, RqlQuery query, bool revisions = false)
     {
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
@@ -32,7 +32,9 @@ public sealed partial class QueryRunner
         var runner = new QueryRunner(db, query, default);
         if (query.Where != null)
             runner.ResolveAll(query.Where);
-        return new SubscriptionMatcher(runner);
+        if (revisions && (query.Select.Count > 0 || query.SelectScript != null))
+            throw ApiException.InvalidQuery("A subscription on revisions sends {Current, Previous}: it cannot have a select.");
+        return new SubscriptionMatcher(runner) { Revisions = revisions };
     }
 
     /// <summary>See <see cref="ForSubscription"/>.</summary>
@@ -41,6 +43,16 @@ public sealed partial class QueryRunner
         private readonly QueryRunner _runner;
 
         internal SubscriptionMatcher(QueryRunner runner) => _runner = runner;
+
+        /// <summary>True when <paramref name="doc"/> passes the query's where (a revision's current version, for a revisions subscription).</summary>
+        public bool Matches(StoredDocument doc)
+        {
+            using var row = Row.ForDocument(doc);
+            return _runner._query.Where == null || _runner.Evaluate(_runner._query.Where, row);
+        }
+
+        /// <summary>True for a subscription on revisions (<c>from Orders (Revisions = true)</c>): items are <c>{Current, Previous}</c>.</summary>
+        public bool Revisions { get; init; }
 
         /// <summary>The collection read (null: every document).</summary>
         public string? Collection => _runner._query.Source.AllDocs ? null : _runner._query.Source.Collection;

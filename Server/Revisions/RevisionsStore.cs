@@ -193,6 +193,33 @@ public static class RevisionsStore
         return result;
     }
 
+    /// <summary>
+    /// Revisions written after <paramref name="afterEtag"/>, in etag order, each with the revision of the same document
+    /// just before it (null for its first): what a subscription on revisions sends. Lazy over <paramref name="tx"/>.
+    /// </summary>
+    public static IEnumerable<(StoredDocument Current, StoredDocument? Previous)> ScanAfter(Transaction tx, long afterEtag, string databaseId)
+    {
+        if (tx.ReadTree(ByEtagTree) is not { } byEtag || tx.ReadTree(TreeName) is not { } revisions)
+            yield break;
+        var c = byEtag.CreateCursor();
+        if (!c.Seek(DocumentsStorage.EtagKey(afterEtag + 1)))
+            yield break;
+        do
+        {
+            byte[] key = c.Value.ToArray();
+            if (!revisions.TryGet(key, out var record))
+                continue; // trimmed since
+            var current = DocumentRecord.Read(record, databaseId);
+            StoredDocument? previous = null;
+            var p = revisions.CreateCursor();
+            int docKeyLength = key.Length - 9;
+            if (p.Seek(key) && p.MovePrevious() && p.Key.Length == key.Length && p.Key[..(docKeyLength + 1)].SequenceEqual(key.AsSpan(0, docKeyLength + 1)))
+                previous = DocumentRecord.Read(p.Value, databaseId);
+            yield return (current, previous);
+        }
+        while (c.MoveNext());
+    }
+
     /// <summary>Number of revisions of a document.</summary>
     public static long Count(Transaction tx, ReadOnlySpan<byte> docKey) => List(tx, docKey).Count;
 

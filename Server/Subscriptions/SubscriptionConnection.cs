@@ -206,6 +206,23 @@ public sealed class SubscriptionConnection : IDisposable
         var includeIds = new List<string>();
         long last = after, bytes = 0;
         int scanned = 0;
+        if (matcher.Revisions)
+        {
+            foreach (var (current, previous) in Revisions.RevisionsStore.ScanAfter(tx, after, _db.Documents.DatabaseId))
+            {
+                scanned++;
+                last = current.Etag;
+                if ((matcher.Collection == null || string.Equals(current.Collection, matcher.Collection, StringComparison.OrdinalIgnoreCase)) && matcher.Matches(current))
+                {
+                    var item = RevisionItem(current, previous);
+                    documents.Add((item, current.Id));
+                    bytes += item.Length;
+                }
+                if (documents.Count >= maxDocs || bytes >= MaxBatchBytes || scanned >= MaxScannedPerBatch)
+                    break;
+            }
+            return new Batch(documents, last, scanned, []);
+        }
         foreach (var doc in _db.Documents.Scan(tx, matcher.Collection, after))
         {
             scanned++;
@@ -224,6 +241,29 @@ public sealed class SubscriptionConnection : IDisposable
             if (_db.Documents.Get(tx, id) is { } included)
                 includes.Add(included);
         return new Batch(documents, last, scanned, includes);
+    }
+
+    /// <summary>A revisions subscription's item: <c>{"Current": revision, "Previous": the one before or null, "@metadata": {"@id", "@change-vector"}}</c>.</summary>
+    private static byte[] RevisionItem(StoredDocument current, StoredDocument? previous)
+    {
+        var buffer = new ArrayBufferWriter<byte>(current.Json.Length + (previous?.Json.Length ?? 0) + 128);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WritePropertyName("Current");
+            w.WriteRawValue(current.Json, skipInputValidation: true);
+            w.WritePropertyName("Previous");
+            if (previous == null)
+                w.WriteNullValue();
+            else
+                w.WriteRawValue(previous.Json, skipInputValidation: true);
+            w.WriteStartObject("@metadata");
+            w.WriteString("@id", current.Id);
+            w.WriteString("@change-vector", current.ChangeVector);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
     }
 
     private async Task SendBatchAsync(Batch batch, CancellationToken cancellation)

@@ -12,7 +12,7 @@ namespace RavenLite.Server.Subscriptions;
 /// so a 2xx or a Confirm means durable), the workers connected to them (one per subscription), and the signal that
 /// wakes idle workers when writes commit.
 /// </summary>
-public sealed class SubscriptionManager(Database db)
+public sealed partial class SubscriptionManager(Database db)
 {
     private readonly object _lock = new();
     private readonly Dictionary<string, SubscriptionConnection> _active = new(StringComparer.OrdinalIgnoreCase);
@@ -30,7 +30,11 @@ public sealed class SubscriptionManager(Database db)
     {
         if (string.IsNullOrWhiteSpace(query))
             throw ApiException.BadRequest("A subscription needs a Query (RQL: from Orders where ...).");
-        var matcher = QueryRunner.ForSubscription(db, RqlParser.Parse(query));
+        // RavenDB's clients mark a subscription on revisions by "(Revisions = true)" after the collection.
+        var revisions = RevisionsMarker().Match(query);
+        if (revisions.Success)
+            query = query.Remove(revisions.Groups["marker"].Index, revisions.Groups["marker"].Length);
+        var matcher = QueryRunner.ForSubscription(db, RqlParser.Parse(query), revisions.Success);
         if (matcher.Collection is { } collection)
         {
             using var tx = db.Environment.ReadTransaction();
@@ -229,4 +233,7 @@ public sealed class SubscriptionManager(Database db)
         foreach (var c in all)
             c.Close("Closed", "The database is closing.", canReconnect: true);
     }
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"^\s*from\s+(?:'[^']*'|""[^""]*""|[^\s(]+)(?<marker>\s*\(\s*Revisions\s*=\s*true\s*\))", System.Text.RegularExpressions.RegexOptions.IgnoreCase)]
+    private static partial System.Text.RegularExpressions.Regex RevisionsMarker();
 }

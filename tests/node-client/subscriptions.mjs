@@ -5,7 +5,7 @@
 // worker is disposed from the acknowledged position (nothing skipped, nothing acknowledged sent again),
 // disable/enable, dropConnection, delete, and a missing subscription (SubscriptionDoesNotExistException).
 // Usage: node subscriptions.mjs <url> <database>.
-import { DocumentStore, CreateDatabaseOperation } from "ravendb";
+import { DocumentStore, CreateDatabaseOperation, ConfigureRevisionsOperation, RevisionsConfiguration, RevisionsCollectionConfiguration } from "ravendb";
 import assert from "node:assert/strict";
 
 const [url, database] = process.argv.slice(2);
@@ -137,7 +137,34 @@ try {
   assert.equal(goneError.name, "SubscriptionDoesNotExistException");
   for (const w of [disabledWorker, w4, gone, worker2])
     await w.dispose();
-  console.log(`subscriptions: ok (${seen.size} documents in ${batches} batches, resumed ${resumed.length}, projected ${rows.length})`);
+
+  // A subscription on revisions: each item is {current, previous} of one change, in order.
+  const revisionsConfig = new RevisionsConfiguration();
+  const notesConfig = new RevisionsCollectionConfiguration();
+  notesConfig.disabled = false;
+  revisionsConfig.collections = new Map([["Notes", notesConfig]]);
+  await store.maintenance.send(new ConfigureRevisionsOperation(revisionsConfig));
+  {
+    const s = store.openSession();
+    await s.store({ text: "v1", "@metadata": { "@collection": "Notes" } }, "notes/1");
+    await s.saveChanges();
+  }
+  const revName = await store.subscriptions.createForRevisions({ name: "NoteHistory", query: "from Notes (Revisions = true) where text != 'skip'" });
+  assert.equal(revName, "NoteHistory");
+  for (const text of ["v2", "skip", "v3"]) {
+    const s = store.openSession();
+    const note = await s.load("notes/1");
+    note.text = text;
+    await s.saveChanges();
+  }
+  const history = [];
+  const rw = store.subscriptions.getSubscriptionWorkerForRevisions({ subscriptionName: "NoteHistory" });
+  rw.on("batch", (batch, cb) => { for (const item of batch.items) history.push([item.result.previous?.text ?? null, item.result.current.text, item.id]); cb(); });
+  await until(() => history.length === 3, "three revisions (the 'skip' one filtered out)");
+  assert.deepEqual(history.map(h => h.slice(0, 2)), [[null, "v1"], ["v1", "v2"], ["skip", "v3"]]);
+  assert.ok(history.every(h => h[2] === "notes/1"));
+  await rw.dispose();
+  console.log(`subscriptions: ok (${seen.size} documents in ${batches} batches, resumed ${resumed.length}, projected ${rows.length}, ${history.length} revisions)`);
 } finally {
   store.dispose();
   clearTimeout(timeout);

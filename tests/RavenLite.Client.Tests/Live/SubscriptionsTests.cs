@@ -101,4 +101,40 @@ public sealed class SubscriptionsTests(DriverFixture fixture) : IClassFixture<Dr
         await Assert.ThrowsAsync<SubscriptionDoesNotExistException>(() => missing.Run(_ => { }));
         await missing.DisposeAsync();
     }
+
+    [Fact]
+    public async Task A_subscription_on_revisions_delivers_each_change_with_the_version_before_it()
+    {
+        var store = await fixture.Driver.GetDocumentStoreAsync();
+        var configuration = new Revisions.RevisionsConfiguration();
+        configuration.Collections["Users"] = new Revisions.RevisionsCollectionConfiguration { Disabled = false };
+        await store.Maintenance.SendAsync(new Revisions.ConfigureRevisionsOperation(configuration));
+        using (var s = store.OpenAsyncSession())
+        {
+            await s.StoreAsync(new User { Name = "a", Age = 1 }, "users/1");
+            await s.SaveChangesAsync();
+        }
+        await store.Subscriptions.CreateAsync(new SubscriptionCreationOptions { Name = "History", Query = "from Users (Revisions = true)" });
+        for (int age = 2; age <= 3; age++)
+        {
+            using var s = store.OpenAsyncSession();
+            var user = await s.LoadAsync<User>("users/1");
+            user!.Age = age;
+            await s.SaveChangesAsync();
+        }
+        var changes = new ConcurrentQueue<(int? Before, int After)>();
+        var worker = store.Subscriptions.GetSubscriptionWorker<Revision<User>>(new SubscriptionWorkerOptions("History"));
+        var run = worker.Run(batch =>
+        {
+            foreach (var item in batch.Items)
+            {
+                Assert.Equal("users/1", item.Id);
+                changes.Enqueue((item.Result.Previous?.Age, item.Result.Current!.Age));
+            }
+        });
+        await Until(() => changes.Count == 3, "three revisions");
+        Assert.Equal([(null, 1), (1, 2), (2, 3)], changes.ToArray());
+        await worker.DisposeAsync();
+        await Assert.ThrowsAsync<InvalidQueryException>(() => store.Subscriptions.CreateAsync(new SubscriptionCreationOptions { Query = "from Users (Revisions = true) select Name" }));
+    }
 }
