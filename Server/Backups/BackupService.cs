@@ -159,31 +159,15 @@ public sealed class BackupService : IDisposable
     {
         var task = oneTime ?? Get(taskId) ?? throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task {taskId} in database '{_db.Name}'.");
         var state = _db.Operations.Start(operationId ?? _db.Operations.NextId(), "DatabaseBackup");
-        _ = Task.Run(async () =>
+        _db.Operations.RunInBackground(state, async () =>
         {
-            try
-            {
-                var result = await RunAsync(task, oneTime == null, full, state.Token, state.Id).ConfigureAwait(false);
-                var json = new System.Buffers.ArrayBufferWriter<byte>(512);
-                using (var w = new Utf8JsonWriter(json))
-                    result.WriteJson(w);
-                state.ResultJson = json.WrittenSpan.ToArray();
-                state.AddProcessed(result.Documents);
-                state.Complete();
-            }
-            catch (ApiException e)
-            {
-                state.Fault(e.ClientType, e.Message, e.StatusCode);
-            }
-            catch (Exception e) when (e is not OutOfMemoryException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, "The backup did not complete: " + e.Message, 500);
-            }
-            finally
-            {
-                _db.Operations.Finished(state);
-            }
-        });
+            var result = await RunAsync(task, oneTime == null, full, state.Token, state.Id).ConfigureAwait(false);
+            var json = new System.Buffers.ArrayBufferWriter<byte>(512);
+            using (var w = new Utf8JsonWriter(json))
+                result.WriteJson(w);
+            state.AddProcessed(result.Documents);
+            return json.WrittenSpan.ToArray();
+        }, "The backup did not complete");
         return state;
     }
 
@@ -236,8 +220,8 @@ public sealed class BackupService : IDisposable
     }
 
     /// <summary>
-    /// Runs a backup on a thread of the lowest priority: reading, hashing and compressing the pages yield the CPU to the
-    /// writers (where the OS lets a process lower its threads' priority: as root, or with CAP_SYS_NICE).
+    /// Runs a backup on a thread of the lowest CPU priority (nice 19 on Linux): reading, hashing and compressing the
+    /// pages yield the CPU to the request and merger threads.
     /// </summary>
     private static Task<T> OnLowPriorityThread<T>(Func<T> work)
     {
@@ -246,6 +230,7 @@ public sealed class BackupService : IDisposable
         {
             try
             {
+                Storage.Platform.ThreadPriorities.LowerCurrentThread();
                 done.SetResult(work());
             }
             catch (Exception e)
@@ -253,7 +238,7 @@ public sealed class BackupService : IDisposable
                 done.SetException(e);
             }
         })
-        { IsBackground = true, Name = "backup", Priority = ThreadPriority.Lowest };
+        { IsBackground = true, Name = "backup" };
         thread.Start();
         return done.Task;
     }

@@ -122,37 +122,22 @@ public static class BackupEndpoints
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         var logger = context.RequestServices.GetRequiredService<ILogger<DatabaseRegistry>>();
         var state = operations.Table.Start(operations.Table.NextId(), "DatabaseRestore");
-        _ = Task.Run(() =>
+        operations.Table.RunInBackground(state, () =>
         {
-            try
+            long at = DatabaseRestorer.Restore(registry, request, options, logger, state.Token);
+            return Task.FromResult(System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
             {
-                long at = DatabaseRestorer.Restore(registry, request, options, logger, state.Token);
-                state.ResultJson = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
-                {
-                    ["$type"] = "Raven.Client.Documents.Operations.Backups.RestoreResult, Raven.Client",
-                    ["DatabaseName"] = request.DatabaseName,
-                    ["TransactionId"] = at,
-                    ["Messages"] = new[] { $"Restored '{request.DatabaseName}' from {request.BackupLocation}." },
-                });
-                state.Complete();
-            }
-            catch (ApiException e)
-            {
-                state.Fault(e.ClientType, e.Message, e.StatusCode);
-            }
-            catch (Exception e) when (e is not OutOfMemoryException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, "The restore did not complete: " + e.Message, 500);
-            }
-            finally
-            {
-                operations.Table.Finished(state);
-            }
-        });
+                ["$type"] = "Raven.Client.Documents.Operations.Backups.RestoreResult, Raven.Client",
+                ["DatabaseName"] = request.DatabaseName,
+                ["TransactionId"] = at,
+                ["Messages"] = new[] { $"Restored '{request.DatabaseName}' from {request.BackupLocation}." },
+            }));
+        }, "The restore did not complete");
         await OperationAnswer(context, "OperationId", state.Id, "OperationNodeTag").ConfigureAwait(false);
     }
 
-    private static Task OperationAnswer(HttpContext context, string idName, long id, string nodeName) =>
+    /// <summary>The answer of a request that started an operation: <c>{"OperationId": id, "OperationNodeTag"|"ResponsibleNode": "A"}</c>.</summary>
+    internal static Task OperationAnswer(HttpContext context, string idName, long id, string nodeName) =>
         JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

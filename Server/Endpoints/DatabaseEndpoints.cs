@@ -248,43 +248,21 @@ public static class DatabaseEndpoints
         string stored = registry.Find(name) ?? throw new DatabaseMissingException(name);
         var operations = context.RequestServices.GetRequiredService<Operations.ServerOperations>();
         var state = operations.Table.Start(operations.Table.NextId(), "DatabaseCompact");
-        _ = Task.Run(() =>
+        operations.Table.RunInBackground(state, () =>
         {
-            try
+            var result = registry.RunOffline(stored, dir => DatabaseCompaction.Run(dir, documents, indexes, state.Token));
+            return Task.FromResult(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
             {
-                var result = registry.RunOffline(stored, dir => DatabaseCompaction.Run(dir, documents, indexes, state.Token));
-                state.ResultJson = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
-                {
-                    ["$type"] = "Raven.Client.ServerWide.Operations.CompactionResult, Raven.Client",
-                    ["SizeBeforeCompactionInMb"] = result.StorageBytesBefore / (1 << 20),
-                    ["SizeAfterCompactionInMb"] = result.StorageBytesAfter / (1 << 20),
-                    ["StorageBytesBefore"] = result.StorageBytesBefore,
-                    ["StorageBytesAfter"] = result.StorageBytesAfter,
-                    ["IndexesCompacted"] = result.IndexesCompacted,
-                    ["Messages"] = new[] { $"Compacted '{stored}'." },
-                });
-                state.Complete();
-            }
-            catch (ApiException e)
-            {
-                state.Fault(e.ClientType, e.Message, e.StatusCode);
-            }
-            catch (Exception e) when (e is not OutOfMemoryException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, "The compaction did not complete: " + e.Message, 500);
-            }
-            finally
-            {
-                operations.Table.Finished(state);
-            }
-        });
-        await JsonResponse.WriteAsync(context, 200, w =>
-        {
-            w.WriteStartObject();
-            w.WriteNumber("OperationId", state.Id);
-            w.WriteString("OperationNodeTag", ChangeVectors.NodeTag);
-            w.WriteEndObject();
-        }).ConfigureAwait(false);
+                ["$type"] = "Raven.Client.ServerWide.Operations.CompactionResult, Raven.Client",
+                ["SizeBeforeCompactionInMb"] = result.StorageBytesBefore / (1 << 20),
+                ["SizeAfterCompactionInMb"] = result.StorageBytesAfter / (1 << 20),
+                ["StorageBytesBefore"] = result.StorageBytesBefore,
+                ["StorageBytesAfter"] = result.StorageBytesAfter,
+                ["IndexesCompacted"] = result.IndexesCompacted,
+                ["Messages"] = new[] { $"Compacted '{stored}'." },
+            }));
+        }, "The compaction did not complete");
+        await BackupEndpoints.OperationAnswer(context, "OperationId", state.Id, "OperationNodeTag").ConfigureAwait(false);
     }
 
     private static Task List(HttpContext context)

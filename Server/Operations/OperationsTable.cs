@@ -46,6 +46,37 @@ public sealed class OperationsTable
         }
     }
 
+    /// <summary>
+    /// Runs <paramref name="work"/> in the background as operation <paramref name="state"/>: its result JSON completes
+    /// the operation; an <see cref="Http.ApiException"/> faults it with its type and status; anything else faults it
+    /// with <paramref name="failure"/> and the message (500). The operation is marked finished either way.
+    /// </summary>
+    public void RunInBackground(OperationState state, Func<Task<byte[]>> work, string failure)
+    {
+        ArgumentNullException.ThrowIfNull(state);
+        ArgumentNullException.ThrowIfNull(work);
+        _ = Task.Run(async () =>
+        {
+            try
+            {
+                state.ResultJson = await work().ConfigureAwait(false);
+                state.Complete();
+            }
+            catch (Http.ApiException e)
+            {
+                state.Fault(e.ClientType, e.Message, e.StatusCode);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                state.Fault(Http.RavenExceptionTypes.RavenException, failure + ": " + e.Message, 500);
+            }
+            finally
+            {
+                Finished(state);
+            }
+        });
+    }
+
     /// <summary>Told of each operation that ended (the changes API's operation notifications).</summary>
     public Action<OperationState>? OnFinished { get; set; }
 

@@ -30,6 +30,14 @@ internal static unsafe partial class Native
     /// <summary>Largest input LZ4 accepts in one block (LZ4_MAX_INPUT_SIZE).</summary>
     public const int Lz4MaxInputSize = 0x7E000000;
 
+    /// <summary>setpriority(2): with which = PRIO_PROCESS (0) and a thread id, Linux sets that one thread's nice value.</summary>
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int setpriority(int which, int who, int prio);
+
+    /// <summary>gettid(2): the calling thread's kernel id.</summary>
+    [LibraryImport(LibC)]
+    public static partial int gettid();
+
     [LibraryImport(LibC, SetLastError = true)]
     public static partial nint mmap(nint addr, nuint length, int prot, int flags, int fd, long offset);
 

@@ -20,7 +20,7 @@ namespace RavenLite.Bench;
 ///   notifications/s delivered. Target: writes slowed ≤ 10%.</item>
 /// </list>
 /// </summary>
-internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true)
+internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true, string[]? only = null)
 {
     private const int Clients = 64;
     private const int Subscribers = 100;
@@ -38,14 +38,19 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
             using var http = new HttpClient(handler) { BaseAddress = server.Url, Timeout = TimeSpan.FromMinutes(30) };
             Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
             Check(http.PostAsync("/databases/bench/bulk_insert?id=1", new BulkInsertSuite.BulkContent(docs)).Result, HttpStatusCode.Created);
-            results.Add(Subscription(server, http, count));
-            results.AddRange(ExportImport(server, http, count));
-            results.AddRange(Changes(server, http, docs));
-            results.AddRange(Backups(server, http, docs));
+            bool all = only is not { Length: > 0 };
+            if (all)
+            {
+                results.Add(Subscription(server, http, count));
+                results.AddRange(ExportImport(server, http, count));
+                results.AddRange(Changes(server, http, docs));
+            }
+            if (all || only!.Contains("backups"))
+                results.AddRange(Backups(server, http, docs));
         }
         foreach (var r in results)
             yield return r;
-        if (withPeer)
+        if (withPeer && only is not { Length: > 0 })
         {
             foreach (var r in Postgres(docs))
                 yield return r;

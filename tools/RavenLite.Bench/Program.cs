@@ -39,7 +39,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
         "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
         "extensions" => new ExtensionsSuite(isQuick, work, withPeer).Run(),
-        "live" => new LiveSuite(isQuick, work, withPeer).Run(),
+        "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -67,7 +67,7 @@ var mapReduce = new Command("mapreduce", "Map-reduce build and change-to-visible
 mapReduce.SetAction(r => RunSuite("mapreduce", r));
 var extensions = new Command("extensions", "Counter increments from 64 clients against PostgreSQL UPDATE n = n + 1; time-series entries through bulk insert and bytes per entry; attachment uploads (1 MB, 100 MB) against the machine's sequential write limit.") { quick, json, dir, noPeer };
 extensions.SetAction(r => RunSuite("extensions", r));
-var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; 64-client writes with and without 100 changes-API subscribers.") { quick, json, dir, noPeer };
+var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; export/import; 64-client writes with and without 100 changes-API subscribers; snapshot backups (--only backups runs just those).") { quick, json, dir, noPeer, only };
 live.SetAction(r => RunSuite("live", r));
 return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live }.Parse(args).Invoke();
 
