@@ -231,7 +231,7 @@ public static class BackupWriter
         result.Documents = DocumentsStorage.CountDocuments(tx);
         SnapshotResult pages;
         using (var s = archive.CreateEntry(PagesEntry, level).Open())
-            pages = StorageSnapshot.Write(tx, s, baseHashes, cancellation);
+            pages = StorageSnapshot.Write(tx, s, baseHashes, cancellation: cancellation);
         using (var s = archive.CreateEntry(HashesEntry, CompressionLevel.Fastest).Open())
             pages.Hashes.WriteTo(s);
         result.PagesWritten = pages.WrittenPages;

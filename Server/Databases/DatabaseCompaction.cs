@@ -25,7 +25,7 @@ public static class DatabaseCompaction
         {
             string storage = Path.Combine(dir, "storage"), target = storage + ".compacting", old = storage + ".old";
             Directory.CreateDirectory(target);
-            (before, after) = StorageCompactor.Compact(storage, target, cancellation);
+            (before, after) = StorageCompactor.Compact(storage, target, cancellation: cancellation);
             var fs = Storage.Platform.DiskFileSystem.Instance;
             Directory.Move(storage, old);
             fs.SyncDirectory(dir);

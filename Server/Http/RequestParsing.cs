@@ -36,13 +36,19 @@ public static class RequestParsing
         return v.Count == 0 ? null : v[0];
     }
 
-    /// <summary>An integer query parameter; <paramref name="fallback"/> when absent or not a number; clamped to [min, max].</summary>
+    /// <summary>An integer query parameter: <paramref name="fallback"/> when absent; 400 naming it when not a whole number or below <paramref name="min"/>; at most <paramref name="max"/>.</summary>
     public static int QueryInt(HttpRequest request, string name, int fallback, int min = 0, int max = int.MaxValue)
     {
         string? s = Query(request, name);
-        if (s == null || !long.TryParse(s, NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
+        if (string.IsNullOrEmpty(s))
             return fallback;
-        return (int)Math.Clamp(n, min, max);
+        // Not a number, overflowing, or below the minimum (a negative start or page size) is a mistake worth naming;
+        // more than the maximum is clamped to it, as RavenDB's clients ask for int.MaxValue to mean "all".
+        if (!long.TryParse(s, NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
+            throw ApiException.BadRequest($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
+        if (n < min)
+            throw ApiException.BadRequest($"Query string parameter '{name}' is {n}; it must be at least {min}.");
+        return (int)Math.Min(n, max);
     }
 
     /// <summary>A 64-bit integer query parameter, or null when absent or not a number.</summary>

@@ -11,7 +11,8 @@ public static class StorageCompactor
     private const long BatchBytes = 64L << 20;
 
     /// <summary>Copies <paramref name="sourceDirectory"/> into the empty <paramref name="targetDirectory"/>; returns (data-file bytes before, after).</summary>
-    public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, CancellationToken cancellation = default)
+    /// <param name="progress">Called with (tree name, entries copied so far) at every batch and at each tree's end; null: none.</param>
+    public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, Action<string, long>? progress = null, CancellationToken cancellation = default)
     {
         using var source = StorageEnvironment.Open(StorageOptions.ForDirectory(sourceDirectory));
         using var target = StorageEnvironment.Open(StorageOptions.ForDirectory(targetDirectory, DurabilityMode.Buffered));
@@ -25,15 +26,17 @@ public static class StorageCompactor
                 try
                 {
                     var into = write.CreateTree(name);
-                    long bytes = 0;
+                    long bytes = 0, copied = 0;
                     if (cursor.SeekToFirst())
                     {
                         do
                         {
                             into.Put(cursor.Key, cursor.Value);
                             bytes += cursor.Key.Length + cursor.Value.Length;
+                            copied++;
                             if (bytes >= BatchBytes)
                             {
+                                progress?.Invoke(name, copied);
                                 cancellation.ThrowIfCancellationRequested();
                                 write.Commit();
                                 write.Dispose();
@@ -45,6 +48,7 @@ public static class StorageCompactor
                         while (cursor.MoveNext());
                     }
                     write.Commit();
+                    progress?.Invoke(name, copied);
                 }
                 finally
                 {

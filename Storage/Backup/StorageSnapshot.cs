@@ -43,7 +43,8 @@ public static unsafe class StorageSnapshot
     /// <paramref name="previous"/>. Returns the hashes of every reachable page, for the next incremental stream.
     /// Cost: reads every reachable page once (hashing at memory speed); writes only the included ones.
     /// </summary>
-    public static SnapshotResult Write(ReadTransaction tx, Stream output, PageHashes? previous, CancellationToken cancellation = default)
+    /// <param name="progress">Called with (pages read, pages reachable) every 1,024 pages and at the end; null: none.</param>
+    public static SnapshotResult Write(ReadTransaction tx, Stream output, PageHashes? previous, Action<long, long>? progress = null, CancellationToken cancellation = default)
     {
         ArgumentNullException.ThrowIfNull(tx);
         ArgumentNullException.ThrowIfNull(output);
@@ -91,7 +92,10 @@ public static unsafe class StorageSnapshot
         for (int i = 0; i < pages.Count; i++)
         {
             if ((i & 1023) == 0)
+            {
                 cancellation.ThrowIfCancellationRequested();
+                progress?.Invoke(i, pages.Count);
+            }
             var (p, address) = pages[i];
             ulong hash = XxHash64.HashToUInt64(new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize));
             hashes.Add(p, hash);
@@ -106,6 +110,7 @@ public static unsafe class StorageSnapshot
             run.Add((p, address));
         }
         FlushRun();
+        progress?.Invoke(pages.Count, pages.Count);
 
         BinaryPrimitives.WriteInt64LittleEndian(runHeader.AsSpan(0), -1);
         BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(8), checked((int)runs));

@@ -55,4 +55,40 @@ public class DataDirCommandsTests
         Assert.Equal(2, DataDirCommands.Check(new DirectoryInfo(dir.Path), output));
         Assert.Contains("no valid copy", output.ToString(), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void Snapshot_restore_and_compact_keep_every_entry_and_report_progress()
+    {
+        using var dir = Filled();
+        using (var env = StorageEnvironment.Open(StorageOptions.ForDirectory(dir.Path)))
+        {
+            using var tx = env.WriteTransaction();
+            var t = tx.CreateTree("users");
+            for (int i = 0; i < 300; i += 2)
+                t.Delete(System.Text.Encoding.UTF8.GetBytes($"users/{i:D4}"));
+            tx.Commit();
+        }
+        using var work = new TempDirectory("ravenlite-cli-work");
+        string file = Path.Combine(work.Path, "full.pages");
+        var output = new StringWriter();
+        Assert.Equal(0, DataDirCommands.Snapshot(new DirectoryInfo(dir.Path), new FileInfo(file), output));
+        Assert.Contains("(100%)", output.ToString(), StringComparison.Ordinal);
+
+        output = new StringWriter();
+        Assert.Equal(0, DataDirCommands.Restore(new DirectoryInfo(Path.Combine(work.Path, "restored")), [new FileInfo(file)], output));
+        Assert.Contains("OK: 2 trees, 151 entries", output.ToString(), StringComparison.Ordinal);
+
+        output = new StringWriter();
+        Assert.Equal(0, DataDirCommands.Compact(new DirectoryInfo(dir.Path), new DirectoryInfo(Path.Combine(work.Path, "compacted")), output));
+        Assert.Contains("compact: users: 150 entries", output.ToString(), StringComparison.Ordinal);
+        Assert.Contains("OK: 2 trees, 151 entries", output.ToString(), StringComparison.Ordinal);
+
+        // A damaged stream is refused with the reason, exit code 2.
+        var bytes = File.ReadAllBytes(file);
+        bytes[bytes.Length / 2] ^= 1;
+        File.WriteAllBytes(file, bytes);
+        output = new StringWriter();
+        Assert.Equal(2, DataDirCommands.Restore(new DirectoryInfo(Path.Combine(work.Path, "broken")), [new FileInfo(file)], output));
+        Assert.Contains("checksum", output.ToString(), StringComparison.Ordinal);
+    }
 }

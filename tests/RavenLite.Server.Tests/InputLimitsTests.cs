@@ -165,6 +165,23 @@ public sealed class InputLimitsTests
         using var put = new HttpRequestMessage(HttpMethod.Put, "/databases/db/docs?id=t/2") { Content = Json("{}") };
         put.Headers.TryAddWithoutValidation("If-Match", "garbage-not-a-cv");
         Assert.Equal(HttpStatusCode.Conflict, (await s.Http.SendAsync(put)).StatusCode);
-        Assert.Equal(HttpStatusCode.OK, (await s.Http.GetAsync("/databases/db/docs?start=abc&pageSize=-5")).StatusCode);
+        // Paging arguments themselves are checked (Negative_or_non_numeric_paging_arguments_are_400s_that_name_them).
+    }
+
+    [Fact]
+    public async Task Negative_or_non_numeric_paging_arguments_are_400s_that_name_them()
+    {
+        await using var s = await StartWithDatabaseAsync();
+        foreach (string url in new[] { "/databases/db/docs?start=-1", "/databases/db/docs?pageSize=-5", "/databases/db/docs?start=abc",
+                     "/databases/db/docs?start=99999999999999999999999", "/databases/db/indexes?start=-1", "/databases?pageSize=-1" })
+        {
+            var r = await s.Http.GetAsync(url);
+            string body = await r.Content.ReadAsStringAsync();
+            Assert.True(r.StatusCode == HttpStatusCode.BadRequest, $"{url}: {(int)r.StatusCode} {body}");
+            string name = url.Contains("start", StringComparison.Ordinal) ? "'start'" : "'pageSize'";
+            Assert.Contains(name, body, StringComparison.Ordinal);
+        }
+        // More than the maximum is clamped (RavenDB's clients ask for int.MaxValue to mean all).
+        Assert.Equal(HttpStatusCode.OK, (await s.Http.GetAsync("/databases/db/docs?pageSize=2147483647")).StatusCode);
     }
 }

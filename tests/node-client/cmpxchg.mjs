@@ -127,7 +127,7 @@ try {
     await w.store({ name: "Fay", emailKey: "emails/dee@x.com", "@metadata": { "@collection": "Users" } }, "users/fay");
     await w.saveChanges();
     const s = store.openSession({ transactionMode: "ClusterWide" });
-    const found = await s.query({ collection: "Users" }).whereEquals("name", "Fay").include(i => i.includeCompareExchangeValue("emailKey")).all();
+    const found = await s.query({ collection: "Users" }).whereEquals("name", "Fay").include(i => i.includeCompareExchangeValue("emailKey")).waitForNonStaleResults().all();
     assert.equal(found.length, 1);
     const n = s.advanced.numberOfRequests;
     const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");

@@ -92,4 +92,57 @@ internal static class DataDirCommands
         }
         return "0x" + Convert.ToHexString(shown) + suffix;
     }
+
+    public static int Snapshot(DirectoryInfo dir, FileInfo file, TextWriter output) => Guard(output, () =>
+    {
+        using var env = Open(dir);
+        using var tx = env.ReadTransaction();
+        using var stream = new FileStream(file.FullName, FileMode.CreateNew, FileAccess.Write);
+        long lastPercent = -1;
+        var result = Storage.Backup.StorageSnapshot.Write(tx, stream, null, (done, total) =>
+        {
+            long percent = total == 0 ? 100 : done * 100 / total;
+            if (percent / 10 != lastPercent / 10)
+                output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"snapshot: {done:N0} of {total:N0} pages ({percent}%)"));
+            lastPercent = percent;
+        });
+        stream.Flush(flushToDisk: true);
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"snapshot of transaction {result.TxId}: {result.WrittenPages:N0} pages, {stream.Length:N0} bytes in '{file.FullName}'"));
+        return 0;
+    });
+
+    public static int Restore(DirectoryInfo target, FileInfo[] files, TextWriter output) => Guard(output, () =>
+    {
+        try
+        {
+            using (var restorer = new Storage.Backup.SnapshotRestorer(target.FullName))
+            {
+                foreach (var f in files)
+                {
+                    using var stream = f.OpenRead();
+                    restorer.Apply(stream, f.Name);
+                    output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"restore: applied '{f.Name}' (transaction {restorer.TxId}, {restorer.PagesWritten:N0} pages so far)"));
+                }
+                restorer.Complete();
+            }
+        }
+        catch (Exception e) when (e is InvalidDataException or InvalidOperationException)
+        {
+            output.WriteLine($"error: {e.Message}");
+            return 2;
+        }
+        return Check(target, output);
+    });
+
+    public static int Compact(DirectoryInfo dir, DirectoryInfo target, TextWriter output) => Guard(output, () =>
+    {
+        if (!File.Exists(Path.Combine(dir.FullName, "headers")))
+            throw new DirectoryNotFoundException($"'{dir.FullName}' is not a RavenLite storage directory (no 'headers' file).");
+        if (target.Exists && target.EnumerateFileSystemInfos().Any())
+            throw new IOException($"'{target.FullName}' is not empty.");
+        var (before, after) = Storage.Backup.StorageCompactor.Compact(dir.FullName, target.FullName,
+            (tree, copied) => output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"compact: {tree}: {copied:N0} entries")));
+        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"compacted: data file {before:N0} -> {after:N0} bytes"));
+        return Check(target, output);
+    });
 }
