@@ -290,6 +290,25 @@ public sealed class DocumentsWriteContext
     /// revision): false when that version has a revision already or the document does not exist. A document without
     /// revisions gains <c>HasRevisions</c> (a new version, whose revision this is).
     /// </summary>
+    /// <summary>
+    /// Stores a revision read from a dump (its JSON as exported, full <c>@metadata</c>) under a new etag of this
+    /// database, after any revision of the same document stored before (so dumps list them oldest first). The
+    /// attachments it lists that this database holds get a reference, as a revision made here would.
+    /// </summary>
+    public void ImportRevision(string id, string collection, DateTime lastModified, ReadOnlySpan<byte> json)
+    {
+        long etag = ++_lastEtag;
+        var key = KeyOf(id);
+        var record = new System.Buffers.ArrayBufferWriter<byte>(json.Length + 64);
+        DocumentRecord.WriteHeader(record, id, collection, etag, lastModified);
+        record.Write(json);
+        Revisions.RevisionsStore.Add(Transaction, key, etag, record.WrittenSpan);
+        if (DocumentExtras.Read(json) is { } extras)
+            foreach (var attachment in extras.Attachments.Values)
+                if (Attachments.AttachmentsStore.Find(Transaction, attachment.Hash) != null)
+                    Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash);
+    }
+
     public bool ForceRevision(string id)
     {
         var doc = Get(id);

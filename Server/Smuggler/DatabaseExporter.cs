@@ -120,7 +120,8 @@ public static class DatabaseExporter
         w.WriteStartArray("RevisionDocuments");
         foreach (var key in Revisions.RevisionsStore.DocumentKeys(tx))
         {
-            foreach (var revision in Revisions.RevisionsStore.GetFor(tx, key, 0, int.MaxValue, db.Documents.DatabaseId))
+            // Oldest first, as RavenDB's dumps list them (in etag order): an import stores them in that order.
+            foreach (var revision in Enumerable.Reverse(Revisions.RevisionsStore.GetFor(tx, key, 0, int.MaxValue, db.Documents.DatabaseId)))
             {
                 w.WriteRawValue(revision.Json, skipInputValidation: true);
                 counts.Add("RevisionDocuments");

@@ -10,9 +10,10 @@ namespace RavenLite.Server.Smuggler;
 /// <summary>
 /// Reads a <c>.ravendbdump</c> (RavenDB 4–7's or RavenLite's; <see cref="DumpReader"/>) into a database, one element at a
 /// time: documents (in batches of 512 through the merger) with their attachments (contents staged as they stream by,
-/// then attached), static indexes, identities, compare-exchange values, counters, RavenLite's time series. What it does
-/// not read is counted as skipped with a message: auto indexes (recreated by queries), revisions, tombstones, conflicts,
-/// subscriptions, the database record, and RavenDB's binary time-series segments. A truncated or malformed dump stops
+/// then attached), revisions (each under a new etag, in the dump's order: oldest first), static indexes, identities,
+/// compare-exchange values, counters, RavenLite's time series. What it does not read is counted as skipped with a
+/// message: auto indexes (recreated by queries), tombstones, conflicts, subscriptions, the database record, and RavenDB's
+/// binary time-series segments. A truncated or malformed dump stops
 /// with an <see cref="InvalidDataException"/>; what was imported before stays and is counted.
 /// </summary>
 public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
@@ -80,6 +81,10 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                 case "Indexes":
                     await ArrayAsync(reader, e => Index(e), cancellation).ConfigureAwait(false);
                     break;
+                case "RevisionDocuments":
+                    await DrainAsync().ConfigureAwait(false); // the documents are stored before their revisions
+                    await ArrayAsync(reader, e => RevisionAsync(e, reader.LastValue), cancellation).ConfigureAwait(false);
+                    break;
                 case "Identities":
                     await ArrayAsync(reader, e => Small(ctx =>
                     {
@@ -110,7 +115,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                         Counts.Messages.Add("RavenDB's time-series segments were skipped: RavenLite does not decode RavenDB's segment encoding.");
                     break;
                 default:
-                    // BuildVersion, DatabaseRecord, RevisionDocuments, Tombstones, Conflicts, Subscriptions, ...: read and left.
+                    // BuildVersion, DatabaseRecord, Tombstones, Conflicts, Subscriptions, ...: read and left.
                     if (await reader.PeekAsync(cancellation).ConfigureAwait(false) == '[')
                     {
                         long skipped = 0;
@@ -166,7 +171,8 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         }
         string? id = metadata.ValueKind == JsonValueKind.Object ? Text(metadata, "@id") : null;
         string flags = metadata.ValueKind == JsonValueKind.Object ? Text(metadata, "@flags") ?? "" : "";
-        if (id == null || flags.Contains("Artificial", StringComparison.Ordinal) || flags.Contains("Revision", StringComparison.Ordinal))
+        var flagSet = flags.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries);
+        if (id == null || flagSet.Contains("Artificial") || flagSet.Contains("Revision")) // not "HasRevisions": a document that has revisions is imported
         {
             Counts.Add("Documents", 0, 1); // no id, a map-reduce output (made again by its index), or a revision among documents
             return;
@@ -233,6 +239,22 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         await FlushAsync().ConfigureAwait(false);
         while (_inFlight.Count > 0)
             await _inFlight.Dequeue().ConfigureAwait(false);
+    }
+
+    /// <summary>A revision (dumps list a document's revisions oldest first): stored under a new etag, its JSON as exported.</summary>
+    private Task RevisionAsync(JsonElement e, byte[] json)
+    {
+        var metadata = e.ValueKind == JsonValueKind.Object && e.TryGetProperty("@metadata", out var m) && m.ValueKind == JsonValueKind.Object ? m : default;
+        string? id = metadata.ValueKind == JsonValueKind.Object ? Text(metadata, "@id") : null;
+        if (id == null)
+        {
+            Counts.Add("RevisionDocuments", 0, 1);
+            return Task.CompletedTask;
+        }
+        string collection = Text(metadata, "@collection") ?? "@empty";
+        var modified = Text(metadata, "@last-modified") is { } lm && DateTime.TryParse(lm, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t)
+            ? t : DateTime.UtcNow;
+        return Small(ctx => ctx.ImportRevision(id, collection, modified, json), "RevisionDocuments");
     }
 
     private Task Small(Action<DocumentsWriteContext> write, string kind) => SmallAsync(write, kind);
