@@ -64,6 +64,20 @@ public sealed class Database : IDisposable
     /// <summary>The record file as last written (settings, client configuration); replaced by <see cref="DatabaseRegistry.UpdateRecord"/>.</summary>
     public DatabaseRecordFile Record { get; internal set; }
 
+    /// <summary>Changes this database's record file (read afresh, changed, written atomically) and its in-memory copy.</summary>
+    internal void UpdateRecord(Action<DatabaseRecordFile> change)
+    {
+        lock (_recordLock)
+        {
+            var record = DatabaseRecordFile.Read(Directory);
+            change(record);
+            record.Write(Directory);
+            Record = record;
+        }
+    }
+
+    private readonly object _recordLock = new();
+
     /// <summary>The name in the casing it was created with.</summary>
     public string Name { get; }
 

@@ -134,12 +134,15 @@ public sealed partial class DatabaseRegistry : IDisposable
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (!_names.TryGetValue(name, out var stored))
                 throw new DatabaseMissingException(name);
+            if (_open.TryGetValue(stored, out var db))
+            {
+                db.UpdateRecord(change); // under the database's own lock, shared with imports
+                return db.Record;
+            }
             string dir = DirectoryOf(stored);
             var record = DatabaseRecordFile.Read(dir);
             change(record);
             record.Write(dir);
-            if (_open.TryGetValue(stored, out var db))
-                db.Record = record;
             return record;
         }
     }

@@ -64,6 +64,41 @@ public static class DatabaseExporter
 
     private static readonly JsonWriterOptions WriterOptions = new() { SkipValidation = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping };
 
+    /// <summary>The database record's configurations (RavenDB's names): settings, client configuration, revisions, expiration, refresh, time series.</summary>
+    private static void WriteConfigurations(Database db, Utf8JsonWriter w)
+    {
+        var record = db.Record;
+        w.WriteStartObject("Settings");
+        foreach (var (k, v) in record.Settings)
+            w.WriteString(k, v);
+        w.WriteEndObject();
+        w.WritePropertyName("Client");
+        if (record.Client == null)
+            w.WriteNullValue();
+        else
+            w.WriteRawValue(record.Client.ToJsonString(), skipInputValidation: true);
+        w.WritePropertyName("Revisions");
+        if (db.Documents.Revisions is { } revisions)
+            revisions.Write(w);
+        else
+            w.WriteNullValue();
+        w.WritePropertyName("Expiration");
+        if (db.Documents.Expiration is { } expiration)
+            expiration.Write(w, "DeleteFrequencyInSec");
+        else
+            w.WriteNullValue();
+        w.WritePropertyName("Refresh");
+        if (db.Documents.Refresh is { } refresh)
+            refresh.Write(w, "RefreshFrequencyInSec");
+        else
+            w.WriteNullValue();
+        w.WritePropertyName("TimeSeries");
+        if (db.Documents.TimeSeries is { } series)
+            series.Write(w);
+        else
+            w.WriteNullValue();
+    }
+
     /// <summary>Writes the dump of <paramref name="db"/> to <paramref name="output"/>; checks <paramref name="cancellation"/> between items.</summary>
     public static SmugglerCounts Export(Database db, Stream output, CancellationToken cancellation)
     {
@@ -78,6 +113,7 @@ public static class DatabaseExporter
         w.WriteBoolean("Encrypted", false);
         w.WriteStartArray("UnusedDatabaseIds");
         w.WriteEndArray();
+        WriteConfigurations(db, w);
         w.WriteEndObject();
 
         w.WriteStartArray("Docs");

@@ -81,6 +81,10 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                 case "Indexes":
                     await ArrayAsync(reader, e => Index(e), cancellation).ConfigureAwait(false);
                     break;
+                case "DatabaseRecord":
+                    using (var record = await reader.ReadValueAsync(cancellation).ConfigureAwait(false))
+                        await DatabaseRecordAsync(record.RootElement).ConfigureAwait(false);
+                    break;
                 case "RevisionDocuments":
                     await DrainAsync().ConfigureAwait(false); // the documents are stored before their revisions
                     await ArrayAsync(reader, e => RevisionAsync(e, reader.LastValue), cancellation).ConfigureAwait(false);
@@ -115,7 +119,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                         Counts.Messages.Add("RavenDB's time-series segments were skipped: RavenLite does not decode RavenDB's segment encoding.");
                     break;
                 default:
-                    // BuildVersion, DatabaseRecord, Tombstones, Conflicts, Subscriptions, ...: read and left.
+                    // BuildVersion, Tombstones, Conflicts, Subscriptions, ...: read and left.
                     if (await reader.PeekAsync(cancellation).ConfigureAwait(false) == '[')
                     {
                         long skipped = 0;
@@ -138,6 +142,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             }
         }
         await DrainAsync().ConfigureAwait(false);
+        await ApplyRevisionsConfigurationAsync().ConfigureAwait(false);
     }
 
     private static async Task ArrayAsync(DumpReader reader, Func<JsonElement, Task> each, CancellationToken cancellation)
@@ -239,6 +244,92 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         await FlushAsync().ConfigureAwait(false);
         while (_inFlight.Count > 0)
             await _inFlight.Dequeue().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The database record's configurations: revisions, expiration, refresh and time series (stored at once), the client
+    /// configuration (clients pick it up), and the settings RavenLite has (applied when the database next opens); other
+    /// settings are reported as skipped. A configuration that does not parse is a 400 (nothing of it is stored).
+    /// </summary>
+    private async Task DatabaseRecordAsync(JsonElement record)
+    {
+        if (record.ValueKind != JsonValueKind.Object)
+            return;
+        JsonElement Section(string name) => record.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.Object ? v : default;
+        try
+        {
+            var revisions = Section("Revisions") is { ValueKind: JsonValueKind.Object } r ? Revisions.RevisionsConfiguration.Parse(r) : null;
+            var expiration = Section("Expiration") is { ValueKind: JsonValueKind.Object } e ? Expiration.ExpirationConfiguration.Parse(e, "DeleteFrequencyInSec") : null;
+            var refresh = Section("Refresh") is { ValueKind: JsonValueKind.Object } f ? Expiration.ExpirationConfiguration.Parse(f, "RefreshFrequencyInSec") : null;
+            var series = Section("TimeSeries") is { ValueKind: JsonValueKind.Object } t ? TimeSeries.TimeSeriesConfiguration.Parse(t) : null;
+            var client = Section("Client") is { ValueKind: JsonValueKind.Object } c ? DatabaseRecordFile.ParseClientConfiguration(c) : null;
+            _revisionsConfiguration = revisions; // stored after the documents: importing them must not make revisions the dump already holds
+            if (expiration != null || refresh != null || series != null)
+            {
+                await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+                {
+                    if (expiration != null)
+                        ctx.Storage.SaveConfiguration(ctx.Transaction, refresh: false, expiration);
+                    if (refresh != null)
+                        ctx.Storage.SaveConfiguration(ctx.Transaction, refresh: true, refresh);
+                    if (series != null)
+                        ctx.Storage.SaveConfiguration(ctx.Transaction, series);
+                    return true;
+                })).ConfigureAwait(false);
+            }
+            var settings = new Dictionary<string, string>(StringComparer.Ordinal);
+            if (Section("Settings") is { ValueKind: JsonValueKind.Object } s)
+            {
+                foreach (var p in s.EnumerateObject())
+                {
+                    if (DatabaseRecordFile.KnownSettings.ContainsKey(p.Name) && p.Value.ValueKind == JsonValueKind.String)
+                        settings[p.Name] = p.Value.GetString()!;
+                    else
+                        Counts.Messages.Add($"Setting '{p.Name}' not imported: RavenLite's database settings are {string.Join(", ", DatabaseRecordFile.KnownSettings.Keys)}.");
+                }
+                if (settings.Count > 0)
+                {
+                    using var json = JsonDocument.Parse(JsonSerializer.SerializeToUtf8Bytes(settings));
+                    settings = DatabaseRecordFile.ParseSettings(json.RootElement);
+                }
+            }
+            if (client != null || settings.Count > 0)
+            {
+                db.UpdateRecord(r =>
+                {
+                    if (client != null)
+                    {
+                        r.Client = client;
+                        r.ClientEtag = Math.Max(DateTime.UtcNow.Ticks, r.ClientEtag + 1);
+                    }
+                    foreach (var (k, v) in settings)
+                        r.Settings[k] = v;
+                });
+                if (settings.Count > 0)
+                    Counts.Messages.Add($"Settings {string.Join(", ", settings.Keys)} imported: they apply when the database next opens.");
+            }
+            Counts.Add("DatabaseRecord");
+        }
+        catch (Http.ApiException e)
+        {
+            throw new InvalidDataException("The dump's database record does not apply: " + e.Message, e);
+        }
+    }
+
+    private Revisions.RevisionsConfiguration? _revisionsConfiguration;
+
+    /// <summary>Stores the dump's revisions configuration (held back until the documents and revisions are in).</summary>
+    private async Task ApplyRevisionsConfigurationAsync()
+    {
+        if (_revisionsConfiguration is not { } revisions)
+            return;
+        _revisionsConfiguration = null;
+        await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+        {
+            Revisions.RevisionsStore.SaveConfiguration(ctx.Transaction, revisions);
+            ctx.Storage.Revisions = revisions;
+            return true;
+        })).ConfigureAwait(false);
     }
 
     /// <summary>A revision (dumps list a document's revisions oldest first): stored under a new etag, its JSON as exported.</summary>

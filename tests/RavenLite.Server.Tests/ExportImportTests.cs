@@ -135,6 +135,11 @@ public sealed class ExportImportTests
         foreach (string version in new[] { "v1", "v2", "v3" })
             Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync("/databases/db/docs?id=notes/1", Json("{\"Text\":\"" + version + "\",\"@metadata\":{\"@collection\":\"Notes\"}}"))).StatusCode);
 
+        Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PutAsync("/databases/db/admin/configuration/client", Json("""{"MaxNumberOfRequestsPerSession":7}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await s.Http.PostAsync("/databases/db/admin/expiration/config", Json("""{"Disabled":false,"DeleteFrequencyInSec":30}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PutAsync("/databases/db/admin/configuration/settings", Json("""{"MergerMaxOperations":"300"}"""))).StatusCode);
+        await Task.Delay(200); // the settings reopen the database
+
         var export = await s.Http.PostAsync("/databases/db/smuggler/export?operationId=5", Json("{}"));
         Assert.Equal(HttpStatusCode.OK, export.StatusCode);
         byte[] dump = await export.Content.ReadAsByteArrayAsync();
@@ -146,7 +151,12 @@ public sealed class ExportImportTests
         var imported = await Import(s, "copy", dump, HttpStatusCode.OK, multipart: false);
         Assert.Equal(301, imported.GetProperty("Documents").GetProperty("ReadCount").GetInt64());
         Assert.Equal(3, imported.GetProperty("RevisionDocuments").GetProperty("ReadCount").GetInt64());
-        Assert.Equal(0, imported.GetProperty("Messages").GetArrayLength());
+        Assert.Equal(["Settings MergerMaxOperations imported: they apply when the database next opens."], imported.GetProperty("Messages").EnumerateArray().Select(m => m.GetString()));
+        // The database record's configurations came across.
+        Assert.Equal(7, (await ReadJson(await s.Http.GetAsync("/databases/copy/configuration/client"))).GetProperty("Configuration").GetProperty("MaxNumberOfRequestsPerSession").GetInt32());
+        Assert.Equal(30, (await ReadJson(await s.Http.GetAsync("/databases/copy/expiration/config"))).GetProperty("DeleteFrequencyInSec").GetInt64());
+        Assert.Equal("300", (await ReadJson(await s.Http.GetAsync("/databases/copy/admin/record"))).GetProperty("Settings").GetProperty("MergerMaxOperations").GetString());
+        Assert.Contains("Notes", (await s.Http.GetStringAsync("/databases/copy/revisions/config")), StringComparison.Ordinal);
 
         static string Body(JsonElement d)
         {
