@@ -10,6 +10,7 @@ namespace RavenLite.Server.Tests;
 /// bad requests answered 400 before any output; and a large stream read slowly keeping the server's live memory
 /// far below the streamed size (results are not gathered before they are sent).
 /// </summary>
+[Collection(nameof(MemoryBoundTests))] // its memory test samples the whole process's heap: nothing may run beside it
 public sealed class StreamTests
 {
     private static async Task InsertAsync(TestServer s, int count, int pad, string prefix = "orders/")
