@@ -43,19 +43,27 @@ public sealed class BackupService : IDisposable
                     do
                     {
                         string key = Encoding.UTF8.GetString(c.Key);
-                        using var json = JsonDocument.Parse(c.Value.ToArray());
-                        if (key.StartsWith("config/", StringComparison.Ordinal))
+                        try
                         {
-                            var config = PeriodicBackupConfiguration.Parse(json.RootElement.GetProperty("Configuration"), periodic: true);
-                            config.TaskId = json.RootElement.GetProperty("TaskId").GetInt64();
-                            config.CreatedAt = json.RootElement.GetProperty("CreatedAt").GetDateTime();
-                            config.Disabled = json.RootElement.GetProperty("Disabled").GetBoolean();
-                            _tasks[config.TaskId] = config;
+                            using var json = JsonDocument.Parse(c.Value.ToArray());
+                            if (key.StartsWith("config/", StringComparison.Ordinal))
+                            {
+                                var config = PeriodicBackupConfiguration.Parse(json.RootElement.GetProperty("Configuration"), periodic: true);
+                                config.TaskId = json.RootElement.GetProperty("TaskId").GetInt64();
+                                config.CreatedAt = json.RootElement.GetProperty("CreatedAt").GetDateTime();
+                                config.Disabled = json.RootElement.GetProperty("Disabled").GetBoolean();
+                                _tasks[config.TaskId] = config;
+                            }
+                            else if (key.StartsWith("status/", StringComparison.Ordinal))
+                            {
+                                var status = BackupStatus.Parse(json.RootElement);
+                                _statuses[status.TaskId] = status;
+                            }
                         }
-                        else if (key.StartsWith("status/", StringComparison.Ordinal))
+                        catch (Exception e) when (e is JsonException or ApiException or KeyNotFoundException or InvalidOperationException or FormatException)
                         {
-                            var status = BackupStatus.Parse(json.RootElement);
-                            _statuses[status.TaskId] = status;
+                            // A task this build cannot read does not keep the database from opening; it is reported and left.
+                            Hosting.Log.BackupFailed(_logger, db.Name, key, "stored task not readable: " + e.Message);
                         }
                     }
                     while (c.MoveNext());
