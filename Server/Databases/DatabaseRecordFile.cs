@@ -70,6 +70,21 @@ public sealed class DatabaseRecordFile
         File.Move(tmp, Path.Combine(dir, FileName), overwrite: true);
     }
 
+    /// <summary>Writes <c>"Settings": {..}, "Client": {..}|null</c> as a database record holds them (record answers, dumps).</summary>
+    public void WriteSettingsAndClient(Utf8JsonWriter w)
+    {
+        ArgumentNullException.ThrowIfNull(w);
+        w.WriteStartObject(nameof(Settings));
+        foreach (var (k, v) in Settings)
+            w.WriteString(k, v);
+        w.WriteEndObject();
+        w.WritePropertyName(nameof(Client));
+        if (Client == null)
+            w.WriteNullValue();
+        else
+            w.WriteRawValue(Client.ToJsonString(), skipInputValidation: true);
+    }
+
     /// <summary>Validates settings sent to <c>admin/configuration/settings</c>: 400 naming an unknown key or a bad value.</summary>
     public static Dictionary<string, string> ParseSettings(JsonElement body)
     {

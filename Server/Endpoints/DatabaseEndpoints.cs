@@ -202,15 +202,7 @@ public static class DatabaseEndpoints
                     w.WriteStartArray(empty);
                     w.WriteEndArray();
                 }
-                w.WriteStartObject("Settings");
-                foreach (var (k, v) in record.Settings)
-                    w.WriteString(k, v);
-                w.WriteEndObject();
-                w.WritePropertyName("Client");
-                if (record.Client == null)
-                    w.WriteNullValue();
-                else
-                    w.WriteRawValue(record.Client.ToJsonString(), skipInputValidation: true);
+                record.WriteSettingsAndClient(w);
                 w.WriteStartArray("PeriodicBackups");
                 foreach (var task in backups)
                 {

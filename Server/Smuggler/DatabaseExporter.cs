@@ -67,16 +67,7 @@ public static class DatabaseExporter
     /// <summary>The database record's configurations (RavenDB's names): settings, client configuration, revisions, expiration, refresh, time series.</summary>
     private static void WriteConfigurations(Database db, Utf8JsonWriter w)
     {
-        var record = db.Record;
-        w.WriteStartObject("Settings");
-        foreach (var (k, v) in record.Settings)
-            w.WriteString(k, v);
-        w.WriteEndObject();
-        w.WritePropertyName("Client");
-        if (record.Client == null)
-            w.WriteNullValue();
-        else
-            w.WriteRawValue(record.Client.ToJsonString(), skipInputValidation: true);
+        db.Record.WriteSettingsAndClient(w);
         w.WritePropertyName("Revisions");
         if (db.Documents.Revisions is { } revisions)
             revisions.Write(w);
