@@ -201,7 +201,7 @@ public sealed class Index : IDisposable
     /// <summary>Starts the background worker.</summary>
     internal void Start()
     {
-        _worker = new Thread(Work) { IsBackground = true, Name = "index " + Name, Priority = ThreadPriorityOf(Definition.Priority) };
+        _worker = new Thread(Work) { IsBackground = true, Name = "index " + Name };
         _worker.Start();
     }
 
@@ -248,19 +248,20 @@ public sealed class Index : IDisposable
         }
     }
 
-    /// <summary>The worker thread's priority for a RavenDB index priority (Low, Normal, High), as RavenDB maps them.</summary>
-    internal static ThreadPriority ThreadPriorityOf(string priority) => priority switch
+    /// <summary>The worker thread's nice value for a RavenDB index priority: Low 10, Normal 0, High −5 (needs CAP_SYS_NICE).</summary>
+    internal static int NiceOf(string priority) => priority switch
     {
-        "Low" => ThreadPriority.BelowNormal,
-        "High" => ThreadPriority.AboveNormal,
-        _ => ThreadPriority.Normal,
+        "Low" => 10,
+        "High" => -5,
+        _ => 0,
     };
 
-    /// <summary>Applies <see cref="IndexDefinition.Priority"/> and <see cref="IndexDefinition.State"/> after they changed.</summary>
+    private volatile int _workerThreadId;
+
+    /// <summary>Applies <see cref="IndexDefinition.Priority"/> (the worker's nice value) and <see cref="IndexDefinition.State"/> after they changed.</summary>
     internal void ApplySettings()
     {
-        if (_worker is { IsAlive: true } worker)
-            worker.Priority = ThreadPriorityOf(Definition.Priority);
+        Storage.Platform.ThreadPriorities.SetNice(_workerThreadId, NiceOf(Definition.Priority));
         Notify();
     }
 
@@ -402,6 +403,8 @@ public sealed class Index : IDisposable
 
     private void Work()
     {
+        _workerThreadId = Storage.Platform.ThreadPriorities.CurrentThreadId();
+        Storage.Platform.ThreadPriorities.SetNice(_workerThreadId, NiceOf(Definition.Priority));
         int failures = 0;
         long lastBatch = 0;
         while (!_stopping)

@@ -125,6 +125,16 @@ public sealed class AdministrationTests
             await s.Http.PutAsync("/databases/db/admin/indexes", Json("""{"Indexes":[{"Name":"A","Maps":["from d in docs.Docs select new { d.N }"]}]}"""));
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PostAsync("/databases/db/indexes/set-lock", Json("""{"IndexNames":["A"],"Mode":"LockedError"}"""))).StatusCode);
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PostAsync("/databases/db/indexes/set-priority", Json("""{"IndexNames":["A"],"Priority":"Low"}"""))).StatusCode);
+            if (OperatingSystem.IsLinux())
+            {
+                // The worker thread (named "index A") runs at nice 10: the priority reaches the OS.
+                var nices = Directory.GetDirectories("/proc/self/task")
+                    .Where(t => File.ReadAllText(Path.Combine(t, "comm")).Trim() == "index A")
+                    .Select(t => File.ReadAllText(Path.Combine(t, "stat")))
+                    .Select(stat => int.Parse(stat[(stat.LastIndexOf(')') + 2)..].Split(' ')[16], System.Globalization.CultureInfo.InvariantCulture))
+                    .ToList();
+                Assert.Equal([10], nices);
+            }
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PostAsync("/databases/db/admin/indexes/disable?name=A", null)).StatusCode);
             Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.PostAsync("/databases/db/indexes/set-lock", Json("""{"IndexNames":["A"],"Mode":"Sometimes"}"""))).StatusCode);
             Assert.Equal(HttpStatusCode.NotFound, (await s.Http.PostAsync("/databases/db/indexes/set-priority", Json("""{"IndexNames":["Nope"],"Priority":"Low"}"""))).StatusCode);
