@@ -67,6 +67,15 @@ public sealed class StorageSnapshotTests
         }
     }
 
+    /// <summary>A page stream of the environment's current state (full when <paramref name="previous"/> is null).</summary>
+    private static (byte[] Stream, SnapshotResult Result) Take(StorageEnvironment env, PageHashes? previous)
+    {
+        using var tx = env.ReadTransaction();
+        using var buffer = new MemoryStream();
+        var result = StorageSnapshot.Write(tx, buffer, previous);
+        return (buffer.ToArray(), result);
+    }
+
     private static StorageEnvironment Restore(string dir, params byte[][] streams)
     {
         using (var restorer = new SnapshotRestorer(dir))
@@ -104,24 +113,10 @@ public sealed class StorageSnapshotTests
 
             // What the writer did during the full stream, as a first incremental; then a few changes: the second
             // incremental holds far fewer pages than there are.
-            byte[] catchUp;
-            SnapshotResult catchUpResult;
-            using (var tx = env.ReadTransaction())
-            using (var buffer = new MemoryStream())
-            {
-                catchUpResult = StorageSnapshot.Write(tx, buffer, fullResult.Hashes);
-                catchUp = buffer.ToArray();
-            }
+            var (catchUp, catchUpResult) = Take(env, fullResult.Hashes);
             Mutate(env, random, 5);
             var atIncrement = Model(env);
-            byte[] increment;
-            SnapshotResult incrementResult;
-            using (var tx = env.ReadTransaction())
-            using (var buffer = new MemoryStream())
-            {
-                incrementResult = StorageSnapshot.Write(tx, buffer, catchUpResult.Hashes);
-                increment = buffer.ToArray();
-            }
+            var (increment, incrementResult) = Take(env, catchUpResult.Hashes);
             Assert.True(incrementResult.WrittenPages < incrementResult.ReachablePages / 2,
                 $"seed {seed}: incremental wrote {incrementResult.WrittenPages} of {incrementResult.ReachablePages} pages");
 
@@ -160,21 +155,9 @@ public sealed class StorageSnapshotTests
     {
         using var harness = StorageHarness.OnDisk();
         Mutate(harness.Env, new Random(7), 50);
-        byte[] full, increment;
-        SnapshotResult first;
-        using (var tx = harness.Env.ReadTransaction())
-        using (var buffer = new MemoryStream())
-        {
-            first = StorageSnapshot.Write(tx, buffer, null);
-            full = buffer.ToArray();
-        }
+        var (full, first) = Take(harness.Env, null);
         Mutate(harness.Env, new Random(8), 5);
-        using (var tx = harness.Env.ReadTransaction())
-        using (var buffer = new MemoryStream())
-        {
-            StorageSnapshot.Write(tx, buffer, first.Hashes);
-            increment = buffer.ToArray();
-        }
+        var (increment, _) = Take(harness.Env, first.Hashes);
 
         string Refusal(params byte[][] streams)
         {
