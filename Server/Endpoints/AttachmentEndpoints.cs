@@ -6,6 +6,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -20,11 +21,11 @@ public static class AttachmentEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPut("/databases/{db}/attachments", DatabaseRoute.Handle(Put));
-        app.MapGet("/databases/{db}/attachments", DatabaseRoute.Handle(Get));
-        app.MapPost("/databases/{db}/attachments", DatabaseRoute.Handle(Get));
-        app.MapMethods("/databases/{db}/attachments", ["HEAD"], DatabaseRoute.Handle(Head));
-        app.MapDelete("/databases/{db}/attachments", DatabaseRoute.Handle(Delete));
+        app.MapPut("/databases/{db}/attachments", DatabaseRoute.Handle(Put)).Requires(Access.DatabaseReadWrite);
+        app.MapGet("/databases/{db}/attachments", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/attachments", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapMethods("/databases/{db}/attachments", ["HEAD"], DatabaseRoute.Handle(Head)).Requires(Access.DatabaseRead);
+        app.MapDelete("/databases/{db}/attachments", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseReadWrite);
     }
 
     private static (string Id, string Name) IdAndName(HttpContext context, Database db)

@@ -5,6 +5,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -22,12 +23,12 @@ public static class BackupEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/admin/backup", DatabaseRoute.Handle(OneTime));
-        app.MapPost("/databases/{db}/admin/periodic-backup", DatabaseRoute.Handle(PutTask));
-        app.MapPost("/databases/{db}/admin/backup/database", DatabaseRoute.Handle(RunTask));
-        app.MapDelete("/databases/{db}/admin/tasks", DatabaseRoute.Handle(DeleteTask));
-        app.MapGet("/periodic-backup/status", Status);
-        app.MapPost("/admin/restore/database", Restore);
+        app.MapPost("/databases/{db}/admin/backup", DatabaseRoute.Handle(OneTime)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/periodic-backup", DatabaseRoute.Handle(PutTask)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/backup/database", DatabaseRoute.Handle(RunTask)).Requires(Access.DatabaseAdmin);
+        app.MapDelete("/databases/{db}/admin/tasks", DatabaseRoute.Handle(DeleteTask)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/periodic-backup/status", Status).Requires(Access.DatabaseRead);
+        app.MapPost("/admin/restore/database", Restore).Requires(Access.Operator);
     }
 
     private static async Task OneTime(HttpContext context, Database db)

@@ -8,6 +8,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -22,7 +23,7 @@ namespace RavenLite.Server.Endpoints;
 public static class BulkDocsEndpoints
 {
     /// <summary>Maps the route.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_docs", DatabaseRoute.Handle(Post));
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_docs", DatabaseRoute.Handle(Post)).Requires(Access.DatabaseReadWrite);
 
     private static async Task Post(HttpContext context, Database db)
     {

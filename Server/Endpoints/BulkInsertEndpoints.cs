@@ -5,6 +5,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -28,7 +29,7 @@ public static class BulkInsertEndpoints
     public static readonly TimeSpan DrainLimit = TimeSpan.FromSeconds(30);
 
     /// <summary>Maps the route.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_insert", DatabaseRoute.Handle(Post, drainBodyOnMissing: true));
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/bulk_insert", DatabaseRoute.Handle(Post, drainBodyOnMissing: true)).Requires(Access.DatabaseReadWrite);
 
     private static async Task Post(HttpContext context, Database db)
     {

@@ -1,6 +1,7 @@
 using RavenLite.Server.Changes;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -13,7 +14,7 @@ public static class ChangesEndpoints
 {
     /// <summary>Maps the route.</summary>
     public static void Map(IEndpointRouteBuilder app) =>
-        app.MapGet("/databases/{db}/changes", DatabaseRoute.Handle(Changes));
+        app.MapGet("/databases/{db}/changes", DatabaseRoute.Handle(Changes)).Requires(Access.DatabaseRead);
 
     private static async Task Changes(HttpContext context, Database db)
     {

@@ -5,6 +5,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -19,9 +20,9 @@ public static class CompareExchangeEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Get));
-        app.MapPut("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Put));
-        app.MapDelete("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Delete));
+        app.MapGet("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapPut("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Put)).Requires(Access.DatabaseReadWrite);
+        app.MapDelete("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseReadWrite);
     }
 
     private static Task Get(HttpContext context, Database db)

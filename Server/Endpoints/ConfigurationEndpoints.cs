@@ -2,6 +2,7 @@ using System.Text.Json.Nodes;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -18,11 +19,11 @@ public static class ConfigurationEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/configuration/client", DatabaseRoute.Handle(GetClient));
-        app.MapPut("/databases/{db}/admin/configuration/client", DatabaseRoute.Handle(PutClient));
-        app.MapGet("/configuration/client", GetServerClient);
-        app.MapPut("/admin/configuration/client", PutServerClient);
-        app.MapPut("/databases/{db}/admin/configuration/settings", DatabaseRoute.Handle(PutSettings));
+        app.MapGet("/databases/{db}/configuration/client", DatabaseRoute.Handle(GetClient)).Requires(Access.DatabaseRead);
+        app.MapPut("/databases/{db}/admin/configuration/client", DatabaseRoute.Handle(PutClient)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/configuration/client", GetServerClient).Requires(Access.ValidUser);
+        app.MapPut("/admin/configuration/client", PutServerClient).Requires(Access.Operator);
+        app.MapPut("/databases/{db}/admin/configuration/settings", DatabaseRoute.Handle(PutSettings)).Requires(Access.DatabaseAdmin);
     }
 
     private static Task GetClient(HttpContext context, Database db)

@@ -5,6 +5,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -18,9 +19,9 @@ public static class CounterEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/counters", DatabaseRoute.Handle(Get));
+        app.MapGet("/databases/{db}/counters", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
         // A short handler whose command completes inline (the rest is writing the answer): it stays on the reading thread.
-        app.MapPost("/databases/{db}/counters", DatabaseRoute.Handle(Post)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
+        app.MapPost("/databases/{db}/counters", DatabaseRoute.Handle(Post)).WithMetadata(ThreadPoolHop.StayOnReadingThread).Requires(Access.DatabaseReadWrite);
     }
 
     private static Task Get(HttpContext context, Database db)

@@ -3,6 +3,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -12,12 +13,12 @@ public static class DatabaseEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPut("/admin/databases", Create);
-        app.MapDelete("/admin/databases", Delete);
-        app.MapGet("/admin/databases", GetRecord);
-        app.MapGet("/databases/{db}/admin/record", DatabaseRoute.Handle((c, db) => WriteRecord(c, db)));
-        app.MapGet("/databases", List);
-        app.MapPost("/admin/compact", Compact);
+        app.MapPut("/admin/databases", Create).Requires(Access.Operator);
+        app.MapDelete("/admin/databases", Delete).Requires(Access.Operator);
+        app.MapGet("/admin/databases", GetRecord).Requires(Access.Operator);
+        app.MapGet("/databases/{db}/admin/record", DatabaseRoute.Handle((c, db) => WriteRecord(c, db))).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases", List).Requires(Access.ValidUser);
+        app.MapPost("/admin/compact", Compact).Requires(Access.Operator);
     }
 
     private static async Task Create(HttpContext context)
@@ -263,7 +264,9 @@ public static class DatabaseEndpoints
         bool namesOnly = string.Equals(RequestParsing.Query(context.Request, "namesOnly"), "true", StringComparison.OrdinalIgnoreCase);
         int start = RequestParsing.QueryInt(context.Request, "start", 0);
         int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
-        var names = registry.Names.Skip(start).Take(pageSize).ToList();
+        // On a secured server a ValidUser certificate sees the databases it has access to.
+        var access = context.RequestServices.GetService<AccessPolicy>();
+        var names = registry.Names.Where(n => access == null || access.CanSee(context, n)).Skip(start).Take(pageSize).ToList();
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

@@ -7,6 +7,7 @@ using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
 using RavenLite.Storage.Transactions;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -24,14 +25,14 @@ public static class DocumentEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/docs", DatabaseRoute.Handle(Get));
-        app.MapPost("/databases/{db}/docs", DatabaseRoute.Handle(PostIds));
+        app.MapGet("/databases/{db}/docs", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/docs", DatabaseRoute.Handle(PostIds)).Requires(Access.DatabaseRead);
         // Short handlers that queue a command completing inline: they stay on the thread that read the request.
-        app.MapPut("/databases/{db}/docs", DatabaseRoute.Handle(Put)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
-        app.MapDelete("/databases/{db}/docs", DatabaseRoute.Handle(Delete)).WithMetadata(ThreadPoolHop.StayOnReadingThread);
-        app.MapMethods("/databases/{db}/docs", ["HEAD"], DatabaseRoute.Handle(Head));
-        app.MapGet("/databases/{db}/collections/docs", DatabaseRoute.Handle(GetCollectionDocs));
-        app.MapGet("/databases/{db}/collections/stats", DatabaseRoute.Handle(GetCollectionStats));
+        app.MapPut("/databases/{db}/docs", DatabaseRoute.Handle(Put)).WithMetadata(ThreadPoolHop.StayOnReadingThread).Requires(Access.DatabaseReadWrite);
+        app.MapDelete("/databases/{db}/docs", DatabaseRoute.Handle(Delete)).WithMetadata(ThreadPoolHop.StayOnReadingThread).Requires(Access.DatabaseReadWrite);
+        app.MapMethods("/databases/{db}/docs", ["HEAD"], DatabaseRoute.Handle(Head)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/collections/docs", DatabaseRoute.Handle(GetCollectionDocs)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/collections/stats", DatabaseRoute.Handle(GetCollectionStats)).Requires(Access.DatabaseRead);
     }
 
     private static Task Get(HttpContext context, Database db)

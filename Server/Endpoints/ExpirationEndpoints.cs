@@ -1,6 +1,7 @@
 using RavenLite.Server.Databases;
 using RavenLite.Server.Expiration;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -15,10 +16,10 @@ public static class ExpirationEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/admin/expiration/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: false)));
-        app.MapPost("/databases/{db}/admin/refresh/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: true)));
-        app.MapGet("/databases/{db}/expiration/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Expiration, "DeleteFrequencyInSec")));
-        app.MapGet("/databases/{db}/refresh/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Refresh, "RefreshFrequencyInSec")));
+        app.MapPost("/databases/{db}/admin/expiration/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: false))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/refresh/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: true))).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases/{db}/expiration/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Expiration, "DeleteFrequencyInSec"))).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/refresh/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Refresh, "RefreshFrequencyInSec"))).Requires(Access.DatabaseRead);
     }
 
     private static async Task Set(HttpContext context, Database db, bool refresh)

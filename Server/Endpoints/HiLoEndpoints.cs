@@ -4,6 +4,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -21,8 +22,8 @@ public static class HiLoEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/hilo/next", DatabaseRoute.Handle(Next));
-        app.MapPut("/databases/{db}/hilo/return", DatabaseRoute.Handle(Return));
+        app.MapGet("/databases/{db}/hilo/next", DatabaseRoute.Handle(Next)).Requires(Access.DatabaseReadWrite);
+        app.MapPut("/databases/{db}/hilo/return", DatabaseRoute.Handle(Return)).Requires(Access.DatabaseReadWrite);
     }
 
     private static string DocId(string tag) => Collections.HiLoIdPrefix + tag;

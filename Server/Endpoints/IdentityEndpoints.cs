@@ -2,6 +2,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -16,9 +17,9 @@ public static class IdentityEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/identity/next", DatabaseRoute.Handle(Next));
-        app.MapPost("/databases/{db}/identity/seed", DatabaseRoute.Handle(Seed));
-        app.MapGet("/databases/{db}/debug/identities", DatabaseRoute.Handle(List));
+        app.MapPost("/databases/{db}/identity/next", DatabaseRoute.Handle(Next)).Requires(Access.DatabaseReadWrite);
+        app.MapPost("/databases/{db}/identity/seed", DatabaseRoute.Handle(Seed)).Requires(Access.DatabaseReadWrite);
+        app.MapGet("/databases/{db}/debug/identities", DatabaseRoute.Handle(List)).Requires(Access.DatabaseRead);
     }
 
     private static string Name(HttpContext context, Database db)

@@ -2,6 +2,7 @@ using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -14,22 +15,22 @@ public static class IndexEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPut("/databases/{db}/admin/indexes", DatabaseRoute.Handle(Put));
-        app.MapPut("/databases/{db}/indexes", DatabaseRoute.Handle(Put));
-        app.MapGet("/databases/{db}/indexes", DatabaseRoute.Handle(List));
-        app.MapGet("/databases/{db}/indexes/stats", DatabaseRoute.Handle(Stats));
-        app.MapGet("/databases/{db}/indexes/errors", DatabaseRoute.Handle(Errors));
-        app.MapGet("/databases/{db}/indexes/staleness", DatabaseRoute.Handle(Staleness));
-        app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(Delete));
-        app.MapMethods("/databases/{db}/indexes", ["RESET"], DatabaseRoute.Handle(Reset));
-        app.MapPost("/databases/{db}/indexes/reset", DatabaseRoute.Handle(Reset));
-        app.MapPost("/databases/{db}/admin/indexes/stop", DatabaseRoute.Handle((c, db) => Pause(c, db, true)));
-        app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false)));
-        app.MapPost("/databases/{db}/admin/indexes/enable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Normal")));
-        app.MapPost("/databases/{db}/admin/indexes/disable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Disabled")));
-        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", CheckLockMode, (d, v) => d.LockMode = v)));
-        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", CheckPriority, (d, v) => d.Priority = v)));
-        app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus));
+        app.MapPut("/databases/{db}/admin/indexes", DatabaseRoute.Handle(Put)).Requires(Access.DatabaseAdmin);
+        app.MapPut("/databases/{db}/indexes", DatabaseRoute.Handle(Put)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases/{db}/indexes", DatabaseRoute.Handle(List)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/indexes/stats", DatabaseRoute.Handle(Stats)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/indexes/errors", DatabaseRoute.Handle(Errors)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/indexes/staleness", DatabaseRoute.Handle(Staleness)).Requires(Access.DatabaseRead);
+        app.MapDelete("/databases/{db}/indexes", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseAdmin);
+        app.MapMethods("/databases/{db}/indexes", ["RESET"], DatabaseRoute.Handle(Reset)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/reset", DatabaseRoute.Handle(Reset)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/indexes/stop", DatabaseRoute.Handle((c, db) => Pause(c, db, true))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/indexes/enable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Normal"))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/indexes/disable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Disabled"))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", CheckLockMode, (d, v) => d.LockMode = v))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", CheckPriority, (d, v) => d.Priority = v))).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus)).Requires(Access.DatabaseRead);
     }
 
     private static string CheckLockMode(string mode) => mode is "Unlock" or "LockedIgnore" or "LockedError"

@@ -3,6 +3,7 @@ using System.Text.Json;
 using Microsoft.AspNetCore.Routing.Template;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -21,7 +22,7 @@ public static class MultiGetEndpoints
 
     /// <summary>Maps the route.</summary>
     public static void Map(IEndpointRouteBuilder app) =>
-        app.MapPost("/databases/{db}/multi_get", DatabaseRoute.Handle(Post));
+        app.MapPost("/databases/{db}/multi_get", DatabaseRoute.Handle(Post)).Requires(Access.DatabaseRead);
 
     private sealed record Route(TemplateMatcher Matcher, IReadOnlyList<string> Methods, RequestDelegate Handler, Endpoint Endpoint);
 
@@ -106,7 +107,7 @@ public static class MultiGetEndpoints
     /// <summary>Runs one inner request through its endpoint and the usual error handling; returns its status, JSON body and headers.</summary>
     private static async Task<(int, byte[], IHeaderDictionary)> RunOne(HttpContext outer, ILogger<ErrorHandlingMiddleware> logger, string method, string path, string query, JsonElement headers, JsonElement content)
     {
-        var inner = new DefaultHttpContext { RequestServices = outer.RequestServices };
+        var inner = new DefaultHttpContext { RequestServices = outer.RequestServices, User = outer.User };
         inner.RequestAborted = outer.RequestAborted;
         var request = inner.Request;
         request.Method = method;
@@ -140,6 +141,9 @@ public static class MultiGetEndpoints
                 request.RouteValues = values;
                 inner.SetEndpoint(route.Endpoint);
                 handler = route.Handler;
+                // On a secured server each inner request passes the same access rule as a request of its own.
+                if (outer.RequestServices.GetService<Security.AccessPolicy>()?.Check(inner, route.Endpoint, values) is { } denial)
+                    handler = c => Security.AccessPolicy.WriteAsync(c, denial);
                 break;
             }
         }

@@ -2,6 +2,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -11,10 +12,10 @@ public static class OperationEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/operations/next-operation-id", DatabaseRoute.Handle(NextId));
-        app.MapGet("/databases/{db}/operations/state", DatabaseRoute.Handle(State));
-        app.MapPost("/databases/{db}/operations/kill", DatabaseRoute.Handle(Kill));
-        app.MapGet("/operations/state", ServerState);
+        app.MapGet("/databases/{db}/operations/next-operation-id", DatabaseRoute.Handle(NextId)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/operations/state", DatabaseRoute.Handle(State)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/operations/kill", DatabaseRoute.Handle(Kill)).Requires(Access.DatabaseReadWrite);
+        app.MapGet("/operations/state", ServerState).Requires(Access.Operator);
     }
 
     private static Task NextId(HttpContext context, Database db)

@@ -6,6 +6,7 @@ using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Queries;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -28,8 +29,8 @@ public static class OperationsByQueryEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapMethods("/databases/{db}/queries", ["PATCH"], DatabaseRoute.Handle(Patch));
-        app.MapDelete("/databases/{db}/queries", DatabaseRoute.Handle(Delete));
+        app.MapMethods("/databases/{db}/queries", ["PATCH"], DatabaseRoute.Handle(Patch)).Requires(Access.DatabaseReadWrite);
+        app.MapDelete("/databases/{db}/queries", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseReadWrite);
     }
 
     private static async Task Patch(HttpContext context, Database db)

@@ -4,6 +4,7 @@ using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -17,7 +18,7 @@ namespace RavenLite.Server.Endpoints;
 public static class PatchEndpoints
 {
     /// <summary>Maps the route.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapMethods("/databases/{db}/docs", ["PATCH"], DatabaseRoute.Handle(Patch));
+    public static void Map(IEndpointRouteBuilder app) => app.MapMethods("/databases/{db}/docs", ["PATCH"], DatabaseRoute.Handle(Patch)).Requires(Access.DatabaseReadWrite);
 
     private static async Task Patch(HttpContext context, Database db)
     {

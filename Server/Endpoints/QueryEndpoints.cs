@@ -4,6 +4,7 @@ using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -20,8 +21,8 @@ public static class QueryEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/queries", DatabaseRoute.Handle(Post));
-        app.MapGet("/databases/{db}/queries", DatabaseRoute.Handle(Get));
+        app.MapPost("/databases/{db}/queries", DatabaseRoute.Handle(Post)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/queries", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
     }
 
     private static async Task Post(HttpContext context, Database db)

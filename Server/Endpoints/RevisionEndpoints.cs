@@ -5,6 +5,7 @@ using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.Revisions;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -20,13 +21,13 @@ public static class RevisionEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/admin/revisions/config", DatabaseRoute.Handle(SetConfiguration));
-        app.MapGet("/databases/{db}/revisions/config", DatabaseRoute.Handle(GetConfiguration));
-        app.MapGet("/databases/{db}/revisions", DatabaseRoute.Handle(Get));
-        app.MapGet("/databases/{db}/revisions/count", DatabaseRoute.Handle(Count));
-        app.MapGet("/databases/{db}/revisions/bin", DatabaseRoute.Handle(Bin));
-        app.MapPost("/databases/{db}/revisions/revert", DatabaseRoute.Handle(Revert));
-        app.MapPost("/databases/{db}/revisions/revert/docs", DatabaseRoute.Handle(RevertDocuments));
+        app.MapPost("/databases/{db}/admin/revisions/config", DatabaseRoute.Handle(SetConfiguration)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases/{db}/revisions/config", DatabaseRoute.Handle(GetConfiguration)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/revisions", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/revisions/count", DatabaseRoute.Handle(Count)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/revisions/bin", DatabaseRoute.Handle(Bin)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/revisions/revert", DatabaseRoute.Handle(Revert)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/revisions/revert/docs", DatabaseRoute.Handle(RevertDocuments)).Requires(Access.DatabaseReadWrite);
     }
 
     private static async Task SetConfiguration(HttpContext context, Database db)

@@ -6,6 +6,7 @@ using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Smuggler;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -24,8 +25,8 @@ public static class SmugglerEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/smuggler/export", DatabaseRoute.Handle(Export));
-        app.MapPost("/databases/{db}/smuggler/import", DatabaseRoute.Handle(Import, drainBodyOnMissing: true));
+        app.MapPost("/databases/{db}/smuggler/export", DatabaseRoute.Handle(Export)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/smuggler/import", DatabaseRoute.Handle(Import, drainBodyOnMissing: true)).Requires(Access.DatabaseReadWrite);
     }
 
     private static OperationState Start(HttpContext context, Database db, string kind)

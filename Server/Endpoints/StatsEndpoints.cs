@@ -1,6 +1,7 @@
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -10,8 +11,8 @@ public static class StatsEndpoints
     /// <summary>Maps the route.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/stats", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: false)));
-        app.MapGet("/databases/{db}/stats/detailed", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: true)));
+        app.MapGet("/databases/{db}/stats", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: false))).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/stats/detailed", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: true))).Requires(Access.DatabaseRead);
     }
 
     /// <summary>Database statistics; <paramref name="detailed"/> adds RavenDB's <c>DetailedDatabaseStatistics</c> counts (identities, compare-exchange values).</summary>

@@ -3,6 +3,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -23,9 +24,9 @@ public static class StreamEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/databases/{db}/streams/docs", DatabaseRoute.Handle(StreamDocs));
-        app.MapPost("/databases/{db}/streams/queries", DatabaseRoute.Handle(PostQuery));
-        app.MapGet("/databases/{db}/streams/queries", DatabaseRoute.Handle(GetQuery));
+        app.MapGet("/databases/{db}/streams/docs", DatabaseRoute.Handle(StreamDocs)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/streams/queries", DatabaseRoute.Handle(PostQuery)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/streams/queries", DatabaseRoute.Handle(GetQuery)).Requires(Access.DatabaseRead);
     }
 
     private static bool IsJsonLines(HttpRequest request) =>

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -14,8 +15,8 @@ public static class StudioApiEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/studio-api/metrics", Metrics);
-        app.MapGet("/studio-api/storage", Storage);
+        app.MapGet("/studio-api/metrics", Metrics).Requires(Access.Operator);
+        app.MapGet("/studio-api/storage", Storage).Requires(Access.Operator);
     }
 
     private static Task Metrics(HttpContext context)

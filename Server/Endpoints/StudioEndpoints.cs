@@ -2,6 +2,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -13,7 +14,7 @@ namespace RavenLite.Server.Endpoints;
 public static class StudioEndpoints
 {
     /// <summary>Maps the routes.</summary>
-    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/studio/sample-data", DatabaseRoute.Handle(CreateSampleData));
+    public static void Map(IEndpointRouteBuilder app) => app.MapPost("/databases/{db}/studio/sample-data", DatabaseRoute.Handle(CreateSampleData)).Requires(Access.DatabaseReadWrite);
 
     private static async Task CreateSampleData(HttpContext context, Database db)
     {

@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.StaticFiles;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Net.Http.Headers;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -46,7 +47,7 @@ public static class StudioFiles
                 return ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound, "There is no handler for GET /.", "There is no handler for GET /.");
             context.Response.Redirect("/studio/");
             return Task.CompletedTask;
-        });
+        }).Requires(Access.Anonymous); // the Studio's files hold no data; its API calls carry the browser's certificate
         app.MapMethods("/studio/{**path}", getOrHead, context =>
         {
             if (context.Request.Path.Value == "/studio")
@@ -55,7 +56,7 @@ public static class StudioFiles
                 return Task.CompletedTask;
             }
             return Serve(context, files, (string?)context.Request.RouteValues["path"] ?? "");
-        });
+        }).Requires(Access.Anonymous);
     }
 
     private static bool AcceptsHtml(HttpRequest request) =>

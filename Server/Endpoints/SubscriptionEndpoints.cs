@@ -4,6 +4,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
 using RavenLite.Server.Subscriptions;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -17,16 +18,16 @@ public static class SubscriptionEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPut("/databases/{db}/subscriptions", DatabaseRoute.Handle(Create));
-        app.MapPost("/databases/{db}/subscriptions/update", DatabaseRoute.Handle(Update));
-        app.MapDelete("/databases/{db}/subscriptions", DatabaseRoute.Handle(Delete));
-        app.MapGet("/databases/{db}/subscriptions", DatabaseRoute.Handle(List));
-        app.MapGet("/databases/{db}/subscriptions/state", DatabaseRoute.Handle(State));
-        app.MapPost("/databases/{db}/subscriptions/drop", DatabaseRoute.Handle(Drop));
-        app.MapPost("/databases/{db}/subscriptions/try", DatabaseRoute.Handle(Try));
-        app.MapPost("/databases/{db}/admin/tasks/state", DatabaseRoute.Handle(ToggleState));
-        app.MapGet("/info/tcp", TcpInfo);
-        app.MapGet("/info/remote-task/tcp", TcpInfo);
+        app.MapPut("/databases/{db}/subscriptions", DatabaseRoute.Handle(Create)).Requires(Access.DatabaseReadWrite);
+        app.MapPost("/databases/{db}/subscriptions/update", DatabaseRoute.Handle(Update)).Requires(Access.DatabaseReadWrite);
+        app.MapDelete("/databases/{db}/subscriptions", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseReadWrite);
+        app.MapGet("/databases/{db}/subscriptions", DatabaseRoute.Handle(List)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/subscriptions/state", DatabaseRoute.Handle(State)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/subscriptions/drop", DatabaseRoute.Handle(Drop)).Requires(Access.DatabaseReadWrite);
+        app.MapPost("/databases/{db}/subscriptions/try", DatabaseRoute.Handle(Try)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/admin/tasks/state", DatabaseRoute.Handle(ToggleState)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/info/tcp", TcpInfo).Requires(Access.ValidUser);
+        app.MapGet("/info/remote-task/tcp", TcpInfo).Requires(Access.ValidUser);
     }
 
     private static async Task TcpInfo(HttpContext context)
@@ -38,7 +39,11 @@ public static class SubscriptionEndpoints
         {
             w.WriteStartObject();
             w.WriteString("Url", url);
-            w.WriteNull("Certificate");
+            // A secured server's TCP port is TLS with the server certificate; the clients accept exactly the one named here.
+            if (context.RequestServices.GetService<Security.ServerCertificate>() is { } certificate)
+                w.WriteString("Certificate", Convert.ToBase64String(certificate.Current.RawData));
+            else
+                w.WriteNull("Certificate");
             w.WriteStartArray("Urls");
             w.WriteStringValue(url);
             w.WriteEndArray();

@@ -6,6 +6,7 @@ using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.TimeSeries;
 using RavenLite.Server.TransactionMerger;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -19,15 +20,15 @@ public static class TimeSeriesEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapPost("/databases/{db}/timeseries", DatabaseRoute.Handle(Post));
-        app.MapGet("/databases/{db}/timeseries", DatabaseRoute.Handle(Get));
-        app.MapGet("/databases/{db}/timeseries/stats", DatabaseRoute.Handle(Stats));
-        app.MapGet("/databases/{db}/timeseries/ranges", DatabaseRoute.Handle(Ranges));
-        app.MapPost("/databases/{db}/admin/timeseries/config", DatabaseRoute.Handle(SetConfiguration));
-        app.MapGet("/databases/{db}/timeseries/config", DatabaseRoute.Handle(GetConfiguration));
-        app.MapPut("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(PutPolicy));
-        app.MapDelete("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(DeletePolicy));
-        app.MapPost("/databases/{db}/timeseries/names/config", DatabaseRoute.Handle(SetValueNames));
+        app.MapPost("/databases/{db}/timeseries", DatabaseRoute.Handle(Post)).Requires(Access.DatabaseReadWrite);
+        app.MapGet("/databases/{db}/timeseries", DatabaseRoute.Handle(Get)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/timeseries/stats", DatabaseRoute.Handle(Stats)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/timeseries/ranges", DatabaseRoute.Handle(Ranges)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/admin/timeseries/config", DatabaseRoute.Handle(SetConfiguration)).Requires(Access.DatabaseAdmin);
+        app.MapGet("/databases/{db}/timeseries/config", DatabaseRoute.Handle(GetConfiguration)).Requires(Access.DatabaseRead);
+        app.MapPut("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(PutPolicy)).Requires(Access.DatabaseAdmin);
+        app.MapDelete("/databases/{db}/admin/timeseries/policy", DatabaseRoute.Handle(DeletePolicy)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/timeseries/names/config", DatabaseRoute.Handle(SetValueNames)).Requires(Access.DatabaseAdmin);
     }
 
     private static async Task Post(HttpContext context, Database db)

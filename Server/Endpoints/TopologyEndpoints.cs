@@ -1,6 +1,7 @@
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -21,10 +22,10 @@ public static class TopologyEndpoints
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
     {
-        app.MapGet("/topology", GetTopology);
-        app.MapGet("/cluster/topology", GetClusterTopology);
-        app.MapGet("/cluster/node-info", GetNodeInfo);
-        app.MapGet("/build/version", GetVersion);
+        app.MapGet("/topology", GetTopology).Requires(Access.ValidUser);
+        app.MapGet("/cluster/topology", GetClusterTopology).Requires(Access.ValidUser);
+        app.MapGet("/cluster/node-info", GetNodeInfo).Requires(Access.ValidUser);
+        app.MapGet("/build/version", GetVersion).Requires(Access.ValidUser);
     }
 
     private static string NodeUrl(HttpContext context) => $"{context.Request.Scheme}://{context.Request.Host}";

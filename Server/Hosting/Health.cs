@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Hosting;
 
@@ -23,8 +24,8 @@ public static class Health
     /// <summary>Maps <c>/healthz</c> and <c>/readyz</c>.</summary>
     public static void Map(WebApplication app)
     {
-        app.MapHealthChecks("/healthz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Live) });
-        app.MapHealthChecks("/readyz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Ready) });
+        app.MapHealthChecks("/healthz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Live) }).Requires(Access.Anonymous);
+        app.MapHealthChecks("/readyz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Ready) }).Requires(Access.Anonymous);
     }
 
     /// <summary>

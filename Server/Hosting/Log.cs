@@ -68,4 +68,19 @@ internal static partial class Log
 
     [LoggerMessage(62, LogLevel.Information, "Database {Database} restored from {Folder}: {Files} backup file(s), transaction {TxId}")]
     public static partial void Restored(ILogger logger, string database, string folder, int files, long txId);
+
+    [LoggerMessage(70, LogLevel.Information, "Server certificate reloaded: {Subject} ({Thumbprint}), valid until {NotAfter:u}")]
+    public static partial void CertificateReloaded(ILogger logger, string subject, string thumbprint, DateTime notAfter);
+
+    [LoggerMessage(71, LogLevel.Warning, "Server certificate files changed but do not load, the previous certificate stays: {Reason}")]
+    public static partial void CertificateReloadFailed(ILogger logger, string reason);
+
+    [LoggerMessage(72, LogLevel.Warning, "RavenLite is UNSECURED on {Url}, a non-loopback address: anyone who can reach it can read, change and delete every database (AllowUnsecuredNonLoopback=true). Configure Security:Certificate:Path to require client certificates.")]
+    public static partial void UnsecuredNonLoopback(ILogger logger, string url);
+
+    [LoggerMessage(73, LogLevel.Information, "Secured: HTTPS with {Subject} ({Thumbprint}); client certificates required; {Registered} registered, {WellKnown} well-known admin thumbprint(s)")]
+    public static partial void Secured(ILogger logger, string subject, string thumbprint, int registered, int wellKnown);
+
+    [LoggerMessage(74, LogLevel.Information, "Certificate {Name} ({Thumbprint}) {Action} with clearance {Clearance}")]
+    public static partial void CertificateChanged(ILogger logger, string name, string thumbprint, string action, string clearance);
 }

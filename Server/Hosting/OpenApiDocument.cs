@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.OpenApi;
 using Microsoft.AspNetCore.Routing.Patterns;
 using Microsoft.OpenApi;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Hosting;
 
@@ -41,7 +42,7 @@ public static class OpenApiDocument
     });
 
     /// <summary>Maps <c>GET /openapi/v1.json</c>.</summary>
-    public static void Map(WebApplication app) => app.MapOpenApi("/openapi/{documentName}.json");
+    public static void Map(WebApplication app) => app.MapOpenApi("/openapi/{documentName}.json").Requires(Access.ValidUser);
 
     /// <summary>Every routed endpoint with HTTP methods: its OpenAPI path (catch-alls as plain parameters), methods, path parameters and name.</summary>
     public static IEnumerable<(string Path, IReadOnlyList<string> Methods, IReadOnlyList<string> Parameters, string? Name)> Routes(EndpointDataSource source)

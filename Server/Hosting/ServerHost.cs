@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Endpoints;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Hosting;
 
@@ -54,6 +55,7 @@ public static class ServerHost
         ServerMetrics.AddServices(builder.Services, options);
         Health.AddServices(builder.Services);
         OpenApiDocument.AddServices(builder.Services);
+        Security.SecurityHost.AddServices(builder, options);
         if (options.JsonLogs)
         {
             // One JSON object per line, with the request's scope (TraceId, SpanId, RequestPath) on request logs.
@@ -101,6 +103,7 @@ public static class ServerHost
         app.UseMiddleware<RequestLog>();
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
+        Security.SecurityHost.Use(app, options);
         app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }); // the changes API
         TopologyEndpoints.Map(app);
         DatabaseEndpoints.Map(app);
@@ -123,6 +126,7 @@ public static class ServerHost
         SmugglerEndpoints.Map(app);
         BackupEndpoints.Map(app);
         ConfigurationEndpoints.Map(app);
+        CertificateEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);
         OperationsByQueryEndpoints.Map(app);
@@ -136,7 +140,7 @@ public static class ServerHost
         _ = app.Services.GetRequiredService<RequestMetrics>(); // listens from the first request on
         StudioFiles.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
-            $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}."));
+            $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}.")).Requires(Access.Anonymous);
 
         var logger = app.Services.GetRequiredService<ILogger<ServerOptions>>();
         var lifetime = app.Services.GetRequiredService<IHostApplicationLifetime>();
@@ -151,6 +155,14 @@ public static class ServerHost
             Log.Stopped(logger, open);
         });
         Log.Options(logger, options.Describe());
+        if (options.Security.Secured)
+        {
+            var certificate = app.Services.GetRequiredService<Security.ServerCertificate>().Current;
+            var registry = app.Services.GetRequiredService<Security.CertificateRegistry>();
+            Log.Secured(logger, certificate.Subject, certificate.Thumbprint, registry.All.Count, registry.WellKnown.Count);
+        }
+        else if (!ServerOptions.IsLoopback(new Uri(options.ServerUrl).Host))
+            Log.UnsecuredNonLoopback(logger, options.ServerUrl);
         return app;
     }
 

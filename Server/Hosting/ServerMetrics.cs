@@ -2,6 +2,7 @@ using System.Diagnostics.Metrics;
 using OpenTelemetry.Metrics;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Hosting;
 
@@ -54,7 +55,7 @@ public sealed class ServerMetrics : IDisposable
     {
         _ = app.Services.GetRequiredService<ServerMetrics>(); // creates the instruments
         if (options.Metrics)
-            app.MapPrometheusScrapingEndpoint("/metrics");
+            app.MapPrometheusScrapingEndpoint("/metrics").Requires(Access.Operator);
     }
 
     /// <summary>One open database's counters (the Studio dashboard samples them every second).</summary>

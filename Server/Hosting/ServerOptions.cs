@@ -13,14 +13,20 @@ public sealed class ServerOptions
     /// <summary>Where databases live (<c>{DataDir}/Databases/{name}/</c>). Default <c>./data</c>, relative to the working directory.</summary>
     public string DataDir { get; set; } = "data";
 
-    /// <summary>The one address Kestrel listens on. Default <c>http://127.0.0.1:8080</c>; port 0 picks a free port.</summary>
+    /// <summary>
+    /// The one address Kestrel listens on. Default <c>http://127.0.0.1:8080</c>; port 0 picks a free port. <c>https://</c>
+    /// exactly when <see cref="Security"/> names a server certificate (a secured server has no plain-HTTP endpoint).
+    /// </summary>
     public string ServerUrl { get; set; } = "http://127.0.0.1:8080";
 
     /// <summary>
-    /// Allows binding a non-loopback address without authentication (there is none yet). Default
-    /// false: such a binding is refused at start-up.
+    /// Allows an unsecured server (no <c>Security:Certificate:Path</c>) on a non-loopback address, with a warning at every
+    /// start. Default false: such a binding is refused at start-up.
     /// </summary>
     public bool AllowUnsecuredNonLoopback { get; set; }
+
+    /// <summary>TLS and client-certificate authentication (<c>Security:Certificate:Path</c>, <c>Security:WellKnownAdminCertificates</c>; docs/security.md).</summary>
+    public Security.SecurityOptions Security { get; set; } = new();
 
     /// <summary>
     /// The TCP port data subscription workers connect to (RavenDB's clients ask <c>/info/tcp</c> for it), on the host of
@@ -105,12 +111,18 @@ public sealed class ServerOptions
     {
         if (string.IsNullOrWhiteSpace(DataDir))
             throw new InvalidOperationException("DataDir must name a directory.");
-        if (!Uri.TryCreate(ServerUrl, UriKind.Absolute, out var uri) || uri.Scheme != Uri.UriSchemeHttp)
-            throw new InvalidOperationException($"ServerUrl '{ServerUrl}' must be an absolute http:// URL such as http://127.0.0.1:8080 (https is not supported yet).");
-        if (!IsLoopback(uri.Host) && !AllowUnsecuredNonLoopback)
+        if (!Uri.TryCreate(ServerUrl, UriKind.Absolute, out var uri) || (uri.Scheme != Uri.UriSchemeHttp && uri.Scheme != Uri.UriSchemeHttps))
+            throw new InvalidOperationException($"ServerUrl '{ServerUrl}' must be an absolute http:// or https:// URL such as http://127.0.0.1:8080.");
+        if (Security.Secured && uri.Scheme != Uri.UriSchemeHttps)
+            throw new InvalidOperationException($"ServerUrl '{ServerUrl}' is plain HTTP, but Security:Certificate:Path is set: a secured server listens on https:// only (for example https://127.0.0.1:8443).");
+        if (!Security.Secured && uri.Scheme == Uri.UriSchemeHttps)
+            throw new InvalidOperationException($"ServerUrl '{ServerUrl}' is https://, but no server certificate is set: set Security:Certificate:Path (and Security:Certificate:Password), see docs/security.md.");
+        if (!Security.Secured && !IsLoopback(uri.Host) && !AllowUnsecuredNonLoopback)
             throw new InvalidOperationException(
-                $"Refusing to listen on '{ServerUrl}': it is not a loopback address and RavenLite has no authentication yet, so anyone who can reach it could read and change every database. " +
-                "Bind 127.0.0.1 / ::1, or set AllowUnsecuredNonLoopback=true (RAVENLITE_AllowUnsecuredNonLoopback=true) if the network is trusted.");
+                $"Refusing to listen on '{ServerUrl}': it is not a loopback address and no server certificate is set, so anyone who can reach it could read and change every database. " +
+                "Set Security:Certificate:Path to require client certificates (docs/security.md), bind 127.0.0.1 / ::1, or set AllowUnsecuredNonLoopback=true if the network is trusted.");
+        if (!string.IsNullOrEmpty(Security.WellKnownAdminCertificates) && Security.WellKnownAdminThumbprints.Any(t => t.Length != 40))
+            throw new InvalidOperationException("Security:WellKnownAdminCertificates must be SHA-1 thumbprints (40 hex digits), separated by commas.");
         Check(MaxDocumentBytes is >= 1024 and <= 256 << 20, "MaxDocumentBytes must be 1 KiB..256 MiB.");
         Check(MaxRequestBodyBytes >= MaxDocumentBytes, "MaxRequestBodyBytes must be at least MaxDocumentBytes.");
         Check(MaxAttachmentBytes >= 0, "MaxAttachmentBytes must not be negative.");
@@ -144,6 +156,7 @@ public sealed class ServerOptions
         DataDir={Path.GetFullPath(DataDir)}
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
+        Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

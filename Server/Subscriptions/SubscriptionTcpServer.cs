@@ -1,5 +1,8 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
@@ -13,9 +16,11 @@ namespace RavenLite.Server.Subscriptions;
 /// at version 53000 (and the older 51000, 50000, 41400, 40) without TCP compression; other operations and versions
 /// are answered as RavenDB answers them (a version to retry with, or -1 when out of range). Then the worker's options
 /// and the <see cref="SubscriptionConnection"/> protocol follow. Listens on the host of ServerUrl, port
-/// <see cref="ServerOptions.TcpPort"/> (0: a free one).
+/// <see cref="ServerOptions.TcpPort"/> (0: a free one). On a secured server every connection is TLS with a client
+/// certificate (the server certificate is the one <c>/info/tcp</c> names), and the header is answered
+/// <c>AuthorizationFailed</c> unless <see cref="Security.AccessPolicy"/> gives the certificate read access to the database.
 /// </summary>
-public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistry registry, ILogger<SubscriptionTcpServer> logger) : BackgroundService
+public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistry registry, IServiceProvider services, ILogger<SubscriptionTcpServer> logger) : BackgroundService
 {
     private static readonly int[] Versions = [53_000, 51_000, 50_000, 41_400, 40];
     private TcpListener? _listener;
@@ -60,11 +65,28 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
         using (client)
         {
             client.NoDelay = true;
-            var stream = client.GetStream();
-            var reader = new JsonMessageReader(stream);
+            Stream stream = client.GetStream();
             Database? db = null;
             try
             {
+                var access = services.GetService<Security.AccessPolicy>();
+                X509Certificate2? clientCertificate = null;
+                if (access != null)
+                {
+                    var ssl = new SslStream(stream, leaveInnerStreamOpen: false);
+                    stream = ssl;
+#pragma warning disable CA5359 // the client certificate is validated by AccessPolicy.CheckConnection before any data flows
+                    await ssl.AuthenticateAsServerAsync(new SslServerAuthenticationOptions
+                    {
+                        ServerCertificateContext = services.GetRequiredService<Security.ServerCertificate>().Context,
+                        ClientCertificateRequired = true,
+                        RemoteCertificateValidationCallback = (_, _, _, _) => true, // judged by the access policy below
+                        EnabledSslProtocols = SslProtocols.Tls12 | SslProtocols.Tls13,
+                    }, stopping).WaitAsync(TimeSpan.FromSeconds(10), stopping).ConfigureAwait(false);
+#pragma warning restore CA5359
+                    clientCertificate = ssl.RemoteCertificate as X509Certificate2 ?? (ssl.RemoteCertificate is { } rc ? X509CertificateLoader.LoadCertificate(rc.GetRawCertData()) : null);
+                }
+                var reader = new JsonMessageReader(stream);
                 string? database = null;
                 while (true)
                 {
@@ -85,6 +107,11 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
                     }
                     if (Versions.Contains(version))
                     {
+                        if (access?.CheckConnection(clientCertificate, Security.Access.DatabaseRead, database, $"a subscription connection to database '{database}'") is { } denial)
+                        {
+                            await Reply(stream, "AuthorizationFailed", version, denial.Message, stopping).ConfigureAwait(false);
+                            return;
+                        }
                         await Reply(stream, "Ok", version, null, stopping).ConfigureAwait(false);
                         break;
                     }
@@ -115,7 +142,7 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
                 using var connection = new SubscriptionConnection(db, stream, reader, name);
                 await connection.RunAsync(workerOptions, stopping).ConfigureAwait(false);
             }
-            catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException)
+            catch (Exception e) when (e is AuthenticationException or IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException)
             {
                 Log.SubscriptionConnectionEnded(logger, e.Message);
             }
@@ -126,7 +153,7 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
         }
     }
 
-    private static async Task Reply(NetworkStream stream, string status, int version, string? message, CancellationToken cancellation)
+    private static async Task Reply(Stream stream, string status, int version, string? message, CancellationToken cancellation)
     {
         var json = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object?>
         {
@@ -138,7 +165,7 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
         await stream.WriteAsync(json, cancellation).ConfigureAwait(false);
     }
 
-    private static async Task Error(NetworkStream stream, string exception, CancellationToken cancellation)
+    private static async Task Error(Stream stream, string exception, CancellationToken cancellation)
     {
         var json = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object?> { ["Type"] = "Error", ["Exception"] = exception, ["Message"] = exception });
         await stream.WriteAsync(json, cancellation).ConfigureAwait(false);

@@ -29,5 +29,25 @@ restore.SetAction(r => DataDirCommands.Restore(r.GetValue(targetArgument)!, r.Ge
 var compact = new Command("compact", "Rewrite the environment without free pages into <target> (the source is left as it is), with progress; then check the result.") { dirArgument, targetArgument };
 compact.SetAction(r => DataDirCommands.Compact(r.GetValue(dirArgument)!, r.GetValue(targetArgument)!, Console.Out));
 
-var root = new RootCommand("RavenLite data-directory tools") { check, stats, dump, snapshot, restore, compact };
+// ravenlite certs ca|server|client: the certificates of a secured server (docs/security.md).
+var outOption = new Option<DirectoryInfo>("--out") { Description = "Directory to write the files into.", Required = true };
+var caOption = new Option<FileInfo>("--ca") { Description = "The CA's PFX (from `certs ca`).", Required = true };
+var caPasswordOption = new Option<string?>("--ca-password") { Description = "The CA PFX's password, if it has one." };
+var passwordOption = new Option<string?>("--password") { Description = "Password for the written PFX and PEM key (default: none)." };
+var daysOption = new Option<int>("--days") { Description = "Days of validity.", DefaultValueFactory = _ => 365 };
+var caNameOption = new Option<string>("--name") { Description = "The CA's common name.", DefaultValueFactory = _ => "RavenLite CA" };
+var caDaysOption = new Option<int>("--days") { Description = "Days of validity.", DefaultValueFactory = _ => 3650 };
+var certsCa = new Command("ca", "Create a self-signed CA: ca.pfx, ca.pem, ca.key.pem.") { outOption, caNameOption, caDaysOption, passwordOption };
+certsCa.SetAction(r => CertCommands.Ca(r.GetValue(outOption)!, r.GetValue(caNameOption)!, r.GetValue(caDaysOption), r.GetValue(passwordOption), Console.Out));
+var serverNameOption = new Option<string>("--name") { Description = "File name stem.", DefaultValueFactory = _ => "server" };
+var dnsOption = new Option<string[]>("--dns") { Description = "DNS names the server is reached by (repeatable).", DefaultValueFactory = _ => ["localhost"], AllowMultipleArgumentsPerToken = true };
+var ipOption = new Option<string[]>("--ip") { Description = "IP addresses the server is reached by (repeatable).", DefaultValueFactory = _ => ["127.0.0.1", "::1"], AllowMultipleArgumentsPerToken = true };
+var certsServer = new Command("server", "Create a server certificate signed by the CA: {name}.pfx (with the CA), {name}.pem, {name}.key.pem.") { caOption, caPasswordOption, outOption, serverNameOption, dnsOption, ipOption, daysOption, passwordOption };
+certsServer.SetAction(r => CertCommands.Server(r.GetValue(caOption)!, r.GetValue(caPasswordOption), r.GetValue(outOption)!, r.GetValue(serverNameOption)!, r.GetValue(dnsOption)!, r.GetValue(ipOption)!, r.GetValue(daysOption), r.GetValue(passwordOption), Console.Out));
+var clientNameOption = new Option<string>("--name") { Description = "The client's common name and file name stem.", Required = true };
+var certsClient = new Command("client", "Create a client certificate signed by the CA: {name}.pfx (with the CA), {name}.pem, {name}.key.pem; prints its thumbprint.") { caOption, caPasswordOption, outOption, clientNameOption, daysOption, passwordOption };
+certsClient.SetAction(r => CertCommands.Client(r.GetValue(caOption)!, r.GetValue(caPasswordOption), r.GetValue(outOption)!, r.GetValue(clientNameOption)!, r.GetValue(daysOption), r.GetValue(passwordOption), Console.Out));
+var certs = new Command("certs", "Create the certificates of a secured server with .NET's CertificateRequest (docs/security.md).") { certsCa, certsServer, certsClient };
+
+var root = new RootCommand("RavenLite data-directory and certificate tools") { check, stats, dump, snapshot, restore, compact, certs };
 return root.Parse(args).Invoke();
