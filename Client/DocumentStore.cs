@@ -1,3 +1,5 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
 using System.Collections.Concurrent;
 using RavenLite.Client.BulkInsert;
 using RavenLite.Client.Http;
@@ -20,6 +22,8 @@ public sealed class DocumentStore : IDocumentStore
     private IReadOnlyList<string> _urls = [];
     private string? _database;
     private bool _disposed;
+    private X509Certificate2? _certificate;
+    private RemoteCertificateValidationCallback? _serverValidation;
 
     /// <inheritdoc />
     public IReadOnlyList<string> Urls
@@ -46,6 +50,34 @@ public sealed class DocumentStore : IDocumentStore
     /// <inheritdoc />
     public DocumentConventions Conventions { get; } = new();
 
+    /// <summary>
+    /// The client certificate (with its private key) this store authenticates with to a secured server; the URLs must
+    /// then be https. Used for HTTP requests and for subscription connections.
+    /// </summary>
+    public X509Certificate2? Certificate
+    {
+        get => _certificate;
+        set
+        {
+            ThrowIfInitialized();
+            _certificate = value;
+        }
+    }
+
+    /// <summary>
+    /// Decides whether the server's certificate is trusted (for a server whose certificate comes from a private CA);
+    /// null: the operating system's trust store decides.
+    /// </summary>
+    public RemoteCertificateValidationCallback? ServerCertificateValidation
+    {
+        get => _serverValidation;
+        set
+        {
+            ThrowIfInitialized();
+            _serverValidation = value;
+        }
+    }
+
     /// <inheritdoc />
     public MaintenanceOperationExecutor Maintenance { get; private set; } = null!;
 
@@ -60,8 +92,12 @@ public sealed class DocumentStore : IDocumentStore
             throw new InvalidOperationException("DocumentStore.Urls is empty: set at least one server URL, for example http://127.0.0.1:8080.");
         if (!Uri.TryCreate(_urls[0], UriKind.Absolute, out var url) || url.Scheme is not ("http" or "https"))
             throw new InvalidOperationException($"'{_urls[0]}' is not an absolute http(s) URL.");
+        if (_certificate != null && url.Scheme != "https")
+            throw new InvalidOperationException($"'{_urls[0]}' is plain HTTP, but a client certificate is set: a secured server is reached over https.");
+        if (_certificate is { HasPrivateKey: false })
+            throw new InvalidOperationException($"The client certificate {_certificate.Subject} has no private key: load it from a PFX (or PEM with its key).");
         Conventions.Freeze();
-        _executor = new RequestExecutor(url, Conventions.RequestTimeout, Conventions);
+        _executor = new RequestExecutor(url, Conventions.RequestTimeout, Conventions, _certificate, _serverValidation);
         Maintenance = new MaintenanceOperationExecutor(this, null);
         return this;
     }

@@ -1,3 +1,5 @@
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
 using System.Net;
 using System.Text.Json;
 using RavenLite.Client.Exceptions;
@@ -16,14 +18,20 @@ public sealed class RequestExecutor : IDisposable
     private string _clientConfigurationEtag = "0";
     private (int MaxRequests, char Separator)? _originalConventions;
 
-    internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null)
+    internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null, X509Certificate2? certificate = null, RemoteCertificateValidationCallback? serverValidation = null)
     {
         _conventions = conventions;
+        Certificate = certificate;
+        ServerValidation = serverValidation;
         var handler = new SocketsHttpHandler
         {
             PooledConnectionLifetime = TimeSpan.FromMinutes(5),
             AutomaticDecompression = DecompressionMethods.GZip | DecompressionMethods.Deflate,
         };
+        if (certificate != null)
+            handler.SslOptions.ClientCertificates = [certificate];
+        if (serverValidation != null)
+            handler.SslOptions.RemoteCertificateValidationCallback = serverValidation;
         _http = new HttpClient(handler) { BaseAddress = url, Timeout = timeout };
         _http.DefaultRequestHeaders.Add("Raven-Client-Version", "7.2.0");
     }
@@ -32,6 +40,12 @@ public sealed class RequestExecutor : IDisposable
     public Uri Url => _http.BaseAddress!;
 
     internal HttpClient Http => _http;
+
+    /// <summary>The client certificate requests are sent with (null: none).</summary>
+    internal X509Certificate2? Certificate { get; }
+
+    /// <summary>The server certificate check (null: the system's).</summary>
+    internal RemoteCertificateValidationCallback? ServerValidation { get; }
 
     /// <summary>Sends <paramref name="command"/> and returns its parsed answer.</summary>
     /// <exception cref="RavenException">the server answered with an error (a typed subclass where the server's Type is known).</exception>
@@ -135,6 +149,10 @@ public sealed class RequestExecutor : IDisposable
             "InvalidQueryException" => new InvalidQueryException(message) { StatusCode = status, ServerType = type, Url = url },
             "BadRequestException" or "RouteNotFoundException" => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
             "BulkInsertAbortedException" => new BulkInsertAbortedException(message) { StatusCode = status, ServerType = type, Url = url },
+            "AuthorizationException" => new AuthorizationException(message) { StatusCode = status, ServerType = type, Url = url },
+            "AuthenticationException" => new AuthenticationException(message) { StatusCode = status, ServerType = type, Url = url },
+            _ when status == 403 => new AuthorizationException(message) { StatusCode = status, ServerType = type, Url = url },
+            _ when status == 401 => new AuthenticationException(message) { StatusCode = status, ServerType = type, Url = url },
             _ when status == 409 => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             _ when status == 400 => new BadRequestException(message) { StatusCode = status, ServerType = type, Url = url },
             _ => new RavenException($"{message} (HTTP {status}{(type != null ? ", " + type : "")})") { StatusCode = status, ServerType = type, Url = url },

@@ -150,7 +150,7 @@ internal sealed class AdminCommand<T>(HttpMethod method, string path, JsonNode? 
 
     public override async Task<T> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken)
     {
-        if (response.StatusCode == System.Net.HttpStatusCode.NoContent)
+        if (response.StatusCode == System.Net.HttpStatusCode.NoContent || response.Content.Headers.ContentLength == 0)
             return parse(null);
         return parse(await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false));
     }

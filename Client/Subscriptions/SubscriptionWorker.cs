@@ -1,3 +1,4 @@
+using System.Net.Security;
 using System.Buffers;
 using System.Net.Sockets;
 using System.Text;
@@ -133,24 +134,45 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
         }
     }
 
-    private async Task<string> TcpUrlAsync()
+    /// <summary>Where the TCP port is, and (on a secured server) the certificate it presents.</summary>
+    private async Task<(string Url, string? Certificate)> TcpInfoAsync()
     {
-        string text = await _store.Executor.Http.GetStringAsync(new Uri("/info/tcp?tag=Subscription", UriKind.Relative), _stop.Token).ConfigureAwait(false);
+        using var response = await _store.Executor.Http.GetAsync(new Uri("/info/tcp?tag=Subscription", UriKind.Relative), _stop.Token).ConfigureAwait(false);
+        string text = await response.Content.ReadAsStringAsync(_stop.Token).ConfigureAwait(false);
+        if (!response.IsSuccessStatusCode)
+            throw new RavenException($"GET /info/tcp answered {(int)response.StatusCode}: {text}");
         var info = JsonNode.Parse(text) as JsonObject;
-        return (string?)info?["Url"] ?? throw new RavenException("The server did not say where its TCP port is (/info/tcp).");
+        return ((string?)info?["Url"] ?? throw new RavenException("The server did not say where its TCP port is (/info/tcp)."), (string?)info?["Certificate"]);
     }
 
     private async Task ProcessAsync(Func<SubscriptionBatch<T>, Task> handler)
     {
-        var url = new Uri(await TcpUrlAsync().ConfigureAwait(false));
+        var (tcpUrl, serverCertificate) = await TcpInfoAsync().ConfigureAwait(false);
+        var url = new Uri(tcpUrl);
         using var client = new TcpClient { NoDelay = true };
         _client = client;
         await client.ConnectAsync(url.Host.Trim('[', ']'), url.Port, _stop.Token).ConfigureAwait(false);
-        var stream = client.GetStream();
+        Stream stream = client.GetStream();
+        using var ssl = serverCertificate != null ? new SslStream(stream) : null;
+        if (ssl != null)
+        {
+            // A secured server: TLS with this store's certificate; the server must present exactly the certificate
+            // /info/tcp named (as RavenDB's clients check), which came over the already verified HTTPS connection.
+            byte[] expected = Convert.FromBase64String(serverCertificate!);
+            await ssl.AuthenticateAsClientAsync(new SslClientAuthenticationOptions
+            {
+                TargetHost = url.Host.Trim('[', ']'),
+                ClientCertificates = _store.Executor.Certificate is { } c ? [c] : null,
+                RemoteCertificateValidationCallback = (_, presented, _, _) => presented != null && presented.GetRawCertData().AsSpan().SequenceEqual(expected),
+            }, _stop.Token).ConfigureAwait(false);
+            stream = ssl;
+        }
         var reader = new MessageReader(stream);
         await WriteAsync(stream, new JsonObject { ["DatabaseName"] = _database, ["Operation"] = "Subscription", ["OperationVersion"] = 53_000 }).ConfigureAwait(false);
         using (var header = await reader.ReadAsync(_stop.Token).ConfigureAwait(false) ?? throw new IOException("The server closed the connection during the negotiation."))
         {
+            if (Text(header.RootElement, "Status") == "AuthorizationFailed")
+                throw new AuthorizationException($"The server refused the subscription connection: {Text(header.RootElement, "Message")}");
             if (Text(header.RootElement, "Status") != "Ok")
                 throw new RavenException($"The server refused the subscription protocol: {Text(header.RootElement, "Message")}");
         }
@@ -309,7 +331,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
         }
     }
 
-    private async Task WriteAsync(NetworkStream stream, JsonObject message) =>
+    private async Task WriteAsync(Stream stream, JsonObject message) =>
         await stream.WriteAsync(Encoding.UTF8.GetBytes(message.ToJsonString()), _stop.Token).ConfigureAwait(false);
 
     /// <summary>Stops the worker (an unacknowledged batch comes again to the next worker).</summary>

@@ -27,6 +27,8 @@ public sealed class AccessPolicy(CertificateRegistry registry)
     /// <summary>Null when <paramref name="context"/>'s caller may run <paramref name="endpoint"/>, else why not.</summary>
     public Denial? Check(HttpContext context, Endpoint? endpoint, RouteValueDictionary routeValues)
     {
+        if (endpoint == null)
+            return null; // nothing will run: the request ends unanswered by any handler (404)
         if (RuleOf(endpoint) is not { } access)
             return new Denial(403, $"The route {context.Request.Method} {context.Request.Path} has no access rule, so it is refused on a secured server.");
         if (access == Access.Anonymous)

@@ -127,10 +127,22 @@ public sealed class AdministrationTests
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PostAsync("/databases/db/indexes/set-priority", Json("""{"IndexNames":["A"],"Priority":"Low"}"""))).StatusCode);
             if (OperatingSystem.IsLinux())
             {
-                // The worker thread (named "index A") runs at nice 10: the priority reaches the OS.
+                // The worker thread (named "index A") runs at nice 10: the priority reaches the OS. Other threads may end
+                // between the listing and the read (their /proc entry is gone then): those are skipped.
+                static string? Read(string path)
+                {
+                    try
+                    {
+                        return File.ReadAllText(path);
+                    }
+                    catch (Exception e) when (e is DirectoryNotFoundException or FileNotFoundException or IOException)
+                    {
+                        return null;
+                    }
+                }
                 var nices = Directory.GetDirectories("/proc/self/task")
-                    .Where(t => File.ReadAllText(Path.Combine(t, "comm")).Trim() == "index A")
-                    .Select(t => File.ReadAllText(Path.Combine(t, "stat")))
+                    .Where(t => Read(Path.Combine(t, "comm"))?.Trim() == "index A")
+                    .Select(t => Read(Path.Combine(t, "stat"))!)
                     .Select(stat => int.Parse(stat[(stat.LastIndexOf(')') + 2)..].Split(' ')[16], System.Globalization.CultureInfo.InvariantCulture))
                     .ToList();
                 Assert.Equal([10], nices);

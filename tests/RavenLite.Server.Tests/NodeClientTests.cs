@@ -95,15 +95,19 @@ public sealed class NodeClientTests(ITestOutputHelper output)
 
     private Task<(int ExitCode, string Stdout, string Stderr)> RunNode(params string[] args) => RunNode(args, null);
 
-    private async Task<(int ExitCode, string Stdout, string Stderr)> RunNode(string[] args, string? steps)
+    private Task<(int ExitCode, string Stdout, string Stderr)> RunNode(string[] args, string? steps) =>
+        RunScriptAsync(output, args, steps == null ? [] : new Dictionary<string, string> { ["PROTOCOL_STEPS"] = steps });
+
+    /// <summary>Runs <c>node args...</c> in tests/node-client with <paramref name="environment"/> added (5 minutes at most); its output goes to the test's.</summary>
+    internal static async Task<(int ExitCode, string Stdout, string Stderr)> RunScriptAsync(ITestOutputHelper output, string[] args, IReadOnlyDictionary<string, string> environment)
     {
         string dir = FlowDir();
         Assert.True(Directory.Exists(Path.Combine(dir, "node_modules", "ravendb")), "npm ravendb is not installed: run ./test.sh (it runs `npm ci` in tests/node-client)");
         var psi = new ProcessStartInfo("node") { WorkingDirectory = dir, RedirectStandardOutput = true, RedirectStandardError = true };
         foreach (string a in args)
             psi.ArgumentList.Add(a);
-        if (steps != null)
-            psi.Environment["PROTOCOL_STEPS"] = steps;
+        foreach (var (name, value) in environment)
+            psi.Environment[name] = value;
         using var p = Process.Start(psi)!;
         var stdout = p.StandardOutput.ReadToEndAsync();
         var stderr = p.StandardError.ReadToEndAsync();
