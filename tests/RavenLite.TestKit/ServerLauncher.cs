@@ -10,7 +10,7 @@ namespace RavenLite.TestKit;
 /// </summary>
 public static partial class ServerLauncher
 {
-    /// <summary>Starts the server with <paramref name="extraArgs"/> after the data dir and URL; <paramref name="onError"/> receives its stderr lines (dropped when null).</summary>
+    /// <summary>Starts the server with <paramref name="extraArgs"/> after the data dir and URL (a <c>--ServerUrl</c> among them wins); <paramref name="onError"/> receives its stderr lines (dropped when null).</summary>
     public static async Task<(Process Process, Uri Url)> StartAsync(string dataDir, IEnumerable<string>? extraArgs = null, Action<string>? onError = null)
     {
         string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
@@ -51,6 +51,6 @@ public static partial class ServerLauncher
         }
     }
 
-    [GeneratedRegex(@"listening on (http://\S+)")]
+    [GeneratedRegex(@"listening on (https?://\S+)")]
     private static partial Regex ListeningLine();
 }

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|tls [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -40,6 +40,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
         "extensions" => new ExtensionsSuite(isQuick, work, withPeer).Run(),
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
+        "tls" => new TlsSuite(isQuick, work, repeats).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -69,7 +70,9 @@ var extensions = new Command("extensions", "Counter increments from 64 clients a
 extensions.SetAction(r => RunSuite("extensions", r));
 var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; export/import; 64-client writes with and without 100 changes-API subscribers; snapshot backups (--only backups runs just those).") { quick, json, dir, noPeer, only };
 live.SetAction(r => RunSuite("live", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live }.Parse(args).Invoke();
+var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
+tls.SetAction(r => RunSuite("tls", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -78,7 +81,7 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
-        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor")
+        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)

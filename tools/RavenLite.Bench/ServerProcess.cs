@@ -18,11 +18,11 @@ internal sealed class ServerProcess : IDisposable
 
     public Uri Url { get; }
 
-    public static ServerProcess Start(string dataDir)
+    public static ServerProcess Start(string dataDir, IEnumerable<string>? extraArgs = null)
     {
         var (process, url) = ServerLauncher.StartAsync(
             dataDir,
-            ["--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Hosting.ServerOptions", "Information"],
+            ["--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Hosting.ServerOptions", "Information", .. extraArgs ?? []],
             line => Console.Error.WriteLine("server: " + line)).GetAwaiter().GetResult();
         return new ServerProcess(process, url);
     }
@@ -34,6 +34,26 @@ internal sealed class ServerProcess : IDisposable
             if (line.StartsWith("VmHWM:", StringComparison.Ordinal))
                 return long.Parse(line.Split(' ', StringSplitOptions.RemoveEmptyEntries)[1], CultureInfo.InvariantCulture) * 1024;
         return 0;
+    }
+
+    /// <summary>Context switches of all the server's threads so far (voluntary + involuntary, /proc/PID/task/*/status).</summary>
+    public long ContextSwitches()
+    {
+        long total = 0;
+        foreach (string task in Directory.GetDirectories($"/proc/{_process.Id}/task"))
+        {
+            try
+            {
+                foreach (string line in File.ReadLines(Path.Combine(task, "status")))
+                    if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal) || line.StartsWith("nonvoluntary_ctxt_switches:", StringComparison.Ordinal))
+                        total += long.Parse(line.Split(':')[1].Trim(), CultureInfo.InvariantCulture);
+            }
+            catch (IOException)
+            {
+                // the thread ended meanwhile
+            }
+        }
+        return total;
     }
 
     /// <summary>CPU time the server process used so far (user + system, /proc/PID/stat, 100 Hz ticks).</summary>

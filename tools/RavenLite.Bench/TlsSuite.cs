@@ -1,0 +1,88 @@
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using RavenLite.Cli;
+
+namespace RavenLite.Bench;
+
+/// <summary>
+/// The cost of security (issue 27): the `writes` suite's 64-client single-document PUTs against a secured server
+/// (HTTPS, TLS 1.3, every client presenting a registered client certificate; connections kept alive) and against the
+/// same server unsecured (plain HTTP), same machine, same run. Both servers run as child processes over fresh data
+/// dirs; the runs alternate (plain, secured, plain, ...) <c>repeats</c> times and the medians are compared. The
+/// secured rows are "ravenlite", the plain ones "plain-http", so the ratio reads secured / plain.
+/// </summary>
+internal sealed class TlsSuite(bool quick, string workDir, int repeats)
+{
+    private const int Clients = 64;
+
+    public IEnumerable<BenchResult> Run()
+    {
+        var duration = TimeSpan.FromSeconds(quick ? 3 : 10);
+        var docs = new OrderDocuments(20_000, seed: 7);
+        string certs = Path.Combine(workDir, "certs");
+        var now = DateTimeOffset.UtcNow;
+        using var ca = CertificateFactory.CreateCa("Bench CA", now.AddMinutes(-5), now.AddDays(1));
+        using (var serverCert = CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(1)))
+            CertificateFactory.Write(serverCert, [ca], certs, "server", null);
+        using var client = CertificateFactory.CreateClient(ca, "bench", now.AddMinutes(-5), now.AddDays(1));
+
+        using var plain = ServerProcess.Start(Path.Combine(workDir, "plain"));
+        using var secured = ServerProcess.Start(Path.Combine(workDir, "secured"),
+            ["--ServerUrl", "https://127.0.0.1:0", "--Security:Certificate:Path", Path.Combine(certs, "server.pfx"), "--Security:WellKnownAdminCertificates", client.Thumbprint]);
+        using var plainHttp = Client(plain.Url, null, ca);
+        using var securedHttp = Client(secured.Url, client, ca);
+        foreach (var http in new[] { plainHttp, securedHttp })
+        {
+            using var r = http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result;
+            if (r.StatusCode != HttpStatusCode.Created)
+                throw new InvalidOperationException($"could not create the database: {(int)r.StatusCode} {r.Content.ReadAsStringAsync().Result}");
+        }
+        Console.WriteLine($"#   secured: {secured.Url} (TLS 1.3 expected, client certificate {client.Subject}); plain: {plain.Url}; {repeats} alternating runs of {duration.TotalSeconds:N0} s each");
+
+        var runs = new Dictionary<string, List<(long Ops, double Seconds, double P50, double P99, double CpuPerRequest)>> { ["plain-http"] = [], ["ravenlite"] = [] };
+        for (int round = 0; round < repeats; round++)
+        {
+            foreach (var (engine, server, http) in new[] { ("plain-http", plain, plainHttp), ("ravenlite", secured, securedHttp) })
+            {
+                long switches0 = server.ContextSwitches();
+                double cpu0 = server.CpuSeconds(), clientCpu0 = System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds;
+                var (ops, seconds, p50, p99) = WritesSuite.Drive(Clients, duration, async (c, i) =>
+                {
+                    var body = new ReadOnlyMemoryContent(docs.Document((c * 7919 + i) % docs.Count));
+                    using var r = await http.PutAsync($"/databases/bench/docs?id=t/{round}/{c}/{i}", body);
+                    if (r.StatusCode != HttpStatusCode.Created)
+                        throw new InvalidOperationException($"PUT answered {(int)r.StatusCode}");
+                });
+                double cpu = server.CpuSeconds() - cpu0, clientCpu = System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - clientCpu0;
+                double switches = (server.ContextSwitches() - switches0) / (double)Math.Max(1, ops);
+                runs[engine].Add((ops, seconds, p50, p99, cpu * 1e6 / Math.Max(1, ops)));
+                Console.WriteLine($"#   round {round + 1} {engine}: {ops / seconds:N0} req/s, p50 {p50:F2} ms, p99 {p99:F2} ms, server CPU {cpu * 1e6 / Math.Max(1, ops):N0} µs per request, {switches:N1} server context switches per request, client (this process) CPU {clientCpu * 1e6 / Math.Max(1, ops):N0} µs per request");
+            }
+        }
+        foreach (var engine in new[] { "ravenlite", "plain-http" })
+        {
+            var median = runs[engine].OrderBy(r => r.Ops / r.Seconds).ElementAt(runs[engine].Count / 2);
+            yield return new BenchResult("tls", $"put-{Clients}-clients", engine, "sync", median.Ops, median.Seconds, median.Ops / median.Seconds,
+                null, null, null, null, null, median.P50, median.P99, (engine == "ravenlite" ? secured : plain).PeakRssBytes());
+        }
+    }
+
+    /// <summary>A keep-alive client for 64 concurrent requests, trusting the bench CA, presenting <paramref name="certificate"/> when given.</summary>
+    private static HttpClient Client(Uri url, X509Certificate2? certificate, X509Certificate2 ca)
+    {
+        var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 256, PooledConnectionLifetime = TimeSpan.FromMinutes(10) };
+        if (certificate != null)
+            handler.SslOptions.ClientCertificates = [certificate];
+        handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) =>
+        {
+            if (presented == null)
+                return false;
+            using var chain = new X509Chain();
+            chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
+            chain.ChainPolicy.CustomTrustStore.Add(ca);
+            chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
+            return chain.Build(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()));
+        };
+        return new HttpClient(handler) { BaseAddress = url, Timeout = TimeSpan.FromSeconds(60) };
+    }
+}
