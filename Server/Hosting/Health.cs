@@ -38,7 +38,16 @@ public static class Health
         if (url.Host is "0.0.0.0" or "*" or "+" or "[::]" or "::")
             url.Host = "127.0.0.1";
         url.Path = "/readyz";
-        using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(5) };
+        using var handler = new SocketsHttpHandler();
+        if (options.Security.Secured)
+        {
+            // A secured server: /readyz needs no client certificate, and the server must present the very certificate
+            // its settings name (the probe runs beside it, with the same settings).
+            using var own = new Security.ServerCertificate(options.Security.Certificate, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
+            byte[] expected = own.Current.RawData;
+            handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented != null && presented.GetRawCertData().AsSpan().SequenceEqual(expected);
+        }
+        using var http = new HttpClient(handler, disposeHandler: false) { Timeout = TimeSpan.FromSeconds(5) };
         try
         {
             var r = await http.GetAsync(url.Uri).ConfigureAwait(false);

@@ -80,6 +80,9 @@ public sealed class ServerCertificate : IDisposable
     private static Loaded Load(CertificateSettings settings)
     {
         string path = settings.Path ?? throw new InvalidOperationException("Security:Certificate:Path is not set.");
+        foreach (string? file in new[] { path, settings.KeyPath })
+            if (file != null && !File.Exists(file))
+                throw new InvalidOperationException($"Security:Certificate:{(file == path ? "Path" : "KeyPath")} '{file}' does not exist (full path {System.IO.Path.GetFullPath(file)}).");
         try
         {
             X509Certificate2 leaf;
