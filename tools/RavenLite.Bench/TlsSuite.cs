@@ -59,12 +59,110 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
                 Console.WriteLine($"#   round {round + 1} {engine}: {ops / seconds:N0} req/s, p50 {p50:F2} ms, p99 {p99:F2} ms, server CPU {cpu * 1e6 / Math.Max(1, ops):N0} µs per request, {switches:N1} server context switches per request, client (this process) CPU {clientCpu * 1e6 / Math.Max(1, ops):N0} µs per request");
             }
         }
+        // The floor: the same exchange sizes over raw TCP and raw SslStream (no HTTP, no server), 64 connections.
+        var floor = new Dictionary<string, double>();
+        using (var serverCertificate = CertificateFactory.LoadPfx(Path.Combine(certs, "server.pfx"), null))
+        {
+            for (int round = 0; round < repeats; round++)
+            {
+                foreach (bool tls in new[] { false, true })
+                {
+                    double rate = EchoRate(tls, serverCertificate, client, duration);
+                    floor[(tls ? "tls" : "tcp") + round] = rate;
+                    Console.WriteLine($"#   round {round + 1} raw {(tls ? "SslStream" : "TCP")} exchanges (1,100 B request, 100 B answer, 64 connections, both ends in this process): {rate:N0}/s");
+                }
+            }
+        }
+        var ratios = Enumerable.Range(0, repeats).Select(r => floor["tls" + r] / floor["tcp" + r]).Order().ToList();
+        Console.WriteLine($"#   raw SslStream / raw TCP exchange rate: {string.Join(", ", ratios.Select(r => r.ToString("F2", System.Globalization.CultureInfo.InvariantCulture)))} (the floor TLS sets on this machine)");
+
         foreach (var engine in new[] { "ravenlite", "plain-http" })
         {
             var median = runs[engine].OrderBy(r => r.Ops / r.Seconds).ElementAt(runs[engine].Count / 2);
             yield return new BenchResult("tls", $"put-{Clients}-clients", engine, "sync", median.Ops, median.Seconds, median.Ops / median.Seconds,
                 null, null, null, null, null, median.P50, median.P99, (engine == "ravenlite" ? secured : plain).PeakRssBytes());
         }
+    }
+
+    /// <summary>
+    /// Request/answer exchanges per second over <see cref="Clients"/> loopback connections, each exchange a 1,100-byte
+    /// request and a 100-byte answer, with both ends in this process; over TLS (1.2/1.3, the client presenting its
+    /// certificate) when <paramref name="tls"/>.
+    /// </summary>
+    private static double EchoRate(bool tls, X509Certificate2 serverCertificate, X509Certificate2 clientCertificate, TimeSpan duration)
+    {
+        var listener = new System.Net.Sockets.TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        int port = ((IPEndPoint)listener.LocalEndpoint).Port;
+        using var stop = new CancellationTokenSource();
+        const int RequestBytes = 1100, AnswerBytes = 100;
+        async Task<Stream> Wrap(System.Net.Sockets.TcpClient c, bool server)
+        {
+            c.NoDelay = true;
+            Stream s = c.GetStream();
+            if (!tls)
+                return s;
+#pragma warning disable CA5359 // a benchmark between two ends of this process
+            var ssl = new System.Net.Security.SslStream(s, false, (_, _, _, _) => true);
+#pragma warning restore CA5359
+            if (server)
+                await ssl.AuthenticateAsServerAsync(new System.Net.Security.SslServerAuthenticationOptions { ServerCertificate = serverCertificate, ClientCertificateRequired = true, EnabledSslProtocols = System.Security.Authentication.SslProtocols.Tls12 | System.Security.Authentication.SslProtocols.Tls13 });
+            else
+                await ssl.AuthenticateAsClientAsync(new System.Net.Security.SslClientAuthenticationOptions { TargetHost = "localhost", ClientCertificates = [clientCertificate] });
+            return ssl;
+        }
+        var serve = Task.Run(async () =>
+        {
+            var connections = new List<Task>();
+            for (int i = 0; i < Clients; i++)
+            {
+                var c = await listener.AcceptTcpClientAsync();
+                connections.Add(Task.Run(async () =>
+                {
+                    using (c)
+                    {
+                        var stream = await Wrap(c, server: true);
+                        var request = new byte[RequestBytes];
+                        var answer = new byte[AnswerBytes];
+                        try
+                        {
+                            while (true)
+                            {
+                                await stream.ReadExactlyAsync(request, stop.Token);
+                                await stream.WriteAsync(answer, stop.Token);
+                            }
+                        }
+                        catch (Exception e) when (e is OperationCanceledException or IOException or EndOfStreamException)
+                        {
+                            // the run ended
+                        }
+                    }
+                }));
+            }
+            await Task.WhenAll(connections);
+        });
+        long exchanges = 0;
+        var sw = System.Diagnostics.Stopwatch.StartNew();
+        var clients = Enumerable.Range(0, Clients).Select(_ => Task.Run(async () =>
+        {
+            using var c = new System.Net.Sockets.TcpClient();
+            await c.ConnectAsync(IPAddress.Loopback, port);
+            var stream = await Wrap(c, server: false);
+            var request = new byte[RequestBytes];
+            var answer = new byte[AnswerBytes];
+            while (sw.Elapsed < duration)
+            {
+                await stream.WriteAsync(request);
+                await stream.ReadExactlyAsync(answer);
+                Interlocked.Increment(ref exchanges);
+            }
+        })).ToArray();
+        Task.WaitAll(clients);
+        double seconds = sw.Elapsed.TotalSeconds;
+        stop.Cancel();
+        serve.Wait(TimeSpan.FromSeconds(10));
+        listener.Stop();
+        return exchanges / seconds;
     }
 
     /// <summary>A keep-alive client for 64 concurrent requests, trusting the bench CA, presenting <paramref name="certificate"/> when given.</summary>
