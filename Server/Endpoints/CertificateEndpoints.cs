@@ -50,7 +50,7 @@ public static class CertificateEndpoints
         var now = DateTime.Now;
         if (leaf.NotAfter < now)
             throw ApiException.BadRequest($"Certificate {leaf.Subject} ({leaf.Thumbprint}) expired on {leaf.NotAfter.ToUniversalTime():u}; it cannot be registered.");
-        if (!IsSelfSigned(leaf) && !Chains(leaf, registry.TrustedIssuers.Concat(issuers)))
+        if (!CertificateTrust.Chains(leaf, registry.TrustedIssuers.Concat(issuers), forClientAuthentication: false))
             throw ApiException.BadRequest($"Certificate {leaf.Subject} is issued by {leaf.Issuer}, which this server does not trust: register it together with its issuer's certificate (a PEM bundle, or a PFX with the chain).");
         var caller = Caller(context, registry);
         var existing = registry.Registered(leaf.Thumbprint);
@@ -243,24 +243,5 @@ public static class CertificateEndpoints
         // In a PFX or bundle the client's certificate is the one that is not a CA.
         var leaf = all.FirstOrDefault(c => c.Extensions.OfType<X509BasicConstraintsExtension>().FirstOrDefault() is not { CertificateAuthority: true }) ?? all[0];
         return (leaf, all.Where(c => !ReferenceEquals(c, leaf)).ToList());
-    }
-
-    private static bool IsSelfSigned(X509Certificate2 c) => c.SubjectName.RawData.AsSpan().SequenceEqual(c.IssuerName.RawData) && Chains(c, [c]);
-
-    /// <summary>True when <paramref name="certificate"/> chains to a self-signed certificate among <paramref name="candidates"/> (the others serve as intermediates).</summary>
-    private static bool Chains(X509Certificate2 certificate, IEnumerable<X509Certificate2> candidates)
-    {
-        using var chain = new X509Chain();
-        chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
-        chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-        chain.ChainPolicy.VerificationFlags = X509VerificationFlags.IgnoreNotTimeValid;
-        foreach (var c in candidates)
-        {
-            if (c.SubjectName.RawData.AsSpan().SequenceEqual(c.IssuerName.RawData))
-                chain.ChainPolicy.CustomTrustStore.Add(c);
-            else
-                chain.ChainPolicy.ExtraStore.Add(c);
-        }
-        return chain.Build(certificate);
     }
 }

@@ -1,5 +1,4 @@
 using System.Security.Claims;
-using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Authorization.Policy;
@@ -55,19 +54,8 @@ public sealed class AccessPolicy(CertificateRegistry registry)
     {
         if (certificate == null)
             return new Denial(401, "This server requires a client certificate for authentication, and the connection came without one.");
-        using (var chain = new X509Chain())
-        {
-            chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-            chain.ChainPolicy.ApplicationPolicy.Add(new Oid("1.3.6.1.5.5.7.3.2"));
-            chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
-            bool selfSigned = certificate.SubjectName.RawData.AsSpan().SequenceEqual(certificate.IssuerName.RawData);
-            if (selfSigned)
-                chain.ChainPolicy.CustomTrustStore.Add(certificate);
-            foreach (var issuer in registry.TrustedIssuers)
-                (issuer.SubjectName.RawData.AsSpan().SequenceEqual(issuer.IssuerName.RawData) ? chain.ChainPolicy.CustomTrustStore : chain.ChainPolicy.ExtraStore).Add(issuer);
-            if (!chain.Build(certificate))
-                return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) was refused: {SecurityHost.Describe(certificate)}.");
-        }
+        if (!CertificateTrust.Chains(certificate, registry.TrustedIssuers, forClientAuthentication: true))
+            return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) was refused: {SecurityHost.Describe(certificate)}.");
         return Decide(certificate.Thumbprint, certificate.Subject, access, database, what);
     }
 

@@ -60,7 +60,7 @@ public static class SecurityHost
             {
                 // Roots are trust anchors; intermediates only help the chain build.
                 foreach (var issuer in s.GetRequiredService<CertificateRegistry>().TrustedIssuers)
-                    (issuer.SubjectName.RawData.AsSpan().SequenceEqual(issuer.IssuerName.RawData) ? o.CustomTrustStore : o.AdditionalChainCertificates).Add(issuer);
+                    (CertificateTrust.IsSelfIssued(issuer) ? o.CustomTrustStore : o.AdditionalChainCertificates).Add(issuer);
             }));
         services.AddAuthorization(o =>
         {
