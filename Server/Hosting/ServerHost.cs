@@ -82,6 +82,15 @@ public static class ServerHost
             k.Limits.MaxRequestBodySize = null; // bulk insert streams without bound; other bodies are checked by RequestBody
             k.Limits.MaxRequestHeadersTotalSize = 64 << 10; // beyond: 431
             k.Limits.MaxRequestLineSize = 16 << 10; // beyond: 414
+            // Slow and greedy clients (docs/deployment.md "Limits"): a connection cap, a deadline for the headers, and a
+            // minimum transfer rate both ways, so a client that trickles a request or stops reading an answer is dropped
+            // instead of holding a connection, a thread's work or the answer's buffers.
+            k.Limits.MaxConcurrentConnections = options.MaxConnections;
+            k.Limits.MaxConcurrentUpgradedConnections = options.MaxConnections;
+            k.Limits.RequestHeadersTimeout = TimeSpan.FromSeconds(options.RequestHeadersTimeoutSeconds);
+            var rate = new Microsoft.AspNetCore.Server.Kestrel.Core.MinDataRate(options.MinDataRateBytesPerSecond, TimeSpan.FromSeconds(options.MinDataRateGraceSeconds));
+            k.Limits.MinRequestBodyDataRate = rate;
+            k.Limits.MinResponseDataRate = rate;
         });
         // Requests run on the thread that read them, and answers are sent by the thread that writes them, instead of
         // each step being queued to the thread pool; ThreadPoolHop moves every request but single-document writes to

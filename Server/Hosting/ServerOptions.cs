@@ -73,6 +73,25 @@ public sealed class ServerOptions
     /// <summary>Bulk insert hands a batch to the merger at this many documents (default 8192).</summary>
     public int BulkInsertBatchDocuments { get; set; } = 8192;
 
+    /// <summary>Most client connections open at once (default 4,096; WebSocket connections of the changes API count apart, with the same limit). Beyond, new connections are closed at once.</summary>
+    public int MaxConnections { get; set; } = 4096;
+
+    /// <summary>A client must send its whole request line and headers within this many seconds of starting a request (default 10); beyond, the connection is closed (slowloris).</summary>
+    public int RequestHeadersTimeoutSeconds { get; set; } = 10;
+
+    /// <summary>
+    /// Slowest accepted transfer, in bytes per second, of a request body and of a response a client reads (default 240):
+    /// a client sending or reading slower than this for longer than <see cref="MinDataRateGraceSeconds"/> is dropped.
+    /// A bulk insert stream has no size limit but is bounded by this (a silent stream is dropped).
+    /// </summary>
+    public int MinDataRateBytesPerSecond { get; set; } = 240;
+
+    /// <summary>A client that reads nothing of a streamed answer (streams, export) for this many seconds is dropped (default 60).</summary>
+    public int StalledClientSeconds { get; set; } = 60;
+
+    /// <summary>How long a transfer may stay below <see cref="MinDataRateBytesPerSecond"/> before the client is dropped (default 5 s).</summary>
+    public int MinDataRateGraceSeconds { get; set; } = 5;
+
     /// <summary>Bulk insert hands a partial batch over after the network has been quiet this long, in milliseconds (default 2).</summary>
     public int BulkInsertQuietMs { get; set; } = 2;
 
@@ -134,6 +153,11 @@ public sealed class ServerOptions
         Check(PatchMaxStatements is >= 100 and <= 100_000_000, "PatchMaxStatements must be 100..100,000,000.");
         Check(PatchTimeoutMs is >= 10 and <= 600_000, "PatchTimeoutMs must be 10..600,000 (ms).");
         Check(BulkInsertQuietMs is >= 0 and <= 1000, "BulkInsertQuietMs must be 0..1000.");
+        Check(MaxConnections is >= 16 and <= 1_000_000, "MaxConnections must be 16..1,000,000.");
+        Check(RequestHeadersTimeoutSeconds is >= 1 and <= 300, "RequestHeadersTimeoutSeconds must be 1..300.");
+        Check(MinDataRateBytesPerSecond is >= 1 and <= 1_000_000, "MinDataRateBytesPerSecond must be 1..1,000,000.");
+        Check(StalledClientSeconds is >= 1 and <= 3600, "StalledClientSeconds must be 1..3,600.");
+        Check(MinDataRateGraceSeconds is >= 2 and <= 300, "MinDataRateGraceSeconds must be 2..300 (Kestrel needs more than 1 s).");
     }
 
     private static void Check(bool ok, string message)
@@ -161,6 +185,7 @@ public sealed class ServerOptions
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
+        MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds}
         Metrics={Metrics} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
         """;
 }

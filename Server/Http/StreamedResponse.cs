@@ -148,6 +148,11 @@ public sealed class StreamedResponse : IDisposable
             }
         }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
         var response = context.Response;
+        // A client that reads nothing for StalledClientSeconds is dropped: it would otherwise hold the connection, the
+        // queued chunks and the producer's storage snapshot for as long as it likes (Kestrel's minimum data rate allows
+        // every byte already buffered in the socket its share of time, hours for a few MB at the default rate).
+        var stall = TimeSpan.FromSeconds(context.RequestServices.GetService<Hosting.ServerOptions>()?.StalledClientSeconds ?? 60);
+        using var stalled = CancellationTokenSource.CreateLinkedTokenSource(stop.Token);
         try
         {
             while (await stream._chunks.Reader.WaitToReadAsync(stop.Token).ConfigureAwait(false))
@@ -160,9 +165,12 @@ public sealed class StreamedResponse : IDisposable
                         response.ContentType = contentType;
                         started = true;
                     }
-                    await response.Body.WriteAsync(chunk, stop.Token).ConfigureAwait(false);
+                    stalled.CancelAfter(stall);
+                    await response.Body.WriteAsync(chunk, stalled.Token).ConfigureAwait(false);
                 }
-                await response.Body.FlushAsync(stop.Token).ConfigureAwait(false);
+                stalled.CancelAfter(stall);
+                await response.Body.FlushAsync(stalled.Token).ConfigureAwait(false);
+                stalled.CancelAfter(Timeout.InfiniteTimeSpan);
             }
             if (!started)
             {
@@ -171,9 +179,10 @@ public sealed class StreamedResponse : IDisposable
                 response.ContentLength = 0;
             }
         }
-        catch (Exception e) when (started && e is not OperationCanceledException)
+        catch (Exception e) when (started && (e is not OperationCanceledException || (stalled.IsCancellationRequested && !stop.IsCancellationRequested)))
         {
-            // Headers are out: the only way left to say "incomplete" is to end the connection without the final chunk.
+            // Headers are out (or the client stopped reading): the only way left to say "incomplete" is to end the
+            // connection without the final chunk.
             context.Abort();
         }
         finally

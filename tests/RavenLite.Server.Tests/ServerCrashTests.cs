@@ -38,6 +38,7 @@ public sealed class ServerCrashTests(ITestOutputHelper output)
                 (lost, audited) = await AuditAsync(http, acked, lost, audited, round, recovery);
 
             using var stop = new CancellationTokenSource();
+            int ackedBefore = acked.Count;
             var workers = new List<Task>();
             for (int w = 0; w < 4; w++)
             {
@@ -45,6 +46,11 @@ public sealed class ServerCrashTests(ITestOutputHelper output)
                 workers.Add(Task.Run(() => PutLoopAsync(http, acked, round, worker, stop.Token)));
             }
             workers.Add(Task.Run(() => BulkLoopAsync(http, acked, round, stop.Token)));
+            // Kill while writes are flowing: once the fresh process acknowledged its first write (its first requests
+            // compile the write path, which took over 1.5 s on a slow day), then after a random moment.
+            var flowing = Stopwatch.StartNew();
+            while (acked.Count == ackedBefore && flowing.Elapsed < TimeSpan.FromSeconds(30))
+                await Task.Delay(10);
             await Task.Delay(rnd.Next(300, 1500));
             server.Kill();
             await stop.CancelAsync();
