@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|tls [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|tls|slowloris [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -41,6 +41,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "extensions" => new ExtensionsSuite(isQuick, work, withPeer).Run(),
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         "tls" => new TlsSuite(isQuick, work, repeats).Run(),
+        "slowloris" => new SlowlorisSuite(isQuick, work).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -72,7 +73,9 @@ var live = new Command("live", "A data subscription worker reading 1M orders aga
 live.SetAction(r => RunSuite("live", r));
 var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
 tls.SetAction(r => RunSuite("tls", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls }.Parse(args).Invoke();
+var slowloris = new Command("slowloris", "A normal client's PUT/GET latency alone and while 500 connections trickle their headers (issue 29).") { quick, json, dir };
+slowloris.SetAction(r => RunSuite("slowloris", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
