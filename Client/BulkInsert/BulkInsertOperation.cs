@@ -30,6 +30,11 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
     private Task<HttpResponseMessage>? _request;
     private long _documents, _bytes;
     private bool _completed, _first = true;
+    // One writer at a time: the caller's StoreAsync, or the heartbeat timer.
+    private readonly SemaphoreSlim _gate = new(1, 1);
+    private Timer? _heartbeat;
+    private long _lastWireTicks;
+
 
     internal BulkInsertOperation(DocumentStore store, string database, BulkInsertOptions options, CancellationToken cancellationToken)
     {
@@ -85,21 +90,59 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
             meta[k] = v == null ? null : JsonSerializer.SerializeToNode(v, v.GetType(), conventions.JsonSerializerOptions);
         doc["@metadata"] = meta;
 
-        if (!_first)
-            _buffer.Write(","u8);
-        using (var w = new Utf8JsonWriter(_buffer))
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
         {
-            w.WriteStartObject();
-            w.WriteString("Id", id);
-            w.WriteString("Type", "PUT");
-            w.WritePropertyName("Document");
-            doc.WriteTo(w);
-            w.WriteEndObject();
+            if (!_first)
+                _buffer.Write(","u8);
+            using (var w = new Utf8JsonWriter(_buffer))
+            {
+                w.WriteStartObject();
+                w.WriteString("Id", id);
+                w.WriteString("Type", "PUT");
+                w.WritePropertyName("Document");
+                doc.WriteTo(w);
+                w.WriteEndObject();
+            }
+            _first = false;
+            _documents++;
+            if (_buffer.WrittenCount >= _options.BufferBytes)
+                await FlushBufferAsync(cancellationToken).ConfigureAwait(false);
         }
-        _first = false;
-        _documents++;
-        if (_buffer.WrittenCount >= _options.BufferBytes)
-            await FlushBufferAsync(cancellationToken).ConfigureAwait(false);
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    /// <summary>The timer's check: after <see cref="BulkInsertOptions.HeartbeatInterval"/> without a write to the server, sends the buffer and a heartbeat item.</summary>
+    private async Task HeartbeatAsync()
+    {
+        if (_completed)
+        {
+            _heartbeat?.Dispose(); // ended (completed, aborted or failed)
+            return;
+        }
+        if (Stopwatch.GetElapsedTime(Interlocked.Read(ref _lastWireTicks)) < _options.HeartbeatInterval || !await _gate.WaitAsync(0).ConfigureAwait(false))
+            return;
+        try
+        {
+            if (_completed)
+                return;
+            if (!_first)
+                _buffer.Write(","u8);
+            _buffer.Write("{\"Type\":\"HeartBeat\"}"u8);
+            _first = false;
+            await FlushBufferAsync(_cancellation).ConfigureAwait(false);
+        }
+        catch (Exception)
+        {
+            // The stream failed: the caller's next StoreAsync or CompleteAsync reports why.
+        }
+        finally
+        {
+            _gate.Release();
+        }
     }
 
     private async Task StartAsync(CancellationToken cancellationToken)
@@ -114,6 +157,9 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
         _clock.Start();
         _request = _store.Executor.Http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, _cancellation);
         _pipe.Writer.Write("["u8);
+        Interlocked.Exchange(ref _lastWireTicks, Stopwatch.GetTimestamp());
+        var tick = TimeSpan.FromTicks(Math.Clamp(_options.HeartbeatInterval.Ticks / 4, TimeSpan.TicksPerMillisecond * 100, TimeSpan.TicksPerSecond));
+        _heartbeat = new Timer(_ => _ = HeartbeatAsync(), null, tick, tick);
     }
 
     private async Task FlushBufferAsync(CancellationToken cancellationToken)
@@ -123,6 +169,7 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
         _bytes += _buffer.WrittenCount;
         _buffer.ResetWrittenCount();
         var flushed = await writer.FlushAsync(cancellationToken).ConfigureAwait(false);
+        Interlocked.Exchange(ref _lastWireTicks, Stopwatch.GetTimestamp());
         if (flushed.IsCompleted || _request!.IsCompleted)
             throw await FailureAsync(null).ConfigureAwait(false); // the server stopped reading: it answered (with an error)
         Progress?.Invoke(this, new BulkInsertProgress(_documents, _bytes, _clock.Elapsed));
@@ -134,7 +181,11 @@ public sealed class BulkInsertOperation : IAsyncDisposable, IDisposable
     {
         if (_completed)
             return;
+        await _gate.WaitAsync().ConfigureAwait(false); // a heartbeat in flight finishes first
         _completed = true;
+        _gate.Release();
+        if (_heartbeat != null)
+            await _heartbeat.DisposeAsync().ConfigureAwait(false);
         if (_pipe == null)
             return; // nothing stored
         var writer = _pipe.Writer;

@@ -15,4 +15,11 @@ public sealed class BulkInsertOptions
 
     /// <summary>Serialized bytes gathered before they are written to the stream. Default 64 KiB.</summary>
     public int BufferBytes { get; init; } = 64 * 1024;
+
+    /// <summary>
+    /// When nothing went to the server for this long (the caller stores slowly, or pauses), what is buffered and a
+    /// heartbeat item are sent, as RavenDB's clients do: the server drops a bulk insert stream that stays silent for
+    /// its <c>BulkInsertIdleSeconds</c> (120 s by default). Default 15 s.
+    /// </summary>
+    public TimeSpan HeartbeatInterval { get; init; } = TimeSpan.FromSeconds(15);
 }

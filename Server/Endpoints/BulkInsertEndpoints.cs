@@ -44,11 +44,13 @@ public static class BulkInsertEndpoints
             rate.MinDataRate = null;
         var inFlight = new Queue<BulkInsertBatch>();
         BulkInsertBatch? batch = null;
-        PipeReader? pipe = null;
+        IdlePipeReader? pipe = null;
         BulkInsertReader? parser = null;
         try
         {
-            pipe = RequestBody.DecodeToPipe(context.Request);
+            // Exempt from the minimum data rate, but not silent forever: BulkInsertIdleSeconds without a byte ends it.
+            pipe = new IdlePipeReader(RequestBody.DecodeToPipe(context.Request), TimeSpan.FromSeconds(options.BulkInsertIdleSeconds));
+            context.Response.RegisterForDispose(pipe);
             parser = new BulkInsertReader(pipe, db.Documents, options.MaxDocumentBytes);
             while (!parser.Finished)
             {
@@ -118,6 +120,14 @@ public static class BulkInsertEndpoints
                     // The first failure is the one reported.
                 }
             }
+            if (pipe is { TimedOut: true })
+            {
+                // The client went silent: nobody is sending, so nothing is drained; the connection is closed.
+                state.Fault(RavenExceptionTypes.BulkInsertAborted, $"Bulk insert {state.Id}: the client sent nothing for {options.BulkInsertIdleSeconds} s (BulkInsertIdleSeconds), after {state.Processed} documents.", 408);
+                db.Operations.Finished(state);
+                context.Abort();
+                return;
+            }
             bool clientGone = context.RequestAborted.IsCancellationRequested || IsClientGone(e);
             bool killed = e is OperationCanceledException && state.Token.IsCancellationRequested;
             var (status, type, message) = killed
@@ -135,7 +145,17 @@ public static class BulkInsertEndpoints
             // (Not after a kill: the client asked to abort and stops sending; it is answered at once.)
             var drainer = killed ? null : parser != null ? parser.BeginDrain() : BodyDrainer.FromStart();
             if (drainer != null)
-                await drainer.DrainAsync(pipe ?? context.Request.BodyReader, DrainLimit, context.RequestAborted).ConfigureAwait(false);
+            {
+                try
+                {
+                    await drainer.DrainAsync(pipe ?? context.Request.BodyReader, DrainLimit, context.RequestAborted).ConfigureAwait(false);
+                }
+                catch (TimeoutException)
+                {
+                    context.Abort(); // the client went silent before the end of its stream
+                    return;
+                }
+            }
             if (context.RequestAborted.IsCancellationRequested)
                 return;
             context.Response.Headers.Connection = "close";

@@ -92,6 +92,9 @@ public sealed class ServerOptions
     /// <summary>How long a transfer may stay below <see cref="MinDataRateBytesPerSecond"/> before the client is dropped (default 5 s).</summary>
     public int MinDataRateGraceSeconds { get; set; } = 5;
 
+    /// <summary>A bulk insert stream that sends nothing — not even a heartbeat item — for this many seconds is dropped (default 120; RavenDB's clients send a heartbeat after 40 s of silence, this one's after 15 s).</summary>
+    public int BulkInsertIdleSeconds { get; set; } = 120;
+
     /// <summary>Bulk insert hands a partial batch over after the network has been quiet this long, in milliseconds (default 2).</summary>
     public int BulkInsertQuietMs { get; set; } = 2;
 
@@ -156,6 +159,7 @@ public sealed class ServerOptions
         Check(MaxConnections is >= 16 and <= 1_000_000, "MaxConnections must be 16..1,000,000.");
         Check(RequestHeadersTimeoutSeconds is >= 1 and <= 300, "RequestHeadersTimeoutSeconds must be 1..300.");
         Check(MinDataRateBytesPerSecond is >= 1 and <= 1_000_000, "MinDataRateBytesPerSecond must be 1..1,000,000.");
+        Check(BulkInsertIdleSeconds is >= 1 and <= 86_400, "BulkInsertIdleSeconds must be 1..86,400.");
         Check(StalledClientSeconds is >= 1 and <= 3600, "StalledClientSeconds must be 1..3,600.");
         Check(MinDataRateGraceSeconds is >= 2 and <= 300, "MinDataRateGraceSeconds must be 2..300 (Kestrel needs more than 1 s).");
     }
@@ -185,7 +189,7 @@ public sealed class ServerOptions
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
-        MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds}
+        MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds} BulkInsertIdleSeconds={BulkInsertIdleSeconds}
         Metrics={Metrics} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
         """;
 }

@@ -127,4 +127,46 @@ public sealed class SlowClientTests
         // And the server still answers.
         Assert.Equal(HttpStatusCode.OK, (await s.Http.GetAsync("/databases/db/docs?id=big/1")).StatusCode);
     }
+
+    [Fact]
+    public async Task A_silent_bulk_insert_stream_is_dropped_after_its_idle_time_and_a_slow_client_with_heartbeats_is_not()
+    {
+        await using var s = await StartWithDatabaseAsync("db", o => o.BulkInsertIdleSeconds = 3);
+
+        // A raw stream: one document, then silence.
+        using (var tcp = new TcpClient())
+        {
+            await tcp.ConnectAsync(IPAddress.Loopback, s.Url.Port);
+            var stream = tcp.GetStream();
+            string item = """[{"Id":"silent/1","Type":"PUT","Document":{"N":1}}""";
+            await stream.WriteAsync(Encoding.ASCII.GetBytes($"POST /databases/db/bulk_insert?id=77 HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n{item.Length:x}\r\n{item}\r\n"));
+            var sw = Stopwatch.StartNew();
+            var buffer = new byte[4096];
+            try
+            {
+                while (await stream.ReadAsync(buffer).AsTask().WaitAsync(TimeSpan.FromSeconds(30)) > 0)
+                {
+                }
+            }
+            catch (IOException)
+            {
+                // reset by the server
+            }
+            Assert.True(sw.Elapsed > TimeSpan.FromSeconds(2), $"closed after {sw.Elapsed.TotalSeconds:F1} s, before the idle time");
+        }
+        var state = await ReadJson(await s.Http.GetAsync("/databases/db/operations/state?id=77"));
+        Assert.Equal("Faulted", state.GetProperty("Status").GetString());
+        Assert.Contains("sent nothing for 3 s", state.GetRawText(), StringComparison.Ordinal);
+
+        // The .NET client pausing longer than the idle time: its heartbeats keep the stream alive. (BufferBytes 1: the
+        // first document is on the wire before the pause, so a dropped stream cannot be retried whole by HttpClient.)
+        using var store = new Client.DocumentStore { Urls = [s.Url.ToString()], Database = "db" }.Initialize();
+        await using (var bulk = store.BulkInsert(options: new Client.BulkInsert.BulkInsertOptions { BufferBytes = 1, HeartbeatInterval = TimeSpan.FromMilliseconds(500) }))
+        {
+            await bulk.StoreAsync(new { N = 1 }, "slow/1");
+            await Task.Delay(TimeSpan.FromSeconds(7));
+            await bulk.StoreAsync(new { N = 2 }, "slow/2");
+        }
+        Assert.Equal(HttpStatusCode.OK, (await s.Http.GetAsync("/databases/db/docs?id=slow/2")).StatusCode);
+    }
 }
