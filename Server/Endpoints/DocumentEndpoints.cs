@@ -47,7 +47,7 @@ public static class DocumentEndpoints
         int pageSize = RequestParsing.QueryInt(request, "pageSize", DefaultPageSize, 0, MaxPageSize);
         using var tx = db.Environment.ReadTransaction();
         List<StoredDocument> docs;
-        if (RequestParsing.QueryLong(request, "etag") is { } etag)
+        if (RequestParsing.QueryLong(request, "etag", min: 0) is { } etag)
             docs = db.Documents.GetAfterEtag(tx, etag, start, pageSize);
         else
             docs = db.Documents.GetLatest(tx, start, pageSize);

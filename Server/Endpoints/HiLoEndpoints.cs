@@ -84,8 +84,8 @@ public static class HiLoEndpoints
         var request = context.Request;
         string tag = RequestParsing.Required(request, "tag");
         db.Documents.ValidateId(DocId(tag));
-        long lastSize = RequestParsing.QueryLong(request, "lastBatchSize") ?? 0;
-        long lastMax = RequestParsing.QueryLong(request, "lastMax") ?? 0;
+        long lastSize = RequestParsing.QueryLong(request, "lastBatchSize", min: 0) ?? 0;
+        long lastMax = RequestParsing.QueryLong(request, "lastMax", min: 0) ?? 0;
         string separator = RequestParsing.Query(request, "identityPartsSeparator") is { Length: > 0 } s ? s : "/";
         DateTime? lastRangeAt = DateTime.TryParse(RequestParsing.Query(request, "lastRangeAt"), CultureInfo.InvariantCulture,
             DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var at) ? at : null;

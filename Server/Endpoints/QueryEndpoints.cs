@@ -42,14 +42,26 @@ public static class QueryEndpoints
         var parameters = root.TryGetProperty("QueryParameters", out var p) ? p : default;
         if (parameters.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
             throw ApiException.BadRequest("QueryParameters must be an object or null.");
-        int? start = root.TryGetProperty("Start", out var st) && st.ValueKind == JsonValueKind.Number ? st.GetInt32() : null;
-        int? pageSize = root.TryGetProperty("PageSize", out var ps) && ps.ValueKind == JsonValueKind.Number ? ps.GetInt32() : null;
+        int? start = Paging(root, "Start");
+        int? pageSize = Paging(root, "PageSize");
         bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
         var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
         string behavior = root.TryGetProperty("ProjectionBehavior", out var pb) && pb.ValueKind == JsonValueKind.String ? pb.GetString()! : "Default";
         if (!QueryOptions.ProjectionBehaviors.Contains(behavior, StringComparer.Ordinal))
             throw ApiException.BadRequest($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
         return (q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait, behavior));
+    }
+
+    /// <summary>Start or PageSize of a query body: a whole number (above int.MaxValue clamped to it, as clients ask for "all"); 400 naming it otherwise.</summary>
+    private static int? Paging(JsonElement root, string name)
+    {
+        if (!root.TryGetProperty(name, out var v) || v.ValueKind == JsonValueKind.Null)
+            return null;
+        if (v.ValueKind != JsonValueKind.Number || !v.TryGetInt64(out long n))
+            throw ApiException.BadRequest($"{name} must be a whole number, not {(v.GetRawText() is var t && t.Length > 40 ? t[..40] + "..." : v.GetRawText())}.");
+        if (n < 0)
+            throw ApiException.BadRequest($"{name} is {n}; it must not be negative.");
+        return (int)Math.Min(n, int.MaxValue);
     }
 
     private static Task Get(HttpContext context, Database db)

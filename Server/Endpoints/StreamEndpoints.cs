@@ -44,7 +44,7 @@ public static class StreamEndpoints
         int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
         string? prefix = RequestParsing.Query(request, "startsWith");
         string? collection = RequestParsing.Query(request, "collection") is { Length: > 0 } c ? c : null;
-        long? etag = RequestParsing.QueryLong(request, "etag");
+        long? etag = RequestParsing.QueryLong(request, "etag", min: 0);
         var matches = IdPattern.Parse(RequestParsing.Query(request, "matches"));
         var exclude = IdPattern.Parse(RequestParsing.Query(request, "exclude"));
         string? startAfter = RequestParsing.Query(request, "startAfter") is { Length: > 0 } a ? a : null;

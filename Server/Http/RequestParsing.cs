@@ -51,11 +51,20 @@ public static class RequestParsing
         return (int)Math.Min(n, max);
     }
 
-    /// <summary>A 64-bit integer query parameter, or null when absent or not a number.</summary>
-    public static long? QueryLong(HttpRequest request, string name)
+    /// <summary>
+    /// A 64-bit integer query parameter (quotes allowed), or null when absent or empty; 400 naming it when it is not a
+    /// whole number, overflows, or is below <paramref name="min"/>.
+    /// </summary>
+    public static long? QueryLong(HttpRequest request, string name, long min = long.MinValue)
     {
         string? s = Query(request, name);
-        return s != null && long.TryParse(Unquote(s), NumberStyles.Integer, CultureInfo.InvariantCulture, out long n) ? n : null;
+        if (string.IsNullOrEmpty(s))
+            return null;
+        if (!long.TryParse(Unquote(s), NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
+            throw ApiException.BadRequest($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
+        if (n < min)
+            throw ApiException.BadRequest($"Query string parameter '{name}' is {n}; it must be at least {min}.");
+        return n;
     }
 
     /// <summary>A query parameter that must be present and non-empty; 400 naming it otherwise.</summary>
