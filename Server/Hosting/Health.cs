@@ -43,8 +43,7 @@ public static class Health
         {
             // A secured server: /readyz needs no client certificate, and the server must present the very certificate
             // its settings name (the probe runs beside it, with the same settings).
-            using var own = new Security.ServerCertificate(options.Security.Certificate, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance);
-            byte[] expected = own.Current.RawData;
+            byte[] expected = Security.ServerCertificate.LoadCurrent(options.Security.Certificate).RawData;
             handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented != null && presented.GetRawCertData().AsSpan().SequenceEqual(expected);
         }
         using var http = new HttpClient(handler, disposeHandler: false) { Timeout = TimeSpan.FromSeconds(5) };

@@ -16,17 +16,16 @@ namespace RavenLite.Server.Security;
 /// </summary>
 public static class SecurityHost
 {
-    /// <summary>Registers the services; loads the server certificate once now so that a bad one stops the start.</summary>
+    /// <summary>Registers the services; loads the server certificate now so that a bad one stops the start.</summary>
     public static void AddServices(WebApplicationBuilder builder, ServerOptions options)
     {
         if (!options.Security.Secured)
             return;
-        using (new ServerCertificate(options.Security.Certificate, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance))
-        {
-            // throws InvalidOperationException with the reason when the files do not load
-        }
+        // Loaded once, now: a certificate that does not load stops the start with the reason. Registered through a
+        // factory so that the container disposes it (its file watchers) with the host.
+        var certificate = new ServerCertificate(options.Security.Certificate);
         var services = builder.Services;
-        services.AddSingleton(s => new ServerCertificate(options.Security.Certificate, s.GetRequiredService<ILoggerFactory>().CreateLogger<ServerCertificate>()));
+        services.AddSingleton(_ => certificate);
         services.AddSingleton<CertificateRegistry>();
         services.AddSingleton<AccessPolicy>();
         services.AddSingleton<IAuthorizationHandler, AccessPolicy.Handler>();
@@ -84,6 +83,7 @@ public static class SecurityHost
     {
         if (!options.Security.Secured)
             return;
+        app.Services.GetRequiredService<ServerCertificate>().Logger = app.Services.GetRequiredService<ILogger<ServerCertificate>>();
         var registry = app.Services.GetRequiredService<CertificateRegistry>();
         var trust = app.Services.GetRequiredService<IOptionsMonitorCache<CertificateAuthenticationOptions>>();
         // Registrations and certificate reloads change the trusted issuers: the handler's options are rebuilt on next use.

@@ -14,7 +14,6 @@ namespace RavenLite.Server.Security;
 public sealed class ServerCertificate : IDisposable
 {
     private readonly CertificateSettings _settings;
-    private readonly ILogger _logger;
     private readonly List<FileSystemWatcher> _watchers = [];
     private readonly Timer _debounce;
     private volatile Loaded _current;
@@ -22,10 +21,9 @@ public sealed class ServerCertificate : IDisposable
     private sealed record Loaded(X509Certificate2 Certificate, X509Certificate2Collection Issuers, SslStreamCertificateContext Context);
 
     /// <summary>Loads the certificate; throws <see cref="InvalidOperationException"/> naming the file and the reason when it cannot.</summary>
-    public ServerCertificate(CertificateSettings settings, ILogger logger)
+    public ServerCertificate(CertificateSettings settings)
     {
         _settings = settings;
-        _logger = logger;
         _current = Load(settings);
         _debounce = new Timer(_ => Reload());
         foreach (string? path in new[] { settings.Path, settings.KeyPath }.Distinct())
@@ -44,6 +42,12 @@ public sealed class ServerCertificate : IDisposable
             _watchers.Add(watcher);
         }
     }
+
+    /// <summary>Where reloads are logged (set once the host's logging exists; loading happens before, to fail the start early).</summary>
+    public ILogger Logger { get; set; } = Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
+
+    /// <summary>The certificate the settings name, loaded once without watching its files (the health probe's check); throws as the constructor does.</summary>
+    public static X509Certificate2 LoadCurrent(CertificateSettings settings) => Load(settings).Certificate;
 
     /// <summary>The certificate new connections are given.</summary>
     public X509Certificate2 Current => _current.Certificate;
@@ -66,13 +70,13 @@ public sealed class ServerCertificate : IDisposable
             if (loaded.Certificate.Thumbprint == _current.Certificate.Thumbprint)
                 return true;
             _current = loaded;
-            Log.CertificateReloaded(_logger, loaded.Certificate.Subject, loaded.Certificate.Thumbprint, loaded.Certificate.NotAfter);
+            Log.CertificateReloaded(Logger, loaded.Certificate.Subject, loaded.Certificate.Thumbprint, loaded.Certificate.NotAfter);
             Changed?.Invoke();
             return true;
         }
         catch (InvalidOperationException e)
         {
-            Log.CertificateReloadFailed(_logger, e.Message);
+            Log.CertificateReloadFailed(Logger, e.Message);
             return false;
         }
     }

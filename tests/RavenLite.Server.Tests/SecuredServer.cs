@@ -86,16 +86,8 @@ public sealed class SecuredServer : IAsyncDisposable
         CertificateFactory.CreateClient(issuer ?? Ca, name, notBefore ?? DateTimeOffset.UtcNow.AddMinutes(-5), notAfter ?? DateTimeOffset.UtcNow.AddDays(30));
 
     /// <summary>True when <paramref name="presented"/> chains to the test CA (how the tests trust the server).</summary>
-    public bool TrustsServer(X509Certificate2? presented)
-    {
-        if (presented == null)
-            return false;
-        using var chain = new X509Chain();
-        chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
-        chain.ChainPolicy.CustomTrustStore.Add(Ca);
-        chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-        return chain.Build(presented);
-    }
+    public bool TrustsServer(X509Certificate2? presented) =>
+        presented != null && Security.CertificateTrust.Chains(presented, [Ca], forClientAuthentication: false);
 
     /// <summary>An HttpClient (kept alive) presenting <paramref name="certificate"/> (null: none) and trusting the test CA.</summary>
     public HttpClient Client(X509Certificate2? certificate, Action<X509Certificate2>? sawServer = null)

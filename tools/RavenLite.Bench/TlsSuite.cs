@@ -171,16 +171,8 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
         var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 256, PooledConnectionLifetime = TimeSpan.FromMinutes(10) };
         if (certificate != null)
             handler.SslOptions.ClientCertificates = [certificate];
-        handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) =>
-        {
-            if (presented == null)
-                return false;
-            using var chain = new X509Chain();
-            chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
-            chain.ChainPolicy.CustomTrustStore.Add(ca);
-            chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
-            return chain.Build(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()));
-        };
+        handler.SslOptions.RemoteCertificateValidationCallback = (_, presented, _, _) => presented != null
+            && RavenLite.Server.Security.CertificateTrust.Chains(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), [ca], forClientAuthentication: false);
         return new HttpClient(handler) { BaseAddress = url, Timeout = TimeSpan.FromSeconds(60) };
     }
 }
