@@ -54,6 +54,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private long _syncedTx;
     private long _headerSequence;
     private volatile Exception? _failure;
+    private volatile DiskFullException? _journalFull, _dataFull; // the disk refused the journal / the data file space, until an attempt succeeds
     private const int MaxPooledPayloads = 4;
     private const int MaxPooledPayloadBytes = 64 << 20;
     private volatile EnvironmentState _writerState;
@@ -154,6 +155,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     /// <summary>The failure that stopped writes, or null.</summary>
     public Exception? Failure => _failure;
+
+    /// <summary>
+    /// While the disk is full for this environment: the refusal, of journal space (commits fail with
+    /// <see cref="DiskFullException"/>) or of data-file growth (flushes wait, the journal keeps everything and grows).
+    /// Null again after the next commit or flush that finds room; nothing needs reopening.
+    /// </summary>
+    public DiskFullException? DiskFull => _journalFull ?? _dataFull;
 
     /// <summary>Id of the last committed transaction.</summary>
     public long LastCommittedTxId => _state.TxId;
@@ -276,7 +284,10 @@ public sealed unsafe class StorageEnvironment : IDisposable
         long nextPage = tx.Scope.NextPage;
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
         if (_options.Durability != DurabilityMode.None)
+        {
             BuildPayload(commit, pages);
+            ReserveJournal(commit);
+        }
         if (inline && _options.Durability != DurabilityMode.None)
         {
             bool idle;
@@ -347,6 +358,32 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 ThreadPool.UnsafeQueueUserWorkItem(static env => env.DrainCommits(), this, preferLocal: false);
         }
         return commit.Done.Task;
+    }
+
+    /// <summary>
+    /// Reserves journal space for <paramref name="commit"/>'s record at its largest (LZ4's bound), before anything of
+    /// the transaction is handed on: on a full disk the commit fails here with <see cref="DiskFullException"/> and the
+    /// caller's transaction rolls back, leaving the environment as it was. Any other I/O error here fails the environment.
+    /// </summary>
+    private void ReserveJournal(PendingCommit commit)
+    {
+        try
+        {
+            _journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength));
+            _journalFull = null;
+        }
+        catch (DiskFullException e)
+        {
+            ReturnPayload(commit);
+            _journalFull = e;
+            throw;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            ReturnPayload(commit);
+            Fail(e);
+            throw new StorageFailedException($"Commit of transaction {commit.TxId} failed opening the journal; the environment accepts no more writes until reopened: {e.Message}", e);
+        }
     }
 
     /// <summary>Durable pages into the page table (visible to readers and the flusher); the copies they replace are retired.</summary>
@@ -495,6 +532,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         {
             foreach (var c in group)
                 ReturnPayload(c);
+            _journal.ClearReservations();
             if (e is IOException or UnauthorizedAccessException)
                 Fail(e);
             var failure = e as StorageFailedException ?? new StorageFailedException(
@@ -711,13 +749,17 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// Copies every committed page into the data file, fsyncs it, records the state in the header
     /// and recycles journal files no longer needed. Runs in the background; call it to force one.
     /// </summary>
+    /// <exception cref="DiskFullException">the data file cannot grow: nothing changed, the journal holds every commit, a later flush retries.</exception>
     public void Flush()
     {
         ThrowIfFailed();
         lock (_flushLock)
         {
             if (_state.TxId == LastSyncedTx() || _failure != null)
+            {
+                _dataFull = null;
                 return;
+            }
             // Registered like a reader so buffers replaced by commits during the flush are not freed under it. The
             // state is read inside the registry's lock: a commit that publishes a newer state and then releases the
             // copies it freed (ReleaseGarbage) either sees this registration or is seen by it, never neither.
@@ -745,6 +787,17 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 // Before unregistering: from here on the synced state must be visible to ReuseReleasedCopies, since
                 // the on-disk header is this state and this flush no longer holds back ReleaseGarbage.
                 Interlocked.Exchange(ref _syncedTx, state.TxId);
+                _dataFull = null;
+            }
+            catch (Exception e) when (DiskFullException.IsDiskFull(e) && e is not StorageFailedException)
+            {
+                // Growing the data file (or a write or sync of it) found no space. The header still names the last synced
+                // state, the pages written so far are ones that state does not reach (invariant 3), and every page since
+                // stays in the page table: a later flush writes them all again. So nothing fails; writes go on while the
+                // journal has room (ReserveJournal), and the flusher retries.
+                var full = e as DiskFullException ?? new DiskFullException($"No space left on the device to flush the data file: {e.Message}", e);
+                _dataFull = full;
+                throw full;
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
@@ -798,6 +851,11 @@ public sealed unsafe class StorageEnvironment : IDisposable
             try
             {
                 Flush();
+            }
+            catch (DiskFullException)
+            {
+                // Retried after a pause, however often commits signal: asking a full disk again at once only burns CPU.
+                _stop.Token.WaitHandle.WaitOne(Math.Max(_options.FlushIntervalMs, 250));
             }
             catch (StorageFailedException)
             {
@@ -996,9 +1054,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
             if (_failure == null)
                 Flush();
         }
-        catch (StorageFailedException)
+        catch (Exception e) when (e is StorageFailedException or DiskFullException)
         {
-            // Already recorded; the journal still holds everything for the next open.
+            // Already recorded, or no room to flush: the journal still holds everything for the next open.
         }
         finally
         {

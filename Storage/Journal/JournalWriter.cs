@@ -24,6 +24,11 @@ internal sealed class JournalWriter : IDisposable
     // small commit's fdatasync also wrote the inode table block (a third of fill-sync's fdatasync in a profile).
     private long _currentLength;
     private long _zeroedTo = long.MaxValue; // in the current file: bytes from here on may still be unwritten extents (fresh files only)
+    private readonly HashSet<long> _fresh = []; // files created empty (not recycled) ahead of becoming current: zero-filled when they do
+    private readonly Queue<int> _reserved = new(); // worst-case lengths of records reserved (Reserve) and not yet written, in commit order
+    private long _fullUntil; // Stopwatch timestamp: until then allocations ask for the minimum only
+    /// <summary>After the disk refused space, allocations ask only for what they need for this long (no storm of fallocate calls).</summary>
+    private static readonly long FullRetryTicks = System.Diagnostics.Stopwatch.Frequency / 5;
     private static readonly byte[] ZeroBlock = new byte[4096];
 
     public JournalWriter(IStorageFileSystem fs, string dir, StorageOptions options, long fileNumber, long offset)
@@ -67,11 +72,98 @@ internal sealed class JournalWriter : IDisposable
     /// <summary>fsyncs issued by appends since open.</summary>
     public long Syncs { get; private set; }
 
+    /// <summary>
+    /// Makes sure the journal has room, pre-allocated, for a record of up to <paramref name="length"/> bytes
+    /// after the records reserved before it and not yet written (they are written in the order reserved):
+    /// places them all, as <see cref="Write"/> would, and opens and allocates the files that takes. Called by the
+    /// committer before a transaction is handed on, so that a full disk fails that commit cleanly
+    /// (<see cref="DiskFullException"/>, nothing changed) instead of a journal write after later transactions
+    /// were built on it. A record never needs more than its reservation: <see cref="Write"/> of the reserved
+    /// records allocates nothing.
+    /// </summary>
+    /// <exception cref="DiskFullException">the file system has no room for it.</exception>
+    public void Reserve(int length)
+    {
+        lock (_lock)
+        {
+            _current ??= OpenCurrent(FileNumber, length);
+            long file = FileNumber, pos = Position, fileLength = _currentLength;
+            foreach (int r in _reserved)
+                Place(r);
+            Place(length);
+            _reserved.Enqueue(length);
+
+            void Place(int n)
+            {
+                bool uncached = n >= UncachedRecordBytes;
+                long End(long at) => uncached ? IStorageFile.UncachedEnd(at, n) : at + n;
+                if (End(pos) > fileLength)
+                {
+                    if (pos > 0)
+                    {
+                        file++;
+                        pos = 0;
+                        fileLength = OpenOrCreate(file, End(0)).Length;
+                    }
+                    if (End(0) > fileLength)
+                    {
+                        var f = _open[file];
+                        AllocateWithFallback(f, RoundUp(End(0)), RoundUp(End(0)));
+                        fileLength = f.Length;
+                        if (file == FileNumber)
+                            _currentLength = fileLength;
+                    }
+                }
+                pos += n;
+            }
+        }
+    }
+
+    /// <summary>Forgets every reservation not yet written (the environment failed: they will never be written).</summary>
+    public void ClearReservations()
+    {
+        lock (_lock)
+            _reserved.Clear();
+    }
+
+    private static long RoundUp(long bytes) => (bytes + 4095L) / 4096 * 4096;
+
+    /// <summary>
+    /// Grows <paramref name="file"/> to <paramref name="preferred"/> bytes, or when the disk is too full for that, to
+    /// the largest of halving steps down to <paramref name="minimum"/> that fits.
+    /// </summary>
+    /// <exception cref="DiskFullException">not even <paramref name="minimum"/> fits.</exception>
+    private void AllocateWithFallback(IStorageFile file, long preferred, long minimum)
+    {
+        if (file.Length >= minimum)
+            return;
+        // Moments after a refusal, ask for what is needed only (one call), not the whole ladder of sizes.
+        long size = System.Diagnostics.Stopwatch.GetTimestamp() < Volatile.Read(ref _fullUntil) ? minimum : Math.Max(preferred, minimum);
+        while (true)
+        {
+            try
+            {
+                file.Allocate(size);
+                return;
+            }
+            catch (Exception e) when (DiskFullException.IsDiskFull(e))
+            {
+                if (size <= minimum)
+                {
+                    Volatile.Write(ref _fullUntil, System.Diagnostics.Stopwatch.GetTimestamp() + FullRetryTicks);
+                    throw new DiskFullException($"No space left on the device for the journal: '{file.Path}' needs {minimum} bytes. {e.Message}", e);
+                }
+                size = Math.Max(minimum, RoundUp(size / 2));
+            }
+        }
+    }
+
     /// <summary>Writes one record (not yet durable: see <see cref="SyncWritten"/>). Returns the end position.</summary>
     public (long File, long Offset) Write(ReadOnlySpan<byte> record)
     {
         lock (_lock)
         {
+            _reserved.TryDequeue(out _);
             var file = _current ?? OpenCurrent(FileNumber, record.Length);
             bool uncached = record.Length >= UncachedRecordBytes;
             // An uncached write also zeroes the rest of its last 4 KiB block, so that much must fit the file too.
@@ -87,7 +179,7 @@ internal sealed class JournalWriter : IDisposable
                 }
                 if (End(0) > _currentLength)
                 {
-                    file.Allocate((End(0) + 4095L) / 4096 * 4096); // a one-off oversized record: not worth zero-filling
+                    AllocateWithFallback(file, RoundUp(End(0)), RoundUp(End(0))); // a one-off oversized record: not worth zero-filling
                     _currentLength = file.Length;
                 }
             }
@@ -111,14 +203,18 @@ internal sealed class JournalWriter : IDisposable
     /// <summary>Makes every record written so far durable: one fdatasync per journal file written since the last call (normally one).</summary>
     public void SyncWritten()
     {
+        IStorageFile[] files;
         lock (_lock)
         {
-            foreach (var f in _unsynced)
-            {
-                f.Sync();
-                Syncs++;
-            }
+            files = [.. _unsynced];
             _unsynced.Clear();
+        }
+        // Outside the lock: the committer reserves space for the next records (Reserve) while this fsync runs. Only the
+        // one committer writes and syncs, and a file is recycled only after a flush past it, which needs this sync first.
+        foreach (var f in files)
+        {
+            f.Sync();
+            Syncs++;
         }
     }
 
@@ -139,24 +235,29 @@ internal sealed class JournalWriter : IDisposable
     }
 
     /// <summary>Makes file <paramref name="number"/> the current one (opening or creating it) and records its length and how far it is zero-filled.</summary>
-    private IStorageFile OpenCurrent(long number, int recordLength)
+    private IStorageFile OpenCurrent(long number, long recordLength)
     {
-        var f = OpenOrCreate(number, recordLength, out bool fresh);
+        var f = OpenOrCreate(number, recordLength);
         _current = f;
         _currentLength = f.Length;
         // A recycled or existing file was written before: its extents are written already.
-        _zeroedTo = fresh ? 0 : long.MaxValue;
+        _zeroedTo = _fresh.Remove(number) ? 0 : long.MaxValue;
         return f;
     }
 
-    private IStorageFile OpenOrCreate(long number, int recordLength, out bool fresh)
+    /// <summary>
+    /// Opens journal file <paramref name="number"/>, creating it (from a spare when there is one) with
+    /// <see cref="StorageOptions.JournalFileSize"/> bytes, or less when the disk is short of space, but at least
+    /// <paramref name="recordLength"/>. A file this creates empty and then cannot allocate is deleted again.
+    /// </summary>
+    private IStorageFile OpenOrCreate(long number, long recordLength)
     {
-        fresh = false;
         if (_open.TryGetValue(number, out var f))
             return f;
         string path = JournalFileNames.For(_dir, number);
-        long size = Math.Max(_options.JournalFileSize, (recordLength + 4095L) / 4096 * 4096);
-        bool created = false;
+        long minimum = RoundUp(Math.Max(recordLength, 1));
+        long size = Math.Max(_options.JournalFileSize, minimum);
+        bool fresh = false;
         if (!_fs.FileExists(path))
         {
             string? spare = _fs.ListFiles(_dir).FirstOrDefault(JournalFileNames.IsSpare);
@@ -164,7 +265,6 @@ internal sealed class JournalWriter : IDisposable
                 _fs.RenameFile(Path.Combine(_dir, spare), path);
             else
                 fresh = true;
-            created = true;
         }
         f = _fs.OpenFile(path, create: true);
         try
@@ -172,15 +272,29 @@ internal sealed class JournalWriter : IDisposable
             // fallocate, not a zero-fill of the whole file: on Linux 6.x a zero-fill in large writes leaves large
             // page-cache folios, and then every small record dirties (and fdatasync writes) a whole folio —
             // measured 1 MiB written per 345-byte commit instead of 4 KiB. ZeroAhead fills in 4 KiB writes instead.
-            f.Allocate(size);
-            if (created)
-                _fs.SyncDirectory(_dir);
+            AllocateWithFallback(f, size, minimum);
+            // Also for a file found here but not opened before (created, or renamed from a spare, by an attempt that
+            // then found the disk full): its directory entry must be durable before records in it are acknowledged.
+            _fs.SyncDirectory(_dir);
         }
         catch
         {
             f.Dispose();
+            if (fresh)
+            {
+                try
+                {
+                    _fs.DeleteFile(path); // an empty file would later be taken for one written before (no zero-fill)
+                }
+                catch (IOException)
+                {
+                    // Left behind: it is opened (and allocated) as an existing file next time.
+                }
+            }
             throw;
         }
+        if (fresh)
+            _fresh.Add(number);
         _open[number] = f;
         return f;
     }

@@ -29,20 +29,44 @@ internal sealed unsafe class DataPager : IDisposable
     /// <summary>Address of a page in the mapping. The page must lie below the file length.</summary>
     public byte* GetPage(long pageNumber) => _base + pageNumber * StorageConstants.PageSize;
 
-    /// <summary>Grows the file (and mapping) to hold at least <paramref name="pages"/> pages.</summary>
+    /// <summary>
+    /// Grows the file (and mapping) to hold at least <paramref name="pages"/> pages: by a growth step (the larger
+    /// of <see cref="StorageOptions.DataFileGrowthStep"/> and the file's size up to 1 GiB), or when the disk
+    /// has no room for that, by halving steps down to exactly what is needed.
+    /// </summary>
+    /// <exception cref="DiskFullException">not even the pages needed fit on the disk.</exception>
     public void EnsurePages(long pages)
     {
         long needed = pages * StorageConstants.PageSize;
         long current = _file.Length;
         if (needed <= current)
+        {
+            if (current > _mapCapacity)
+                Remap(Math.Max(current, _mapCapacity * 2)); // grown by a growth that failed part-way (ext4 keeps what it allocated)
             return;
+        }
         long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current, 1L << 30));
-        long target = Math.Max(needed, current + step);
-        target = (target + StorageConstants.PageSize - 1) / StorageConstants.PageSize * StorageConstants.PageSize;
-        _file.Allocate(target);
+        long target = RoundToPages(Math.Max(needed, current + step));
+        while (true)
+        {
+            try
+            {
+                _file.Allocate(target);
+                break;
+            }
+            catch (Exception e) when (DiskFullException.IsDiskFull(e))
+            {
+                if (target <= needed)
+                    throw new DiskFullException($"No space left on the device for the data file: '{_file.Path}' must grow from {current} to {needed} bytes. {e.Message}", e);
+                target = RoundToPages(Math.Max(needed, current + (target - current) / 2));
+            }
+        }
+        target = Math.Max(target, _file.Length);
         if (target > _mapCapacity)
             Remap(Math.Max(target, _mapCapacity * 2));
     }
+
+    private static long RoundToPages(long bytes) => (bytes + StorageConstants.PageSize - 1) / StorageConstants.PageSize * StorageConstants.PageSize;
 
     /// <summary>Writes a run of pages at its place.</summary>
     public void Write(long pageNumber, ReadOnlySpan<byte> pages) =>

@@ -25,6 +25,9 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
     /// <summary>When set, the counted operation with this 1-based number throws an IOException.</summary>
     public long? FailAtOperation { get; set; }
 
+    /// <summary>The errno the failure at <see cref="FailAtOperation"/> carries as its HResult (as .NET reports I/O errors on Linux): 5 (EIO) unless set, 28 for ENOSPC.</summary>
+    public int FailErrno { get; set; } = 5;
+
     /// <summary>When true, after a failed fsync every later fsync fails too (a dead disk).</summary>
     public bool PersistentSyncFailure { get; set; }
 
@@ -67,7 +70,7 @@ public sealed class FaultInjectingFileSystem : IStorageFileSystem
                 InjectedFailures++;
                 if (kind == FaultOperations.Sync && PersistentSyncFailure)
                     _syncBroken = true;
-                throw new IOException($"injected failure at operation {_operations} ({kind} on '{path}')");
+                throw new IOException($"injected failure at operation {_operations} ({kind} on '{path}'): " + (FailErrno == 28 ? "No space left on device" : $"errno {FailErrno}"), FailErrno);
             }
         }
     }

@@ -73,7 +73,8 @@ internal static class FaultWorkload
         acked = first + count - 1;
     }
 
-    private static void Write(RavenLite.Storage.Transactions.WriteTransaction tx, int i)
+    /// <summary>The changes of transaction i.</summary>
+    public static void Write(RavenLite.Storage.Transactions.WriteTransaction tx, int i)
     {
         var t = tx.CreateTree("t");
         t.Put(TestData.Key(i), Value(i));
