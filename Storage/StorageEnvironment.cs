@@ -283,6 +283,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
         long nextPage = tx.Scope.NextPage;
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
+        ReserveDataPages(txId, nextPage);
         if (_options.Durability != DurabilityMode.None)
         {
             BuildPayload(commit, pages);
@@ -358,6 +359,31 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 ThreadPool.UnsafeQueueUserWorkItem(static env => env.DrainCommits(), this, preferLocal: false);
         }
         return commit.Done.Task;
+    }
+
+    /// <summary>
+    /// Grows the data file, if it must, to hold every page of the state being committed, before anything of the
+    /// transaction is handed on. So a flush never needs space the disk may not have: the journal can always be
+    /// recycled, and a full disk refuses the commit that needs more (<see cref="DiskFullException"/>, the caller's
+    /// transaction rolls back) instead of commits piling up in a journal that the data file can never absorb.
+    /// </summary>
+    private void ReserveDataPages(long txId, long nextPage)
+    {
+        try
+        {
+            _data.EnsurePages(nextPage);
+            _dataFull = null;
+        }
+        catch (DiskFullException e)
+        {
+            _dataFull = e;
+            throw;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            Fail(e);
+            throw new StorageFailedException($"Commit of transaction {txId} failed growing the data file; the environment accepts no more writes until reopened: {e.Message}", e);
+        }
     }
 
     /// <summary>

@@ -129,6 +129,11 @@ public sealed class Database : IDisposable
         return false;
     }
 
+    /// <summary>True for the first caller only: that one arranges the reopen of a failed database (<see cref="DatabaseRegistry"/>).</summary>
+    internal bool TryClaimReopen() => Interlocked.Exchange(ref _reopenClaimed, 1) == 0;
+
+    private int _reopenClaimed;
+
     /// <summary>Returns a lease taken by <see cref="TryAcquire"/>.</summary>
     public void Release() => Interlocked.Decrement(ref _leases);
 

@@ -278,10 +278,39 @@ public sealed partial class DatabaseRegistry : IDisposable
                 }
             }
             if (db.TryAcquire())
+            {
+                if (db.Environment.Failure != null)
+                    ScheduleReopen(db);
                 return db;
+            }
         }
         throw new DatabaseMissingException(name);
     }
+
+    /// <summary>
+    /// A database whose storage stopped after an I/O error (a failed fsync, a journal write refused) takes no writes
+    /// until its environment is reopened: after a pause (in-flight requests fail fast meanwhile, reads still answer), it
+    /// is closed and the next request opens it again, which replays the journal. One reopen at a time per database, and
+    /// at most one per <see cref="ReopenPause"/> while it keeps failing.
+    /// </summary>
+    private void ScheduleReopen(Database failed)
+    {
+        if (!failed.TryClaimReopen())
+            return;
+        Log.ReopeningFailed(_logger, failed.Name, failed.Environment.Failure?.Message ?? "");
+        _ = Task.Run(async () =>
+        {
+            await Task.Delay(ReopenPause).ConfigureAwait(false);
+            bool current;
+            lock (_lock)
+                current = !_disposed && _open.TryGetValue(failed.Name, out var open) && ReferenceEquals(open, failed);
+            if (current)
+                Reload(failed.Name);
+        });
+    }
+
+    /// <summary>How long a failed database keeps its stopped environment before it is reopened.</summary>
+    public static readonly TimeSpan ReopenPause = TimeSpan.FromSeconds(1);
 
     private string DirectoryOf(string name) => Path.Combine(_root, name.ToLowerInvariant());
 

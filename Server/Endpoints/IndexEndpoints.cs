@@ -39,9 +39,9 @@ public static class IndexEndpoints
     private static string CheckPriority(string priority) => priority is "Low" or "Normal" or "High"
         ? priority : throw ApiException.BadRequest($"Index priority '{priority}' is not Low, Normal or High.");
 
-    /// <summary>RavenDB's index status: Running, Paused (indexing stopped), Disabled, or Error.</summary>
+    /// <summary>RavenDB's index status: Running, Paused (indexing stopped, or waiting for disk space), Disabled, or Error.</summary>
     private static string StatusOf(Indexing.Index i) =>
-        i.Definition.State == "Disabled" ? "Disabled" : i.Paused ? "Paused" : i.State == "Normal" ? "Running" : "Error";
+        i.Definition.State == "Disabled" ? "Disabled" : i.Paused || i.DiskFull ? "Paused" : i.State == "Normal" ? "Running" : "Error";
 
     /// <summary><c>set-lock</c> / <c>set-priority</c>: <c>{"IndexNames": [..], "Mode"|"Priority": ..}</c>; every name is checked before any changes (auto indexes cannot be locked).</summary>
     private static async Task SetForMany(HttpContext context, Database db, string property, Func<string, string> check, Action<IndexDefinition, string> apply)

@@ -7,8 +7,9 @@ namespace RavenLite.Server.Hosting;
 
 /// <summary>
 /// ASP.NET Core health checks: <c>GET /healthz</c> answers 200 "Healthy" while the process serves requests (liveness);
-/// <c>GET /readyz</c> is 200 only when the data directory is writable and every database opens and has not stopped
-/// after an I/O error (readiness), else 503 "Unhealthy" with the reason in the log. <c>RavenLite.Server healthcheck</c>
+/// <c>GET /readyz</c> is 200 "Healthy" when the data directory is writable and every database opens and has not stopped
+/// after an I/O error (readiness), 200 "Degraded: disk full: ..." while writes are refused for want of space, else 503
+/// "Unhealthy: reason". <c>RavenLite.Server healthcheck</c>
 /// asks <c>/readyz</c> of the running server (the container's HEALTHCHECK: the image needs no curl).
 /// </summary>
 public static class Health
@@ -25,7 +26,7 @@ public static class Health
     public static void Map(WebApplication app)
     {
         app.MapHealthChecks("/healthz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Live) }).Requires(Access.Anonymous);
-        app.MapHealthChecks("/readyz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Ready) }).Requires(Access.Anonymous);
+        app.MapHealthChecks("/readyz", new HealthCheckOptions { Predicate = c => c.Tags.Contains(Ready), ResponseWriter = WriteAsync }).Requires(Access.Anonymous);
     }
 
     /// <summary>
@@ -60,16 +61,25 @@ public static class Health
         }
     }
 
-    /// <summary>Readiness: the data directory takes a file, and every database opens and has not failed.</summary>
+    /// <summary>
+    /// Readiness: the data directory takes a file, and every database opens and has not stopped after an I/O error
+    /// (Unhealthy, 503, otherwise). A full disk is Degraded (200: reads and queries still answer, writes get 507) and
+    /// says "disk full" and where.
+    /// </summary>
     private sealed class StorageReadiness(DatabaseRegistry registry, ServerOptions options) : IHealthCheck
     {
         public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
         {
+            var full = new List<string>();
             try
             {
                 string probe = Path.Combine(Path.GetFullPath(options.DataDir), $".readyz-{Environment.ProcessId}");
                 File.WriteAllText(probe, "ok");
                 File.Delete(probe);
+            }
+            catch (Exception e) when (Storage.DiskFullException.IsDiskFull(e))
+            {
+                full.Add($"disk full: the data directory '{options.DataDir}' takes no new file ({e.Message})");
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
@@ -89,14 +99,32 @@ public static class Health
                 try
                 {
                     if (db.Environment.Failure is { } failure)
-                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after an I/O error: {failure.Message}"));
+                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after an I/O error and is being reopened: {failure.Message}"));
+                    if (db.Environment.DiskFull is { } diskFull)
+                        full.Add($"disk full: database '{name}' refuses writes until space is freed ({diskFull.Message})");
+                    foreach (var index in db.Indexes.All)
+                        if (index.DiskFull)
+                            full.Add($"disk full: index '{index.Name}' of database '{name}' is paused until space is freed");
                 }
                 finally
                 {
                     db.Release();
                 }
             }
-            return Task.FromResult(HealthCheckResult.Healthy());
+            return Task.FromResult(full.Count > 0 ? HealthCheckResult.Degraded(string.Join("; ", full)) : HealthCheckResult.Healthy());
         }
+    }
+
+    /// <summary>The answer: the status, then what is wrong when something is ("Degraded: disk full: ...").</summary>
+    private static Task WriteAsync(HttpContext context, HealthReport report)
+    {
+        context.Response.ContentType = "text/plain; charset=utf-8";
+        var problems = report.Entries.Values.Where(e => e.Status != HealthStatus.Healthy && e.Description != null).Select(e => e.Description);
+        string text = report.Status.ToString();
+        if (problems.Any())
+            text += ": " + string.Join("; ", problems);
+        byte[] body = System.Text.Encoding.UTF8.GetBytes(text);
+        context.Response.ContentLength = body.Length;
+        return context.Response.Body.WriteAsync(body).AsTask();
     }
 }

@@ -33,6 +33,8 @@ public sealed class ServerMetrics : IDisposable
         _meter.CreateObservableCounter("ravenlite.storage.flushes", () => PerDatabase(db => db.Environment.GetStats().Flushes), "{flush}", "Flushes of committed pages to the data file");
         _meter.CreateObservableGauge("ravenlite.storage.flush.lag", () => PerDatabase(db => db.Environment.GetStats() is var s ? s.LastCommittedTxId - s.LastSyncedTxId : 0), "{transaction}", "Committed transactions not yet flushed to the data file");
         _meter.CreateObservableGauge("ravenlite.storage.data.size", () => PerDatabase(db => db.Environment.GetStats().DataFileBytes), "By", "Data file size");
+        _meter.CreateObservableGauge("ravenlite.storage.disk_full", () => PerDatabase(db => db.Environment.DiskFull != null ? 1 : 0), "{state}", "1 while the disk is full for the database: writes are refused (507) or flushes wait, until space is freed");
+        _meter.CreateObservableGauge("ravenlite.index.disk_full", () => PerIndex((_, index, _) => index.DiskFull ? 1 : 0), "{state}", "1 while an index is paused for want of disk space");
         _meter.CreateObservableGauge("ravenlite.index.lag", () => PerIndex((_, index, tx) => IndexLag(index, tx)), "{etag}", "How far an index is behind its collections (etags)");
         _meter.CreateObservableCounter("ravenlite.index.documents", () => PerIndex((_, index, _) => index.MapCounts.Attempts), "{document}", "Documents an index mapped");
     }

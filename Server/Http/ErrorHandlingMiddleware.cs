@@ -50,12 +50,21 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
         BadHttpRequestException b => (b.StatusCode, RavenExceptionTypes.BadRequest, b.Message),
         JsonException j => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + j.Message),
         StorageLimitException l => (413, RavenExceptionTypes.BadRequest, l.Message),
-        IOException io when io.HResult == 28 || io.Message.Contains("No space left", StringComparison.OrdinalIgnoreCase)
-            => (503, RavenExceptionTypes.DiskFull, io.Message),
+        _ when DiskFullException.IsDiskFull(e) => (507, RavenExceptionTypes.DiskFull, DiskFullMessage(e)),
         StorageFailedException f => (500, RavenExceptionTypes.RavenException, f.Message),
         TimeoutException t => (408, RavenExceptionTypes.Timeout, t.Message),
         _ => (500, RavenExceptionTypes.RavenException, e.Message),
     };
+
+    /// <summary>
+    /// The answer to a write refused for want of disk space (507, RavenDB's DiskFullException): what happened to the
+    /// write, that nothing else is affected, and what to do.
+    /// </summary>
+    private static string DiskFullMessage(Exception e) => e is StorageFailedException
+        ? "The disk is full, and the database's storage stopped on it; the database reopens by itself, recovering from its journal. " +
+          "This write may or may not have been applied: read before retrying. Everything acknowledged before is intact. " + e.Message
+        : "The disk is full: this write was not applied (nothing of it is stored) and may be retried; " +
+          "everything acknowledged before is intact and reads go on. Free space on the data directory's volume and writes resume by themselves. " + e.Message;
 
     /// <summary>Writes one JSON error answer.</summary>
     public static Task WriteErrorAsync(HttpContext context, int status, string type, string message, string error, IReadOnlyDictionary<string, string>? extra = null) =>

@@ -162,6 +162,14 @@ public sealed class Index : IDisposable
     /// <summary>Normal, or Error while the worker is failing (it retries).</summary>
     public string State => _state;
 
+    /// <summary>
+    /// True while indexing waits for disk space: a batch or commit found the disk full. The index keeps serving
+    /// queries from its last commit and retries every second, going on by itself once space is freed.
+    /// </summary>
+    public bool DiskFull => _diskFull;
+
+    private volatile bool _diskFull;
+
     /// <summary>Documents the map was run on / succeeded / failed.</summary>
     public (long Attempts, long Successes, long Errors) MapCounts =>
         (Interlocked.Read(ref _mapAttempts), Interlocked.Read(ref _mapSuccesses), Interlocked.Read(ref _mapErrors));
@@ -420,6 +428,12 @@ public sealed class Index : IDisposable
                 worked = IndexBatch();
                 failures = 0;
                 _state = "Normal";
+                _diskFull = false;
+            }
+            catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
+            {
+                WaitForSpace(e);
+                continue;
             }
             catch (Exception e) when (!_stopping)
             {
@@ -451,6 +465,12 @@ public sealed class Index : IDisposable
             try
             {
                 CommitPending(); // caught up: make the position durable now
+                _diskFull = false;
+            }
+            catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
+            {
+                WaitForSpace(e);
+                continue;
             }
             catch (Exception e) when (!_stopping)
             {
@@ -458,6 +478,46 @@ public sealed class Index : IDisposable
                 Hosting.Log.IndexingFailed(_logger, e, Name);
             }
             _wake.Wait(TimeSpan.FromMilliseconds(250));
+        }
+    }
+
+    /// <summary>
+    /// After a batch or commit found the disk full: the index goes back to its last commit (a fresh writer, as after any
+    /// failed batch; Lucene may have closed the old one), reports it once per episode (an index error, the log, the
+    /// Paused status), and waits a second before the worker tries again. Never a rebuild: the files are intact.
+    /// </summary>
+    private void WaitForSpace(Exception e)
+    {
+        if (!_diskFull)
+        {
+            _diskFull = true;
+            RecordError(null, "Indexing paused: the disk is full. The index serves queries as of its last commit and goes on by itself once space is freed. " + e.Message);
+            Hosting.Log.IndexingFailed(_logger, e, Name);
+        }
+        try
+        {
+            _writer.Rollback(); // a no-op when Lucene closed the writer already
+        }
+        catch (Exception rollback) when (rollback is IOException or ObjectDisposedException or InvalidOperationException)
+        {
+        }
+        _uncommitted = false;
+        while (true)
+        {
+            // A second, not cut short by new documents (each would wake the worker into another attempt).
+            for (int i = 0; i < 10 && !_stopping; i++)
+                Thread.Sleep(100);
+            if (_stopping)
+                return;
+            try
+            {
+                OpenWriterAndReader();
+                return;
+            }
+            catch (IOException)
+            {
+                // Still no room for the new writer: wait again.
+            }
         }
     }
 
@@ -1128,7 +1188,14 @@ public sealed class Index : IDisposable
         if (snapshot != null && !_snapshotReleased)
             snapshot.Reader.DecRef();
         _snapshotReleased = true;
-        _directory?.Dispose();
+        try
+        {
+            _directory?.Dispose(); // writes segments it still caches in memory
+        }
+        catch (IOException)
+        {
+            // No room for them (disk full) or the disk failed: they were not committed, and are indexed again on open.
+        }
     }
 
     private void DeleteFiles()

@@ -15,16 +15,19 @@ internal sealed unsafe class DataPager : IDisposable
     private readonly List<IMappedView> _views = [];
     private byte* _base;
     private long _mapCapacity;
+    private readonly object _growLock = new(); // the committer and the flusher (and recovery) grow the file
+    private long _length; // the file's length after the last growth: it never shrinks while open
 
     public DataPager(IStorageFile file, StorageOptions options)
     {
         _file = file;
         _options = options;
-        Remap(Math.Max(options.InitialMapSize, file.Length));
+        _length = file.Length;
+        Remap(Math.Max(options.InitialMapSize, _length));
     }
 
     /// <summary>Current file length in bytes.</summary>
-    public long FileSize => _file.Length;
+    public long FileSize => Volatile.Read(ref _length);
 
     /// <summary>Address of a page in the mapping. The page must lie below the file length.</summary>
     public byte* GetPage(long pageNumber) => _base + pageNumber * StorageConstants.PageSize;
@@ -38,11 +41,20 @@ internal sealed unsafe class DataPager : IDisposable
     public void EnsurePages(long pages)
     {
         long needed = pages * StorageConstants.PageSize;
+        if (needed <= Volatile.Read(ref _length))
+            return; // every commit asks: no system call unless the file must grow
+        lock (_growLock)
+            Grow(needed);
+    }
+
+    private void Grow(long needed)
+    {
         long current = _file.Length;
         if (needed <= current)
         {
             if (current > _mapCapacity)
                 Remap(Math.Max(current, _mapCapacity * 2)); // grown by a growth that failed part-way (ext4 keeps what it allocated)
+            Volatile.Write(ref _length, current);
             return;
         }
         long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current, 1L << 30));
@@ -64,6 +76,7 @@ internal sealed unsafe class DataPager : IDisposable
         target = Math.Max(target, _file.Length);
         if (target > _mapCapacity)
             Remap(Math.Max(target, _mapCapacity * 2));
+        Volatile.Write(ref _length, target);
     }
 
     private static long RoundToPages(long bytes) => (bytes + StorageConstants.PageSize - 1) / StorageConstants.PageSize * StorageConstants.PageSize;

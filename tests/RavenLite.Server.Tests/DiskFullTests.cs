@@ -1,0 +1,213 @@
+using System.Diagnostics;
+using System.Net;
+using System.Text.Json.Nodes;
+using RavenLite.TestKit;
+using Xunit.Abstractions;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Issue 29, for real: a server whose data directory is a small tmpfs, filled up. A write that needs space gets 507
+/// (RavenDB's DiskFullException) at once; reads, queries and the health endpoints go on and say "disk full"; the
+/// index pauses; once space is freed, writes and indexing resume without a restart, and nothing acknowledged is lost.
+/// Needs permission to mount a tmpfs (root in the CI container); elsewhere it says so and does nothing.
+/// </summary>
+public sealed class DiskFullTests(ITestOutputHelper output)
+{
+    private const string Db = "diskfull"; // a name no other test uses: /metrics shows every test server's databases
+
+    private const string Index = """{"Indexes":[{"Name":"Notes/ByTag","Maps":["from n in docs.Notes select new { n.Tag }"]}]}""";
+
+    /// <summary>A tmpfs of <paramref name="megabytes"/> MiB mounted on a fresh directory, unmounted on dispose; null when mounting is not allowed here.</summary>
+    private sealed class Tmpfs : IDisposable
+    {
+        private readonly TempDirectory _dir = new("ravenlite-tmpfs");
+
+        private Tmpfs() { }
+
+        public string Path => _dir.Path;
+
+        public static Tmpfs? TryMount(int megabytes, out string why)
+        {
+            var t = new Tmpfs();
+            var (code, text) = Run("mount", $"-t tmpfs -o size={megabytes}m tmpfs {t.Path}");
+            why = text;
+            if (code == 0)
+                return t;
+            t._dir.Dispose();
+            return null;
+        }
+
+        private static (int Code, string Output) Run(string file, string args)
+        {
+            try
+            {
+                using var p = Process.Start(new ProcessStartInfo(file, args) { RedirectStandardError = true, RedirectStandardOutput = true })!;
+                string text = p.StandardError.ReadToEnd() + p.StandardOutput.ReadToEnd();
+                p.WaitForExit(10_000);
+                return (p.ExitCode, text);
+            }
+            catch (System.ComponentModel.Win32Exception e)
+            {
+                return (-1, e.Message);
+            }
+        }
+
+        public void Dispose()
+        {
+            Run("umount", $"-l {Path}");
+            _dir.Dispose();
+        }
+    }
+
+    /// <summary>Fills the file system of <paramref name="path"/> with a file of zeros until it refuses more; returns the file.</summary>
+    private static string FillUp(string path)
+    {
+        string filler = System.IO.Path.Combine(path, "filler");
+        using var f = File.OpenHandle(filler, FileMode.CreateNew, FileAccess.Write);
+        var chunk = new byte[64 * 1024];
+        long at = 0;
+        while (true)
+        {
+            try
+            {
+                RandomAccess.Write(f, chunk, at);
+                at += chunk.Length;
+            }
+            catch (IOException e) when (Storage.DiskFullException.IsDiskFull(e))
+            {
+                chunk = new byte[chunk.Length / 2];
+                if (chunk.Length < 512)
+                    return filler;
+            }
+        }
+    }
+
+    private static StringContent Note(int i) =>
+        new(new JsonObject { ["Tag"] = "t" + (i % 10), ["Body"] = Convert.ToBase64String(System.Security.Cryptography.RandomNumberGenerator.GetBytes(3000)), ["@metadata"] = new JsonObject { ["@collection"] = "Notes" } }.ToJsonString());
+
+    private static async Task<int> CountByQuery(HttpClient http, bool wait)
+    {
+        var body = new JsonObject { ["Query"] = "from index 'Notes/ByTag'", ["PageSize"] = 0, ["WaitForNonStaleResults"] = wait, ["WaitForNonStaleResultsTimeout"] = "00:01:00" };
+        var r = await http.PostAsync($"/databases/{Db}/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(r.StatusCode == HttpStatusCode.OK, json.ToString());
+        return json.GetProperty("TotalResults").GetInt32();
+    }
+
+    private static async Task<string> IndexStatus(HttpClient http)
+    {
+        var r = await http.GetAsync($"/databases/{Db}/indexes/stats?name=Notes/ByTag");
+        return (await TestServer.ReadJson(r)).GetProperty("Results")[0].GetProperty("Status").GetString()!;
+    }
+
+    private static async Task Until(Func<Task<bool>> condition, string what, int seconds = 30)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(seconds);
+        while (!await condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, $"not within {seconds} s: {what}");
+            await Task.Delay(100);
+        }
+    }
+
+    [Fact]
+    public async Task A_full_disk_refuses_writes_with_507_keeps_serving_reads_and_resumes_once_space_is_freed()
+    {
+        using var tmpfs = Tmpfs.TryMount(40, out string why);
+        if (tmpfs == null)
+        {
+            output.WriteLine($"not run: mounting a tmpfs is not allowed here ({why.Trim()})");
+            Assert.NotEqual("1", Environment.GetEnvironmentVariable("RAVENLITE_REQUIRE_TMPFS"));
+            return;
+        }
+        string dataDir = Path.Combine(tmpfs.Path, "data");
+        var acked = new List<string>();
+        await using (var server = await TestServer.StartWithDatabaseAsync(Db, dataDir: dataDir))
+        {
+            var http = server.Http;
+            Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/{Db}/admin/indexes", TestServer.Json(Index))).StatusCode);
+            for (int i = 0; i < 100; i++)
+            {
+                Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/{Db}/docs?id=notes/{i}", Note(i))).StatusCode);
+                acked.Add($"notes/{i}");
+            }
+            Assert.Equal(100, await CountByQuery(http, wait: true));
+            Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/stop", null)).StatusCode);
+
+            // Fill the volume, then write until the slack the files had is used up and a write is refused.
+            string filler = FillUp(tmpfs.Path);
+            HttpResponseMessage refused = null!;
+            TimeSpan refusalTook = default;
+            for (int i = 100; ; i++)
+            {
+                Assert.True(i < 20_000, "the full disk never refused a write");
+                var sw = Stopwatch.StartNew();
+                var r = await http.PutAsync($"/databases/{Db}/docs?id=notes/{i}", Note(i));
+                refusalTook = sw.Elapsed;
+                if (r.StatusCode == HttpStatusCode.Created)
+                {
+                    acked.Add($"notes/{i}");
+                    continue;
+                }
+                refused = r;
+                break;
+            }
+            var error = await TestServer.ReadJson(refused);
+            output.WriteLine($"after {acked.Count} documents: {(int)refused.StatusCode} in {refusalTook.TotalMilliseconds:F1} ms: {error.GetProperty("Message").GetString()}");
+            Assert.Equal(507, (int)refused.StatusCode);
+            Assert.EndsWith(".DiskFullException", error.GetProperty("Type").GetString(), StringComparison.Ordinal);
+            Assert.True(refusalTook < TimeSpan.FromSeconds(1), $"the refusal took {refusalTook}");
+
+            // Still full: refused again, quickly; a batch too.
+            var sw2 = Stopwatch.StartNew();
+            Assert.Equal(507, (int)(await http.PutAsync($"/databases/{Db}/docs?id=notes/again", Note(1))).StatusCode);
+            var batch = new JsonObject { ["Commands"] = new JsonArray(new JsonObject { ["Id"] = "notes/batch", ["Type"] = "PUT", ["Document"] = JsonNode.Parse(await Note(2).ReadAsStringAsync()) }) };
+            Assert.Equal(507, (int)(await http.PostAsync($"/databases/{Db}/bulk_docs", TestServer.Json(batch.ToJsonString()))).StatusCode);
+            output.WriteLine($"two more refusals in {sw2.Elapsed.TotalMilliseconds:F1} ms");
+            Assert.True(sw2.Elapsed < TimeSpan.FromSeconds(2));
+
+            // Reads, queries and the health endpoints go on, and say what is wrong.
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync($"/databases/{Db}/docs?id={acked[^1]}")).StatusCode);
+            Assert.Equal(100, await CountByQuery(http, wait: false));
+            var ready = await http.GetAsync("/readyz");
+            string readyText = await ready.Content.ReadAsStringAsync();
+            output.WriteLine("/readyz: " + readyText);
+            Assert.Equal(HttpStatusCode.OK, ready.StatusCode);
+            Assert.StartsWith("Degraded: disk full", readyText, StringComparison.Ordinal);
+            using var plain = new HttpClient { BaseAddress = server.Url }; // the Prometheus exporter streams its answer
+            string metrics = await plain.GetStringAsync("/metrics");
+            Assert.Contains($"ravenlite_storage_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\"}} 1", metrics, StringComparison.Ordinal);
+
+            // The index, started on a full disk, pauses (its commit has no room) and says so; queries still answer.
+            Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/start", null)).StatusCode);
+            await Until(async () => await IndexStatus(http) == "Paused", "the index pauses for want of disk space");
+            Assert.Contains($"index 'Notes/ByTag' of database '{Db}' is paused", await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            Assert.Contains($"ravenlite_index_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\",index=\"Notes/ByTag\"}} 1", await plain.GetStringAsync("/metrics"), StringComparison.Ordinal);
+            Assert.True(await CountByQuery(http, wait: false) >= 100);
+
+            // Space returns: the same server takes writes and the index catches up, without a restart.
+            File.Delete(filler);
+            var resumed = Stopwatch.StartNew();
+            await Until(async () =>
+            {
+                var r = await http.PutAsync($"/databases/{Db}/docs?id=notes/after", Note(7));
+                return r.StatusCode == HttpStatusCode.Created;
+            }, "writes resume");
+            output.WriteLine($"writes resumed {resumed.Elapsed.TotalMilliseconds:F0} ms after space was freed");
+            acked.Add("notes/after");
+            Assert.Equal(acked.Count, await CountByQuery(http, wait: true));
+            await Until(async () => await IndexStatus(http) == "Running", "the index runs again");
+            await Until(async () => (await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync()) == "Healthy", "/readyz is healthy again");
+        }
+
+        // A restart finds every acknowledged document, intact.
+        await using (var again = await TestServer.StartAsync(dataDir))
+        {
+            foreach (string id in acked)
+                Assert.Equal(HttpStatusCode.OK, (await again.Http.GetAsync($"/databases/{Db}/docs?id={id}")).StatusCode);
+            Assert.Equal(HttpStatusCode.NotFound, (await again.Http.GetAsync($"/databases/{Db}/docs?id=notes/again")).StatusCode);
+            Assert.Equal(acked.Count, await CountByQuery(again.Http, wait: true));
+        }
+    }
+}
