@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|tls|slowloris [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -11,6 +11,9 @@ var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: 
 var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group.", AllowMultipleArgumentsPerToken = true };
 var clients = new Option<int[]>("--clients") { Description = "writes: run only these client counts (default 1 16 64).", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
+var cyclesOption = new Option<int>("--cycles") { Description = "crash: SIGKILL cycles (default 2000; --quick runs 20).", DefaultValueFactory = _ => 2000 };
+var seedOption = new Option<int?>("--seed") { Description = "crash: random seed (kill moments, audit samples)." };
+var minutesOption = new Option<double>("--minutes") { Description = "soak: length of the run (default 30; --quick runs 2).", DefaultValueFactory = _ => 30 };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
 {
@@ -42,6 +45,8 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         "tls" => new TlsSuite(isQuick, work, repeats).Run(),
         "slowloris" => new SlowlorisSuite(isQuick, work).Run(),
+        "soak" => new SoakSuite(isQuick, work, r.GetValue(minutesOption)).Run(),
+        "crash" => new CrashSuite(isQuick, work, r.GetValue(cyclesOption), r.GetValue(seedOption) ?? Environment.TickCount).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
     foreach (var row in source)
@@ -75,7 +80,11 @@ var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + c
 tls.SetAction(r => RunSuite("tls", r));
 var slowloris = new Command("slowloris", "A normal client's PUT/GET latency alone and while 500 connections trickle their headers (issue 29).") { quick, json, dir };
 slowloris.SetAction(r => RunSuite("slowloris", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris }.Parse(args).Invoke();
+var crash = new Command("crash", "RELIABILITY.md R1 at length: SIGKILL the server during single PUTs, bulk_docs, bulk inserts and an index build, restart, audit (lost, corrupted, index entries, restart time); 2,000 cycles by default.") { quick, json, dir, cyclesOption, seedOption };
+crash.SetAction(r => RunSuite("crash", r));
+var soak = new Command("soak", "64 clients PUT and 8 GET for 30 minutes: the server's RSS after warm-up may grow at most 5% and each minute's p99 stay within 2x of the first minute's (issue 29).") { quick, json, dir, minutesOption };
+soak.SetAction(r => RunSuite("soak", r));
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {

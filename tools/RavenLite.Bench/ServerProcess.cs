@@ -27,6 +27,15 @@ internal sealed class ServerProcess : IDisposable
         return new ServerProcess(process, url);
     }
 
+    /// <summary>Resident set size now (VmRSS).</summary>
+    public long RssBytes()
+    {
+        foreach (string line in File.ReadLines($"/proc/{_process.Id}/status"))
+            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+                return long.Parse(line.Split(' ', StringSplitOptions.RemoveEmptyEntries)[1], CultureInfo.InvariantCulture) * 1024;
+        return 0;
+    }
+
     /// <summary>Peak resident set size so far (VmHWM).</summary>
     public long PeakRssBytes()
     {
@@ -75,6 +84,9 @@ internal sealed class ServerProcess : IDisposable
         Console.WriteLine($"#   server storage: {doc.RootElement.GetProperty("Storage")}");
         return (m.GetProperty("Transactions").GetInt64(), m.GetProperty("Operations").GetInt64(), doc.RootElement.GetProperty("Storage").GetProperty("JournalBytesWritten").GetInt64());
     }
+
+    /// <summary>SIGKILL (the crash suite).</summary>
+    public void Kill() => ServerLauncher.Kill(_process);
 
     public void Dispose()
     {
