@@ -112,7 +112,7 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
     }
 
     private static StringContent Doc(string collection, long value, string pad) =>
-        new($$"""{"V":{{value}},"Pad":"{{pad}}","@metadata":{"@collection":"{{collection}}"}}""");
+        new($$$"""{"V":{{{value}}},"Pad":"{{{pad}}}","@metadata":{"@collection":"{{{collection}}}"}}""");
 
     private async Task PutLoop(HttpClient http, int worker, CancellationToken stop)
     {
@@ -145,7 +145,7 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
                 string id = $"batch/{(start + k) % BatchIds}";
                 long value = Interlocked.Increment(ref _sequence);
                 ids.Add((id, value));
-                sb.Append(k == 0 ? "" : ",").Append($$"""{"Id":"{{id}}","Type":"PUT","Document":{"V":{{value}},"Pad":"{{BatchPad}}","@metadata":{"@collection":"Batch"}}}""");
+                sb.Append(k == 0 ? "" : ",").Append($$$$"""{"Id":"{{{{id}}}}","Type":"PUT","Document":{"V":{{{{value}}}},"Pad":"{{{{BatchPad}}}}","@metadata":{"@collection":"Batch"}}}""");
             }
             sb.Append("]}");
             try
@@ -174,7 +174,7 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
                 string id = $"bulk/{(start + k) % BulkIds}";
                 long value = Interlocked.Increment(ref _sequence);
                 ids.Add((id, value));
-                sb.Append(k == 0 ? "" : ",").Append($$"""{"Id":"{{id}}","Type":"PUT","Document":{"V":{{value}},"Pad":"{{BulkPad}}","@metadata":{"@collection":"Bulk"}}}""");
+                sb.Append(k == 0 ? "" : ",").Append($$$$"""{"Id":"{{{{id}}}}","Type":"PUT","Document":{"V":{{{{value}}}},"Pad":"{{{{BulkPad}}}}","@metadata":{"@collection":"Bulk"}}}""");
             }
             sb.Append(']');
             try

@@ -74,7 +74,7 @@ internal sealed class SoakSuite(bool quick, string workDir, double minutes)
                 try
                 {
                     using var r = writer
-                        ? await http.PutAsync($"/databases/soak/docs?id=soak/{id}", new StringContent($$"""{"N":{{id}},"At":{{t0}},"Pad":"{{pad}}","@metadata":{"@collection":"Soak"}}"""), stop.Token)
+                        ? await http.PutAsync($"/databases/soak/docs?id=soak/{id}", new StringContent($$$"""{"N":{{{id}}},"At":{{{t0}}},"Pad":"{{{pad}}}","@metadata":{"@collection":"Soak"}}"""), stop.Token)
                         : await http.GetAsync($"/databases/soak/docs?id=soak/{id}", stop.Token);
                     await r.Content.ReadAsByteArrayAsync(stop.Token);
                     double ms = Stopwatch.GetElapsedTime(t0).TotalMilliseconds;
