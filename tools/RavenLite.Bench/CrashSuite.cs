@@ -213,7 +213,8 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
                     continue;
                 }
                 string pad = id.StartsWith("puts/", StringComparison.Ordinal) ? PutPad : id.StartsWith("batch/", StringComparison.Ordinal) ? BatchPad : BulkPad;
-                bool intact = d.TryGetProperty("V", out var v) && v.TryGetInt64(out long value) && d.TryGetProperty("Pad", out var p) && p.GetString() == pad;
+                long value = 0;
+                bool intact = d.TryGetProperty("V", out var v) && v.TryGetInt64(out value) && d.TryGetProperty("Pad", out var p) && p.GetString() == pad;
                 if (!intact)
                 {
                     _corrupted++;
