@@ -101,6 +101,8 @@ public static class ServerHost
         builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
 
         var app = builder.Build();
+        // Compiled C# indexes survive restarts here (a restart otherwise recompiles each with Roslyn before its database answers).
+        Indexing.Scripting.CSharpIndexCompiler.DiskCache = Path.Combine(Path.GetFullPath(options.DataDir), "System", "CompiledIndexes");
         try
         {
             _ = app.Services.GetRequiredService<DatabaseRegistry>(); // scan DataDir now: an unusable data dir fails start-up, not the first request

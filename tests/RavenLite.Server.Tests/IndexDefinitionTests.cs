@@ -366,6 +366,37 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"compile {first.Elapsed.TotalMilliseconds:F0} ms"));
     }
 
+    /// <summary>
+    /// A compiled C# index is kept on disk, so a restart loads it instead of waiting for Roslyn (seconds per index);
+    /// an entry that does not load is compiled again and rewritten.
+    /// </summary>
+    [Fact]
+    public void Compiled_csharp_indexes_are_kept_on_disk_and_loaded_from_there_by_a_new_process()
+    {
+        using var dir = new RavenLite.TestKit.TempDirectory("ravenlite-index-cache");
+        string map = "from o in docs.Orders select new { o.Company, Stamp = \"" + Guid.NewGuid().ToString("N") + "\" }";
+        string reduce = "from r in results group r by r.Company into g select new { Company = g.Key, Stamp = g.First().Stamp }";
+        var compiled = Indexing.Scripting.CSharpIndexCompiler.Compile([map], reduce, diskCache: dir.Path);
+        Assert.False(compiled.FromDisk);
+        string entry = Assert.Single(Directory.GetFiles(dir.Path, "*.index"));
+
+        Indexing.Scripting.CSharpIndexCompiler.ForgetCompiled(); // a new process
+        var loaded = Indexing.Scripting.CSharpIndexCompiler.Compile([map], reduce, diskCache: dir.Path);
+        Assert.True(loaded.FromDisk);
+        Assert.Equal(compiled.Maps[0].Fields, loaded.Maps[0].Fields);
+        Assert.Equal(compiled.Reduce!.Fields, loaded.Reduce!.Fields);
+        using var doc = JsonDocument.Parse("""{"Company":"companies/1"}""");
+        object dynamicDoc = Indexing.Scripting.DynamicJson.Wrap(doc.RootElement);
+        var results = loaded.Maps[0].Run([dynamicDoc]).Cast<object>().ToList();
+        Assert.Contains("companies/1", Assert.Single(results).ToString(), StringComparison.Ordinal);
+
+        File.WriteAllBytes(entry, [1, 2, 3]); // damaged: compiled again
+        Indexing.Scripting.CSharpIndexCompiler.ForgetCompiled();
+        var again = Indexing.Scripting.CSharpIndexCompiler.Compile([map], reduce, diskCache: dir.Path);
+        Assert.False(again.FromDisk);
+        Assert.True(new FileInfo(entry).Length > 1000);
+    }
+
     public static TheoryData<string, string[]> MapReduceIndexes => new()
     {
         {

@@ -11,7 +11,11 @@ using RavenLite.Server.Http;
 namespace RavenLite.Server.Indexing.Scripting;
 
 /// <summary>A compiled C# index: its maps and, for a map-reduce index, its reduce.</summary>
-internal sealed record CompiledCSharp(IReadOnlyList<CompiledMap> Maps, CompiledReduce? Reduce);
+internal sealed record CompiledCSharp(IReadOnlyList<CompiledMap> Maps, CompiledReduce? Reduce)
+{
+    /// <summary>Loaded from <see cref="CSharpIndexCompiler.DiskCache"/> rather than compiled by this process.</summary>
+    public bool FromDisk { get; init; }
+}
 
 /// <summary>A compiled reduce: over map results of one key; the key of a map result; the fields of its results.</summary>
 internal sealed record CompiledReduce(Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, Func<dynamic, object> Key, IReadOnlyList<string> Fields);
@@ -46,12 +50,26 @@ internal static class CSharpIndexCompiler
             .Append(MetadataReference.CreateFromFile(typeof(CSharpIndexScript).Assembly.Location)).ToArray();
     });
 
+    /// <summary>
+    /// Where compiled indexes are kept across restarts (<c>{DataDir}/System/CompiledIndexes</c>, set at start-up), or null.
+    /// Roslyn takes seconds per index on a small machine (7 s for the first one in a process here), so a restart would
+    /// otherwise wait that long per C# index before the database answers. An entry is the emitted assembly and what
+    /// the compiler learnt about it (fields, spatial fields), named by the hash of the index text and of this server
+    /// build, so a changed index or an upgraded server compiles afresh. Best effort: an entry that cannot be written or
+    /// read is compiled again. The assembly was checked against the sandbox rules when it was compiled; whoever can
+    /// write the data directory can change the server's files anyway.
+    /// </summary>
+    public static string? DiskCache { get; set; }
+
+    private static readonly string BuildId = typeof(CSharpIndexScript).Assembly.ManifestModule.ModuleVersionId.ToString("N");
+
     /// <summary>The compiled maps (and reduce) of a definition (from the cache when the same text was compiled before).</summary>
-    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null, IReadOnlyList<string>? additionalSources = null)
+    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null, IReadOnlyList<string>? additionalSources = null, string? diskCache = null)
     {
+        diskCache ??= DiskCache;
         additionalSources ??= [];
-        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce + "\u0002" + string.Join("\u0000", additionalSources))));
-        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => CompileNew(maps, reduce, additionalSources)));
+        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce + "\u0002" + string.Join("\u0000", additionalSources) + "\u0003" + BuildId)));
+        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => LoadCached(diskCache, key, maps.Count, reduce != null) ?? CompileNew(diskCache, key, maps, reduce, additionalSources)));
         try
         {
             return lazy.Value;
@@ -63,7 +81,72 @@ internal static class CSharpIndexCompiler
         }
     }
 
-    private static CompiledCSharp CompileNew(IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources)
+    /// <summary>What the disk cache keeps beside an assembly.</summary>
+    private sealed record CachedShape(List<List<string>> Fields, List<List<string>> Spatial);
+
+    private static string? CachePath(string? dir, string key) => dir != null ? Path.Combine(dir, key[..32] + ".index") : null;
+
+    /// <summary>Forgets what this process compiled (tests: as a new process would start).</summary>
+    internal static void ForgetCompiled() => Cache.Clear();
+
+    /// <summary>The index of this key from the disk cache, or null (none, unreadable, or not of this shape).</summary>
+    private static CompiledCSharp? LoadCached(string? dir, string key, int mapCount, bool hasReduce)
+    {
+        if (CachePath(dir, key) is not { } path || !File.Exists(path))
+            return null;
+        try
+        {
+            byte[] bytes = File.ReadAllBytes(path);
+            int shapeLength = System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(bytes);
+            var shape = System.Text.Json.JsonSerializer.Deserialize<CachedShape>(bytes.AsSpan(4, shapeLength));
+            if (shape == null || shape.Spatial.Count != mapCount || shape.Fields.Count != mapCount + (hasReduce ? 1 : 0))
+                return null;
+            return Load(new MemoryStream(bytes, 4 + shapeLength, bytes.Length - 4 - shapeLength), shape.Fields, shape.Spatial.Select(s => s.ToHashSet(StringComparer.Ordinal)).ToList(), mapCount, hasReduce) with { FromDisk = true };
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Text.Json.JsonException or BadImageFormatException or ArgumentException or InvalidCastException or NullReferenceException or IndexOutOfRangeException)
+        {
+            return null; // compiled again (and the entry rewritten)
+        }
+    }
+
+    /// <summary>Writes an entry (atomically: a temporary file renamed); a failure only costs the next start a compile.</summary>
+    private static void StoreCached(string? dir, string key, byte[] assembly, List<IReadOnlyList<string>> fields, List<HashSet<string>> spatial)
+    {
+        if (CachePath(dir, key) is not { } path)
+            return;
+        try
+        {
+            Directory.CreateDirectory(Path.GetDirectoryName(path)!);
+            byte[] shape = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new CachedShape(fields.Select(f => f.ToList()).ToList(), spatial.Select(s => s.Order(StringComparer.Ordinal).ToList()).ToList()));
+            string temp = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
+            using (var f = File.Create(temp))
+            {
+                Span<byte> length = stackalloc byte[4];
+                System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(length, shape.Length);
+                f.Write(length);
+                f.Write(shape);
+                f.Write(assembly);
+            }
+            File.Move(temp, path, overwrite: true);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+        }
+    }
+
+    /// <summary>Loads an emitted index assembly into its own collectible context and wraps its maps and reduce.</summary>
+    private static CompiledCSharp Load(Stream assemblyBytes, IReadOnlyList<IReadOnlyList<string>> fields, List<HashSet<string>> spatial, int mapCount, bool hasReduce)
+    {
+        var assembly = new AssemblyLoadContext("index-" + Guid.NewGuid().ToString("N"), isCollectible: true).LoadFromStream(assemblyBytes);
+        var script = (CSharpIndexScript)Activator.CreateInstance(assembly.GetType("GeneratedIndex")!)!;
+        if (script.Maps.Count != mapCount)
+            throw new InvalidCastException($"the assembly has {script.Maps.Count} maps, not {mapCount}");
+        var compiledMaps = script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
+        var compiledReduce = !hasReduce ? null : new CompiledReduce(script.Reduce!, script.ReduceKey!, fields[mapCount]);
+        return new CompiledCSharp(compiledMaps, compiledReduce);
+    }
+
+    private static CompiledCSharp CompileNew(string? diskCache, string key, IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources)
     {
         // Additional sources: C# classes the maps may call (checked like index code).
         var sourceTrees = new List<SyntaxTree>();
@@ -174,12 +257,9 @@ internal static class CSharpIndexCompiler
         var emitted = compilation.Emit(ms);
         if (!emitted.Success)
             throw Error(0, texts[0], 0, string.Join("; ", emitted.Diagnostics.Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture))), maps.Count);
+        StoreCached(diskCache, key, ms.ToArray(), fields, spatial);
         ms.Position = 0;
-        var assembly = new AssemblyLoadContext("index-" + Guid.NewGuid().ToString("N"), isCollectible: true).LoadFromStream(ms);
-        var script = (CSharpIndexScript)Activator.CreateInstance(assembly.GetType("GeneratedIndex")!)!;
-        var compiledMaps = script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
-        var compiledReduce = reduce == null ? null : new CompiledReduce(script.Reduce!, script.ReduceKey!, fields[maps.Count]);
-        return new CompiledCSharp(compiledMaps, compiledReduce);
+        return Load(ms, fields, spatial, maps.Count, reduce != null);
     }
 
     /// <summary>Parses one map or reduce; every node remembers where it was, so errors in rewritten code point at the text the user wrote.</summary>
