@@ -109,6 +109,14 @@ public static class MultiGetEndpoints
     {
         var inner = new DefaultHttpContext { RequestServices = outer.RequestServices, User = outer.User };
         inner.RequestAborted = outer.RequestAborted;
+        // Each inner request charges a memory lease of its own (a refused one answers 503 in its place), held until the
+        // whole answer is sent.
+        if (outer.RequestServices.GetService<MemoryBudget>() is { } budget)
+        {
+            var lease = new MemoryBudget.Lease(budget);
+            inner.Items[typeof(MemoryBudget.Lease)] = lease;
+            outer.Response.RegisterForDispose(lease);
+        }
         var request = inner.Request;
         request.Method = method;
         request.Scheme = outer.Request.Scheme;
@@ -148,7 +156,9 @@ public static class MultiGetEndpoints
             }
         }
         await new ErrorHandlingMiddleware(handler, logger).InvokeAsync(inner).ConfigureAwait(false);
-        return (inner.Response.StatusCode, responseBody.ToArray(), inner.Response.Headers);
+        byte[] answer = responseBody.ToArray();
+        MemoryBudget.For(inner)?.Add(answer.Length);
+        return (inner.Response.StatusCode, answer, inner.Response.Headers);
     }
 
     private static Task NotFound(HttpContext context) =>

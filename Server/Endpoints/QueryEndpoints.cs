@@ -94,7 +94,7 @@ public static class QueryEndpoints
         var query = RqlParser.Parse(rql);
         if (query.UpdateScript != null)
             throw ApiException.InvalidQuery("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
-        var answer = await QueryRunner.RunAsync(db, query, parameters, options, context.RequestAborted).ConfigureAwait(false);
+        var answer = await QueryRunner.RunAsync(db, query, parameters, options with { Memory = MemoryBudget.For(context) }, context.RequestAborted).ConfigureAwait(false);
         // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
         // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.
         if (!answer.IsStale && !answer.HasVolatileIncludes && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))

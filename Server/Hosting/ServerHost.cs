@@ -46,6 +46,7 @@ public static class ServerHost
 
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
+        builder.Services.AddSingleton(new Http.MemoryBudget((long)options.MemoryBudgetMB << 20));
         builder.Services.AddSingleton<Operations.ServerOperations>();
         builder.Services.AddSingleton<ServerClientConfiguration>();
         builder.Services.AddSingleton<Subscriptions.SubscriptionTcpServer>();

@@ -86,6 +86,13 @@ public sealed class ServerOptions
     /// </summary>
     public int MinDataRateBytesPerSecond { get; set; } = 240;
 
+    /// <summary>
+    /// Memory, in MiB, that requests may hold at once for the results and answers they build in memory (queries,
+    /// JSON answers, multi_get); a request that would go past it gets 503 LowMemoryException (Http/MemoryBudget.cs).
+    /// Default: a quarter of the memory the process may use, at least 256.
+    /// </summary>
+    public int MemoryBudgetMB { get; set; } = (int)Math.Max(256, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / 4 >> 20);
+
     /// <summary>A client that reads nothing of a streamed answer (streams, export) for this many seconds is dropped (default 60).</summary>
     public int StalledClientSeconds { get; set; } = 60;
 
@@ -161,6 +168,7 @@ public sealed class ServerOptions
         Check(MinDataRateBytesPerSecond is >= 1 and <= 1_000_000, "MinDataRateBytesPerSecond must be 1..1,000,000.");
         Check(BulkInsertIdleSeconds is >= 1 and <= 86_400, "BulkInsertIdleSeconds must be 1..86,400.");
         Check(StalledClientSeconds is >= 1 and <= 3600, "StalledClientSeconds must be 1..3,600.");
+        Check(MemoryBudgetMB >= 1, "MemoryBudgetMB must be at least 1.");
         Check(MinDataRateGraceSeconds is >= 2 and <= 300, "MinDataRateGraceSeconds must be 2..300 (Kestrel needs more than 1 s).");
     }
 
@@ -189,7 +197,7 @@ public sealed class ServerOptions
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
-        MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds} BulkInsertIdleSeconds={BulkInsertIdleSeconds}
+        MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds} BulkInsertIdleSeconds={BulkInsertIdleSeconds} MemoryBudgetMB={MemoryBudgetMB}
         Metrics={Metrics} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
         """;
 }

@@ -37,6 +37,7 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             else
                 Hosting.Log.RequestRejected(logger, context.Request.Method, context.Request.Path, status, message);
             context.Response.Clear();
+            MemoryBudget.Release(context); // the failed answer's buffers are garbage; the error answer is small
             if (e is DatabaseMissingException missing)
                 context.Response.Headers["Database-Missing"] = missing.Database;
             await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString(), (e as ApiException)?.Extra).ConfigureAwait(false);

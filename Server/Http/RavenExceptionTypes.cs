@@ -89,6 +89,9 @@ public static class RavenExceptionTypes
     /// <summary>The caller could not be authenticated.</summary>
     public const string Authentication = Root + "Security.AuthenticationException";
 
+    /// <summary>A request that would take the server past its memory budget for requests (503; MemoryBudget).</summary>
+    public const string LowMemory = Root + "Server.LowMemoryException";
+
     /// <summary>A request that timed out on the server (the clients map this name to TimeoutException).</summary>
     public const string Timeout = "System.TimeoutException";
 }

@@ -9,4 +9,7 @@ public sealed record QueryOptions(int? Start, int? PageSize, bool WaitForNonStal
 {
     /// <summary>The projection behaviours RavenDB's clients send.</summary>
     public static readonly string[] ProjectionBehaviors = ["Default", "FromIndex", "FromIndexOrThrow", "FromDocument", "FromDocumentOrThrow"];
+
+    /// <summary>The request's memory lease: the results collected are charged to it (a query too large for the budget fails early), or null.</summary>
+    public Http.MemoryBudget.Lease? Memory { get; init; }
 }

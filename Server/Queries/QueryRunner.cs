@@ -57,6 +57,8 @@ public sealed partial class QueryRunner
         _parameters = parameters;
     }
 
+    private Http.MemoryBudget.Lease? _memory; // the request's: results collected are charged to it
+
     /// <summary>Runs <paramref name="query"/> with <paramref name="parameters"/> (an object, or undefined/null).</summary>
     /// <param name="db">The database.</param>
     /// <param name="query">The parsed query.</param>
@@ -67,7 +69,7 @@ public sealed partial class QueryRunner
     {
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
-        var runner = new QueryRunner(db, query, parameters) { _timings = query.Timings ? new QueryTimings() : null, _projectionBehavior = options.ProjectionBehavior };
+        var runner = new QueryRunner(db, query, parameters) { _timings = query.Timings ? new QueryTimings() : null, _projectionBehavior = options.ProjectionBehavior, _memory = options.Memory };
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
@@ -361,6 +363,7 @@ public sealed partial class QueryRunner
                 if (results.Count >= take)
                     continue;
                 results.Add(output);
+                _memory?.Add(output.Length + 24);
                 highlights?.Add(row, row.Document!.Id);
                 if (explanations != null && _explainQuery != null && _heldReader != null && row.IndexEntry >= 0)
                     explanations[row.Document!.Id] = new Lucene.Net.Search.IndexSearcher(_heldReader).Explain(_explainQuery, (int)row.IndexEntry).ToString();

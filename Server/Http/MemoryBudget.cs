@@ -1,0 +1,120 @@
+using System.Buffers;
+
+namespace RavenLite.Server.Http;
+
+/// <summary>
+/// The memory that requests may hold at once for what they build in memory — query results, JSON answers (which are
+/// sent whole, with their Content-Length), the answers a multi_get collects (<see cref="Hosting.ServerOptions.MemoryBudgetMB"/>).
+/// Each request charges its own lease (<see cref="For"/>) as its buffers grow, in 1 MiB steps, and gives everything back
+/// when its answer is done. A request that would take the total past the budget fails at once with 503 LowMemoryException
+/// saying what to do (page, or use the streaming endpoints, which hold one chunk at a time) — instead of the server
+/// growing until the kernel kills it. Streams, export, bulk insert and attachments hold bounded buffers and do not
+/// charge it.
+/// </summary>
+public sealed class MemoryBudget(long capacityBytes)
+{
+    private const long Step = 1 << 20;
+    private long _used;
+
+    /// <summary>The budget, in bytes.</summary>
+    public long Capacity { get; } = capacityBytes;
+
+    /// <summary>Bytes held by requests now.</summary>
+    public long Used => Interlocked.Read(ref _used);
+
+    /// <summary>The lease of <paramref name="context"/>'s request, made on first use and released when its answer completes; null without a budget (tests building contexts by hand).</summary>
+    public static Lease? For(HttpContext context)
+    {
+        if (context.Items.TryGetValue(typeof(Lease), out var existing))
+            return (Lease?)existing;
+        if (context.RequestServices?.GetService(typeof(MemoryBudget)) is not MemoryBudget budget)
+            return null;
+        var lease = new Lease(budget);
+        context.Items[typeof(Lease)] = lease;
+        context.Response.RegisterForDispose(lease);
+        return lease;
+    }
+
+    /// <summary>Gives back what <paramref name="context"/>'s request held; what it builds from now on (its error answer) is not charged.</summary>
+    public static void Release(HttpContext context)
+    {
+        if (context.Items.TryGetValue(typeof(Lease), out var existing))
+            (existing as Lease)?.Dispose();
+        context.Items[typeof(Lease)] = null;
+    }
+
+    /// <summary>What one request holds.</summary>
+    public sealed class Lease(MemoryBudget budget) : IDisposable
+    {
+        private long _reserved, _held;
+
+        /// <summary>Bytes this request holds now.</summary>
+        public long Held => Interlocked.Read(ref _held);
+
+        /// <summary>Notes <paramref name="bytes"/> more held by this request; throws a 503 when the budget has no room for them.</summary>
+        public void Add(long bytes)
+        {
+            long held = Interlocked.Add(ref _held, bytes);
+            while (held > Interlocked.Read(ref _reserved))
+            {
+                long total = Interlocked.Add(ref budget._used, Step);
+                if (total > budget.Capacity)
+                {
+                    Interlocked.Add(ref budget._used, -Step);
+                    throw new ApiException(503, RavenExceptionTypes.LowMemory,
+                        $"This request needs more than the server's memory budget for requests allows: it holds {held >> 20} MiB, other requests {(total - Step - Interlocked.Read(ref _reserved)) >> 20} MiB, " +
+                        $"of MemoryBudgetMB = {budget.Capacity >> 20}. Ask for less at a time (PageSize and Start), or use the streaming endpoints (/streams/queries, /streams/docs), which send results as they are read.");
+                }
+                Interlocked.Add(ref _reserved, Step);
+            }
+        }
+
+        /// <summary>Gives back everything this request held.</summary>
+        public void Dispose()
+        {
+            long reserved = Interlocked.Exchange(ref _reserved, 0);
+            Interlocked.Exchange(ref _held, 0);
+            if (reserved > 0)
+                Interlocked.Add(ref budget._used, -reserved);
+        }
+    }
+
+    /// <summary>An <see cref="ArrayBufferWriter{T}"/> whose growth is charged to a lease (none: not charged).</summary>
+    public sealed class Writer(Lease? lease, int initialCapacity = 1024) : IBufferWriter<byte>
+    {
+        private readonly ArrayBufferWriter<byte> _inner = new(initialCapacity);
+        private long _charged;
+
+        /// <summary>What was written.</summary>
+        public ReadOnlyMemory<byte> WrittenMemory => _inner.WrittenMemory;
+
+        /// <inheritdoc />
+        public void Advance(int count) => _inner.Advance(count);
+
+        /// <inheritdoc />
+        public Memory<byte> GetMemory(int sizeHint = 0)
+        {
+            var m = _inner.GetMemory(sizeHint);
+            Charge();
+            return m;
+        }
+
+        /// <inheritdoc />
+        public Span<byte> GetSpan(int sizeHint = 0)
+        {
+            var s = _inner.GetSpan(sizeHint);
+            Charge();
+            return s;
+        }
+
+        private void Charge()
+        {
+            if (lease != null && _inner.Capacity > _charged)
+            {
+                long more = _inner.Capacity - _charged;
+                _charged = _inner.Capacity;
+                lease.Add(more);
+            }
+        }
+    }
+}
