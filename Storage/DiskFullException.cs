@@ -17,6 +17,9 @@ public sealed class DiskFullException : IOException
     /// <summary>Creates one; <paramref name="inner"/> is the file system's error.</summary>
     public DiskFullException(string message, Exception? inner = null) : base(message, inner) => HResult = ENOSPC;
 
+    /// <summary>Bytes the refused growth needed at least (0 when unknown): once the volume has that much free, the condition is over.</summary>
+    public long BytesNeeded { get; init; }
+
     /// <summary>
     /// Whether <paramref name="e"/> or an exception inside it reports a full disk or quota: this type, or an
     /// <see cref="IOException"/> whose HResult is the errno ENOSPC/EDQUOT (as .NET and our P/Invoke layer set it on

@@ -54,7 +54,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private long _syncedTx;
     private long _headerSequence;
     private volatile Exception? _failure;
-    private volatile DiskFullException? _journalFull, _dataFull; // the disk refused the journal / the data file space, until an attempt succeeds
+    private volatile DiskFullException? _journalFull, _dataFull, _flushFull; // the disk refused a commit journal / data-file space, or a flush; each until its next attempt succeeds
     private const int MaxPooledPayloads = 4;
     private const int MaxPooledPayloadBytes = 64 << 20;
     private volatile EnvironmentState _writerState;
@@ -161,7 +161,31 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// <see cref="DiskFullException"/>) or of data-file growth (flushes wait, the journal keeps everything and grows).
     /// Null again after the next commit or flush that finds room; nothing needs reopening.
     /// </summary>
-    public DiskFullException? DiskFull => _journalFull ?? _dataFull;
+    public DiskFullException? DiskFull
+    {
+        get
+        {
+            var full = _journalFull ?? _dataFull ?? _flushFull;
+            if (full != null && _fs is DiskFileSystem && full.BytesNeeded > 0)
+            {
+                // The volume has room again for what was refused: the condition is over, even before a write needs it
+                // (a write that fits in space already allocated proves nothing either way).
+                try
+                {
+                    if (new DriveInfo(_options.Directory).AvailableFreeSpace >= full.BytesNeeded)
+                    {
+                        _journalFull = _dataFull = _flushFull = null;
+                        return null;
+                    }
+                }
+                catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException)
+                {
+                    // Cannot tell: keep reporting the refusal.
+                }
+            }
+            return full;
+        }
+    }
 
     /// <summary>Id of the last committed transaction.</summary>
     public long LastCommittedTxId => _state.TxId;
@@ -371,8 +395,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     {
         try
         {
-            _data.EnsurePages(nextPage);
-            _dataFull = null;
+            if (_data.EnsurePages(nextPage))
+                _dataFull = null; // space was found (a commit that needed none proves nothing)
         }
         catch (DiskFullException e)
         {
@@ -395,8 +419,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     {
         try
         {
-            _journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength));
-            _journalFull = null;
+            if (_journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength)))
+                _journalFull = null; // space was found (a reservation that needed none proves nothing)
         }
         catch (DiskFullException e)
         {
@@ -782,10 +806,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         lock (_flushLock)
         {
             if (_state.TxId == LastSyncedTx() || _failure != null)
-            {
-                _dataFull = null;
                 return;
-            }
             // Registered like a reader so buffers replaced by commits during the flush are not freed under it. The
             // state is read inside the registry's lock: a commit that publishes a newer state and then releases the
             // copies it freed (ReleaseGarbage) either sees this registration or is seen by it, never neither.
@@ -813,7 +834,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 // Before unregistering: from here on the synced state must be visible to ReuseReleasedCopies, since
                 // the on-disk header is this state and this flush no longer holds back ReleaseGarbage.
                 Interlocked.Exchange(ref _syncedTx, state.TxId);
-                _dataFull = null;
+                _flushFull = null;
             }
             catch (Exception e) when (DiskFullException.IsDiskFull(e) && e is not StorageFailedException)
             {
@@ -822,7 +843,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 // stays in the page table: a later flush writes them all again. So nothing fails; writes go on while the
                 // journal has room (ReserveJournal), and the flusher retries.
                 var full = e as DiskFullException ?? new DiskFullException($"No space left on the device to flush the data file: {e.Message}", e);
-                _dataFull = full;
+                _flushFull = full;
                 throw full;
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)

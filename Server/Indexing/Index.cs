@@ -163,8 +163,9 @@ public sealed class Index : IDisposable
     public string State => _state;
 
     /// <summary>
-    /// True while indexing waits for disk space: a batch or commit found the disk full. The index keeps serving
-    /// queries from its last commit and retries every second, going on by itself once space is freed.
+    /// True while indexing waits for disk space: from a batch or commit that found the disk full until the next commit
+    /// that goes through. The index keeps serving queries from its last commit and retries every second, going on by
+    /// itself once space is freed.
     /// </summary>
     public bool DiskFull => _diskFull;
 
@@ -428,7 +429,6 @@ public sealed class Index : IDisposable
                 worked = IndexBatch();
                 failures = 0;
                 _state = "Normal";
-                _diskFull = false;
             }
             catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
             {
@@ -465,7 +465,6 @@ public sealed class Index : IDisposable
             try
             {
                 CommitPending(); // caught up: make the position durable now
-                _diskFull = false;
             }
             catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
             {
@@ -996,6 +995,7 @@ public sealed class Index : IDisposable
         _writer.Commit();
         new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir);
         _uncommitted = false;
+        _diskFull = false; // a commit went through: there is room again (a batch alone may not have written anything)
         _lastCommit = Stopwatch.GetTimestamp();
         if (_mapReduce != null && _reducedSinceCommit.Count > 0)
         {

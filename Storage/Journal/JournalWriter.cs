@@ -81,17 +81,24 @@ internal sealed class JournalWriter : IDisposable
     /// were built on it. A record never needs more than its reservation: <see cref="Write"/> of the reserved
     /// records allocates nothing.
     /// </summary>
+    /// <returns>Whether it took new space (created or grew a file) for it.</returns>
     /// <exception cref="DiskFullException">the file system has no room for it.</exception>
-    public void Reserve(int length)
+    public bool Reserve(int length)
     {
         lock (_lock)
         {
-            _current ??= OpenCurrent(FileNumber, length);
+            bool allocated = false;
+            if (_current == null)
+            {
+                OpenCurrent(FileNumber, length);
+                allocated = true;
+            }
             long file = FileNumber, pos = Position, fileLength = _currentLength;
             foreach (int r in _reserved)
                 Place(r);
             Place(length);
             _reserved.Enqueue(length);
+            return allocated;
 
             void Place(int n)
             {
@@ -104,11 +111,13 @@ internal sealed class JournalWriter : IDisposable
                         file++;
                         pos = 0;
                         fileLength = OpenOrCreate(file, End(0)).Length;
+                        allocated = true;
                     }
                     if (End(0) > fileLength)
                     {
                         var f = _open[file];
                         AllocateWithFallback(f, RoundUp(End(0)), RoundUp(End(0)));
+                        allocated = true;
                         fileLength = f.Length;
                         if (file == FileNumber)
                             _currentLength = fileLength;
@@ -139,22 +148,14 @@ internal sealed class JournalWriter : IDisposable
             return;
         // Moments after a refusal, ask for what is needed only (one call), not the whole ladder of sizes.
         long size = System.Diagnostics.Stopwatch.GetTimestamp() < Volatile.Read(ref _fullUntil) ? minimum : Math.Max(preferred, minimum);
-        while (true)
+        try
         {
-            try
-            {
-                file.Allocate(size);
-                return;
-            }
-            catch (Exception e) when (DiskFullException.IsDiskFull(e))
-            {
-                if (size <= minimum)
-                {
-                    Volatile.Write(ref _fullUntil, System.Diagnostics.Stopwatch.GetTimestamp() + FullRetryTicks);
-                    throw new DiskFullException($"No space left on the device for the journal: '{file.Path}' needs {minimum} bytes. {e.Message}", e);
-                }
-                size = Math.Max(minimum, RoundUp(size / 2));
-            }
+            FileGrowth.Allocate(file, size, minimum, 4096, e => $"No space left on the device for the journal: '{file.Path}' needs {minimum} bytes. {e.Message}");
+        }
+        catch (DiskFullException)
+        {
+            Volatile.Write(ref _fullUntil, System.Diagnostics.Stopwatch.GetTimestamp() + FullRetryTicks);
+            throw;
         }
     }
 

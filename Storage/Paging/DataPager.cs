@@ -38,13 +38,15 @@ internal sealed unsafe class DataPager : IDisposable
     /// has no room for that, by halving steps down to exactly what is needed.
     /// </summary>
     /// <exception cref="DiskFullException">not even the pages needed fit on the disk.</exception>
-    public void EnsurePages(long pages)
+    /// <returns>Whether the file had to grow (and did).</returns>
+    public bool EnsurePages(long pages)
     {
         long needed = pages * StorageConstants.PageSize;
         if (needed <= Volatile.Read(ref _length))
-            return; // every commit asks: no system call unless the file must grow
+            return false; // every commit asks: no system call unless the file must grow
         lock (_growLock)
             Grow(needed);
+        return true;
     }
 
     private void Grow(long needed)
@@ -58,28 +60,12 @@ internal sealed unsafe class DataPager : IDisposable
             return;
         }
         long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current, 1L << 30));
-        long target = RoundToPages(Math.Max(needed, current + step));
-        while (true)
-        {
-            try
-            {
-                _file.Allocate(target);
-                break;
-            }
-            catch (Exception e) when (DiskFullException.IsDiskFull(e))
-            {
-                if (target <= needed)
-                    throw new DiskFullException($"No space left on the device for the data file: '{_file.Path}' must grow from {current} to {needed} bytes. {e.Message}", e);
-                target = RoundToPages(Math.Max(needed, current + (target - current) / 2));
-            }
-        }
-        target = Math.Max(target, _file.Length);
+        long target = FileGrowth.Allocate(_file, current + step, needed, StorageConstants.PageSize,
+            e => $"No space left on the device for the data file: '{_file.Path}' must grow from {current} to {needed} bytes. {e.Message}");
         if (target > _mapCapacity)
             Remap(Math.Max(target, _mapCapacity * 2));
         Volatile.Write(ref _length, target);
     }
-
-    private static long RoundToPages(long bytes) => (bytes + StorageConstants.PageSize - 1) / StorageConstants.PageSize * StorageConstants.PageSize;
 
     /// <summary>Writes a run of pages at its place.</summary>
     public void Write(long pageNumber, ReadOnlySpan<byte> pages) =>

@@ -177,6 +177,7 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             Assert.StartsWith("Degraded: disk full", readyText, StringComparison.Ordinal);
             using var plain = new HttpClient { BaseAddress = server.Url }; // the Prometheus exporter streams its answer
             string metrics = await plain.GetStringAsync("/metrics");
+            output.WriteLine(string.Join("\n", metrics.Split('\n').Where(l => l.Contains("disk_full", StringComparison.Ordinal))));
             Assert.Contains($"ravenlite_storage_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\"}} 1", metrics, StringComparison.Ordinal);
 
             // The index, started on a full disk, pauses (its commit has no room) and says so; queries still answer.

@@ -15,7 +15,8 @@ namespace RavenLite.Bench;
 /// the audit demands each acknowledged id hold its acknowledged value or a later one, with its exact padding
 /// (else "corrupted"). It reads every id acknowledged in the last cycle plus 1,000 others, and all of them every
 /// 50 cycles and at the end; every 10 cycles it also checks that the index holds exactly one entry per document
-/// (no missed, no duplicated entry). The CI runs the short variant (ServerCrashTests).
+/// (no missed, no duplicated entry). After the last kill the storage checker runs on the database. The CI runs the
+/// short variant (ServerCrashTests).
 /// </summary>
 internal sealed class CrashSuite(bool quick, string workDir, int cycles, int seed)
 {
@@ -58,7 +59,10 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
                     CheckIndex(http);
             }
             if (cycle == total)
+            {
+                server.Kill();
                 break;
+            }
             _ackedThisCycle.Clear();
             using var stop = new CancellationTokenSource();
             var workers = new List<Task>();
@@ -67,8 +71,8 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
                 int worker = w;
                 workers.Add(Task.Run(() => PutLoop(http, worker, stop.Token)));
             }
-            workers.Add(Task.Run(() => BatchLoop(http, cycle, stop.Token)));
-            workers.Add(Task.Run(() => BulkLoop(http, cycle, stop.Token)));
+            workers.Add(Task.Run(() => BatchLoop(http, cycle, bulkInsert: false, stop.Token)));
+            workers.Add(Task.Run(() => BatchLoop(http, cycle, bulkInsert: true, stop.Token)));
             var flowing = Stopwatch.StartNew();
             while (_ackedThisCycle.IsEmpty && flowing.Elapsed < TimeSpan.FromSeconds(30))
                 Thread.Sleep(5);
@@ -79,16 +83,26 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
             if ((cycle + 1) % 25 == 0)
                 Console.WriteLine($"#   cycle {cycle + 1}: acknowledged writes {_sequence:N0} so far, audited {_audited:N0}, lost {_lost}, corrupted {_corrupted}, index mismatches {_indexMismatches}/{_indexChecks}, restart p50 {P(restarts, 0.5):F0} ms p99 {P(restarts, 0.99):F0} ms, {sw.Elapsed.TotalMinutes:F1} min");
         }
+        // The second oracle (RELIABILITY.md): the storage consistency checker on the database the last kill left.
+        string checkReport;
+        using (var env = Storage.StorageEnvironment.Open(Storage.StorageOptions.ForDirectory(Path.Combine(dataDir, "Databases", Db, "storage"))))
+        {
+            var report = Storage.Checking.StorageChecker.Check(env);
+            checkReport = report.ToString();
+            if (!report.IsValid)
+                _checkFailures++;
+        }
+        Console.WriteLine($"#   storage check after the last kill: {checkReport}");
         Console.WriteLine($"#   summary: {total} SIGKILL cycles in {sw.Elapsed.TotalMinutes:F1} min; writes acknowledged {_acknowledged:N0} ({_acked.Count:N0} distinct ids); " +
             $"audited {_audited:N0} reads: lost {_lost}, corrupted {_corrupted}; index checks {_indexChecks}, mismatches {_indexMismatches}; " +
             $"restart (spawn to database answering) p50 {P(restarts, 0.5):F0} ms p99 {P(restarts, 0.99):F0} ms; of which opening the database (recovery) p50 {P(recoveries, 0.5):F0} ms p99 {P(recoveries, 0.99):F0} ms");
         yield return new BenchResult("crash", "sigkill-cycles", "ravenlite", "sync", total, sw.Elapsed.TotalSeconds, total / sw.Elapsed.TotalSeconds,
             null, null, null, null, _acknowledged, P(restarts, 0.5), P(restarts, 0.99), null);
-        if (_lost > 0 || _corrupted > 0 || _indexMismatches > 0)
-            throw new InvalidOperationException($"crash run failed: lost {_lost}, corrupted {_corrupted}, index mismatches {_indexMismatches}");
+        if (_lost > 0 || _corrupted > 0 || _indexMismatches > 0 || _checkFailures > 0)
+            throw new InvalidOperationException($"crash run failed: lost {_lost}, corrupted {_corrupted}, index mismatches {_indexMismatches}, storage check failures {_checkFailures}");
     }
 
-    private long _acknowledged;
+    private long _acknowledged, _checkFailures;
 
     private static double P(List<double> values, double q)
     {
@@ -133,60 +147,39 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
         }
     }
 
-    private async Task BatchLoop(HttpClient http, int cycle, CancellationToken stop)
+    /// <summary>
+    /// Writes batches of <paramref name="size"/> documents (ids <paramref name="prefix"/>0.. modulo <paramref name="ids"/>,
+    /// from a rolling start) until stopped: <c>bulk_docs</c> when <paramref name="bulkInsert"/> is false, else one bulk
+    /// insert stream per batch. Every document of an acknowledged batch is acknowledged.
+    /// </summary>
+    private async Task BatchLoop(HttpClient http, int cycle, bool bulkInsert, CancellationToken stop)
     {
+        (string collection, string prefix, string pad, int size, int ids, long stride) = bulkInsert
+            ? ("Bulk", "bulk/", BulkPad, 500, BulkIds, 104729L)
+            : ("Batch", "batch/", BatchPad, 50, BatchIds, 7919L);
         for (int op = 0; !stop.IsCancellationRequested; op++)
         {
-            int start = (int)((cycle * 7919L + op * 50L) % BatchIds);
-            var ids = new List<(string Id, long Value)>();
-            var sb = new StringBuilder("""{"Commands":[""");
-            for (int k = 0; k < 50; k++)
+            int start = (int)((cycle * stride + op * (long)size) % ids);
+            var batch = new List<(string Id, long Value)>();
+            var sb = new StringBuilder(bulkInsert ? "[" : """{"Commands":[""");
+            for (int k = 0; k < size; k++)
             {
-                string id = $"batch/{(start + k) % BatchIds}";
+                string id = prefix + ((start + k) % ids);
                 long value = Interlocked.Increment(ref _sequence);
-                ids.Add((id, value));
-                sb.Append(k == 0 ? "" : ",").Append($$$$"""{"Id":"{{{{id}}}}","Type":"PUT","Document":{"V":{{{{value}}}},"Pad":"{{{{BatchPad}}}}","@metadata":{"@collection":"Batch"}}}""");
+                batch.Add((id, value));
+                sb.Append(k == 0 ? "" : ",").Append($$$$"""{"Id":"{{{{id}}}}","Type":"PUT","Document":{"V":{{{{value}}}},"Pad":"{{{{pad}}}}","@metadata":{"@collection":"{{{{collection}}}}"}}}""");
             }
-            sb.Append("]}");
+            sb.Append(bulkInsert ? "]" : "]}");
             try
             {
-                var r = await http.PostAsync($"/databases/{Db}/bulk_docs", new StringContent(sb.ToString()), stop);
+                var r = await http.PostAsync(bulkInsert ? $"/databases/{Db}/bulk_insert?id={(cycle * 100_000L) + op + 1}" : $"/databases/{Db}/bulk_docs", new StringContent(sb.ToString()), stop);
                 if (r.StatusCode == HttpStatusCode.Created)
-                    foreach (var (id, value) in ids)
+                    foreach (var (id, value) in batch)
                         Ack(id, value);
             }
             catch (Exception e) when (e is HttpRequestException or OperationCanceledException or IOException)
             {
-                return;
-            }
-        }
-    }
-
-    private async Task BulkLoop(HttpClient http, int cycle, CancellationToken stop)
-    {
-        for (int op = 0; !stop.IsCancellationRequested; op++)
-        {
-            int start = (int)((cycle * 104729L + op * 500L) % BulkIds);
-            var ids = new List<(string Id, long Value)>();
-            var sb = new StringBuilder("[");
-            for (int k = 0; k < 500; k++)
-            {
-                string id = $"bulk/{(start + k) % BulkIds}";
-                long value = Interlocked.Increment(ref _sequence);
-                ids.Add((id, value));
-                sb.Append(k == 0 ? "" : ",").Append($$$$"""{"Id":"{{{{id}}}}","Type":"PUT","Document":{"V":{{{{value}}}},"Pad":"{{{{BulkPad}}}}","@metadata":{"@collection":"Bulk"}}}""");
-            }
-            sb.Append(']');
-            try
-            {
-                var r = await http.PostAsync($"/databases/{Db}/bulk_insert?id={(cycle * 100_000L) + op + 1}", new StringContent(sb.ToString()), stop);
-                if (r.StatusCode == HttpStatusCode.Created)
-                    foreach (var (id, value) in ids)
-                        Ack(id, value);
-            }
-            catch (Exception e) when (e is HttpRequestException or OperationCanceledException or IOException)
-            {
-                return;
+                return; // the server is gone
             }
         }
     }
