@@ -175,16 +175,17 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             output.WriteLine("/readyz: " + readyText);
             Assert.Equal(HttpStatusCode.OK, ready.StatusCode);
             Assert.StartsWith("Degraded: disk full", readyText, StringComparison.Ordinal);
-            using var plain = new HttpClient { BaseAddress = server.Url }; // the Prometheus exporter streams its answer
-            string metrics = await plain.GetStringAsync("/metrics");
-            output.WriteLine(string.Join("\n", metrics.Split('\n').Where(l => l.Contains("disk_full", StringComparison.Ordinal))));
-            Assert.Contains($"ravenlite_storage_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\"}} 1", metrics, StringComparison.Ordinal);
+            // The Prometheus exporter streams its answer (no Content-Length) and caches a scrape for a moment: poll.
+            using var plain = new HttpClient { BaseAddress = server.Url };
+            await Until(async () => (await plain.GetStringAsync("/metrics")).Contains($"ravenlite_storage_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\"}} 1", StringComparison.Ordinal),
+                "/metrics shows the database's disk full", 10);
 
             // The index, started on a full disk, pauses (its commit has no room) and says so; queries still answer.
             Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/start", null)).StatusCode);
             await Until(async () => await IndexStatus(http) == "Paused", "the index pauses for want of disk space");
             Assert.Contains($"index 'Notes/ByTag' of database '{Db}' is paused", await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync(), StringComparison.Ordinal);
-            Assert.Contains($"ravenlite_index_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\",index=\"Notes/ByTag\"}} 1", await plain.GetStringAsync("/metrics"), StringComparison.Ordinal);
+            await Until(async () => (await plain.GetStringAsync("/metrics")).Contains($"ravenlite_index_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\",index=\"Notes/ByTag\"}} 1", StringComparison.Ordinal),
+                "/metrics shows the index paused for want of space", 10);
             Assert.True(await CountByQuery(http, wait: false) >= 100);
 
             // Space returns: the same server takes writes and the index catches up, without a restart.
