@@ -60,13 +60,16 @@ public sealed class DiskFullTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>Fills the file system of <paramref name="path"/> with a file of zeros until it refuses more; returns the file.</summary>
-    private static string FillUp(string path)
+    /// <summary>
+    /// Fills the file system of <paramref name="path"/> with zeros appended to the file <paramref name="name"/> until it
+    /// refuses more; returns the file.
+    /// </summary>
+    private static string FillUp(string path, string name = "filler")
     {
-        string filler = System.IO.Path.Combine(path, "filler");
-        using var f = File.OpenHandle(filler, FileMode.CreateNew, FileAccess.Write);
+        string filler = System.IO.Path.Combine(path, name);
+        using var f = File.OpenHandle(filler, FileMode.OpenOrCreate, FileAccess.Write);
         var chunk = new byte[64 * 1024];
-        long at = 0;
+        long at = RandomAccess.GetLength(f);
         while (true)
         {
             try
@@ -180,7 +183,19 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             await Until(async () => (await plain.GetStringAsync("/metrics")).Contains($"ravenlite_storage_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\"}} 1", StringComparison.Ordinal),
                 "/metrics shows the database's disk full", 10);
 
-            // The index, started on a full disk, pauses (its commit has no room) and says so; queries still answer.
+            // The index, started on a full disk, pauses (its commit has no room) and says so; queries still answer. The
+            // disk stays full meanwhile, as when other programs share it: space the server frees (a journal file recycled
+            // after a flush, the files of a failed Lucene commit) is taken again at once, or the index might fit in it.
+            // Bounded in time, should the test fail before it is stopped.
+            using var stopFilling = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+            var keeper = Task.Run(async () =>
+            {
+                while (!stopFilling.IsCancellationRequested)
+                {
+                    FillUp(tmpfs.Path, "filler2");
+                    await Task.Delay(10);
+                }
+            });
             Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/start", null)).StatusCode);
             await Until(async () => await IndexStatus(http) == "Paused", "the index pauses for want of disk space");
             Assert.Contains($"index 'Notes/ByTag' of database '{Db}' is paused", await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync(), StringComparison.Ordinal);
@@ -189,7 +204,10 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             Assert.True(await CountByQuery(http, wait: false) >= 100);
 
             // Space returns: the same server takes writes and the index catches up, without a restart.
+            await stopFilling.CancelAsync();
+            await keeper;
             File.Delete(filler);
+            File.Delete(Path.Combine(tmpfs.Path, "filler2"));
             var resumed = Stopwatch.StartNew();
             await Until(async () =>
             {
