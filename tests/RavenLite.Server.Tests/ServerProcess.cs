@@ -27,6 +27,9 @@ public sealed class ServerProcess : IDisposable
         return new ServerProcess(process, url);
     }
 
+    /// <summary>Resident set size now (VmRSS).</summary>
+    public long RssBytes() => Soak.RssBytes(_process.Id);
+
     /// <summary>SIGKILL, then waits for the process to be gone.</summary>
     public void Kill() => ServerLauncher.Kill(_process);
 

@@ -28,13 +28,7 @@ internal sealed class ServerProcess : IDisposable
     }
 
     /// <summary>Resident set size now (VmRSS).</summary>
-    public long RssBytes()
-    {
-        foreach (string line in File.ReadLines($"/proc/{_process.Id}/status"))
-            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
-                return long.Parse(line.Split(' ', StringSplitOptions.RemoveEmptyEntries)[1], CultureInfo.InvariantCulture) * 1024;
-        return 0;
-    }
+    public long RssBytes() => Soak.RssBytes(_process.Id);
 
     /// <summary>Peak resident set size so far (VmHWM).</summary>
     public long PeakRssBytes()
