@@ -22,6 +22,7 @@ public sealed class Database : IDisposable
         DatabaseCompaction.Recover(directory);
         Record = File.Exists(Path.Combine(directory, DatabaseRecordFile.FileName)) ? DatabaseRecordFile.Read(directory) : new DatabaseRecordFile { DatabaseName = name };
         var settings = Record.Settings;
+        long started = System.Diagnostics.Stopwatch.GetTimestamp();
         Environment = StorageEnvironment.Open(new StorageOptions
         {
             Directory = Path.Combine(directory, "storage"),
@@ -34,7 +35,9 @@ public sealed class Database : IDisposable
             Merger = new WriteMerger(Documents, name,
                 settings.TryGetValue("MergerMaxOperations", out var ops) ? int.Parse(ops, System.Globalization.CultureInfo.InvariantCulture) : options.MergerMaxOperations,
                 settings.TryGetValue("MergerMaxBytes", out var bytes) ? int.Parse(bytes, System.Globalization.CultureInfo.InvariantCulture) : options.MergerMaxBytes);
+            long storageDone = System.Diagnostics.Stopwatch.GetTimestamp();
             Indexes = new Indexing.IndexStore(this, logger);
+            OpenTimes = ((long)System.Diagnostics.Stopwatch.GetElapsedTime(started, storageDone).TotalMilliseconds, (long)System.Diagnostics.Stopwatch.GetElapsedTime(storageDone).TotalMilliseconds);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
             Merger.Committed = () =>
             {
@@ -77,6 +80,9 @@ public sealed class Database : IDisposable
     }
 
     private readonly object _recordLock = new();
+
+    /// <summary>How long opening took: the storage environment (journal recovery included) and then the indexes (opened, C# ones compiled or loaded).</summary>
+    public (long StorageMs, long IndexesMs) OpenTimes { get; }
 
     /// <summary>The name in the casing it was created with.</summary>
     public string Name { get; }

@@ -272,9 +272,10 @@ public sealed partial class DatabaseRegistry : IDisposable
                     throw new ApiException(503, RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
                 if (!_open.TryGetValue(name, out db))
                 {
+                    long started = System.Diagnostics.Stopwatch.GetTimestamp();
                     db = new Database(stored, DirectoryOf(stored), _options, _logger);
                     _open[stored] = db;
-                    Log.Opened(_logger, stored, db.Environment.RecoveredTransactions);
+                    Log.Opened(_logger, stored, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, db.OpenTimes.StorageMs, db.Environment.RecoveredTransactions, db.OpenTimes.IndexesMs);
                 }
             }
             if (db.TryAcquire())

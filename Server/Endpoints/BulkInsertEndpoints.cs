@@ -43,6 +43,7 @@ public static class BulkInsertEndpoints
         if (context.Features.Get<Microsoft.AspNetCore.Server.Kestrel.Core.Features.IHttpMinRequestBodyDataRateFeature>() is { } rate)
             rate.MinDataRate = null;
         var inFlight = new Queue<BulkInsertBatch>();
+        var memory = MemoryBudget.For(context); // charged for the batches in flight
         BulkInsertBatch? batch = null;
         IdlePipeReader? pipe = null;
         BulkInsertReader? parser = null;
@@ -65,7 +66,7 @@ public static class BulkInsertEndpoints
                     var readTask = pipe.ReadAsync(cts.Token).AsTask();
                     if (await Task.WhenAny(readTask, Task.Delay(options.BulkInsertQuietMs, cts.Token)).ConfigureAwait(false) != readTask)
                     {
-                        await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                        await SubmitAsync(db, batch, inFlight, state, memory).ConfigureAwait(false);
                         batch = null;
                     }
                     result = await readTask.ConfigureAwait(false);
@@ -86,17 +87,17 @@ public static class BulkInsertEndpoints
                 }
                 if (batch != null && (batch.Count >= options.BulkInsertBatchDocuments || batch.Bytes >= options.BulkInsertBatchBytes))
                 {
-                    await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                    await SubmitAsync(db, batch, inFlight, state, memory).ConfigureAwait(false);
                     batch = null;
                 }
             }
             if (batch is { Count: > 0 })
-                await SubmitAsync(db, batch, inFlight, state).ConfigureAwait(false);
+                await SubmitAsync(db, batch, inFlight, state, memory).ConfigureAwait(false);
             else
                 batch?.Dispose(); // only heartbeats since the last batch: give its memory back
             batch = null;
             while (inFlight.Count > 0)
-                await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+                await CompleteOldestAsync(inFlight, state, memory).ConfigureAwait(false);
             state.Complete();
             db.Operations.Finished(state);
             context.Response.Headers.Connection = "close";
@@ -113,13 +114,14 @@ public static class BulkInsertEndpoints
             {
                 try
                 {
-                    await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+                    await CompleteOldestAsync(inFlight, state, memory).ConfigureAwait(false);
                 }
                 catch (Exception)
                 {
                     // The first failure is the one reported.
                 }
             }
+            MemoryBudget.Release(context); // every batch is done with; the error answer is small
             if (pipe is { TimedOut: true })
             {
                 // The client went silent: nobody is sending, so nothing is drained; the connection is closed.
@@ -172,15 +174,17 @@ public static class BulkInsertEndpoints
         _ => false,
     };
 
-    private static async Task SubmitAsync(Database db, BulkInsertBatch batch, Queue<BulkInsertBatch> inFlight, OperationState state)
+    private static async Task SubmitAsync(Database db, BulkInsertBatch batch, Queue<BulkInsertBatch> inFlight, OperationState state, MemoryBudget.Lease? memory)
     {
         while (inFlight.Count >= MaxBatchesInFlight)
-            await CompleteOldestAsync(inFlight, state).ConfigureAwait(false);
+            await CompleteOldestAsync(inFlight, state, memory).ConfigureAwait(false);
+        // 503 when the budget has no room: the batch is not handed over (the caller disposes it).
+        memory?.Add(batch.Bytes, $"A bulk insert holds up to {MaxBatchesInFlight} batches of BulkInsertBatchBytes while they commit: run fewer bulk inserts at once, or lower BulkInsertBatchBytes.");
         _ = db.Merger.EnqueueAsync(batch);
         inFlight.Enqueue(batch);
     }
 
-    private static async Task CompleteOldestAsync(Queue<BulkInsertBatch> inFlight, OperationState state)
+    private static async Task CompleteOldestAsync(Queue<BulkInsertBatch> inFlight, OperationState state, MemoryBudget.Lease? memory)
     {
         var oldest = inFlight.Dequeue();
         try
@@ -191,6 +195,7 @@ public static class BulkInsertEndpoints
         }
         finally
         {
+            memory?.Remove(oldest.Bytes);
             oldest.Dispose();
         }
     }

@@ -18,8 +18,8 @@ internal static partial class Log
     [LoggerMessage(5, LogLevel.Information, "Deleted database {Name}")]
     public static partial void Deleted(ILogger logger, string name);
 
-    [LoggerMessage(6, LogLevel.Information, "Opened database {Name} (recovered {Count} journal records)")]
-    public static partial void Opened(ILogger logger, string name, int count);
+    [LoggerMessage(6, LogLevel.Information, "Opened database {Name} in {Ms} ms: storage {StorageMs} ms (recovered {Count} journal records), indexes {IndexesMs} ms")]
+    public static partial void Opened(ILogger logger, string name, long ms, long storageMs, int count, long indexesMs);
 
     [LoggerMessage(7, LogLevel.Information, "Closed database {Name}")]
     public static partial void Closed(ILogger logger, string name);

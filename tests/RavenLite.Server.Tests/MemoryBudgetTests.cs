@@ -75,4 +75,57 @@ public sealed class MemoryBudgetTests(ITestOutputHelper output)
         var small = await ReadJson(await s.Http.PostAsync("/databases/db/queries", Json("""{"Query":"from Docs where N = 7"}""")));
         Assert.Equal(1, small.GetProperty("Results").GetArrayLength());
     }
+
+    private static ByteArrayContent BulkBody(int count, int pad)
+    {
+        string padding = new('b', pad);
+        var items = Enumerable.Range(0, count).Select(i => $$$$"""{"Id":"bulk/{{{{i}}}}","Type":"PUT","Document":{"N":{{{{i}}}},"Pad":"{{{{padding}}}}","@metadata":{"@collection":"Bulk"}}}""");
+        return new ByteArrayContent(System.Text.Encoding.UTF8.GetBytes("[" + string.Join(",", items) + "]"));
+    }
+
+    private static async Task WaitUntilGivenBack(Http.MemoryBudget budget)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (budget.Used != 0 && DateTime.UtcNow < deadline)
+            await Task.Delay(20);
+        Assert.Equal(0, budget.Used);
+    }
+
+    [Fact]
+    public async Task A_bulk_insert_charges_the_batches_it_has_in_flight()
+    {
+        // Batches of 1 MiB: a bulk insert holds at most two while they commit, well inside 8 MiB; 12 MB goes through.
+        await using (var s = await StartWithDatabaseAsync("db", o => { o.MemoryBudgetMB = 8; o.BulkInsertBatchBytes = 1 << 20; }))
+        {
+            var budget = (Http.MemoryBudget)s.Services.GetService(typeof(Http.MemoryBudget))!;
+            var r = await s.Http.PostAsync("/databases/db/bulk_insert?id=1", BulkBody(1_200, 10_000));
+            Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
+            Assert.Equal(1_200, (await ReadJson(await s.Http.GetAsync("/databases/db/stats"))).GetProperty("CountOfDocuments").GetInt64());
+            await WaitUntilGivenBack(budget);
+        }
+
+        // A document of 3 MB in a budget of 2 MiB: whatever batch carries it cannot be held, so the bulk insert stops
+        // there with a 503 that says what to do; batches committed before it stay, and everything held is given back.
+        await using (var s = await StartWithDatabaseAsync("db", o => { o.MemoryBudgetMB = 2; o.BulkInsertBatchBytes = 1 << 20; }))
+        {
+            var budget = (Http.MemoryBudget)s.Services.GetService(typeof(Http.MemoryBudget))!;
+            string small = new('s', 10_000), big = new('B', 3_000_000);
+            var items = Enumerable.Range(0, 211).Select(i => $$$$"""{"Id":"bulk/{{{{i}}}}","Type":"PUT","Document":{"N":{{{{i}}}},"Pad":"{{{{(i == 200 ? big : small)}}}}","@metadata":{"@collection":"Bulk"}}}""");
+            var r = await s.Http.PostAsync("/databases/db/bulk_insert?id=1", new ByteArrayContent(System.Text.Encoding.UTF8.GetBytes("[" + string.Join(",", items) + "]")));
+            string text = await r.Content.ReadAsStringAsync();
+            Assert.True(r.StatusCode == HttpStatusCode.ServiceUnavailable, $"{(int)r.StatusCode} {text}");
+            string message = JsonDocument.Parse(text).RootElement.GetProperty("Message").GetString()!;
+            output.WriteLine($"{(int)r.StatusCode}: {message}");
+            Assert.Contains("MemoryBudgetMB = 2", message, StringComparison.Ordinal);
+            Assert.Contains("BulkInsertBatchBytes", message, StringComparison.Ordinal);
+            long stored = (await ReadJson(await s.Http.GetAsync("/databases/db/stats"))).GetProperty("CountOfDocuments").GetInt64();
+            output.WriteLine($"documents stored before the refusal: {stored}");
+            Assert.InRange(stored, 0, 200);
+            for (int i = 0; i < stored; i++) // whole batches, in order: a prefix of the stream
+                Assert.Equal(HttpStatusCode.OK, (await s.Http.GetAsync($"/databases/db/docs?id=bulk/{i}")).StatusCode);
+            Assert.Equal(HttpStatusCode.NotFound, (await s.Http.GetAsync("/databases/db/docs?id=bulk/200")).StatusCode);
+            await WaitUntilGivenBack(budget);
+            Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync("/databases/db/docs?id=after", Json("""{"A":1}"""))).StatusCode);
+        }
+    }
 }
