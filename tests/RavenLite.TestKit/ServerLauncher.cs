@@ -10,11 +10,18 @@ namespace RavenLite.TestKit;
 /// </summary>
 public static partial class ServerLauncher
 {
+    /// <summary>
+    /// Names another build of the server to launch (a folder with RavenLite.Server.dll, e.g. a ReadyToRun publish),
+    /// instead of the one in the caller's output folder.
+    /// </summary>
+    public const string ServerDirVariable = "RAVENLITE_SERVER_DIR";
+
     /// <summary>Starts the server with <paramref name="extraArgs"/> after the data dir and URL (a <c>--ServerUrl</c> among them wins); <paramref name="onError"/> receives its stderr lines (dropped when null).</summary>
     public static async Task<(Process Process, Uri Url)> StartAsync(string dataDir, IEnumerable<string>? extraArgs = null, Action<string>? onError = null)
     {
-        string dll = Path.Combine(AppContext.BaseDirectory, "RavenLite.Server.dll");
+        string dll = Path.Combine(Environment.GetEnvironmentVariable(ServerDirVariable) is { Length: > 0 } dir ? dir : AppContext.BaseDirectory, "RavenLite.Server.dll");
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        psi.Environment.Remove(ServerDirVariable); // the server takes RAVENLITE_* variables as its settings
         foreach (string a in new[] { dll, "--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0" }.Concat(extraArgs ?? []))
             psi.ArgumentList.Add(a);
         var p = Process.Start(psi)!;
