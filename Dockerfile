@@ -1,6 +1,7 @@
 # RavenLite server image (docs/deployment.md). Stages:
 #   studio  - builds the Studio (npm ci + Vite) in NODE_IMAGE
-#   publish - publishes the server in SDK_IMAGE and adds the Studio
+#   publish - publishes the server in SDK_IMAGE (ReadyToRun: a restart, a database's first open and a C# index's first
+#             compile need little JIT; docs/deployment.md) and adds the Studio
 #   final   - RUNTIME_IMAGE (ASP.NET Core runtime) running as a non-root user, data in the volume /var/lib/ravenlite
 # Every base image is a build arg. PREBUILT=<dir in the build context> uses a `dotnet publish` made outside the
 # image instead (the Studio included), for machines that cannot pull the SDK and Node images; the studio and publish
@@ -23,7 +24,7 @@ WORKDIR /src
 COPY . .
 COPY --from=studio /studio /studio
 RUN if [ -n "$PREBUILT" ]; then cp -r "$PREBUILT" /app; \
-    else dotnet publish Server/RavenLite.Server.csproj -c Release -o /app -p:BuildStudio=false && cp -r /studio /app/studio; fi \
+    else dotnet publish Server/RavenLite.Server.csproj -c Release --use-current-runtime --self-contained false -p:PublishReadyToRun=true -o /app -p:BuildStudio=false && cp -r /studio /app/studio; fi \
  && test -f /app/RavenLite.Server.dll && test -f /app/studio/index.html
 
 FROM ${RUNTIME_IMAGE}

@@ -61,7 +61,7 @@ docker build -q --network host -t local/ravenlite-runtime:10.0 "$WORK/runtime" >
 
 say "publish (Studio included) and docker build"
 rm -rf tests/deploy/out
-dotnet publish Server/RavenLite.Server.csproj -c Release -o tests/deploy/out/app -v quiet -nologo >/dev/null
+dotnet publish Server/RavenLite.Server.csproj -c Release --use-current-runtime --self-contained false -p:PublishReadyToRun=true -o tests/deploy/out/app -v quiet -nologo >/dev/null
 test -f tests/deploy/out/app/studio/index.html || fail "the publish has no Studio"
 start=$(date +%s)
 docker build --network host -t "$IMAGE" \
