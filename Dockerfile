@@ -29,7 +29,7 @@ RUN if [ -n "$PREBUILT" ]; then cp -r "$PREBUILT" /app; \
 
 FROM ${RUNTIME_IMAGE}
 ARG UID=10001
-# Debian's liblz4 (the journal's codec) comes with the Debian-based runtime images; the data directory belongs to the server's user.
+# The data directory belongs to the server's user.
 RUN mkdir -p /var/lib/ravenlite && chown ${UID}:${UID} /var/lib/ravenlite
 COPY --from=publish /app /app
 # Configured only through RAVENLITE_* variables (docs/deployment.md lists them). Inside a container the server must

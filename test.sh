@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test. Installs the native libraries the project needs when they are missing
-# (Debian/Ubuntu): liblz4-1 is the LZ4 codec the storage engine calls (required); liblmdb0 is the
-# storage benchmark's peer, installed here so the README's second command works on a fresh
-# machine (optional: the tests do not need it). Node.js + npm run RavenDB's official Node client
+# Runs every test. Installs what the tests and tools need when it is missing (Debian/Ubuntu):
+# liblmdb0 and liblz4-1 are benchmark peers (LMDB for the storage suite, the reference LZ4 codec for
+# the micro-benchmarks), installed here so the tools work on a fresh machine (optional: the tests
+# do not need them; the engine's LZ4 is K4os.Compression.LZ4, managed code). Node.js + npm run RavenDB's official Node client
 # against the server (tests/node-client) and build the Studio; Chromium runs the Studio's
 # end-to-end test. See docs/dependencies.md.
 set -euo pipefail
@@ -16,8 +16,8 @@ install() {
   $sudo apt-get install -y "$@"
 }
 
-ldconfig -p | grep -q 'liblz4\.so\.1' || install liblz4-1
 ldconfig -p | grep -q 'liblmdb\.so\.0' || install liblmdb0 || echo "warning: could not install liblmdb0; benchmarks against LMDB will not run (tests do not need it)" >&2
+ldconfig -p | grep -q 'liblz4\.so\.1' || install liblz4-1 || echo "warning: could not install liblz4-1; the LZ4 micro-benchmark's peer will not run (tests do not need it)" >&2
 
 # RavenDB's official Node client for the compatibility test (tests/node-client, pinned by package-lock.json).
 command -v node >/dev/null || install nodejs npm

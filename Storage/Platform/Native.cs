@@ -3,16 +3,12 @@ using System.Runtime.InteropServices;
 namespace RavenLite.Storage.Platform;
 
 /// <summary>
-/// Every native call the engine makes, in one place: libc file and memory-mapping calls and
-/// Debian's liblz4. Linux only (the engine relies on posix_fallocate, fdatasync and MAP_SHARED
+/// Every native call the engine makes, in one place: libc file and memory-mapping calls. Linux only (the engine relies on posix_fallocate, fdatasync and MAP_SHARED
 /// coherence with pwrite through the unified page cache).
 /// </summary>
 internal static unsafe partial class Native
 {
     private const string LibC = "libc";
-
-    /// <summary>Debian's liblz4 runtime (package liblz4-1). See docs/dependencies.md for why it is not K4os.</summary>
-    private const string Lz4Library = "liblz4.so.1";
 
     public const int ProtRead = 0x1;
     public const int ProtWrite = 0x2;
@@ -26,9 +22,6 @@ internal static unsafe partial class Native
     public const int OWrOnly = 0x1;
     public const int ODirect = 0x4000;
     public const int EInval = 22;
-
-    /// <summary>Largest input LZ4 accepts in one block (LZ4_MAX_INPUT_SIZE).</summary>
-    public const int Lz4MaxInputSize = 0x7E000000;
 
     /// <summary>setpriority(2): with which = PRIO_PROCESS (0) and a thread id, Linux sets that one thread's nice value.</summary>
     [LibraryImport(LibC, SetLastError = true)]
@@ -64,18 +57,6 @@ internal static unsafe partial class Native
 
     [LibraryImport(LibC, SetLastError = true)]
     public static partial nint pwrite(int fd, byte* buffer, nuint count, long offset);
-
-    [LibraryImport(Lz4Library)]
-    public static partial int LZ4_compress_default(byte* src, byte* dst, int srcSize, int dstCapacity);
-
-    [LibraryImport(Lz4Library)]
-    public static partial int LZ4_compress_fast(byte* src, byte* dst, int srcSize, int dstCapacity, int acceleration);
-
-    [LibraryImport(Lz4Library)]
-    public static partial int LZ4_decompress_safe(byte* src, byte* dst, int compressedSize, int dstCapacity);
-
-    [LibraryImport(Lz4Library)]
-    public static partial int LZ4_compressBound(int inputSize);
 
     /// <summary>Throws an <see cref="IOException"/> carrying errno and the operation's name.</summary>
     public static IOException Error(string what, string path)
