@@ -6,8 +6,11 @@ public static class StorageConstants
     /// <summary>Bytes per page in the data file and in journal records.</summary>
     public const int PageSize = 8192;
 
-    /// <summary>On-disk format version written in the file header.</summary>
-    public const int FormatVersion = 2;
+    /// <summary>On-disk format version written in the file header: 3 since pages carry checksums.</summary>
+    public const int FormatVersion = 3;
+
+    /// <summary>The oldest format this build opens: a format-2 environment gets its page checksums at open, then is format 3.</summary>
+    public const int OldestFormatVersion = 2;
 
     /// <summary>Longest key a tree accepts, in bytes.</summary>
     public const int MaxKeySize = 1024;

@@ -54,6 +54,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private long _syncedTx;
     private long _headerSequence;
     private volatile Exception? _failure;
+    private volatile bool _checksums = true; // false while a format-2 environment opens (its pages have none yet)
+    private readonly Paging.VerifiedPages _verified = new();
     private volatile DiskFullException? _journalFull, _dataFull, _flushFull; // the disk refused a commit journal / data-file space, or a flush; each until its next attempt succeeds
     private const int MaxPooledPayloads = 4;
     private const int MaxPooledPayloadBytes = 64 << 20;
@@ -97,6 +99,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _fs.SyncDirectory(dir);
             }
             _headerSequence = header.Sequence;
+            int version = existing is { } e ? e.FormatVersion : StorageConstants.FormatVersion;
+            _checksums = version >= StorageConstants.FormatVersion;
 
             var result = JournalRecovery.Run(_fs, _journalDir, header, new RecoveryTarget(_data));
             RecoveredTransactions = result.RecordsReplayed;
@@ -107,6 +111,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _data.Sync();
                 header = new FileHeader
                 {
+                    FormatVersion = version, // format 3 only once every page carries its checksum (below)
                     Sequence = ++_headerSequence,
                     LastSyncedTxId = result.LastTxId,
                     NextPage = result.NextPage,
@@ -120,7 +125,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _state = _writerState = new EnvironmentState(header.LastSyncedTxId, header.RootTree, header.NextPage, header.JournalFileNumber, header.JournalOffset);
             _journal = new JournalWriter(_fs, _journalDir, options, header.JournalFileNumber, header.JournalOffset);
             _journal.RecycleBefore(header.JournalFileNumber);
-            _free = RebuildFreeSpace();
+            _free = RebuildFreeSpace(); // reads every tree page: in format 3, verifies each one
+            if (version < StorageConstants.FormatVersion)
+            {
+                StampEveryPage();
+                header.FormatVersion = StorageConstants.FormatVersion;
+                header.Sequence = ++_headerSequence;
+                _headers.Write(header);
+            }
         }
         catch
         {
@@ -280,7 +292,126 @@ public sealed unsafe class StorageEnvironment : IDisposable
     internal byte* GetCommittedPage(long pageNumber)
     {
         byte* p = _pageTable.TryGet(pageNumber);
+        if (p != null)
+            return p;
+        p = _data.GetPage(pageNumber);
+        if (!_verified.Contains(pageNumber))
+            VerifyFromDisk(p, pageNumber);
+        return p;
+    }
+
+    /// <summary>A committed page without verification (for describing a damaged one).</summary>
+    internal byte* RawPage(long pageNumber)
+    {
+        byte* p = _pageTable.TryGet(pageNumber);
         return p != null ? p : _data.GetPage(pageNumber);
+    }
+
+    /// <summary>
+    /// The first read of a data-file page since open: its checksum must match (<see cref="PageChecksum"/>). A mismatch
+    /// never returns the page: it fails the environment (every later call says so) and throws, naming the file, the
+    /// page, the tree it belongs to and how to recover.
+    /// </summary>
+    private void VerifyFromDisk(byte* page, long pageNumber)
+    {
+        if (!_checksums)
+            return; // a format-2 environment being opened: its pages get their checksums before it is used
+        long available = (_state.NextPage - pageNumber) * StorageConstants.PageSize;
+        string? problem = pageNumber < 1 || available <= 0 ? "it is outside the data file's pages" : PageChecksum.Verify(page, pageNumber, available);
+        if (problem == null)
+        {
+            _verified.Add(pageNumber);
+            return;
+        }
+        string tree = Checking.PageWalker.OwnerOf(this, pageNumber) is { } owner ? $"tree '{owner}'" : "no tree found to hold it";
+        var e = new StorageCorruptionException(
+            $"Page {pageNumber} of data file '{Path.Combine(_options.Directory, "data")}' ({tree}) is damaged: {problem}. Nothing read from it was used. " +
+            "The environment refuses further work; restore the database from a backup, or run 'ravenlite check' for the extent of the damage.");
+        Fail(e);
+        throw e;
+    }
+
+    /// <summary>
+    /// Gives every reachable page of a format-2 environment its checksum (read through the mapping, stamped, written
+    /// back in place), then fsyncs; the caller then writes a format-3 header. Interrupted, it runs again at the next open.
+    /// </summary>
+    private void StampEveryPage()
+    {
+        using var tx = ReadTransaction();
+        var buffer = new byte[StorageConstants.PageSize];
+        foreach (var (page, count) in Checking.PageWalker.ReachablePages(tx))
+        {
+            long bytes = (long)count * StorageConstants.PageSize;
+            byte* p = _data.GetPage(page);
+            ulong checksum;
+            long length = PageChecksum.CoveredLength(p, bytes);
+            if (length < 0)
+                throw new StorageCorruptionException($"Page {page} of '{Path.Combine(_options.Directory, "data")}': its header names an overflow run longer than the {count} pages its leaf gives it.");
+            checksum = PageChecksum.Compute(p, page, length);
+            new ReadOnlySpan<byte>(p, StorageConstants.PageSize).CopyTo(buffer);
+            System.Runtime.InteropServices.MemoryMarshal.Write(buffer.AsSpan(24), in checksum);
+            _data.Write(page, buffer);
+        }
+        _data.Sync();
+        _checksums = true;
+    }
+
+    /// <summary>
+    /// Checks the checksum of every page reachable in the latest state, from the data file or the pages not yet
+    /// flushed, walking the trees without trusting a page before it matched (for the checker: a mismatch is reported,
+    /// not thrown, and the environment goes on).
+    /// </summary>
+    internal List<string> VerifyPageChecksums()
+    {
+        var problems = new List<string>();
+        if (!_checksums)
+            return problems;
+        var state = _state;
+        var trees = new List<(string Name, long Root)>();
+        if (state.RootTree.RootPage != 0)
+            VerifyTree("$root", state.RootTree.RootPage, state.NextPage, problems, trees, 0);
+        foreach (var (name, root) in trees)
+            if (root != 0) // an empty tree has no page
+                VerifyTree(name, root, state.NextPage, problems, null, 0);
+        return problems;
+    }
+
+    private void VerifyTree(string tree, long page, long nextPage, List<string> problems, List<(string, long)>? trees, int depth)
+    {
+        if (depth > 40 || page < 1 || page >= nextPage)
+        {
+            problems.Add($"Tree '{tree}': page reference {page} is outside the data file's {nextPage} pages (or too deep).");
+            return;
+        }
+        byte* p = RawPage(page);
+        if (PageChecksum.Verify(p, page, (nextPage - page) * StorageConstants.PageSize) is { } problem)
+        {
+            problems.Add($"Tree '{tree}', page {page}: {problem}.");
+            return; // not descended: what it points to cannot be trusted
+        }
+        int n = Trees.TreePage.Count(p);
+        bool leaf = Trees.TreePage.IsLeaf(p);
+        for (int i = 0; i < n; i++)
+        {
+            var node = Trees.TreePage.Node(p, i);
+            if (!leaf)
+            {
+                VerifyTree(tree, Trees.TreePage.ChildPage(p, i), nextPage, problems, trees, depth + 1);
+            }
+            else if (node->Flags == Trees.NodeFlags.Overflow)
+            {
+                long first = *(long*)Trees.TreePage.Payload(node);
+                int count = Trees.TreePage.OverflowPages(node->DataSize);
+                if (first < 1 || first + count > nextPage)
+                    problems.Add($"Tree '{tree}': overflow run {first} (+{count}) is outside the data file's {nextPage} pages.");
+                else if (PageChecksum.Verify(RawPage(first), first, (long)count * StorageConstants.PageSize) is { } runProblem)
+                    problems.Add($"Tree '{tree}', overflow run at page {first} ({count} pages): {runProblem}.");
+            }
+            else if (trees != null && node->Flags == Trees.NodeFlags.Data && node->DataSize == Trees.TreeHeader.SizeOf)
+            {
+                trees.Add((System.Text.Encoding.UTF8.GetString(Trees.TreePage.Key(p, i)), Trees.Tree.ReadHeader(new ReadOnlySpan<byte>(Trees.TreePage.Payload(node), Trees.TreeHeader.SizeOf)).RootPage));
+            }
+        }
     }
 
     internal void EndTransaction(LinkedListNode<(long Seq, long Snapshot)> registration) => _registry.Unregister(registration);
@@ -305,6 +436,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
         ThrowIfFailed();
         long txId = tx.Id;
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
+        foreach (var b in pages)
+            PageChecksum.Stamp(b.Pointer, b.PageNumber, b.Length); // final now: the journal, the page table and the data file get it
         long nextPage = tx.Scope.NextPage;
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
         ReserveDataPages(txId, nextPage);
@@ -884,7 +1017,10 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private void WritePages(List<PageBuffer> buffers)
     {
         foreach (var b in buffers)
+        {
             _data.Write(b.PageNumber, b.Span);
+            _verified.Add(b.PageNumber); // written from memory, stamped at commit: nothing to verify when read back
+        }
     }
 
     private void FlushLoop()

@@ -98,6 +98,8 @@ public static class Health
                 }
                 try
                 {
+                    if (db.Environment.Failure is Storage.StorageCorruptionException damaged)
+                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' is damaged: {damaged.Message}"));
                     if (db.Environment.Failure is { } failure)
                         return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after an I/O error and is being reopened: {failure.Message}"));
                     if (db.Environment.DiskFull is { } diskFull)

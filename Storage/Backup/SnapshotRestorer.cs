@@ -117,6 +117,9 @@ public sealed class SnapshotRestorer : IDisposable
         {
             headers.Write(new FileHeader
             {
+                // Format 2: the first open (re)stamps every page's checksum, so snapshots taken before pages carried
+                // checksums restore too (the snapshot's own hashes verified the bytes on the way in).
+                FormatVersion = 2,
                 Sequence = 1,
                 LastSyncedTxId = _txId,
                 NextPage = _nextPage,

@@ -18,6 +18,14 @@ public static unsafe class StorageChecker
     {
         ArgumentNullException.ThrowIfNull(env);
         var report = new CheckReport();
+        // Page checksums first, without trusting any page before it matched: a damaged page is reported, and the
+        // structural checks (which read pages the ordinary way) do not run over it.
+        var damaged = env.VerifyPageChecksums();
+        if (damaged.Count > 0)
+        {
+            report.Findings.AddRange(damaged);
+            return report;
+        }
         using var tx = env.WriteTransaction();
         var owner = new Dictionary<long, string>();
         var state = tx.State;

@@ -61,8 +61,8 @@ internal sealed class HeaderFile : IDisposable
             return "bad magic";
         if (System.IO.Hashing.XxHash64.HashToUInt64(bytes[..(FileHeader.SizeOf - 8)]) != header.Hash)
             return "checksum mismatch";
-        if (header.FormatVersion != StorageConstants.FormatVersion)
-            return $"format version {header.FormatVersion}, this build reads {StorageConstants.FormatVersion}";
+        if (header.FormatVersion is < StorageConstants.OldestFormatVersion or > StorageConstants.FormatVersion)
+            return $"format version {header.FormatVersion}, this build reads {StorageConstants.OldestFormatVersion} to {StorageConstants.FormatVersion}";
         if (header.PageSize != StorageConstants.PageSize)
             return $"page size {header.PageSize}, this build uses {StorageConstants.PageSize}";
         if (header.NextPage < 1 || header.LastSyncedTxId < 0 || header.JournalFileNumber < 1 || header.JournalOffset < 0)
@@ -70,11 +70,12 @@ internal sealed class HeaderFile : IDisposable
         return null;
     }
 
-    /// <summary>Writes <paramref name="header"/> (its sequence picks the slot) and fsyncs.</summary>
+    /// <summary>Writes <paramref name="header"/> (its sequence picks the slot) and fsyncs; a FormatVersion of 0 writes the current one.</summary>
     public void Write(FileHeader header)
     {
         header.Magic = FileHeader.MagicValue;
-        header.FormatVersion = StorageConstants.FormatVersion;
+        if (header.FormatVersion == 0)
+            header.FormatVersion = StorageConstants.FormatVersion;
         header.PageSize = StorageConstants.PageSize;
         Span<byte> bytes = stackalloc byte[FileHeader.SizeOf];
         MemoryMarshal.Write(bytes, in header);

@@ -30,6 +30,6 @@ public struct PageHeader
     /// <summary>Bytes 16–23: value length in bytes (overflow pages).</summary>
     [FieldOffset(16)] public long OverflowSize;
 
-    /// <summary>Bytes 24–31: reserved, zero.</summary>
-    [FieldOffset(24)] public long Reserved;
+    /// <summary>Bytes 24–31: the page's checksum (<see cref="PageChecksum"/>; format 3, zero in format 2).</summary>
+    [FieldOffset(24)] public ulong Checksum;
 }

@@ -13,7 +13,8 @@ public class FormatTests
     [Fact]
     public void Constants_are_frozen()
     {
-        Assert.Equal(2, StorageConstants.FormatVersion); // 2: journal entries may be page diffs
+        Assert.Equal(3, StorageConstants.FormatVersion); // 2: journal entries may be page diffs; 3: pages carry checksums
+        Assert.Equal(2, StorageConstants.OldestFormatVersion);
         Assert.Equal(8192, StorageConstants.PageSize);
         Assert.Equal(1024, StorageConstants.MaxKeySize);
         Assert.Equal(2038, StorageConstants.MaxNodeSize);
@@ -33,7 +34,7 @@ public class FormatTests
         Assert.Equal(12, Offset<PageHeader>(nameof(PageHeader.Lower)));
         Assert.Equal(14, Offset<PageHeader>(nameof(PageHeader.Upper)));
         Assert.Equal(16, Offset<PageHeader>(nameof(PageHeader.OverflowSize)));
-        Assert.Equal(24, Offset<PageHeader>(nameof(PageHeader.Reserved)));
+        Assert.Equal(24, Offset<PageHeader>(nameof(PageHeader.Checksum)));
     }
 
     [Fact]
