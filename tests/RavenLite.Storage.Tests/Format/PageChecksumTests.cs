@@ -149,7 +149,7 @@ public sealed unsafe class PageChecksumTests
         }
         // Not flushed: copy the directory as a crash would leave it (journal durable, data file behind).
         string crashed = dir.Path + "-crashed";
-        CopyDirectory(dir.Path, crashed);
+        TestData.CopyDirectory(dir.Path, crashed);
         env.Dispose();
         try
         {
@@ -199,14 +199,5 @@ public sealed unsafe class PageChecksumTests
         // The checksums are real: damage is detected again.
         FlipBit(dir.Path, pages.Leaf * StorageConstants.PageSize + 5000);
         Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(StorageOptions.ForDirectory(dir.Path)));
-    }
-
-    private static void CopyDirectory(string from, string to)
-    {
-        Directory.CreateDirectory(to);
-        foreach (string file in Directory.GetFiles(from))
-            File.Copy(file, Path.Combine(to, Path.GetFileName(file)));
-        foreach (string sub in Directory.GetDirectories(from))
-            CopyDirectory(sub, Path.Combine(to, Path.GetFileName(sub)));
     }
 }

@@ -93,7 +93,7 @@ public class DiskEnvironmentTests
             Assert.True(stats.JournalBytesWritten > RavenLite.Storage.Journal.JournalWriter.UncachedRecordBytes, $"journal bytes {stats.JournalBytesWritten}");
 
             // Copied while open and never flushed: the data file holds nothing, as after a SIGKILL.
-            CopyDirectory(live, copy);
+            TestData.CopyDirectory(live, copy);
         }
 
         var journal = File.ReadAllBytes(Directory.GetFiles(Path.Combine(copy, "journal"), "*.journal").Single());
@@ -121,15 +121,6 @@ public class DiskEnvironmentTests
                 tree.Put(TestData.Key(i), values[i]);
             tx.Commit();
         }
-    }
-
-    private static void CopyDirectory(string from, string to)
-    {
-        Directory.CreateDirectory(to);
-        foreach (string file in Directory.GetFiles(from))
-            File.Copy(file, Path.Combine(to, Path.GetFileName(file)));
-        foreach (string sub in Directory.GetDirectories(from))
-            CopyDirectory(sub, Path.Combine(to, Path.GetFileName(sub)));
     }
 
     [Fact]
