@@ -41,8 +41,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly PageTable _pageTable = new();
     private readonly PagePool _pool = PagePool.Shared;
     private readonly Queue<PageBuffer> _garbage = new(); // committed copies freed by a later commit, in freeing order (ReleaseGarbage)
-    private long _releasedSinceFlush; // pages of released garbage that only a flush makes reusable, since the last flush began (they count toward FlushThresholdPages)
-    private readonly System.Collections.Concurrent.ConcurrentQueue<(long Page, int Count, long CommittedBy)> _releasedCopies = new(); // for the writer: early reuse (WriteTransaction)
+    private readonly UndoFile _undo;
+    private long _syncedNextPage; // NextPage of the synced state: pages below it that a flush overwrites get before-images first (UndoFile)
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -99,6 +99,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _fs.SyncDirectory(dir);
             }
             _headerSequence = header.Sequence;
+            _undo = UndoFile.Open(_fs, Path.Combine(dir, "undo"));
+            UndoPagesRestored = _undo.Restore(header.Sequence, header.LastSyncedTxId, (page, bytes) =>
+            {
+                _data.EnsurePages(page + 1);
+                _data.Write(page, bytes);
+            });
+            if (UndoPagesRestored > 0)
+                _data.Sync(); // the header's state is whole again before the journal is replayed onto it
             int version = existing is { } e ? e.FormatVersion : StorageConstants.FormatVersion;
             _checksums = version >= StorageConstants.FormatVersion;
 
@@ -122,6 +130,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 _headers.Write(header);
             }
             _syncedTx = header.LastSyncedTxId;
+            _syncedNextPage = header.NextPage;
             _state = _writerState = new EnvironmentState(header.LastSyncedTxId, header.RootTree, header.NextPage, header.JournalFileNumber, header.JournalOffset);
             _journal = new JournalWriter(_fs, _journalDir, options, header.JournalFileNumber, header.JournalOffset);
             _journal.RecycleBefore(header.JournalFileNumber);
@@ -136,6 +145,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         }
         catch
         {
+            _undo?.Dispose();
             _data?.Dispose();
             _headers.Dispose();
             throw;
@@ -161,6 +171,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
 
     /// <summary>Journal records replayed when it opened.</summary>
     public int RecoveredTransactions { get; }
+
+    /// <summary>Before-images written back from the undo file when it opened (a flush was cut short): 0 normally.</summary>
+    public int UndoPagesRestored { get; }
 
     /// <summary>Why recovery stopped where it did (for example a torn tail), or null.</summary>
     public string? RecoveryNote { get; }
@@ -241,8 +254,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
         try
         {
             ThrowIfFailed();
-            ReuseReleasedCopies();
-            _free.ReleasePending(Math.Min(_registry.OldestSnapshot, LastSyncedTx()));
+            // Published and older than every live snapshot: no reader, now or later, reaches what those commits freed.
+            _free.ReleasePending(Math.Min(_registry.OldestSnapshot, _state.TxId));
             EnvironmentState? state = null;
             var reg = _registry.Register(() => (state = _writerState).TxId);
             return new WriteTransaction(this, reg, state!, _free.BeginScope());
@@ -255,27 +268,6 @@ public sealed unsafe class StorageEnvironment : IDisposable
     }
 
     private long LastSyncedTx() => Interlocked.Read(ref _syncedTx);
-
-    /// <summary>
-    /// Frees at once the page numbers of released garbage copies that were committed after the synced
-    /// header state (FreeSpaceManager invariant 4), instead of after the next flush. ReleaseGarbage
-    /// released each copy only once its freeing transaction F was published and no reader, the flusher
-    /// included, had an older snapshot, so every flush running or to come syncs a state of at least F.
-    /// If the synced state is still older than the copy, no header ever referenced it: no flush needs
-    /// it and recovery replays it from the journal. A random-update workload thus reuses the pages it
-    /// copies between flushes, and its data file does not grow with the flush interval.
-    /// Runs on the writer before it takes pages (and before <see cref="FreeSpaceManager.ReleasePending"/>,
-    /// whose entries for these pages must find them already released).
-    /// </summary>
-    private void ReuseReleasedCopies()
-    {
-        if (_releasedCopies.IsEmpty)
-            return;
-        long synced = LastSyncedTx();
-        while (_releasedCopies.TryDequeue(out var c))
-            if (c.CommittedBy > synced)
-                _free.ReleaseEarly(c.Page, c.Count);
-    }
 
     /// <summary>
     /// The writer's view: pages of commits still in flight to the journal (not yet in the page table,
@@ -604,29 +596,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
             }
         }
         if (released != null)
-        {
-            long pages = 0, synced = LastSyncedTx();
-            foreach (var b in released)
-            {
-                // Committed at or before the synced state: only a flush makes it reusable (synced never goes back).
-                if (b.TxId <= synced)
-                    pages += b.PageCount;
-                else
-                    _releasedCopies.Enqueue((b.PageNumber, b.PageCount, b.TxId));
-            }
-            Interlocked.Add(ref _releasedSinceFlush, pages);
             _registry.Retire(released);
-        }
     }
 
     private void Publish(EnvironmentState state)
     {
         _state = state;
         Interlocked.Increment(ref _commits);
-        // Released garbage that only a flush makes reusable counts too (copies committed after the synced state are
-        // reused at once, ReuseReleasedCopies): without it a random-update workload flushed rarely and its data file grew
-        // 5x (2.5 GB for 180 MB of data).
-        if (_pageTable.PageCount + Interlocked.Read(ref _releasedSinceFlush) >= _options.FlushThresholdPages)
+        if (_pageTable.PageCount >= _options.FlushThresholdPages)
             _flushSignal.Set();
     }
 
@@ -940,18 +917,30 @@ public sealed unsafe class StorageEnvironment : IDisposable
         {
             if (_state.TxId == LastSyncedTx() || _failure != null)
                 return;
-            // Registered like a reader so buffers replaced by commits during the flush are not freed under it. The
-            // state is read inside the registry's lock: a commit that publishes a newer state and then releases the
-            // copies it freed (ReleaseGarbage) either sees this registration or is seen by it, never neither.
+            // Registered like a reader until the buffers to write are taken, so that no copy the state still reaches leaves
+            // the page table before then. The state is read inside the registry's lock: a commit that publishes a newer
+            // state and then releases the copies it freed (ReleaseGarbage) either sees this registration or is seen by it,
+            // never neither. Then only the registration's place in line stays (the buffers' memory is not returned under
+            // the flush), not its snapshot: pages freed after this state are reusable while the flush runs.
             EnvironmentState state = null!;
             var registration = _registry.Register(() => (state = _state).TxId);
-            Interlocked.Exchange(ref _releasedSinceFlush, 0);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
+            _registry.ReleaseSnapshot(registration);
             // A copy freed at or before T is unreachable in state T: the data file never needs it.
             var toWrite = buffers.Where(b => b.FreedBy == 0 || b.FreedBy > state.TxId).ToList();
+            bool writing = false;
             try
             {
                 _data.EnsurePages(state.NextPage);
+                // Pages below the synced state's end may be ones it reaches, or diff bases of journal records after it:
+                // their before-images go to the undo file, synced, before any is overwritten.
+                var overwritten = new List<long>();
+                foreach (var b in toWrite)
+                    for (long p = b.PageNumber; p < b.PageNumber + b.PageCount && p < _syncedNextPage; p++)
+                        overwritten.Add(p);
+                if (overwritten.Count > 0)
+                    _undo.Save(_headerSequence, LastSyncedTx(), overwritten, p => (nint)_data.GetPage(p));
+                writing = true;
                 WritePages(toWrite);
                 _data.Sync();
                 Interlocked.Increment(ref _dataSyncs);
@@ -964,23 +953,23 @@ public sealed unsafe class StorageEnvironment : IDisposable
                     JournalFileNumber = state.JournalFile,
                     JournalOffset = state.JournalOffset,
                 });
-                // Before unregistering: from here on the synced state must be visible to ReuseReleasedCopies, since
-                // the on-disk header is this state and this flush no longer holds back ReleaseGarbage.
+                _syncedNextPage = state.NextPage;
                 Interlocked.Exchange(ref _syncedTx, state.TxId);
                 _flushFull = null;
             }
-            catch (Exception e) when (DiskFullException.IsDiskFull(e) && e is not StorageFailedException)
+            catch (Exception e) when (!writing && DiskFullException.IsDiskFull(e) && e is not StorageFailedException)
             {
-                // Growing the data file (or a write or sync of it) found no space. The header still names the last synced
-                // state, the pages written so far are ones that state does not reach (invariant 3), and every page since
-                // stays in the page table: a later flush writes them all again. So nothing fails; writes go on while the
-                // journal has room (ReserveJournal), and the flusher retries.
+                // Growing the data file or the undo file, or writing the undo file, found no space. No page of the data
+                // file has been written: the header still names a state the file holds, and every page since stays in
+                // the page table for a later flush. So nothing fails; writes go on while the journal has room
+                // (ReserveJournal), and the flusher retries.
                 var full = e as DiskFullException ?? new DiskFullException($"No space left on the device to flush the data file: {e.Message}", e);
                 _flushFull = full;
                 throw full;
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
+                // Pages may be half-overwritten: only reopening (which writes the before-images back) makes the file whole.
                 Fail(e);
                 throw new StorageFailedException($"Flush to the data file failed; the environment accepts no more writes until reopened: {e.Message}", e);
             }
@@ -1088,7 +1077,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         long pages = tx.State.NextPage;
         var owner = new int[pages]; // 1 = unused until a walk or the free list says otherwise
         Array.Fill(owner, 1);
-        var owners = new List<string> { "free", "unused", "journal-pending" };
+        var owners = new List<string> { "free", "unused", "journal-pending", "reuse-pending" };
         var trees = new List<Debugging.TreeLayout>();
         void Tree(string name, TreeHeader h)
         {
@@ -1103,12 +1092,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
         foreach (string name in tx.GetTreeNames())
             Tree(name, tx.ReadTree(name)!.State);
         long free = 0;
-        long[] freeList = [];
+        long[] freeList = [], pendingList = [];
         if (_writeLock.Wait(TimeSpan.FromSeconds(5))) // the writer changes the free set while it holds the lock
         {
             try
             {
                 freeList = _free.Free.ToArray();
+                pendingList = _free.Pending.ToArray();
             }
             finally
             {
@@ -1121,6 +1111,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 owner[p] = 0;
             free++;
         }
+        foreach (long p in pendingList)
+            if (p < pages && owner[p] == 1)
+                owner[p] = 3; // freed, waiting for older readers (reachable from this snapshot: still its tree's)
         long pending = 0;
         foreach (var b in _pageTable.All.ToArray())
         {
@@ -1146,6 +1139,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             PageSize = StorageConstants.PageSize,
             Pages = pages,
             FreePages = free,
+            ReusePendingPages = pendingList.Length,
             JournalPendingPages = pending,
             Trees = trees,
             Owners = owners,
@@ -1202,7 +1196,10 @@ public sealed unsafe class StorageEnvironment : IDisposable
         {
             DataFileBytes = _data.FileSize,
             PagesInUse = _state.NextPage,
+            FreePages = _free.FreeCount,
+            ReusePendingPages = _free.PendingCount,
             PagesWaitingForFlush = _pageTable.PageCount,
+            UndoFileBytes = _undo.Length,
             JournalBytesWritten = Interlocked.Read(ref _journalBytes),
             UncompressedBytes = Interlocked.Read(ref _uncompressed),
             CompressedBytes = Interlocked.Read(ref _compressed),
@@ -1232,10 +1229,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
         _flusher?.Join();
         _writeLock.Wait();
         WaitForCommits();
+        bool flushed = false;
         try
         {
             if (_failure == null)
+            {
                 Flush();
+                flushed = _failure == null;
+            }
         }
         catch (Exception e) when (e is StorageFailedException or DiskFullException)
         {
@@ -1244,6 +1245,20 @@ public sealed unsafe class StorageEnvironment : IDisposable
         finally
         {
             _journal.Dispose();
+            _undo.Dispose();
+            if (flushed)
+            {
+                // The header names the last state and every page of it is synced: the before-images are stale, and the
+                // space they take goes back to the volume (the next open creates the file again).
+                try
+                {
+                    _fs.DeleteFile(Path.Combine(_options.Directory, "undo"));
+                }
+                catch (IOException)
+                {
+                    // A stale undo file is never applied (it names an older header); the next flush reuses it.
+                }
+            }
             _data.Dispose();
             _headers.Dispose();
             foreach (var b in _pageTable.All)

@@ -24,7 +24,7 @@ public sealed class StorageOptions
     /// <summary>Spare journal files kept for reuse after their records are synced. Default 2.</summary>
     public int MaxRecycledJournals { get; init; } = 2;
 
-    /// <summary>Flush when this many committed pages wait to be copied to the data file, counting the pages of copies released since the last flush (their freed page numbers are reused only after a flush). Default 8192 pages (64 MiB).</summary>
+    /// <summary>Flush when this many committed pages wait to be copied to the data file. Default 8192 pages (64 MiB).</summary>
     public int FlushThresholdPages { get; init; } = 8192;
 
     /// <summary>Flush at least this often while anything is waiting, milliseconds. Default 1000.</summary>
@@ -33,7 +33,7 @@ public sealed class StorageOptions
     /// <summary>When false, no background flusher runs; flushes happen only through <see cref="StorageEnvironment.Flush"/> and on dispose. Default true.</summary>
     public bool BackgroundFlush { get; init; } = true;
 
-    /// <summary>Data-file growth step, bytes. Default 16 MiB (the file grows by at least this, or doubles up to 1 GiB steps).</summary>
+    /// <summary>Data-file growth step, bytes. Default 16 MiB (the file grows by at least this, or by an eighth of its size up to 1 GiB steps).</summary>
     public long DataFileGrowthStep { get; init; } = 16L << 20;
 
     /// <summary>Address space reserved for mapping the data file, bytes. Default 64 GiB; the mapping is enlarged when the file outgrows it.</summary>

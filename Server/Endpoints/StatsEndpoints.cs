@@ -108,6 +108,11 @@ public static class StatsEndpoints
             w.WriteNumber("Flushes", storage.Flushes);
             w.WriteNumber("LastCommittedTxId", storage.LastCommittedTxId);
             w.WriteNumber("PagesWaitingForFlush", storage.PagesWaitingForFlush);
+            w.WriteNumber("Pages", storage.PagesInUse);
+            w.WriteNumber("UsedPages", storage.UsedPages);
+            w.WriteNumber("FreePages", storage.FreePages);
+            w.WriteNumber("ReusePendingPages", storage.ReusePendingPages);
+            w.WriteNumber("UndoFileBytes", storage.UndoFileBytes);
             w.WriteNumber("PagePoolSlabs", storage.PagePoolSlabs);
             w.WriteNumber("PagePoolSlabsMapped", storage.PagePoolSlabsMapped);
             w.WriteEndObject();

@@ -55,6 +55,7 @@ public static class StudioApiEndpoints
                 layout.PageSize,
                 layout.Pages,
                 layout.FreePages,
+                layout.ReusePendingPages,
                 layout.JournalPendingPages,
                 layout.Trees,
                 PageMap = new { layout.PagesPerCell, layout.Owners, layout.Cells },

@@ -16,13 +16,16 @@ public sealed class StorageLayout
     /// <summary>Free pages (reusable).</summary>
     public long FreePages { get; init; }
 
+    /// <summary>Pages freed by a commit that wait for older readers to end before they are reusable.</summary>
+    public long ReusePendingPages { get; init; }
+
     /// <summary>Committed pages still only in the journal and memory (not yet flushed to the data file).</summary>
     public long JournalPendingPages { get; init; }
 
     /// <summary>Every tree (the root tree first): shape and page fill.</summary>
     public required IReadOnlyList<TreeLayout> Trees { get; init; }
 
-    /// <summary>Owner names by index, as <see cref="Cells"/> refers to them: 0 free, 1 unused (header or not yet allocated), 2 journal-pending, then each tree in <see cref="Trees"/> order.</summary>
+    /// <summary>Owner names by index, as <see cref="Cells"/> refers to them: 0 free, 1 unused (header or not yet allocated), 2 journal-pending, 3 reuse-pending (freed, waiting for older readers), then each tree in <see cref="Trees"/> order.</summary>
     public required IReadOnlyList<string> Owners { get; init; }
 
     /// <summary>The data file in order, in at most the asked number of cells: each cell's most common owner (index into <see cref="Owners"/>).</summary>

@@ -9,6 +9,18 @@ public sealed class StorageStats
     /// <summary>Pages in use or free (logical size).</summary>
     public long PagesInUse { get; init; }
 
+    /// <summary>Free pages, reusable by the next write (part of <see cref="PagesInUse"/>).</summary>
+    public long FreePages { get; init; }
+
+    /// <summary>Pages freed by commits that wait for older readers to end before they are reusable (part of <see cref="PagesInUse"/>).</summary>
+    public long ReusePendingPages { get; init; }
+
+    /// <summary>Pages holding data: <see cref="PagesInUse"/> minus free and reuse-pending pages.</summary>
+    public long UsedPages => PagesInUse - FreePages - ReusePendingPages;
+
+    /// <summary>Length of the undo file (before-images of the pages the largest recent flush overwrote), bytes.</summary>
+    public long UndoFileBytes { get; init; }
+
     /// <summary>Committed pages not yet copied to the data file.</summary>
     public long PagesWaitingForFlush { get; init; }
 

@@ -3,14 +3,11 @@ namespace RavenLite.Storage.FreeSpace;
 /// <summary>
 /// Which data-file pages may be allocated. Invariants:
 /// 1. Every page in [1, NextPage) is exactly one of: reachable from the root tree, free, pending.
-/// 2. A page freed by transaction F stays pending until no live reader has a snapshot older than F
-///    and the synced header state is at least F (so the flusher never overwrites a page that the
-///    on-disk state or any reader can still reach) — unless it is released early (<see cref="ReleaseEarly"/>).
+/// 2. A page freed by transaction F stays pending until F is published and no live reader has a
+///    snapshot older than F. It does not wait for a flush: a flush that overwrites a page the synced
+///    state still reaches first saves its before-image (UndoFile), so the data file can always be
+///    returned to the state its header names.
 /// 3. Pages a transaction allocates and frees again are reusable at once inside it.
-/// 4. A page is released early only when its freed copy was committed after the synced header state,
-///    F is published and no reader (the flusher included) has a snapshot older than F: then neither
-///    the on-disk state nor any flush can reach the copy, and recovery rebuilds it from the journal
-///    before any record that uses it as a diff base. Its entry in the pending list is then skipped.
 /// The free list is not persisted: opening rebuilds it from reachability (see docs/format/data-file.md).
 /// Used only by the single writer (and the checker under the write lock); not thread-safe.
 /// </summary>
@@ -18,7 +15,7 @@ internal sealed class FreeSpaceManager
 {
     private readonly SortedSet<long> _free = [];
     private readonly List<(long FreedBy, long[] Pages)> _pending = [];
-    private readonly Dictionary<long, int> _releasedEarly = []; // pending entries to skip: the page is already free (or reused)
+    private long _pendingCount;
 
     public FreeSpaceManager(long nextPage) => NextPage = nextPage;
 
@@ -28,18 +25,11 @@ internal sealed class FreeSpaceManager
     /// <summary>Free page numbers.</summary>
     public IReadOnlyCollection<long> Free => _free;
 
-    /// <summary>Pages waiting for readers or the flusher.</summary>
-    public IEnumerable<long> Pending
-    {
-        get
-        {
-            var skips = new Dictionary<long, int>(_releasedEarly);
-            foreach (var (_, pages) in _pending)
-                foreach (long p in pages)
-                    if (!TakeSkip(skips, p))
-                        yield return p;
-        }
-    }
+    /// <summary>Pages waiting for readers.</summary>
+    public IEnumerable<long> Pending => _pending.SelectMany(e => e.Pages);
+
+    /// <summary>Number of pages waiting for readers (read without the writer's lock: a point-in-time figure).</summary>
+    public long PendingCount => Volatile.Read(ref _pendingCount);
 
     /// <summary>Number of free pages.</summary>
     public int FreeCount => _free.Count;
@@ -47,43 +37,21 @@ internal sealed class FreeSpaceManager
     /// <summary>Marks pages as free (rebuild at open).</summary>
     public void AddFree(long page) => _free.Add(page);
 
-    /// <summary>Moves pending pages freed at or before <paramref name="txId"/> to the free set (skipping those released early).</summary>
+    /// <summary>Moves pending pages freed at or before <paramref name="txId"/> to the free set.</summary>
     public void ReleasePending(long txId)
     {
         int n = 0;
+        long released = 0;
         while (n < _pending.Count && _pending[n].FreedBy <= txId)
         {
-            foreach (long p in _pending[n].Pages)
-                if (!TakeSkip(_releasedEarly, p))
-                    _free.Add(p);
+            _free.UnionWith(_pending[n].Pages);
+            released += _pending[n].Pages.Length;
             n++;
         }
         if (n > 0)
-            _pending.RemoveRange(0, n);
-    }
-
-    /// <summary>True (and one skip used up) when a pending entry for <paramref name="page"/> is to be skipped: the page was released early.</summary>
-    private static bool TakeSkip(Dictionary<long, int> skips, long page)
-    {
-        if (!skips.TryGetValue(page, out int n))
-            return false;
-        if (n == 1)
-            skips.Remove(page);
-        else
-            skips[page] = n - 1;
-        return true;
-    }
-
-    /// <summary>
-    /// Frees <paramref name="count"/> pending pages from <paramref name="first"/> before their pending entry
-    /// is due (invariant 4; the caller checks the conditions). The entry is skipped when it comes due.
-    /// </summary>
-    public void ReleaseEarly(long first, int count)
-    {
-        for (long p = first; p < first + count; p++)
         {
-            _free.Add(p);
-            _releasedEarly[p] = _releasedEarly.GetValueOrDefault(p) + 1;
+            _pending.RemoveRange(0, n);
+            Volatile.Write(ref _pendingCount, _pendingCount - released);
         }
     }
 
@@ -168,7 +136,10 @@ internal sealed class FreeSpaceManager
         {
             owner._free.UnionWith(_local);
             if (_freed.Count > 0)
+            {
                 owner._pending.Add((txId, _freed.ToArray()));
+                Volatile.Write(ref owner._pendingCount, owner._pendingCount + _freed.Count);
+            }
             owner.NextPage = _next;
         }
 

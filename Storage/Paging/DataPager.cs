@@ -34,7 +34,7 @@ internal sealed unsafe class DataPager : IDisposable
 
     /// <summary>
     /// Grows the file (and mapping) to hold at least <paramref name="pages"/> pages: by a growth step (the larger
-    /// of <see cref="StorageOptions.DataFileGrowthStep"/> and the file's size up to 1 GiB), or when the disk
+    /// of <see cref="StorageOptions.DataFileGrowthStep"/> and an eighth of the file's size, up to 1 GiB), or when the disk
     /// has no room for that, by halving steps down to exactly what is needed.
     /// </summary>
     /// <exception cref="DiskFullException">not even the pages needed fit on the disk.</exception>
@@ -59,7 +59,7 @@ internal sealed unsafe class DataPager : IDisposable
             Volatile.Write(ref _length, current);
             return;
         }
-        long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current, 1L << 30));
+        long step = Math.Max(_options.DataFileGrowthStep, Math.Min(current / 8, 1L << 30));
         long target = FileGrowth.Allocate(_file, current + step, needed, StorageConstants.PageSize,
             e => $"No space left on the device for the data file: '{_file.Path}' must grow from {current} to {needed} bytes. {e.Message}");
         if (target > _mapCapacity)

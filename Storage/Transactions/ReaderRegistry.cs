@@ -21,6 +21,16 @@ internal sealed class ReaderRegistry
             return _live.AddLast((++_seq, snapshot()));
     }
 
+    /// <summary>
+    /// Keeps the registration's place in line (buffers retired after it started are not freed while it lives) but no
+    /// longer holds back <see cref="OldestSnapshot"/>: for the flusher, once it holds the buffers it will write.
+    /// </summary>
+    public void ReleaseSnapshot(LinkedListNode<(long Seq, long Snapshot)> node)
+    {
+        lock (_lock)
+            node.Value = (node.Value.Seq, long.MaxValue);
+    }
+
     public void Unregister(LinkedListNode<(long Seq, long Snapshot)> node)
     {
         lock (_lock)

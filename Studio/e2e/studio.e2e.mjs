@@ -336,6 +336,9 @@ try {
   const trees = page.getByRole('table', { name: 'B+Trees' });
   await trees.getByRole('cell', { name: 'Docs', exact: true }).waitFor();
   await page.getByRole('img', { name: /Map of the data file/ }).waitFor();
+  const fileLine = page.getByRole('status', { name: 'Data file' });
+  for (const label of ['Used', 'Free', 'Pending reuse', 'Waiting for flush'])
+    assert.match(await fileLine.getByText(label, { exact: false }).first().innerText(), new RegExp(`^${label} [\\d,]+$`), `storage view: ${label}`);
   await page.getByRole('table', { name: 'Journal records' }).getByRole('row').nth(1).waitFor();
   await axe(page, 'storage');
   await shot(page, 'storage');

@@ -23,4 +23,12 @@ internal sealed record BenchResult(
     /// <summary>Runs the reported median was taken from.</summary>
     [JsonPropertyName("repeats")]
     public int Repeats { get; init; } = 1;
+
+    /// <summary>Storage: RavenLite's undo file just before close (before-images of the pages the largest flush overwrote; a clean close deletes it), bytes.</summary>
+    [JsonPropertyName("undoFileBytes")]
+    public long? UndoFileBytes { get; init; }
+
+    /// <summary>Storage, delete-half-refill: the data file after the load, before the timed deletes and refill.</summary>
+    [JsonPropertyName("dataFileBeforeBytes")]
+    public long? DataFileBeforeBytes { get; init; }
 }

@@ -11,6 +11,9 @@ internal interface IBenchEngine : IDisposable
     /// <summary>Puts key/value <c>order[i]</c> for every i, <paramref name="perTransaction"/> puts per committed transaction.</summary>
     void Fill(BenchData data, int[] order, int count, int perTransaction);
 
+    /// <summary>Deletes key <c>order[i]</c> for every i in [<paramref name="start"/>, <paramref name="start"/> + <paramref name="count"/>), <paramref name="perTransaction"/> deletes per committed transaction.</summary>
+    void Delete(BenchData data, int[] order, int start, int count, int perTransaction);
+
     /// <summary>Walks every entry with a cursor in one read transaction; returns the count.</summary>
     long ReadSequential();
 

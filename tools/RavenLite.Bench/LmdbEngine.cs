@@ -83,6 +83,21 @@ internal sealed class LmdbEngine : IBenchEngine
         }
     }
 
+    public void Delete(BenchData data, int[] order, int start, int count, int perTransaction)
+    {
+        for (int done = 0; done < count; done += perTransaction)
+        {
+            Check(mdb_txn_begin(_env, IntPtr.Zero, 0, out var txn), "mdb_txn_begin");
+            int end = Math.Min(count, done + perTransaction);
+            for (int i = done; i < end; i++)
+            {
+                var key = new MdbVal { Size = BenchData.KeySize, Data = data.KeysAddress + order[start + i] * BenchData.KeySize };
+                Check(mdb_del(txn, _dbi, ref key, IntPtr.Zero), "mdb_del");
+            }
+            Check(mdb_txn_commit(txn), "mdb_txn_commit");
+        }
+    }
+
     public long ReadSequential()
     {
         Check(mdb_txn_begin(_env, IntPtr.Zero, MdbRdOnly, out var txn), "mdb_txn_begin");
@@ -134,6 +149,7 @@ internal sealed class LmdbEngine : IBenchEngine
     [DllImport(Lib)] private static extern int mdb_env_set_maxreaders(IntPtr env, uint readers);
     [DllImport(Lib, BestFitMapping = false, ThrowOnUnmappableChar = true)] private static extern int mdb_env_open(IntPtr env, [MarshalAs(UnmanagedType.LPUTF8Str)] string path, uint flags, uint mode);
     [DllImport(Lib)] private static extern void mdb_env_close(IntPtr env);
+    [DllImport(Lib)] private static extern int mdb_del(IntPtr txn, uint dbi, ref MdbVal key, IntPtr data);
     [DllImport(Lib)] private static extern int mdb_txn_begin(IntPtr env, IntPtr parent, uint flags, out IntPtr txn);
     [DllImport(Lib)] private static extern int mdb_txn_commit(IntPtr txn);
     [DllImport(Lib)] private static extern void mdb_txn_abort(IntPtr txn);

@@ -110,7 +110,11 @@ internal static class ConsoleTable
             bytes = string.Create(c, $"   written {row.ProcessWriteBytes / (double)txs:N0} B/tx");
             if (row.JournalBytes is { } jb)
                 bytes += string.Create(c, $", journal {jb / (double)txs:N0} B/tx of {row.RawPageBytes / (double)txs:N0} raw ({(jb == 0 ? 0 : row.RawPageBytes!.Value / (double)jb):F1}x)");
-            bytes += string.Create(c, $", data file {row.DataFileBytes / 1048576.0:N1} MB");
+            bytes += row.DataFileBeforeBytes is { } before
+                ? string.Create(c, $", data file {before / 1048576.0:N1} MB after the load, {row.DataFileBytes / 1048576.0:N1} MB after the refill")
+                : string.Create(c, $", data file {row.DataFileBytes / 1048576.0:N1} MB");
+            if (row.UndoFileBytes is { } undo)
+                bytes += string.Create(c, $", undo {undo / 1048576.0:N1} MB");
         }
         string unit = row.Workload switch
         {

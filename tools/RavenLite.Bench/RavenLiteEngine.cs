@@ -37,6 +37,22 @@ internal sealed class RavenLiteEngine : IBenchEngine
         }
     }
 
+    public void Delete(BenchData data, int[] order, int start, int count, int perTransaction)
+    {
+        for (int done = 0; done < count; done += perTransaction)
+        {
+            using var tx = _env.WriteTransaction();
+            var t = tx.CreateTree("bench");
+            int end = Math.Min(count, done + perTransaction);
+            for (int i = done; i < end; i++)
+                t.Delete(data.Key(order[start + i]));
+            tx.Commit();
+        }
+    }
+
+    /// <summary>The undo file's length now (before-images of the pages a flush overwrites; a clean close deletes it).</summary>
+    public long UndoFileBytes => _env.GetStats().UndoFileBytes;
+
     public long ReadSequential()
     {
         using var tx = _env.ReadTransaction();

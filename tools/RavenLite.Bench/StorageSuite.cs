@@ -53,6 +53,8 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat, IRead
                 yield return row;
         foreach (var row in Fill("fill-sync", DurabilityMode.Sync, data, rnd, _txCount, 1))
             yield return row;
+        foreach (var row in DeleteHalfRefill(data, rnd))
+            yield return row;
 
         if (!ReadWorkloads.Any(w => Selected(w)))
             yield break;
@@ -111,13 +113,58 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat, IRead
             engine.Fill(data, order, count, perTx);
             sw.Stop();
             long? journal = engine.JournalBytes, raw = engine.RawPageBytes;
+            long? undo = (engine as RavenLiteEngine)?.UndoFileBytes;
             engine.Dispose();
             long dataFile = new FileInfo(Path.Combine(dir, name == "lmdb" ? "data.mdb" : "data")).Length;
             written = ProcessIo.WriteBytes() - written;
             Directory.Delete(dir, true);
             yield return new BenchResult("storage", workload, name, mode.ToString().ToLowerInvariant(), count, sw.Elapsed.TotalSeconds, count / sw.Elapsed.TotalSeconds,
-                journal, raw, written, dataFile, (count + perTx - 1) / perTx, null, null, Environment.WorkingSet);
+                journal, raw, written, dataFile, (count + perTx - 1) / perTx, null, null, Environment.WorkingSet) { UndoFileBytes = undo };
         }
+    }
+
+    /// <summary>
+    /// delete-half-refill (sync): an untimed load of every key in random order (1,000 per transaction, then a flush),
+    /// then, timed, the even keys deleted and put back in random order, 100 per transaction. The space the deletes free
+    /// must take the refill: the data file after it should be no larger than after the load.
+    /// </summary>
+    private IEnumerable<BenchResult> DeleteHalfRefill(BenchData data, int[] rnd)
+    {
+        const string Workload = "delete-half-refill";
+        if (!Selected(Workload, DurabilityMode.Sync))
+            yield break;
+        var half = rnd.Where(k => k % 2 == 0).ToArray();
+        var runs = new List<BenchResult>();
+        for (int r = 0; r < repeat; r++)
+        {
+            foreach (var (name, create) in r % 2 == 1 ? Engines.Reverse() : Engines)
+            {
+                string dir = NewDir(name + "-" + Workload);
+                var engine = create(dir, DurabilityMode.Sync);
+                engine.Fill(data, rnd, _entries, 1000);
+                (engine as RavenLiteEngine)?.Flush();
+                long before = engine.DataFileBytes;
+                Settle();
+                GC.Collect();
+                long written = ProcessIo.WriteBytes();
+                long? journal0 = engine.JournalBytes, raw0 = engine.RawPageBytes;
+                var sw = Stopwatch.StartNew();
+                engine.Delete(data, half, 0, half.Length, 100);
+                engine.Fill(data, half, half.Length, 100);
+                sw.Stop();
+                long? journal = engine.JournalBytes - journal0, raw = engine.RawPageBytes - raw0;
+                long? undo = (engine as RavenLiteEngine)?.UndoFileBytes;
+                engine.Dispose();
+                long after = new FileInfo(Path.Combine(dir, name == "lmdb" ? "data.mdb" : "data")).Length;
+                written = ProcessIo.WriteBytes() - written;
+                Directory.Delete(dir, true);
+                long ops = 2L * half.Length;
+                runs.Add(new BenchResult("storage", Workload, name, "sync", ops, sw.Elapsed.TotalSeconds, ops / sw.Elapsed.TotalSeconds,
+                    journal, raw, written, after, ops / 100, null, null, Environment.WorkingSet) { UndoFileBytes = undo, DataFileBeforeBytes = before });
+            }
+        }
+        foreach (var row in Medians(runs))
+            yield return row;
     }
 
     private static BenchResult Measure(string workload, string engine, long ops, int repeat, Action body)

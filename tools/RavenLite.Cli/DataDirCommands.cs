@@ -43,7 +43,9 @@ internal static class DataDirCommands
         using var env = Open(dir);
         var s = env.GetStats();
         var c = CultureInfo.InvariantCulture;
-        output.WriteLine(string.Create(c, $"data file        {s.DataFileBytes:N0} bytes, {s.PagesInUse:N0} pages in use"));
+        output.WriteLine(string.Create(c, $"data file        {s.DataFileBytes:N0} bytes, {s.PagesInUse:N0} pages in use or free"));
+        output.WriteLine(string.Create(c, $"pages            {s.UsedPages:N0} used, {s.FreePages:N0} free, {s.ReusePendingPages:N0} pending reuse, {s.PagesWaitingForFlush:N0} waiting for flush"));
+        output.WriteLine(string.Create(c, $"undo file        {s.UndoFileBytes:N0} bytes"));
         output.WriteLine(string.Create(c, $"transactions     last committed {s.LastCommittedTxId}, last synced {s.LastSyncedTxId}"));
         output.WriteLine(string.Create(c, $"recovery         {env.RecoveredTransactions} journal record(s) replayed at open"));
         output.WriteLine(string.Create(c, $"{"tree",-32} {"depth",5} {"entries",12} {"branch",8} {"leaf",8} {"overflow",9}"));

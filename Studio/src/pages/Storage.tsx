@@ -9,15 +9,16 @@ interface Layout {
   PageSize: number;
   Pages: number;
   FreePages: number;
+  ReusePendingPages: number;
   JournalPendingPages: number;
   Trees: { Name: string; Depth: number; Entries: number; BranchPages: number; LeafPages: number; OverflowPages: number; FillHistogram: number[] }[];
   PageMap: { PagesPerCell: number; Owners: string[]; Cells: number[] };
   Journal: { TxId: number; Pages: number; RawBytes: number; CompressedBytes: number; Time: string }[];
 }
 
-const fixed: Record<string, string> = { free: '#f1f3f7', unused: '#ffffff', 'journal-pending': '#e8590c', $root: '#212529' };
+const fixed: Record<string, string> = { free: '#f1f3f7', unused: '#ffffff', 'journal-pending': '#e8590c', 'reuse-pending': '#f59f00', $root: '#212529' };
 const palette = ['#2f48b5', '#1b6e3a', '#7048b5', '#0b7285', '#a61e4d', '#5c940d', '#862e9c', '#364fc7', '#087f5b', '#c92a2a', '#1864ab', '#5f3dc4'];
-const colorOf = (owners: string[], i: number) => fixed[owners[i]] ?? palette[(i - 3) % palette.length];
+const colorOf = (owners: string[], i: number) => fixed[owners[i]] ?? palette[(i - 4) % palette.length];
 
 function PageMap({ layout }: { layout: Layout }) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -63,7 +64,7 @@ function Fill({ histogram }: { histogram: number[] }) {
 export function Storage({ db }: { db: string }) {
   const [layout, setLayout] = useState<Layout | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [history, setHistory] = useState<{ t: number; free: number; used: number }[]>([]);
+  const [history, setHistory] = useState<{ t: number; free: number; pending: number; used: number }[]>([]);
 
   useEffect(() => {
     let stopped = false;
@@ -74,7 +75,7 @@ export function Storage({ db }: { db: string }) {
         if (stopped) return;
         setLayout(l);
         setError(null);
-        setHistory((h) => [...h, { t: Date.now() / 1000, free: l.FreePages, used: l.Pages - l.FreePages }].slice(-300));
+        setHistory((h) => [...h, { t: Date.now() / 1000, free: l.FreePages, pending: l.ReusePendingPages, used: l.Pages - l.FreePages - l.ReusePendingPages }].slice(-300));
       } catch (e) {
         if (!stopped) setError(e);
       }
@@ -93,7 +94,9 @@ export function Storage({ db }: { db: string }) {
         <>
           <div class="stats-line" role="status" aria-label="Data file">
             <span>Pages <strong>{number(layout.Pages)}</strong> × {bytes(layout.PageSize)} = <strong>{bytes(layout.Pages * layout.PageSize)}</strong></span>
+            <span>Used <strong>{number(layout.Pages - layout.FreePages - layout.ReusePendingPages)}</strong></span>
             <span>Free <strong>{number(layout.FreePages)}</strong></span>
+            <span title="Freed by a commit, reusable once older readers end">Pending reuse <strong>{number(layout.ReusePendingPages)}</strong></span>
             <span>Waiting for flush <strong>{number(layout.JournalPendingPages)}</strong></span>
             <span>Trees <strong>{layout.Trees.length}</strong></span>
           </div>
@@ -132,7 +135,7 @@ export function Storage({ db }: { db: string }) {
                 {layout.Journal.length === 0 && <p class="muted">No commits since the database opened.</p>}
               </div>
             </div>
-            <Chart title="Free-space reuse over time (pages)" times={history.map((h) => h.t)} series={[{ label: 'free', color: '#1b6e3a', values: history.map((h) => h.free) }, { label: 'in use', color: '#2f48b5', values: history.map((h) => h.used) }]} />
+            <Chart title="Free-space reuse over time (pages)" times={history.map((h) => h.t)} series={[{ label: 'free', color: '#1b6e3a', values: history.map((h) => h.free) }, { label: 'pending reuse', color: '#f59f00', values: history.map((h) => h.pending) }, { label: 'used', color: '#2f48b5', values: history.map((h) => h.used) }]} />
           </div>
         </>
       )}

@@ -4,8 +4,8 @@ using RavenLite.Storage.Platform;
 namespace RavenLite.Storage.Tests.Crash;
 
 /// <summary>
-/// Page numbers of garbage copies are reused before the next flush only when no header references
-/// the copy (FreeSpaceManager invariant 4): recovery must still find every diff base it needs.
+/// Freed page numbers are reused as soon as no reader needs them, before any flush (FreeSpaceManager invariant 2):
+/// recovery must still find every diff base it needs, which the undo file's before-images guarantee.
 /// </summary>
 public class EarlyReuseTests
 {
@@ -20,7 +20,7 @@ public class EarlyReuseTests
     private static byte[] Val(string s) => System.Text.Encoding.ASCII.GetBytes(s.PadRight(100, '.'));
 
     [Fact]
-    public void A_page_the_synced_header_references_is_not_reused_before_a_flush_syncs_past_its_free()
+    public void A_page_the_synced_header_references_is_reused_and_a_crash_mid_flush_writes_its_before_image_back()
     {
         using var mem = new MemoryFileSystem();
         var fault = new FaultInjectingFileSystem(mem);
@@ -40,7 +40,9 @@ public class EarlyReuseTests
         env.Flush();           // the header now references those copies, the data file holds them, memory does not
         Put("t", 7, 1, "F");   // copies them again (journaled as diffs against them) and frees them
         Put("v", 0, 1, "x");   // F's own snapshot ended: this commit releases F's garbage
-        Put("u", 0, 1000, "G"); // allocates many pages: it must not take the ones just freed
+        long before = env.FreeSpace.NextPage;
+        Put("u", 0, 1000, "G"); // allocates many pages: it takes the ones just freed, which the synced header still reaches
+        Assert.True(env.FreeSpace.NextPage - before < 1000 * 100 / 8192 + 10, "the freed pages were not reused");
         bool armed = true;
         fault.BeforeSync = path =>
         {
@@ -63,6 +65,7 @@ public class EarlyReuseTests
 
         using var rebooted = fault.SimulatePowerLoss(PowerLossMode.DropUnsynced, new Random(1));
         using var reopened = StorageEnvironment.Open(Options(rebooted));
+        Assert.True(reopened.UndoPagesRestored > 0, "the flush overwrote pages of the synced state without before-images");
         Assert.True(reopened.RecoveredTransactions >= 2, $"recovery replayed {reopened.RecoveredTransactions} transactions");
         using (var r = reopened.ReadTransaction())
         {
@@ -139,5 +142,41 @@ public class EarlyReuseTests
         }
         var report = StorageChecker.Check(reopened);
         Assert.True(report.IsValid, report.ToString());
+    }
+
+    [Fact]
+    public void Stats_count_used_free_and_pending_pages_and_a_clean_close_deletes_the_undo_file()
+    {
+        using var mem = new MemoryFileSystem();
+        var env = StorageEnvironment.Open(Options(mem));
+        void Put(int from, int count, string value)
+        {
+            using var tx = env.WriteTransaction();
+            var t = tx.CreateTree("t");
+            for (int i = from; i < from + count; i++)
+                t.Put(TestData.Key(i), Val(value + i));
+            tx.Commit();
+        }
+        Put(0, 3000, "a");
+        env.Flush();
+        using (var reader = env.ReadTransaction())
+        {
+            Put(0, 3000, "b"); // rewrites every leaf: the old ones wait for the reader
+            var held = env.GetStats();
+            Assert.True(held.ReusePendingPages > 30, $"{held.ReusePendingPages} pages pending reuse while a reader holds the old tree");
+            Assert.Equal(held.PagesInUse, held.UsedPages + held.FreePages + held.ReusePendingPages);
+        }
+        Put(0, 1, "c"); // the reader is gone: the next write transaction takes the pending pages back
+        var after = env.GetStats();
+        Assert.True(after.ReusePendingPages <= 5, $"{after.ReusePendingPages} pages still pending: only what the last commit freed should be"); // its own freed path
+        Assert.True(after.FreePages > 30, $"{after.FreePages} free pages");
+        env.Flush(); // overwrites pages of the synced state: before-images first
+        Assert.True(env.GetStats().UndoFileBytes > 0);
+        Assert.True(mem.FileExists("/mem/undo"));
+        env.Dispose();
+        Assert.False(mem.FileExists("/mem/undo"), "a clean close leaves no undo file");
+        using var reopened = StorageEnvironment.Open(Options(mem));
+        Assert.Equal(0, reopened.UndoPagesRestored);
+        Assert.True(Checking.StorageChecker.Check(reopened).IsValid);
     }
 }

@@ -65,6 +65,80 @@ public class FaultInjectionTests(ITestOutputHelper output)
         output.WriteLine($"crash points explored: {explored}");
     }
 
+    /// <summary>
+    /// R3 without a journal (<see cref="DurabilityMode.None"/>): a power loss at any operation returns exactly the state of
+    /// a completed flush, never a mix. Freed pages are reused before the next flush, so flushes overwrite pages the synced
+    /// state reaches; opening writes their before-images back from the undo file.
+    /// </summary>
+    [Fact]
+    public void Power_loss_at_every_operation_without_a_journal_returns_a_flushed_state()
+    {
+        long total;
+        using (var mem = new MemoryFileSystem())
+        {
+            var counting = new FaultInjectingFileSystem(mem);
+            using (var env = StorageEnvironment.Open(FaultWorkload.Options(counting, DurabilityMode.None)))
+                RunFlushing(env, out _, out _);
+            total = counting.OperationCount;
+        }
+        int restored = 0;
+        foreach (int seed in TestSeed.For(37))
+        {
+            for (long n = 1; n <= total; n++)
+            {
+                var mode = (PowerLossMode)(n % 3);
+                using var mem = new MemoryFileSystem();
+                var fault = new FaultInjectingFileSystem(mem) { CrashAtOperation = n };
+                int acked = -1, flushed = -1;
+                StorageEnvironment? env = null;
+                try
+                {
+                    env = StorageEnvironment.Open(FaultWorkload.Options(fault, DurabilityMode.None));
+                    RunFlushing(env, out acked, out flushed);
+                }
+                catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+                {
+                }
+                finally
+                {
+                    env?.Dispose();
+                }
+                using var rebooted = fault.SimulatePowerLoss(mode, new Random(seed ^ (int)n));
+                try
+                {
+                    using (var reopened = StorageEnvironment.Open(FaultWorkload.Options(rebooted)))
+                        restored += reopened.UndoPagesRestored > 0 ? 1 : 0;
+                    FaultWorkload.Audit(rebooted, acked, flushed);
+                }
+                catch (Exception e)
+                {
+                    throw new InvalidOperationException($"crash at operation {n} ({mode}, seed {seed}, acked {acked}, flushed {flushed}): {e.Message}", e);
+                }
+            }
+        }
+        output.WriteLine($"{total} crash points; before-images written back after {restored} of them");
+        Assert.True(restored > 0, "no crash point fell between an undo file and its flush's header");
+
+        static void RunFlushing(StorageEnvironment env, out int acked, out int flushed)
+        {
+            acked = flushed = -1;
+            for (int i = 0; i < Transactions; i++)
+            {
+                using (var tx = env.WriteTransaction())
+                {
+                    FaultWorkload.Write(tx, i);
+                    tx.Commit();
+                }
+                acked = i;
+                if (i % 10 == 9)
+                {
+                    env.Flush();
+                    flushed = i;
+                }
+            }
+        }
+    }
+
     /// <summary>R7: fail the Nth operation (once) for N = 1.. until the workload completes; nothing unexpected escapes, nothing acknowledged is lost.</summary>
     [Theory]
     [InlineData(false)]

@@ -11,10 +11,11 @@ namespace RavenLite.Storage.Tests.Crash;
 /// </summary>
 internal static class FaultWorkload
 {
-    public static StorageOptions Options(IStorageFileSystem fs) => new()
+    public static StorageOptions Options(IStorageFileSystem fs, DurabilityMode durability = DurabilityMode.Sync) => new()
     {
         Directory = "/mem",
         FileSystem = fs,
+        Durability = durability,
         BackgroundFlush = false,
         JournalFileSize = 64 * 1024,
         DataFileGrowthStep = 64 * 1024,
@@ -88,9 +89,10 @@ internal static class FaultWorkload
     /// <summary>
     /// Opens <paramref name="fs"/> and demands the exact state after transaction L, where L is the
     /// last acknowledged transaction or the one after it (committed to the journal but not
-    /// acknowledged before the fault). Runs the checker. Returns L.
+    /// acknowledged before the fault) — or, given <paramref name="atLeast"/> (no journal: a flushed state comes back),
+    /// any L from it to that. Runs the checker. Returns L.
     /// </summary>
-    public static int Audit(IStorageFileSystem fs, int acked)
+    public static int Audit(IStorageFileSystem fs, int acked, int? atLeast = null)
     {
         using var env = StorageEnvironment.Open(Options(fs));
         int last;
@@ -98,7 +100,10 @@ internal static class FaultWorkload
         {
             var meta = r.ReadTree("meta");
             last = meta != null && meta.TryGet("last"u8, out var v) ? BinaryPrimitives.ReadInt32LittleEndian(v) : -1;
-            Assert.True(last == acked || last == acked + 1, $"recovered up to transaction {last}, acknowledged {acked}");
+            if (atLeast is { } min)
+                Assert.True(last >= min && last <= acked + 1, $"recovered up to transaction {last}, flushed {min}, acknowledged {acked}");
+            else
+                Assert.True(last == acked || last == acked + 1, $"recovered up to transaction {last}, acknowledged {acked}");
             var t = r.ReadTree("t");
             int expectedCount = 0;
             for (int j = 0; j <= last + 3; j++)

@@ -1,0 +1,166 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.IO.Hashing;
+using RavenLite.Storage.Platform;
+
+namespace RavenLite.Storage.Paging;
+
+/// <summary>
+/// The <c>undo</c> file: before-images of the data-file pages a flush is about to overwrite, written and fsynced
+/// before the flush writes any of them. Freed pages are reused as soon as no reader needs them, so a flush can
+/// overwrite a page that the state named by the header still reaches (or that a journal record after it uses as a
+/// diff base). If the power fails before the flush's header is synced, opening finds an undo file that belongs to
+/// the header's state, writes the before-images back, and so returns the data file to exactly that state before
+/// the journal is replayed. An undo file that fails its checksum was never relied on (the flush had not begun
+/// writing pages); one that names another header is stale. Format: docs/format/data-file.md ("Undo file").
+/// Used by the flusher (under its lock) and by open; not thread-safe.
+/// </summary>
+internal sealed unsafe class UndoFile : IDisposable
+{
+    public const ulong Magic = 0x3130_4F44_4E55_4C52; // "RLUNDO01" little-endian
+    public const int HeaderSize = 4096;
+    private const int ChunkPages = 128; // 1 MiB per write
+    private readonly IStorageFile _file;
+
+    private UndoFile(IStorageFile file) => _file = file;
+
+    /// <summary>Opens the undo file at <paramref name="path"/>, creating it (and syncing its directory, so that it survives a power loss) when missing.</summary>
+    public static UndoFile Open(IStorageFileSystem fs, string path)
+    {
+        bool existed = fs.FileExists(path);
+        var file = fs.OpenFile(path, create: true);
+        if (!existed)
+        {
+            try
+            {
+                fs.SyncDirectory(Path.GetDirectoryName(path)!);
+            }
+            catch
+            {
+                file.Dispose();
+                throw;
+            }
+        }
+        return new UndoFile(file);
+    }
+
+    /// <summary>Bytes the file occupies.</summary>
+    public long Length => _file.Length;
+
+    /// <summary>
+    /// Writes the current content of <paramref name="pages"/> (read with <paramref name="read"/>) as the before-images of
+    /// the state that header <paramref name="sequence"/> names, and fsyncs. Throws <see cref="DiskFullException"/> when the
+    /// file cannot grow; nothing of the data file has changed then.
+    /// </summary>
+    public void Save(long sequence, long syncedTxId, IReadOnlyList<long> pages, Func<long, nint> read)
+    {
+        long numbersBytes = (long)pages.Count * sizeof(long);
+        long pagesStart = HeaderSize + Round(numbersBytes);
+        long total = pagesStart + (long)pages.Count * StorageConstants.PageSize;
+        if (_file.Length < total)
+            FileGrowth.Allocate(_file, total, total, 4096, e => $"No space left on the device for the undo file: '{_file.Path}' needs {total} bytes. {e.Message}");
+        var hash = new XxHash3(unchecked((long)Magic));
+        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * StorageConstants.PageSize);
+        try
+        {
+            // Page numbers, then the pages, each in 1 MiB writes; the header (with the hash of all of it) last.
+            for (int i = 0; i < pages.Count;)
+            {
+                int n = Math.Min(pages.Count - i, buffer.Length / sizeof(long));
+                for (int k = 0; k < n; k++)
+                    BinaryPrimitives.WriteInt64LittleEndian(buffer.AsSpan(k * sizeof(long)), pages[i + k]);
+                var span = buffer.AsSpan(0, n * sizeof(long));
+                hash.Append(span);
+                _file.Write(HeaderSize + (long)i * sizeof(long), span);
+                i += n;
+            }
+            for (int i = 0; i < pages.Count;)
+            {
+                int n = Math.Min(pages.Count - i, ChunkPages);
+                for (int k = 0; k < n; k++)
+                    new ReadOnlySpan<byte>((void*)read(pages[i + k]), StorageConstants.PageSize).CopyTo(buffer.AsSpan(k * StorageConstants.PageSize));
+                var span = buffer.AsSpan(0, n * StorageConstants.PageSize);
+                hash.Append(span);
+                _file.Write(pagesStart + (long)i * StorageConstants.PageSize, span);
+                i += n;
+            }
+            var header = buffer.AsSpan(0, 48);
+            header.Clear();
+            BinaryPrimitives.WriteUInt64LittleEndian(header, Magic);
+            BinaryPrimitives.WriteInt64LittleEndian(header[8..], sequence);
+            BinaryPrimitives.WriteInt64LittleEndian(header[16..], syncedTxId);
+            BinaryPrimitives.WriteInt64LittleEndian(header[24..], pages.Count);
+            BinaryPrimitives.WriteInt64LittleEndian(header[32..], StorageConstants.PageSize);
+            hash.Append(header[..40]);
+            BinaryPrimitives.WriteUInt64LittleEndian(header[40..], hash.GetCurrentHashAsUInt64());
+            _file.Write(0, header);
+            _file.Sync();
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+    }
+
+    /// <summary>
+    /// When the file holds a complete set of before-images for header <paramref name="sequence"/> (state
+    /// <paramref name="syncedTxId"/>), writes them back with <paramref name="write"/> and returns how many pages; else 0.
+    /// The whole file is verified before anything is written back.
+    /// </summary>
+    public int Restore(long sequence, long syncedTxId, Action<long, ReadOnlySpan<byte>> write)
+    {
+        var header = new byte[48];
+        if (_file.Read(0, header) < header.Length || BinaryPrimitives.ReadUInt64LittleEndian(header) != Magic)
+            return 0;
+        long count = BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(24));
+        if (BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(8)) != sequence
+            || BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(16)) != syncedTxId
+            || BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(32)) != StorageConstants.PageSize
+            || count <= 0 || HeaderSize + count * (sizeof(long) + StorageConstants.PageSize) > _file.Length)
+            return 0; // another header's (stale), or not one this build wrote
+        long pagesStart = HeaderSize + Round(count * sizeof(long));
+        var numbers = new long[count];
+        var numberBytes = new byte[count * sizeof(long)];
+        if (_file.Read(HeaderSize, numberBytes) < numberBytes.Length)
+            return 0;
+        for (int i = 0; i < count; i++)
+            numbers[i] = BinaryPrimitives.ReadInt64LittleEndian(numberBytes.AsSpan(i * sizeof(long)));
+        var hash = new XxHash3(unchecked((long)Magic));
+        hash.Append(numberBytes);
+        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * StorageConstants.PageSize);
+        try
+        {
+            for (int pass = 0; pass < 2; pass++) // verify everything, then write back
+            {
+                for (long i = 0; i < count;)
+                {
+                    int n = (int)Math.Min(count - i, ChunkPages);
+                    var span = buffer.AsSpan(0, n * StorageConstants.PageSize);
+                    if (_file.Read(pagesStart + i * StorageConstants.PageSize, span) < span.Length)
+                        return 0;
+                    if (pass == 0)
+                        hash.Append(span);
+                    else
+                        for (int k = 0; k < n; k++)
+                            write(numbers[i + k], span.Slice(k * StorageConstants.PageSize, StorageConstants.PageSize));
+                    i += n;
+                }
+                if (pass == 0)
+                {
+                    hash.Append(header.AsSpan(0, 40));
+                    if (hash.GetCurrentHashAsUInt64() != BinaryPrimitives.ReadUInt64LittleEndian(header.AsSpan(40)))
+                        return 0; // torn: the flush it belonged to had not begun overwriting pages
+                }
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
+        }
+        return (int)count;
+    }
+
+    private static long Round(long bytes) => (bytes + 4095) / 4096 * 4096;
+
+    public void Dispose() => _file.Dispose();
+}
