@@ -6,9 +6,9 @@ namespace RavenLite.Storage.Paging;
 /// The checksum every tree page and every overflow run carries in its <see cref="PageHeader.Checksum"/> (format 3):
 /// XXH3-64 of the page's bytes without the checksum field — bytes 0–23, then bytes 32 to the end of the page (tree
 /// pages) or to the end of the value (the first page of an overflow run covers the whole run) — seeded with the page
-/// number, so a page written at the wrong place fails too. Stamped when a transaction commits (the journal carries it,
-/// so recovery writes it back), verified the first time a page is read from the data file after open, and by the
-/// checker. Format: docs/format/data-file.md.
+/// number, so a page written at the wrong place fails too. Stamped when a page is written to the data file (by the
+/// flusher, and by recovery for journaled pages, which carry none), verified the first time a page is read from the
+/// data file after open, and by the checker. Format: docs/format/data-file.md.
 /// </summary>
 internal static unsafe class PageChecksum
 {
