@@ -43,6 +43,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly Queue<PageBuffer> _garbage = new(); // committed copies freed by a later commit, in freeing order (ReleaseGarbage)
     private readonly UndoFile _undo;
     private long _syncedNextPage; // NextPage of the synced state: pages below it that a flush overwrites get before-images first (UndoFile)
+    private long _reusedPages, _reusedBeforeLastFlush; // reused (not appended) pages committed since the last flush took its state, and before it (ReserveDataPages)
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -433,7 +434,11 @@ public sealed unsafe class StorageEnvironment : IDisposable
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
         long nextPage = tx.Scope.NextPage;
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
-        ReserveDataPages(txId, nextPage);
+        long reused = 0;
+        foreach (var b in pages)
+            if (b.PageNumber < tx.Scope.StartNextPage)
+                reused += b.PageCount;
+        ReserveDataPages(txId, nextPage, reused);
         if (_options.Durability != DurabilityMode.None)
         {
             BuildPayload(commit, pages);
@@ -512,16 +517,26 @@ public sealed unsafe class StorageEnvironment : IDisposable
     }
 
     /// <summary>
-    /// Grows the data file, if it must, to hold every page of the state being committed, before anything of the
-    /// transaction is handed on. So a flush never needs space the disk may not have: the journal can always be
-    /// recycled, and a full disk refuses the commit that needs more (<see cref="DiskFullException"/>, the caller's
-    /// transaction rolls back) instead of commits piling up in a journal that the data file can never absorb.
+    /// Grows the data file, if it must, to hold every page of the state being committed, and the undo file to hold the
+    /// before-images a flush may need for it, before anything of the transaction is handed on. So a flush never needs
+    /// space the disk may not have: the journal can always be recycled, and a full disk refuses the commit that needs
+    /// more (<see cref="DiskFullException"/>, the caller's transaction rolls back) instead of commits piling up in a
+    /// journal that the data file can never absorb. Only reused pages (taken from the free set, below the NextPage the
+    /// transaction began with) can be ones a flush overwrites; appended pages never are. A flush writes the reused pages
+    /// of commits counted since the flush before it took its state (<see cref="_reusedPages"/>), or of commits counted
+    /// just before that and published after (<see cref="_reusedBeforeLastFlush"/>).
     /// </summary>
-    private void ReserveDataPages(long txId, long nextPage)
+    private void ReserveDataPages(long txId, long nextPage, long reusedPages)
     {
         try
         {
-            if (_data.EnsurePages(nextPage))
+            bool grew = _data.EnsurePages(nextPage);
+            if (reusedPages > 0)
+            {
+                grew |= _undo.Reserve(Interlocked.Read(ref _reusedPages) + Interlocked.Read(ref _reusedBeforeLastFlush) + reusedPages);
+                Interlocked.Add(ref _reusedPages, reusedPages);
+            }
+            if (grew)
                 _dataFull = null; // space was found (a commit that needed none proves nothing)
         }
         catch (DiskFullException e)
@@ -924,6 +939,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             // never neither. Then only the registration's place in line stays (the buffers' memory is not returned under
             // the flush), not its snapshot: pages freed after this state are reusable while the flush runs.
             EnvironmentState state = null!;
+            long reusedTaken = Interlocked.Read(ref _reusedPages); // counted before the state is taken: all published by then, or straddling
             var registration = _registry.Register(() => (state = _state).TxId);
             var buffers = _pageTable.SnapshotUpTo(state.TxId);
             _registry.ReleaseSnapshot(registration);
@@ -955,6 +971,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
                     JournalOffset = state.JournalOffset,
                 });
                 _syncedNextPage = state.NextPage;
+                Interlocked.Exchange(ref _reusedBeforeLastFlush, reusedTaken);
+                Interlocked.Add(ref _reusedPages, -reusedTaken);
                 Interlocked.Exchange(ref _syncedTx, state.TxId);
                 _flushFull = null;
             }

@@ -66,6 +66,9 @@ internal sealed class FreeSpaceManager
         private readonly List<long> _freed = [];
         private long _next = owner.NextPage;
 
+        /// <summary>Pages in use or free when the transaction began: a page below it was taken from the free set (reused).</summary>
+        public long StartNextPage { get; } = owner.NextPage;
+
         /// <summary>Pages in use or free after this transaction.</summary>
         public long NextPage => _next;
 

@@ -47,6 +47,26 @@ internal sealed unsafe class UndoFile : IDisposable
     /// <summary>Bytes the file occupies.</summary>
     public long Length => _file.Length;
 
+    /// <summary>Bytes the before-images of <paramref name="pages"/> pages take.</summary>
+    public static long SizeFor(long pages) => pages <= 0 ? 0 : HeaderSize + Round(pages * sizeof(long)) + pages * StorageConstants.PageSize;
+
+    /// <summary>
+    /// Grows the file (never shrinks it) to hold the before-images of <paramref name="pages"/> pages, so that the flush
+    /// that needs them finds the space. Returns whether it grew.
+    /// </summary>
+    /// <exception cref="DiskFullException">the disk has no room for it.</exception>
+    public bool Reserve(long pages)
+    {
+        long need = SizeFor(pages);
+        long length = _file.Length;
+        if (need <= length)
+            return false;
+        // Steps of at least 1 MiB or an eighth, so a growing workload does not grow the file at every commit.
+        long preferred = Math.Max(need, length + Math.Max(1L << 20, length / 8));
+        FileGrowth.Allocate(_file, preferred, need, 4096, e => $"No space left on the device for the undo file: '{_file.Path}' needs {need} bytes. {e.Message}");
+        return true;
+    }
+
     /// <summary>
     /// Writes the current content of <paramref name="pages"/> (read with <paramref name="read"/>) as the before-images of
     /// the state that header <paramref name="sequence"/> names, and fsyncs. Throws <see cref="DiskFullException"/> when the
@@ -54,11 +74,8 @@ internal sealed unsafe class UndoFile : IDisposable
     /// </summary>
     public void Save(long sequence, long syncedTxId, IReadOnlyList<long> pages, Func<long, nint> read)
     {
-        long numbersBytes = (long)pages.Count * sizeof(long);
-        long pagesStart = HeaderSize + Round(numbersBytes);
-        long total = pagesStart + (long)pages.Count * StorageConstants.PageSize;
-        if (_file.Length < total)
-            FileGrowth.Allocate(_file, total, total, 4096, e => $"No space left on the device for the undo file: '{_file.Path}' needs {total} bytes. {e.Message}");
+        long pagesStart = HeaderSize + Round((long)pages.Count * sizeof(long));
+        Reserve(pages.Count); // normally a no-op: commits reserve the room (StorageEnvironment.ReserveDataPages)
         var hash = new XxHash3(unchecked((long)Magic));
         var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * StorageConstants.PageSize);
         try

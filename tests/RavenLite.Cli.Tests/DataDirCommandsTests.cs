@@ -28,6 +28,11 @@ public class DataDirCommandsTests
         output = new StringWriter();
         Assert.Equal(0, DataDirCommands.Stats(new DirectoryInfo(dir.Path), output));
         Assert.Matches(@"users\s+2\s+300", output.ToString());
+        var pages = System.Text.RegularExpressions.Regex.Match(output.ToString(), @"data file\s+[\d,]+ bytes, ([\d,]+) pages in use or free\npages\s+([\d,]+) used, ([\d,]+) free, ([\d,]+) pending reuse, [\d,]+ waiting for flush");
+        Assert.True(pages.Success, output.ToString());
+        long N(int g) => long.Parse(pages.Groups[g].Value.Replace(",", "", StringComparison.Ordinal), System.Globalization.CultureInfo.InvariantCulture);
+        Assert.Equal(N(1), N(2) + N(3) + N(4));
+        Assert.True(N(2) >= 3, output.ToString()); // the root tree's and the users tree's pages
 
         output = new StringWriter();
         Assert.Equal(0, DataDirCommands.DumpTree(new DirectoryInfo(dir.Path), "users", 2, output));
