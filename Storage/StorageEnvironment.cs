@@ -44,6 +44,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private readonly UndoFile _undo;
     private long _syncedNextPage; // NextPage of the synced state: pages below it that a flush overwrites get before-images first (UndoFile)
     private long _reusedPages, _reusedBeforeLastFlush; // reused (not appended) pages committed since the last flush took its state, and before it (ReserveDataPages)
+    private long _unpublishedPages; // pages of commits queued for the journal, not yet in the page table
     private readonly ReaderRegistry _registry = new();
     private readonly FreeSpaceManager _free;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
@@ -434,11 +435,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
         var pages = tx.DirtyPages.Values.OrderBy(b => b.PageNumber).ToList();
         long nextPage = tx.Scope.NextPage;
         var commit = new PendingCommit(txId, rootTree, nextPage) { OnCompleted = onCompleted };
-        long reused = 0;
+        long reused = 0, txPages = 0;
         foreach (var b in pages)
+        {
+            txPages += b.PageCount;
             if (b.PageNumber < tx.Scope.StartNextPage)
                 reused += b.PageCount;
-        ReserveDataPages(txId, nextPage, reused);
+        }
+        ReserveDataPages(txId, nextPage, reused, txPages);
         if (_options.Durability != DurabilityMode.None)
         {
             BuildPayload(commit, pages);
@@ -495,6 +499,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
         // earlier let a concurrent flush and crash recovery disagree (found by the SIGKILL test).
         foreach (var b in pages)
             _unpublished[b.PageNumber] = b;
+        Interlocked.Add(ref _unpublishedPages, txPages);
         commit.Pages = pages;
         commit.FreedPages = [.. tx.Scope.FreedPages];
         tx.Scope.Commit(txId);
@@ -526,14 +531,18 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// of commits counted since the flush before it took its state (<see cref="_reusedPages"/>), or of commits counted
     /// just before that and published after (<see cref="_reusedBeforeLastFlush"/>).
     /// </summary>
-    private void ReserveDataPages(long txId, long nextPage, long reusedPages)
+    private void ReserveDataPages(long txId, long nextPage, long reusedPages, long txPages)
     {
         try
         {
             bool grew = _data.EnsurePages(nextPage);
             if (reusedPages > 0)
             {
-                grew |= _undo.Reserve(Interlocked.Read(ref _reusedPages) + Interlocked.Read(ref _reusedBeforeLastFlush) + reusedPages);
+                // Both are bounds on what the next flush can overwrite: the reused pages counted (a page reused again and
+                // again within one flush interval counts each time), and every page that can be in the page table then.
+                long counted = Interlocked.Read(ref _reusedPages) + Interlocked.Read(ref _reusedBeforeLastFlush) + reusedPages;
+                long waiting = _pageTable.PageCount + Interlocked.Read(ref _unpublishedPages) + txPages;
+                grew |= _undo.Reserve(Math.Min(counted, waiting));
                 Interlocked.Add(ref _reusedPages, reusedPages);
             }
             if (grew)
@@ -663,6 +672,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 PublishPages(c.Pages, c.FreedPages, c.TxId);
                 foreach (var b in c.Pages)
                     _unpublished.TryRemove(new KeyValuePair<long, PageBuffer>(b.PageNumber, b));
+                Interlocked.Add(ref _unpublishedPages, -c.PageCount);
                 Publish(new EnvironmentState(c.TxId, c.RootTree, c.NextPage, c.JournalFile, c.JournalOffset));
                 ReleaseGarbage(c.TxId);
                 c.Done.TrySetResult();
