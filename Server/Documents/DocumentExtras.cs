@@ -104,7 +104,7 @@ public sealed class DocumentExtras
     }
 
     /// <summary>
-    /// The extras of a stored document (its JSON, as <see cref="DocumentRecord.Json"/> gives it), or null
+    /// The extras of a stored document (its JSON, as DocumentRecord.Json gives it), or null
     /// when it has none. Cheap for the common case: a document without <c>"@flags"</c> is not parsed.
     /// </summary>
     public static DocumentExtras? Read(ReadOnlySpan<byte> storedJson)

@@ -14,7 +14,7 @@ namespace RavenLite.Server.Documents;
 /// 18      2   collection length in UTF-8 bytes (uint16)
 /// 20      n   id, stored casing
 /// 20+n    m   collection, stored casing
-/// 20+n+m  ..  the document's JSON (UTF-8, full @metadata)
+/// 20+n+m  ..  the document's JSON (UTF-8, full @metadata), or compressed (<see cref="DocumentCompression"/>)
 /// </code>
 /// </summary>
 internal static class DocumentRecord
@@ -47,21 +47,36 @@ internal static class DocumentRecord
     public static string Id(ReadOnlySpan<byte> value) =>
         Encoding.UTF8.GetString(value.Slice(HeaderSize, BinaryPrimitives.ReadUInt16LittleEndian(value[16..])));
 
-    /// <summary>The stored JSON, in place.</summary>
+    /// <summary>Length of the record's header, id and collection (where its body starts).</summary>
+    public static int BodyOffset(ReadOnlySpan<byte> value) =>
+        HeaderSize + BinaryPrimitives.ReadUInt16LittleEndian(value[16..]) + BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
+
+    /// <summary>The stored JSON: in place, or decompressed into <paramref name="buffer"/>.</summary>
+    public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value, DocumentsStorage documents, ref byte[]? buffer) =>
+        documents.Compression.Decode(value[BodyOffset(value)..], ref buffer);
+
+    /// <summary>The JSON of a record stored uncompressed (revisions), in place.</summary>
     public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value)
     {
-        int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
-        return value[(HeaderSize + idLen + colLen)..];
+        var body = value[BodyOffset(value)..];
+        return DocumentCompression.IsCompressed(body) ? throw new InvalidDataException("A revision record is compressed; revisions are stored as JSON.") : body;
     }
 
-    public static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId)
+    /// <summary>A document record (its body compressed or not).</summary>
+    public static StoredDocument Read(ReadOnlySpan<byte> value, DocumentsStorage documents) => Read(value, documents.DatabaseId, documents.Compression);
+
+    /// <summary>A record stored uncompressed (revisions).</summary>
+    public static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId) => Read(value, databaseId, null);
+
+    private static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId, DocumentCompression? compression)
     {
         long etag = BinaryPrimitives.ReadInt64LittleEndian(value);
         var modified = new DateTime(BinaryPrimitives.ReadInt64LittleEndian(value[8..]), DateTimeKind.Utc);
         int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
         string id = Encoding.UTF8.GetString(value.Slice(HeaderSize, idLen));
         string collection = Encoding.UTF8.GetString(value.Slice(HeaderSize + idLen, colLen));
-        byte[] json = value[(HeaderSize + idLen + colLen)..].ToArray();
+        var body = value[(HeaderSize + idLen + colLen)..];
+        byte[] json = compression != null ? compression.Decode(body) : Json(value).ToArray();
         return new StoredDocument(id, collection, etag, ChangeVectors.Format(etag, databaseId), modified, json);
     }
 }

@@ -44,6 +44,7 @@ public sealed class DocumentsStorage
         foreach (string t in new[] { DocsTree, EtagTree, CollectionEtagTree, TombstoneTree, CollectionsTree, IdentitiesTree })
             tx.CreateTree(t);
         var state = tx.CreateTree(StateTree);
+        Compression = new DocumentCompression(tx);
         Revisions = RavenLite.Server.Revisions.RevisionsStore.LoadConfiguration(tx);
         Expiration = LoadConfiguration(tx, ExpirationKey, "DeleteFrequencyInSec");
         Refresh = LoadConfiguration(tx, RefreshKey, "RefreshFrequencyInSec");
@@ -70,6 +71,9 @@ public sealed class DocumentsStorage
 
     /// <summary>The changes API's feed of this database's committed changes.</summary>
     public Changes.ChangeFeed Changes { get; } = new();
+
+    /// <summary>The compression dictionaries of stored documents.</summary>
+    internal DocumentCompression Compression { get; }
 
     /// <summary>This database's id, the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
@@ -185,7 +189,7 @@ public sealed class DocumentsStorage
     public StoredDocument? Get(Transaction tx, string id)
     {
         var docs = tx.ReadTree(DocsTree)!;
-        return docs.TryGet(KeyOf(id), out var value) ? DocumentRecord.Read(value, DatabaseId) : null;
+        return docs.TryGet(KeyOf(id), out var value) ? DocumentRecord.Read(value, this) : null;
     }
 
     /// <summary>The current change vector of a document, or null when it does not exist.</summary>
@@ -235,7 +239,7 @@ public sealed class DocumentsStorage
         do
         {
             if (docs.TryGet(cursor.Value, out var value))
-                yield return DocumentRecord.Read(value, DatabaseId);
+                yield return DocumentRecord.Read(value, this);
         }
         while (cursor.MoveNext());
     }
@@ -267,7 +271,7 @@ public sealed class DocumentsStorage
             var value = cursor.Value;
             string id = DocumentRecord.Id(value);
             if (keep(id[Math.Min(prefix.Length, id.Length)..]))
-                yield return DocumentRecord.Read(value, DatabaseId);
+                yield return DocumentRecord.Read(value, this);
         }
     }
 
@@ -281,7 +285,7 @@ public sealed class DocumentsStorage
         do
         {
             if (docs.TryGet(cursor.Value, out var value))
-                yield return DocumentRecord.Read(value, DatabaseId);
+                yield return DocumentRecord.Read(value, this);
         }
         while (cursor.MovePrevious());
     }
@@ -303,7 +307,7 @@ public sealed class DocumentsStorage
             if (result.Count >= pageSize)
                 break;
             if (docs.TryGet(cursor.Value, out var value))
-                result.Add(DocumentRecord.Read(value, DatabaseId));
+                result.Add(DocumentRecord.Read(value, this));
         }
         while (backwards ? cursor.MovePrevious() : cursor.MoveNext());
         return result;

@@ -23,6 +23,7 @@ public sealed class DocumentsWriteContext
     private readonly Dictionary<string, long> _countDeltas = new(StringComparer.OrdinalIgnoreCase); // per collection, written by Complete
 
     private readonly Scratch _scratch;
+    private readonly DocumentCompression.Writer _compression;
 
     /// <summary>
     /// Buffers for the per-document path (key, record, index keys, metadata writer), owned by the
@@ -35,6 +36,8 @@ public sealed class DocumentsWriteContext
         public readonly ArrayBufferWriter<byte> Prepared = new(16 * 1024);
         public readonly ArrayBufferWriter<byte> Rewrite = new(16 * 1024);
         public readonly ArrayBufferWriter<byte> Revision = new(16 * 1024);
+        public readonly ArrayBufferWriter<byte> Compressed = new(16 * 1024);
+        public byte[]? Json;
         public readonly Utf8JsonWriter MetadataWriter = DocumentJson.CreateMetadataWriter();
         public readonly Dictionary<string, byte[]> CollectionPrefixes = new(StringComparer.Ordinal);
     }
@@ -52,6 +55,7 @@ public sealed class DocumentsWriteContext
         _identities = tx.CreateTree(DocumentsStorage.IdentitiesTree);
         _lastEtag = DocumentsStorage.ReadLastEtag(tx);
         StartEtag = _lastEtag;
+        _compression = storage.Compression.BeginWrite(tx);
         Changes = storage.Changes.Listening ? [] : null;
     }
 
@@ -94,6 +98,7 @@ public sealed class DocumentsWriteContext
             if (delta != 0)
                 WriteCollectionCount(collection, delta);
         _countDeltas.Clear();
+        _compression.Complete();
     }
 
     /// <summary>The storage key of an id (lower-cased UTF-8), after checking it (<see cref="DocumentsStorage.KeyOf(string)"/>).</summary>
@@ -217,9 +222,10 @@ public sealed class DocumentsWriteContext
         {
             oldEtag = DocumentRecord.Etag(existing);
             oldCollection = DocumentRecord.Collection(existing);
+            var existingJson = DocumentRecord.Json(existing, _storage, ref _scratch.Json);
             if (!replaceExtras)
-                extras = DocumentExtras.Read(DocumentRecord.Json(existing));
-            oldDates = Expiration.ExpirationStore.Dates(DocumentRecord.Json(existing));
+                extras = DocumentExtras.Read(existingJson);
+            oldDates = Expiration.ExpirationStore.Dates(existingJson);
         }
         CheckExpected(id, expectedChangeVector, oldEtag);
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
@@ -252,7 +258,7 @@ public sealed class DocumentsWriteContext
         {
             AdjustCollectionCount(collection, +1);
         }
-        _docs.Put(key, record.WrittenSpan);
+        _docs.Put(key, _compression.Encode(record.WrittenSpan, DocumentRecord.BodyOffset(record.WrittenSpan), storedCollection, _scratch.Compressed));
         BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
@@ -362,7 +368,7 @@ public sealed class DocumentsWriteContext
         int keyLength = _storage.KeyOf(id, ref _scratch.Key);
         if (!_docs.TryGet(_scratch.Key.AsSpan(0, keyLength), out var existing))
             return false;
-        var old = DocumentRecord.Read(existing, DatabaseId);
+        var old = DocumentRecord.Read(existing, _storage);
         if (!string.Equals(old.Collection, collection, StringComparison.OrdinalIgnoreCase))
             return false;
         var record = _scratch.Record;
@@ -384,7 +390,7 @@ public sealed class DocumentsWriteContext
             CheckExpected(id, expectedChangeVector, 0);
             return new WriteResult(id, Collections.Empty, 0, "", DateTime.UtcNow, Deleted: false);
         }
-        var old = DocumentRecord.Read(existing, DatabaseId);
+        var old = DocumentRecord.Read(existing, _storage);
         CheckExpected(id, expectedChangeVector, old.Etag);
         long etag = ++_lastEtag;
         _docs.Delete(key);

@@ -116,6 +116,14 @@ public static class StatsEndpoints
             w.WriteNumber("PagePoolSlabs", storage.PagePoolSlabs);
             w.WriteNumber("PagePoolSlabsMapped", storage.PagePoolSlabsMapped);
             w.WriteEndObject();
+            var compression = db.Documents.Compression;
+            var (jsonBytes, storedBytes) = compression.CompressedBytes;
+            w.WriteStartObject("DocumentCompression");
+            w.WriteNumber("Dictionaries", compression.DictionaryCount);
+            w.WriteNumber("DocumentsWrittenCompressed", compression.CompressedWrites);
+            w.WriteNumber("JsonBytes", jsonBytes);
+            w.WriteNumber("CompressedBytes", storedBytes);
+            w.WriteEndObject();
             // The server process's .NET memory (shared by all databases): collections and pause share show GC pressure.
             var gc = GC.GetGCMemoryInfo();
             w.WriteStartObject("Process");

@@ -550,10 +550,12 @@ public sealed class Index : IDisposable
             _reduceDirty = false;
         }
         // Maps one document (its map results, or its entry) and records what it loaded; false when the map failed.
+        byte[]? jsonBuffer = null; // a compressed document's JSON
         bool MapDocument(ReadOnlySpan<byte> lowerId, ReadOnlySpan<byte> record, string collection, long etag)
         {
             var loaded = _references != null ? new HashSet<string>(StringComparer.Ordinal) : null;
-            var json = DocumentRecord.Json(record);
+            var json = DocumentRecord.Json(record, _db.Documents, ref jsonBuffer);
+            bytes += json.Length;
             bool ok = _mapReduce != null
                 ? WriteMapResults(mapResultsTx ??= _db.Environment.WriteTransaction(), lowerId, DocumentRecord.Id(record), collection, json, loader, dirtied, loaded)
                 : Write(lowerId, DocumentRecord.Id(record), collection, etag, json, lookup, terms, loader, loaded);
@@ -593,8 +595,6 @@ public sealed class Index : IDisposable
                     var lowerId = cursor.Value;
                     if (docs.TryGet(lowerId, out var record))
                     {
-                        var json = DocumentRecord.Json(record);
-                        bytes += json.Length;
                         attempts++;
                         if (MapDocument(lowerId, record, collection, etag))
                             successes++;

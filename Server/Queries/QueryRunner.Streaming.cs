@@ -81,7 +81,7 @@ public sealed partial class QueryRunner
                     skipped++;
                     continue;
                 }
-                onResult(Output(row.Bind(_db.Documents.DatabaseId), projection, dbTx));
+                onResult(Output(row.Bind(_db.Documents), projection, dbTx));
                 written++;
             }
             return written;

@@ -109,7 +109,7 @@ public sealed partial class QueryRunner
         {
             using (row)
             {
-                if ((_query.Where == null || Evaluate(_query.Where, row)) && row.Bind(_db.Documents.DatabaseId).Document is { } doc)
+                if ((_query.Where == null || Evaluate(_query.Where, row)) && row.Bind(_db.Documents).Document is { } doc)
                     ids.Add(doc.Id);
             }
         }
@@ -295,9 +295,9 @@ public sealed partial class QueryRunner
                     continue;
                 }
                 if (keep && top != null)
-                    top.Offer(row.Bind(_db.Documents.DatabaseId));
+                    top.Offer(row.Bind(_db.Documents));
                 else if (keep && (needAll || matches.Count < (long)skip + take))
-                    matches.Add(row.Bind(_db.Documents.DatabaseId));
+                    matches.Add(row.Bind(_db.Documents));
                 else
                     row.Dispose();
             }
@@ -593,12 +593,12 @@ public sealed partial class QueryRunner
                 if (docEtag == entryEtag)
                 {
                     // Rows of a page already chosen are all answered: read the document now, not looked up again later.
-                    var answered = _exactTotal != null ? DocumentRecord.Read(record, _db.Documents.DatabaseId) : null;
+                    var answered = _exactTotal != null ? DocumentRecord.Read(record, _db.Documents) : null;
                     yield return Row.ForEntry(indexed, lowerId, answered, changed: false, docs, entryId);
                     continue;
                 }
                 // Changed after it was indexed: check the current version, mapped the same way.
-                var current = DocumentRecord.Read(record, _db.Documents.DatabaseId);
+                var current = DocumentRecord.Read(record, _db.Documents);
                 byte[] entry;
                 using (var parsed = JsonDocument.Parse(current.Json))
                     entry = index.Compiled.EntryOrEmpty(parsed.RootElement, current.Collection, current.Id, Indexing.DocumentLoaders.From(_db.Documents, dbTx));

@@ -19,7 +19,7 @@ internal sealed class Row : IDisposable
     }
 
     private StoredDocument? _loaded;
-    private string? _databaseId;
+    private Documents.DocumentsStorage? _documents;
 
     /// <summary>
     /// The document: given, or read from the snapshot on first use once the row is bound
@@ -29,8 +29,8 @@ internal sealed class Row : IDisposable
     {
         get
         {
-            if (_loaded == null && _databaseId != null && _docs != null && _docs.TryGet(_lowerId, out var record))
-                _loaded = DocumentRecord.Read(record, _databaseId);
+            if (_loaded == null && _documents != null && _docs != null && _docs.TryGet(_lowerId, out var record))
+                _loaded = DocumentRecord.Read(record, _documents);
             return _loaded;
         }
         private set => _loaded = value;
@@ -54,9 +54,9 @@ internal sealed class Row : IDisposable
     public JsonElement DocumentJson => (_document ??= JsonDocument.Parse(Document!.Json)).RootElement;
 
     /// <summary>Lets <see cref="Document"/> read the document on first use (the row is kept while the query's transaction is open).</summary>
-    public Row Bind(string databaseId)
+    public Row Bind(Documents.DocumentsStorage documents)
     {
-        _databaseId = databaseId;
+        _documents = documents;
         return this;
     }
 

@@ -1,0 +1,201 @@
+using System.Buffers.Binary;
+using System.Globalization;
+using System.Net;
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using RavenLite.Server.Documents;
+using RavenLite.TestKit;
+using Xunit;
+using static RavenLite.Server.Tests.TestServer;
+
+namespace RavenLite.Server.Tests;
+
+/// <summary>
+/// Documents stored compressed with a per-collection Zstandard dictionary (docs/format/documents.md "Compression"):
+/// every read path gives back the JSON that was written, across updates, extensions, queries and a restart, and a
+/// dictionary whose transaction rolled back never gives its id to documents that are kept.
+/// </summary>
+public sealed class DocumentCompressionTests
+{
+    private static readonly string[] Cities = ["Oslo", "Lyon", "Porto", "Graz", "Turku", "Ghent"];
+
+    /// <summary>An order of about 1 KB from <paramref name="i"/> (deterministic), without metadata.</summary>
+    private static JsonObject Order(int i)
+    {
+        var r = new Random(i);
+        var lines = new JsonArray();
+        for (int l = 0; l < 4; l++)
+            lines.Add(new JsonObject { ["Product"] = $"products/{r.Next(1, 80)}-A", ["PricePerUnit"] = r.Next(100, 20000) / 100.0, ["Quantity"] = r.Next(1, 60), ["Discount"] = r.Next(0, 4) * 0.05 });
+        return new JsonObject
+        {
+            ["Company"] = $"companies/{r.Next(1, 90)}-A",
+            ["OrderedAt"] = new DateTime(2020, 1, 1, 0, 0, 0, DateTimeKind.Utc).AddMinutes(r.Next(0, 2_000_000)).ToString("O", CultureInfo.InvariantCulture),
+            ["Freight"] = r.Next(100, 100000) / 100.0,
+            ["ShipTo"] = new JsonObject { ["City"] = Cities[r.Next(Cities.Length)], ["Line1"] = $"{r.Next(1, 999)} Main Street", ["Unicode"] = "Ærø ✓ 東京" },
+            ["Lines"] = lines,
+            ["Notes"] = new string((char)('a' + r.Next(26)), r.Next(20, 200)),
+        };
+    }
+
+    private static string OrderJson(int i)
+    {
+        var o = Order(i);
+        o["@metadata"] = new JsonObject { ["@collection"] = "Orders" };
+        return o.ToJsonString();
+    }
+
+    private static async Task PutOrdersAsync(HttpClient http, int from, int count)
+    {
+        var commands = string.Join(",", Enumerable.Range(from, count).Select(i => $$"""{"Type":"PUT","Id":"orders/{{i}}","ChangeVector":null,"Document":{{OrderJson(i)}}}"""));
+        var r = await http.PostAsync("/databases/db/bulk_docs", Json($$"""{"Commands":[{{commands}}]}"""));
+        Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+    }
+
+    private static async Task<JsonElement> CompressionStats(HttpClient http) =>
+        (await ReadJson(await http.GetAsync("/databases/db/stats/detailed"))).GetProperty("DocumentCompression");
+
+    /// <summary>The document as the server gives it, without its metadata, equals what was written.</summary>
+    private static async Task AssertSameAsync(HttpClient http, int i, JsonObject? expected = null)
+    {
+        var results = (await ReadJson(await http.GetAsync($"/databases/db/docs?id=orders/{i}"))).GetProperty("Results");
+        var got = JsonNode.Parse(results[0].GetRawText())!.AsObject();
+        Assert.Equal($"orders/{i}", got["@metadata"]!["@id"]!.GetValue<string>());
+        got.Remove("@metadata");
+        expected ??= Order(i);
+        Assert.True(JsonNode.DeepEquals(expected, got), $"orders/{i}: {got.ToJsonString()}\nexpected {expected.ToJsonString()}");
+    }
+
+    [Fact]
+    public async Task Documents_written_after_a_collection_gets_its_dictionary_are_compressed_and_read_back_unchanged_everywhere()
+    {
+        using var dir = new TempDirectory("ravenlite-compression");
+        int written = 0;
+        await using (var s = await StartWithDatabaseAsync(dataDir: dir.Path))
+        {
+            // Samples first (stored as JSON), then writes until the trained dictionary is stored (bounded).
+            var deadline = DateTime.UtcNow.AddSeconds(60);
+            while ((await CompressionStats(s.Http)).GetProperty("Dictionaries").GetInt32() == 0)
+            {
+                Assert.True(DateTime.UtcNow < deadline, "no dictionary within 60 s");
+                await PutOrdersAsync(s.Http, written, 250);
+                written += 250;
+            }
+            await PutOrdersAsync(s.Http, written, 1000);
+            written += 1000;
+            var stats = await CompressionStats(s.Http);
+            long json = stats.GetProperty("JsonBytes").GetInt64(), stored = stats.GetProperty("CompressedBytes").GetInt64();
+            Assert.True(stats.GetProperty("DocumentsWrittenCompressed").GetInt64() >= 1000, stats.ToString());
+            Assert.True(stored < json / 3, $"compressed {stored} of {json} bytes");
+
+            foreach (int i in Enumerable.Range(0, written).Where(i => i % 7 == 0 || i >= written - 50))
+                await AssertSameAsync(s.Http, i);
+            // Paging by collection and a query (an auto index mapped from the compressed records).
+            var page = (await ReadJson(await s.Http.GetAsync($"/databases/db/collections/docs?name=Orders&start={written - 1000}&pageSize=1000"))).GetProperty("Results");
+            Assert.Equal(1000, page.GetArrayLength());
+            foreach (var d in page.EnumerateArray())
+            {
+                var got = JsonNode.Parse(d.GetRawText())!.AsObject();
+                int i = int.Parse(got["@metadata"]!["@id"]!.GetValue<string>()["orders/".Length..], CultureInfo.InvariantCulture);
+                got.Remove("@metadata");
+                Assert.True(JsonNode.DeepEquals(Order(i), got), $"orders/{i} in the page");
+            }
+            int expensive = Enumerable.Range(0, written).Count(i => Order(i)["Freight"]!.GetValue<double>() > 500);
+            var q = await ReadJson(await s.Http.PostAsync("/databases/db/queries?waitForNonStaleResultsTimeout=00:01:00",
+                Json("""{"Query":"from Orders where Freight > 500","PageSize":0,"WaitForNonStaleResults":true}""")));
+            Assert.Equal(expensive, q.GetProperty("TotalResults").GetInt32());
+
+            // An update of a compressed document (the server reads its extras and dates back from it), and a counter on one.
+            int last = written - 1;
+            var changed = Order(last);
+            changed["Freight"] = 1.5;
+            changed["@metadata"] = new JsonObject { ["@collection"] = "Orders" };
+            Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync($"/databases/db/docs?id=orders/{last}", Json(changed.ToJsonString()))).StatusCode);
+            changed.Remove("@metadata");
+            await AssertSameAsync(s.Http, last, changed);
+            Assert.Equal(HttpStatusCode.OK, (await s.Http.PostAsync("/databases/db/counters",
+                Json("""{"Documents":[{"DocumentId":"orders/100","Operations":[{"Type":"Increment","CounterName":"Views","Delta":3}]}]}"""))).StatusCode);
+            var withCounter = (await ReadJson(await s.Http.GetAsync("/databases/db/docs?id=orders/100"))).GetProperty("Results")[0];
+            Assert.Equal("HasCounters", withCounter.GetProperty("@metadata").GetProperty("@flags").GetString());
+            await AssertSameAsync(s.Http, 100);
+            changed["@metadata"] = new JsonObject { ["@collection"] = "Orders" };
+            await File.WriteAllTextAsync(Path.Combine(dir.Path, "changed.json"), changed.ToJsonString());
+        }
+
+        // A restart loads the dictionaries: old records read back, new writes compress with the same dictionary.
+        await using (var again = await StartAsync(dir.Path))
+        {
+            foreach (int i in Enumerable.Range(0, written - 1).Where(i => i % 5 == 0))
+                await AssertSameAsync(again.Http, i);
+            var changed = JsonNode.Parse(await File.ReadAllTextAsync(Path.Combine(dir.Path, "changed.json")))!.AsObject();
+            changed.Remove("@metadata");
+            await AssertSameAsync(again.Http, written - 1, changed);
+            await PutOrdersAsync(again.Http, written, 200);
+            var stats = await CompressionStats(again.Http);
+            Assert.Equal(1, stats.GetProperty("Dictionaries").GetInt32());
+            Assert.Equal(200, stats.GetProperty("DocumentsWrittenCompressed").GetInt64());
+            await AssertSameAsync(again.Http, written + 199);
+            Assert.Equal(HttpStatusCode.NoContent, (await again.Http.DeleteAsync("/databases/db/docs?id=orders/7")).StatusCode);
+            Assert.Equal(HttpStatusCode.NotFound, (await again.Http.GetAsync("/databases/db/docs?id=orders/7")).StatusCode);
+        }
+    }
+
+    [Fact]
+    public async Task A_dictionary_whose_transaction_rolled_back_never_lends_its_id_to_stored_documents()
+    {
+        using var h = StorageHarness.OnDisk();
+        var docs = new DocumentsStorage(h.Env, 2048);
+
+        void Write(int from, int count, bool commit)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var ctx = docs.BeginWrite(tx);
+            for (int i = from; i < from + count; i++)
+                ctx.Put($"orders/{i}", Encoding.UTF8.GetBytes(OrderJson(i)), null);
+            if (!commit)
+                return; // as the merger does when a command throws: no Complete, the transaction rolls back
+            ctx.Complete();
+            tx.Commit();
+        }
+
+        async Task TrainAsync(int from)
+        {
+            Write(from, 1000, commit: true); // the samples
+            Assert.NotNull(docs.Compression.TrainingOf("Orders"));
+            await docs.Compression.TrainingOf("Orders")!.WaitAsync(TimeSpan.FromSeconds(60));
+        }
+
+        await TrainAsync(0);
+        Write(1000, 10, commit: false); // stores dictionary 1 and compresses with it, then rolls back
+        Assert.Equal(10, docs.Compression.CompressedWrites);
+        await TrainAsync(2000); // the same collection samples again
+        Write(3000, 100, commit: true);
+
+        using (var tx = h.Env.ReadTransaction())
+        {
+            var ids = new List<uint>();
+            var c = tx.ReadTree(DocumentCompression.TreeName)!.CreateCursor();
+            for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+                ids.Add(BinaryPrimitives.ReadUInt32BigEndian(c.Key));
+            Assert.Equal([2u], ids);
+            Assert.Null(docs.Get(tx, "orders/1000"));
+        }
+
+        // Reopened: the documents written with dictionary 2 read back; the ones before it were stored as JSON.
+        var env = h.Restart();
+        var reopened = new DocumentsStorage(env, 2048);
+        using (var tx = env.ReadTransaction())
+        {
+            var tree = tx.ReadTree(DocumentsStorage.DocsTree)!;
+            foreach (int i in new[] { 0, 999, 2000, 2999, 3000, 3099 })
+            {
+                Assert.True(tree.TryGet(Encoding.UTF8.GetBytes($"orders/{i}"), out var record));
+                Assert.Equal(i >= 3000, DocumentCompression.IsCompressed(record[DocumentRecord.BodyOffset(record)..]));
+                var doc = reopened.Get(tx, $"orders/{i}")!;
+                var got = JsonNode.Parse(doc.Json)!.AsObject();
+                got.Remove("@metadata");
+                Assert.True(JsonNode.DeepEquals(Order(i), got), $"orders/{i}");
+            }
+        }
+    }
+}
