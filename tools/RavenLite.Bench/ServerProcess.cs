@@ -79,6 +79,14 @@ internal sealed class ServerProcess : IDisposable
         return (m.GetProperty("Transactions").GetInt64(), m.GetProperty("Operations").GetInt64(), doc.RootElement.GetProperty("Storage").GetProperty("JournalBytesWritten").GetInt64());
     }
 
+    /// <summary>SIGTERM, then waits up to <paramref name="timeout"/> for a clean exit (flushed, journals and undo file retired); false when it did not exit.</summary>
+    public bool Stop(TimeSpan timeout)
+    {
+        using (var kill = System.Diagnostics.Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
+            kill.WaitForExit();
+        return _process.WaitForExit(timeout);
+    }
+
     /// <summary>SIGKILL (the crash suite).</summary>
     public void Kill() => ServerLauncher.Kill(_process);
 
