@@ -1291,6 +1291,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 {
                     // A stale undo file is never applied (it names an older header); the next flush reuses it.
                 }
+                try
+                {
+                    _journal.DeleteSpares(); // likewise the recycled journal files kept for reuse
+                }
+                catch (IOException)
+                {
+                    // Spares left behind are reused by the next open.
+                }
             }
             _data.Dispose();
             _headers.Dispose();

@@ -330,6 +330,17 @@ internal sealed class JournalWriter : IDisposable
         }
     }
 
+    /// <summary>
+    /// Deletes the spare files (recycled journals kept for reuse): at a clean close, where the data file holds every
+    /// record, their space goes back to the volume; the next open allocates journal files afresh.
+    /// </summary>
+    public void DeleteSpares()
+    {
+        lock (_lock)
+            foreach (string name in _fs.ListFiles(_dir).Where(JournalFileNames.IsSpare))
+                _fs.DeleteFile(Path.Combine(_dir, name));
+    }
+
     public void Dispose()
     {
         lock (_lock)

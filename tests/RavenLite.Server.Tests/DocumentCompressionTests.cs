@@ -198,4 +198,63 @@ public sealed class DocumentCompressionTests
             }
         }
     }
+
+    /// <summary>A document of another shape than <see cref="Order"/>: other names, other values.</summary>
+    private static JsonObject Event(int i)
+    {
+        var r = new Random(i + 1_000_000);
+        var o = new JsonObject { ["Kind"] = "sensor-" + r.Next(1, 9), ["At"] = r.NextInt64().ToString(CultureInfo.InvariantCulture) };
+        for (int k = 0; k < 12; k++)
+            o["Reading" + k.ToString(CultureInfo.InvariantCulture)] = Convert.ToHexString(BitConverter.GetBytes(r.NextInt64()))[..(6 + k % 10)];
+        return o;
+    }
+
+    [Fact]
+    public async Task A_collection_whose_documents_change_shape_gets_a_new_dictionary_and_keeps_reading_the_old_records()
+    {
+        using var h = StorageHarness.InMemory();
+        var docs = new DocumentsStorage(h.Env, 2048);
+        string Body(int i) => (i < 1000 || i >= 90_000 ? Order(i) : Event(i)).ToJsonString().Insert(1, "\"@metadata\":{\"@collection\":\"Orders\"},");
+        void Write(int from, int count)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var ctx = docs.BeginWrite(tx);
+            for (int i = from; i < from + count; i++)
+                ctx.Put($"orders/{i}", Encoding.UTF8.GetBytes(Body(i)), null);
+            ctx.Complete();
+            tx.Commit();
+        }
+        List<uint> Dictionaries()
+        {
+            using var tx = h.Env.ReadTransaction();
+            var ids = new List<uint>();
+            var c = tx.ReadTree(DocumentCompression.TreeName)!.CreateCursor();
+            for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
+                ids.Add(BinaryPrimitives.ReadUInt32BigEndian(c.Key));
+            return ids;
+        }
+
+        Write(0, 1000);
+        await docs.Compression.TrainingOf("Orders")!.WaitAsync(TimeSpan.FromSeconds(60));
+        // The other shape: compressed with the first dictionary, clearly worse than its samples; after a window of them
+        // the collection samples again and a second dictionary is trained (bounded: 20,000 documents).
+        int next = 1000;
+        while (Dictionaries().Count < 2 && next < 21_000)
+        {
+            Write(next, 500);
+            next += 500;
+            if (docs.Compression.TrainingOf("Orders") is { } training)
+                await training.WaitAsync(TimeSpan.FromSeconds(60));
+        }
+        Assert.Equal([1u, 2u], Dictionaries());
+        Write(90_000, 10); // the first shape again, written with the second dictionary
+        using var read = h.Env.ReadTransaction();
+        foreach (int i in new[] { 0, 999, 1000, next - 1, 90_000, 90_009 })
+        {
+            var doc = docs.Get(read, $"orders/{i}")!;
+            var got = JsonNode.Parse(doc.Json)!.AsObject();
+            got.Remove("@metadata");
+            Assert.True(JsonNode.DeepEquals(i < 1000 || i >= 90_000 ? Order(i) : Event(i), got), $"orders/{i}");
+        }
+    }
 }
