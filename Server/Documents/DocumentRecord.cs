@@ -55,28 +55,23 @@ internal static class DocumentRecord
     public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value, DocumentsStorage documents, ref byte[]? buffer) =>
         documents.Compression.Decode(value[BodyOffset(value)..], ref buffer);
 
-    /// <summary>The JSON of a record stored uncompressed (revisions), in place.</summary>
-    public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value)
+    /// <summary>The stored JSON: in place, or decompressed into a new array.</summary>
+    public static ReadOnlySpan<byte> Json(ReadOnlySpan<byte> value, DocumentsStorage documents)
     {
         var body = value[BodyOffset(value)..];
-        return DocumentCompression.IsCompressed(body) ? throw new InvalidDataException("A revision record is compressed; revisions are stored as JSON.") : body;
+        return DocumentCompression.IsCompressed(body) ? documents.Compression.Decode(body) : body;
     }
 
-    /// <summary>A document record (its body compressed or not).</summary>
-    public static StoredDocument Read(ReadOnlySpan<byte> value, DocumentsStorage documents) => Read(value, documents.DatabaseId, documents.Compression);
-
-    /// <summary>A record stored uncompressed (revisions).</summary>
-    public static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId) => Read(value, databaseId, null);
-
-    private static StoredDocument Read(ReadOnlySpan<byte> value, string databaseId, DocumentCompression? compression)
+    /// <summary>A document or revision record (its body compressed or not).</summary>
+    public static StoredDocument Read(ReadOnlySpan<byte> value, DocumentsStorage documents)
     {
+        string databaseId = documents.DatabaseId;
         long etag = BinaryPrimitives.ReadInt64LittleEndian(value);
         var modified = new DateTime(BinaryPrimitives.ReadInt64LittleEndian(value[8..]), DateTimeKind.Utc);
         int idLen = BinaryPrimitives.ReadUInt16LittleEndian(value[16..]), colLen = BinaryPrimitives.ReadUInt16LittleEndian(value[18..]);
         string id = Encoding.UTF8.GetString(value.Slice(HeaderSize, idLen));
         string collection = Encoding.UTF8.GetString(value.Slice(HeaderSize + idLen, colLen));
-        var body = value[(HeaderSize + idLen + colLen)..];
-        byte[] json = compression != null ? compression.Decode(body) : Json(value).ToArray();
+        byte[] json = documents.Compression.Decode(value[(HeaderSize + idLen + colLen)..]);
         return new StoredDocument(id, collection, etag, ChangeVectors.Format(etag, databaseId), modified, json);
     }
 }

@@ -283,12 +283,12 @@ public sealed class DocumentsWriteContext
         var flags = extras.Clone();
         flags.IsRevision = true;
         DocumentJson.WriteStored(revision, _scratch.MetadataWriter, prepared, prefixLength, id, collection, cv, now, flags);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, revision.WrittenSpan);
+        Revisions.RevisionsStore.Add(Transaction, key, etag, _compression.Encode(revision.WrittenSpan, DocumentRecord.BodyOffset(revision.WrittenSpan), collection, _scratch.Compressed));
         foreach (var attachment in extras.Attachments.Values)
             Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash); // the revision's attachments stay readable
         Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
         if (configuration != null)
-            Revisions.RevisionsStore.Trim(Transaction, key, configuration, now);
+            Revisions.RevisionsStore.Trim(Transaction, key, configuration, now, _storage);
     }
 
     /// <summary>
@@ -308,7 +308,7 @@ public sealed class DocumentsWriteContext
         var record = new System.Buffers.ArrayBufferWriter<byte>(json.Length + 64);
         DocumentRecord.WriteHeader(record, id, collection, etag, lastModified);
         record.Write(json);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, record.WrittenSpan);
+        Revisions.RevisionsStore.Add(Transaction, key, etag, _compression.Encode(record.WrittenSpan, DocumentRecord.BodyOffset(record.WrittenSpan), collection, _scratch.Compressed));
         if (DocumentExtras.Read(json) is { } extras)
             foreach (var attachment in extras.Attachments.Values)
                 if (Attachments.AttachmentsStore.Find(Transaction, attachment.Hash) != null)
@@ -420,7 +420,7 @@ public sealed class DocumentsWriteContext
         {
             if (revisions.Raw(old.Collection) is { PurgeOnDelete: true })
             {
-                Revisions.RevisionsStore.DeleteAll(Transaction, key);
+                Revisions.RevisionsStore.DeleteAll(Transaction, key, _storage);
             }
             else if (revisions.For(old.Collection) != null || oldExtras is { HasRevisions: true })
             {

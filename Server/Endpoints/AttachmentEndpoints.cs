@@ -85,7 +85,7 @@ public static class AttachmentEndpoints
     /// <summary>The attachment as the revision with this change vector lists it, or null.</summary>
     private static (AttachmentInfo Info, string ChangeVector)? FindInRevision(Storage.Transactions.Transaction tx, Database db, string id, string name, string changeVector)
     {
-        var revision = Revisions.RevisionsStore.GetByChangeVector(tx, changeVector, db.Documents.DatabaseId);
+        var revision = Revisions.RevisionsStore.GetByChangeVector(tx, changeVector, db.Documents);
         if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase)
             || DocumentExtras.Read(revision.Json) is not { } extras || !extras.Attachments.TryGetValue(name, out var info))
             return null;

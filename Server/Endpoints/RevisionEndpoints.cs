@@ -65,7 +65,7 @@ public static class RevisionEndpoints
             if (changeVectors.Count > 0)
             {
                 foreach (string cv in changeVectors)
-                    results.Add(RevisionsStore.GetByChangeVector(tx, cv, db.Documents.DatabaseId));
+                    results.Add(RevisionsStore.GetByChangeVector(tx, cv, db.Documents));
                 if (changeVectors.Count == 1 && results[0] == null)
                     return JsonResponse.EmptyAsync(context, 404);
                 total = results.Count;
@@ -78,7 +78,7 @@ public static class RevisionEndpoints
                 {
                     if (!DateTime.TryParse(b, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var before))
                         throw ApiException.BadRequest($"'before' must be a date, got '{b}'.");
-                    var revision = RevisionsStore.GetBefore(tx, key, before, db.Documents.DatabaseId);
+                    var revision = RevisionsStore.GetBefore(tx, key, before, db.Documents);
                     if (revision == null)
                         return JsonResponse.EmptyAsync(context, 404);
                     results.Add(revision);
@@ -88,7 +88,7 @@ public static class RevisionEndpoints
                 {
                     int start = RequestParsing.QueryInt(request, "start", 0);
                     int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
-                    results.AddRange(RevisionsStore.GetFor(tx, key, start, pageSize, db.Documents.DatabaseId));
+                    results.AddRange(RevisionsStore.GetFor(tx, key, start, pageSize, db.Documents));
                     total = RevisionsStore.Count(tx, key);
                 }
             }
@@ -145,7 +145,7 @@ public static class RevisionEndpoints
         int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", 1024, 0);
         List<StoredDocument?> results;
         using (var tx = db.Environment.ReadTransaction())
-            results = [.. RevisionsStore.Bin(tx, start, pageSize, db.Documents.DatabaseId)];
+            results = [.. RevisionsStore.Bin(tx, start, pageSize, db.Documents)];
         return WriteResults(context, results, results.Count, metadataOnly: false);
     }
 
@@ -175,7 +175,7 @@ public static class RevisionEndpoints
         {
             foreach (var (id, cv) in wanted)
             {
-                var revision = RevisionsStore.GetByChangeVector(ctx.Transaction, cv, ctx.DatabaseId);
+                var revision = RevisionsStore.GetByChangeVector(ctx.Transaction, cv, ctx.Storage);
                 if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase))
                     throw ApiException.BadRequest($"Document '{id}' has no revision with change vector {cv}.");
                 RevertTo(ctx, revision);
@@ -215,10 +215,10 @@ public static class RevisionEndpoints
                     state.Token.ThrowIfCancellationRequested();
                     await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
                     {
-                        var newest = RevisionsStore.GetFor(ctx.Transaction, key, 0, 1, ctx.DatabaseId);
+                        var newest = RevisionsStore.GetFor(ctx.Transaction, key, 0, 1, ctx.Storage);
                         if (newest.Count == 0 || newest[0].LastModified <= time || (collections != null && !collections.Contains(newest[0].Collection)))
                             return false;
-                        var target = RevisionsStore.GetBefore(ctx.Transaction, key, time, ctx.DatabaseId);
+                        var target = RevisionsStore.GetBefore(ctx.Transaction, key, time, ctx.Storage);
                         if (target != null)
                             RevertTo(ctx, target);
                         else if (ctx.Get(newest[0].Id) != null)

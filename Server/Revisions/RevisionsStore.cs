@@ -96,11 +96,11 @@ public static class RevisionsStore
         return buffer.WrittenSpan.ToArray();
     }
 
-    private static void Remove(WriteTransaction tx, byte[] key)
+    private static void Remove(WriteTransaction tx, byte[] key, DocumentsStorage documents)
     {
         // A revision holds references to its attachments' content (taken when it was made): they go with it.
         if (tx.ReadTree(TreeName) is { } t && t.TryGet(key, out var record)
-            && DocumentExtras.Read(DocumentRecord.Json(record)) is { Attachments.Count: > 0 } extras)
+            && DocumentExtras.Read(DocumentRecord.Json(record, documents)) is { Attachments.Count: > 0 } extras)
             Attachments.AttachmentsStore.ReleaseAll(tx, extras);
         tx.CreateTree(TreeName).Delete(key);
         tx.CreateTree(ByEtagTree).Delete(key.AsSpan(key.Length - 8));
@@ -123,7 +123,7 @@ public static class RevisionsStore
     /// <c>MinimumRevisionsToKeep</c> (if set) and it is older than <c>MinimumRevisionAgeToKeep</c> (if set), at most
     /// <c>MaximumRevisionsToDeleteUponDocumentUpdate</c> at a time (if set). The newest revision always stays.
     /// </summary>
-    public static void Trim(WriteTransaction tx, ReadOnlySpan<byte> docKey, RevisionsCollectionConfiguration configuration, DateTime now)
+    public static void Trim(WriteTransaction tx, ReadOnlySpan<byte> docKey, RevisionsCollectionConfiguration configuration, DateTime now, DocumentsStorage documents)
     {
         if (configuration.MinimumRevisionsToKeep == null && configuration.MinimumRevisionAgeToKeep == null)
             return;
@@ -136,17 +136,17 @@ public static class RevisionsStore
             bool overAge = configuration.MinimumRevisionAgeToKeep is not { } age || now - all[i].Modified > age;
             if (!overCount || !overAge)
                 break;
-            Remove(tx, all[i].Key);
+            Remove(tx, all[i].Key, documents);
             count--;
             budget--;
         }
     }
 
     /// <summary>Removes every revision of a document (purge on delete).</summary>
-    public static void DeleteAll(WriteTransaction tx, ReadOnlySpan<byte> docKey)
+    public static void DeleteAll(WriteTransaction tx, ReadOnlySpan<byte> docKey, DocumentsStorage documents)
     {
         foreach (var (key, _) in List(tx, docKey))
-            Remove(tx, key);
+            Remove(tx, key, documents);
         if (tx.ReadTree(BinTree) is { Count: > 0 })
             tx.CreateTree(BinTree).Delete(docKey);
     }
@@ -167,7 +167,7 @@ public static class RevisionsStore
     }
 
     /// <summary>A document's revisions, newest first, skipping <paramref name="start"/>.</summary>
-    public static List<StoredDocument> GetFor(Transaction tx, ReadOnlySpan<byte> docKey, int start, int pageSize, string databaseId)
+    public static List<StoredDocument> GetFor(Transaction tx, ReadOnlySpan<byte> docKey, int start, int pageSize, DocumentsStorage documents)
     {
         var result = new List<StoredDocument>();
         if (tx.ReadTree(TreeName) is not { } t)
@@ -188,7 +188,7 @@ public static class RevisionsStore
                 start--;
                 continue;
             }
-            result.Add(DocumentRecord.Read(c.Value, databaseId));
+            result.Add(DocumentRecord.Read(c.Value, documents));
         }
         return result;
     }
@@ -197,7 +197,7 @@ public static class RevisionsStore
     /// Revisions written after <paramref name="afterEtag"/>, in etag order, each with the revision of the same document
     /// just before it (null for its first): what a subscription on revisions sends. Lazy over <paramref name="tx"/>.
     /// </summary>
-    public static IEnumerable<(StoredDocument Current, StoredDocument? Previous)> ScanAfter(Transaction tx, long afterEtag, string databaseId)
+    public static IEnumerable<(StoredDocument Current, StoredDocument? Previous)> ScanAfter(Transaction tx, long afterEtag, DocumentsStorage documents)
     {
         if (tx.ReadTree(ByEtagTree) is not { } byEtag || tx.ReadTree(TreeName) is not { } revisions)
             yield break;
@@ -209,12 +209,12 @@ public static class RevisionsStore
             byte[] key = c.Value.ToArray();
             if (!revisions.TryGet(key, out var record))
                 continue; // trimmed since
-            var current = DocumentRecord.Read(record, databaseId);
+            var current = DocumentRecord.Read(record, documents);
             StoredDocument? previous = null;
             var p = revisions.CreateCursor();
             int docKeyLength = key.Length - 9;
             if (p.Seek(key) && p.MovePrevious() && p.Key.Length == key.Length && p.Key[..(docKeyLength + 1)].SequenceEqual(key.AsSpan(0, docKeyLength + 1)))
-                previous = DocumentRecord.Read(p.Value, databaseId);
+                previous = DocumentRecord.Read(p.Value, documents);
             yield return (current, previous);
         }
         while (c.MoveNext());
@@ -227,29 +227,29 @@ public static class RevisionsStore
     public static long CountAll(Transaction tx) => tx.ReadTree(TreeName)?.Count ?? 0;
 
     /// <summary>The revision with this change vector (<c>A:{etag}-{database id}</c>), or null.</summary>
-    public static StoredDocument? GetByChangeVector(Transaction tx, string changeVector, string databaseId)
+    public static StoredDocument? GetByChangeVector(Transaction tx, string changeVector, DocumentsStorage documents)
     {
         int colon = changeVector.IndexOf(':', StringComparison.Ordinal), dash = changeVector.IndexOf('-', StringComparison.Ordinal);
         if (colon < 0 || dash < colon || !long.TryParse(changeVector.AsSpan(colon + 1, dash - colon - 1), NumberStyles.None, CultureInfo.InvariantCulture, out long etag)
-            || !string.Equals(changeVector[(dash + 1)..], databaseId, StringComparison.Ordinal))
+            || !string.Equals(changeVector[(dash + 1)..], documents.DatabaseId, StringComparison.Ordinal))
             return null;
         if (tx.ReadTree(ByEtagTree) is not { } byEtag || !byEtag.TryGet(DocumentsStorage.EtagKey(etag), out var key))
             return null;
-        return tx.ReadTree(TreeName)!.TryGet(key, out var v) ? DocumentRecord.Read(v, databaseId) : null;
+        return tx.ReadTree(TreeName)!.TryGet(key, out var v) ? DocumentRecord.Read(v, documents) : null;
     }
 
     /// <summary>The newest revision of a document written at or before <paramref name="before"/>, or null.</summary>
-    public static StoredDocument? GetBefore(Transaction tx, ReadOnlySpan<byte> docKey, DateTime before, string databaseId)
+    public static StoredDocument? GetBefore(Transaction tx, ReadOnlySpan<byte> docKey, DateTime before, DocumentsStorage documents)
     {
         var tree = tx.ReadTree(TreeName);
         foreach (var (key, modified) in Enumerable.Reverse(List(tx, docKey)))
             if (modified <= before)
-                return tree!.TryGet(key, out var v) ? DocumentRecord.Read(v, databaseId) : null;
+                return tree!.TryGet(key, out var v) ? DocumentRecord.Read(v, documents) : null;
         return null;
     }
 
     /// <summary>The deletion revisions of the documents in the bin, in id order, skipping <paramref name="start"/>.</summary>
-    public static List<StoredDocument> Bin(Transaction tx, int start, int pageSize, string databaseId)
+    public static List<StoredDocument> Bin(Transaction tx, int start, int pageSize, DocumentsStorage documents)
     {
         var result = new List<StoredDocument>();
         if (tx.ReadTree(BinTree) is not { } bin)
@@ -264,7 +264,7 @@ public static class RevisionsStore
                 continue;
             }
             if (revisions.TryGet(Key(c.Key, BinaryPrimitives.ReadInt64BigEndian(c.Value)), out var v))
-                result.Add(DocumentRecord.Read(v, databaseId));
+                result.Add(DocumentRecord.Read(v, documents));
         }
         return result;
     }

@@ -148,7 +148,7 @@ public static class DatabaseExporter
         foreach (var key in Revisions.RevisionsStore.DocumentKeys(tx))
         {
             // Oldest first, as RavenDB's dumps list them (in etag order): an import stores them in that order.
-            foreach (var revision in Enumerable.Reverse(Revisions.RevisionsStore.GetFor(tx, key, 0, int.MaxValue, db.Documents.DatabaseId)))
+            foreach (var revision in Enumerable.Reverse(Revisions.RevisionsStore.GetFor(tx, key, 0, int.MaxValue, db.Documents)))
             {
                 w.WriteRawValue(revision.Json, skipInputValidation: true);
                 counts.Add("RevisionDocuments");

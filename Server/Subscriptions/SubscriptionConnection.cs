@@ -208,7 +208,7 @@ public sealed class SubscriptionConnection : IDisposable
         int scanned = 0;
         if (matcher.Revisions)
         {
-            foreach (var (current, previous) in Revisions.RevisionsStore.ScanAfter(tx, after, _db.Documents.DatabaseId))
+            foreach (var (current, previous) in Revisions.RevisionsStore.ScanAfter(tx, after, _db.Documents))
             {
                 scanned++;
                 last = current.Etag;

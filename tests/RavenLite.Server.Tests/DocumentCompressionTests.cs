@@ -66,6 +66,22 @@ public sealed class DocumentCompressionTests
         Assert.True(JsonNode.DeepEquals(expected, got), $"orders/{i}: {got.ToJsonString()}\nexpected {expected.ToJsonString()}");
     }
 
+    /// <summary>orders/201's two revisions kept: freight 30 then 20, the rest as written.</summary>
+    private static async Task AssertRevisionsAsync(HttpClient http)
+    {
+        var revisions = (await ReadJson(await http.GetAsync("/databases/db/revisions?id=orders/201"))).GetProperty("Results");
+        Assert.Equal(2, revisions.GetArrayLength());
+        for (int k = 0; k < 2; k++)
+        {
+            var got = JsonNode.Parse(revisions[k].GetRawText())!.AsObject();
+            Assert.Contains("Revision", got["@metadata"]!["@flags"]!.GetValue<string>(), StringComparison.Ordinal);
+            got.Remove("@metadata");
+            var expected = Order(201);
+            expected["Freight"] = k == 0 ? 30.0 : 20.0;
+            Assert.True(JsonNode.DeepEquals(expected, got), got.ToJsonString());
+        }
+    }
+
     [Fact]
     public async Task Documents_written_after_a_collection_gets_its_dictionary_are_compressed_and_read_back_unchanged_everywhere()
     {
@@ -120,6 +136,20 @@ public sealed class DocumentCompressionTests
             await AssertSameAsync(s.Http, 100);
             changed["@metadata"] = new JsonObject { ["@collection"] = "Orders" };
             await File.WriteAllTextAsync(Path.Combine(dir.Path, "changed.json"), changed.ToJsonString());
+
+            // Revisions are compressed too; trimming reads the ones it removes (for their attachments).
+            Assert.Equal(HttpStatusCode.OK, (await s.Http.PostAsync("/databases/db/admin/revisions/config",
+                Json("""{"Collections":{"Orders":{"Disabled":false,"MinimumRevisionsToKeep":2}}}"""))).StatusCode);
+            long compressedBefore = (await CompressionStats(s.Http)).GetProperty("DocumentsWrittenCompressed").GetInt64();
+            foreach (double freight in new[] { 10.0, 20.0, 30.0 })
+            {
+                var o = Order(201);
+                o["Freight"] = freight;
+                o["@metadata"] = new JsonObject { ["@collection"] = "Orders" };
+                Assert.Equal(HttpStatusCode.Created, (await s.Http.PutAsync("/databases/db/docs?id=orders/201", Json(o.ToJsonString()))).StatusCode);
+            }
+            Assert.Equal(compressedBefore + 6, (await CompressionStats(s.Http)).GetProperty("DocumentsWrittenCompressed").GetInt64()); // 3 documents, 3 revisions
+            await AssertRevisionsAsync(s.Http);
         }
 
         // A restart loads the dictionaries: old records read back, new writes compress with the same dictionary.
@@ -133,8 +163,9 @@ public sealed class DocumentCompressionTests
             await PutOrdersAsync(again.Http, written, 200);
             var stats = await CompressionStats(again.Http);
             Assert.Equal(1, stats.GetProperty("Dictionaries").GetInt32());
-            Assert.Equal(200, stats.GetProperty("DocumentsWrittenCompressed").GetInt64());
+            Assert.Equal(400, stats.GetProperty("DocumentsWrittenCompressed").GetInt64()); // 200 documents and their revisions
             await AssertSameAsync(again.Http, written + 199);
+            await AssertRevisionsAsync(again.Http);
             Assert.Equal(HttpStatusCode.NoContent, (await again.Http.DeleteAsync("/databases/db/docs?id=orders/7")).StatusCode);
             Assert.Equal(HttpStatusCode.NotFound, (await again.Http.GetAsync("/databases/db/docs?id=orders/7")).StatusCode);
         }
