@@ -38,6 +38,7 @@ internal sealed class DocumentCompression
     private const int DictionaryCapacity = 32 * 1024;
     private const int SampleCount = 1000;
     private const long SampleBytes = 4 << 20;
+    private const long MaxHeldSampleBytes = 64 << 20; // across the database's collections
     private const int MinSamples = 100;
     private const int MaxSampleLength = 16 * 1024;
     private const int MinJsonLength = 32;
@@ -47,6 +48,7 @@ internal sealed class DocumentCompression
     private readonly Dictionary<string, CollectionState> _collections = new(StringComparer.Ordinal); // lower-cased; under the lock
     private readonly object _lock = new();
     private uint _lastId;
+    private long _heldSampleBytes; // samples kept by all collections (under the lock)
 
     /// <summary>Loads the dictionaries stored in <paramref name="tx"/> (creating the tree).</summary>
     public DocumentCompression(WriteTransaction tx)
@@ -165,7 +167,7 @@ internal sealed class DocumentCompression
                         state.SampleTarget *= 2; // training failed (too little or too uniform data): wait for more
                 }
                 if ((dictionary == null || state.Resample) && state.Training == null)
-                    state.AddSample(json);
+                    owner._heldSampleBytes += state.AddSample(json, owner._heldSampleBytes < MaxHeldSampleBytes);
             }
             if (dictionary == null)
                 return record;
@@ -231,17 +233,25 @@ internal sealed class DocumentCompression
         private long _windowRaw, _windowCompressed;
         private int _windowDocs;
 
-        public void AddSample(ReadOnlySpan<byte> json)
+        /// <summary>
+        /// Keeps <paramref name="json"/> as a sample when <paramref name="room"/> (the database's samples are bounded),
+        /// and starts training once there are enough; returns the change in bytes held.
+        /// </summary>
+        public long AddSample(ReadOnlySpan<byte> json, bool room)
         {
+            if (!room)
+                return 0; // many small collections hold samples they may never use: the rest wait until one trains
             var sample = json[..Math.Min(json.Length, MaxSampleLength)].ToArray();
             _samples.Add(sample);
             _sampleBytes += sample.Length;
             if (_samples.Count < SampleTarget && !(_sampleBytes >= SampleBytes && _samples.Count >= MinSamples))
-                return;
+                return sample.Length;
             var samples = _samples;
+            long released = _sampleBytes - sample.Length;
             _samples = [];
             _sampleBytes = 0;
             Training = Task.Run(() => Train(samples));
+            return -released;
         }
 
         /// <summary>Counts a compressed document; after a window of them, asks for a new dictionary when they compress clearly worse than the samples did.</summary>
