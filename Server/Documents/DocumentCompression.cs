@@ -38,7 +38,6 @@ internal sealed class DocumentCompression
     private const int DictionaryCapacity = 32 * 1024;
     private const int SampleCount = 1000;
     private const long SampleBytes = 4 << 20;
-    private const long MaxHeldSampleBytes = 64 << 20; // across the database's collections
     private const int MinSamples = 100;
     private const int MaxSampleLength = 16 * 1024;
     private const int MinJsonLength = 32;
@@ -49,6 +48,19 @@ internal sealed class DocumentCompression
     private readonly object _lock = new();
     private uint _lastId;
     private long _heldSampleBytes; // samples kept by all collections (under the lock)
+
+    /// <summary>Bytes of samples the database's collections may hold together (64 MiB; tests lower it).</summary>
+    internal long SampleBudget { get; set; } = 64 << 20;
+
+    /// <summary>Bytes of samples held now.</summary>
+    internal long HeldSampleBytes
+    {
+        get
+        {
+            lock (_lock)
+                return _heldSampleBytes;
+        }
+    }
 
     /// <summary>Loads the dictionaries stored in <paramref name="tx"/> (creating the tree).</summary>
     public DocumentCompression(WriteTransaction tx)
@@ -167,7 +179,7 @@ internal sealed class DocumentCompression
                         state.SampleTarget *= 2; // training failed (too little or too uniform data): wait for more
                 }
                 if ((dictionary == null || state.Resample) && state.Training == null)
-                    owner._heldSampleBytes += state.AddSample(json, owner._heldSampleBytes < MaxHeldSampleBytes);
+                    owner._heldSampleBytes += state.AddSample(json, owner._heldSampleBytes < owner.SampleBudget);
             }
             if (dictionary == null)
                 return record;

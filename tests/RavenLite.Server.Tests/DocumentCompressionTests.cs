@@ -288,4 +288,33 @@ public sealed class DocumentCompressionTests
             Assert.True(JsonNode.DeepEquals(i < 1000 || i >= 90_000 ? Order(i) : Event(i), got), $"orders/{i}");
         }
     }
+
+    [Fact]
+    public void Samples_held_across_collections_stay_within_the_budget_and_training_waits_for_room()
+    {
+        using var h = StorageHarness.InMemory();
+        var docs = new DocumentsStorage(h.Env, 2048);
+        docs.Compression.SampleBudget = 256 << 10;
+        void Write(string collection, int from, int count)
+        {
+            using var tx = h.Env.WriteTransaction();
+            var ctx = docs.BeginWrite(tx);
+            for (int i = from; i < from + count; i++)
+                ctx.Put($"{collection}/{i}", Encoding.UTF8.GetBytes(Order(i).ToJsonString().Insert(1, $"\"@metadata\":{{\"@collection\":\"{collection}\"}},")), null);
+            ctx.Complete();
+            tx.Commit();
+        }
+        // Ten small collections (500 documents each, under the 1,000 a training needs) would hold ≈5 MB of samples.
+        for (int c = 0; c < 10; c++)
+            Write("Small" + c.ToString(CultureInfo.InvariantCulture), 0, 500);
+        Assert.InRange(docs.Compression.HeldSampleBytes, 200 << 10, (256 << 10) + 16 * 1024);
+        // A large collection finds no room: it samples nothing and trains nothing while the budget is spent.
+        Write("Large", 0, 1500);
+        Assert.Null(docs.Compression.TrainingOf("Large"));
+        Assert.InRange(docs.Compression.HeldSampleBytes, 200 << 10, (256 << 10) + 16 * 1024);
+        // With room again it samples and trains.
+        docs.Compression.SampleBudget = 64 << 20;
+        Write("Large", 1500, 1000);
+        Assert.NotNull(docs.Compression.TrainingOf("Large"));
+    }
 }
