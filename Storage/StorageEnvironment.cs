@@ -112,11 +112,19 @@ public sealed unsafe class StorageEnvironment : IDisposable
             int version = existing is { } e ? e.FormatVersion : StorageConstants.FormatVersion;
             _checksums = version >= StorageConstants.FormatVersion;
 
-            var result = JournalRecovery.Run(_fs, _journalDir, header, new RecoveryTarget(_data));
+            var target = new RecoveryTarget(_data);
+            var result = JournalRecovery.Run(_fs, _journalDir, header, target);
             RecoveredTransactions = result.RecordsReplayed;
             RecoveryNote = result.TailNote;
             if (result.RecordsReplayed > 0)
             {
+                // Replayed pages may overwrite pages the header's state still uses (freed pages are reused before a
+                // flush): their before-images go to the undo file first, as in a flush, so that a crash while they are
+                // written leaves a state the next open returns to exactly, and replays again.
+                var below = target.Pages.Keys.Where(p => p < header.NextPage).Order().ToList();
+                if (below.Count > 0)
+                    _undo.Save(header.Sequence, header.LastSyncedTxId, below, p => (nint)_data.GetPage(p));
+                target.WriteAll();
                 _data.EnsurePages(result.NextPage);
                 _data.Sync();
                 header = new FileHeader
@@ -1314,28 +1322,48 @@ public sealed unsafe class StorageEnvironment : IDisposable
     }
 
     /// <summary>
-    /// Replays into the data file, stamping each page's checksum on the way (journaled pages carry none: a page gets
-    /// its checksum when it is written to the data file); base pages for diffs are read back through the mapping
-    /// (pwrite and MAP_SHARED share the page cache).
+    /// Replays into memory (the pages the journal's records write, last version of each); <see cref="WriteAll"/> then
+    /// writes them to the data file, stamping each page's checksum (journaled pages carry none: a page gets its
+    /// checksum when it is written to the data file). Base pages for diffs are the replayed version, else the data
+    /// file's, read through the mapping.
     /// </summary>
     private sealed class RecoveryTarget(DataPager data) : IRecoveryTarget
     {
+        public readonly Dictionary<long, byte[]> Pages = [];
+
         private byte[] _scratch = [];
 
         public void Write(long pageNumber, int pageCount, ReadOnlySpan<byte> pages)
         {
-            data.EnsurePages(pageNumber + pageCount);
+            // Stamped as the run it is written as (an overflow run's checksum covers the run), then kept page by page:
+            // the last version of each page is what the data file gets, as if the runs were written in order.
             if (_scratch.Length < pages.Length)
                 _scratch = GC.AllocateUninitializedArray<byte>(pages.Length, pinned: true);
             var copy = _scratch.AsSpan(0, pages.Length);
             pages.CopyTo(copy);
             fixed (byte* p = copy)
                 PageChecksum.Stamp(p, pageNumber, copy.Length);
-            data.Write(pageNumber, copy);
+            for (int i = 0; i < pageCount; i++)
+            {
+                if (!Pages.TryGetValue(pageNumber + i, out var page))
+                    Pages[pageNumber + i] = page = GC.AllocateUninitializedArray<byte>(StorageConstants.PageSize);
+                copy.Slice(i * StorageConstants.PageSize, StorageConstants.PageSize).CopyTo(page);
+            }
+        }
+
+        public void WriteAll()
+        {
+            foreach (var (pageNumber, page) in Pages.OrderBy(p => p.Key))
+            {
+                data.EnsurePages(pageNumber + 1);
+                data.Write(pageNumber, page);
+            }
         }
 
         public ReadOnlySpan<byte> Read(long pageNumber)
         {
+            if (Pages.TryGetValue(pageNumber, out var replayed))
+                return replayed;
             data.EnsurePages(pageNumber + 1);
             return new ReadOnlySpan<byte>(data.GetPage(pageNumber), StorageConstants.PageSize);
         }

@@ -65,6 +65,72 @@ public class FaultInjectionTests(ITestOutputHelper output)
         output.WriteLine($"crash points explored: {explored}");
     }
 
+    /// <summary>The disk after a power loss with transactions 50–58 only in the journal (flushed through 49; their pages reuse pages the flushed state holds).</summary>
+    private static MemoryFileSystem CrashedWithJournalToReplay()
+    {
+        using var mem = new MemoryFileSystem();
+        var fault = new FaultInjectingFileSystem(mem);
+        int acked = -1;
+        var env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+        FaultWorkload.Run(env, 0, 59, ref acked);
+        Assert.Equal(58, acked);
+        fault.CrashAtOperation = fault.OperationCount + 1; // the close's flush never happens
+        try
+        {
+            env.Dispose();
+        }
+        catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+        {
+        }
+        return fault.SimulatePowerLoss(PowerLossMode.DropUnsynced, new Random(1));
+    }
+
+    /// <summary>
+    /// R3 for recovery itself: a power loss at every I/O operation of an open that replays the journal. Replayed pages
+    /// overwrite pages the header's state holds; a crash while they are written must leave a disk that the next open
+    /// returns to that state and replays again (their before-images go to the undo file first).
+    /// </summary>
+    [Fact]
+    public void Power_loss_at_every_operation_of_recovery_loses_nothing()
+    {
+        long total;
+        using (var disk = CrashedWithJournalToReplay())
+        {
+            var counting = new FaultInjectingFileSystem(disk);
+            using (var env = StorageEnvironment.Open(FaultWorkload.Options(counting)))
+                Assert.Equal(9, env.RecoveredTransactions);
+            total = counting.OperationCount;
+        }
+        foreach (int seed in TestSeed.For(41))
+        {
+            for (long n = 1; n <= total; n++)
+            {
+                var mode = (PowerLossMode)(n % 3);
+                using var disk = CrashedWithJournalToReplay();
+                var fault = new FaultInjectingFileSystem(disk) { CrashAtOperation = n };
+                try
+                {
+                    StorageEnvironment.Open(FaultWorkload.Options(fault)).Dispose();
+                }
+                catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
+                {
+                }
+                using var rebooted = fault.SimulatePowerLoss(mode, new Random(seed ^ (int)n));
+                foreach (string path in disk.AllFiles.Where(f => !rebooted.FileExists(f)))
+                    rebooted.WriteAllBytes(path, disk.ReadAllBytes(path)); // files the crashed open never touched, as they were
+                try
+                {
+                    Assert.Equal(58, FaultWorkload.Audit(rebooted, 58));
+                }
+                catch (Exception e)
+                {
+                    throw new InvalidOperationException($"crash at operation {n} of {total} of recovery ({mode}, seed {seed}): {e.Message}", e);
+                }
+            }
+        }
+        output.WriteLine($"{total} operations in the recovering open");
+    }
+
     /// <summary>
     /// R3 without a journal (<see cref="DurabilityMode.None"/>): a power loss at any operation returns exactly the state of
     /// a completed flush, never a mix. Freed pages are reused before the next flush, so flushes overwrite pages the synced
