@@ -81,7 +81,7 @@ internal sealed class DocumentCompression
         }
     }
 
-    /// <summary>Dictionaries stored, plus any of a transaction still in flight (for stats).</summary>
+    /// <summary>Dictionaries known (for stats): the stored ones, plus any of a transaction in flight or rolled back.</summary>
     public int DictionaryCount => _byId.Count;
 
     private long _compressedWrites, _bytesIn, _bytesOut;
@@ -155,12 +155,13 @@ internal sealed class DocumentCompression
         private Dictionary<CollectionState, Dictionary>? _stored; // dictionaries this transaction stored, by collection
 
         /// <summary>
-        /// The record to store for <paramref name="record"/> (header of <paramref name="headerLength"/> bytes, then
-        /// JSON) of <paramref name="collection"/>: compressed into <paramref name="output"/> when that is smaller,
-        /// else <paramref name="record"/> itself.
+        /// The record to store for <paramref name="record"/> (a <see cref="DocumentRecord"/> with its JSON) of
+        /// <paramref name="collection"/>: compressed into <paramref name="output"/> when that is smaller, else
+        /// <paramref name="record"/> itself.
         /// </summary>
-        public ReadOnlySpan<byte> Encode(ReadOnlySpan<byte> record, int headerLength, string collection, ArrayBufferWriter<byte> output)
+        public ReadOnlySpan<byte> Encode(ReadOnlySpan<byte> record, string collection, ArrayBufferWriter<byte> output)
         {
+            int headerLength = DocumentRecord.BodyOffset(record);
             var json = record[headerLength..];
             if (json.Length < MinJsonLength)
                 return record;

@@ -89,6 +89,9 @@ public sealed class DocumentsWriteContext
     /// <summary>Database id, for change vectors.</summary>
     public string DatabaseId => _storage.DatabaseId;
 
+    /// <summary>A record as stored: compressed with its collection's dictionary when that is smaller (valid until the next call).</summary>
+    private ReadOnlySpan<byte> Compressed(ReadOnlySpan<byte> record, string collection) => _compression.Encode(record, collection, _scratch.Compressed);
+
     /// <summary>Persists the etag counter and the collection counts; call once, before commit.</summary>
     public void Complete()
     {
@@ -258,7 +261,7 @@ public sealed class DocumentsWriteContext
         {
             AdjustCollectionCount(collection, +1);
         }
-        _docs.Put(key, _compression.Encode(record.WrittenSpan, DocumentRecord.BodyOffset(record.WrittenSpan), storedCollection, _scratch.Compressed));
+        _docs.Put(key, Compressed(record.WrittenSpan, storedCollection));
         BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
@@ -283,7 +286,7 @@ public sealed class DocumentsWriteContext
         var flags = extras.Clone();
         flags.IsRevision = true;
         DocumentJson.WriteStored(revision, _scratch.MetadataWriter, prepared, prefixLength, id, collection, cv, now, flags);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, _compression.Encode(revision.WrittenSpan, DocumentRecord.BodyOffset(revision.WrittenSpan), collection, _scratch.Compressed));
+        Revisions.RevisionsStore.Add(Transaction, key, etag, Compressed(revision.WrittenSpan, collection));
         foreach (var attachment in extras.Attachments.Values)
             Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash); // the revision's attachments stay readable
         Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
@@ -308,7 +311,7 @@ public sealed class DocumentsWriteContext
         var record = new System.Buffers.ArrayBufferWriter<byte>(json.Length + 64);
         DocumentRecord.WriteHeader(record, id, collection, etag, lastModified);
         record.Write(json);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, _compression.Encode(record.WrittenSpan, DocumentRecord.BodyOffset(record.WrittenSpan), collection, _scratch.Compressed));
+        Revisions.RevisionsStore.Add(Transaction, key, etag, Compressed(record.WrittenSpan, collection));
         if (DocumentExtras.Read(json) is { } extras)
             foreach (var attachment in extras.Attachments.Values)
                 if (Attachments.AttachmentsStore.Find(Transaction, attachment.Hash) != null)

@@ -79,7 +79,10 @@ internal sealed class BulkInsertSuite(bool quick, string workDir, bool withPeer 
         sw.Stop();
         Console.WriteLine($"#   {pg.Version}: COPY of {docs.Count:N0} documents, {docs.TotalBytes / 1048576.0 / sw.Elapsed.TotalSeconds:N0} MB/s");
         using (var c = ds.CreateCommand("SELECT pg_total_relation_size('docs')"))
-            Console.WriteLine($"#   {pg.Version}: table docs with its TOAST and index {(long)c.ExecuteScalar()! / 1048576.0:N1} MB = {(long)c.ExecuteScalar()! / (double)docs.TotalBytes:F3}× the JSON");
+        {
+            long size = (long)c.ExecuteScalar()!;
+            Console.WriteLine($"#   {pg.Version}: table docs with its TOAST and index {size / 1048576.0:N1} MB = {size / (double)docs.TotalBytes:F3}× the JSON");
+        }
         return new BenchResult("bulk-insert", "bulk-insert-1kb", "postgres", "sync", docs.Count, sw.Elapsed.TotalSeconds, docs.Count / sw.Elapsed.TotalSeconds,
             null, null, null, null, 1, null, null, null);
     }
