@@ -24,11 +24,18 @@ public sealed class StorageOptions
     /// <summary>Spare journal files kept for reuse after their records are synced. Default 2.</summary>
     public int MaxRecycledJournals { get; init; } = 2;
 
-    /// <summary>Flush when this many committed pages wait to be copied to the data file. Default 8192 pages (64 MiB).</summary>
-    public int FlushThresholdPages { get; init; } = 8192;
+    /// <summary>
+    /// Flush when this many committed pages wait in memory to be copied to the data file. Default 32,768 pages (256 MiB).
+    /// A flush writes each waiting page once however many commits changed it, and first saves the before-image of every
+    /// page it overwrites: the more commits a flush spans, the fewer bytes each commit costs (docs/benchmarks.md, storage).
+    /// </summary>
+    public int FlushThresholdPages { get; init; } = 32_768;
 
-    /// <summary>Flush at least this often while anything is waiting, milliseconds. Default 1000.</summary>
-    public int FlushIntervalMs { get; init; } = 1000;
+    /// <summary>
+    /// Flush at least this often while anything is waiting, milliseconds. Default 5000. The journal holds every commit
+    /// until then (<see cref="DurabilityMode.None"/> has no journal: its commits are on disk only after a flush).
+    /// </summary>
+    public int FlushIntervalMs { get; init; } = 5000;
 
     /// <summary>When false, no background flusher runs; flushes happen only through <see cref="StorageEnvironment.Flush"/> and on dispose. Default true.</summary>
     public bool BackgroundFlush { get; init; } = true;
