@@ -632,11 +632,15 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _registry.Retire(released);
     }
 
+    /// <summary>Pages an environment must have waiting before the process-wide budget (<see cref="StorageOptions.ProcessPageBudget"/>) makes it flush: 64 MiB (the threshold before 2026-11-27), so that pressure never turns into a storm of small flushes.</summary>
+    public const int MinPressureFlushPages = 8192;
+
     private void Publish(EnvironmentState state)
     {
         _state = state;
         Interlocked.Increment(ref _commits);
-        if (_pageTable.PageCount >= _options.FlushThresholdPages)
+        long waiting = _pageTable.PageCount;
+        if (waiting >= _options.FlushThresholdPages || (waiting >= MinPressureFlushPages && _pool.PagesInUse >= _options.ProcessPageBudget))
             _flushSignal.Set();
     }
 

@@ -37,6 +37,14 @@ public sealed class StorageOptions
     /// </summary>
     public int FlushIntervalMs { get; init; } = 5000;
 
+    /// <summary>
+    /// Flush also when the committed and in-flight pages of every environment in the process together pass this many
+    /// (the shared page pool's pages in use), once this environment has at least <see cref="StorageEnvironment.MinPressureFlushPages"/>
+    /// waiting. Default 65,536 pages (512 MiB): several busy databases share one memory budget instead of each
+    /// holding up to <see cref="FlushThresholdPages"/>.
+    /// </summary>
+    public long ProcessPageBudget { get; init; } = 65_536;
+
     /// <summary>When false, no background flusher runs; flushes happen only through <see cref="StorageEnvironment.Flush"/> and on dispose. Default true.</summary>
     public bool BackgroundFlush { get; init; } = true;
 
@@ -67,6 +75,8 @@ public sealed class StorageOptions
             throw new ArgumentException("StorageOptions.MaxRecycledJournals must be >= 0.");
         if (FlushThresholdPages < 1)
             throw new ArgumentException("StorageOptions.FlushThresholdPages must be >= 1.");
+        if (ProcessPageBudget < 1)
+            throw new ArgumentException("StorageOptions.ProcessPageBudget must be >= 1.");
         if (FlushIntervalMs < 1)
             throw new ArgumentException("StorageOptions.FlushIntervalMs must be >= 1.");
         if (DataFileGrowthStep < StorageConstants.PageSize)

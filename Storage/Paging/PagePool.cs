@@ -44,6 +44,11 @@ internal sealed unsafe class PagePool : IDisposable
     /// <summary>Pages rented and not returned (under the lock).</summary>
     private long InUse => (long)_slabs.Count * PagesPerSlab - _freePages;
 
+    private long _inUsePublished;
+
+    /// <summary>Pages rented and not returned, as of the last rent or return (read without the lock; for flush pressure).</summary>
+    public long PagesInUse => Volatile.Read(ref _inUsePublished);
+
     /// <summary>Free pages the pool keeps mapped (under the lock).</summary>
     private long Allowance => Math.Max(MaxPooled, Math.Max(_peak, _previousPeak));
 
@@ -89,6 +94,7 @@ internal sealed unsafe class PagePool : IDisposable
             var slab = _available[^1];
             _freePages--;
             _peak = Math.Max(_peak, InUse);
+            Volatile.Write(ref _inUsePublished, InUse);
             return slab.Base + (long)slab.Free[--slab.FreeCount] * StorageConstants.PageSize;
         }
     }
@@ -104,6 +110,7 @@ internal sealed unsafe class PagePool : IDisposable
                 throw new InvalidOperationException("A page returned to the pool did not come from it.");
             slab.Free[slab.FreeCount++] = (ushort)((page - slab.Base) / StorageConstants.PageSize);
             _freePages++;
+            Volatile.Write(ref _inUsePublished, InUse); // unmapping free slabs below leaves it unchanged
             if (RollWindow() && _freePages > Allowance)
             {
                 TrimFreeSlabs();
