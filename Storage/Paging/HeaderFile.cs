@@ -6,7 +6,8 @@ namespace RavenLite.Storage.Paging;
 /// <summary>
 /// The <c>headers</c> file: two 4 KB slots, each holding one checksummed <see cref="FileHeader"/>.
 /// Writes alternate between slots and are fsynced, so a torn write damages at most the copy being
-/// written and the other still names a consistent synced state. Format: docs/format/data-file.md.
+/// written and the other still names a consistent synced state. The file has both slots' space from its opening on,
+/// so writing a header never grows it. Format: docs/format/data-file.md.
 /// </summary>
 internal sealed class HeaderFile : IDisposable
 {
@@ -43,6 +44,14 @@ internal sealed class HeaderFile : IDisposable
             }
             if (best == null && bytes.AsSpan(0, read).ContainsAnyExcept((byte)0))
                 throw new StorageCorruptionException($"Header file '{path}' has no valid copy ({string.Join("; ", reasons)}).");
+            if (file.Length < SlotSize * 2)
+            {
+                // Both slots take their space now: a header write then only overwrites, and never needs room a full disk
+                // may refuse (before, the first write of the second slot grew the file: on a disk filled since the
+                // database was created it failed the flush, and with it the environment).
+                file.Write(file.Length, new byte[SlotSize * 2 - file.Length]);
+                file.Sync();
+            }
             current = best;
             return hf;
         }
