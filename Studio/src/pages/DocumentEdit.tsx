@@ -28,22 +28,30 @@ export function DocumentEdit({ db }: { db: string }) {
   const [, navigate] = useLocation();
   const existingId = search.get('id');
   const cloneOf = search.get('clone');
-  const [id, setId] = useState(existingId ?? '');
+  const newCollection = search.get('collection') ?? '';
+  const [id, setId] = useState(existingId ?? (newCollection ? `${newCollection.toLowerCase()}/` : ''));
   const [text, setText] = useState('{\n  \n}');
-  const [metadata, setMetadata] = useState<Doc>({});
-  const [collection, setCollection] = useState(search.get('collection') ?? '');
+  const [metadata, setMetadata] = useState<Doc>(newCollection ? { '@collection': newCollection } : {});
+  const [collection, setCollection] = useState(newCollection);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const [loading, setLoading] = useState(false);
   const [saving, setSaving] = useState(false);
 
+  // The first render already holds a new document's fields: resetting them in this effect (which runs after paint)
+  // would wipe what was typed in between.
+  const mounted = useRef(false);
   useEffect(() => {
     const source = existingId ?? cloneOf;
+    const first = !mounted.current;
+    mounted.current = true;
     setNotice('');
     setError(null);
     if (!source) {
-      setId(collection ? `${collection.toLowerCase()}/` : '');
-      setMetadata(collection ? { '@collection': collection } : {});
+      if (!first) {
+        setId(collection ? `${collection.toLowerCase()}/` : '');
+        setMetadata(collection ? { '@collection': collection } : {});
+      }
       return;
     }
     setLoading(true);
