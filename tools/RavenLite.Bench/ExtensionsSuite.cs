@@ -21,32 +21,45 @@ namespace RavenLite.Bench;
 ///   measured in the same run (target ≥ 50%).</item>
 /// </list>
 /// </summary>
-internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer = true)
+internal sealed class ExtensionsSuite(bool quick, string workDir, bool withPeer = true, string[]? only = null)
 {
     private const int Clients = 64;
     private const int CounterDocuments = 1000;
 
     public IEnumerable<BenchResult> Run()
     {
+        bool Runs(string part) => only is not { Length: > 0 } || only.Contains(part, StringComparer.OrdinalIgnoreCase);
+        var unknown = only?.Where(o => o is not ("counters" or "timeseries" or "attachments")).ToArray();
+        if (unknown is { Length: > 0 })
+            throw new ArgumentException($"extensions --only takes counters, timeseries and attachments, not {string.Join(", ", unknown)}");
         var results = new List<BenchResult>();
-        var limits = new LimitsSuite(quick, workDir);
-        var limit = limits.DirectWrite();
-        results.Add(limit);
-        results.Add(limits.BufferedWrite());
+        BenchResult? limit = null;
+        if (Runs("attachments"))
+        {
+            var limits = new LimitsSuite(quick, workDir);
+            limit = limits.DirectWrite();
+            results.Add(limit);
+            results.Add(limits.BufferedWrite());
+        }
         using (var server = ServerProcess.Start(Path.Combine(workDir, "ravenlite-extensions")))
         {
             var handler = new SocketsHttpHandler { MaxConnectionsPerServer = 256, PooledConnectionLifetime = TimeSpan.FromMinutes(10) };
             using var http = new HttpClient(handler) { BaseAddress = server.Url, Timeout = TimeSpan.FromMinutes(10) };
             Check(http.PutAsync("/admin/databases?name=bench", new StringContent("")).Result, HttpStatusCode.Created);
-            results.Add(Counters(http));
-            results.AddRange(TimeSeries(http));
-            results.Add(Attachments(http, 1 << 20, quick ? 50 : 200, 1, limit.OpsPerSec));
-            results.Add(Attachments(http, 1 << 20, quick ? 200 : 800, 8, limit.OpsPerSec));
-            results.Add(Attachments(http, 100 << 20, quick ? 2 : 5, 1, limit.OpsPerSec));
+            if (Runs("counters"))
+                results.Add(Counters(http));
+            if (Runs("timeseries"))
+                results.AddRange(TimeSeries(http));
+            if (limit != null)
+            {
+                results.Add(Attachments(http, 1 << 20, quick ? 50 : 200, 1, limit.OpsPerSec));
+                results.Add(Attachments(http, 1 << 20, quick ? 200 : 800, 8, limit.OpsPerSec));
+                results.Add(Attachments(http, 100 << 20, quick ? 2 : 5, 1, limit.OpsPerSec));
+            }
         }
         foreach (var r in results)
             yield return r;
-        if (!withPeer)
+        if (!withPeer || !Runs("counters"))
             yield break;
         using var pg = PostgresPeer.Start(workDir);
         using var ds = NpgsqlDataSource.Create(pg.ConnectionString);
