@@ -64,14 +64,22 @@ public sealed class DiskFullTests(ITestOutputHelper output)
     /// Fills the file system of <paramref name="path"/> with zeros appended to the file <paramref name="name"/> until it
     /// refuses more; returns the file.
     /// </summary>
+    /// <summary>
+    /// Writes until the volume at <paramref name="path"/> is full. Only ever a small tmpfs: a fresh-clone CI run filled
+    /// the machine's own disk when a failed assertion left the filler task running after the tmpfs was unmounted (the
+    /// path then named a directory on the root volume), and every later test failed for want of space.
+    /// </summary>
     private static string FillUp(string path, string name = "filler")
     {
+        const long MaxBytes = 64 << 20; // the tmpfs is 40 MiB
         string filler = System.IO.Path.Combine(path, name);
         using var f = File.OpenHandle(filler, FileMode.OpenOrCreate, FileAccess.Write);
         var chunk = new byte[64 * 1024];
         long at = RandomAccess.GetLength(f);
         while (true)
         {
+            if (at > MaxBytes || new DriveInfo(path).DriveFormat != "tmpfs")
+                throw new InvalidOperationException($"'{path}' is not the test's small tmpfs any more ({new DriveInfo(path).DriveFormat}, {at} bytes written): not filling it.");
             try
             {
                 RandomAccess.Write(f, chunk, at);
@@ -212,36 +220,51 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             {
                 while (!stopFilling.IsCancellationRequested)
                 {
-                    FillUp(tmpfs.Path, "filler2");
+                    try
+                    {
+                        FillUp(tmpfs.Path, "filler2");
+                    }
+                    catch (InvalidOperationException)
+                    {
+                        return; // not the tmpfs any more
+                    }
                     await Task.Delay(10);
                 }
             });
-            Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/start", null)).StatusCode);
-            await Until(async () => await IndexStatus(http) == "Paused", "the index pauses for want of disk space");
-            // /readyz names the paused index — unless it found room meanwhile and runs again (space the server freed
-            // that the filler had not yet taken; a CI run saw this), when it rightly names nothing.
-            await Until(async () => (await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync()).Contains($"index 'Notes/ByTag' of database '{Db}' is paused", StringComparison.Ordinal)
-                || await IndexStatus(http) == "Running", "/readyz names the paused index");
-            // The gauge, while the index stays paused. Should the index find room after all (space the server freed that
-            // the filler had not yet taken), it rightly runs again and reports no disk full: then there is nothing to see.
-            bool indexResumed = false;
-            await Until(async () =>
+            try
             {
-                if ((await plain.GetStringAsync("/metrics")).Contains($"ravenlite_index_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\",index=\"Notes/ByTag\"}} 1", StringComparison.Ordinal))
-                    return true;
-                indexResumed = await IndexStatus(http) == "Running";
-                return indexResumed;
-            }, "/metrics shows the index paused for want of space", 20);
-            if (indexResumed)
-                output.WriteLine("the index found room and ran again before /metrics was read: the gauge was not checked this run");
-            // Queries still answer (CountByQuery demands a 200). Not their count: once (a fresh-clone CI run, 2026-11-27) it
-            // was under the 100 indexed before, the index apparently rebuilding after a Lucene commit the full disk cut
-            // short; the count after space returns (below) is the check that nothing was lost.
-            output.WriteLine($"while full, the index query counts {await CountByQuery(http, wait: false)}");
+                Assert.Equal(HttpStatusCode.NoContent, (await http.PostAsync($"/databases/{Db}/admin/indexes/start", null)).StatusCode);
+                await Until(async () => await IndexStatus(http) == "Paused", "the index pauses for want of disk space");
+                // /readyz names the paused index — unless it found room meanwhile and runs again (space the server freed
+                // that the filler had not yet taken; a CI run saw this), when it rightly names nothing.
+                await Until(async () => (await (await http.GetAsync("/readyz")).Content.ReadAsStringAsync()).Contains($"index 'Notes/ByTag' of database '{Db}' is paused", StringComparison.Ordinal)
+                    || await IndexStatus(http) == "Running", "/readyz names the paused index");
+                // The gauge, while the index stays paused. Should the index find room after all (space the server freed that
+                // the filler had not yet taken), it rightly runs again and reports no disk full: then there is nothing to see.
+                bool indexResumed = false;
+                await Until(async () =>
+                {
+                    if ((await plain.GetStringAsync("/metrics")).Contains($"ravenlite_index_disk_full{{otel_scope_name=\"RavenLite\",database=\"{Db}\",index=\"Notes/ByTag\"}} 1", StringComparison.Ordinal))
+                        return true;
+                    indexResumed = await IndexStatus(http) == "Running";
+                    return indexResumed;
+                }, "/metrics shows the index paused for want of space", 20);
+                if (indexResumed)
+                    output.WriteLine("the index found room and ran again before /metrics was read: the gauge was not checked this run");
+                // Queries still answer (CountByQuery demands a 200). Not their count: once (a fresh-clone CI run, 2026-11-27) it
+                // was under the 100 indexed before, the index apparently rebuilding after a Lucene commit the full disk cut
+                // short; the count after space returns (below) is the check that nothing was lost.
+                output.WriteLine($"while full, the index query counts {await CountByQuery(http, wait: false)}");
+
+            }
+            finally
+            {
+                // Stopped before anything else, even when an assertion above failed: the tmpfs is unmounted next.
+                await stopFilling.CancelAsync();
+                await keeper;
+            }
 
             // Space returns: the same server takes writes and the index catches up, without a restart.
-            await stopFilling.CancelAsync();
-            await keeper;
             File.Delete(filler);
             File.Delete(Path.Combine(tmpfs.Path, "filler2"));
             var resumed = Stopwatch.StartNew();
