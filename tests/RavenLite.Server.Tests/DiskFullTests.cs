@@ -62,10 +62,7 @@ public sealed class DiskFullTests(ITestOutputHelper output)
 
     /// <summary>
     /// Fills the file system of <paramref name="path"/> with zeros appended to the file <paramref name="name"/> until it
-    /// refuses more; returns the file.
-    /// </summary>
-    /// <summary>
-    /// Writes until the volume at <paramref name="path"/> is full. Only ever a small tmpfs: a fresh-clone CI run filled
+    /// refuses more; returns the file. Only ever a small tmpfs: a fresh-clone CI run filled
     /// the machine's own disk when a failed assertion left the filler task running after the tmpfs was unmounted (the
     /// path then named a directory on the root volume), and every later test failed for want of space.
     /// </summary>
@@ -78,8 +75,9 @@ public sealed class DiskFullTests(ITestOutputHelper output)
         long at = RandomAccess.GetLength(f);
         while (true)
         {
-            if (at > MaxBytes || new DriveInfo(path).DriveFormat != "tmpfs")
-                throw new InvalidOperationException($"'{path}' is not the test's small tmpfs any more ({new DriveInfo(path).DriveFormat}, {at} bytes written): not filling it.");
+            string format = new DriveInfo(path).DriveFormat;
+            if (at > MaxBytes || format != "tmpfs")
+                throw new InvalidOperationException($"'{path}' is not the test's small tmpfs any more ({format}, {at} bytes written): not filling it.");
             try
             {
                 RandomAccess.Write(f, chunk, at);
