@@ -388,14 +388,19 @@ public static class IndexEndpoints
         return Task.CompletedTask;
     }
 
-    /// <summary>Stops or starts indexing for one index (<c>?name=</c>) or all; queries keep working (stale while stopped).</summary>
-    private static Task Pause(HttpContext context, Database db, bool paused)
+    /// <summary>
+    /// Stops or starts indexing for one index (<c>?name=</c>) or all; queries keep working (stale while stopped). A stop
+    /// answers once the indexes have committed what they indexed (or after 30 s, should one still be busy).
+    /// </summary>
+    private static async Task Pause(HttpContext context, Database db, bool paused)
     {
         var targets = RequestParsing.Query(context.Request, "name") is not null ? [Find(context, db)] : db.Indexes.All;
-        foreach (var i in targets)
-            i.Paused = paused;
+        if (paused)
+            await Task.WhenAll(targets.Select(i => i.StopAsync(TimeSpan.FromSeconds(30))));
+        else
+            foreach (var i in targets)
+                i.Paused = false;
         context.Response.StatusCode = 204;
-        return Task.CompletedTask;
     }
 
     private static Task Reset(HttpContext context, Database db)

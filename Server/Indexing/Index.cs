@@ -207,6 +207,26 @@ public sealed class Index : IDisposable
 
     private volatile bool _paused;
 
+    private volatile TaskCompletionSource? _stopped; // completed by the worker once stopped with nothing uncommitted
+
+    /// <summary>
+    /// Stops indexing (<c>/admin/indexes/stop</c>) and waits, at most <paramref name="timeout"/>, until the worker has
+    /// finished its batch and committed what it indexed: a stopped index keeps what it had, whatever happens next.
+    /// </summary>
+    public async Task StopAsync(TimeSpan timeout)
+    {
+        var stopped = _stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Paused = true;
+        try
+        {
+            await stopped.Task.WaitAsync(timeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // Still busy (a long batch, a full disk): it stops when done.
+        }
+    }
+
     /// <summary>Starts the background worker.</summary>
     internal void Start()
     {
@@ -420,6 +440,10 @@ public sealed class Index : IDisposable
         {
             if (_paused || Definition.State == "Disabled")
             {
+                // Stopped: what was indexed is committed, so that the index does not fall back to an older commit (and
+                // its queries to fewer results) should a later batch or commit fail, on a full disk say.
+                if (!_uncommitted || TryCommit())
+                    _stopped?.TrySetResult();
                 _wake.Wait(TimeSpan.FromMilliseconds(250));
                 continue;
             }
@@ -462,22 +486,33 @@ public sealed class Index : IDisposable
                 _wake.Wait(IdleBeforeCommit - Stopwatch.GetElapsedTime(lastBatch));
                 continue;
             }
-            try
-            {
-                CommitPending(); // caught up: make the position durable now
-            }
-            catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
-            {
-                WaitForSpace(e);
+            if (!TryCommit()) // caught up: make the position durable now
                 continue;
-            }
-            catch (Exception e) when (!_stopping)
-            {
-                RecordError(null, "Committing the index failed: " + e.Message);
-                Hosting.Log.IndexingFailed(_logger, e, Name);
-            }
             _wake.Wait(TimeSpan.FromMilliseconds(250));
         }
+    }
+
+    /// <summary>
+    /// Commits what is pending; on a full disk waits for space (false: the worker goes on at once), any other failure is
+    /// an index error (and the next idle moment tries again).
+    /// </summary>
+    private bool TryCommit()
+    {
+        try
+        {
+            CommitPending();
+        }
+        catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
+        {
+            WaitForSpace(e);
+            return false;
+        }
+        catch (Exception e) when (!_stopping)
+        {
+            RecordError(null, "Committing the index failed: " + e.Message);
+            Hosting.Log.IndexingFailed(_logger, e, Name);
+        }
+        return true;
     }
 
     /// <summary>
@@ -1152,7 +1187,26 @@ public sealed class Index : IDisposable
             IndexDeletionPolicy = _deletionPolicy = new SnapshotDeletionPolicy(new KeepOnlyLastCommitDeletionPolicy()),
         };
         _writer = new IndexWriter(_directory, config);
-        committedData ??= _writer.CommitData;
+        try
+        {
+            OpenReader(committedData ?? _writer.CommitData);
+        }
+        catch
+        {
+            // The writer holds the index's lock: closed, so that the next attempt (after a full disk, say) can open one.
+            try
+            {
+                _writer.Rollback();
+            }
+            catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException)
+            {
+            }
+            throw;
+        }
+    }
+
+    private void OpenReader(IDictionary<string, string> committedData)
+    {
         var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
         foreach (string c in _references != null ? Compiled.Collections.Append(ReferencesKey) : Compiled.Collections)
             etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
