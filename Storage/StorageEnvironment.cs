@@ -770,8 +770,14 @@ public sealed unsafe class StorageEnvironment : IDisposable
             if (b.BasePage != 0 && b.PageCount == 1)
             {
                 // A copy-on-write page: journal only what changed against the committed base, if that is under half a page.
-                var basePage = new ReadOnlySpan<byte>(GetWriterPage(b.BasePage), StorageConstants.PageSize);
-                int diff = PageDiff.Encode(b.Span, basePage, body, StorageConstants.PageSize / 2);
+                // Tree pages (every copy-on-write page): the free gaps mean nothing (WriteTransaction.CopyTreePage zeroes the
+                // copy's), so only used bytes are journaled; anything else goes whole.
+                byte* basePointer = GetWriterPage(b.BasePage);
+                var h = (PageHeader*)b.Pointer;
+                var bh = (PageHeader*)basePointer;
+                int diff = TreePage.HasSaneGap(b.Pointer) && TreePage.HasSaneGap(basePointer)
+                    ? PageDiff.EncodeUsed(b.Span, h->Lower, h->Upper, new ReadOnlySpan<byte>(basePointer, StorageConstants.PageSize), bh->Lower, bh->Upper, body, StorageConstants.PageSize / 2)
+                    : -1;
                 if (diff >= 0)
                 {
                     entry.DiffSize = diff;

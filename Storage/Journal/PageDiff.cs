@@ -17,7 +17,65 @@ internal static class PageDiff
     private const int MergeGap = 8;
 
     /// <summary>Writes the diff of <paramref name="page"/> against <paramref name="basePage"/> into <paramref name="output"/>; returns its length, or -1 when it would exceed <paramref name="limit"/>.</summary>
-    public static int Encode(ReadOnlySpan<byte> page, ReadOnlySpan<byte> basePage, Span<byte> output, int limit)
+    public static int Encode(ReadOnlySpan<byte> page, ReadOnlySpan<byte> basePage, Span<byte> output, int limit) =>
+        EncodeRange(page, basePage, output, limit, 0);
+
+    /// <summary>
+    /// The diff of a tree page against its base tree page, where only the used bytes of each mean something: the
+    /// header and offset array [0, lower) and the node area [upper, end); the free gap between them may hold anything
+    /// (a copy zeroes it, a removal leaves old bytes there), and recovery's copy of the base may hold other bytes in its
+    /// gap than the base in memory did. So the page's used bytes are journaled where they differ from the base's used
+    /// bytes, and always where they lie in the base's gap; the page's own gap is not journaled. Applied to any copy of
+    /// the base that agrees with it on the base's used bytes, the diff gives a page that agrees with this one on its
+    /// used bytes. Returns the length, or -1 when it would exceed <paramref name="limit"/>.
+    /// </summary>
+    public static int EncodeUsed(ReadOnlySpan<byte> page, int lower, int upper, ReadOnlySpan<byte> basePage, int baseLower, int baseUpper, Span<byte> output, int limit)
+    {
+        int n = page.Length;
+        if (basePage.Length < n)
+            throw new ArgumentException("The base page is shorter than the page.", nameof(basePage));
+        if (lower < 0 || upper < lower || upper > n || baseLower < 0 || baseUpper < baseLower || baseUpper > n)
+            throw new ArgumentOutOfRangeException(nameof(upper), $"[{lower}, {upper}) and [{baseLower}, {baseUpper}) are not gaps of a {n}-byte page.");
+        int written = 0;
+        // The used ranges of the page, each split where it enters and leaves the base's gap, in offset order.
+        foreach (var (from, to) in (ReadOnlySpan<(int, int)>)[(0, lower), (upper, n)])
+        {
+            int pos = from;
+            while (pos < to)
+            {
+                bool inBaseGap = pos >= baseLower && pos < baseUpper;
+                int end = inBaseGap ? Math.Min(to, baseUpper) : pos < baseLower ? Math.Min(to, baseLower) : to;
+                int w;
+                if (inBaseGap)
+                {
+                    // Unknown in the base: the bytes as they are, in runs a u16 length can carry.
+                    w = 0;
+                    for (int s = pos; s < end; s += ushort.MaxValue)
+                    {
+                        int len = Math.Min(ushort.MaxValue, end - s);
+                        if (written + w + 4 + len > limit)
+                            return -1;
+                        BinaryPrimitives.WriteUInt16LittleEndian(output[(written + w)..], (ushort)s);
+                        BinaryPrimitives.WriteUInt16LittleEndian(output[(written + w + 2)..], (ushort)len);
+                        page.Slice(s, len).CopyTo(output[(written + w + 4)..]);
+                        w += 4 + len;
+                    }
+                }
+                else
+                {
+                    w = EncodeRange(page[pos..end], basePage[pos..end], output[written..], limit - written, pos);
+                    if (w < 0)
+                        return -1;
+                }
+                written += w;
+                pos = end;
+            }
+        }
+        return written;
+    }
+
+    /// <summary>The diff of <paramref name="page"/>, a range of a page starting at <paramref name="origin"/>, against the same range of the base.</summary>
+    private static int EncodeRange(ReadOnlySpan<byte> page, ReadOnlySpan<byte> basePage, Span<byte> output, int limit, int origin)
     {
         int n = page.Length, pos = 0, written = 0;
         if (basePage.Length < n)
@@ -34,7 +92,7 @@ internal static class PageDiff
             int length = end - start;
             if (written + 4 + length > limit)
                 return -1;
-            BinaryPrimitives.WriteUInt16LittleEndian(output[written..], (ushort)start);
+            BinaryPrimitives.WriteUInt16LittleEndian(output[written..], (ushort)(origin + start));
             BinaryPrimitives.WriteUInt16LittleEndian(output[(written + 2)..], (ushort)length);
             page.Slice(start, length).CopyTo(output[(written + 4)..]);
             written += 4 + length;

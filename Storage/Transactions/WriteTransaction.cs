@@ -92,11 +92,31 @@ public sealed unsafe class WriteTransaction : Transaction
         byte* src = Environment.GetWriterPage(pageNumber);
         newNumber = Scope.Allocate(1);
         var copy = new PageBuffer(newNumber, 1, Environment.Pool) { BasePage = pageNumber };
-        new ReadOnlySpan<byte>(src, StorageConstants.PageSize).CopyTo(new Span<byte>(copy.Pointer, StorageConstants.PageSize));
+        CopyTreePage(src, copy.Pointer);
         ((PageHeader*)copy.Pointer)->PageNumber = newNumber;
         AddDirty(copy);
         Scope.Free(pageNumber, 1, allocatedHere: false);
         return copy.Pointer;
+    }
+
+    /// <summary>
+    /// Copies a tree page's meaningful bytes — header and offset array [0, Lower), node area [Upper, end) — and zeroes
+    /// the free gap between them instead of copying it (a third of a typical leaf: less memory read per copy-on-write;
+    /// zeroed, because a pool buffer may last have held another database's page). A page whose header is not a sane
+    /// tree header is copied whole.
+    /// </summary>
+    internal static void CopyTreePage(byte* src, byte* dst)
+    {
+        var h = (PageHeader*)src;
+        int lower = h->Lower, upper = h->Upper;
+        if (!TreePage.HasSaneGap(src))
+        {
+            Buffer.MemoryCopy(src, dst, StorageConstants.PageSize, StorageConstants.PageSize);
+            return;
+        }
+        Buffer.MemoryCopy(src, dst, lower, lower);
+        NativeMemory.Clear(dst + lower, (nuint)(upper - lower));
+        Buffer.MemoryCopy(src + upper, dst + upper, StorageConstants.PageSize - upper, StorageConstants.PageSize - upper);
     }
 
     /// <summary>Allocates <paramref name="count"/> zeroed contiguous pages.</summary>

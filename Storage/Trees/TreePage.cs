@@ -107,6 +107,13 @@ internal static unsafe class TreePage
         return result;
     }
 
+    /// <summary>True when the page is a tree page whose header bounds a free gap: Lower (end of the offsets) ≤ Upper (start of the nodes) within the page.</summary>
+    public static bool HasSaneGap(byte* page)
+    {
+        var h = Header(page);
+        return (h->Flags & (PageFlags.Leaf | PageFlags.Branch)) != 0 && h->Lower >= PageHeader.SizeOf && h->Lower <= h->Upper && h->Upper <= Size;
+    }
+
     /// <summary>Inserts a ready-made node at <paramref name="index"/>; false when it does not fit even after compaction.</summary>
     public static bool TryInsert(byte* page, int index, ReadOnlySpan<byte> node)
     {
