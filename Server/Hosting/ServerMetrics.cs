@@ -19,24 +19,54 @@ public sealed class ServerMetrics : IDisposable
     /// <summary>The server's meter.</summary>
     public const string MeterName = "RavenLite";
 
-    private readonly Meter _meter;
+    /// <summary>Series kept per instrument of the server's meter (one per database, or per index).</summary>
+    private const int MaxSeries = 100_000;
+
+    /// <summary>
+    /// One meter for the process, never disposed, whose instruments report every live server's databases (one in a
+    /// deployment). A meter per server, as <c>IMeterFactory</c> gives, broke in a process with several servers (the
+    /// tests; an application embedding two): OpenTelemetry merges same-named instruments of same-named meters into one
+    /// stream and drops that stream when any of those meters is disposed, so one server stopping took the other
+    /// servers' series off their <c>/metrics</c> (OpenTelemetry .NET issue 6412).
+    /// </summary>
+    private static readonly Meter Meter = new(MeterName);
+
+    private static readonly List<ServerMetrics> Live = [];
+
     private readonly DatabaseRegistry _registry;
 
-    public ServerMetrics(IMeterFactory meters, DatabaseRegistry registry)
+    static ServerMetrics()
+    {
+        Meter.CreateObservableCounter("ravenlite.documents.written", () => Observe(m => m.PerDatabase(db => LastEtag(db))), "{document}", "Documents written or deleted (the database's last etag)");
+        Meter.CreateObservableCounter("ravenlite.merger.transactions", () => Observe(m => m.PerDatabase(db => db.Merger.GetStats().Transactions)), "{transaction}", "Merged transactions committed");
+        Meter.CreateObservableCounter("ravenlite.storage.commits", () => Observe(m => m.PerDatabase(db => db.Environment.GetStats().Commits)), "{commit}", "Storage transactions committed");
+        Meter.CreateObservableCounter("ravenlite.storage.journal.bytes", () => Observe(m => m.PerDatabase(db => db.Environment.GetStats().JournalBytesWritten)), "By", "Journal bytes written");
+        Meter.CreateObservableCounter("ravenlite.storage.flushes", () => Observe(m => m.PerDatabase(db => db.Environment.GetStats().Flushes)), "{flush}", "Flushes of committed pages to the data file");
+        Meter.CreateObservableGauge("ravenlite.storage.flush.lag", () => Observe(m => m.PerDatabase(db => db.Environment.GetStats() is var s ? s.LastCommittedTxId - s.LastSyncedTxId : 0)), "{transaction}", "Committed transactions not yet flushed to the data file");
+        Meter.CreateObservableGauge("ravenlite.storage.data.size", () => Observe(m => m.PerDatabase(db => db.Environment.GetStats().DataFileBytes)), "By", "Data file size");
+        Meter.CreateObservableGauge("ravenlite.storage.disk_full", () => Observe(m => m.PerDatabase(db => db.Environment.DiskFull != null ? 1 : 0)), "{state}", "1 while the disk is full for the database: writes are refused (507) or flushes wait, until space is freed");
+        Meter.CreateObservableGauge("ravenlite.index.disk_full", () => Observe(m => m.PerIndex((_, index, _) => index.DiskFull ? 1 : 0)), "{state}", "1 while an index is paused for want of disk space");
+        Meter.CreateObservableGauge("ravenlite.index.lag", () => Observe(m => m.PerIndex((_, index, tx) => IndexLag(index, tx))), "{etag}", "How far an index is behind its collections (etags)");
+        Meter.CreateObservableCounter("ravenlite.index.documents", () => Observe(m => m.PerIndex((_, index, _) => index.MapCounts.Attempts)), "{document}", "Documents an index mapped");
+    }
+
+    public ServerMetrics(DatabaseRegistry registry)
     {
         _registry = registry;
-        _meter = meters.Create(MeterName);
-        _meter.CreateObservableCounter("ravenlite.documents.written", () => PerDatabase(db => LastEtag(db)), "{document}", "Documents written or deleted (the database's last etag)");
-        _meter.CreateObservableCounter("ravenlite.merger.transactions", () => PerDatabase(db => db.Merger.GetStats().Transactions), "{transaction}", "Merged transactions committed");
-        _meter.CreateObservableCounter("ravenlite.storage.commits", () => PerDatabase(db => db.Environment.GetStats().Commits), "{commit}", "Storage transactions committed");
-        _meter.CreateObservableCounter("ravenlite.storage.journal.bytes", () => PerDatabase(db => db.Environment.GetStats().JournalBytesWritten), "By", "Journal bytes written");
-        _meter.CreateObservableCounter("ravenlite.storage.flushes", () => PerDatabase(db => db.Environment.GetStats().Flushes), "{flush}", "Flushes of committed pages to the data file");
-        _meter.CreateObservableGauge("ravenlite.storage.flush.lag", () => PerDatabase(db => db.Environment.GetStats() is var s ? s.LastCommittedTxId - s.LastSyncedTxId : 0), "{transaction}", "Committed transactions not yet flushed to the data file");
-        _meter.CreateObservableGauge("ravenlite.storage.data.size", () => PerDatabase(db => db.Environment.GetStats().DataFileBytes), "By", "Data file size");
-        _meter.CreateObservableGauge("ravenlite.storage.disk_full", () => PerDatabase(db => db.Environment.DiskFull != null ? 1 : 0), "{state}", "1 while the disk is full for the database: writes are refused (507) or flushes wait, until space is freed");
-        _meter.CreateObservableGauge("ravenlite.index.disk_full", () => PerIndex((_, index, _) => index.DiskFull ? 1 : 0), "{state}", "1 while an index is paused for want of disk space");
-        _meter.CreateObservableGauge("ravenlite.index.lag", () => PerIndex((_, index, tx) => IndexLag(index, tx)), "{etag}", "How far an index is behind its collections (etags)");
-        _meter.CreateObservableCounter("ravenlite.index.documents", () => PerIndex((_, index, _) => index.MapCounts.Attempts), "{document}", "Documents an index mapped");
+        lock (Live)
+            Live.Add(this);
+    }
+
+    /// <summary>The measurements of every live server.</summary>
+    private static List<Measurement<long>> Observe(Func<ServerMetrics, List<Measurement<long>>> read)
+    {
+        ServerMetrics[] live;
+        lock (Live)
+            live = [.. Live];
+        var all = new List<Measurement<long>>();
+        foreach (var server in live)
+            all.AddRange(read(server));
+        return all;
     }
 
     /// <summary>Adds OpenTelemetry metrics with the Prometheus exporter (unless <see cref="ServerOptions.Metrics"/> is off).</summary>
@@ -49,6 +79,9 @@ public sealed class ServerMetrics : IDisposable
             .AddMeter(MeterName, Storage.StorageMetrics.MeterName, TransactionMerger.WriteMerger.MeterName, "Microsoft.AspNetCore.Hosting", "System.Runtime")
             // Per request, only what tells requests apart: fewer tags, less work aggregating each measurement.
             .AddView("http.server.request.duration", new MetricStreamConfiguration { TagKeys = ["http.route", "http.request.method", "http.response.status_code"] })
+            // One series per database or per index: OpenTelemetry keeps 2,000 per instrument by default and folds the rest
+            // into one otel_metric_overflow series, which would hide the gauges of a server with more (databases × indexes).
+            .AddView(i => i.Meter.Name == MeterName ? new MetricStreamConfiguration { CardinalityLimit = MaxSeries } : null)
             .AddPrometheusExporter());
     }
 
@@ -148,5 +181,9 @@ public sealed class ServerMetrics : IDisposable
         }
     }
 
-    public void Dispose() => _meter.Dispose();
+    public void Dispose()
+    {
+        lock (Live)
+            Live.Remove(this);
+    }
 }

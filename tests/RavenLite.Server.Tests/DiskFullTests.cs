@@ -260,6 +260,10 @@ public sealed class DiskFullTests(ITestOutputHelper output)
             {
                 // What the index went through, should a step above fail.
                 output.WriteLine($"index status {await IndexStatus(http)}; errors: {await (await http.GetAsync($"/databases/{Db}/indexes/errors")).Content.ReadAsStringAsync()}");
+                var metrics = (await plain.GetStringAsync("/metrics")).Split('\n');
+                output.WriteLine($"/metrics: {metrics.Length} lines, {metrics.Count(l => l.StartsWith("ravenlite_index_disk_full", StringComparison.Ordinal))} of the index gauge, overflow: "
+                    + string.Join(" | ", metrics.Where(l => l.Contains("overflow", StringComparison.Ordinal)).Take(5)) + "; this database: "
+                    + string.Join(" | ", metrics.Where(l => l.Contains($"database=\"{Db}\"", StringComparison.Ordinal) && l.StartsWith("ravenlite_index", StringComparison.Ordinal))));
                 throw;
             }
             finally

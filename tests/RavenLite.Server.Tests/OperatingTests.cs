@@ -66,4 +66,28 @@ public sealed class OperatingTests
         var written = metrics.Split('\n').Single(l => l.StartsWith("ravenlite_documents_written_total{", StringComparison.Ordinal) && l.Contains($"database=\"{database}\"", StringComparison.Ordinal));
         Assert.EndsWith(" 5", written.Split(' ', 3)[0] + " " + written.Split(' ')[1], StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task A_server_keeps_its_metrics_when_another_server_in_the_process_stops()
+    {
+        // Two servers in one process (as in these tests, or an application embedding two): OpenTelemetry merged
+        // instruments of the same name from both servers' meters into one stream, and removed that stream when either
+        // meter was disposed, so one server stopping took the other's gauges off its /metrics (a fresh-clone CI run
+        // failed DiskFullTests so: "/metrics shows the index paused for want of space").
+        const string database = "metrics-survivor";
+        await using var survivor = await TestServer.StartWithDatabaseAsync(database);
+        using var http = new HttpClient { BaseAddress = survivor.Url };
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync($"/databases/{database}/docs?id=things/1", TestServer.Json("""{"N":1,"@metadata":{"@collection":"Things"}}"""))).StatusCode);
+        string Series(string metrics, string name) => string.Join("\n", metrics.Split('\n').Where(l => l.StartsWith(name, StringComparison.Ordinal) && l.Contains($"database=\"{database}\"", StringComparison.Ordinal)));
+        Assert.NotEmpty(Series(await http.GetStringAsync("/metrics"), "ravenlite_storage_disk_full{"));
+        await (await TestServer.StartWithDatabaseAsync("metrics-other")).DisposeAsync();
+        // The exporter caches a scrape for a moment: the next ones must still show this server's series.
+        for (int i = 0; i < 3; i++)
+        {
+            await Task.Delay(1000);
+            string metrics = await http.GetStringAsync("/metrics");
+            Assert.True(Series(metrics, "ravenlite_storage_disk_full{").Length > 0, $"this server's gauge left /metrics after another server stopped:\n{metrics}");
+            Assert.True(Series(metrics, "ravenlite_documents_written_total{").EndsWith(" 1", StringComparison.Ordinal), $"this server's counter:\n{metrics}");
+        }
+    }
 }
