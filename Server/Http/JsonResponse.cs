@@ -14,7 +14,7 @@ public static class JsonResponse
     /// <summary>Builds a JSON body with <paramref name="write"/> and sends it with <paramref name="status"/>.</summary>
     public static async Task WriteAsync(HttpContext context, int status, Action<Utf8JsonWriter> write)
     {
-        var buffer = new MemoryBudget.Writer(MemoryBudget.For(context));
+        var buffer = new MemoryBudget.Writer(context);
         using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
             write(writer);
         await SendAsync(context, status, buffer.WrittenMemory).ConfigureAwait(false);

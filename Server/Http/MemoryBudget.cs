@@ -94,11 +94,16 @@ public sealed class MemoryBudget(long capacityBytes)
         }
     }
 
-    /// <summary>An <see cref="ArrayBufferWriter{T}"/> whose growth is charged to a lease (none: not charged).</summary>
-    public sealed class Writer(Lease? lease, int initialCapacity = 1024) : IBufferWriter<byte>
+    /// <summary>
+    /// An <see cref="ArrayBufferWriter{T}"/> whose growth is charged to its request's lease. A body that stays within
+    /// its first <c>initialCapacity</c> bytes (most answers: a counter, a PUT's etag) is not charged and takes no lease:
+    /// looking the lease up (request items, request services) was 2% of the server's CPU on 64-client counter increments.
+    /// </summary>
+    public sealed class Writer(HttpContext context, int initialCapacity = 1024) : IBufferWriter<byte>
     {
         private readonly ArrayBufferWriter<byte> _inner = new(initialCapacity);
-        private long _charged;
+        private long _charged = initialCapacity;
+        private Lease? _lease;
 
         /// <summary>What was written.</summary>
         public ReadOnlyMemory<byte> WrittenMemory => _inner.WrittenMemory;
@@ -124,12 +129,21 @@ public sealed class MemoryBudget(long capacityBytes)
 
         private void Charge()
         {
-            if (lease != null && _inner.Capacity > _charged)
+            if (_inner.Capacity <= _charged)
+                return;
+            if (_lease == null)
             {
-                long more = _inner.Capacity - _charged;
-                _charged = _inner.Capacity;
-                lease.Add(more);
+                _lease = For(context);
+                if (_lease == null)
+                {
+                    _charged = long.MaxValue; // no budget: nothing to charge
+                    return;
+                }
+                _charged = 0; // the first bytes too, now that the body outgrew them
             }
+            long more = _inner.Capacity - _charged;
+            _charged = _inner.Capacity;
+            _lease.Add(more);
         }
     }
 }
