@@ -12,11 +12,15 @@ namespace RavenLite.Server.Databases;
 /// </summary>
 public sealed class Database : IDisposable
 {
+    /// <summary>The server's options (a hot endpoint reads them here: <c>HttpContext.RequestServices</c> would create a DI scope per request).</summary>
+    internal Hosting.ServerOptions Options { get; }
+
     private int _leases;
     private volatile bool _closing;
 
     internal Database(string name, string directory, Hosting.ServerOptions options, ILogger logger)
     {
+        Options = options;
         Name = name;
         Directory = directory;
         DatabaseCompaction.Recover(directory);

@@ -27,7 +27,7 @@ public static class BulkDocsEndpoints
 
     private static async Task Post(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var options = db.Options;
         var streams = new List<StagedContent>();
         try
         {

@@ -38,7 +38,7 @@ public static class CounterEndpoints
 
     private static async Task Post(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var options = db.Options;
         var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         using var json = DocumentJson.Parse(body, 6);
         var root = json.RootElement;

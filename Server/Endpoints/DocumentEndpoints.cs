@@ -78,7 +78,7 @@ public static class DocumentEndpoints
 
     private static async Task PostIds(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var options = db.Options;
         var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         using var doc = DocumentJson.Parse(body, 2);
         if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Ids", out var arr) || arr.ValueKind != JsonValueKind.Array)
@@ -215,7 +215,7 @@ public static class DocumentEndpoints
 
     private static async Task Put(HttpContext context, Database db)
     {
-        var options = context.RequestServices.GetRequiredService<ServerOptions>();
+        var options = db.Options;
         // An empty id (?id=) asks the server for a GUID, as RavenDB does; only a missing parameter is a 400.
         string id = RequestParsing.Query(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' is required.");
         db.Documents.ValidateIdToWrite(id);
