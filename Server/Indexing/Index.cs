@@ -107,6 +107,9 @@ public sealed class Index : IDisposable
     private long _lastIndexingTicks, _lastQueryingTicks;
     private volatile string _state = "Normal";
     private bool _uncommitted; // batches published but not committed yet (worker thread only)
+    private Dictionary<string, string>? _commitData; // the position of the last published batch, the next commit's user data (worker thread only)
+    private Task? _committing; // the Lucene commit running beside the worker, started and finished by the worker
+    private HashSet<string>? _committingReduced; // map-reduce: the keys whose results that commit makes durable
     private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
     private long _lastCommit = Stopwatch.GetTimestamp();
     private readonly List<List<JsonElement>> _fieldValues; // the worker's per-field values of the document being written
@@ -438,11 +441,13 @@ public sealed class Index : IDisposable
         long lastBatch = 0;
         while (!_stopping)
         {
+            if (_committing is { IsCompleted: true } && !TryCommit(wait: false))
+                continue;
             if (_paused || Definition.State == "Disabled")
             {
                 // Stopped: what was indexed is committed, so that the index does not fall back to an older commit (and
                 // its queries to fewer results) should a later batch or commit fail, on a full disk say.
-                if (!_uncommitted || TryCommit())
+                if ((!_uncommitted && _committing == null) || TryCommit())
                     _stopped?.TrySetResult();
                 _wake.Wait(TimeSpan.FromMilliseconds(250));
                 continue;
@@ -486,21 +491,24 @@ public sealed class Index : IDisposable
                 _wake.Wait(IdleBeforeCommit - Stopwatch.GetElapsedTime(lastBatch));
                 continue;
             }
-            if (!TryCommit()) // caught up: make the position durable now
-                continue;
-            _wake.Wait(TimeSpan.FromMilliseconds(250));
+            BeginCommit(); // caught up: make the position durable now, beside whatever comes next
+            _wake.Wait(TimeSpan.FromMilliseconds(_committing != null ? 10 : 250)); // while it runs, look for its end often
         }
     }
 
     /// <summary>
-    /// Commits what is pending; on a full disk waits for space (false: the worker goes on at once), any other failure is
-    /// an index error (and the next idle moment tries again).
+    /// Commits what is pending and waits for it (or, <paramref name="wait"/> false, finishes the commit that ran beside
+    /// the worker); on a full disk waits for space (false: the worker goes on at once), any other failure is an index
+    /// error (and the next idle moment tries again).
     /// </summary>
-    private bool TryCommit()
+    private bool TryCommit(bool wait = true)
     {
         try
         {
-            CommitPending();
+            if (wait)
+                CommitPending();
+            else
+                EndCommit(wait: false);
         }
         catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
         {
@@ -528,6 +536,7 @@ public sealed class Index : IDisposable
             RecordError(null, "Indexing paused: the disk is full. The index serves queries as of its last commit and goes on by itself once space is freed. " + e.Message);
             Hosting.Log.IndexingFailed(_logger, e, Name);
         }
+        AbandonCommit();
         try
         {
             _writer.Rollback(); // a no-op when Lucene closed the writer already
@@ -701,6 +710,7 @@ public sealed class Index : IDisposable
         catch
         {
             mapResultsTx?.Dispose(); // not committed: rolled back
+            AbandonCommit();
             _writer.Rollback(); // everything since the last commit is dropped; the writer is closed and reopened
             _uncommitted = false;
             OpenWriterAndReader();
@@ -714,7 +724,7 @@ public sealed class Index : IDisposable
         data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
         if (Compiled.DynamicFields is { Count: > 0 } dynamicFields)
             data[DynamicFieldsKey] = JsonSerializer.Serialize(dynamicFields.Select(f => new DynamicFieldRecord(f.Name, f.Indexing, f.Stored)));
-        _writer.SetCommitData(data);
+        _commitData = data;
         _uncommitted = true;
         var current = _snapshot.Reader;
         var reopened = DirectoryReader.OpenIfChanged(current, _writer, applyAllDeletes: true);
@@ -727,7 +737,7 @@ public sealed class Index : IDisposable
         Interlocked.Exchange(ref _lastIndexingTicks, DateTime.UtcNow.Ticks);
         Interlocked.Exchange(ref _advanced, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
         if (Stopwatch.GetElapsedTime(_lastCommit) >= CommitInterval)
-            CommitPending(); // after publishing: queries see the batch without waiting for the commit's fsyncs
+            BeginCommit(); // after publishing, and beside the next batches: they are not held up by its fsyncs
         return true;
     }
 
@@ -1019,26 +1029,98 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>
-    /// Makes what the published reader shows durable: Lucene commit (with the position set as its user data
-    /// by <see cref="IndexBatch"/>) and an fsync of the folder, which Lucene.Net does not do itself.
+    /// Makes what the published reader shows durable, and waits for it: the commit running beside the worker (if any),
+    /// then one of what was published since.
     /// </summary>
     private void CommitPending()
     {
+        EndCommit(wait: true);
         if (!_uncommitted)
             return;
-        _mapResultsDurable?.GetAwaiter().GetResult(); // map and reduce results are durable before the entries made from them
-        _writer.Commit();
-        new Storage.Platform.DiskFileSystem().SyncDirectory(_luceneDir);
+        BeginCommit();
+        EndCommit(wait: true);
+    }
+
+    /// <summary>
+    /// Starts a Lucene commit of what the published reader shows, beside the worker (unless one is running): its user
+    /// data is the position of the last published batch; the map and reduce results behind it are made durable first;
+    /// then the index folder is fsynced (Lucene.Net does not do that itself). Later batches go on meanwhile: Lucene's
+    /// writer takes documents during a commit, and a commit that happens to hold some of them is harmless, as they are
+    /// after its position and are indexed again (replacing their entries) if the index ever reopens from it.
+    /// </summary>
+    private void BeginCommit()
+    {
+        if (_committing != null || !_uncommitted)
+            return;
+        if (_commitData != null)
+            _writer.SetCommitData(_commitData);
         _uncommitted = false;
-        _diskFull = false; // a commit went through: there is room again (a batch alone may not have written anything)
         _lastCommit = Stopwatch.GetTimestamp();
-        if (_mapReduce != null && _reducedSinceCommit.Count > 0)
+        _committingReduced = _reducedSinceCommit.Count > 0 ? [.. _reducedSinceCommit] : null;
+        _reducedSinceCommit.Clear();
+        var writer = _writer;
+        var mapResultsDurable = _mapResultsDurable;
+        string folder = _luceneDir;
+        _committing = Task.Run(() =>
         {
-            using var tx = _db.Environment.WriteTransaction();
-            _mapReduce.Clean(tx, _reducedSinceCommit);
-            tx.Commit();
-            _reducedSinceCommit.Clear();
+            mapResultsDurable?.GetAwaiter().GetResult(); // map and reduce results are durable before the entries made from them
+            writer.Commit();
+            new Storage.Platform.DiskFileSystem().SyncDirectory(folder);
+        });
+    }
+
+    /// <summary>
+    /// Finishes the commit started by <see cref="BeginCommit"/> once it is done (or waits for it): after a success, the
+    /// map-reduce keys it made durable are no longer dirty (but those reduced again since); a failure is rethrown, and
+    /// what it was to commit is pending again.
+    /// </summary>
+    private void EndCommit(bool wait)
+    {
+        var committing = _committing;
+        if (committing == null || (!wait && !committing.IsCompleted))
+            return;
+        try
+        {
+            committing.Wait();
         }
+        catch (AggregateException)
+        {
+        }
+        _committing = null;
+        var reduced = _committingReduced;
+        _committingReduced = null;
+        if (committing.Exception is { } failed)
+        {
+            _uncommitted = true;
+            if (reduced != null)
+                _reducedSinceCommit.UnionWith(reduced);
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failed.InnerException ?? failed);
+        }
+        _diskFull = false; // a commit went through: there is room again (a batch alone may not have written anything)
+        if (_mapReduce != null && reduced != null)
+        {
+            reduced.ExceptWith(_reducedSinceCommit);
+            if (reduced.Count > 0)
+            {
+                using var tx = _db.Environment.WriteTransaction();
+                _mapReduce.Clean(tx, reduced);
+                tx.Commit();
+            }
+        }
+    }
+
+    /// <summary>Before a rollback: waits for a running commit and forgets it (the reopened writer starts from the last commit there is).</summary>
+    private void AbandonCommit()
+    {
+        try
+        {
+            _committing?.Wait();
+        }
+        catch (AggregateException)
+        {
+        }
+        _committing = null;
+        _committingReduced = null;
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
