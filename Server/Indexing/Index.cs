@@ -75,7 +75,7 @@ public sealed class Index : IDisposable
     /// <summary>
     /// Batches are visible to queries at once (a near-real-time reader per batch) but committed at most this
     /// often while the worker has more to do, and once it has caught up and no change came for
-    /// <see cref="IdleBeforeCommit"/>: each commit writes and fsyncs segment files (and holds up the next batch),
+    /// <see cref="IdleBeforeCommit"/>: each commit writes and fsyncs segment files (beside the next batches, on another thread),
     /// so a build or a steady trickle of changes commits every few seconds instead of once per batch. A crash
     /// goes back to the last commit and indexes the rest again.
     /// </summary>
