@@ -107,7 +107,6 @@ public sealed class Index : IDisposable
     private long _lastIndexingTicks, _lastQueryingTicks;
     private volatile string _state = "Normal";
     private bool _uncommitted; // batches published but not committed yet (worker thread only)
-    private Dictionary<string, string>? _commitData; // the position of the last published batch, the next commit's user data (worker thread only)
     private Task? _committing; // the Lucene commit running beside the worker, started and finished by the worker
     private HashSet<string>? _committingReduced; // map-reduce: the keys whose results that commit makes durable
     private bool _snapshotReleased; // the index's own reference to the published reader was given back (closing)
@@ -447,7 +446,7 @@ public sealed class Index : IDisposable
             {
                 // Stopped: what was indexed is committed, so that the index does not fall back to an older commit (and
                 // its queries to fewer results) should a later batch or commit fail, on a full disk say.
-                if ((!_uncommitted && _committing == null) || TryCommit())
+                if (TryCommit())
                     _stopped?.TrySetResult();
                 _wake.Wait(TimeSpan.FromMilliseconds(250));
                 continue;
@@ -537,13 +536,7 @@ public sealed class Index : IDisposable
             Hosting.Log.IndexingFailed(_logger, e, Name);
         }
         AbandonCommit();
-        try
-        {
-            _writer.Rollback(); // a no-op when Lucene closed the writer already
-        }
-        catch (Exception rollback) when (rollback is IOException or ObjectDisposedException or InvalidOperationException)
-        {
-        }
+        RollbackQuietly();
         _uncommitted = false;
         while (true)
         {
@@ -718,13 +711,6 @@ public sealed class Index : IDisposable
         }
         if (!changed)
             return false;
-        var data = new Dictionary<string, string>();
-        foreach (var (c, e) in etags)
-            data[EtagKeyPrefix + c.ToLowerInvariant()] = e.ToString(CultureInfo.InvariantCulture);
-        data[TombstoneKey] = lastTomb.ToString(CultureInfo.InvariantCulture);
-        if (Compiled.DynamicFields is { Count: > 0 } dynamicFields)
-            data[DynamicFieldsKey] = JsonSerializer.Serialize(dynamicFields.Select(f => new DynamicFieldRecord(f.Name, f.Indexing, f.Stored)));
-        _commitData = data;
         _uncommitted = true;
         var current = _snapshot.Reader;
         var reopened = DirectoryReader.OpenIfChanged(current, _writer, applyAllDeletes: true);
@@ -1052,8 +1038,7 @@ public sealed class Index : IDisposable
     {
         if (_committing != null || !_uncommitted)
             return;
-        if (_commitData != null)
-            _writer.SetCommitData(_commitData);
+        _writer.SetCommitData(CommitData(_snapshot.Position));
         _uncommitted = false;
         _lastCommit = Stopwatch.GetTimestamp();
         _committingReduced = _reducedSinceCommit.Count > 0 ? [.. _reducedSinceCommit] : null;
@@ -1069,6 +1054,18 @@ public sealed class Index : IDisposable
         });
     }
 
+    /// <summary>A commit's user data: the position (etags per collection, tombstone etag) and the dynamic fields so far.</summary>
+    private Dictionary<string, string> CommitData(IndexPosition position)
+    {
+        var data = new Dictionary<string, string>();
+        foreach (var (c, e) in position.LastEtags)
+            data[EtagKeyPrefix + c.ToLowerInvariant()] = e.ToString(CultureInfo.InvariantCulture);
+        data[TombstoneKey] = position.LastTombstoneEtag.ToString(CultureInfo.InvariantCulture);
+        if (Compiled.DynamicFields is { Count: > 0 } dynamicFields)
+            data[DynamicFieldsKey] = JsonSerializer.Serialize(dynamicFields.Select(f => new DynamicFieldRecord(f.Name, f.Indexing, f.Stored)));
+        return data;
+    }
+
     /// <summary>
     /// Finishes the commit started by <see cref="BeginCommit"/> once it is done (or waits for it): after a success, the
     /// map-reduce keys it made durable are no longer dirty (but those reduced again since); a failure is rethrown, and
@@ -1079,13 +1076,7 @@ public sealed class Index : IDisposable
         var committing = _committing;
         if (committing == null || (!wait && !committing.IsCompleted))
             return;
-        try
-        {
-            committing.Wait();
-        }
-        catch (AggregateException)
-        {
-        }
+        WaitQuietly(committing);
         _committing = null;
         var reduced = _committingReduced;
         _committingReduced = null;
@@ -1112,15 +1103,34 @@ public sealed class Index : IDisposable
     /// <summary>Before a rollback: waits for a running commit and forgets it (the reopened writer starts from the last commit there is).</summary>
     private void AbandonCommit()
     {
+        if (_committing != null)
+            WaitQuietly(_committing);
+        _committing = null;
+        _committingReduced = null;
+    }
+
+    /// <summary>Waits for <paramref name="task"/>; its failure, if any, is left in it.</summary>
+    private static void WaitQuietly(Task task)
+    {
         try
         {
-            _committing?.Wait();
+            task.Wait();
         }
         catch (AggregateException)
         {
         }
-        _committing = null;
-        _committingReduced = null;
+    }
+
+    /// <summary>Rolls the writer back to its last commit and closes it (releasing the index's lock); a no-op when Lucene closed it already.</summary>
+    private void RollbackQuietly()
+    {
+        try
+        {
+            _writer.Rollback();
+        }
+        catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException)
+        {
+        }
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
@@ -1275,14 +1285,7 @@ public sealed class Index : IDisposable
         }
         catch
         {
-            // The writer holds the index's lock: closed, so that the next attempt (after a full disk, say) can open one.
-            try
-            {
-                _writer.Rollback();
-            }
-            catch (Exception e) when (e is IOException or ObjectDisposedException or InvalidOperationException)
-            {
-            }
+            RollbackQuietly(); // it holds the index's lock: the next attempt (after a full disk, say) must be able to open one
             throw;
         }
     }
