@@ -52,12 +52,12 @@ public static unsafe class StorageSnapshot
         // first page (the page table holds a run under its first number), so every page is read as base + i pages.
         var units = PageWalker.ReachablePages(tx).ToList();
         units.Sort((a, b) => a.Page.CompareTo(b.Page));
-        var pages = new List<(long Page, nint Address)>();
+        var pages = new List<(long Page, nint Address, bool Head)>();
         foreach (var (page, count) in units)
         {
             byte* first = tx.GetPage(page);
             for (int i = 0; i < count; i++)
-                pages.Add((page + i, (nint)(first + (long)i * StorageConstants.PageSize)));
+                pages.Add((page + i, (nint)(first + (long)i * StorageConstants.PageSize), i == 0));
         }
         var hashes = new PageHashes(pages.Count);
         var hasher = new XxHash64();
@@ -96,8 +96,8 @@ public static unsafe class StorageSnapshot
                 cancellation.ThrowIfCancellationRequested();
                 progress?.Invoke(i, pages.Count);
             }
-            var (p, address) = pages[i];
-            ulong hash = XxHash64.HashToUInt64(new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize));
+            var (p, address, head) = pages[i];
+            ulong hash = ContentHash((byte*)address, head);
             hashes.Add(p, hash);
             bool include = previous == null || !previous.TryGet(p, out ulong before) || before != hash;
             if (!include)
@@ -121,6 +121,22 @@ public static unsafe class StorageSnapshot
         output.Write(digest);
         hashes.TxId = tx.State.TxId;
         return new SnapshotResult(tx.State.TxId, pages.Count, written, hashes);
+    }
+
+    /// <summary>
+    /// XXH64 of a page; of a tree page or an overflow run's first page (<paramref name="head"/>: one with a header),
+    /// without its checksum field (header bytes 24–31): the flusher stamps it when the page reaches the data file, so
+    /// the same content read before and after a flush would otherwise count as changed (an incremental taken after a
+    /// flush rewrote every page that the full one had read unflushed). A restore restamps every page.
+    /// </summary>
+    private static ulong ContentHash(byte* page, bool head)
+    {
+        if (!head)
+            return XxHash64.HashToUInt64(new ReadOnlySpan<byte>(page, StorageConstants.PageSize));
+        var hasher = new XxHash64();
+        hasher.Append(new ReadOnlySpan<byte>(page, 24));
+        hasher.Append(new ReadOnlySpan<byte>(page + 32, StorageConstants.PageSize - 32));
+        return hasher.GetCurrentHashAsUInt64();
     }
 
     private static void Emit(Stream output, XxHash64 hasher, ReadOnlySpan<byte> bytes)
