@@ -96,14 +96,76 @@ public sealed record ChangeEvent(ChangeKind Kind, string Type, string? Id = null
 #pragma warning restore CA1507
 }
 
+/// <summary>
+/// Changes handed to every connection at once (the commits the dispatcher found waiting). Each notification is
+/// serialized at most once, and the whole run is also kept comma-joined in pieces of at most <see cref="PieceSize"/>
+/// notifications, so that a connection that wants every change in it queues those pieces — one queue write per
+/// piece, whatever the number of connections — instead of one per notification. Used by the dispatcher's thread only.
+/// </summary>
+public sealed class ChangeBatch
+{
+    /// <summary>Notifications in one joined piece at most (a connection's frames are built from whole pieces).</summary>
+    public const int PieceSize = 256;
+
+    private readonly List<ChangeEvent> _changes = [];
+    private readonly List<byte[]?> _json = [];
+    private List<QueuedNotifications>? _pieces;
+    private int _kinds;
+
+    /// <summary>The changes, in commit order.</summary>
+    public IReadOnlyList<ChangeEvent> Changes => _changes;
+
+    /// <summary>One bit (1 &lt;&lt; kind) for each <see cref="ChangeKind"/> present.</summary>
+    public int Kinds => _kinds;
+
+    /// <summary>Adds a commit's changes.</summary>
+    public void AddRange(IReadOnlyList<ChangeEvent> changes)
+    {
+        foreach (var c in changes)
+        {
+            _changes.Add(c);
+            _json.Add(null);
+            _kinds |= 1 << (int)c.Kind;
+        }
+    }
+
+    /// <summary>The notification of change <paramref name="i"/> as the clients read it.</summary>
+    public byte[] Json(int i) => _json[i] ??= _changes[i].ToJson();
+
+    /// <summary>Every notification, comma-joined in pieces of at most <see cref="PieceSize"/>.</summary>
+    public IReadOnlyList<QueuedNotifications> Joined()
+    {
+        if (_pieces != null)
+            return _pieces;
+        var buffer = new ArrayBufferWriter<byte>(_changes.Count * 160);
+        var ends = new List<int>();
+        for (int i = 0; i < _changes.Count; i++)
+        {
+            if (i % PieceSize != 0)
+                buffer.Write(","u8);
+            buffer.Write(Json(i));
+            if (i % PieceSize == PieceSize - 1 || i == _changes.Count - 1)
+                ends.Add(buffer.WrittenCount);
+        }
+        var bytes = buffer.WrittenMemory;
+        _pieces = new List<QueuedNotifications>(ends.Count);
+        for (int p = 0; p < ends.Count; p++)
+        {
+            int start = p == 0 ? 0 : ends[p - 1];
+            _pieces.Add(new QueuedNotifications(bytes[start..ends[p]], Math.Min(PieceSize, _changes.Count - p * PieceSize)));
+        }
+        return _pieces;
+    }
+}
+
+/// <summary>Notifications waiting for a connection's socket: <see cref="Count"/> of them in <see cref="Bytes"/>, separated by commas.</summary>
+public readonly record struct QueuedNotifications(ReadOnlyMemory<byte> Bytes, int Count);
+
 /// <summary>A connection's interest in changes, and where matching ones go.</summary>
 public interface IChangeSubscriber
 {
-    /// <summary>True when the connection asked for this change.</summary>
-    bool Wants(ChangeEvent change);
-
-    /// <summary>Queues a notification; never blocks (a full queue closes the connection).</summary>
-    void Offer(byte[] notification);
+    /// <summary>Queues the notifications of the changes the connection asked for; never blocks (a full queue closes the connection).</summary>
+    void Offer(ChangeBatch batch);
 
     /// <summary>Ends the connection (the database is closing).</summary>
     void Close(string reason);
@@ -111,12 +173,16 @@ public interface IChangeSubscriber
 
 /// <summary>
 /// The changes of one database, handed to its changes API connections. Writers publish a committed
-/// transaction's changes with one non-blocking queue write (<see cref="Publish(IReadOnlyList{ChangeEvent})"/>); a dispatcher task serializes each
-/// change once and offers it to every connection that wants it, each into its own bounded queue — so neither a
-/// slow connection nor many of them slow the writes. With no connection, writes record nothing (<see cref="Listening"/>).
+/// transaction's changes with one non-blocking queue write (<see cref="Publish(IReadOnlyList{ChangeEvent})"/>); a dispatcher task
+/// gathers what waits into one <see cref="ChangeBatch"/> (each change serialized once) and offers it to every
+/// connection, each of which queues what it wants in its own bounded queue — so neither a slow connection nor many
+/// of them slow the writes. With no connection, writes record nothing (<see cref="Listening"/>).
 /// </summary>
 public sealed class ChangeFeed : IDisposable
 {
+    /// <summary>Changes gathered into one batch at most (more wait for the next).</summary>
+    private const int MaxGathered = 4 * ChangeBatch.PieceSize;
+
     private readonly Channel<IReadOnlyList<ChangeEvent>> _pending = Channel.CreateUnbounded<IReadOnlyList<ChangeEvent>>(new UnboundedChannelOptions { SingleReader = true });
     private readonly object _lock = new();
     private IChangeSubscriber[] _subscribers = [];
@@ -161,21 +227,11 @@ public sealed class ChangeFeed : IDisposable
         var reader = _pending.Reader;
         while (await reader.WaitToReadAsync().ConfigureAwait(false))
         {
-            while (reader.TryRead(out var changes))
-            {
-                var subscribers = Volatile.Read(ref _subscribers);
-                foreach (var change in changes)
-                {
-                    byte[]? json = null;
-                    foreach (var s in subscribers)
-                    {
-                        if (!s.Wants(change))
-                            continue;
-                        json ??= change.ToJson();
-                        s.Offer(json);
-                    }
-                }
-            }
+            var batch = new ChangeBatch();
+            while (batch.Changes.Count < MaxGathered && reader.TryRead(out var changes))
+                batch.AddRange(changes);
+            foreach (var s in Volatile.Read(ref _subscribers))
+                s.Offer(batch);
         }
     }
 

@@ -11,10 +11,11 @@ namespace RavenLite.Server.Changes;
 /// Params}</c> (<c>watch-docs</c>, <c>watch-doc</c>, <c>watch-prefix</c>, <c>watch-collection</c>, <c>watch-index</c>,
 /// <c>watch-indexes</c>, <c>watch-operation</c>, <c>watch-operations</c>, the counter and time-series ones, and their
 /// <c>unwatch-</c> twins), each confirmed with <c>{"CommandId": n, "Type": "Confirm"}</c>; matching changes are sent as
-/// JSON arrays of notifications. At most <see cref="MaxQueued"/> notifications wait for a slow reader: one more closes
+/// JSON arrays of notifications. At most <see cref="MaxQueued"/> notifications wait for a slow reader: more closes
 /// the connection with a close frame saying so (writes never wait for it), and the client reconnects and subscribes
-/// again. Thread-safety: <see cref="Wants"/>, <see cref="Offer"/> and <see cref="Close"/> from the feed's dispatcher,
-/// the rest on the request.
+/// again. The queue holds comma-joined runs of notifications: a connection that wants every change of a batch queues
+/// the feed's shared pieces, others a run of their own. Thread-safety: <see cref="Offer"/> and <see cref="Close"/>
+/// from the feed's dispatcher, the rest on the request.
 /// </summary>
 public sealed class ChangesConnection : IChangeSubscriber, IDisposable
 {
@@ -34,10 +35,11 @@ public sealed class ChangesConnection : IChangeSubscriber, IDisposable
     /// </summary>
     private static readonly TimeSpan FrameInterval = TimeSpan.FromMilliseconds(20);
 
-    /// <summary>Notifications sent in one frame at most.</summary>
-    private const int MaxBatch = 256;
+    /// <summary>Notifications sent in one frame at most (unless one queued run holds more).</summary>
+    private const int MaxBatch = 1024;
 
-    private readonly Channel<byte[]> _out = Channel.CreateBounded<byte[]>(new BoundedChannelOptions(MaxQueued) { SingleReader = true });
+    private readonly Channel<QueuedNotifications> _out = Channel.CreateUnbounded<QueuedNotifications>(new UnboundedChannelOptions { SingleReader = true });
+    private int _queued;
     private readonly object _lock = new();
     private readonly HashSet<string> _docs = new(StringComparer.OrdinalIgnoreCase), _collections = new(StringComparer.OrdinalIgnoreCase),
         _indexes = new(StringComparer.OrdinalIgnoreCase), _counterNames = new(StringComparer.OrdinalIgnoreCase), _docCounters = new(StringComparer.OrdinalIgnoreCase),
@@ -51,32 +53,67 @@ public sealed class ChangesConnection : IChangeSubscriber, IDisposable
     private volatile bool _overflowed;
 
     /// <inheritdoc />
-    public bool Wants(ChangeEvent change)
+    public void Offer(ChangeBatch batch)
     {
         lock (_lock)
         {
-            return change.Kind switch
+            if (WantsEvery(batch.Kinds))
             {
-                ChangeKind.Document => _allDocs || (change.Id != null && (_docs.Contains(change.Id) || _prefixes.Exists(p => change.Id.StartsWith(p, StringComparison.OrdinalIgnoreCase))))
-                    || (change.Collection != null && _collections.Contains(change.Collection)),
-                ChangeKind.Index => _allIndexes || (change.Name != null && _indexes.Contains(change.Name)),
-                ChangeKind.Operation => _allOperations || _operations.Contains(change.Value),
-                ChangeKind.Counter => _allCounters || (change.Name != null && _counterNames.Contains(change.Name)) || (change.Id != null && _docCounters.Contains(change.Id))
-                    || (change.Id != null && change.Name != null && _docCounterNames.Contains(Pair(change.Id, change.Name))),
-                ChangeKind.TimeSeries => _allSeries || (change.Name != null && _seriesNames.Contains(change.Name)) || (change.Id != null && _docSeries.Contains(change.Id))
-                    || (change.Id != null && change.Name != null && _docSeriesNames.Contains(Pair(change.Id, change.Name))),
-                _ => false,
-            };
+                foreach (var piece in batch.Joined())
+                    Enqueue(piece);
+                return;
+            }
+            ArrayBufferWriter<byte>? own = null;
+            int n = 0;
+            for (int i = 0; i < batch.Changes.Count; i++)
+            {
+                if (!Wants(batch.Changes[i]))
+                    continue;
+                own ??= new ArrayBufferWriter<byte>(1024);
+                if (n++ > 0)
+                    own.Write(","u8);
+                own.Write(batch.Json(i));
+            }
+            if (own != null)
+                Enqueue(new QueuedNotifications(own.WrittenMemory, n));
         }
+    }
+
+    /// <summary>True when the connection watches all changes of every kind in <paramref name="kinds"/> (one bit per <see cref="ChangeKind"/>).</summary>
+    private bool WantsEvery(int kinds)
+    {
+        bool Every(ChangeKind kind, bool all) => (kinds & (1 << (int)kind)) == 0 || all;
+        return Every(ChangeKind.Document, _allDocs) && Every(ChangeKind.Index, _allIndexes) && Every(ChangeKind.Operation, _allOperations)
+            && Every(ChangeKind.Counter, _allCounters) && Every(ChangeKind.TimeSeries, _allSeries);
+    }
+
+    /// <summary>True when the connection asked for this change (under <see cref="_lock"/>).</summary>
+    private bool Wants(ChangeEvent change)
+    {
+        return change.Kind switch
+        {
+            ChangeKind.Document => _allDocs || (change.Id != null && (_docs.Contains(change.Id) || _prefixes.Exists(p => change.Id.StartsWith(p, StringComparison.OrdinalIgnoreCase))))
+                || (change.Collection != null && _collections.Contains(change.Collection)),
+            ChangeKind.Index => _allIndexes || (change.Name != null && _indexes.Contains(change.Name)),
+            ChangeKind.Operation => _allOperations || _operations.Contains(change.Value),
+            ChangeKind.Counter => _allCounters || (change.Name != null && _counterNames.Contains(change.Name)) || (change.Id != null && _docCounters.Contains(change.Id))
+                || (change.Id != null && change.Name != null && _docCounterNames.Contains(Pair(change.Id, change.Name))),
+            ChangeKind.TimeSeries => _allSeries || (change.Name != null && _seriesNames.Contains(change.Name)) || (change.Id != null && _docSeries.Contains(change.Id))
+                || (change.Id != null && change.Name != null && _docSeriesNames.Contains(Pair(change.Id, change.Name))),
+            _ => false,
+        };
     }
 
     private static string Pair(string id, string name) => id + "\u0000" + name;
 
-    /// <inheritdoc />
-    public void Offer(byte[] notification)
+    /// <summary>Queues notifications, or closes the connection as too slow when more than <see cref="MaxQueued"/> would wait.</summary>
+    private void Enqueue(QueuedNotifications notifications)
     {
-        if (_out.Writer.TryWrite(notification))
+        if (Interlocked.Add(ref _queued, notifications.Count) <= MaxQueued)
+        {
+            _out.Writer.TryWrite(notifications); // false only once the connection is ending
             return;
+        }
         if (_closeReason == null)
         {
             _overflowed = true;
@@ -141,16 +178,18 @@ public sealed class ChangesConnection : IChangeSubscriber, IDisposable
         while (await reader.WaitToReadAsync(cancellation).ConfigureAwait(false))
         {
             var sinceLast = System.Diagnostics.Stopwatch.GetElapsedTime(lastSend);
-            if (lastSend != 0 && sinceLast < FrameInterval && reader.Count < MaxBatch)
+            if (lastSend != 0 && sinceLast < FrameInterval && Volatile.Read(ref _queued) < MaxBatch)
                 await Task.Delay(FrameInterval - sinceLast, cancellation).ConfigureAwait(false);
             frame.ResetWrittenCount();
             frame.Write("["u8);
             int n = 0;
-            while (n < MaxBatch && reader.TryRead(out var message))
+            while (reader.TryPeek(out var run) && (n == 0 || n + run.Count <= MaxBatch) && reader.TryRead(out run))
             {
-                if (n++ > 0)
+                if (n > 0)
                     frame.Write(","u8);
-                frame.Write(message);
+                frame.Write(run.Bytes.Span);
+                n += run.Count;
+                Interlocked.Add(ref _queued, -run.Count);
             }
             frame.Write("]"u8);
             await socket.SendAsync(frame.WrittenMemory, WebSocketMessageType.Text, endOfMessage: true, cancellation).ConfigureAwait(false);
@@ -229,7 +268,7 @@ public sealed class ChangesConnection : IChangeSubscriber, IDisposable
             }
             w.WriteEndObject();
         }
-        Offer(buffer.WrittenSpan.ToArray());
+        Enqueue(new QueuedNotifications(buffer.WrittenMemory, 1));
     }
 
     private void Apply(string command, string? param, List<string?> parameters)

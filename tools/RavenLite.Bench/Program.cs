@@ -8,7 +8,7 @@ var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
 var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
-var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group. extensions: counters, timeseries, attachments. live: backups.", AllowMultipleArgumentsPerToken = true };
+var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group. extensions: counters, timeseries, attachments. live: changes, backups.", AllowMultipleArgumentsPerToken = true };
 var clients = new Option<int[]>("--clients") { Description = "writes: run only these client counts (default 1 16 64).", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 var cyclesOption = new Option<int>("--cycles") { Description = "crash: SIGKILL cycles (default 2000; --quick runs 20).", DefaultValueFactory = _ => 2000 };
@@ -74,7 +74,7 @@ var mapReduce = new Command("mapreduce", "Map-reduce build and change-to-visible
 mapReduce.SetAction(r => RunSuite("mapreduce", r));
 var extensions = new Command("extensions", "Counter increments from 64 clients against PostgreSQL UPDATE n = n + 1; time-series entries through bulk insert and bytes per entry; attachment uploads (1 MB, 100 MB) against the machine's sequential write limit (--only counters, timeseries or attachments runs just those).") { quick, json, dir, noPeer, only };
 extensions.SetAction(r => RunSuite("extensions", r));
-var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; export/import; 64-client writes with and without 100 changes-API subscribers; snapshot backups (--only backups runs just those).") { quick, json, dir, noPeer, only };
+var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; export/import; 64-client writes with and without 100 changes-API subscribers; snapshot backups (--only changes or backups runs just those).") { quick, json, dir, noPeer, only };
 live.SetAction(r => RunSuite("live", r));
 var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
 tls.SetAction(r => RunSuite("tls", r));
