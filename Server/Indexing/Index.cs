@@ -616,6 +616,33 @@ public sealed class Index : IDisposable
             }
         }
 
+        // Map-reduce whose maps may run anywhere: documents are mapped a chunk at a time on the thread pool, up to
+        // MapChunksInFlight chunks ahead of this thread, which stores their results in order.
+        var mapping = _mapReduce != null && Compiled.MapResultsRunOnAnyThread ? new Queue<Task<MappedDocument[]>>() : null;
+        List<(byte[] LowerId, byte[] Record, string Collection)>? chunk = null;
+        void StoreMapped(Task<MappedDocument[]> mapped)
+        {
+            foreach (var m in mapped.GetAwaiter().GetResult())
+            {
+                bytes += m.JsonBytes;
+                if (m.Error == null)
+                    successes++;
+                else
+                    RecordError(m.Id, m.Error);
+                _mapReduce!.Replace(mapResultsTx ??= _db.Environment.WriteTransaction(), m.LowerId, m.Groups, dirtied);
+            }
+        }
+        void SendChunk()
+        {
+            if (chunk is not { Count: > 0 })
+                return;
+            var toMap = chunk;
+            chunk = null;
+            mapping!.Enqueue(Task.Run(() => MapChunk(toMap)));
+            if (mapping.Count >= MapChunksInFlight)
+                StoreMapped(mapping.Dequeue());
+        }
+
         try
         {
             foreach (string collection in Compiled.Collections)
@@ -633,13 +660,25 @@ public sealed class Index : IDisposable
                     if (docs.TryGet(lowerId, out var record))
                     {
                         attempts++;
-                        if (MapDocument(lowerId, record, collection, etag))
+                        if (mapping != null)
+                        {
+                            (chunk ??= new List<(byte[], byte[], string)>(MapChunkSize)).Add((lowerId.ToArray(), record.ToArray(), collection));
+                            if (chunk.Count == MapChunkSize)
+                                SendChunk();
+                        }
+                        else if (MapDocument(lowerId, record, collection, etag))
                             successes++;
                     }
                     etags[collection] = etag;
                     changed = true;
                 }
                 while (--budget > 0 && bytes < BatchBytes && ((budget & 255) != 0 || Stopwatch.GetElapsedTime(started) < BatchTime) && cursor.MoveNext());
+            }
+            if (mapping != null)
+            {
+                SendChunk();
+                while (mapping.Count > 0)
+                    StoreMapped(mapping.Dequeue());
             }
             if (_references != null && budget > 0)
             {
@@ -771,6 +810,39 @@ public sealed class Index : IDisposable
             mapped.Dispose();
             parsed?.Dispose();
         }
+    }
+
+    /// <summary>Documents mapped together on a thread-pool thread (map-reduce whose maps may run anywhere).</summary>
+    private const int MapChunkSize = 256;
+
+    /// <summary>Chunks being mapped ahead of the worker storing the results of the oldest.</summary>
+    private const int MapChunksInFlight = 3;
+
+    /// <summary>One document's map results grouped by reduce key, or the reason its map failed (then none).</summary>
+    private sealed record MappedDocument(byte[] LowerId, string Id, List<(string KeyJson, byte[] Results)> Groups, int JsonBytes, string? Error);
+
+    /// <summary>Maps documents (records of the worker's snapshot, copied) off the worker thread: no storage is written here.</summary>
+    private MappedDocument[] MapChunk(List<(byte[] LowerId, byte[] Record, string Collection)> chunk)
+    {
+        var mapped = new MappedDocument[chunk.Count];
+        byte[]? jsonBuffer = null;
+        for (int i = 0; i < chunk.Count; i++)
+        {
+            var (lowerId, record, collection) = chunk[i];
+            string id = DocumentRecord.Id(record);
+            var json = DocumentRecord.Json(record, _db.Documents, ref jsonBuffer);
+            try
+            {
+                var reader = new Utf8JsonReader(json);
+                using var parsed = JsonDocument.ParseValue(ref reader);
+                mapped[i] = new MappedDocument(lowerId, id, Compiled.MapResults(parsed.RootElement, collection, id, loader: null), json.Length, null);
+            }
+            catch (Exception e) when (e is JsonException or IndexMapException)
+            {
+                mapped[i] = new MappedDocument(lowerId, id, [], json.Length, e.Message);
+            }
+        }
+        return mapped;
     }
 
     /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>

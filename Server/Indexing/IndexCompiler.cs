@@ -213,6 +213,12 @@ public sealed class CompiledIndex
     /// <summary>True for a map-reduce index: its entries are reduce results (one per reduce key), not documents.</summary>
     public bool IsMapReduce => Reducer != null;
 
+    /// <summary>
+    /// Map-reduce: <see cref="MapResults"/> may run on several threads at once — every map and the reduce key are
+    /// compiled C# and no map loads other documents (a load reads through the worker's transaction).
+    /// </summary>
+    internal bool MapResultsRunOnAnyThread => Reducer is { RunsOnAnyThread: true } && !UsesLoad && _maps!.Values.All(m => m.Map.RunsOnAnyThread);
+
     /// <summary>Map-reduce: the map results of one document, grouped by reduce key (canonical JSON) as JSON arrays.</summary>
     internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader, HashSet<string>? loadedIds = null)
     {

@@ -28,6 +28,9 @@ internal abstract class ScriptMap
 
     /// <summary>Map-reduce: adds each entry the map outputs for the document to <paramref name="results"/> as a JSON object.</summary>
     public abstract void MapResults(JsonElement document, string id, List<byte[]> results);
+
+    /// <summary>True when several threads may map documents at once (compiled C#; a JavaScript engine is one thread's).</summary>
+    public virtual bool RunsOnAnyThread => false;
 }
 
 /// <summary>The reduce of a map-reduce index (C# or JavaScript).</summary>
@@ -41,12 +44,17 @@ internal abstract class ScriptReduce
 
     /// <summary>Reduces the map results of one key; adds each result (a JSON object) to <paramref name="outputs"/>.</summary>
     public abstract void Reduce(IReadOnlyList<JsonElement> mapResults, List<byte[]> outputs);
+
+    /// <summary>True when several threads may compute reduce keys at once (compiled C#).</summary>
+    public virtual bool RunsOnAnyThread => false;
 }
 
 /// <summary>A C# reduce compiled by <see cref="CSharpIndexCompiler"/>.</summary>
 internal sealed class CSharpReduce(CompiledReduce compiled) : ScriptReduce
 {
     public override IReadOnlyList<string> Fields => compiled.Fields;
+
+    public override bool RunsOnAnyThread => true;
 
     public override string KeyOf(JsonElement mapResult) => EntryValues.Json(compiled.Key(new DynamicJsonObject(mapResult)));
 
@@ -61,9 +69,9 @@ internal sealed class CSharpReduce(CompiledReduce compiled) : ScriptReduce
 /// <summary>A C# map compiled by <see cref="CSharpIndexCompiler"/>: entries are anonymous objects.</summary>
 internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 {
-    
-
     public override string Collection => compiled.Collection;
+
+    public override bool RunsOnAnyThread => true;
 
     public override IReadOnlyList<string> Fields => compiled.Fields;
 
