@@ -2,6 +2,7 @@ using System.Net;
 using System.Net.WebSockets;
 using System.Text;
 using System.Text.Json;
+using System.Text.Json.Nodes;
 using static RavenLite.Server.Tests.TestServer;
 
 namespace RavenLite.Server.Tests;
@@ -149,6 +150,53 @@ public sealed class ChangesTests
         await c.NextAsync(Doc("users/9"));
 
         Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.GetAsync("/databases/db/changes")).StatusCode);
+    }
+
+    /// <summary>
+    /// One commit of 600 documents and a counter: a connection watching every document gets the 600 (and the counter's
+    /// document change) in commit order and not the counter (the batch holds a kind it does not watch: filtered); one
+    /// watching documents and counters gets them all (the shared pieces of 256); one watching a single document gets only it.
+    /// </summary>
+    [Fact]
+    public async Task One_large_commit_reaches_every_kind_of_subscription_complete_and_in_order()
+    {
+        await using var s = await StartWithDatabaseAsync();
+        await using var docs = await Client.ConnectAsync(s);
+        await docs.CommandAsync("watch-docs");
+        await using var everything = await Client.ConnectAsync(s);
+        await everything.CommandAsync("watch-docs");
+        await everything.CommandAsync("watch-counters");
+        await using var one = await Client.ConnectAsync(s);
+        await one.CommandAsync("watch-doc", "users/300");
+
+        var commands = new JsonArray();
+        for (int i = 0; i < 600; i++)
+            commands.Add(new JsonObject { ["Id"] = $"users/{i}", ["Type"] = "PUT", ["Document"] = new JsonObject { ["N"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Users" } } });
+        commands.Add(JsonNode.Parse("""{"Type":"Counters","Id":"users/599","Counters":{"DocumentId":"users/599","Operations":[{"Type":"Increment","CounterName":"Likes","Delta":1}]}}"""));
+        Assert.Equal(HttpStatusCode.Created, (await s.Http.PostAsync("/databases/db/bulk_docs", Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        await Put(s, "sentinel/1", "Sentinels");
+
+        static async Task<List<string>> Until(Client c, string last)
+        {
+            var seen = new List<string>();
+            await c.NextAsync(m =>
+            {
+                string type = m.GetProperty("Type").GetString()!;
+                string what = type == "DocumentChange" ? m.GetProperty("Value").GetProperty("Id").GetString()! : type + ":" + m.GetProperty("Value").GetProperty("Name").GetString();
+                seen.Add(what);
+                return what == last;
+            });
+            return seen;
+        }
+        // The counter changes users/599's metadata (@counters): a document change after the 600 puts.
+        var users = Enumerable.Range(0, 600).Select(i => $"users/{i}").Append("users/599").ToList();
+        Assert.Equal([.. users, "sentinel/1"], await Until(docs, "sentinel/1"));
+        var all = await Until(everything, "sentinel/1");
+        Assert.Equal([.. users, "sentinel/1"], all.Where(x => !x.StartsWith("CounterChange:", StringComparison.Ordinal)));
+        Assert.Equal(["CounterChange:Likes"], all.Where(x => x.StartsWith("CounterChange:", StringComparison.Ordinal)));
+        Assert.Equal(["users/300"], await Until(one, "users/300"));
+        await Put(s, "users/300", "Users");
+        Assert.Equal(["users/300"], await Until(one, "users/300")); // nothing else came in between (the sentinel, other users)
     }
 
     [Fact]

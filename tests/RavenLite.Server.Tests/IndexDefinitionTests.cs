@@ -327,6 +327,50 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         output.WriteLine($"indexed in {(DateTime.UtcNow - started).TotalSeconds:F1} s");
     }
 
+    /// <summary>
+    /// A C# map-reduce index maps on the thread pool in chunks of 256 documents: with 700 documents (three chunks) of
+    /// which every seventh makes the map throw, each failing document is an index error naming it, the others are
+    /// reduced exactly (counts per group equal a brute-force count), and a change after the build re-reduces its group.
+    /// </summary>
+    [Fact]
+    public async Task A_csharp_map_reduce_built_on_the_thread_pool_records_failing_documents_and_reduces_the_rest()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        string Name(int i) => i % 7 == 0 ? "x" : "item-" + i;
+        await Bulk(http, Enumerable.Range(0, 700).Select(i => new JsonObject
+        {
+            ["Id"] = $"items/{i}",
+            ["Type"] = "PUT",
+            ["Document"] = new JsonObject { ["Name"] = Name(i), ["Group"] = "g" + (i % 5), ["@metadata"] = new JsonObject { ["@collection"] = "Items" } },
+        }));
+        var definition = new JsonObject
+        {
+            ["Name"] = "Items/ByGroup",
+            ["Maps"] = new JsonArray("from i in docs.Items select new { i.Group, Count = 1, Tail = i.Name.Substring(2) }"),
+            ["Reduce"] = "from r in results group r by r.Group into g select new { Group = g.Key, Count = g.Sum(x => x.Count), Tail = \"\" }",
+        };
+        var put = await http.PutAsync("/databases/db/admin/indexes", TestServer.Json(new JsonObject { ["Indexes"] = new JsonArray(definition) }.ToJsonString()));
+        Assert.True(put.StatusCode == HttpStatusCode.Created, await put.Content.ReadAsStringAsync());
+
+        async Task CheckCounts(Func<int, bool> good)
+        {
+            var got = (await Query(http, "from index 'Items/ByGroup' order by Group")).GetProperty("Results").EnumerateArray()
+                .Select(r => (r.GetProperty("Group").GetString(), r.GetProperty("Count").GetInt32())).ToList();
+            var want = Enumerable.Range(0, 700).Where(good).GroupBy(i => "g" + (i % 5)).OrderBy(g => g.Key, StringComparer.Ordinal).Select(g => ((string?)g.Key, g.Count())).ToList();
+            Assert.Equal(want, got);
+        }
+        await CheckCounts(i => i % 7 != 0);
+        var errors = (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=Items/ByGroup"))).GetProperty("Results")[0].GetProperty("Errors");
+        var failed = errors.EnumerateArray().Select(e => e.GetProperty("Document").GetString()!).Order(StringComparer.Ordinal).ToList();
+        Assert.Equal(Enumerable.Range(0, 700).Where(i => i % 7 == 0).Select(i => $"items/{i}").Order(StringComparer.Ordinal), failed);
+        Assert.All(errors.EnumerateArray(), e => Assert.Contains("Items", e.GetProperty("Error").GetString()!, StringComparison.Ordinal));
+
+        // items/0 maps now; its group gains one.
+        await Bulk(http, [new JsonObject { ["Id"] = "items/0", ["Type"] = "PUT", ["Document"] = new JsonObject { ["Name"] = "fixed", ["Group"] = "g0", ["@metadata"] = new JsonObject { ["@collection"] = "Items" } } }]);
+        await CheckCounts(i => i % 7 != 0 || i == 0);
+    }
+
     /// <summary>Several maps (multi-map): one index over two collections, each map with its own fields.</summary>
     [Theory]
     [InlineData("from c in docs.Companies select new { Name = c.Name, Kind = \"company\" }", "from e in docs.Employees select new { Name = e.FirstName + \" \" + e.LastName, Kind = \"employee\" }")]
