@@ -616,10 +616,13 @@ public sealed class Index : IDisposable
             }
         }
 
-        // Map-reduce whose maps may run anywhere: documents are mapped a chunk at a time on the thread pool, up to
-        // MapChunksInFlight chunks ahead of this thread, which stores their results in order.
-        var mapping = _mapReduce != null && Compiled.MapResultsRunOnAnyThread ? new Queue<Task<MappedDocument[]>>() : null;
-        List<(byte[] LowerId, byte[] Record, string Collection)>? chunk = null;
+        // Maps that may run anywhere (compiled C# or an auto index's paths; no loads; a simple map creates no fields):
+        // documents are mapped a chunk at a time on the thread pool, up to MapChunksInFlight chunks ahead of this thread,
+        // which stores their results in order — map-reduce results in storage, a simple map's Lucene documents (built by
+        // the task) added to the IndexWriter here, so index order stays etag order.
+        var mapping = _references == null && (_mapReduce != null ? Compiled.MapResultsRunOnAnyThread : Compiled.MapEntryRunsOnAnyThread)
+            ? new Queue<Task<MappedDocument[]>>() : null;
+        List<PendingDocument>? chunk = null;
         void StoreMapped(Task<MappedDocument[]> mapped)
         {
             foreach (var m in mapped.GetAwaiter().GetResult())
@@ -629,7 +632,10 @@ public sealed class Index : IDisposable
                     successes++;
                 else
                     RecordError(m.Id, m.Error);
-                _mapReduce!.Replace(mapResultsTx ??= _db.Environment.WriteTransaction(), m.LowerId, m.Groups, dirtied);
+                if (_mapReduce != null)
+                    _mapReduce.Replace(mapResultsTx ??= _db.Environment.WriteTransaction(), m.LowerId, m.Groups!, dirtied);
+                else
+                    WriteEntry(Encoding.UTF8.GetString(m.LowerId), m.HasEntry, m.Entry);
             }
         }
         void SendChunk()
@@ -638,7 +644,7 @@ public sealed class Index : IDisposable
                 return;
             var toMap = chunk;
             chunk = null;
-            mapping!.Enqueue(Task.Run(() => MapChunk(toMap)));
+            mapping!.Enqueue(Task.Run(() => _mapReduce != null ? MapChunk(toMap) : BuildChunk(toMap)));
             if (mapping.Count >= MapChunksInFlight)
                 StoreMapped(mapping.Dequeue());
         }
@@ -662,7 +668,8 @@ public sealed class Index : IDisposable
                         attempts++;
                         if (mapping != null)
                         {
-                            (chunk ??= new List<(byte[], byte[], string)>(MapChunkSize)).Add((lowerId.ToArray(), record.ToArray(), collection));
+                            (chunk ??= new List<PendingDocument>(MapChunkSize)).Add(
+                                new PendingDocument(lowerId.ToArray(), record.ToArray(), collection, etag, _mapReduce == null && lookup.Has(lowerId)));
                             if (chunk.Count == MapChunkSize)
                                 SendChunk();
                         }
@@ -774,8 +781,9 @@ public sealed class Index : IDisposable
     /// (that lookup, applied to every segment at flush, was most of a first build's cost). Entries are
     /// written in etag order, so index order is etag order within a collection: unordered results and the ties of
     /// ordered ones come in that order (queries and tests rely on it; adding entries from several threads, a segment
-    /// each, built 1.26× faster and broke it). (Mapping on both cores and writing in order was tried: slower, and
-    /// twice the memory.)
+    /// each, broke it). Maps that may run anywhere take the other path: <see cref="BuildChunk"/> maps and builds the
+    /// Lucene documents on the thread pool, <see cref="WriteEntry"/> adds them here in order. (An earlier try at
+    /// mapping on both cores, the whole batch first, was slower and took twice the memory.)
     /// </summary>
     private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms, DocumentLoader loader, HashSet<string>? loaded)
     {
@@ -799,14 +807,8 @@ public sealed class Index : IDisposable
             }
             byte[] entry = mapped.Json;
             string key = Encoding.UTF8.GetString(lowerId);
-            bool hasEntry = lookup.Has(lowerId);
             // The field values stay valid while the document is parsed: the entry is not parsed again.
-            if (entry.Length > 0 && hasEntry)
-                _writer.UpdateDocument(new Term(IdField, key), Entry(key, etag, entry, _fieldValues, terms));
-            else if (entry.Length > 0)
-                _writer.AddDocument(Entry(key, etag, entry, _fieldValues, terms));
-            else if (hasEntry)
-                _writer.DeleteDocuments(new Term(IdField, key));
+            WriteEntry(key, lookup.Has(lowerId), entry.Length > 0 ? Entry(key, etag, entry, _fieldValues, terms) : null);
             return ok;
         }
         finally
@@ -822,31 +824,84 @@ public sealed class Index : IDisposable
     /// <summary>Chunks being mapped ahead of the worker storing the results of the oldest.</summary>
     private const int MapChunksInFlight = 3;
 
-    /// <summary>One document's map results grouped by reduce key, or the reason its map failed (then none).</summary>
-    private sealed record MappedDocument(byte[] LowerId, string Id, List<(string KeyJson, byte[] Results)> Groups, int JsonBytes, string? Error);
+    /// <summary>A document of the worker's snapshot (id and record copied) for a mapping task; <see cref="HasEntry"/>: the published index has an entry for it (simple maps).</summary>
+    private sealed record PendingDocument(byte[] LowerId, byte[] Record, string Collection, long Etag, bool HasEntry);
 
-    /// <summary>Maps documents (records of the worker's snapshot, copied) off the worker thread: no storage is written here.</summary>
-    private MappedDocument[] MapChunk(List<(byte[] LowerId, byte[] Record, string Collection)> chunk)
+    /// <summary>
+    /// What a task made of one document: its map results grouped by reduce key (map-reduce), or its Lucene document
+    /// (a simple map; null when it maps to nothing), and the reason its map failed (then no results, no entry).
+    /// </summary>
+    private sealed record MappedDocument(byte[] LowerId, string Id, List<(string KeyJson, byte[] Results)>? Groups, Document? Entry, bool HasEntry, int JsonBytes, string? Error);
+
+    /// <summary>Map-reduce: maps documents (records of the worker's snapshot, copied) off the worker thread: no storage is written here.</summary>
+    private MappedDocument[] MapChunk(List<PendingDocument> chunk)
     {
         var mapped = new MappedDocument[chunk.Count];
         byte[]? jsonBuffer = null;
         for (int i = 0; i < chunk.Count; i++)
         {
-            var (lowerId, record, collection) = chunk[i];
-            string id = DocumentRecord.Id(record);
-            var json = DocumentRecord.Json(record, _db.Documents, ref jsonBuffer);
+            var d = chunk[i];
+            string id = DocumentRecord.Id(d.Record);
+            var json = DocumentRecord.Json(d.Record, _db.Documents, ref jsonBuffer);
             try
             {
                 var reader = new Utf8JsonReader(json);
                 using var parsed = JsonDocument.ParseValue(ref reader);
-                mapped[i] = new MappedDocument(lowerId, id, Compiled.MapResults(parsed.RootElement, collection, id, loader: null), json.Length, null);
+                mapped[i] = new MappedDocument(d.LowerId, id, Compiled.MapResults(parsed.RootElement, d.Collection, id, loader: null), null, false, json.Length, null);
             }
             catch (Exception e) when (e is JsonException or IndexMapException)
             {
-                mapped[i] = new MappedDocument(lowerId, id, [], json.Length, e.Message);
+                mapped[i] = new MappedDocument(d.LowerId, id, [], null, false, json.Length, e.Message);
             }
         }
         return mapped;
+    }
+
+    /// <summary>
+    /// A simple map: maps documents and builds their Lucene documents off the worker thread (each task with its own
+    /// field values and terms); the worker adds them in order (<see cref="WriteEntry"/>).
+    /// </summary>
+    private MappedDocument[] BuildChunk(List<PendingDocument> chunk)
+    {
+        var built = new MappedDocument[chunk.Count];
+        var fieldValues = Compiled.Fields.Select(_ => new List<JsonElement>()).ToList();
+        var terms = new HashSet<(string Field, string Term)>();
+        byte[]? jsonBuffer = null;
+        for (int i = 0; i < chunk.Count; i++)
+        {
+            var d = chunk[i];
+            string id = DocumentRecord.Id(d.Record);
+            var json = DocumentRecord.Json(d.Record, _db.Documents, ref jsonBuffer);
+            MappedEntry mapped = default;
+            try
+            {
+                var reader = new Utf8JsonReader(json);
+                using var parsed = JsonDocument.ParseValue(ref reader);
+                mapped = Compiled.MapEntry(parsed.RootElement, d.Collection, id, fieldValues);
+                var entry = mapped.Json.Length > 0 ? Entry(Encoding.UTF8.GetString(d.LowerId), d.Etag, mapped.Json, fieldValues, terms) : null;
+                built[i] = new MappedDocument(d.LowerId, id, null, entry, d.HasEntry, json.Length, null);
+            }
+            catch (Exception e) when (e is JsonException or IndexMapException)
+            {
+                built[i] = new MappedDocument(d.LowerId, id, null, null, d.HasEntry, json.Length, e.Message);
+            }
+            finally
+            {
+                mapped.Dispose();
+            }
+        }
+        return built;
+    }
+
+    /// <summary>A simple map's entry for a document: added, replacing the published one, or (null) the published one deleted.</summary>
+    private void WriteEntry(string lowerId, bool hasEntry, Document? entry)
+    {
+        if (entry != null && hasEntry)
+            _writer.UpdateDocument(new Term(IdField, lowerId), entry);
+        else if (entry != null)
+            _writer.AddDocument(entry);
+        else if (hasEntry)
+            _writer.DeleteDocuments(new Term(IdField, lowerId));
     }
 
     /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>

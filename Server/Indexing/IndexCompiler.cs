@@ -219,6 +219,12 @@ public sealed class CompiledIndex
     /// </summary>
     internal bool MapResultsRunOnAnyThread => Reducer is { RunsOnAnyThread: true } && !UsesLoad && _maps!.Values.All(m => m.Map.RunsOnAnyThread);
 
+    /// <summary>
+    /// A simple map: <see cref="MapEntry"/> may run on several threads at once — an auto index's paths, or maps that are
+    /// all compiled C#, load no other documents and create no fields (a new field changes the field list).
+    /// </summary>
+    internal bool MapEntryRunsOnAnyThread => Reducer == null && !UsesLoad && _dynamicField == null && (_paths != null || _maps!.Values.All(m => m.Map.RunsOnAnyThread));
+
     /// <summary>Map-reduce: the map results of one document, grouped by reduce key (canonical JSON) as JSON arrays.</summary>
     internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader, HashSet<string>? loadedIds = null)
     {

@@ -371,6 +371,34 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
         await CheckCounts(i => i % 7 != 0 || i == 0);
     }
 
+    /// <summary>
+    /// A simple C# map built on the thread pool (700 documents, three chunks; the worker adds the entries in order):
+    /// every seventh document makes the map throw and has an error and no entry, the others have entries in etag
+    /// order; a fixed document gains its entry and a document that starts failing loses its entry.
+    /// </summary>
+    [Fact]
+    public async Task A_csharp_map_built_on_the_thread_pool_keeps_etag_order_and_drops_failing_documents()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var http = server.Http;
+        JsonObject Item(string name) => new() { ["Name"] = name, ["@metadata"] = new JsonObject { ["@collection"] = "Items" } };
+        await Bulk(http, Enumerable.Range(0, 700).Select(i => new JsonObject { ["Id"] = $"items/{i}", ["Type"] = "PUT", ["Document"] = Item(i % 7 == 0 ? "x" : "item-" + i) }));
+        Assert.Equal(HttpStatusCode.Created, (await PutIndex(http, "Items/Tails", ["from i in docs.Items select new { Tail = i.Name.Substring(2) }"])).StatusCode);
+
+        async Task<List<string>> All() => Ids(await Query(http, "from index 'Items/Tails' limit 1000"));
+        var good = Enumerable.Range(0, 700).Where(i => i % 7 != 0).Select(i => $"items/{i}").ToList();
+        Assert.Equal(good, await All()); // no order by: index order, which is etag order
+        var errors = (await TestServer.ReadJson(await http.GetAsync("/databases/db/indexes/errors?name=Items/Tails"))).GetProperty("Results")[0].GetProperty("Errors");
+        Assert.Equal(Enumerable.Range(0, 700).Where(i => i % 7 == 0).Select(i => $"items/{i}").Order(StringComparer.Ordinal),
+            errors.EnumerateArray().Select(e => e.GetProperty("Document").GetString()!).Order(StringComparer.Ordinal));
+
+        await Bulk(http, [
+            new JsonObject { ["Id"] = "items/0", ["Type"] = "PUT", ["Document"] = Item("fixed") },
+            new JsonObject { ["Id"] = "items/1", ["Type"] = "PUT", ["Document"] = Item("y") },
+        ]);
+        Assert.Equal([.. good.Where(id => id != "items/1"), "items/0"], await All());
+    }
+
     /// <summary>Several maps (multi-map): one index over two collections, each map with its own fields.</summary>
     [Theory]
     [InlineData("from c in docs.Companies select new { Name = c.Name, Kind = \"company\" }", "from e in docs.Employees select new { Name = e.FirstName + \" \" + e.LastName, Kind = \"employee\" }")]
