@@ -787,8 +787,23 @@ public sealed class Index : IDisposable
     /// </summary>
     private bool Write(ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json, EntryLookup lookup, HashSet<(string Field, string Term)> terms, DocumentLoader loader, HashSet<string>? loaded)
     {
+        string key = Encoding.UTF8.GetString(lowerId);
+        var (entry, error) = EntryOf(key, id, collection, etag, json, _fieldValues, terms, loader, loaded);
+        if (error != null)
+            RecordError(id, error);
+        WriteEntry(key, lookup.Has(lowerId), entry);
+        return error == null;
+    }
+
+    /// <summary>
+    /// A simple map: one document's Lucene entry (null when it maps to nothing), or the reason its map failed (then no
+    /// entry). <paramref name="fieldValues"/> and <paramref name="terms"/> are the caller's scratch space: the field
+    /// values stay valid while the document is parsed, so the entry is built from them, not from its JSON parsed again.
+    /// </summary>
+    private (Document? Entry, string? Error) EntryOf(string lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json,
+        List<List<JsonElement>> fieldValues, HashSet<(string Field, string Term)> terms, DocumentLoader? loader, HashSet<string>? loaded)
+    {
         MappedEntry mapped = default;
-        bool ok;
         JsonDocument? parsed = null;
         try
         {
@@ -796,20 +811,13 @@ public sealed class Index : IDisposable
             {
                 var reader = new Utf8JsonReader(json);
                 parsed = JsonDocument.ParseValue(ref reader);
-                mapped = Compiled.MapEntry(parsed.RootElement, collection, id, _fieldValues, loader, loaded);
-                ok = true;
+                mapped = Compiled.MapEntry(parsed.RootElement, collection, id, fieldValues, loader, loaded);
             }
             catch (Exception e) when (e is JsonException or IndexMapException)
             {
-                RecordError(id, e.Message);
-                mapped = new MappedEntry([], null);
-                ok = false;
+                return (null, e.Message);
             }
-            byte[] entry = mapped.Json;
-            string key = Encoding.UTF8.GetString(lowerId);
-            // The field values stay valid while the document is parsed: the entry is not parsed again.
-            WriteEntry(key, lookup.Has(lowerId), entry.Length > 0 ? Entry(key, etag, entry, _fieldValues, terms) : null);
-            return ok;
+            return (mapped.Json.Length > 0 ? Entry(lowerId, etag, mapped.Json, fieldValues, terms) : null, null);
         }
         finally
         {
@@ -818,7 +826,22 @@ public sealed class Index : IDisposable
         }
     }
 
-    /// <summary>Documents mapped together on a thread-pool thread (map-reduce whose maps may run anywhere).</summary>
+    /// <summary>Map-reduce: one document's map results grouped by reduce key, or the reason its map failed (then none).</summary>
+    private (List<(string KeyJson, byte[] Results)> Groups, string? Error) MapResultsOf(ReadOnlySpan<byte> json, string collection, string id, DocumentLoader? loader, HashSet<string>? loaded)
+    {
+        try
+        {
+            var reader = new Utf8JsonReader(json);
+            using var parsed = JsonDocument.ParseValue(ref reader);
+            return (Compiled.MapResults(parsed.RootElement, collection, id, loader, loaded), null);
+        }
+        catch (Exception e) when (e is JsonException or IndexMapException)
+        {
+            return ([], e.Message);
+        }
+    }
+
+    /// <summary>Documents mapped together on a thread-pool thread (maps that may run anywhere).</summary>
     private const int MapChunkSize = 256;
 
     /// <summary>Chunks being mapped ahead of the worker storing the results of the oldest.</summary>
@@ -843,16 +866,8 @@ public sealed class Index : IDisposable
             var d = chunk[i];
             string id = DocumentRecord.Id(d.Record);
             var json = DocumentRecord.Json(d.Record, _db.Documents, ref jsonBuffer);
-            try
-            {
-                var reader = new Utf8JsonReader(json);
-                using var parsed = JsonDocument.ParseValue(ref reader);
-                mapped[i] = new MappedDocument(d.LowerId, id, Compiled.MapResults(parsed.RootElement, d.Collection, id, loader: null), null, false, json.Length, null);
-            }
-            catch (Exception e) when (e is JsonException or IndexMapException)
-            {
-                mapped[i] = new MappedDocument(d.LowerId, id, [], null, false, json.Length, e.Message);
-            }
+            var (groups, error) = MapResultsOf(json, d.Collection, id, loader: null, loaded: null);
+            mapped[i] = new MappedDocument(d.LowerId, id, groups, null, false, json.Length, error);
         }
         return mapped;
     }
@@ -872,23 +887,8 @@ public sealed class Index : IDisposable
             var d = chunk[i];
             string id = DocumentRecord.Id(d.Record);
             var json = DocumentRecord.Json(d.Record, _db.Documents, ref jsonBuffer);
-            MappedEntry mapped = default;
-            try
-            {
-                var reader = new Utf8JsonReader(json);
-                using var parsed = JsonDocument.ParseValue(ref reader);
-                mapped = Compiled.MapEntry(parsed.RootElement, d.Collection, id, fieldValues);
-                var entry = mapped.Json.Length > 0 ? Entry(Encoding.UTF8.GetString(d.LowerId), d.Etag, mapped.Json, fieldValues, terms) : null;
-                built[i] = new MappedDocument(d.LowerId, id, null, entry, d.HasEntry, json.Length, null);
-            }
-            catch (Exception e) when (e is JsonException or IndexMapException)
-            {
-                built[i] = new MappedDocument(d.LowerId, id, null, null, d.HasEntry, json.Length, e.Message);
-            }
-            finally
-            {
-                mapped.Dispose();
-            }
+            var (entry, error) = EntryOf(Encoding.UTF8.GetString(d.LowerId), id, d.Collection, d.Etag, json, fieldValues, terms, loader: null, loaded: null);
+            built[i] = new MappedDocument(d.LowerId, id, null, entry, d.HasEntry, json.Length, error);
         }
         return built;
     }
@@ -907,22 +907,11 @@ public sealed class Index : IDisposable
     /// <summary>Map-reduce: replaces one document's map results in storage (its keys become dirty); false when the map failed.</summary>
     private bool WriteMapResults(WriteTransaction tx, ReadOnlySpan<byte> lowerId, string id, string collection, ReadOnlySpan<byte> json, DocumentLoader loader, Dictionary<string, MapReduceStore.KeyChange> dirtied, HashSet<string>? loaded)
     {
-        List<(string KeyJson, byte[] Results)> groups;
-        bool ok = true;
-        try
-        {
-            var reader = new Utf8JsonReader(json);
-            using var parsed = JsonDocument.ParseValue(ref reader);
-            groups = Compiled.MapResults(parsed.RootElement, collection, id, loader, loaded);
-        }
-        catch (Exception e) when (e is JsonException or IndexMapException)
-        {
-            RecordError(id, e.Message);
-            groups = [];
-            ok = false;
-        }
+        var (groups, error) = MapResultsOf(json, collection, id, loader, loaded);
+        if (error != null)
+            RecordError(id, error);
         _mapReduce!.Replace(tx, lowerId, groups, dirtied);
-        return ok;
+        return error == null;
     }
 
     /// <summary>

@@ -134,8 +134,8 @@ public static unsafe class StorageSnapshot
         if (!head)
             return XxHash64.HashToUInt64(new ReadOnlySpan<byte>(page, StorageConstants.PageSize));
         var hasher = new XxHash64();
-        hasher.Append(new ReadOnlySpan<byte>(page, 24));
-        hasher.Append(new ReadOnlySpan<byte>(page + 32, StorageConstants.PageSize - 32));
+        hasher.Append(new ReadOnlySpan<byte>(page, Paging.PageChecksum.FieldOffset));
+        hasher.Append(new ReadOnlySpan<byte>(page + Paging.PageChecksum.FieldEnd, StorageConstants.PageSize - Paging.PageChecksum.FieldEnd));
         return hasher.GetCurrentHashAsUInt64();
     }
 

@@ -12,7 +12,8 @@ namespace RavenLite.Storage.Paging;
 /// </summary>
 internal static unsafe class PageChecksum
 {
-    private const int FieldOffset = 24, FieldEnd = 32;
+    /// <summary>Where the checksum field lies in a page's header: bytes [<see cref="FieldOffset"/>, <see cref="FieldEnd"/>).</summary>
+    internal const int FieldOffset = 24, FieldEnd = 32;
 
     /// <summary>
     /// Bytes covered for the page at <paramref name="page"/> (its header's flags and overflow size say), or -1 when
