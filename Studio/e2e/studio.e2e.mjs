@@ -32,7 +32,7 @@ function startServer(dataDir) {
     child.stdout.on('data', (d) => {
       out += d;
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) { clearTimeout(timer); resolveStart({ child, url: m[1] }); }
+      if (m) { clearTimeout(timer); resolveStart({ child, url: m[1], output: () => out }); }
     });
     child.stderr.on('data', (d) => { out += d; });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}:\n${out}`)); });
@@ -61,6 +61,9 @@ const dataDir = mkdtempSync(join(tmpdir(), 'ravenlite-studio-e2e-'));
 let server;
 let browser;
 let page;
+// What the Studio asked the server lately (method, path, status, and the body of a refusal): printed on a failure.
+const requests = [];
+const pageErrors = [];
 try {
   step('starting the server');
   server = await startServer(dataDir);
@@ -69,8 +72,14 @@ try {
   browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
-  const pageErrors = [];
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('response', async (r) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith('/studio/') || u.pathname.startsWith('/assets/')) return;
+    const body = r.status() >= 400 ? ' ' + (await r.text().catch(() => '')).slice(0, 300) : '';
+    requests.push(`${r.request().method()} ${u.pathname}${u.search} -> ${r.status()}${body}`);
+    if (requests.length > 40) requests.shift();
+  });
 
   // First load: what JavaScript the browser downloads (compressed bytes on the wire).
   step('first load');
@@ -382,6 +391,12 @@ try {
   process.exitCode = 1;
   const failure = join(tmpdir(), 'ravenlite-studio-e2e-failure.png');
   await page?.screenshot({ path: failure }).then(() => console.error('screenshot of the failure: ' + failure), () => undefined);
+  // The screenshot stays on the machine that ran the test; what a CI log needs is in words.
+  const shown = await page?.evaluate(() => document.querySelector('main')?.innerText ?? document.body.innerText).catch(() => null);
+  if (shown != null) console.error('--- the page showed:\n' + shown.slice(0, 4000));
+  if (pageErrors.length) console.error('--- uncaught errors in the page:\n' + pageErrors.join('\n'));
+  console.error('--- the Studio\'s last requests:\n' + requests.join('\n'));
+  if (server) console.error('--- the server printed (last 4,000 characters):\n' + server.output().slice(-4000));
 } finally {
   await browser?.close();
   if (server) server.child.kill('SIGKILL');
