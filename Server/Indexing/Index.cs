@@ -809,8 +809,7 @@ public sealed class Index : IDisposable
         {
             try
             {
-                var reader = new Utf8JsonReader(json);
-                parsed = JsonDocument.ParseValue(ref reader);
+                parsed = ParseForMap(json, collection);
                 mapped = Compiled.MapEntry(parsed.RootElement, collection, id, fieldValues, loader, loaded);
             }
             catch (Exception e) when (e is JsonException or IndexMapException)
@@ -826,13 +825,38 @@ public sealed class Index : IDisposable
         }
     }
 
+    /// <summary>
+    /// A document parsed for the map of its collection: only the top-level properties the map reads when it says which
+    /// (<see cref="CompiledIndex.ProjectionOf"/>), the whole document otherwise (or when the scan declines).
+    /// </summary>
+    private JsonDocument ParseForMap(ReadOnlySpan<byte> json, string collection)
+    {
+        if (Compiled.ProjectionOf(collection) is { } projection)
+        {
+            var buffer = t_projected ??= new System.Buffers.ArrayBufferWriter<byte>(1024);
+            if (projection.TryProject(json, buffer))
+            {
+                var projected = new Utf8JsonReader(buffer.WrittenSpan);
+                var document = JsonDocument.ParseValue(ref projected); // a copy: the buffer is the thread's scratch
+                if (buffer.Capacity > 1 << 20)
+                    t_projected = null; // a huge document's buffer is not kept
+                return document;
+            }
+        }
+        var reader = new Utf8JsonReader(json);
+        return JsonDocument.ParseValue(ref reader);
+    }
+
+    /// <summary>The thread's scratch for <see cref="ParseForMap"/>.</summary>
+    [ThreadStatic]
+    private static System.Buffers.ArrayBufferWriter<byte>? t_projected;
+
     /// <summary>Map-reduce: one document's map results grouped by reduce key, or the reason its map failed (then none).</summary>
     private (List<(string KeyJson, byte[] Results)> Groups, string? Error) MapResultsOf(ReadOnlySpan<byte> json, string collection, string id, DocumentLoader? loader, HashSet<string>? loaded)
     {
         try
         {
-            var reader = new Utf8JsonReader(json);
-            using var parsed = JsonDocument.ParseValue(ref reader);
+            using var parsed = ParseForMap(json, collection);
             return (Compiled.MapResults(parsed.RootElement, collection, id, loader, loaded), null);
         }
         catch (Exception e) when (e is JsonException or IndexMapException)

@@ -143,6 +143,8 @@ public sealed class CompiledIndex
         _fields = FieldSet.Of(fields);
         _staticFields = fields.Count;
         _paths = autoPaths;
+        var projection = new DocumentProjection(autoPaths.Select(p => p[0].Replace("[]", "", StringComparison.Ordinal)));
+        _projections = collections.ToDictionary(c => c, _ => (DocumentProjection?)projection, StringComparer.OrdinalIgnoreCase);
     }
 
     internal CompiledIndex(IReadOnlyList<string> collections, IReadOnlyList<IndexField> fields, IReadOnlyList<ScriptMap> maps, ScriptReduce? reduce,
@@ -154,7 +156,16 @@ public sealed class CompiledIndex
         _dynamicField = dynamicField;
         Reducer = reduce;
         _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_fields.ByName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+        _projections = maps.ToDictionary(m => m.Collection, m => m.Reads is { } reads ? new DocumentProjection(reads) : null, StringComparer.OrdinalIgnoreCase);
     }
+
+    private readonly Dictionary<string, DocumentProjection?> _projections;
+
+    /// <summary>
+    /// What the map of <paramref name="collection"/> reads of a document (its top-level properties), or null when it
+    /// may use a document whole: the documents it maps may be handed to it cut down to those properties.
+    /// </summary>
+    internal DocumentProjection? ProjectionOf(string collection) => _projections.GetValueOrDefault(collection);
 
     /// <summary>The maps create fields at run time (<c>CreateField</c>): a query may name a field no entry has yet (it matches nothing).</summary>
     public bool HasDynamicFields => _dynamicField != null;

@@ -20,8 +20,12 @@ internal sealed record CompiledCSharp(IReadOnlyList<CompiledMap> Maps, CompiledR
 /// <summary>A compiled reduce: over map results of one key; the key of a map result; the fields of its results.</summary>
 internal sealed record CompiledReduce(Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, Func<dynamic, object> Key, IReadOnlyList<string> Fields);
 
-/// <summary>One compiled map: its collection, the fields its entries have (in order) and which of them are spatial.</summary>
-internal sealed record CompiledMap(string Collection, Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, IReadOnlyList<string> Fields, IReadOnlySet<string> SpatialFields);
+/// <summary>
+/// One compiled map: its collection, the fields its entries have (in order), which of them are spatial, and the
+/// top-level document properties it reads (null: it may use a document whole; see <see cref="CSharpIndexCompiler.DocumentReads"/>).
+/// </summary>
+internal sealed record CompiledMap(string Collection, Func<IEnumerable<dynamic>, System.Collections.IEnumerable> Run, IReadOnlyList<string> Fields, IReadOnlySet<string> SpatialFields,
+    IReadOnlySet<string>? Reads);
 
 /// <summary>
 /// Compiles C# index maps with Roslyn, as RavenDB does. Each map (<c>from o in docs.Orders ... select new { ... }</c>
@@ -54,7 +58,7 @@ internal static class CSharpIndexCompiler
     /// Where compiled indexes are kept across restarts (<c>{DataDir}/System/CompiledIndexes</c>, set at start-up), or null.
     /// Roslyn takes seconds per index on a small machine (7 s for the first one in a process here), so a restart would
     /// otherwise wait that long per C# index before the database answers. An entry is the emitted assembly and what
-    /// the compiler learnt about it (fields, spatial fields), named by the hash of the index text and of this server
+    /// the compiler learnt about it (fields, spatial fields, properties read), named by the hash of the index text and of this server
     /// build, so a changed index or an upgraded server compiles afresh. Best effort: an entry that cannot be written or
     /// read is compiled again. The assembly was checked against the sandbox rules when it was compiled; whoever can
     /// write the data directory can change the server's files anyway.
@@ -82,7 +86,7 @@ internal static class CSharpIndexCompiler
     }
 
     /// <summary>What the disk cache keeps beside an assembly.</summary>
-    private sealed record CachedShape(List<List<string>> Fields, List<List<string>> Spatial);
+    private sealed record CachedShape(List<List<string>> Fields, List<List<string>> Spatial, List<List<string>?>? Reads);
 
     private static string? CachePath(string? dir, string key) => dir != null ? Path.Combine(dir, key[..32] + ".index") : null;
 
@@ -101,7 +105,10 @@ internal static class CSharpIndexCompiler
             var shape = System.Text.Json.JsonSerializer.Deserialize<CachedShape>(bytes.AsSpan(4, shapeLength));
             if (shape == null || shape.Spatial.Count != mapCount || shape.Fields.Count != mapCount + (hasReduce ? 1 : 0))
                 return null;
-            return Load(new MemoryStream(bytes, 4 + shapeLength, bytes.Length - 4 - shapeLength), shape.Fields, shape.Spatial.Select(s => s.ToHashSet(StringComparer.Ordinal)).ToList(), mapCount, hasReduce) with { FromDisk = true };
+            if (shape.Reads is { } r && r.Count != mapCount)
+                return null;
+            var reads = shape.Reads?.Select(r => r?.ToHashSet(StringComparer.Ordinal)).ToList() ?? Enumerable.Repeat<HashSet<string>?>(null, mapCount).ToList();
+            return Load(new MemoryStream(bytes, 4 + shapeLength, bytes.Length - 4 - shapeLength), shape.Fields, shape.Spatial.Select(s => s.ToHashSet(StringComparer.Ordinal)).ToList(), reads, mapCount, hasReduce) with { FromDisk = true };
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Text.Json.JsonException or BadImageFormatException or ArgumentException or InvalidCastException or NullReferenceException or IndexOutOfRangeException)
         {
@@ -110,14 +117,15 @@ internal static class CSharpIndexCompiler
     }
 
     /// <summary>Writes an entry (atomically: a temporary file renamed); a failure only costs the next start a compile.</summary>
-    private static void StoreCached(string? dir, string key, byte[] assembly, List<IReadOnlyList<string>> fields, List<HashSet<string>> spatial)
+    private static void StoreCached(string? dir, string key, byte[] assembly, List<IReadOnlyList<string>> fields, List<HashSet<string>> spatial, List<HashSet<string>?> reads)
     {
         if (CachePath(dir, key) is not { } path)
             return;
         try
         {
             Directory.CreateDirectory(Path.GetDirectoryName(path)!);
-            byte[] shape = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new CachedShape(fields.Select(f => f.ToList()).ToList(), spatial.Select(s => s.Order(StringComparer.Ordinal).ToList()).ToList()));
+            byte[] shape = System.Text.Json.JsonSerializer.SerializeToUtf8Bytes(new CachedShape(fields.Select(f => f.ToList()).ToList(), spatial.Select(s => s.Order(StringComparer.Ordinal).ToList()).ToList(),
+                reads.Select(r => r?.Order(StringComparer.Ordinal).ToList()).ToList()));
             string temp = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
             using (var f = File.Create(temp))
             {
@@ -135,13 +143,13 @@ internal static class CSharpIndexCompiler
     }
 
     /// <summary>Loads an emitted index assembly into its own collectible context and wraps its maps and reduce.</summary>
-    private static CompiledCSharp Load(Stream assemblyBytes, IReadOnlyList<IReadOnlyList<string>> fields, List<HashSet<string>> spatial, int mapCount, bool hasReduce)
+    private static CompiledCSharp Load(Stream assemblyBytes, IReadOnlyList<IReadOnlyList<string>> fields, List<HashSet<string>> spatial, List<HashSet<string>?> reads, int mapCount, bool hasReduce)
     {
         var assembly = new AssemblyLoadContext("index-" + Guid.NewGuid().ToString("N"), isCollectible: true).LoadFromStream(assemblyBytes);
         var script = (CSharpIndexScript)Activator.CreateInstance(assembly.GetType("GeneratedIndex")!)!;
         if (script.Maps.Count != mapCount)
             throw new InvalidCastException($"the assembly has {script.Maps.Count} maps, not {mapCount}");
-        var compiledMaps = script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i])).ToList();
+        var compiledMaps = script.Maps.Select((x, i) => new CompiledMap(x.Collection, x.Map, fields[i], spatial[i], reads[i])).ToList();
         var compiledReduce = !hasReduce ? null : new CompiledReduce(script.Reduce!, script.ReduceKey!, fields[mapCount]);
         return new CompiledCSharp(compiledMaps, compiledReduce);
     }
@@ -164,6 +172,7 @@ internal static class CSharpIndexCompiler
         var texts = new List<string>();
         var collections = new List<string>();
         var spatial = new List<HashSet<string>>();
+        var reads = new List<HashSet<string>?>();
         for (int m = 0; m < maps.Count; m++)
         {
             string text = maps[m].Trim().TrimEnd(';').TrimEnd();
@@ -180,6 +189,7 @@ internal static class CSharpIndexCompiler
             spatial.Add(parsed.DescendantNodes().OfType<AnonymousObjectMemberDeclaratorSyntax>()
                 .Where(d => d.Expression is InvocationExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "CreateSpatialField" } })
                 .Select(d => d.NameEquals?.Name.Identifier.Text ?? "").Where(n => n.Length > 0).ToHashSet(StringComparer.Ordinal));
+            reads.Add(DocumentReads(parsed));
             bodies.Add(parsed);
         }
         string? keyVariable = null;
@@ -257,9 +267,9 @@ internal static class CSharpIndexCompiler
         var emitted = compilation.Emit(ms);
         if (!emitted.Success)
             throw Error(0, texts[0], 0, string.Join("; ", emitted.Diagnostics.Where(d => d.Severity == DiagnosticSeverity.Error).Select(d => d.GetMessage(System.Globalization.CultureInfo.InvariantCulture))), maps.Count);
-        StoreCached(diskCache, key, ms.ToArray(), fields, spatial);
+        StoreCached(diskCache, key, ms.ToArray(), fields, spatial, reads);
         ms.Position = 0;
-        return Load(ms, fields, spatial, maps.Count, reduce != null);
+        return Load(ms, fields, spatial, reads, maps.Count, reduce != null);
     }
 
     /// <summary>Parses one map or reduce; every node remembers where it was, so errors in rewritten code point at the text the user wrote.</summary>
@@ -387,6 +397,115 @@ internal static class CSharpIndexCompiler
             .WithAdditionalAnnotations(e.GetAnnotations(PositionAnnotation));
 
     /// <summary><c>docs.Orders</c> or <c>docs["Orders"]</c>.</summary>
+    /// <summary>
+    /// The top-level properties of a document that a map (its collection already replaced by <c>docs</c>) reads, or
+    /// null when it may use a document whole. A document reaches map code only through a variable: the range variable
+    /// of a query over <c>docs</c> (or over calls on it), or a parameter of a lambda given to a call on <c>docs</c>. When
+    /// every use of such a variable is <c>o.Name</c> or <c>o?.Name</c> (not a method call), <c>Id(o)</c> or
+    /// <c>MetadataFor(o)</c>, the map reads those names (and <c>@metadata</c>) and nothing else of the document; any
+    /// other use (<c>select o</c>, <c>group o by</c>, <c>AsJson(o)</c>, <c>o["Name"]</c>, <c>o.ToString()</c>, a method
+    /// given <c>o</c>), or <c>docs</c> anywhere else, means null. A name another variable shares only makes the
+    /// answer more cautious (more names, or null), never smaller than what is read.
+    /// </summary>
+    internal static HashSet<string>? DocumentReads(ExpressionSyntax map)
+    {
+        var variables = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var docs in map.DescendantNodesAndSelf().OfType<IdentifierNameSyntax>().Where(n => n.Identifier.Text == "docs"))
+        {
+            if (docs.Parent is MemberAccessExpressionSyntax { Name: var member } && member == docs)
+                continue; // x.docs: a member name
+            ExpressionSyntax top = docs;
+            // docs.Where(o => ...).Select(o => ...): every lambda parameter along the chain may be a document.
+            while (top.Parent is MemberAccessExpressionSyntax access && access.Expression == top && access.Parent is InvocationExpressionSyntax call && call.Expression == access)
+            {
+                if (access.Name.Identifier.Text is not ("Select" or "Where" or "SelectMany" or "OrderBy" or "OrderByDescending" or "ThenBy" or "ThenByDescending"))
+                    return null;
+                foreach (var argument in call.ArgumentList.Arguments)
+                {
+                    switch (argument.Expression)
+                    {
+                        case SimpleLambdaExpressionSyntax lambda:
+                            variables.Add(lambda.Parameter.Identifier.Text);
+                            break;
+                        case ParenthesizedLambdaExpressionSyntax lambda:
+                            foreach (var parameter in lambda.ParameterList.Parameters)
+                                variables.Add(parameter.Identifier.Text);
+                            break;
+                        default:
+                            return null;
+                    }
+                }
+                top = call;
+            }
+            while (top.Parent is ParenthesizedExpressionSyntax parenthesized)
+                top = parenthesized;
+            if (top.Parent is FromClauseSyntax from && from.Expression == top)
+                variables.Add(from.Identifier.Text);
+            else if (top != map)
+                return null;
+        }
+        var reads = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var use in map.DescendantNodesAndSelf().OfType<IdentifierNameSyntax>())
+        {
+            if (!variables.Contains(use.Identifier.Text))
+                continue;
+            switch (use.Parent)
+            {
+                case MemberAccessExpressionSyntax access when access.Name == use:
+                case NameEqualsSyntax:
+                case NameColonSyntax:
+                    continue; // a member or a declared name, not the variable
+                case MemberAccessExpressionSyntax access when access.Expression == use:
+                    if (access.Parent is InvocationExpressionSyntax call && call.Expression == access || access.Name is not IdentifierNameSyntax)
+                        return null;
+                    reads.Add(access.Name.Identifier.Text);
+                    continue;
+                case ConditionalAccessExpressionSyntax conditional when conditional.Expression == use:
+                    if (FirstBinding(conditional.WhenNotNull) is not { Name: IdentifierNameSyntax name } binding
+                        || binding.Parent is InvocationExpressionSyntax invoked && invoked.Expression == binding)
+                        return null;
+                    reads.Add(name.Identifier.Text);
+                    continue;
+                case ArgumentSyntax { Parent: ArgumentListSyntax { Arguments.Count: 1, Parent: InvocationExpressionSyntax { Expression: IdentifierNameSyntax function } } }
+                    when function.Identifier.Text is "Id" or "MetadataFor":
+                    if (function.Identifier.Text == "MetadataFor")
+                        reads.Add("@metadata");
+                    continue;
+                default:
+                    return null;
+            }
+        }
+        return reads;
+    }
+
+    /// <summary>The member binding a conditional access starts with (<c>.Name</c> of <c>o?.Name.More</c>), or null.</summary>
+    private static MemberBindingExpressionSyntax? FirstBinding(ExpressionSyntax whenNotNull)
+    {
+        var e = whenNotNull;
+        while (true)
+        {
+            switch (e)
+            {
+                case MemberBindingExpressionSyntax binding:
+                    return binding;
+                case MemberAccessExpressionSyntax access:
+                    e = access.Expression;
+                    break;
+                case InvocationExpressionSyntax call:
+                    e = call.Expression;
+                    break;
+                case ElementAccessExpressionSyntax element:
+                    e = element.Expression;
+                    break;
+                case ConditionalAccessExpressionSyntax conditional:
+                    e = conditional.Expression;
+                    break;
+                default:
+                    return null;
+            }
+        }
+    }
+
     private static bool IsDocsCollection(SyntaxNode n) => n switch
     {
         MemberAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" } } => true,

@@ -31,6 +31,9 @@ internal abstract class ScriptMap
 
     /// <summary>True when several threads may map documents at once (compiled C#; a JavaScript engine is one thread's).</summary>
     public virtual bool RunsOnAnyThread => false;
+
+    /// <summary>The top-level document properties the map reads, or null when it may use a document whole.</summary>
+    public virtual IReadOnlySet<string>? Reads => null;
 }
 
 /// <summary>The reduce of a map-reduce index (C# or JavaScript).</summary>
@@ -72,6 +75,8 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
     public override string Collection => compiled.Collection;
 
     public override bool RunsOnAnyThread => true;
+
+    public override IReadOnlySet<string>? Reads => compiled.Reads;
 
     public override IReadOnlyList<string> Fields => compiled.Fields;
 
