@@ -1,4 +1,7 @@
 using System.Buffers;
+using System.Numerics;
+using System.Runtime.InteropServices;
+using System.Runtime.Intrinsics;
 using System.Text;
 
 namespace RavenLite.Server.Indexing;
@@ -25,8 +28,6 @@ internal sealed class DocumentProjection
     public IReadOnlySet<string> Names { get; }
 
     private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
-
-    private static readonly SearchValues<byte> Structure = SearchValues.Create("\"{}[]"u8);
 
     /// <summary>
     /// Writes the object of the kept properties of <paramref name="json"/> (a JSON object) to <paramref name="output"/>;
@@ -142,30 +143,7 @@ internal sealed class DocumentProjection
             case (byte)'"':
                 return SkipString(json, pos);
             case (byte)'{' or (byte)'[':
-                int depth = 0;
-                while (true)
-                {
-                    int i = json[pos..].IndexOfAny(Structure);
-                    if (i < 0)
-                        return -1;
-                    pos += i;
-                    switch (json[pos])
-                    {
-                        case (byte)'"':
-                            pos = SkipString(json, pos);
-                            if (pos < 0)
-                                return -1;
-                            continue;
-                        case (byte)'{' or (byte)'[':
-                            depth++;
-                            break;
-                        default:
-                            if (--depth == 0)
-                                return pos + 1;
-                            break;
-                    }
-                    pos++;
-                }
+                return SkipContainer(json, pos);
             default:
                 // A number, true, false or null: up to the next separator.
                 int end = pos;
@@ -173,5 +151,87 @@ internal sealed class DocumentProjection
                     end++;
                 return end > pos ? end : -1;
         }
+    }
+
+    /// <summary>
+    /// The position after the object or array that opens at <paramref name="pos"/>, or -1. Where vectors are fast, 32
+    /// bytes at a time, as simdjson finds structure: masks of quotes and brackets, the bytes inside strings from the
+    /// prefix XOR of the quotes (carried from block to block), and the depth moved by the brackets outside strings. A
+    /// block with a backslash (an escape may hide a quote) goes byte by byte.
+    /// </summary>
+    private static int SkipContainer(ReadOnlySpan<byte> json, int pos)
+    {
+        int depth = 0;
+        bool inString = false;
+        int i = pos;
+        if (Vector256.IsHardwareAccelerated)
+        {
+            ref byte start = ref MemoryMarshal.GetReference(json);
+            while (i + 32 <= json.Length)
+            {
+                var v = Vector256.LoadUnsafe(ref start, (nuint)i);
+                if (Vector256.EqualsAny(v, Vector256.Create((byte)'\\')))
+                {
+                    int end = Step(json, i, i + 32, ref inString, ref depth);
+                    if (end >= 0)
+                        return end;
+                    i = -end - 1;
+                    continue;
+                }
+                uint quotes = Vector256.Equals(v, Vector256.Create((byte)'"')).ExtractMostSignificantBits();
+                uint opens = (Vector256.Equals(v, Vector256.Create((byte)'{')) | Vector256.Equals(v, Vector256.Create((byte)'['))).ExtractMostSignificantBits();
+                uint closes = (Vector256.Equals(v, Vector256.Create((byte)'}')) | Vector256.Equals(v, Vector256.Create((byte)']'))).ExtractMostSignificantBits();
+                // Bit k set: byte k is inside a string (its opening quote included, its closing quote not).
+                uint inside = quotes;
+                inside ^= inside << 1;
+                inside ^= inside << 2;
+                inside ^= inside << 4;
+                inside ^= inside << 8;
+                inside ^= inside << 16;
+                if (inString)
+                    inside = ~inside;
+                inString = (inside & 0x8000_0000u) != 0;
+                uint structure = (opens | closes) & ~inside;
+                while (structure != 0)
+                {
+                    int bit = BitOperations.TrailingZeroCount(structure);
+                    if ((opens & (1u << bit)) != 0)
+                        depth++;
+                    else if (--depth == 0)
+                        return i + bit + 1;
+                    structure &= structure - 1;
+                }
+                i += 32;
+            }
+        }
+        int last = Step(json, i, json.Length, ref inString, ref depth);
+        return last >= 0 ? last : -1;
+    }
+
+    /// <summary>
+    /// Byte by byte from <paramref name="from"/> until <paramref name="to"/> (or past it, to finish an escape): the
+    /// position after the bracket that closes the container, or -(the position reached) - 1.
+    /// </summary>
+    private static int Step(ReadOnlySpan<byte> json, int from, int to, ref bool inString, ref int depth)
+    {
+        int i = from;
+        while (i < to)
+        {
+            byte b = json[i++];
+            if (inString)
+            {
+                if (b == (byte)'\\')
+                    i++;
+                else if (b == (byte)'"')
+                    inString = false;
+            }
+            else if (b == (byte)'"')
+                inString = true;
+            else if (b is (byte)'{' or (byte)'[')
+                depth++;
+            else if (b is (byte)'}' or (byte)']' && --depth == 0)
+                return i;
+        }
+        return -Math.Min(i, json.Length) - 1;
     }
 }

@@ -191,7 +191,7 @@ public sealed class DocumentProjectionTests
                 var chars = "ab\"\\/}{][,: \u00e9\u4e2d\n\t";
                 return new string(Enumerable.Range(0, rnd.Next(0, 12)).Select(_ => chars[rnd.Next(chars.Length)]).ToArray());
             case 5:
-                return new JsonArray(Enumerable.Range(0, rnd.Next(0, 4)).Select(_ => RandomValue(rnd, depth + 1)).ToArray());
+                return new JsonArray(Enumerable.Range(0, rnd.Next(0, depth == 0 ? 40 : 4)).Select(_ => RandomValue(rnd, depth + 1)).ToArray()); // long ones cross 32-byte blocks
             default:
                 var o = new JsonObject();
                 for (int i = rnd.Next(0, 4); i > 0; i--)
