@@ -1,0 +1,102 @@
+using Lucene.Net.Index;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>
+/// Runs an index's Lucene merges on one long-lived thread. Lucene.Net's ConcurrentMergeScheduler starts a thread per
+/// merge, and .NET's Thread.Start waits until the new thread runs: the index worker, which asks for merges after every
+/// near-real-time reopen (a merge of four small segments every few changes), waited 4-15 ms for that on a busy
+/// machine in about one change in ten (`perf` of sched_switch; the mapreduce bench's change latency). Here a request
+/// only queues the writer's pending merges and wakes the thread. As ConcurrentMergeScheduler does, the caller is held
+/// back when merges fall behind — here at twelve queued or running (its default is six; at six the worker waited
+/// 13 ms behind a build's last large merge) — so segments cannot pile up faster than they merge. (A merge thread of
+/// low CPU priority was tried: merges then fell behind on two busy cores and the worker waited for them.)
+/// </summary>
+internal sealed class IndexMergeScheduler(string indexName, Action<Exception> failed) : MergeScheduler
+{
+    private const int MaxQueued = 12;
+
+    private readonly object _gate = new();
+    private readonly Queue<(IndexWriter Writer, MergePolicy.OneMerge Merge)> _queue = new();
+    private Thread? _thread;
+    private bool _running;
+    private bool _disposed;
+
+    public override void Merge(IndexWriter writer, MergeTrigger trigger, bool newMergesFound)
+    {
+        lock (_gate)
+        {
+            if (_disposed)
+                return;
+            // Not the merge thread itself (a merge's end asks for the next merges): it would wait for itself.
+            while (_queue.Count + (_running ? 1 : 0) >= MaxQueued && writer.HasPendingMerges() && !_disposed && Thread.CurrentThread != _thread)
+                Monitor.Wait(_gate, 100);
+            MergePolicy.OneMerge? merge;
+            while ((merge = writer.GetNextMerge()) != null)
+                _queue.Enqueue((writer, merge)); // the writer counts it running from here: it must be run (or find itself aborted)
+            if (_queue.Count == 0)
+                return;
+            if (_thread == null)
+            {
+                _thread = new Thread(Run) { IsBackground = true, Name = "merges " + indexName };
+                _thread.Start(); // once per writer, not per merge
+            }
+            Monitor.PulseAll(_gate);
+        }
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            (IndexWriter Writer, MergePolicy.OneMerge Merge) next;
+            lock (_gate)
+            {
+                while (_queue.Count == 0 && !_disposed)
+                    Monitor.Wait(_gate);
+                if (_queue.Count == 0)
+                    return; // disposed, nothing left
+                next = _queue.Dequeue();
+                _running = true;
+            }
+            try
+            {
+                next.Writer.Merge(next.Merge); // an aborted merge (rollback, close) returns at once
+            }
+            catch (ObjectDisposedException)
+            {
+                // the writer closed meanwhile (its merges were aborted)
+            }
+            catch (Exception e)
+            {
+                // An aborted merge returns without an exception; this one failed (a full disk, say). The writer
+                // keeps its segments as they were and asks again later.
+                failed(e);
+                Thread.Sleep(250); // not in a tight loop
+            }
+            finally
+            {
+                lock (_gate)
+                {
+                    _running = false;
+                    Monitor.PulseAll(_gate);
+                }
+            }
+        }
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+        Thread? thread;
+        lock (_gate)
+        {
+            _disposed = true;
+            thread = _thread;
+            Monitor.PulseAll(_gate);
+        }
+        if (thread != null && thread != Thread.CurrentThread)
+            thread.Join(); // the queued merges run (or return aborted) first: the writer waits for its running merges
+    }
+
+    public override object Clone() => new IndexMergeScheduler(indexName, failed);
+}
