@@ -481,29 +481,20 @@ internal static class CSharpIndexCompiler
     /// <summary>The member binding a conditional access starts with (<c>.Name</c> of <c>o?.Name.More</c>), or null.</summary>
     private static MemberBindingExpressionSyntax? FirstBinding(ExpressionSyntax whenNotNull)
     {
-        var e = whenNotNull;
-        while (true)
+        for (ExpressionSyntax? e = whenNotNull; e != null;)
         {
-            switch (e)
+            if (e is MemberBindingExpressionSyntax binding)
+                return binding;
+            e = e switch
             {
-                case MemberBindingExpressionSyntax binding:
-                    return binding;
-                case MemberAccessExpressionSyntax access:
-                    e = access.Expression;
-                    break;
-                case InvocationExpressionSyntax call:
-                    e = call.Expression;
-                    break;
-                case ElementAccessExpressionSyntax element:
-                    e = element.Expression;
-                    break;
-                case ConditionalAccessExpressionSyntax conditional:
-                    e = conditional.Expression;
-                    break;
-                default:
-                    return null;
-            }
+                MemberAccessExpressionSyntax access => access.Expression,
+                InvocationExpressionSyntax call => call.Expression,
+                ElementAccessExpressionSyntax element => element.Expression,
+                ConditionalAccessExpressionSyntax conditional => conditional.Expression,
+                _ => null,
+            };
         }
+        return null;
     }
 
     private static bool IsDocsCollection(SyntaxNode n) => n switch
