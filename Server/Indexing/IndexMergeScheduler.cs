@@ -76,8 +76,22 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
             }
             finally
             {
+                // A finished merge may make the writer register more (the next tier up) without asking the scheduler
+                // again: they are taken here, as ConcurrentMergeScheduler's threads take them, or they would wait for
+                // the next request (and IndexWriter.WaitForMerges would wait for them for ever).
+                var more = new List<MergePolicy.OneMerge>();
+                try
+                {
+                    for (var m = next.Writer.GetNextMerge(); m != null; m = next.Writer.GetNextMerge())
+                        more.Add(m);
+                }
+                catch (ObjectDisposedException)
+                {
+                }
                 lock (_gate)
                 {
+                    foreach (var m in more)
+                        _queue.Enqueue((next.Writer, m));
                     _running = false;
                     Monitor.PulseAll(_gate);
                 }
