@@ -18,14 +18,8 @@ internal sealed class DocumentProjection
 {
     private readonly byte[][] _names;
 
-    public DocumentProjection(IEnumerable<string> names)
-    {
+    public DocumentProjection(IEnumerable<string> names) =>
         _names = names.Distinct(StringComparer.Ordinal).Select(Encoding.UTF8.GetBytes).ToArray();
-        Names = names.ToHashSet(StringComparer.Ordinal);
-    }
-
-    /// <summary>The property names kept.</summary>
-    public IReadOnlySet<string> Names { get; }
 
     private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
 

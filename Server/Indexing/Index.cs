@@ -578,6 +578,7 @@ public sealed class Index : IDisposable
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
         var started = Stopwatch.GetTimestamp();
         var batchTime = _catchingUp ? CatchUpBatchTime : BatchTime;
+        bool Spent() => budget <= 0 || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) >= batchTime;
         var lookup = new EntryLookup(_snapshot.Reader); // the worker's own reference: only the worker replaces it
         var terms = new HashSet<(string Field, string Term)>();
         var loader = DocumentLoaders.From(_db.Documents, dbTx);
@@ -668,7 +669,7 @@ public sealed class Index : IDisposable
         {
             foreach (string collection in Compiled.Collections)
             {
-                if (budget <= 0 || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) >= batchTime)
+                if (Spent())
                     break;
                 var cursor = byCollection.CreateCursor();
                 cursor.Prefix = DocumentsStorage.CollectionPrefix(collection);
@@ -696,7 +697,7 @@ public sealed class Index : IDisposable
                 }
                 while (--budget > 0 && bytes < BatchBytes && ((budget & 255) != 0 || Stopwatch.GetElapsedTime(started) < batchTime) && cursor.MoveNext());
             }
-            _catchingUp = budget <= 0 || bytes >= BatchBytes || Stopwatch.GetElapsedTime(started) >= batchTime;
+            _catchingUp = Spent();
             if (mapping != null)
             {
                 SendChunk(last: true);

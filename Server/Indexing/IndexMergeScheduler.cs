@@ -17,7 +17,8 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
     private const int MaxQueued = 12;
 
     private readonly object _gate = new();
-    private readonly Queue<(IndexWriter Writer, MergePolicy.OneMerge Merge)> _queue = new();
+    private readonly Queue<MergePolicy.OneMerge> _queue = new();
+    private IndexWriter? _writer; // a scheduler serves the one writer its configuration was given to
     private Thread? _thread;
     private bool _running;
     private bool _disposed;
@@ -31,9 +32,9 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
             // Not the merge thread itself (a merge's end asks for the next merges): it would wait for itself.
             while (_queue.Count + (_running ? 1 : 0) >= MaxQueued && writer.HasPendingMerges() && !_disposed && Thread.CurrentThread != _thread)
                 Monitor.Wait(_gate, 100);
-            MergePolicy.OneMerge? merge;
-            while ((merge = writer.GetNextMerge()) != null)
-                _queue.Enqueue((writer, merge)); // the writer counts it running from here: it must be run (or find itself aborted)
+            _writer = writer;
+            foreach (var merge in TakePending(writer))
+                _queue.Enqueue(merge);
             if (_queue.Count == 0)
                 return;
             if (_thread == null)
@@ -49,7 +50,8 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
     {
         while (true)
         {
-            (IndexWriter Writer, MergePolicy.OneMerge Merge) next;
+            MergePolicy.OneMerge next;
+            IndexWriter writer;
             lock (_gate)
             {
                 while (_queue.Count == 0 && !_disposed)
@@ -57,11 +59,12 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
                 if (_queue.Count == 0)
                     return; // disposed, nothing left
                 next = _queue.Dequeue();
+                writer = _writer!;
                 _running = true;
             }
             try
             {
-                next.Writer.Merge(next.Merge); // an aborted merge (rollback, close) returns at once
+                writer.Merge(next); // an aborted merge (rollback, close) returns at once
             }
             catch (ObjectDisposedException)
             {
@@ -79,24 +82,33 @@ internal sealed class IndexMergeScheduler(string indexName, Action<Exception> fa
                 // A finished merge may make the writer register more (the next tier up) without asking the scheduler
                 // again: they are taken here, as ConcurrentMergeScheduler's threads take them, or they would wait for
                 // the next request (and IndexWriter.WaitForMerges would wait for them for ever).
-                var more = new List<MergePolicy.OneMerge>();
+                List<MergePolicy.OneMerge> more;
                 try
                 {
-                    for (var m = next.Writer.GetNextMerge(); m != null; m = next.Writer.GetNextMerge())
-                        more.Add(m);
+                    more = TakePending(writer);
                 }
                 catch (ObjectDisposedException)
                 {
+                    more = [];
                 }
                 lock (_gate)
                 {
                     foreach (var m in more)
-                        _queue.Enqueue((next.Writer, m));
+                        _queue.Enqueue(m);
                     _running = false;
                     Monitor.PulseAll(_gate);
                 }
             }
         }
+    }
+
+    /// <summary>The writer's pending merges, which it counts as running from here: each must be run (or find itself aborted).</summary>
+    private static List<MergePolicy.OneMerge> TakePending(IndexWriter writer)
+    {
+        var merges = new List<MergePolicy.OneMerge>();
+        for (var m = writer.GetNextMerge(); m != null; m = writer.GetNextMerge())
+            merges.Add(m);
+        return merges;
     }
 
     protected override void Dispose(bool disposing)
