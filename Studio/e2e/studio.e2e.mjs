@@ -52,6 +52,27 @@ async function axe(page, screen) {
   assert.equal(bad.length, 0, `${screen}: axe found ${bad.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`).join('; ')}`);
 }
 
+/** Replaces what a CodeMirror editor holds and checks it holds exactly that: a fill that races the editor's own focus
+ * handling (it restores its selection a moment after focus) can land at the end of the old text instead of replacing it. */
+async function fillEditor(editor, text) {
+  // The whole document from the editor's view (CodeMirror links its content element to it); the rendered lines otherwise.
+  const held = () => editor.evaluate((el) => el.cmTile?.root?.view?.state.doc.toString()
+    ?? Array.from(el.querySelectorAll('.cm-line')).map((l) => l.textContent).join('\n'));
+  for (let attempt = 1; ; attempt++) {
+    await editor.click();
+    await editor.fill(text);
+    const deadline = Date.now() + 2_000;
+    let now = await held();
+    while (now !== text && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = await held();
+    }
+    if (now === text) return;
+    if (attempt === 3) throw new Error(`the editor holds ${JSON.stringify(now)} after filling it with ${JSON.stringify(text)}`);
+    console.log(`studio: editor fill attempt ${attempt} left ${JSON.stringify(now)}; filling again`);
+  }
+}
+
 async function shot(page, name) {
   if (!shots) return;
   await page.screenshot({ path: join(shots, `${name}.png`) });
@@ -124,14 +145,14 @@ try {
   await body.getByText('"Freight"').first().waitFor();
   const original = (await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0];
   const { ['@metadata']: _meta, ...plain } = original;
-  await body.fill(JSON.stringify({ ...plain, Freight: 4242.5 }, null, 2));
+  await fillEditor(body, JSON.stringify({ ...plain, Freight: 4242.5 }, null, 2));
   await axe(page, 'document editor');
   await shot(page, 'document-editor');
   await page.keyboard.press('Control+Enter');
   await page.getByRole('status').filter({ hasText: 'Saved orders/1-A.' }).waitFor();
   assert.equal((await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0].Freight, 4242.5, 'the edit is saved');
   // Invalid JSON is refused with a message and nothing is written.
-  await body.fill('{ "Freight": ');
+  await fillEditor(body, '{ "Freight": ');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
   assert.equal((await api(`${base}/databases/e2e/docs?id=orders/1-A`)).json.Results[0].Freight, 4242.5);
@@ -158,7 +179,7 @@ try {
   await page.goto(base + '/studio/db/e2e/edit');
   await page.getByLabel('Id').fill('notes/1');
   await page.getByLabel('Collection').fill('Notes');
-  await page.getByLabel('Document JSON').fill('{ "Text": "hello from the Studio" }');
+  await fillEditor(page.getByLabel('Document JSON'), '{ "Text": "hello from the Studio" }');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('heading', { name: /Document notes\/1/ }).waitFor();
   const note = (await api(`${base}/databases/e2e/docs?id=notes/1`)).json.Results[0];
@@ -207,7 +228,7 @@ try {
   await page.goto(base + '/studio/db/e2e/query');
   const rql = page.getByLabel('RQL query');
   const expected = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Freight > 100', WaitForNonStaleResults: true })).json;
-  await rql.fill('from Orders where Freight > 100');
+  await fillEditor(rql, 'from Orders where Freight > 100');
   await rql.press('Control+Enter');
   const statsLine = page.getByRole('status', { name: 'Query statistics' });
   await statsLine.getByText(`Total results: ${expected.TotalResults.toLocaleString('en-US')}`).waitFor();
@@ -221,29 +242,29 @@ try {
   await page.getByRole('tab', { name: 'Results' }).click();
   await page.getByRole('complementary', { name: 'Recent queries' }).getByRole('button', { name: 'from Orders where Freight > 100' }).waitFor();
   // Completion offers collections after `from`.
-  await rql.fill('from Ord');
+  await fillEditor(rql, 'from Ord');
   await rql.press('End');
   await page.keyboard.press('Control+Space');
   await page.getByRole('option', { name: /Orders/ }).first().waitFor();
   await page.keyboard.press('Escape');
   // Parameters.
-  await rql.fill('from Orders where Company = $c');
+  await fillEditor(rql, 'from Orders where Company = $c');
   await page.getByText('Query parameters').click();
-  await page.getByLabel('Query parameters (JSON)').fill('{ "c": "companies/1-A" }');
+  await fillEditor(page.getByLabel('Query parameters (JSON)'), '{ "c": "companies/1-A" }');
   await page.getByRole('button', { name: /^Run/ }).click();
   const byCompany = (await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Orders where Company = $c', QueryParameters: { c: 'companies/1-A' }, WaitForNonStaleResults: true })).json;
   await statsLine.getByText(`Total results: ${byCompany.TotalResults.toLocaleString('en-US')}`).waitFor();
   // 1,000 rows: the render time after the answer arrives.
   await api(`${base}/databases/e2e/queries`, 'POST', { Query: 'from Items where N > 0', WaitForNonStaleResults: true });
   await page.evaluate(() => { window.__studioQueryRender = undefined; });
-  await rql.fill('from Items where N > 0 order by N as long');
+  await fillEditor(rql, 'from Items where N > 0 order by N as long');
   await rql.press('Control+Enter');
   await statsLine.getByText('Total results: 20,000').waitFor();
   const render = await page.waitForFunction(() => window.__studioQueryRender?.rows === 1000 && window.__studioQueryRender).then((h) => h.jsonValue());
   console.log(`studio: a ${render.rows}-row query result rendered in ${render.ms.toFixed(1)} ms`);
   assert.equal(render.rows, 1000);
   // Malformed.
-  await rql.fill('from Orders where');
+  await fillEditor(rql, 'from Orders where');
   await rql.press('Control+Enter');
   const bad = page.getByRole('alert').filter({ hasText: 'The query failed' });
   await bad.waitFor();
@@ -254,14 +275,14 @@ try {
   step('indexes');
   await page.goto(base + '/studio/db/e2e/indexes/edit');
   await page.getByLabel('Name').fill('Orders/ByShipCity');
-  await page.getByLabel('Map 1').fill('from o in docs.Orders\nselect new {\n    City = o.ShipTo.City +* 2\n}');
+  await fillEditor(page.getByLabel('Map 1'), 'from o in docs.Orders\nselect new {\n    City = o.ShipTo.City +* 2\n}');
   await page.getByRole('button', { name: 'Save index' }).click();
   const compile = page.getByRole('alert').filter({ hasText: 'Map 1, line 3, column' });
   await compile.waitFor();
   await page.locator('.cm-lintRange-error').first().waitFor();
   await axe(page, 'index editor');
   await shot(page, 'index-compile-error');
-  await page.getByLabel('Map 1').fill('from o in docs.Orders\nselect new {\n    City = o.ShipTo.City,\n    o.Freight\n}');
+  await fillEditor(page.getByLabel('Map 1'), 'from o in docs.Orders\nselect new {\n    City = o.ShipTo.City,\n    o.Freight\n}');
   await page.getByRole('button', { name: 'Add field' }).click();
   await page.getByLabel('Field 1 name').fill('City');
   await page.getByLabel('Field 1 indexing').selectOption('Search');
@@ -290,9 +311,9 @@ try {
   await page.getByRole('heading', { name: /^Tasks/ }).waitFor();
   const opQuery = page.getByLabel('Operation query', { exact: true });
   await opQuery.getByText('update').waitFor();
-  await opQuery.fill('from Orders where Freight > $min update { this.Expensive = true; }');
+  await fillEditor(opQuery, 'from Orders where Freight > $min update { this.Expensive = true; }');
   await page.getByText('Query parameters').click();
-  await page.getByLabel('Operation query parameters (JSON)').fill('{ "min": 500 }');
+  await fillEditor(page.getByLabel('Operation query parameters (JSON)'), '{ "min": 500 }');
   await page.getByRole('button', { name: 'Run patch' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Patch' }).click();
   const patchOp = page.getByLabel(/^Operation \d+$/).first();
@@ -303,15 +324,14 @@ try {
   await patchOp.getByRole('status').filter({ hasText: `${expensive.toLocaleString('en-US')} of ${expensive.toLocaleString('en-US')} patched` }).waitFor();
   await axe(page, 'tasks');
   await shot(page, 'tasks');
-  await opQuery.fill('from Orders update { this.Freight = ; }');
+  await fillEditor(opQuery, 'from Orders update { this.Freight = ; }');
   await page.getByRole('button', { name: 'Run patch' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Patch' }).click();
   await page.getByRole('alert').filter({ hasText: 'does not parse' }).waitFor();
   await page.getByLabel('Delete the matches').check();
   const deleteButton = page.getByRole('button', { name: 'Delete matching documents' });
   await deleteButton.waitFor();
-  await opQuery.fill('from Notes');
-  await opQuery.getByText('from Notes').waitFor();
+  await fillEditor(opQuery, 'from Notes');
   await deleteButton.click();
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
   await page.getByLabel(/^Operation \d+$/).nth(1).waitFor(); // the new one is listed first
