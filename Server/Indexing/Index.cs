@@ -647,6 +647,7 @@ public sealed class Index : IDisposable
                     WriteEntry(Encoding.UTF8.GetString(m.LowerId), m.HasEntry, m.Entry);
             }
         }
+        MappedDocument[] Map(List<PendingDocument> toMap) => _mapReduce != null ? MapChunk(toMap) : BuildChunk(toMap);
         void SendChunk(bool last = false)
         {
             if (chunk is not { Count: > 0 })
@@ -657,10 +658,10 @@ public sealed class Index : IDisposable
             {
                 // The batch's only chunk (a few changes): mapped here, not handed to a thread-pool thread this thread
                 // would wait for (a change's latency then paid 3-7 ms to wake one on a busy machine).
-                StoreMapped(Task.FromResult(_mapReduce != null ? MapChunk(toMap) : BuildChunk(toMap)));
+                StoreMapped(Task.FromResult(Map(toMap)));
                 return;
             }
-            mapping!.Enqueue(Task.Run(() => _mapReduce != null ? MapChunk(toMap) : BuildChunk(toMap)));
+            mapping!.Enqueue(Task.Run(() => Map(toMap)));
             if (mapping.Count >= MapChunksInFlight)
                 StoreMapped(mapping.Dequeue());
         }
