@@ -13,7 +13,7 @@ namespace RavenLite.Storage.FreeSpace;
 /// </summary>
 internal sealed class FreeSpaceManager
 {
-    private readonly SortedSet<long> _free = [];
+    private readonly PageSet _free = new();
     private readonly List<(long FreedBy, long[] Pages)> _pending = [];
     private long _pendingCount;
 
@@ -87,32 +87,14 @@ internal sealed class FreeSpaceManager
                     return p;
                 }
             }
-            else if (owner._free.Count >= count)
+            else if (owner._free.Count >= count && owner._free.FindRun(count) is var runStart and >= 0)
             {
-                long runStart = -1, prev = -2;
-                int runLength = 0;
-                foreach (long p in owner._free)
+                for (long p = runStart; p < runStart + count; p++)
                 {
-                    if (p == prev + 1)
-                        runLength++;
-                    else
-                    {
-                        runStart = p;
-                        runLength = 1;
-                    }
-                    prev = p;
-                    if (runLength == count)
-                        break;
+                    owner._free.Remove(p);
+                    _taken.Add(p);
                 }
-                if (runLength == count)
-                {
-                    for (long p = runStart; p < runStart + count; p++)
-                    {
-                        owner._free.Remove(p);
-                        _taken.Add(p);
-                    }
-                    return runStart;
-                }
+                return runStart;
             }
             long page = _next;
             _next += count;
