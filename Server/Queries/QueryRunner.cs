@@ -39,6 +39,7 @@ public sealed partial class QueryRunner
     private readonly Dictionary<RqlValue, JsonElement> _resolved = new(ReferenceEqualityComparer.Instance);
     private CompiledIndex? _compiled;
     private bool _stale;
+    private bool _inStep; // the index's snapshot holds exactly the query's database snapshot: every entry is its document's
     private int _skip, _take;
     private long? _exactTotal;
     private Dictionary<RqlExpression, SearchHits>? _searchHits; // from the index's candidates, per search() and moreLikeThis()
@@ -510,7 +511,11 @@ public sealed partial class QueryRunner
         try
         {
             long since = Stopwatch.GetTimestamp();
-            stale = _stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
+            var target = index.TargetOf(dbTx);
+            stale = _stale = Indexing.Index.IsBehind(snapshot.Position, target);
+            // The index may also be ahead of this query's database snapshot (it indexed writes committed after the
+            // snapshot began): then an entry can hold a newer value than the document the query reads.
+            _inStep = !_stale && !Indexing.Index.IsBehind(target, snapshot.Position);
             _timings?.Add("Staleness", since);
         }
         catch
@@ -550,24 +555,24 @@ public sealed partial class QueryRunner
                 _heldReader = reader;
             }
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
-            if (candidates != null && finder.Exact && !_stale && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
+            if (candidates != null && finder.Exact && _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
             {
-                // Exact candidates from an index that is not behind: they are the matches, in order;
+                // Exact candidates from an index in step with the snapshot: they are the matches, in order;
                 // count them and read only the page.
                 _exactTotal = candidates.Count;
                 ids = candidates.Skip(_skip).Take(_take);
             }
-            else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && !_stale
+            else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && _inStep
                 && _facetCounts.TryAddFromIndex(reader, index.Compiled, MatchSet(reader, candidates), Resolve))
             {
-                // Exact matches of an index that is not behind: the facets were counted from its terms and doc values.
+                // Exact matches of an index in step with the snapshot: the facets were counted from its terms and doc values.
                 _exactTotal = candidates?.Count ?? reader.NumDocs;
                 yield break;
             }
-            else if ((candidates == null ? _query.Where == null : finder.Exact) && !_stale && !_query.Distinct && _facets == null
+            else if ((candidates == null ? _query.Where == null : finder.Exact) && _inStep && !_query.Distinct && _facets == null
                 && TopByDocValues(index.Compiled, reader, candidates) is { } top)
             {
-                // Exact matches (or every entry) of an index that is not behind, ordered by numeric sort doc values:
+                // Exact matches (or every entry) of an index in step with the snapshot, ordered by numeric sort doc values:
                 // only the page's entries are read, already in order.
                 (_exactTotal, _presorted) = (top.Total, true);
                 ids = top.Page;
