@@ -1437,7 +1437,10 @@ public sealed class Index : IDisposable
             OpenMode = OpenMode.CREATE_OR_APPEND,
             RAMBufferSizeMB = 64,
             // Fewer, larger segments than the defaults (10 per tier): each query looks every term up in every segment.
-            MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4 },
+            // A floor of 100 KB, not 2 MB: below the floor every segment counts as floor-sized, so a whole small index
+            // (a map-reduce index of 5,000 keys is under 2 MB) was rewritten with every few one-document segments that
+            // single changes add — a merge thread busy on one core through the mapreduce bench's changes.
+            MergePolicy = new TieredMergePolicy { SegmentsPerTier = 4, MaxMergeAtOnce = 4, FloorSegmentMB = 0.1 },
             MergeScheduler = new IndexMergeScheduler(Name, e => RecordError(null, "A merge of the index's segments failed: " + e.Message)),
             IndexDeletionPolicy = _deletionPolicy = new SnapshotDeletionPolicy(new KeepOnlyLastCommitDeletionPolicy()),
         };
