@@ -1056,8 +1056,15 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// </summary>
     private void WritePages(List<PageBuffer> buffers)
     {
+        long unpaced = 0;
         foreach (var b in buffers)
         {
+            // Paced: the device gets the flush in 4 MiB steps, so a commit's journal fdatasync never waits behind all of it.
+            if ((unpaced += b.PageCount) >= WritebackStepPages)
+            {
+                _data.StartWriteback();
+                unpaced = 0;
+            }
             // Checksums are stamped here, on the way to the data file, not at commit: a copy freed before it is flushed
             // (most copies of a random-update workload) is never hashed, and the commit path does not pay for it.
             // Readers never look at the checksum field, so stamping a copy they may be reading is harmless.
@@ -1066,6 +1073,9 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _verified.Add(b.PageNumber); // written from memory, stamped at commit: nothing to verify when read back
         }
     }
+
+    /// <summary>Pages a flush (and the undo file) writes between two <see cref="IStorageFile.StartWriteback"/> calls: 4 MiB.</summary>
+    internal const int WritebackStepPages = 512;
 
     private void FlushLoop()
     {

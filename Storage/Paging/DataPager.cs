@@ -74,6 +74,9 @@ internal sealed unsafe class DataPager : IDisposable
     /// <summary>fdatasync of the data file.</summary>
     public void Sync() => _file.Sync();
 
+    /// <summary>Starts writing what was written so far (pacing, not durability: <see cref="IStorageFile.StartWriteback"/>).</summary>
+    public void StartWriteback() => _file.StartWriteback();
+
     private void Remap(long capacity)
     {
         var view = _file.Map(capacity);

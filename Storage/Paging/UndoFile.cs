@@ -100,6 +100,8 @@ internal sealed unsafe class UndoFile : IDisposable
                 hash.Append(span);
                 _file.Write(pagesStart + (long)i * StorageConstants.PageSize, span);
                 i += n;
+                if (i % StorageEnvironment.WritebackStepPages < n)
+                    _file.StartWriteback(); // paced like the flush's data pages
             }
             var header = buffer.AsSpan(0, 48);
             header.Clear();

@@ -161,6 +161,12 @@ public sealed class DiskFileSystem : IStorageFileSystem
                 throw Native.Error("fdatasync", Path);
         }
 
+        public void StartWriteback()
+        {
+            // A hint for pacing: an error here (say EIO) shows again, and fails the engine, at the next Sync.
+            Native.sync_file_range(Fd, 0, 0, Native.SyncFileRangeWaitBefore | Native.SyncFileRangeWrite);
+        }
+
         public void Allocate(long length)
         {
             long current = Length;

@@ -36,6 +36,17 @@ public interface IStorageFile : IDisposable
     /// <summary>Makes every completed write durable (fdatasync). Throws on failure; the engine then stops.</summary>
     void Sync();
 
+    /// <summary>
+    /// Starts writing the file's dirty pages to the device now, after waiting for the writeback started before to finish
+    /// (sync_file_range with SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE over the whole file). Not a
+    /// durability point: <see cref="Sync"/> still is. A large flush calls it every few MiB, so that the device never
+    /// holds the whole flush at once: a journal fdatasync queued behind a 200 MB one waited 10–65 ms on this machine's
+    /// disk, behind 4 MiB chunks at most 5.5 ms. A file system without such a call does nothing here.
+    /// </summary>
+    void StartWriteback()
+    {
+    }
+
     /// <summary>Grows the file to at least <paramref name="length"/> bytes with real disk space reserved (posix_fallocate), so a full disk is an error here, never a SIGBUS later.</summary>
     void Allocate(long length);
 

@@ -49,6 +49,12 @@ internal static unsafe partial class Native
     [LibraryImport(LibC, SetLastError = true)]
     public static partial int fsync(int fd);
 
+    public const uint SyncFileRangeWaitBefore = 1;
+    public const uint SyncFileRangeWrite = 2;
+
+    [LibraryImport(LibC, SetLastError = true)]
+    public static partial int sync_file_range(int fd, long offset, long nbytes, uint flags);
+
     [LibraryImport(LibC, SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     public static partial int open(string path, int flags);
 
