@@ -57,23 +57,7 @@ public class PageSetTests
         Assert.False(set.Remove(-1));
     }
 
-    private static long ModelRun(SortedSet<long> model, int length)
-    {
-        long start = -1, prev = -2;
-        int run = 0;
-        foreach (long p in model)
-        {
-            if (p == prev + 1)
-                run++;
-            else
-            {
-                start = p;
-                run = 1;
-            }
-            prev = p;
-            if (run == length)
-                return start;
-        }
-        return -1;
-    }
+    /// <summary>Brute force: the smallest page that starts <paramref name="length"/> consecutive members.</summary>
+    private static long ModelRun(SortedSet<long> model, int length) =>
+        model.Where(p => Enumerable.Range(1, length - 1).All(k => model.Contains(p + k))).DefaultIfEmpty(-1).First();
 }
