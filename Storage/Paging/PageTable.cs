@@ -50,22 +50,19 @@ internal sealed unsafe class PageTable
 
     /// <summary>The committed copy of a page, or null when it lives in the data file.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public byte* TryGet(long pageNumber)
-    {
-        var top = Volatile.Read(ref _top);
-        ulong hi = (ulong)pageNumber >> ChunkBits;
-        if (hi >= (ulong)top.Length)
-            return null;
-        var chunk = top[hi];
-        return chunk == null ? null : (byte*)Volatile.Read(ref chunk.Pointers[(int)(pageNumber & (ChunkSize - 1))]);
-    }
+    public byte* TryGet(long pageNumber) =>
+        ChunkOf(pageNumber) is { } chunk ? (byte*)Volatile.Read(ref chunk.Pointers[(int)(pageNumber & (ChunkSize - 1))]) : null;
 
     /// <summary>The committed copy of a page as a buffer, or null.</summary>
-    private PageBuffer? GetBuffer(long pageNumber)
+    private PageBuffer? GetBuffer(long pageNumber) => ChunkOf(pageNumber)?.Buffers[pageNumber & (ChunkSize - 1)];
+
+    /// <summary>The chunk holding a page number's slot, or null when none is allocated (lock-free).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private Chunk? ChunkOf(long pageNumber)
     {
         var top = Volatile.Read(ref _top);
         ulong hi = (ulong)pageNumber >> ChunkBits;
-        return hi < (ulong)top.Length ? Volatile.Read(ref top[hi])?.Buffers[pageNumber & (ChunkSize - 1)] : null;
+        return hi < (ulong)top.Length ? Volatile.Read(ref top[hi]) : null;
     }
 
     /// <summary>Makes a committed transaction's pages visible. Returns copies they replace (to retire).</summary>
