@@ -128,12 +128,15 @@ internal static class IndexKeys
     }
 
     /// <summary>The number a <see cref="NumberTerm"/> text (16 hex digits, UTF-8) encodes.</summary>
-    public static double NumberOfTerm(ReadOnlySpan<byte> term)
+    public static double NumberOfTerm(ReadOnlySpan<byte> term) => FromSortableBits((long)NumberBitsOfTerm(term) ^ long.MinValue);
+
+    /// <summary>A <see cref="NumberTerm"/> text (16 hex digits, UTF-8) as the unsigned number it spells (<see cref="SortableBits"/> with the sign bit flipped).</summary>
+    public static ulong NumberBitsOfTerm(ReadOnlySpan<byte> term)
     {
-        long e = 0;
+        ulong e = 0;
         foreach (byte b in term)
-            e = (e << 4) | (long)(b <= '9' ? b - '0' : (b | 0x20) - 'a' + 10);
-        return FromSortableBits(e ^ long.MinValue);
+            e = (e << 4) | (uint)(b <= (byte)'9' ? b - '0' : (b | 0x20) - 'a' + 10);
+        return e;
     }
 
     /// <summary>The (Lucene field, term) pairs one mapped field's values produce.</summary>

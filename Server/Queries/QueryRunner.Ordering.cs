@@ -134,6 +134,87 @@ public sealed partial class QueryRunner
         }
     }
 
+    /// <summary>
+    /// The page of a number range ordered by its own field — <c>where F between lo and hi order by F</c> (or
+    /// <c>F &gt;= lo</c>, <c>F &lt;= hi</c>, <c>F = v</c>; ascending; default, long or double order) — read from the
+    /// field's number terms, which each segment keeps in numeric order: a segment's first skip+take entries in
+    /// (value, entry) order come from the postings of its first terms in range, and the rest are only counted
+    /// (document frequencies, or live postings where the segment has deletions). No candidate set, no sort key
+    /// lookups. Null when the query has another shape, or when a segment has an entry with several values of the
+    /// field (its sort key is its first value, not necessarily the term it matched by); the caller must only use it
+    /// for an index in step with the query's snapshot (the terms are then the matches).
+    /// </summary>
+    private (long Total, List<long> Page)? TopByNumberTerms(CompiledIndex compiled, Lucene.Net.Index.IndexReader reader)
+    {
+        if (_query.OrderBy is not [{ Field: { IsId: false } path, Descending: false, Type: RqlOrderType.Default or RqlOrderType.Long or RqlOrderType.Double }]
+            || compiled.Field(path.Text) is not { Spatial: false } field)
+            return null;
+        (RqlPath On, RqlValue? Low, RqlValue? High)? range = _query.Where switch
+        {
+            RqlBetween b => (b.Field, b.Low, b.High),
+            RqlCompare { Op: "=" } c => (c.Field, c.Value, c.Value),
+            RqlCompare { Op: ">=" } c => (c.Field, c.Value, null),
+            RqlCompare { Op: "<=" } c => (c.Field, null, c.Value),
+            _ => null,
+        };
+        if (range is not { } r || r.On.IsId || r.On.Text != path.Text)
+            return null;
+        double? low = null, high = null;
+        foreach (var (value, isLow) in new[] { (r.Low, true), (r.High, false) })
+        {
+            if (value == null)
+                continue;
+            var v = Resolve(value);
+            if (v.ValueKind != JsonValueKind.Number)
+                return null;
+            if (isLow)
+                low = v.GetDouble();
+            else
+                high = v.GetDouble();
+        }
+        string numbers = IndexKeys.FieldName(field.Id, IndexKeys.Number);
+        var prefix = new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, ""));
+        var start = new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, low is { } l ? IndexKeys.NumberTerm(l) : ""));
+        var end = high is { } h ? new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, IndexKeys.NumberTerm(h))) : null;
+        var multi = new Lucene.Net.Index.Term(IndexKeys.TermsField, IndexKeys.TermText(IndexKeys.FieldName(field.Id, IndexKeys.Multi), ""));
+        int limit = (int)Math.Min((long)_skip + _take, int.MaxValue);
+        long total = 0;
+        var best = new List<(long Key, long Doc)>();
+        foreach (var leaf in reader.Leaves)
+        {
+            var segment = leaf.AtomicReader;
+            if (segment.DocFreq(multi) > 0)
+                return null;
+            var live = segment.LiveDocs;
+            int kept = 0;
+            Lucene.Net.Index.DocsEnum? docs = null;
+            foreach (var te in IndexKeys.SegmentTerms(segment, prefix, start, term => end != null && term.CompareTo(end) > 0))
+            {
+                if (kept >= limit && live == null)
+                {
+                    total += te.DocFreq;
+                    continue;
+                }
+                var term = te.Term;
+                long key = (long)IndexKeys.NumberBitsOfTerm(term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length)) ^ long.MinValue;
+                docs = te.Docs(live, docs, Lucene.Net.Index.DocsFlags.NONE);
+                int doc;
+                while ((doc = docs.NextDoc()) != Lucene.Net.Search.DocIdSetIterator.NO_MORE_DOCS)
+                {
+                    total++;
+                    if (kept < limit)
+                    {
+                        best.Add((key, leaf.DocBase + doc));
+                        kept++;
+                    }
+                }
+            }
+        }
+        // Each segment's first `limit` in (value, entry) order; the page is the first `limit` of them all.
+        best.Sort();
+        return (total, best.Skip(_skip).Take(_take).Select(b => b.Doc).ToList());
+    }
+
     private List<Row> Sort(List<Row> matches)
     {
         var selectors = SortSelectors();

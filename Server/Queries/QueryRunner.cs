@@ -538,7 +538,9 @@ public sealed partial class QueryRunner
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             long since = Stopwatch.GetTimestamp();
-            var candidates = finder.Find(_query.Where);
+            // A number range ordered by its own field, from an index in step with the snapshot: the page straight from the terms.
+            var ranged = _inStep && !_query.Distinct && _facets == null ? TopByNumberTerms(index.Compiled, reader) : null;
+            var candidates = ranged == null ? finder.Find(_query.Where) : null;
             _timings?.Add("Lucene", since);
             if (_query.Explanations != null && finder.LuceneQueries.Count > 0)
             {
@@ -555,7 +557,12 @@ public sealed partial class QueryRunner
                 _heldReader = reader;
             }
             IEnumerable<long> ids = candidates ?? AllEntryIds(reader);
-            if (candidates != null && finder.Exact && _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
+            if (ranged is { } page)
+            {
+                (_exactTotal, _presorted) = (page.Total, true);
+                ids = page.Page;
+            }
+            else if (candidates != null && finder.Exact && _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
             {
                 // Exact candidates from an index in step with the snapshot: they are the matches, in order;
                 // count them and read only the page.

@@ -295,6 +295,101 @@ public sealed class QueryTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>
+    /// A number range ordered by its own field (answered from the field's number terms, segment by segment) against
+    /// the model and against the general path (the same query with <c>and true</c>, which is ranked from sort keys):
+    /// several index segments, updated and deleted documents, many equal values (ties in index order), negative
+    /// and fractional numbers, values that are not numbers, and, in the last round, arrays (several values each).
+    /// </summary>
+    [Fact]
+    public async Task Number_ranges_ordered_by_their_own_field_match_the_model_and_the_general_path()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        foreach (int seed in TestSeed.For(6262))
+        {
+            output.WriteLine($"seed {seed} (RAVENLITE_TEST_SEED replays)");
+            var rnd = new Random(seed);
+            var values = new Dictionary<string, JsonNode?>();
+            static double Number(JsonNode v) => double.Parse(v.ToJsonString(), System.Globalization.CultureInfo.InvariantCulture);
+            JsonNode? RandomValue(bool arrays) => rnd.Next(12) switch
+            {
+                0 => null,
+                1 => JsonValue.Create("text" + rnd.Next(5)),
+                2 => JsonValue.Create(Math.Round(rnd.NextDouble() * 40 - 10, 1)),
+                3 when arrays => new JsonArray(JsonValue.Create(rnd.Next(-5, 30)), JsonValue.Create(rnd.Next(-5, 30))),
+                4 => JsonValue.Create(-0.0),
+                _ => JsonValue.Create(rnd.Next(-5, 30)),
+            };
+            async Task Write(IEnumerable<string> ids, bool arrays)
+            {
+                var commands = new JsonArray();
+                foreach (string id in ids)
+                {
+                    var doc = new JsonObject { ["@metadata"] = new JsonObject { ["@collection"] = "Items" } };
+                    var v = RandomValue(arrays);
+                    if (rnd.Next(15) > 0)
+                        doc["Value"] = v?.DeepClone();
+                    else
+                        v = null;
+                    values[id] = v;
+                    commands.Add(new JsonObject { ["Id"] = id, ["Type"] = "PUT", ["Document"] = doc });
+                }
+                var r = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()));
+                Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+                await Query(server, "from Items where Value >= 0 order by Value limit 0, 0"); // indexed before the next batch: several segments
+            }
+            var ids = Enumerable.Range(0, 600).Select(i => $"items/{seed}/{i}").ToList();
+            for (int batch = 0; batch < 4; batch++)
+                await Write(ids.Skip(batch * 150).Take(150), arrays: false);
+            await Write(ids.Where((_, i) => i % 7 == 0), arrays: false); // updated: deleted from their segments, added again
+            var deleted = ids.Where((_, i) => i % 11 == 3).ToList();
+            var del = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
+            {
+                ["Commands"] = new JsonArray(deleted.Select(id => (JsonNode?)new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToArray()),
+            }.ToJsonString()));
+            Assert.Equal(HttpStatusCode.Created, del.StatusCode);
+            foreach (string id in deleted)
+                values.Remove(id);
+            for (int round = 0; round < 2; round++)
+            {
+                if (round == 1)
+                    await Write(ids.Where((_, i) => i % 13 == 5 && values.ContainsKey(ids[i])), arrays: true);
+                for (int q = 0; q < 60; q++)
+                {
+                    double lo = rnd.Next(-12, 32) + (rnd.Next(3) == 0 ? 0.5 : 0), hi = lo + rnd.Next(0, 12);
+                    var p = new JsonObject { ["lo"] = lo, ["hi"] = hi, ["skip"] = rnd.Next(0, 8), ["take"] = rnd.Next(0, 30) };
+                    var (where, holds) = rnd.Next(4) switch
+                    {
+                        0 => ("Value between $lo and $hi", (Func<double, bool>)(x => x >= lo && x <= hi)),
+                        1 => ("Value >= $lo", x => x >= lo),
+                        2 => ("Value <= $hi", x => x <= hi),
+                        _ => ("Value = $lo", x => x == lo),
+                    };
+                    string order = new[] { "", " as double", " as long" }[rnd.Next(3)];
+                    var fast = await Query(server, $"from Items where {where} order by Value{order} limit $skip, $take", (JsonObject)p.DeepClone());
+                    var general = await Query(server, $"from Items where ({where}) and true order by Value{order} limit $skip, $take", (JsonObject)p.DeepClone());
+                    static List<string?> Ids(JsonElement json) => json.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@metadata").GetProperty("@id").GetString()).ToList();
+                    Assert.True(general.GetProperty("TotalResults").GetInt64() == fast.GetProperty("TotalResults").GetInt64(), $"TotalResults of {where}{order} {p.ToJsonString()}");
+                    Assert.True(Ids(general).SequenceEqual(Ids(fast)), $"{where}{order} {p.ToJsonString()}\ngeneral {string.Join(",", Ids(general))}\nfast    {string.Join(",", Ids(fast))}");
+                    if (round == 1)
+                        continue; // arrays: the model below is for one value per document
+                    // The model: documents whose value is a number in range, by value (ties in any order here).
+                    var model = values.Where(kv => kv.Value is JsonValue v && v.GetValueKind() == JsonValueKind.Number && holds(Number(v)))
+                        .Select(kv => (Id: kv.Key, Value: Number(kv.Value!))).ToList();
+                    Assert.Equal(model.Count, fast.GetProperty("TotalResults").GetInt64());
+                    var expected = model.OrderBy(m => m.Value).Skip((int)p["skip"]!).Take((int)p["take"]!).Select(m => m.Value).ToList();
+                    var got = Ids(fast).Select(id => Number(values[id!]!)).ToList();
+                    Assert.Equal(expected, got);
+                }
+            }
+            var clear = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
+            {
+                ["Commands"] = new JsonArray(values.Keys.Select(id => (JsonNode?)new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToArray()),
+            }.ToJsonString()));
+            Assert.Equal(HttpStatusCode.Created, clear.StatusCode);
+        }
+    }
+
     [Fact]
     public async Task Queries_while_writes_continue_return_results_that_satisfy_the_query()
     {
