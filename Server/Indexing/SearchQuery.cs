@@ -23,19 +23,19 @@ internal sealed class SearchQuery
 
     /// <summary>The field name of <see cref="Loose"/> (any one text, analyzed with the query's analyzer).</summary>
     internal const string LooseField = "text";
-    private readonly Query _loose;
+    private readonly Lazy<Query> _loose;
 
     private readonly Analyzer _analyzer;
 
-    private SearchQuery(Query indexed, Query loose, Analyzer analyzer)
+    private SearchQuery(Query indexed, Lazy<Query> loose, Analyzer analyzer)
     {
         Indexed = indexed;
         _loose = loose;
         _analyzer = analyzer;
     }
 
-    /// <summary>The same query over <see cref="LooseField"/>: what loose values and highlighting are matched with.</summary>
-    public Query Loose => _loose;
+    /// <summary>The same query over <see cref="LooseField"/>: what loose values and highlighting are matched with (parsed when first asked for).</summary>
+    public Query Loose => _loose.Value;
 
     /// <summary>The query over the index's field.</summary>
     public Query Indexed { get; }
@@ -44,7 +44,12 @@ internal sealed class SearchQuery
     public static SearchQuery Parse(string text, string? field, int position, bool allTerms = false, Analyzer? analyzer = null)
     {
         analyzer ??= SearchAnalyzer.Instance;
-        return new SearchQuery(field == null ? new MatchAllDocsQuery() : ParseFor(field, text, position, allTerms, analyzer), ParseFor(LooseField, text, position, allTerms, analyzer), analyzer);
+        var loose = new Lazy<Query>(() => ParseFor(LooseField, text, position, allTerms, analyzer));
+        if (field == null)
+            return new SearchQuery(new MatchAllDocsQuery(), new Lazy<Query>(loose.Value), analyzer); // parsed now: a syntax error is this query's 400
+        // The same text parses the same for any field: the index field's parse reports syntax errors, and the loose
+        // query (for documents changed since they were indexed, and highlighting) is parsed only if one needs it.
+        return new SearchQuery(ParseFor(field, text, position, allTerms, analyzer), loose, analyzer);
     }
 
     private static Query ParseFor(string field, string text, int position, bool allTerms, Analyzer analyzer)
@@ -77,6 +82,6 @@ internal sealed class SearchQuery
         // The values one after the other, as an index field holds several values (no position gap).
         var index = new MemoryIndex();
         index.AddField(LooseField, string.Join(' ', values), _analyzer);
-        return index.Search(_loose) > 0;
+        return index.Search(Loose) > 0;
     }
 }

@@ -73,7 +73,7 @@ public sealed partial class QueryRunner
             {
                 cancellation.ThrowIfCancellationRequested();
                 using var row = rows.Current;
-                if (_query.Where != null && !Evaluate(_query.Where, row))
+                if (!Matches(_query.Where, row))
                     continue;
                 if (_exactTotal == null && skipped < skip)
                 {

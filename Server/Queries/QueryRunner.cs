@@ -284,7 +284,7 @@ public sealed partial class QueryRunner
             long phase = Stopwatch.GetTimestamp();
             foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
             {
-                bool keep = condition == null || Evaluate(condition, row);
+                bool keep = Matches(condition, row);
                 if (keep)
                     total++;
                 if (facets != null)
@@ -622,6 +622,13 @@ public sealed partial class QueryRunner
             Indexing.Index.ReleaseSnapshot(snapshot);
         }
     }
+
+    /// <summary>
+    /// Whether a row satisfies the where clause. The rows of a page chosen and counted from an index in step with the
+    /// snapshot (<see cref="_exactTotal"/> set) are matches by construction and are not checked again, unless the
+    /// document changed since it was indexed.
+    /// </summary>
+    private bool Matches(RqlExpression? condition, Row row) => condition == null || (_exactTotal != null && row.EntryNumber >= 0) || Evaluate(condition, row);
 
     /// <summary>The where clause has a moreLikeThis() (answered by relevance unless ordered; only from an index).</summary>
     private bool HasMoreLikeThis => _hasMoreLikeThis ??= Find<RqlMoreLikeThis>(_query.Where).Any();

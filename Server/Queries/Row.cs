@@ -11,7 +11,7 @@ namespace RavenLite.Server.Queries;
 internal sealed class Row : IDisposable
 {
     private JsonDocument? _entry, _document;
-    private byte[]? _lowerId;
+    private byte[]? _entryJson, _lowerId;
     private Storage.Trees.Tree? _docs;
 
     private Row()
@@ -36,13 +36,16 @@ internal sealed class Row : IDisposable
         private set => _loaded = value;
     }
 
-    public bool HasEntry => _entry != null;
+    public bool HasEntry => _entryJson != null;
+
+    /// <summary>The index entry parsed on first use (a page ranked and counted from the index may never need it).</summary>
+    private JsonDocument? Entry => _entry ??= _entryJson == null ? null : JsonDocument.Parse(_entryJson);
 
     public static Row ForDocument(StoredDocument doc) => new() { Document = doc };
 
     /// <summary>A row of an index entry; <paramref name="document"/> when already read, <paramref name="changed"/> when it changed since it was indexed.</summary>
     public static Row ForEntry(byte[] entry, byte[] lowerId, StoredDocument? document, bool changed, Storage.Trees.Tree docs, long entryNumber) =>
-        new() { _entry = JsonDocument.Parse(entry), _lowerId = lowerId, Document = document, _docs = docs, EntryNumber = changed ? -1 : entryNumber, IndexEntry = entryNumber };
+        new() { _entryJson = entry, _lowerId = lowerId, Document = document, _docs = docs, EntryNumber = changed ? -1 : entryNumber, IndexEntry = entryNumber };
 
     /// <summary>The index entry (the snapshot's document number) this row was read from, whether or not its document changed since; else -1.</summary>
     public long IndexEntry { get; private init; } = -1;
@@ -72,9 +75,9 @@ internal sealed class Row : IDisposable
                 result.Add(JsonSerializer.SerializeToElement(_loaded.Id));
             return result;
         }
-        if (_entry != null)
+        if (Entry is { } entry)
         {
-            if (_entry.RootElement.TryGetProperty(path.ToString(), out var values))
+            if (entry.RootElement.TryGetProperty(path.ToString(), out var values))
                 foreach (var v in values.EnumerateArray())
                     result.Add(v);
             return result;

@@ -69,6 +69,7 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
         {
             foreach (int clients in workload == "query-facets" ? [1] : Clients)
             {
+                double serverCpu = server.CpuSeconds(), benchCpu = Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds;
                 var (ops, seconds, p50, p99) = Drive(clients, async (rnd) =>
                 {
                     var (text, parameters) = rql(rnd);
@@ -89,6 +90,8 @@ internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = 
                     }
                     return json.RootElement.GetProperty("Results").GetArrayLength();
                 });
+                Console.WriteLine($"#   ravenlite: {workload}, {clients} client(s): CPU per query, server {(server.CpuSeconds() - serverCpu) / ops * 1e6:N0} µs, " +
+                    $"bench {(Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - benchCpu) / ops * 1e6:N0} µs");
                 rows.Add(new BenchResult("indexing", $"{workload}-{clients}-clients", "ravenlite", "-", ops, seconds, ops / seconds, null, null, null, null, null, p50, p99, null));
             }
         }
