@@ -139,8 +139,8 @@ public sealed partial class QueryRunner
     /// <c>F &gt;= lo</c>, <c>F &lt;= hi</c>, <c>F = v</c>; ascending; default, long or double order) — read from the
     /// field's number terms, which each segment keeps in numeric order: a segment's first skip+take entries in
     /// (value, entry) order come from the postings of its first terms in range, and the rest are only counted
-    /// (document frequencies, or live postings where the segment has deletions). No candidate set, no sort key
-    /// lookups. Null when the query has another shape, or when a segment has an entry with several values of the
+    /// (from the segment's <see cref="NumberTermCounts"/>, or its live postings where it has deletions). No candidate
+    /// set, no sort key lookups. Null when the query has another shape, or when a segment has an entry with several values of the
     /// field (its sort key is its first value, not necessarily the term it matched by); the caller must only use it
     /// for an index in step with the query's snapshot (the terms are then the matches).
     /// </summary>
@@ -176,38 +176,44 @@ public sealed partial class QueryRunner
         var prefix = new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, ""));
         var start = new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, low is { } l ? IndexKeys.NumberTerm(l) : ""));
         var end = high is { } h ? new Lucene.Net.Util.BytesRef(IndexKeys.TermText(numbers, IndexKeys.NumberTerm(h))) : null;
-        var multi = new Lucene.Net.Index.Term(IndexKeys.TermsField, IndexKeys.TermText(IndexKeys.FieldName(field.Id, IndexKeys.Multi), ""));
+        long lowBits = low is { } lo ? IndexKeys.SortableBits(lo) : long.MinValue, highBits = high is { } hi ? IndexKeys.SortableBits(hi) : long.MaxValue;
         int limit = (int)Math.Min((long)_skip + _take, int.MaxValue);
         long total = 0;
         var best = new List<(long Key, long Doc)>();
         foreach (var leaf in reader.Leaves)
         {
             var segment = leaf.AtomicReader;
-            if (segment.DocFreq(multi) > 0)
+            var counts = NumberTermCounts.Of(segment, field.Id);
+            if (counts.SeveralValues)
                 return null;
             var live = segment.LiveDocs;
+            // Without deletions the segment's matches are counted from its term counts; else while reading postings.
+            bool counted = live == null;
+            if (counted)
+                total += counts.Count(lowBits, highBits);
             int kept = 0;
+            if (counted && limit == 0)
+                continue;
             Lucene.Net.Index.DocsEnum? docs = null;
             foreach (var te in IndexKeys.SegmentTerms(segment, prefix, start, term => end != null && term.CompareTo(end) > 0))
             {
-                if (kept >= limit && live == null)
-                {
-                    total += te.DocFreq;
-                    continue;
-                }
-                var term = te.Term;
-                long key = (long)IndexKeys.NumberBitsOfTerm(term.Bytes.AsSpan(term.Offset + prefix.Length, term.Length - prefix.Length)) ^ long.MinValue;
+                long key = NumberTermCounts.ValueOf(te.Term, prefix.Length);
                 docs = te.Docs(live, docs, Lucene.Net.Index.DocsFlags.NONE);
                 int doc;
                 while ((doc = docs.NextDoc()) != Lucene.Net.Search.DocIdSetIterator.NO_MORE_DOCS)
                 {
-                    total++;
                     if (kept < limit)
                     {
                         best.Add((key, leaf.DocBase + doc));
                         kept++;
                     }
+                    else if (counted)
+                        break;
+                    if (!counted)
+                        total++;
                 }
+                if (counted && kept >= limit)
+                    break;
             }
         }
         // Each segment's first `limit` in (value, entry) order; the page is the first `limit` of them all.

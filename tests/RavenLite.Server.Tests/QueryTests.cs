@@ -341,18 +341,23 @@ public sealed class QueryTests(ITestOutputHelper output)
             var ids = Enumerable.Range(0, 600).Select(i => $"items/{seed}/{i}").ToList();
             for (int batch = 0; batch < 4; batch++)
                 await Write(ids.Skip(batch * 150).Take(150), arrays: false);
-            await Write(ids.Where((_, i) => i % 7 == 0), arrays: false); // updated: deleted from their segments, added again
-            var deleted = ids.Where((_, i) => i % 11 == 3).ToList();
-            var del = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
-            {
-                ["Commands"] = new JsonArray(deleted.Select(id => (JsonNode?)new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToArray()),
-            }.ToJsonString()));
-            Assert.Equal(HttpStatusCode.Created, del.StatusCode);
-            foreach (string id in deleted)
-                values.Remove(id);
-            for (int round = 0; round < 2; round++)
+            // Round 0: segments without deletions (counted from their terms); 1: after updates and deletes (deleted
+            // entries in most segments); 2: after some documents got arrays (several values: the general path).
+            for (int round = 0; round < 3; round++)
             {
                 if (round == 1)
+                {
+                    await Write(ids.Where((_, i) => i % 7 == 0), arrays: false); // updated: deleted from their segments, added again
+                    var deleted = ids.Where((_, i) => i % 11 == 3).ToList();
+                    var del = await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject
+                    {
+                        ["Commands"] = new JsonArray(deleted.Select(id => (JsonNode?)new JsonObject { ["Id"] = id, ["Type"] = "DELETE" }).ToArray()),
+                    }.ToJsonString()));
+                    Assert.Equal(HttpStatusCode.Created, del.StatusCode);
+                    foreach (string id in deleted)
+                        values.Remove(id);
+                }
+                if (round == 2)
                     await Write(ids.Where((_, i) => i % 13 == 5 && values.ContainsKey(ids[i])), arrays: true);
                 for (int q = 0; q < 60; q++)
                 {
@@ -371,7 +376,7 @@ public sealed class QueryTests(ITestOutputHelper output)
                     static List<string?> Ids(JsonElement json) => json.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@metadata").GetProperty("@id").GetString()).ToList();
                     Assert.True(general.GetProperty("TotalResults").GetInt64() == fast.GetProperty("TotalResults").GetInt64(), $"TotalResults of {where}{order} {p.ToJsonString()}");
                     Assert.True(Ids(general).SequenceEqual(Ids(fast)), $"{where}{order} {p.ToJsonString()}\ngeneral {string.Join(",", Ids(general))}\nfast    {string.Join(",", Ids(fast))}");
-                    if (round == 1)
+                    if (round == 2)
                         continue; // arrays: the model below is for one value per document
                     // The model: documents whose value is a number in range, by value (ties in any order here).
                     var model = values.Where(kv => kv.Value is JsonValue v && v.GetValueKind() == JsonValueKind.Number && holds(Number(v)))
