@@ -263,6 +263,7 @@ public sealed partial class QueryRunner
             return Suggest(index);
         _compiled = index?.Compiled;
         (_skip, _take) = (skip, take);
+        (_exactTotal, _presorted) = (null, false); // set by the index paths as the rows begin
         var condition = _query.Where;
         var matches = new List<Row>();
         long total = 0;
@@ -295,14 +296,14 @@ public sealed partial class QueryRunner
                     row.Dispose();
                     continue;
                 }
-                if (keep && top != null)
+                if (keep && top != null && !_presorted) // presorted rows are the page, in order already (set with the first row)
                     top.Offer(row.Bind(_db.Documents));
                 else if (keep && (needAll || matches.Count < (long)skip + take))
                     matches.Add(row.Bind(_db.Documents));
                 else
                     row.Dispose();
             }
-            if (top != null)
+            if (top != null && !_presorted)
                 matches = top.Ranked();
             _timings?.Add("Query", phase);
             if (_exactTotal is { } exactTotal)
