@@ -212,12 +212,29 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         return hits;
     }
 
+    /// <summary>
+    /// Lucene's hits of <paramref name="query"/>, segment by segment as <see cref="IndexSearcher"/> searches, with one
+    /// weight kept for the page's scores computed later (a weight looks every term up in every segment: building it
+    /// once, not for the search and again for the scores).
+    /// </summary>
     private void Collect(Query query, SearchHits hits)
     {
-        var searcher = new IndexSearcher(reader);
-        searcher.Search(query, new ScoreCollector(hits, allScores));
+        var weight = new IndexSearcher(reader).CreateNormalizedWeight(query);
+        var collector = new ScoreCollector(hits, allScores);
+        foreach (var leaf in reader.Leaves)
+        {
+            try
+            {
+                collector.SetNextReader(leaf);
+                weight.GetBulkScorer(leaf, !collector.AcceptsDocsOutOfOrder, leaf.AtomicReader.LiveDocs)?.Score(collector);
+            }
+            catch (CollectionTerminatedException)
+            {
+                // Nothing more of interest in this segment.
+            }
+        }
         if (!allScores)
-            hits.ScoreLater(searcher, query);
+            hits.ScoreLater(reader, weight);
     }
 
     private SearchHits MoreLikeThis(RqlMoreLikeThis m)

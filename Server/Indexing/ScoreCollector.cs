@@ -51,12 +51,12 @@ internal sealed class SearchHits
         _scores.Add(score);
     }
 
-    /// <summary>Scores not collected are computed on request with <paramref name="query"/> over the reader <paramref name="searcher"/> searched (which must stay open meanwhile).</summary>
-    public void ScoreLater(IndexSearcher searcher, Query query)
+    /// <summary>Scores not collected are computed on request with the search's <paramref name="weight"/> over <paramref name="reader"/> (which must stay open meanwhile).</summary>
+    public void ScoreLater(IndexReader reader, Weight weight)
     {
-        _weight = searcher.CreateNormalizedWeight(query);
-        _reader = searcher.IndexReader;
-        _scorers = new Scorer?[_reader.Leaves.Count];
+        _weight = weight;
+        _reader = reader;
+        _scorers = new Scorer?[reader.Leaves.Count];
     }
 
     public bool ContainsKey(long doc) => _docs.BinarySearch(doc) >= 0;
