@@ -115,7 +115,7 @@ public static class QueryEndpoints
             w.WriteStartObject();
             w.WriteStartArray("Results");
             foreach (var r in answer.Results)
-                w.WriteRawValue(r, skipInputValidation: true);
+                r.WriteTo(w);
             w.WriteEndArray();
             w.WriteNumber("TotalResults", answer.TotalResults);
             w.WriteNumber("LongTotalResults", answer.TotalResults);

@@ -14,10 +14,15 @@ public static class JsonResponse
     /// <summary>Builds a JSON body with <paramref name="write"/> and sends it with <paramref name="status"/>.</summary>
     public static async Task WriteAsync(HttpContext context, int status, Action<Utf8JsonWriter> write)
     {
-        var buffer = new MemoryBudget.Writer(context);
+        using var buffer = new MemoryBudget.Writer(context);
         using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
             write(writer);
-        await SendAsync(context, status, buffer.WrittenMemory).ConfigureAwait(false);
+        var response = context.Response;
+        response.StatusCode = status;
+        response.ContentType = "application/json; charset=utf-8";
+        response.ContentLength = buffer.Length;
+        buffer.CopyTo(response.BodyWriter); // one flush (one send) for all the segments
+        await response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
 
     /// <summary>Sends already-serialized JSON.</summary>

@@ -49,9 +49,9 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         Exact = IsExact(where);
         // A lone search() or moreLikeThis(): Lucene's hits come in order already, no set to build and sort.
         if (where is RqlMethod { Name: "search" } lone && Field(lone.Field) is { Indexing: FieldIndexing.Search } searched && resolve(lone.Value!).ValueKind == JsonValueKind.String)
-            return [.. Search(lone, searched, resolve(lone.Value!).GetString()!).Docs];
+            return Search(lone, searched, resolve(lone.Value!).GetString()!).Docs; // the hits' own list: no copy
         if (where is RqlMoreLikeThis mlt)
-            return [.. MoreLikeThis(mlt).Docs];
+            return MoreLikeThis(mlt).Docs;
         var set = Set(where);
         if (set == null)
         {

@@ -24,21 +24,22 @@ internal sealed class ScoreCollector(SearchHits hits, bool withScores = true) : 
 }
 
 /// <summary>
-/// The hits of one Lucene query: ascending document numbers with their scores (parallel lists), looked up by
-/// binary search; cheaper than a dictionary for the thousands of hits a query may have, of which a page reads
+/// The hits of one Lucene query: ascending document numbers with their scores (a parallel list when collected with
+/// them, else a small map of those asked for), looked up by binary search; cheaper than a dictionary for the thousands of hits a query may have, of which a page reads
 /// a few. Hits collected without scores get theirs on first request from a scorer of the query positioned on
 /// the document (<see cref="ScoreLater"/>). Not thread-safe.
 /// </summary>
 internal sealed class SearchHits
 {
     private readonly List<long> _docs = [];
-    private readonly List<float> _scores = [];
+    private List<float>? _scores; // collected with the hits (null: none collected)
+    private Dictionary<long, float>? _later; // computed on request
     private Weight? _weight;
     private IndexReader? _reader;
     private Scorer?[]? _scorers;
 
-    /// <summary>Hits, in ascending document order.</summary>
-    public IReadOnlyList<long> Docs => _docs;
+    /// <summary>Hits, in ascending document order (the list itself: callers do not change it).</summary>
+    public List<long> Docs => _docs;
 
     public int Count => _docs.Count;
 
@@ -47,8 +48,14 @@ internal sealed class SearchHits
     {
         if (_docs.Count > 0 && _docs[^1] >= doc)
             throw new InvalidOperationException($"hits out of order: {doc} after {_docs[^1]}");
+        if (!float.IsNaN(score))
+        {
+            _scores ??= new List<float>(_docs.Capacity);
+            while (_scores.Count < _docs.Count)
+                _scores.Add(float.NaN);
+            _scores.Add(score);
+        }
         _docs.Add(doc);
-        _scores.Add(score);
     }
 
     /// <summary>Scores not collected are computed on request with the search's <paramref name="weight"/> over <paramref name="reader"/> (which must stay open meanwhile).</summary>
@@ -69,9 +76,14 @@ internal sealed class SearchHits
             score = 0;
             return false;
         }
-        if (float.IsNaN(_scores[at]))
-            _scores[at] = ScoreOf((int)doc);
-        score = _scores[at];
+        if (_scores != null && at < _scores.Count && !float.IsNaN(_scores[at]))
+        {
+            score = _scores[at];
+            return true;
+        }
+        _later ??= [];
+        if (!_later.TryGetValue(doc, out score))
+            _later[doc] = score = ScoreOf((int)doc);
         return true;
     }
 

@@ -8,11 +8,79 @@ namespace RavenLite.Server.Queries;
 /// count, included documents, the etag it saw, the source's name, whether the index was behind the
 /// documents, and when the index last indexed.
 /// </summary>
-public sealed record QueryAnswer(IReadOnlyList<byte[]> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName, bool IsStale, DateTime? IndexTimestamp)
+public sealed record QueryAnswer(IReadOnlyList<ResultJson> Results, long TotalResults, IReadOnlyDictionary<string, StoredDocument?> Includes, long ResultEtag, string IndexName, bool IsStale, DateTime? IndexTimestamp)
 {
     /// <summary>Writes further top-level properties of the answer (Highlightings, Explanations, Timings), or null.</summary>
     public Action<Utf8JsonWriter>? WriteExtras { get; init; }
 
     /// <summary>The answer includes counters or time series: values that change without moving the database's etag, so it is not cached.</summary>
     public bool HasVolatileIncludes { get; init; }
+}
+
+/// <summary>
+/// One result's JSON — a document or a projection — and its relevance when the query searched: <c>@index-score</c> is
+/// added to the result's <c>@metadata</c> as it is written into the answer (not copied into a new array per result).
+/// </summary>
+public readonly record struct ResultJson(byte[] Json, double? Score = null)
+{
+    private static ReadOnlySpan<byte> Metadata => "\"@metadata\":{"u8;
+    private static ReadOnlySpan<byte> ScoreName => "\"@index-score\":"u8;
+
+    /// <summary>A result without a score.</summary>
+    public static implicit operator ResultJson(byte[] json) => new(json);
+
+    /// <summary>Bytes as written (about: a score takes up to 40).</summary>
+    public int Length => Json.Length + (Score == null ? 0 : 40);
+
+    /// <summary>Writes the result as a raw JSON value.</summary>
+    public void WriteTo(Utf8JsonWriter writer)
+    {
+        int at = Score == null ? -1 : InsertAt(Json);
+        if (at < 0)
+        {
+            writer.WriteRawValue(Json, skipInputValidation: true);
+            return;
+        }
+        byte[] scratch = System.Buffers.ArrayPool<byte>.Shared.Rent(Json.Length + 64);
+        try
+        {
+            writer.WriteRawValue(scratch.AsSpan(0, Compose(at, scratch)), skipInputValidation: true);
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(scratch);
+        }
+    }
+
+    /// <summary>The result as written, in an array of its own.</summary>
+    public byte[] ToArray()
+    {
+        int at = Score == null ? -1 : InsertAt(Json);
+        if (at < 0)
+            return Json;
+        var scratch = new byte[Json.Length + 64];
+        return scratch.AsSpan(0, Compose(at, scratch)).ToArray();
+    }
+
+    /// <summary>Where the score goes: just inside the last <c>"@metadata":{</c>; -1 without one.</summary>
+    private static int InsertAt(byte[] json)
+    {
+        int at = json.AsSpan().LastIndexOf(Metadata);
+        return at < 0 ? -1 : at + Metadata.Length;
+    }
+
+    private int Compose(int at, Span<byte> into)
+    {
+        Json.AsSpan(0, at).CopyTo(into);
+        int n = at;
+        ScoreName.CopyTo(into[n..]);
+        n += ScoreName.Length;
+        if (!Score!.Value.TryFormat(into[n..], out int written, "R", System.Globalization.CultureInfo.InvariantCulture))
+            throw new InvalidOperationException("A score did not fit its buffer.");
+        n += written;
+        if (Json[at] != (byte)'}')
+            into[n++] = (byte)',';
+        Json.AsSpan(at).CopyTo(into[n..]);
+        return n + Json.Length - at;
+    }
 }

@@ -35,7 +35,7 @@ public sealed partial class QueryRunner
                 lastEtag = DocumentsStorage.LastEtag(dbTx);
                 stale = Indexing.Index.IsBehind(snapshot.Position, index.TargetOf(dbTx));
             }
-            return new QueryAnswer(results, results.Count, new Dictionary<string, StoredDocument?>(), lastEtag, index.Name, stale, index.LastIndexingTime);
+            return new QueryAnswer(results.ConvertAll(r => (ResultJson)r), results.Count, new Dictionary<string, StoredDocument?>(), lastEtag, index.Name, stale, index.LastIndexingTime);
         }
         finally
         {

@@ -51,7 +51,7 @@ public sealed partial class QueryRunner
             foreach (var result in answer.Results)
             {
                 cancellation.ThrowIfCancellationRequested();
-                onResult(result);
+                onResult(result.ToArray());
             }
             return answer.Results.Count;
         }
@@ -81,7 +81,7 @@ public sealed partial class QueryRunner
                     skipped++;
                     continue;
                 }
-                onResult(Output(row.Bind(_db.Documents), projection, dbTx));
+                onResult(Output(row.Bind(_db.Documents), projection, dbTx).ToArray());
                 written++;
             }
             return written;

@@ -69,7 +69,7 @@ public sealed partial class QueryRunner
             using var row = Row.ForDocument(doc);
             if (_runner._query.Where != null && !_runner.Evaluate(_runner._query.Where, row))
                 return null;
-            return _runner.Output(row, batch as JavaScriptProjection, tx);
+            return _runner.Output(row, batch as JavaScriptProjection, tx).ToArray();
         }
 
         /// <summary>The ids <paramref name="json"/> names under the query's include paths.</summary>

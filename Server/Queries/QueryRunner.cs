@@ -318,7 +318,7 @@ public sealed partial class QueryRunner
                 phase = Stopwatch.GetTimestamp();
                 var facetResults = facets.Results();
                 _timings?.Add("Facets", phase);
-                return new QueryAnswer(facetResults, total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
+                return new QueryAnswer(facetResults.ConvertAll(r => (ResultJson)r), total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
             }
             phase = Stopwatch.GetTimestamp();
             if (_query.OrderBy.Count > 0 && !_presorted && top == null)
@@ -329,7 +329,7 @@ public sealed partial class QueryRunner
                 _timings?.Add("Sort", phase);
             phase = Stopwatch.GetTimestamp();
             var explanations = _query.Explanations == null ? null : new Dictionary<string, string>(StringComparer.Ordinal);
-            var results = new List<byte[]>();
+            var results = new List<ResultJson>();
             var seen = _query.Distinct ? new HashSet<string>(StringComparer.Ordinal) : null;
             int skipped = 0;
             long distinctTotal = 0;
@@ -353,8 +353,8 @@ public sealed partial class QueryRunner
                     skipped++;
                     continue;
                 }
-                byte[] output = Output(row, projection, dbTx);
-                if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output))))
+                var output = Output(row, projection, dbTx);
+                if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output.Json))))
                     continue;
                 distinctTotal++;
                 if (skipped < skip)
@@ -471,12 +471,12 @@ public sealed partial class QueryRunner
             (id, name, raw) => CounterJson(dbTx, id, name, raw)) : null;
 
     /// <summary>What the answer holds for a kept row: the document, or its projection, with <c>@index-score</c> when searched.</summary>
-    private byte[] Output(Row row, JavaScriptProjection? projection, Storage.Transactions.Transaction dbTx)
+    private ResultJson Output(Row row, JavaScriptProjection? projection, Storage.Transactions.Transaction dbTx)
     {
         byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
             : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
             : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
-        return _searchHits is { Count: > 0 } ? WithScore(output, Score(row)) : output;
+        return _searchHits is { Count: > 0 } ? new ResultJson(output, Score(row)) : output;
     }
 
     /// <summary>Every document of the source collection, in etag order.</summary>
@@ -912,22 +912,6 @@ public sealed partial class QueryRunner
                         m.Field.IsId ? null : _compiled?.Field(m.Field.ToString())?.TextAnalyzer);
                 return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
         }
-    }
-
-    /// <summary>The answer with <c>@index-score</c> first in its <c>@metadata</c> (the last top-level object the server wrote).</summary>
-    private static byte[] WithScore(byte[] json, double score)
-    {
-        ReadOnlySpan<byte> marker = "\"@metadata\":{"u8;
-        int at = json.AsSpan().LastIndexOf(marker);
-        if (at < 0)
-            return json;
-        at += marker.Length;
-        string value = "\"@index-score\":" + score.ToString("R", CultureInfo.InvariantCulture) + (json[at] == (byte)'}' ? "" : ",");
-        var result = new byte[json.Length + Encoding.UTF8.GetByteCount(value)];
-        json.AsSpan(0, at).CopyTo(result);
-        int n = Encoding.UTF8.GetBytes(value, result.AsSpan(at));
-        json.AsSpan(at).CopyTo(result.AsSpan(at + n));
-        return result;
     }
 
     /// <summary>A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered by the index).</summary>

@@ -204,4 +204,38 @@ public sealed class SearchTests
                 Assert.Equal(score, late[id], 5);
         }
     }
+
+    /// <summary>
+    /// A lone word skips the classic parser (SearchQuery.SingleTerm): for each analyzer, the shortcut builds the query the
+    /// parser builds, and leaves to the parser everything that is not one plain token (stop words, operators, syntax,
+    /// several words, non-ASCII text, a word the analyzer splits).
+    /// </summary>
+    [Fact]
+    public void A_lone_word_is_the_query_the_classic_parser_builds()
+    {
+        var analyzers = new Lucene.Net.Analysis.Analyzer[]
+        {
+            Indexing.SearchAnalyzer.Instance,
+            Indexing.AnalyzerCatalog.Resolve("EnglishAnalyzer")!,
+            Indexing.AnalyzerCatalog.Resolve("Lucene.Net.Analysis.Standard.StandardAnalyzer, Lucene.Net.Analysis.Common")!,
+            Indexing.AnalyzerCatalog.Resolve("WhitespaceAnalyzer")!,
+        };
+        string[] words = ["quick", "Quick", "QUICK", "123", "A123b", "running", "the", "Foxes", "x"];
+        string[] notShortcut = ["AND", "OR", "NOT", "TO", "quick fox", "quick*", "qu?ck", "fox~", "\"quick\"", "+quick", "-quick", "quick^2", "héllo", "", "e-mail", "a.b"];
+        foreach (var analyzer in analyzers)
+        {
+            var parser = new Lucene.Net.QueryParsers.Classic.QueryParser(Lucene.Net.Util.LuceneVersion.LUCENE_48, "f", analyzer);
+            foreach (string word in words)
+            {
+                var parsed = parser.Parse(word);
+                var shortcut = Indexing.SearchQuery.SingleTerm("f", word, analyzer);
+                if (parsed is Lucene.Net.Search.TermQuery)
+                    Assert.Equal(parsed, shortcut);
+                else
+                    Assert.Null(shortcut); // a stop word: the parser's (empty) answer stands
+            }
+            foreach (string text in notShortcut)
+                Assert.Null(Indexing.SearchQuery.SingleTerm("f", text, analyzer));
+        }
+    }
 }
