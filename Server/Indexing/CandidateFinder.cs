@@ -41,15 +41,33 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     /// <summary>After <see cref="Find"/>: the Lucene queries run for search() and moreLikeThis() (for explanations()).</summary>
     public List<Query> LuceneQueries { get; } = [];
 
-    /// <summary>Candidate entry ids in ascending order (indexing order), or null for every entry.</summary>
-    public List<long>? Find(RqlExpression? where)
+    /// <summary>After <see cref="Find"/>: how many candidates there are (more than it returned when it kept only the first).</summary>
+    public long Total { get; private set; }
+
+    /// <summary>
+    /// Candidate entry ids in ascending order (indexing order), or null for every entry. With <paramref name="keep"/>, a
+    /// lone search() (exact) returns only its first <paramref name="keep"/> hits and counts the rest (<see cref="Total"/>):
+    /// a page of an exact answer needs no more.
+    /// </summary>
+    public List<long>? Find(RqlExpression? where, int keep = int.MaxValue)
     {
         if (where == null)
             return null;
         Exact = IsExact(where);
         // A lone search() or moreLikeThis(): Lucene's hits come in order already, no set to build and sort.
         if (where is RqlMethod { Name: "search" } lone && Field(lone.Field) is { Indexing: FieldIndexing.Search } searched && resolve(lone.Value!).ValueKind == JsonValueKind.String)
-            return Search(lone, searched, resolve(lone.Value!).GetString()!).Docs; // the hits' own list: no copy
+        {
+            var hits = Search(lone, searched, resolve(lone.Value!).GetString()!, keep);
+            Total = hits.Total;
+            return hits.Docs; // the hits' own list: no copy
+        }
+        var list = FindAll(where);
+        Total = list?.Count ?? 0;
+        return list;
+    }
+
+    private List<long>? FindAll(RqlExpression where)
+    {
         if (where is RqlMoreLikeThis mlt)
             return MoreLikeThis(mlt).Docs;
         var set = Set(where);
@@ -202,10 +220,10 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     }
 
     /// <summary>Lucene answers search() on the analyzed field exactly; each hit's score is kept for score().</summary>
-    private SearchHits Search(RqlMethod m, IndexField f, string text)
+    private SearchHits Search(RqlMethod m, IndexField f, string text, int keep = int.MaxValue)
     {
         var query = SearchQuery.Parse(text, SearchQuery.FieldName(f.Id), m.Value!.Position, m.AllTerms, f.TextAnalyzer);
-        var hits = new SearchHits();
+        var hits = new SearchHits(keep);
         Collect(query.Indexed, hits);
         LuceneQueries.Add(query.Indexed);
         SearchHits[m] = hits;

@@ -29,25 +29,33 @@ internal sealed class ScoreCollector(SearchHits hits, bool withScores = true) : 
 /// a few. Hits collected without scores get theirs on first request from a scorer of the query positioned on
 /// the document (<see cref="ScoreLater"/>). Not thread-safe.
 /// </summary>
-internal sealed class SearchHits
+internal sealed class SearchHits(int keep = int.MaxValue)
 {
     private readonly List<long> _docs = [];
+    private long _total;
     private List<float>? _scores; // collected with the hits (null: none collected)
     private Dictionary<long, float>? _later; // computed on request
     private Weight? _weight;
     private IndexReader? _reader;
     private Scorer?[]? _scorers;
 
-    /// <summary>Hits, in ascending document order (the list itself: callers do not change it).</summary>
+    /// <summary>The hits kept (the first <c>keep</c>), in ascending document order (the list itself: callers do not change it).</summary>
     public List<long> Docs => _docs;
 
-    public int Count => _docs.Count;
+    /// <summary>Every hit, kept or not.</summary>
+    public long Total => _total;
+
+    /// <summary>Whether hits were counted but not kept.</summary>
+    public bool Truncated => _total > _docs.Count;
 
     /// <summary>Adds a hit (its score, or NaN for "later"); documents must come in ascending order.</summary>
     public void Add(long doc, float score)
     {
         if (_docs.Count > 0 && _docs[^1] >= doc)
             throw new InvalidOperationException($"hits out of order: {doc} after {_docs[^1]}");
+        _total++;
+        if (_docs.Count >= keep)
+            return;
         if (!float.IsNaN(score))
         {
             _scores ??= new List<float>(_docs.Capacity);
@@ -66,10 +74,14 @@ internal sealed class SearchHits
         _scorers = new Scorer?[reader.Leaves.Count];
     }
 
-    public bool ContainsKey(long doc) => _docs.BinarySearch(doc) >= 0;
+    public bool ContainsKey(long doc) => Truncated && (_docs.Count == 0 || doc > _docs[^1])
+        ? throw new InvalidOperationException($"hit {doc} lies past the {_docs.Count} hits kept")
+        : _docs.BinarySearch(doc) >= 0;
 
     public bool TryGetValue(long doc, out float score)
     {
+        if (Truncated && (_docs.Count == 0 || doc > _docs[^1]))
+            throw new InvalidOperationException($"hit {doc} lies past the {_docs.Count} hits kept");
         int at = _docs.BinarySearch(doc);
         if (at < 0)
         {

@@ -541,7 +541,10 @@ public sealed partial class QueryRunner
             long since = Stopwatch.GetTimestamp();
             // A number range ordered by its own field, from an index in step with the snapshot: the page straight from the terms.
             var ranged = _inStep && !_query.Distinct && _facets == null ? TopByNumberTerms(index.Compiled, reader) : null;
-            var candidates = ranged == null ? finder.Find(_query.Where) : null;
+            // An exact answer with no order (and no facets, distinct or scores for all) is counted and read a page at a time: a lone
+            // search() keeps only the hits up to the page's end.
+            bool pageOnly = _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null && !allScores;
+            var candidates = ranged == null ? finder.Find(_query.Where, pageOnly ? (int)Math.Min((long)_skip + _take, int.MaxValue) : int.MaxValue) : null;
             _timings?.Add("Lucene", since);
             if (_query.Explanations != null && finder.LuceneQueries.Count > 0)
             {
@@ -567,8 +570,12 @@ public sealed partial class QueryRunner
             {
                 // Exact candidates from an index in step with the snapshot: they are the matches, in order;
                 // count them and read only the page.
-                _exactTotal = candidates.Count;
+                _exactTotal = finder.Total;
                 ids = candidates.Skip(_skip).Take(_take);
+            }
+            else if (candidates != null && candidates.Count < finder.Total)
+            {
+                throw new InvalidOperationException("The query kept only a page of its candidates but does not answer a page of them.");
             }
             else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && _inStep
                 && _facetCounts.TryAddFromIndex(reader, index.Compiled, MatchSet(reader, candidates), Resolve))

@@ -238,4 +238,50 @@ public sealed class SearchTests
                 Assert.Null(Indexing.SearchQuery.SingleTerm("f", text, analyzer));
         }
     }
+
+    /// <summary>
+    /// Pages of a lone search() (which keeps only the hits up to the page's end and counts the rest): every page is the
+    /// slice of the whole answer at its offset, with the whole answer's total and the same @index-score per document —
+    /// also after updates and deletes have moved entries to new segments.
+    /// </summary>
+    [Fact]
+    public async Task Pages_of_a_search_are_slices_of_the_whole_answer_with_its_total()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var index = """{"Indexes":[{"Name":"Notes/ByText","Maps":["from n in docs.Notes select new { n.Text, n.N }"],"Fields":{"Text":{"Indexing":"Search"}}}]}""";
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(index))).StatusCode);
+        string[] words = ["red", "green", "blue", "red green", "green blue red"];
+        async Task Put(int from, int to, int shift)
+        {
+            var commands = new JsonArray();
+            for (int i = from; i < to; i++)
+                commands.Add(new JsonObject { ["Id"] = $"notes/{i}", ["Type"] = "PUT", ["Document"] = new JsonObject { ["Text"] = words[(i + shift) % words.Length] + " n" + i, ["N"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Notes" } } });
+            Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        }
+        await Put(0, 300, 0);
+        for (int round = 0; round < 2; round++)
+        {
+            foreach (string word in new[] { "red", "blue", "n7", "missing" })
+            {
+                var whole = await Query(server, "from index 'Notes/ByText' where search(Text, $s) limit 1000", word);
+                var all = Ns(whole);
+                var scores = whole.GetProperty("Results").EnumerateArray().ToDictionary(d => d.GetProperty("N").GetInt32(), d => d.GetProperty("@metadata").GetProperty("@index-score").GetDouble());
+                Assert.Equal(all.Count, whole.GetProperty("TotalResults").GetInt64());
+                foreach (var (offset, size) in new[] { (0, 1), (0, 25), (10, 7), (all.Count - 3, 10), (all.Count + 5, 5) })
+                {
+                    if (offset < 0)
+                        continue;
+                    var page = await Query(server, $"from index 'Notes/ByText' where search(Text, $s) limit {offset}, {size}", word);
+                    Assert.Equal(all.Skip(offset).Take(size).ToList(), Ns(page));
+                    Assert.Equal(all.Count, page.GetProperty("TotalResults").GetInt64());
+                    foreach (var d in page.GetProperty("Results").EnumerateArray())
+                        Assert.Equal(scores[d.GetProperty("N").GetInt32()], d.GetProperty("@metadata").GetProperty("@index-score").GetDouble());
+                }
+            }
+            // Updates (new words) and deletes: entries move to new segments, some are gone.
+            await Put(0, 120, 2);
+            for (int i = 200; i < 230; i++)
+                Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync($"/databases/db/docs?id=notes/{i}")).StatusCode);
+        }
+    }
 }
