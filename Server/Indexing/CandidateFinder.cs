@@ -237,6 +237,11 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
     /// </summary>
     private void Collect(Query query, SearchHits hits)
     {
+        if (query is TermQuery { Boost: 1f } term && hits.Keeps && !allScores)
+        {
+            CollectTerm(term.Term, hits);
+            return;
+        }
         var weight = new IndexSearcher(reader).CreateNormalizedWeight(query);
         var collector = new ScoreCollector(hits, allScores);
         foreach (var leaf in reader.Leaves)
@@ -253,6 +258,45 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         }
         if (!allScores)
             hits.ScoreLater(reader, weight);
+    }
+
+    /// <summary>
+    /// The first hits of one term (as many as <paramref name="hits"/> keeps) and the count of the rest, without scoring
+    /// every posting: a segment without deletions counts its hits past the page from the term's document frequency; the
+    /// term is looked up once per segment, for the count, the postings and the page's scores.
+    /// </summary>
+    private void CollectTerm(Term term, SearchHits hits)
+    {
+        var context = TermContext.Build(reader.Context, term);
+        foreach (var leaf in reader.Leaves)
+        {
+            var state = context.Get(leaf.Ord);
+            if (state == null)
+                continue; // the term is not in this segment
+            var live = leaf.AtomicReader.LiveDocs;
+            // Without deletions, the segment's hits are the term's document frequency (its postings codec's term state holds it).
+            int? docFreq = live == null ? (state as Lucene.Net.Codecs.BlockTermState)?.DocFreq : null;
+            if (docFreq != null && hits.Full)
+            {
+                hits.Count(docFreq.Value);
+                continue;
+            }
+            var terms = leaf.AtomicReader.GetTerms(term.Field)!.GetEnumerator();
+            terms.SeekExact(term.Bytes, state);
+            var docs = terms.Docs(live, null, DocsFlags.NONE);
+            int seen = 0, doc;
+            while ((doc = docs.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
+            {
+                hits.Add(leaf.DocBase + doc, float.NaN);
+                seen++;
+                if (docFreq != null && hits.Full)
+                {
+                    hits.Count(docFreq.Value - seen);
+                    break;
+                }
+            }
+        }
+        hits.ScoreLater(reader, new IndexSearcher(reader).CreateNormalizedWeight(new TermQuery(term, context)));
     }
 
     private SearchHits MoreLikeThis(RqlMoreLikeThis m)

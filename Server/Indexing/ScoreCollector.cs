@@ -45,6 +45,20 @@ internal sealed class SearchHits(int keep = int.MaxValue)
     /// <summary>Every hit, kept or not.</summary>
     public long Total => _total;
 
+    /// <summary>Whether it keeps only the first hits (and counts the rest).</summary>
+    public bool Keeps => keep < int.MaxValue;
+
+    /// <summary>Whether it has kept all the hits it keeps: any more are only counted.</summary>
+    public bool Full => _docs.Count >= keep;
+
+    /// <summary>Counts <paramref name="more"/> hits past the ones kept (after <see cref="Full"/>).</summary>
+    public void Count(long more)
+    {
+        if (!Full)
+            throw new InvalidOperationException("hits counted before the kept ones are all in");
+        _total += more;
+    }
+
     /// <summary>Whether hits were counted but not kept.</summary>
     public bool Truncated => _total > _docs.Count;
 

@@ -267,6 +267,11 @@ public sealed class SearchTests
                 var all = Ns(whole);
                 var scores = whole.GetProperty("Results").EnumerateArray().ToDictionary(d => d.GetProperty("N").GetInt32(), d => d.GetProperty("@metadata").GetProperty("@index-score").GetDouble());
                 Assert.Equal(all.Count, whole.GetProperty("TotalResults").GetInt64());
+                // The same scores as when every hit is scored (order by score()).
+                var ranked = await Query(server, "from index 'Notes/ByText' where search(Text, $s) order by score() limit 1000", word);
+                Assert.Equal(all.Order(), Ns(ranked).Order());
+                foreach (var d in ranked.GetProperty("Results").EnumerateArray())
+                    Assert.Equal(scores[d.GetProperty("N").GetInt32()], d.GetProperty("@metadata").GetProperty("@index-score").GetDouble(), 5);
                 foreach (var (offset, size) in new[] { (0, 1), (0, 25), (10, 7), (all.Count - 3, 10), (all.Count + 5, 5) })
                 {
                     if (offset < 0)
