@@ -17,10 +17,7 @@ public static class JsonResponse
         using var buffer = new MemoryBudget.Writer(context);
         using (var writer = new Utf8JsonWriter(buffer, WriterOptions))
             write(writer);
-        var response = context.Response;
-        response.StatusCode = status;
-        response.ContentType = "application/json; charset=utf-8";
-        response.ContentLength = buffer.Length;
+        var response = Start(context, status, buffer.Length);
         buffer.CopyTo(response.BodyWriter); // one flush (one send) for all the segments
         await response.BodyWriter.FlushAsync(context.RequestAborted).ConfigureAwait(false);
     }
@@ -28,11 +25,16 @@ public static class JsonResponse
     /// <summary>Sends already-serialized JSON.</summary>
     public static async Task SendAsync(HttpContext context, int status, ReadOnlyMemory<byte> json)
     {
+        await Start(context, status, json.Length).Body.WriteAsync(json, context.RequestAborted).ConfigureAwait(false);
+    }
+
+    private static HttpResponse Start(HttpContext context, int status, long length)
+    {
         var response = context.Response;
         response.StatusCode = status;
         response.ContentType = "application/json; charset=utf-8";
-        response.ContentLength = json.Length;
-        await response.Body.WriteAsync(json, context.RequestAborted).ConfigureAwait(false);
+        response.ContentLength = length;
+        return response;
     }
 
     /// <summary>An answer with no body and <c>Content-Length: 0</c>.</summary>

@@ -32,7 +32,7 @@ internal sealed class ScoreCollector(SearchHits hits, bool withScores = true) : 
 internal sealed class SearchHits(int keep = int.MaxValue)
 {
     private readonly List<long> _docs = [];
-    private long _total;
+    private long _total, _last = -1;
     private List<float>? _scores; // collected with the hits (null: none collected)
     private Dictionary<long, float>? _later; // computed on request
     private Weight? _weight;
@@ -65,8 +65,9 @@ internal sealed class SearchHits(int keep = int.MaxValue)
     /// <summary>Adds a hit (its score, or NaN for "later"); documents must come in ascending order.</summary>
     public void Add(long doc, float score)
     {
-        if (_docs.Count > 0 && _docs[^1] >= doc)
-            throw new InvalidOperationException($"hits out of order: {doc} after {_docs[^1]}");
+        if (_last >= doc)
+            throw new InvalidOperationException($"hits out of order: {doc} after {_last}");
+        _last = doc;
         _total++;
         if (_docs.Count >= keep)
             return;
@@ -88,15 +89,11 @@ internal sealed class SearchHits(int keep = int.MaxValue)
         _scorers = new Scorer?[reader.Leaves.Count];
     }
 
-    public bool ContainsKey(long doc) => Truncated && (_docs.Count == 0 || doc > _docs[^1])
-        ? throw new InvalidOperationException($"hit {doc} lies past the {_docs.Count} hits kept")
-        : _docs.BinarySearch(doc) >= 0;
+    public bool ContainsKey(long doc) => IndexOf(doc) >= 0;
 
     public bool TryGetValue(long doc, out float score)
     {
-        if (Truncated && (_docs.Count == 0 || doc > _docs[^1]))
-            throw new InvalidOperationException($"hit {doc} lies past the {_docs.Count} hits kept");
-        int at = _docs.BinarySearch(doc);
+        int at = IndexOf(doc);
         if (at < 0)
         {
             score = 0;
@@ -111,6 +108,14 @@ internal sealed class SearchHits(int keep = int.MaxValue)
         if (!_later.TryGetValue(doc, out score))
             _later[doc] = score = ScoreOf((int)doc);
         return true;
+    }
+
+    /// <summary>Where <paramref name="doc"/> is among the kept hits (negative: not a hit); throws past the last kept when more were only counted.</summary>
+    private int IndexOf(long doc)
+    {
+        if (Truncated && (_docs.Count == 0 || doc > _docs[^1]))
+            throw new InvalidOperationException($"hit {doc} lies past the {_docs.Count} hits kept");
+        return _docs.BinarySearch(doc);
     }
 
     /// <summary>The query's score of a hit: the segment's scorer advanced to it (a new scorer when it has gone past).</summary>

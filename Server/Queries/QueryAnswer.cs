@@ -58,8 +58,15 @@ public readonly record struct ResultJson(byte[] Json, double? Score = null)
         int at = Score == null ? -1 : InsertAt(Json);
         if (at < 0)
             return Json;
-        var scratch = new byte[Json.Length + 64];
-        return scratch.AsSpan(0, Compose(at, scratch)).ToArray();
+        byte[] scratch = System.Buffers.ArrayPool<byte>.Shared.Rent(Json.Length + 64);
+        try
+        {
+            return scratch.AsSpan(0, Compose(at, scratch)).ToArray();
+        }
+        finally
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(scratch);
+        }
     }
 
     /// <summary>Where the score goes: just inside the last <c>"@metadata":{</c>; -1 without one.</summary>

@@ -543,8 +543,8 @@ public sealed partial class QueryRunner
             var ranged = _inStep && !_query.Distinct && _facets == null ? TopByNumberTerms(index.Compiled, reader) : null;
             // An exact answer with no order (and no facets, distinct or scores for all) is counted and read a page at a time: a lone
             // search() keeps only the hits up to the page's end.
-            bool pageOnly = _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null && !allScores;
-            var candidates = ranged == null ? finder.Find(_query.Where, pageOnly ? (int)Math.Min((long)_skip + _take, int.MaxValue) : int.MaxValue) : null;
+            bool unorderedPage = _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null;
+            var candidates = ranged == null ? finder.Find(_query.Where, unorderedPage && !allScores ? (int)Math.Min((long)_skip + _take, int.MaxValue) : int.MaxValue) : null;
             _timings?.Add("Lucene", since);
             if (_query.Explanations != null && finder.LuceneQueries.Count > 0)
             {
@@ -566,7 +566,7 @@ public sealed partial class QueryRunner
                 (_exactTotal, _presorted) = (page.Total, true);
                 ids = page.Page;
             }
-            else if (candidates != null && finder.Exact && _inStep && _query.OrderBy.Count == 0 && !_query.Distinct && _facets == null)
+            else if (candidates != null && finder.Exact && unorderedPage)
             {
                 // Exact candidates from an index in step with the snapshot: they are the matches, in order;
                 // count them and read only the page.
