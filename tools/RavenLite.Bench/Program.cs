@@ -84,7 +84,9 @@ var crash = new Command("crash", "RELIABILITY.md R1 at length: SIGKILL the serve
 crash.SetAction(r => RunSuite("crash", r));
 var soak = new Command("soak", "64 clients PUT and 8 GET for 30 minutes: the server's RSS after warm-up may grow at most 5% and each minute's p99 stay within 2x of the first minute's (issue 29).") { quick, json, dir, minutesOption };
 soak.SetAction(r => RunSuite("soak", r));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak }.Parse(args).Invoke();
+var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment rows (extensions).") { Hidden = true };
+httpSink.SetAction(_ => HttpSink.Serve());
+return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -93,7 +95,7 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
-        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http")
+        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)

@@ -1,0 +1,89 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Net;
+using System.Security.Cryptography;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace RavenLite.Bench;
+
+/// <summary>
+/// The floor HTTP itself sets under attachment uploads: this program run as <c>http-sink</c>, a child process whose
+/// Kestrel (server GC, as the server's) reads every <c>PUT /sink</c> body into a 4 MiB buffer, as the attachment
+/// upload does, and throws it away (no storage; with <c>?sha256</c> it hashes the body first, as any store that keeps
+/// content by its hash must), answering 201. The same uploads from the same client against it give the rate no
+/// attachment store behind HTTP on this machine can pass.
+/// </summary>
+internal sealed class HttpSink : IDisposable
+{
+    private readonly Process _process;
+
+    private HttpSink(Process process, Uri url)
+    {
+        _process = process;
+        Url = url;
+    }
+
+    public Uri Url { get; }
+
+    /// <summary>Runs the sink in this process until killed (the hidden <c>http-sink</c> command); prints its address on stdout.</summary>
+    public static int Serve()
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.Logging.ClearProviders();
+        builder.WebHost.ConfigureKestrel(o =>
+        {
+            o.Limits.MaxRequestBodySize = null;
+            o.Listen(IPAddress.Loopback, 0);
+        });
+        var app = builder.Build();
+        app.MapPut("/sink", async context =>
+        {
+            var buffer = ArrayPool<byte>.Shared.Rent(4 << 20);
+            using var sha = context.Request.Query.ContainsKey("sha256") ? IncrementalHash.CreateHash(HashAlgorithmName.SHA256) : null;
+            try
+            {
+                int n;
+                while ((n = await context.Request.Body.ReadAsync(buffer.AsMemory(0, 4 << 20))) > 0)
+                    sha?.AppendData(buffer, 0, n);
+                sha?.GetHashAndReset();
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+            context.Response.StatusCode = StatusCodes.Status201Created;
+        });
+        app.Start();
+        Console.WriteLine("listening " + app.Urls.First());
+        app.WaitForShutdown();
+        return 0;
+    }
+
+    /// <summary>Starts the sink as a child process and waits for its address.</summary>
+    public static HttpSink Start()
+    {
+        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true };
+        psi.ArgumentList.Add(typeof(HttpSink).Assembly.Location);
+        psi.ArgumentList.Add("http-sink");
+        psi.Environment["DOTNET_gcServer"] = "1";
+        var process = Process.Start(psi) ?? throw new InvalidOperationException("could not start the HTTP sink");
+        var read = process.StandardOutput.ReadLineAsync();
+        if (!read.Wait(TimeSpan.FromSeconds(30)) || read.Result is not { } line || !line.StartsWith("listening ", StringComparison.Ordinal))
+        {
+            process.Kill();
+            throw new InvalidOperationException("the HTTP sink did not start");
+        }
+        return new HttpSink(process, new Uri(line["listening ".Length..]));
+    }
+
+    public void Dispose()
+    {
+        _process.Kill();
+        _process.WaitForExit(10_000);
+        _process.Dispose();
+    }
+}
