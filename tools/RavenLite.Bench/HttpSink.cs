@@ -15,7 +15,8 @@ namespace RavenLite.Bench;
 /// Kestrel (server GC, as the server's) reads every <c>PUT /sink</c> body into a 4 MiB buffer, as the attachment
 /// upload does, and throws it away (no storage; with <c>?sha256</c> it hashes the body first, as any store that keeps
 /// content by its hash must), answering 201. The same uploads from the same client against it give the rate no
-/// attachment store behind HTTP on this machine can pass.
+/// attachment store behind HTTP on this machine can pass. It also plays the changes API's transport alone
+/// (<see cref="Push"/>) for the changes row's floor.
 /// </summary>
 internal sealed class HttpSink : IDisposable
 {
@@ -57,10 +58,73 @@ internal sealed class HttpSink : IDisposable
             }
             context.Response.StatusCode = StatusCodes.Status201Created;
         });
+        app.UseWebSockets();
+        app.Map("/push", Push);
         app.Start();
         Console.WriteLine("listening " + app.Urls.First());
         app.WaitForShutdown();
         return 0;
+    }
+
+    /// <summary>
+    /// The changes API's transport alone: a WebSocket whose client first sends one notification (JSON); then, as the
+    /// server's changes connection does, every 20 ms one frame of the notifications due at <c>?rate=</c> per second
+    /// (at most 1,024 a frame), each a copy of that one, as a JSON array — until the client closes.
+    /// </summary>
+    private static async Task Push(HttpContext context)
+    {
+        if (!context.WebSockets.IsWebSocketRequest)
+        {
+            context.Response.StatusCode = StatusCodes.Status400BadRequest;
+            return;
+        }
+        double rate = double.Parse(context.Request.Query["rate"].ToString(), System.Globalization.CultureInfo.InvariantCulture);
+        using var socket = await context.WebSockets.AcceptWebSocketAsync();
+        var first = new byte[64 * 1024];
+        var got = await socket.ReceiveAsync(first, context.RequestAborted);
+        var notification = first.AsMemory(0, got.Count);
+        using var closed = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
+        var watch = Task.Run(async () =>
+        {
+            try
+            {
+                while ((await socket.ReceiveAsync(first, closed.Token)).MessageType != System.Net.WebSockets.WebSocketMessageType.Close)
+                {
+                }
+            }
+            catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException)
+            {
+            }
+            closed.Cancel();
+        });
+        var frame = new ArrayBufferWriter<byte>(1024 * (notification.Length + 1) + 2);
+        var started = Stopwatch.StartNew();
+        long sent = 0;
+        try
+        {
+            while (!closed.IsCancellationRequested)
+            {
+                await Task.Delay(20, closed.Token);
+                long n = Math.Min(1024, (long)(rate * started.Elapsed.TotalSeconds) - sent);
+                if (n <= 0)
+                    continue;
+                frame.ResetWrittenCount();
+                frame.Write("["u8);
+                for (long i = 0; i < n; i++)
+                {
+                    if (i > 0)
+                        frame.Write(","u8);
+                    frame.Write(notification.Span);
+                }
+                frame.Write("]"u8);
+                await socket.SendAsync(frame.WrittenMemory, System.Net.WebSockets.WebSocketMessageType.Text, true, closed.Token);
+                sent += n;
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or System.Net.WebSockets.WebSocketException)
+        {
+        }
+        await watch;
     }
 
     /// <summary>Starts the sink as a child process and waits for its address.</summary>

@@ -17,7 +17,10 @@ namespace RavenLite.Bench;
 ///   (what a polling consumer does).</item>
 /// <item><c>changes-100-subscribers</c>: PUTs from 64 clients for a fixed time, alternately with no changes connection
 ///   and with 100 WebSocket connections subscribed to every document (each must receive every change), three rounds;
-///   writes/s of both and notifications/s delivered. Target: writes slowed ≤ 10%.</item>
+///   writes/s of both and notifications/s delivered. Target: writes slowed ≤ 10%. Each round also runs the floor
+///   (engine <c>push-floor</c>): the same writes while the 100 connections receive, from <see cref="HttpSink"/> in its
+///   own process, copies of a real notification at 90% of that round's unwatched rate in 20 ms frames — the
+///   transport's cost alone, with no server work for the notifications.</item>
 /// </list>
 /// </summary>
 internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true, string[]? only = null)
@@ -137,13 +140,31 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         var quietLatencies = new List<(double P50, double P99)>();
         var watchedLatencies = new List<(double P50, double P99)>();
         var ratios = new List<double>();
+        long floorOps = 0, floorDelivered = 0;
+        double floorSeconds = 0;
+        var floorLatencies = new List<(double P50, double P99)>();
+        var floorRatios = new List<double>();
+        using var sink = HttpSink.Start();
+        byte[] watchDocs = Encoding.UTF8.GetBytes("""{"CommandId":1,"Command":"watch-docs"}""");
         for (int round = 1; round <= rounds; round++)
         {
             var cpu0 = (Server: server.CpuSeconds(), Bench: Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds);
             var (ops0, seconds0, p50a, p99a) = Writes(http, docs, $"quiet{round}");
             var cpu1 = (Server: server.CpuSeconds(), Bench: Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds);
-            var (ops1, seconds1, p50b, p99b, got, delivery) = WatchedWrites(server, http, docs, $"watched{round}");
+            var (ops1, seconds1, p50b, p99b, got, delivery) = WatchedWrites(http, docs, $"watched{round}", new Uri($"ws://{server.Url.Authority}/databases/bench/changes"), watchDocs, everyChange: true);
             var cpu2 = (Server: server.CpuSeconds(), Bench: Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds);
+            // The floor: the same writes while each of 100 connections gets notifications from the sink process at 90%
+            // of the unwatched write rate (what the target allows), in 20 ms frames, with no server work for them.
+            double pushRate = 0.9 * ops0 / seconds0;
+            var (ops2, seconds2, p50c, p99c, pushed, _) = WatchedWrites(http, docs, $"floor{round}",
+                new Uri(string.Create(System.Globalization.CultureInfo.InvariantCulture, $"ws://{sink.Url.Authority}/push?rate={pushRate:F0}")),
+                _notification ?? throw new InvalidOperationException("no notification was captured"), everyChange: false);
+            floorOps += ops2;
+            floorSeconds += seconds2;
+            floorDelivered += pushed;
+            floorLatencies.Add((p50c, p99c));
+            floorRatios.Add(ops2 / seconds2 / (ops0 / seconds0));
+            Console.WriteLine($"#   floor round {round}: {ops2 / seconds2:N0} writes/s while the sink pushed {pushed / seconds2:N0} notifications/s to {Subscribers} connections ({pushRate:N0}/s each) = {floorRatios[^1]:P0} of the unwatched rate");
             quietOps += ops0;
             quietSeconds += seconds0;
             watchedOps += ops1;
@@ -159,18 +180,28 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         }
         double overall = watchedOps / watchedSeconds / (quietOps / quietSeconds);
         Console.WriteLine($"#   ravenlite: watched writes at {overall:P0} of the unwatched rate over {rounds} round(s); median round {ratios.Order().ElementAt(ratios.Count / 2):P0}");
+        Console.WriteLine($"#   floor: writes at {floorOps / floorSeconds / (quietOps / quietSeconds):P0} of the unwatched rate while only the transport ran (median round {floorRatios.Order().ElementAt(floorRatios.Count / 2):P0})");
         return
         [
             new BenchResult("live", "writes-64-clients-no-subscribers", "ravenlite", "sync", quietOps, quietSeconds, quietOps / quietSeconds, null, null, null, null, null,
                 quietLatencies.Max(l => l.P50), quietLatencies.Max(l => l.P99), null),
             new BenchResult("live", "writes-64-clients-100-subscribers", "ravenlite", "sync", watchedOps, watchedSeconds, watchedOps / watchedSeconds, null, null, null, null, null,
                 watchedLatencies.Max(l => l.P50), watchedLatencies.Max(l => l.P99), null),
+            new BenchResult("live", "writes-64-clients-100-subscribers", "push-floor", "sync", floorOps, floorSeconds, floorOps / floorSeconds, null, null, null, null, null,
+                floorLatencies.Max(l => l.P50), floorLatencies.Max(l => l.P99), null),
             new BenchResult("live", "changes-notifications-100-subscribers", "ravenlite", "sync", delivered, deliverySeconds, delivered / deliverySeconds, null, null, null, null, null, null, null, server.PeakRssBytes()),
         ];
     }
 
-    /// <summary>One watched phase: subscribers connect, 64 clients write, every subscriber must receive every change.</summary>
-    private (long Ops, double Seconds, double P50, double P99, long Delivered, double DeliverySeconds) WatchedWrites(ServerProcess server, HttpClient http, OrderDocuments docs, string tag)
+    /// <summary>One notification as the server sent it (the first one received), for the transport floor's frames.</summary>
+    private byte[]? _notification;
+
+    /// <summary>
+    /// One watched phase: subscribers connect to <paramref name="url"/> and send <paramref name="first"/>, 64 clients
+    /// write; with <paramref name="everyChange"/> (the server's changes API) every subscriber must receive every change.
+    /// </summary>
+    private (long Ops, double Seconds, double P50, double P99, long Delivered, double DeliverySeconds) WatchedWrites(HttpClient http, OrderDocuments docs, string tag,
+        Uri url, byte[] first, bool everyChange)
     {
         var sockets = new List<ClientWebSocket>();
         long delivered = 0;
@@ -179,8 +210,8 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         for (int i = 0; i < Subscribers; i++)
         {
             var ws = new ClientWebSocket();
-            ws.ConnectAsync(new Uri($"ws://{server.Url.Authority}/databases/bench/changes"), CancellationToken.None).Wait();
-            ws.SendAsync(Encoding.UTF8.GetBytes("""{"CommandId":1,"Command":"watch-docs"}"""), WebSocketMessageType.Text, true, CancellationToken.None).Wait();
+            ws.ConnectAsync(url, CancellationToken.None).Wait();
+            ws.SendAsync(first, WebSocketMessageType.Text, true, CancellationToken.None).Wait();
             sockets.Add(ws);
             readers.Add(Task.Run(async () =>
             {
@@ -194,6 +225,13 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
                             throw new InvalidOperationException("a subscriber was closed: " + ws.CloseStatusDescription);
                         // Count notifications: each is one DocumentChange object in the frame's array.
                         Interlocked.Add(ref delivered, Count(buffer.AsSpan(0, r.Count), "\"DocumentChange\""u8));
+                        if (everyChange && _notification == null && r.EndOfMessage && r.Count > 2 && buffer[0] == (byte)'[')
+                        {
+                            using var frame = System.Text.Json.JsonDocument.Parse(buffer.AsMemory(0, r.Count));
+                            foreach (var n in frame.RootElement.EnumerateArray())
+                                if (n.TryGetProperty("Type", out var type) && type.ValueEquals("DocumentChange"))
+                                    _notification ??= Encoding.UTF8.GetBytes(n.GetRawText());
+                        }
                     }
                 }
                 catch (OperationCanceledException)
@@ -207,7 +245,7 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         // Every subscriber receives every change: wait for the last ones.
         long expected = before + ops * Subscribers;
         var wait = Stopwatch.StartNew();
-        while (Interlocked.Read(ref delivered) < expected && wait.Elapsed < TimeSpan.FromSeconds(60))
+        while (everyChange && Interlocked.Read(ref delivered) < expected && wait.Elapsed < TimeSpan.FromSeconds(60))
             Thread.Sleep(50);
         double deliverySeconds = seconds + wait.Elapsed.TotalSeconds;
         long got = Interlocked.Read(ref delivered) - before;
@@ -217,7 +255,7 @@ internal sealed class LiveSuite(bool quick, string workDir, bool withPeer = true
         Task.WaitAll(readers.Select(r => r.ContinueWith(_ => { })).ToArray());
         foreach (var ws in sockets)
             ws.Dispose();
-        if (got < ops * Subscribers)
+        if (everyChange && got < ops * Subscribers)
             throw new InvalidOperationException($"subscribers received {got:N0} notifications of {ops * Subscribers:N0}");
         return (ops, seconds, p50, p99, got, deliverySeconds);
     }

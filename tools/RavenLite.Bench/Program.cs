@@ -95,7 +95,7 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
-        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256")
+        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256" or "push-floor")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)
