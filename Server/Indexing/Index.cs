@@ -490,11 +490,12 @@ public sealed class Index : IDisposable
                 lastBatch = Stopwatch.GetTimestamp();
                 continue;
             }
-            if (_uncommitted && Stopwatch.GetElapsedTime(lastBatch) < IdleBeforeCommit)
+            var idle = Stopwatch.GetElapsedTime(lastBatch); // read once: a second reading is later, and the wait could come out negative
+            if (_uncommitted && idle < IdleBeforeCommit)
             {
                 // Caught up: commit once no change came for a moment, so that a trickle of single changes is published
                 // batch by batch without a Lucene commit (and its fsyncs) between each.
-                _wake.Wait(IdleBeforeCommit - Stopwatch.GetElapsedTime(lastBatch));
+                _wake.Wait(IdleBeforeCommit - idle);
                 continue;
             }
             BeginCommit(); // caught up: make the position durable now, beside whatever comes next
