@@ -447,60 +447,87 @@ public sealed class Index : IDisposable
         long lastBatch = 0;
         while (!_stopping)
         {
-            if (_committing is { IsCompleted: true } && !TryCommit(wait: false))
-                continue;
-            if (_paused || Definition.State == "Disabled")
-            {
-                // Stopped: what was indexed is committed, so that the index does not fall back to an older commit (and
-                // its queries to fewer results) should a later batch or commit fail, on a full disk say.
-                if (TryCommit())
-                    _stopped?.TrySetResult();
-                _wake.Wait(TimeSpan.FromMilliseconds(250));
-                continue;
-            }
-            bool worked;
             try
             {
-                worked = IndexBatch();
-                failures = 0;
-                _state = "Normal";
-            }
-            catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
-            {
-                WaitForSpace(e);
-                continue;
+                if (!Step(ref failures, ref lastBatch))
+                    break;
             }
             catch (Exception e) when (!_stopping)
             {
-                failures++;
-                _state = "Error";
-                RecordError(null, "Indexing failed: " + e.Message);
-                Hosting.Log.IndexingFailed(_logger, e, Name);
-                if (e is CorruptIndexException || failures >= 3)
-                    TryRebuild();
-                _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
-                continue;
+                // What escaped a step outside a batch (starting a commit, a wait): an index error like a failed batch — an
+                // exception leaving this thread would end the whole server.
+                Failed(e, ref failures);
             }
             catch (Exception) when (_stopping)
             {
-                break; // closing (the database may already refuse writes): the batch was rolled back and is indexed again on open
+                break;
             }
-            if (worked)
-            {
-                lastBatch = Stopwatch.GetTimestamp();
-                continue;
-            }
-            var idle = Stopwatch.GetElapsedTime(lastBatch); // read once: a second reading is later, and the wait could come out negative
-            if (_uncommitted && idle < IdleBeforeCommit)
-            {
-                // Caught up: commit once no change came for a moment, so that a trickle of single changes is published
-                // batch by batch without a Lucene commit (and its fsyncs) between each.
-                _wake.Wait(IdleBeforeCommit - idle);
-                continue;
-            }
-            BeginCommit(); // caught up: make the position durable now, beside whatever comes next
-            _wake.Wait(TimeSpan.FromMilliseconds(_committing != null ? 10 : 250)); // while it runs, look for its end often
         }
+    }
+
+    /// <summary>One turn of the worker: a batch, a commit or a wait. False when the worker is to end.</summary>
+    private bool Step(ref int failures, ref long lastBatch)
+    {
+        if (_committing is { IsCompleted: true } && !TryCommit(wait: false))
+            return true;
+        if (_paused || Definition.State == "Disabled")
+        {
+            // Stopped: what was indexed is committed, so that the index does not fall back to an older commit (and
+            // its queries to fewer results) should a later batch or commit fail, on a full disk say.
+            if (TryCommit())
+                _stopped?.TrySetResult();
+            _wake.Wait(TimeSpan.FromMilliseconds(250));
+            return true;
+        }
+        bool worked;
+        try
+        {
+            worked = IndexBatch();
+            failures = 0;
+            _state = "Normal";
+        }
+        catch (Exception e) when (!_stopping && Storage.DiskFullException.IsDiskFull(e))
+        {
+            WaitForSpace(e);
+            return true;
+        }
+        catch (Exception e) when (!_stopping)
+        {
+            Failed(e, ref failures);
+            return true;
+        }
+        catch (Exception) when (_stopping)
+        {
+            return false; // closing (the database may already refuse writes): the batch was rolled back and is indexed again on open
+        }
+        if (worked)
+        {
+            lastBatch = Stopwatch.GetTimestamp();
+            return true;
+        }
+        var idle = Stopwatch.GetElapsedTime(lastBatch); // read once: a second reading is later, and the wait could come out negative
+        if (_uncommitted && idle < IdleBeforeCommit)
+        {
+            // Caught up: commit once no change came for a moment, so that a trickle of single changes is published
+            // batch by batch without a Lucene commit (and its fsyncs) between each.
+            _wake.Wait(IdleBeforeCommit - idle);
+            return true;
+        }
+        BeginCommit(); // caught up: make the position durable now, beside whatever comes next
+        _wake.Wait(TimeSpan.FromMilliseconds(_committing != null ? 10 : 250)); // while it runs, look for its end often
+        return true;
+    }
+
+    /// <summary>A failed step: an index error (logged), a rebuild after a corruption or the third failure in a row, and a pause growing with the failures.</summary>
+    private void Failed(Exception e, ref int failures)
+    {
+        failures++;
+        _state = "Error";
+        RecordError(null, "Indexing failed: " + e.Message);
+        Hosting.Log.IndexingFailed(_logger, e, Name);
+        if (e is CorruptIndexException || failures >= 3)
+            TryRebuild();
+        _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
     }
 
     /// <summary>
