@@ -1098,6 +1098,13 @@ public sealed unsafe class StorageEnvironment : IDisposable
             {
                 break;
             }
+            catch (Exception e)
+            {
+                // Anything else (a broken invariant): the environment stops taking writes, as after an I/O error, and the
+                // process goes on — an exception leaving this thread would end it, and every other database with it.
+                Fail(e);
+                break;
+            }
         }
     }
 
@@ -1109,7 +1116,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     private void ThrowIfFailed()
     {
         if (_failure is { } f)
-            throw new StorageFailedException($"The environment stopped after an I/O error and accepts no writes until reopened (recovery then replays the journal): {f.Message}", f);
+            throw new StorageFailedException($"The environment stopped after a failure (an I/O error, or a broken invariant in the flush) and accepts no writes until reopened (recovery then replays the journal): {f.Message}", f);
     }
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);

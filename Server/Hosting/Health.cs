@@ -101,7 +101,7 @@ public static class Health
                     if (db.Environment.Failure is Storage.StorageCorruptionException damaged)
                         return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' is damaged: {damaged.Message}"));
                     if (db.Environment.Failure is { } failure)
-                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after an I/O error and is being reopened: {failure.Message}"));
+                        return Task.FromResult(HealthCheckResult.Unhealthy($"Database '{name}' stopped after a storage failure and is being reopened: {failure.Message}"));
                     if (db.Environment.DiskFull is { } diskFull)
                         full.Add($"disk full: database '{name}' refuses writes until space is freed ({diskFull.Message})");
                     foreach (var index in db.Indexes.All)

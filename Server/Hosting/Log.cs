@@ -84,6 +84,6 @@ internal static partial class Log
     [LoggerMessage(74, LogLevel.Information, "Certificate {Name} ({Thumbprint}) {Action} with clearance {Clearance}")]
     public static partial void CertificateChanged(ILogger logger, string name, string thumbprint, string action, string clearance);
 
-    [LoggerMessage(75, LogLevel.Warning, "Database {Name} stopped after an I/O error ({Reason}); reopening it to recover from its journal")]
+    [LoggerMessage(75, LogLevel.Warning, "Database {Name} stopped after a storage failure ({Reason}); reopening it to recover from its journal")]
     public static partial void ReopeningFailed(ILogger logger, string name, string reason);
 }

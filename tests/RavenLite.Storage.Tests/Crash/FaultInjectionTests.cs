@@ -316,4 +316,57 @@ public class FaultInjectionTests(ITestOutputHelper output)
         output.WriteLine($"disk-full errors hit: {errors}");
         Assert.True(errors >= 5);
     }
+
+    /// <summary>
+    /// An exception other than an I/O error in the background flush (a broken invariant; injected here at the data file's
+    /// sync) stops the environment as an I/O error does — the next commit fails with StorageFailedException — and never
+    /// leaves the flusher thread, where it would end the process (this test host with it). Nothing acknowledged is lost.
+    /// </summary>
+    [Fact]
+    public void A_broken_invariant_in_the_background_flush_stops_the_environment_not_the_process()
+    {
+        using var mem = new MemoryFileSystem();
+        var fault = new FaultInjectingFileSystem(mem);
+        int acked = -1;
+        int injected = 0;
+        var options = FaultWorkload.Options(fault);
+        using (var env = StorageEnvironment.Open(new StorageOptions
+        {
+            Directory = options.Directory,
+            FileSystem = fault,
+            Durability = options.Durability,
+            BackgroundFlush = true,
+            FlushIntervalMs = 5,
+            JournalFileSize = options.JournalFileSize,
+            DataFileGrowthStep = options.DataFileGrowthStep,
+            InitialMapSize = options.InitialMapSize,
+        }))
+        {
+            fault.BeforeSync = path =>
+            {
+                if (path.EndsWith("/data", StringComparison.Ordinal))
+                {
+                    Interlocked.Increment(ref injected);
+                    throw new InvalidOperationException("injected broken invariant in the flush");
+                }
+            };
+            var failed = Assert.Throws<StorageFailedException>(() =>
+            {
+                var until = DateTime.UtcNow.AddSeconds(30);
+                for (int i = 0; DateTime.UtcNow < until; i++)
+                {
+                    using var tx = env.WriteTransaction();
+                    FaultWorkload.Write(tx, i);
+                    tx.Commit();
+                    acked = i;
+                    Thread.Sleep(1);
+                }
+            });
+            Assert.Contains("injected broken invariant", failed.ToString(), StringComparison.Ordinal);
+            fault.BeforeSync = null;
+        }
+        Assert.True(injected >= 1);
+        output.WriteLine($"the environment stopped after {acked + 1} acknowledged transactions");
+        FaultWorkload.Audit(fault, acked);
+    }
 }
