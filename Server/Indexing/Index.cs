@@ -527,7 +527,8 @@ public sealed class Index : IDisposable
         Hosting.Log.IndexingFailed(_logger, e, Name);
         if (e is CorruptIndexException || failures >= 3)
             TryRebuild();
-        _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * failures * failures)));
+        int f = Math.Min(failures, 10); // 100·f² overflows an int past 4,634 failures in a row (hours of them)
+        _wake.Wait(TimeSpan.FromMilliseconds(Math.Min(5000, 100 * f * f)));
     }
 
     /// <summary>
