@@ -82,7 +82,7 @@ internal sealed class HttpSink : IDisposable
         using var socket = await context.WebSockets.AcceptWebSocketAsync();
         var first = new byte[64 * 1024];
         var got = await socket.ReceiveAsync(first, context.RequestAborted);
-        var notification = first.AsMemory(0, got.Count);
+        var notification = first.AsMemory(0, got.Count).ToArray().AsMemory(); // its own copy: the watch below receives into the buffer
         using var closed = CancellationTokenSource.CreateLinkedTokenSource(context.RequestAborted);
         var watch = Task.Run(async () =>
         {

@@ -329,18 +329,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
         var fault = new FaultInjectingFileSystem(mem);
         int acked = -1;
         int injected = 0;
-        var options = FaultWorkload.Options(fault);
-        using (var env = StorageEnvironment.Open(new StorageOptions
-        {
-            Directory = options.Directory,
-            FileSystem = fault,
-            Durability = options.Durability,
-            BackgroundFlush = true,
-            FlushIntervalMs = 5,
-            JournalFileSize = options.JournalFileSize,
-            DataFileGrowthStep = options.DataFileGrowthStep,
-            InitialMapSize = options.InitialMapSize,
-        }))
+        using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault, flushIntervalMs: 5)))
         {
             fault.BeforeSync = path =>
             {

@@ -11,12 +11,14 @@ namespace RavenLite.Storage.Tests.Crash;
 /// </summary>
 internal static class FaultWorkload
 {
-    public static StorageOptions Options(IStorageFileSystem fs, DurabilityMode durability = DurabilityMode.Sync) => new()
+    /// <summary>The workload's options; with <paramref name="flushIntervalMs"/> the background flusher runs at that interval (else only explicit flushes).</summary>
+    public static StorageOptions Options(IStorageFileSystem fs, DurabilityMode durability = DurabilityMode.Sync, int? flushIntervalMs = null) => new()
     {
         Directory = "/mem",
         FileSystem = fs,
         Durability = durability,
-        BackgroundFlush = false,
+        BackgroundFlush = flushIntervalMs != null,
+        FlushIntervalMs = flushIntervalMs ?? 5000,
         JournalFileSize = 64 * 1024,
         DataFileGrowthStep = 64 * 1024,
         InitialMapSize = 1L << 30,
