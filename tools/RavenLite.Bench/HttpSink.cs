@@ -16,7 +16,9 @@ namespace RavenLite.Bench;
 /// upload does, and throws it away (no storage; with <c>?sha256</c> it hashes the body first, as any store that keeps
 /// content by its hash must), answering 201. The same uploads from the same client against it give the rate no
 /// attachment store behind HTTP on this machine can pass. It also plays the changes API's transport alone
-/// (<see cref="Push"/>) for the changes row's floor.
+/// (<see cref="Push"/>) for the changes row's floor, and a server that does no work for the TLS row's floor:
+/// <c>PUT /put?answer=N</c> reads the body and answers 201 with N bytes of JSON (Content-Length), over plain HTTP or,
+/// given a certificate, over Kestrel's HTTPS with the secured server's settings.
 /// </summary>
 internal sealed class HttpSink : IDisposable
 {
@@ -30,17 +32,59 @@ internal sealed class HttpSink : IDisposable
 
     public Uri Url { get; }
 
-    /// <summary>Runs the sink in this process until killed (the hidden <c>http-sink</c> command); prints its address on stdout.</summary>
-    public static int Serve()
+    /// <summary>
+    /// Runs the sink in this process until killed (the hidden <c>http-sink</c> command); prints its address on stdout.
+    /// With <paramref name="certificate"/> (a PFX) it listens over HTTPS as the secured server does (TLS 1.2/1.3, client
+    /// certificates allowed and accepted); with <paramref name="inlineScheduling"/> its socket transport runs requests
+    /// on the thread that read them, as the server's does.
+    /// </summary>
+    public static int Serve(string? certificate, bool inlineScheduling)
     {
         var builder = WebApplication.CreateSlimBuilder();
         builder.Logging.ClearProviders();
+        if (inlineScheduling)
+            builder.WebHost.UseSockets(s => s.UnsafePreferInlineScheduling = true);
+        var serverCertificate = certificate == null ? null : RavenLite.Cli.CertificateFactory.LoadPfx(certificate, null);
         builder.WebHost.ConfigureKestrel(o =>
         {
+            o.AddServerHeader = false;
             o.Limits.MaxRequestBodySize = null;
-            o.Listen(IPAddress.Loopback, 0);
+            o.Listen(IPAddress.Loopback, 0, listen =>
+            {
+                if (serverCertificate != null)
+                    listen.UseHttps(new Microsoft.AspNetCore.Server.Kestrel.Https.HttpsConnectionAdapterOptions
+                    {
+                        ServerCertificate = serverCertificate,
+                        SslProtocols = System.Security.Authentication.SslProtocols.Tls12 | System.Security.Authentication.SslProtocols.Tls13,
+                        ClientCertificateMode = Microsoft.AspNetCore.Server.Kestrel.Https.ClientCertificateMode.AllowCertificate,
+                        ClientCertificateValidation = (_, _, _) => true,
+                    });
+            });
         });
         var app = builder.Build();
+        app.MapPut("/put", async context =>
+        {
+            var buffer = ArrayPool<byte>.Shared.Rent(64 << 10);
+            try
+            {
+                while (await context.Request.Body.ReadAsync(buffer) > 0)
+                {
+                }
+                int length = int.Parse(context.Request.Query["answer"].ToString(), System.Globalization.CultureInfo.InvariantCulture);
+                var answer = buffer.AsMemory(0, Math.Max(length, 2));
+                answer.Span.Fill((byte)' ');
+                answer.Span[0] = (byte)'{';
+                answer.Span[^1] = (byte)'}';
+                context.Response.StatusCode = StatusCodes.Status201Created;
+                context.Response.ContentType = "application/json; charset=utf-8";
+                context.Response.ContentLength = answer.Length;
+                await context.Response.Body.WriteAsync(answer, context.RequestAborted);
+            }
+            finally
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
+        });
         app.MapPut("/sink", async context =>
         {
             var buffer = ArrayPool<byte>.Shared.Rent(4 << 20);
@@ -127,12 +171,19 @@ internal sealed class HttpSink : IDisposable
         await watch;
     }
 
-    /// <summary>Starts the sink as a child process and waits for its address.</summary>
-    public static HttpSink Start()
+    /// <summary>Starts the sink as a child process (see <see cref="Serve"/> for the options) and waits for its address.</summary>
+    public static HttpSink Start(string? certificate = null, bool inlineScheduling = false)
     {
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true };
         psi.ArgumentList.Add(typeof(HttpSink).Assembly.Location);
         psi.ArgumentList.Add("http-sink");
+        if (certificate != null)
+        {
+            psi.ArgumentList.Add("--certificate");
+            psi.ArgumentList.Add(certificate);
+        }
+        if (inlineScheduling)
+            psi.ArgumentList.Add("--inline-scheduling");
         psi.Environment["DOTNET_gcServer"] = "1";
         var process = Process.Start(psi) ?? throw new InvalidOperationException("could not start the HTTP sink");
         var read = process.StandardOutput.ReadLineAsync();
@@ -142,6 +193,13 @@ internal sealed class HttpSink : IDisposable
             throw new InvalidOperationException("the HTTP sink did not start");
         }
         return new HttpSink(process, new Uri(line["listening ".Length..]));
+    }
+
+    /// <summary>CPU time the sink process used so far (user + system).</summary>
+    public double CpuSeconds()
+    {
+        _process.Refresh();
+        return _process.TotalProcessorTime.TotalSeconds;
     }
 
     public void Dispose()

@@ -84,8 +84,10 @@ var crash = new Command("crash", "RELIABILITY.md R1 at length: SIGKILL the serve
 crash.SetAction(r => RunSuite("crash", r));
 var soak = new Command("soak", "64 clients PUT and 8 GET for 30 minutes: the server's RSS after warm-up may grow at most 5% and each minute's p99 stay within 2x of the first minute's (issue 29).") { quick, json, dir, minutesOption };
 soak.SetAction(r => RunSuite("soak", r));
-var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment rows (extensions).") { Hidden = true };
-httpSink.SetAction(_ => HttpSink.Serve());
+var sinkCertificate = new Option<string?>("--certificate") { Description = "http-sink: serve HTTPS with this PFX (no password)." };
+var sinkInline = new Option<bool>("--inline-scheduling") { Description = "http-sink: run requests on the thread that read them, as the server does." };
+var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment, changes and TLS rows.") { Hidden = true, Options = { sinkCertificate, sinkInline } };
+httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
 return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
@@ -102,6 +104,8 @@ internal static class ConsoleTable
                 ratio = string.Create(c, $"   => ravenlite {ours.OpsPerSec / row.OpsPerSec:F2}x {row.Engine}")
                     + (row.P99Ms is { } pp && ours.P99Ms is { } op ? string.Create(c, $", p99 {op:F2} vs {pp:F2} ms") : "");
         }
+        if (row.Engine == "kestrel-http" && earlier.LastOrDefault(x => x.Engine == "kestrel-https" && x.Workload == row.Workload) is { } secured)
+            ratio = string.Create(c, $"   => kestrel-https {secured.OpsPerSec / row.OpsPerSec:F2}x kestrel-http (the no-work server)");
         if (row.P50Ms is { } p50)
             ratio = string.Create(c, $"   p50 {p50:F2} ms p99 {row.P99Ms:F2} ms") + ratio;
         if (row.RssBytes is { } rss && row.Suite is "bulk-insert" or "indexing" or "mapreduce")

@@ -39,7 +39,12 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
         }
         Console.WriteLine($"#   secured: {secured.Url} (TLS 1.3 expected, client certificate {client.Subject}); plain: {plain.Url}; {repeats} alternating runs of {duration.TotalSeconds:N0} s each");
 
+        // The no-work server's answer is as long as ours (a PUT's answer body, header sizes alike).
+        int answerBytes;
+        using (var r = plainHttp.PutAsync("/databases/bench/docs?id=t/answer", new ReadOnlyMemoryContent(docs.Document(0))).Result)
+            answerBytes = r.Content.ReadAsByteArrayAsync().Result.Length;
         var runs = new Dictionary<string, List<(long Ops, double Seconds, double P50, double P99, double CpuPerRequest)>> { ["plain-http"] = [], ["ravenlite"] = [] };
+        var cost = new Dictionary<string, List<(double Server, double Client)>> { ["plain-http"] = [], ["ravenlite"] = [], ["kestrel-http"] = [], ["kestrel-https"] = [] };
         for (int round = 0; round < repeats; round++)
         {
             foreach (var (engine, server, http) in new[] { ("plain-http", plain, plainHttp), ("ravenlite", secured, securedHttp) })
@@ -56,9 +61,50 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
                 double cpu = server.CpuSeconds() - cpu0, clientCpu = System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - clientCpu0;
                 double switches = (server.ContextSwitches() - switches0) / (double)Math.Max(1, ops);
                 runs[engine].Add((ops, seconds, p50, p99, cpu * 1e6 / Math.Max(1, ops)));
+                cost[engine].Add((cpu * 1e6 / Math.Max(1, ops), clientCpu * 1e6 / Math.Max(1, ops)));
                 Console.WriteLine($"#   round {round + 1} {engine}: {ops / seconds:N0} req/s, p50 {p50:F2} ms, p99 {p99:F2} ms, server CPU {cpu * 1e6 / Math.Max(1, ops):N0} µs per request, {switches:N1} server context switches per request, client (this process) CPU {clientCpu * 1e6 / Math.Max(1, ops):N0} µs per request");
             }
         }
+        // The platform's floor: the same PUTs, clients and certificates against a server that does no work (the sink, Kestrel
+        // with the server's transport and HTTPS settings), plain and HTTPS, alternating. What TLS adds per request there,
+        // server and client CPU, is what Kestrel's HTTPS and HttpClient's TLS cost with no application at all.
+        var noWork = new Dictionary<string, List<(long Ops, double Seconds, double P50, double P99)>> { ["kestrel-http"] = [], ["kestrel-https"] = [] };
+        using (var sinkPlain = HttpSink.Start(inlineScheduling: true))
+        using (var sinkSecured = HttpSink.Start(Path.Combine(certs, "server.pfx"), inlineScheduling: true))
+        using (var sinkPlainHttp = Client(sinkPlain.Url, null, ca))
+        using (var sinkSecuredHttp = Client(sinkSecured.Url, client, ca))
+        {
+            for (int round = 0; round < repeats; round++)
+            {
+                foreach (var (engine, sink, http) in new[] { ("kestrel-http", sinkPlain, sinkPlainHttp), ("kestrel-https", sinkSecured, sinkSecuredHttp) })
+                {
+                    double cpu0 = sink.CpuSeconds(), clientCpu0 = System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds;
+                    var (ops, seconds, p50, p99) = WritesSuite.Drive(Clients, duration, async (c, i) =>
+                    {
+                        var body = new ReadOnlyMemoryContent(docs.Document((c * 7919 + i) % docs.Count));
+                        using var r = await http.PutAsync($"/put?answer={answerBytes}", body);
+                        if (r.StatusCode != HttpStatusCode.Created)
+                            throw new InvalidOperationException($"PUT answered {(int)r.StatusCode}");
+                        await r.Content.ReadAsByteArrayAsync();
+                    });
+                    double server = (sink.CpuSeconds() - cpu0) * 1e6 / Math.Max(1, ops), clientSide = (System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime.TotalSeconds - clientCpu0) * 1e6 / Math.Max(1, ops);
+                    noWork[engine].Add((ops, seconds, p50, p99));
+                    cost[engine].Add((server, clientSide));
+                    Console.WriteLine($"#   round {round + 1} no-work Kestrel server {(engine == "kestrel-https" ? "over HTTPS" : "over plain HTTP")} ({answerBytes}-byte answers): {ops / seconds:N0} req/s, server CPU {server:N0} µs per request, client CPU {clientSide:N0} µs per request");
+                }
+            }
+        }
+        double Median(IEnumerable<double> values) => values.Order().ElementAt(values.Count() / 2);
+        double Server(string engine) => Median(cost[engine].Select(c => c.Server));
+        double ClientCpu(string engine) => Median(cost[engine].Select(c => c.Client));
+        double platformAdds = Server("kestrel-https") - Server("kestrel-http") + ClientCpu("kestrel-https") - ClientCpu("kestrel-http");
+        double oursAdds = Server("ravenlite") - Server("plain-http") + ClientCpu("ravenlite") - ClientCpu("plain-http");
+        double oursPlain = Server("plain-http") + ClientCpu("plain-http");
+        var c = System.Globalization.CultureInfo.InvariantCulture;
+        Console.WriteLine(string.Create(c, $"#   no-work server HTTPS / plain: {Median(noWork["kestrel-https"].Select(r => r.Ops / r.Seconds)) / Median(noWork["kestrel-http"].Select(r => r.Ops / r.Seconds)):F2}; TLS adds (medians) {Server("kestrel-https") - Server("kestrel-http"):F1} µs server + {ClientCpu("kestrel-https") - ClientCpu("kestrel-http"):F1} µs client CPU per request there"));
+        Console.WriteLine(string.Create(c, $"#   ours: TLS adds {Server("ravenlite") - Server("plain-http"):F1} µs server + {ClientCpu("ravenlite") - ClientCpu("plain-http"):F1} µs client on {oursPlain:F1} µs (server + client) per plain request; 0.8x allows {oursPlain / 0.8 - oursPlain:F1} µs in all"));
+        Console.WriteLine(string.Create(c, $"#   with only the no-work server's {platformAdds:F1} µs added, ours would be at most {oursPlain / (oursPlain + platformAdds):F2}x (CPU-bound: both ends share the 2 cores); ours measured {oursPlain / (oursPlain + oursAdds):F2}x by CPU"));
+
         // The floor: the same exchange sizes over raw TCP and raw SslStream (no HTTP, no server), 64 connections.
         var floor = new Dictionary<string, double>();
         using (var serverCertificate = CertificateFactory.LoadPfx(Path.Combine(certs, "server.pfx"), null))
@@ -81,6 +127,12 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
             var median = runs[engine].OrderBy(r => r.Ops / r.Seconds).ElementAt(runs[engine].Count / 2);
             yield return new BenchResult("tls", $"put-{Clients}-clients", engine, "sync", median.Ops, median.Seconds, median.Ops / median.Seconds,
                 null, null, null, null, null, median.P50, median.P99, (engine == "ravenlite" ? secured : plain).PeakRssBytes());
+        }
+        foreach (var engine in new[] { "kestrel-https", "kestrel-http" })
+        {
+            var median = noWork[engine].OrderBy(r => r.Ops / r.Seconds).ElementAt(noWork[engine].Count / 2);
+            yield return new BenchResult("tls", $"no-work-put-{Clients}-clients", engine, "none", median.Ops, median.Seconds, median.Ops / median.Seconds,
+                null, null, null, null, null, median.P50, median.P99, null);
         }
     }
 
