@@ -41,8 +41,12 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             string why = context.Items[FailureItem] as string ?? "it failed validation";
             return new Denial(403, $"The client certificate {presented.Subject} ({presented.Thumbprint}) was refused: {why}.");
         }
+        var cert = registry.Find(thumbprint);
+        if (cert == null)
+            return new Denial(403, $"The client certificate {context.User.FindFirst(ClaimTypes.X500DistinguishedName)?.Value} ({thumbprint}) is not registered on this server.");
         string? database = routeValues["db"] as string ?? context.Request.Query["name"].FirstOrDefault();
-        return Decide(thumbprint, context.User.FindFirst(ClaimTypes.X500DistinguishedName)?.Value, access, database, $"{context.Request.Method} {context.Request.Path}");
+        // The route's description is only built for a refusal: a granted request formats nothing.
+        return Decide(cert, access, database, context, static c => $"{c.Request.Method} {c.Request.Path}");
     }
 
     /// <summary>
@@ -56,15 +60,15 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             return new Denial(401, "This server requires a client certificate for authentication, and the connection came without one.");
         if (!CertificateTrust.Chains(certificate, registry.TrustedIssuers, forClientAuthentication: true))
             return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) was refused: {SecurityHost.Describe(certificate)}.");
-        return Decide(certificate.Thumbprint, certificate.Subject, access, database, what);
+        var cert = registry.Find(certificate.Thumbprint);
+        if (cert == null)
+            return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) is not registered on this server.");
+        return Decide(cert, access, database, what, static w => w);
     }
 
-    private Denial? Decide(string thumbprint, string? subject, Access access, string? database, string what)
+    private static Denial? Decide<TState>(CertificateDefinition cert, Access access, string? database, TState state, Func<TState, string> describe)
     {
-        var cert = registry.Find(thumbprint);
-        if (cert == null)
-            return new Denial(403, $"The client certificate {subject} ({thumbprint}) is not registered on this server.");
-        string who = $"Certificate '{cert.Name}' ({thumbprint}, clearance {cert.SecurityClearance})";
+        DatabaseAccess needed;
         switch (access)
         {
             case Access.Anonymous:
@@ -72,24 +76,30 @@ public sealed class AccessPolicy(CertificateRegistry registry)
                 return null;
             case Access.Operator:
                 return cert.SecurityClearance is SecurityClearance.ClusterAdmin or SecurityClearance.Operator ? null
-                    : new Denial(403, $"{who} cannot use {what}: it needs Operator or ClusterAdmin clearance.");
+                    : Refuse("it needs Operator or ClusterAdmin clearance.");
             case Access.ClusterAdmin:
                 return cert.SecurityClearance == SecurityClearance.ClusterAdmin ? null
-                    : new Denial(403, $"{who} cannot use {what}: it needs ClusterAdmin clearance.");
+                    : Refuse("it needs ClusterAdmin clearance.");
+            case Access.DatabaseRead:
+                needed = DatabaseAccess.Read;
+                break;
+            case Access.DatabaseReadWrite:
+                needed = DatabaseAccess.ReadWrite;
+                break;
+            default:
+                needed = DatabaseAccess.Admin;
+                break;
         }
         if (string.IsNullOrEmpty(database))
-            return new Denial(400, $"{what} names no database.");
-        var needed = access switch
-        {
-            Access.DatabaseRead => DatabaseAccess.Read,
-            Access.DatabaseReadWrite => DatabaseAccess.ReadWrite,
-            _ => DatabaseAccess.Admin,
-        };
+            return new Denial(400, $"{describe(state)} names no database.");
         var has = cert.AccessTo(database);
         if (has == null)
-            return new Denial(403, $"{who} has no access to database '{database}'.");
+            return new Denial(403, $"{Who()} has no access to database '{database}'.");
         return has >= needed ? null
-            : new Denial(403, $"{who} has {has} access to database '{database}'; {what} needs {needed}.");
+            : new Denial(403, $"{Who()} has {has} access to database '{database}'; {describe(state)} needs {needed}.");
+
+        string Who() => $"Certificate '{cert.Name}' ({cert.Thumbprint}, clearance {cert.SecurityClearance})";
+        Denial Refuse(string need) => new(403, $"{Who()} cannot use {describe(state)}: {need}");
     }
 
     /// <summary>True when the caller has any access to <paramref name="database"/> (lists show only those).</summary>

@@ -42,6 +42,14 @@ public sealed class SecurityTests(ITestOutputHelper output)
         return allowed ? null : 403;
     }
 
+    /// <summary>What a 403's message must name: the thing the caller lacks.</summary>
+    private static string Missing(Principal p, Access access) =>
+        !p.Registered ? "is not registered on this server"
+        : access == Access.Operator ? "needs Operator or ClusterAdmin clearance"
+        : access == Access.ClusterAdmin ? "needs ClusterAdmin clearance"
+        : p.AuthzAccess == null ? "has no access to database 'authz'"
+        : $"has {p.AuthzAccess} access to database 'authz'; ";
+
     [Fact]
     public async Task Every_route_answers_each_clearance_and_database_permission_as_its_rule_says()
     {
@@ -103,11 +111,14 @@ public sealed class SecurityTests(ITestOutputHelper output)
                     if (method is not ("GET" or "HEAD" or "DELETE"))
                         request.Content = Json("");
                     int status;
+                    string? refusal = null;
                     try
                     {
                         using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(20));
                         using var response = await clients[p.Name].SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cts.Token);
                         status = (int)response.StatusCode;
+                        if (status == 403 && method != "HEAD" && !path.Contains("multi_get", StringComparison.Ordinal)) // HEAD answers carry no body
+                            refusal = await response.Content.ReadAsStringAsync(cts.Token);
                     }
                     catch (Exception ex) when (ex is HttpRequestException or TaskCanceledException)
                     {
@@ -124,6 +135,10 @@ public sealed class SecurityTests(ITestOutputHelper output)
                     else if (status != expected)
                     {
                         failures.Add($"{method} {path} ({access}) as {p.Name}: {status}, expected {expected}");
+                    }
+                    else if (refusal != null && !refusal.Contains(Missing(p, access), StringComparison.Ordinal))
+                    {
+                        failures.Add($"{method} {path} ({access}) as {p.Name}: 403 without naming what is missing ('{Missing(p, access)}'): {refusal}");
                     }
                 }
             }
