@@ -43,7 +43,7 @@ public sealed class AccessPolicy(CertificateRegistry registry)
         }
         var cert = registry.Find(thumbprint);
         if (cert == null)
-            return new Denial(403, $"The client certificate {context.User.FindFirst(ClaimTypes.X500DistinguishedName)?.Value} ({thumbprint}) is not registered on this server.");
+            return NotRegistered(context.User.FindFirst(ClaimTypes.X500DistinguishedName)?.Value, thumbprint);
         string? database = routeValues["db"] as string ?? context.Request.Query["name"].FirstOrDefault();
         // The route's description is only built for a refusal: a granted request formats nothing.
         return Decide(cert, access, database, context, static c => $"{c.Request.Method} {c.Request.Path}");
@@ -62,13 +62,15 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) was refused: {SecurityHost.Describe(certificate)}.");
         var cert = registry.Find(certificate.Thumbprint);
         if (cert == null)
-            return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) is not registered on this server.");
+            return NotRegistered(certificate.Subject, certificate.Thumbprint);
         return Decide(cert, access, database, what, static w => w);
     }
 
+    private static Denial NotRegistered(string? subject, string thumbprint) =>
+        new(403, $"The client certificate {subject} ({thumbprint}) is not registered on this server.");
+
     private static Denial? Decide<TState>(CertificateDefinition cert, Access access, string? database, TState state, Func<TState, string> describe)
     {
-        DatabaseAccess needed;
         switch (access)
         {
             case Access.Anonymous:
@@ -80,18 +82,15 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             case Access.ClusterAdmin:
                 return cert.SecurityClearance == SecurityClearance.ClusterAdmin ? null
                     : Refuse("it needs ClusterAdmin clearance.");
-            case Access.DatabaseRead:
-                needed = DatabaseAccess.Read;
-                break;
-            case Access.DatabaseReadWrite:
-                needed = DatabaseAccess.ReadWrite;
-                break;
-            default:
-                needed = DatabaseAccess.Admin;
-                break;
         }
         if (string.IsNullOrEmpty(database))
             return new Denial(400, $"{describe(state)} names no database.");
+        var needed = access switch
+        {
+            Access.DatabaseRead => DatabaseAccess.Read,
+            Access.DatabaseReadWrite => DatabaseAccess.ReadWrite,
+            _ => DatabaseAccess.Admin,
+        };
         var has = cert.AccessTo(database);
         if (has == null)
             return new Denial(403, $"{Who()} has no access to database '{database}'.");
