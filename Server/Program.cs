@@ -1,5 +1,6 @@
 // RavenLite server entry point: `dotnet run -c Release --project Server` serves http://127.0.0.1:8080 with data in ./data.
 // Settings: Server/appsettings.json < RAVENLITE_* environment variables < command line (--DataDir ./x --ServerUrl http://127.0.0.1:9090).
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Hosting;
 
 // Socket completions run on the socket engine threads instead of being queued to the thread pool: one thread

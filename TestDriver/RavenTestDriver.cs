@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
 using RavenLite.Client;

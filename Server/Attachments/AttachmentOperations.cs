@@ -1,5 +1,5 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Attachments;
 
@@ -16,10 +16,9 @@ public static class AttachmentOperations
 {
     private static StoredDocument Document(DocumentsWriteContext ctx, string id, string? expected)
     {
-        var doc = ctx.Get(id) ?? throw new ApiException(400, RavenExceptionTypes.DocumentDoesNotExist,
-            $"There is no document '{id}' (or it has been deleted), cannot operate on its attachments.");
+        var doc = ctx.Get(id) ?? throw new BadRequestException($"There is no document '{id}' (or it has been deleted), cannot operate on its attachments.", RavenExceptionTypes.DocumentDoesNotExist);
         if (!string.IsNullOrEmpty(expected) && !string.Equals(expected, doc.ChangeVector, StringComparison.Ordinal))
-            throw ApiException.Concurrency($"Document {id} has change vector {doc.ChangeVector}, but the attachment write expected {expected}.");
+            throw new ConcurrencyException($"Document {id} has change vector {doc.ChangeVector}, but the attachment write expected {expected}.");
         return doc;
     }
 
@@ -70,7 +69,7 @@ public static class AttachmentOperations
 
     private static AttachmentInfo Find(DocumentsWriteContext ctx, StoredDocument doc, string name) =>
         DocumentExtras.Read(doc.Json) is { } extras && extras.Attachments.TryGetValue(name, out var a) ? a
-            : throw new ApiException(400, RavenExceptionTypes.AttachmentDoesNotExist, $"There is no attachment '{name}' on document '{doc.Id}'.");
+            : throw new BadRequestException($"There is no attachment '{name}' on document '{doc.Id}'.", RavenExceptionTypes.AttachmentDoesNotExist);
 
     /// <summary>Puts <paramref name="info"/> into the extras, releasing the content of an attachment it replaces.</summary>
     private static bool Set(DocumentsWriteContext ctx, DocumentExtras extras, AttachmentInfo info)

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Security.Cryptography;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
 using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Attachments;
@@ -30,7 +30,7 @@ public static class AttachmentUpload
                 int filled = await ReadChunkAsync(body, buffer, cancellationToken).ConfigureAwait(false);
                 size += filled;
                 if (size > limit)
-                    throw ApiException.TooLarge($"Attachment is over the limit of {limit} bytes (MaxAttachmentBytes).");
+                    throw new TooLargeException($"Attachment is over the limit of {limit} bytes (MaxAttachmentBytes).");
                 sha.AppendData(buffer, 0, filled);
                 if (chunk == 0 && filled < AttachmentsStore.ChunkSize)
                     return new StagedContent(Convert.ToBase64String(sha.GetHashAndReset()), size, contentId, Staged: false, buffer.AsSpan(0, filled).ToArray());

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Text;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Attachments;
@@ -35,12 +35,12 @@ public static class AttachmentsStore
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrWhiteSpace(name))
-            throw ApiException.BadRequest("An attachment name must not be empty.");
+            throw new BadRequestException("An attachment name must not be empty.");
         if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw ApiException.BadRequest($"Attachment name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
+            throw new BadRequestException($"Attachment name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
         foreach (char ch in name)
             if (char.IsControl(ch))
-                throw ApiException.BadRequest("Attachment names may not contain control characters.");
+                throw new BadRequestException("Attachment names may not contain control characters.");
     }
 
     /// <summary>The stored content of a hash: its id and size, or null when no attachment has it.</summary>
@@ -55,7 +55,7 @@ public static class AttachmentsStore
     {
         var key = new byte[32];
         if (!Convert.TryFromBase64String(hash, key, out int n) || n != 32)
-            throw ApiException.BadRequest($"'{hash}' is not an attachment hash.");
+            throw new BadRequestException($"'{hash}' is not an attachment hash.");
         return key;
     }
 

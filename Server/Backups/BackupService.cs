@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;
 
@@ -60,10 +60,10 @@ public sealed class BackupService : IDisposable
                                 _statuses[status.TaskId] = status;
                             }
                         }
-                        catch (Exception e) when (e is JsonException or ApiException or KeyNotFoundException or InvalidOperationException or FormatException)
+                        catch (Exception e) when (e is JsonException or DomainException or KeyNotFoundException or InvalidOperationException or FormatException)
                         {
                             // A task this build cannot read does not keep the database from opening; it is reported and left.
-                            Hosting.Log.BackupFailed(_logger, db.Name, key, "stored task not readable: " + e.Message);
+                            Logging.Log.BackupFailed(_logger, db.Name, key, "stored task not readable: " + e.Message);
                         }
                     }
                     while (c.MoveNext());
@@ -165,7 +165,7 @@ public sealed class BackupService : IDisposable
     /// </summary>
     public OperationState Start(PeriodicBackupConfiguration? oneTime, long taskId, bool full, long? operationId = null)
     {
-        var task = oneTime ?? Get(taskId) ?? throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task {taskId} in database '{_db.Name}'.");
+        var task = oneTime ?? Get(taskId) ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task {taskId} in database '{_db.Name}'.");
         var state = _db.Operations.Start(operationId ?? _db.Operations.NextId(), "DatabaseBackup");
         _db.Operations.RunInBackground(state, async () =>
         {
@@ -198,7 +198,7 @@ public sealed class BackupService : IDisposable
                 await SaveStatusAsync((status ?? new BackupStatus { TaskId = task.TaskId }) with { Error = e.Message, ErrorAt = DateTime.UtcNow, LastOperationId = operationId }).ConfigureAwait(false);
                 throw;
             }
-            Hosting.Log.BackupWritten(_logger, _db.Name, Path.Combine(result.Folder, result.FileName), result.Incremental, result.SizeInBytes, (long)result.Duration.TotalMilliseconds);
+            Logging.Log.BackupWritten(_logger, _db.Name, Path.Combine(result.Folder, result.FileName), result.Incremental, result.SizeInBytes, (long)result.Duration.TotalMilliseconds);
             if (periodic)
             {
                 var previous = status ?? new BackupStatus { TaskId = task.TaskId };
@@ -317,7 +317,7 @@ public sealed class BackupService : IDisposable
                     while (state.Status == OperationStatus.InProgress && !_stop.IsCancellationRequested)
                         await Task.Delay(100, _stop.Token).ConfigureAwait(false);
                     if (state.Status == OperationStatus.Faulted)
-                        Hosting.Log.BackupFailed(_logger, _db.Name, task.Name, state.Error ?? "");
+                        Logging.Log.BackupFailed(_logger, _db.Name, task.Name, state.Error ?? "");
                 }
             }
             catch (OperationCanceledException)
@@ -326,7 +326,7 @@ public sealed class BackupService : IDisposable
             }
             catch (Exception e) when (e is not OutOfMemoryException)
             {
-                Hosting.Log.BackupFailed(_logger, _db.Name, "scheduler", e.Message);
+                Logging.Log.BackupFailed(_logger, _db.Name, "scheduler", e.Message);
             }
         }
     }

@@ -1,9 +1,9 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.IO.Compression;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Backup;
 using RavenLite.Storage.Platform;
 
@@ -20,7 +20,7 @@ namespace RavenLite.Server.Backups;
 /// incremental (<c>.ravendb-incremental-backup</c>) holds only pages changed since the previous file of the same
 /// backup folder, and only index files that folder does not hold yet.</item>
 /// <item><c>Backup</c>: a <c>.ravendb-full-backup</c>, the <c>.ravendbdump</c> export from one snapshot, which RavenDB's
-/// own restore and import read too. Incremental backups of this type are refused (<see cref="ApiException"/>): the
+/// own restore and import read too. Incremental backups of this type are refused (<see cref="DomainException"/>): the
 /// exact incremental is the snapshot's.</item>
 /// </list>
 /// A file is written as <c>*.in-progress</c>, fsynced, then renamed, so a crash leaves no partial backup a restore
@@ -68,7 +68,7 @@ public static class BackupWriter
             ? LatestFile(request.BackupFolder)
             : null;
         if (!snapshot && request.Incremental)
-            throw ApiException.BadRequest("Incremental backups are taken of Snapshot backups (BackupType 'Snapshot'); a 'Backup' writes a full .ravendbdump each time.");
+            throw new BadRequestException("Incremental backups are taken of Snapshot backups (BackupType 'Snapshot'); a 'Backup' writes a full .ravendbdump each time.");
         bool incremental = previous != null;
         string folder = incremental
             ? request.BackupFolder!
@@ -142,7 +142,7 @@ public static class BackupWriter
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or ArgumentException or NotSupportedException)
         {
-            throw ApiException.BadRequest($"The backup folder '{folder}' is not writable: {e.Message}");
+            throw new BadRequestException($"The backup folder '{folder}' is not writable: {e.Message}");
         }
     }
 

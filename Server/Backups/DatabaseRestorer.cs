@@ -1,8 +1,9 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.IO.Compression;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
 using RavenLite.Storage;
 using RavenLite.Storage.Backup;
 
@@ -27,20 +28,20 @@ public static class DatabaseRestorer
     public static Request Parse(JsonElement root)
     {
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("A restore configuration is a JSON object.");
+            throw new BadRequestException("A restore configuration is a JSON object.");
         string? String(string name) => root.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
         bool Bool(string name) => root.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.True;
-        string name = String("DatabaseName") ?? throw ApiException.BadRequest("DatabaseName is required: the new database to restore into.");
+        string name = String("DatabaseName") ?? throw new BadRequestException("DatabaseName is required: the new database to restore into.");
         DatabaseRegistry.ValidateName(name);
-        string location = String("BackupLocation") ?? throw ApiException.BadRequest("BackupLocation is required: the backup folder to restore.");
+        string location = String("BackupLocation") ?? throw new BadRequestException("BackupLocation is required: the backup folder to restore.");
         if (String("Type") is { } type && !type.Equals("Local", StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Restore type '{type}': RavenLite restores from a local folder only.");
+            throw new BadRequestException($"Restore type '{type}': RavenLite restores from a local folder only.");
         if (String("DataDirectory") is { Length: > 0 })
-            throw ApiException.BadRequest("DataDirectory: RavenLite keeps every database under its DataDir; leave it empty.");
+            throw new BadRequestException("DataDirectory: RavenLite keeps every database under its DataDir; leave it empty.");
         if (String("EncryptionKey") is { Length: > 0 })
-            throw ApiException.BadRequest("EncryptionKey: RavenLite backups are not encrypted.");
+            throw new BadRequestException("EncryptionKey: RavenLite backups are not encrypted.");
         if (!Directory.Exists(location))
-            throw ApiException.BadRequest($"BackupLocation '{location}' is not a folder.");
+            throw new BadRequestException($"BackupLocation '{location}' is not a folder.");
         return new Request(name, location, String("LastFileNameToRestore"), Bool("SkipIndexes"), Bool("DisableOngoingTasks"));
     }
 
@@ -49,22 +50,22 @@ public static class DatabaseRestorer
     {
         var files = BackupWriter.BackupFiles(request.BackupLocation);
         if (files.Count == 0)
-            throw ApiException.BadRequest($"'{request.BackupLocation}' holds no backup files (.ravendb-snapshot, .ravendb-full-backup, .ravendb-incremental-backup).");
+            throw new BadRequestException($"'{request.BackupLocation}' holds no backup files (.ravendb-snapshot, .ravendb-full-backup, .ravendb-incremental-backup).");
         if (request.LastFileNameToRestore is { Length: > 0 } last)
         {
             int at = files.FindIndex(f => Path.GetFileName(f) == last);
             if (at < 0)
-                throw ApiException.BadRequest($"LastFileNameToRestore '{last}' is not a backup file in '{request.BackupLocation}'.");
+                throw new BadRequestException($"LastFileNameToRestore '{last}' is not a backup file in '{request.BackupLocation}'.");
             files = files[..(at + 1)];
         }
         int full = files.FindLastIndex(f => !f.EndsWith(BackupWriter.IncrementalExtension, StringComparison.Ordinal));
         if (full < 0)
-            throw ApiException.BadRequest($"'{request.BackupLocation}' holds incremental backups without the full one they follow.");
+            throw new BadRequestException($"'{request.BackupLocation}' holds incremental backups without the full one they follow.");
         return files[full..];
     }
 
     /// <summary>Restores; returns the storage transaction the database is at (snapshots) or the documents imported (dumps).</summary>
-    public static long Restore(DatabaseRegistry registry, Request request, Hosting.ServerOptions options, ILogger logger, CancellationToken cancellation)
+    public static long Restore(DatabaseRegistry registry, Request request, Configuration.ServerOptions options, ILogger logger, CancellationToken cancellation)
     {
         var chain = Chain(request);
         if (chain[0].EndsWith(BackupWriter.FullBackupExtension, StringComparison.Ordinal))
@@ -83,7 +84,7 @@ public static class DatabaseRestorer
                     }
                     catch (InvalidDataException e)
                     {
-                        throw ApiException.BadRequest($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
+                        throw new BadRequestException($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
                     }
                 }
                 string storage = Path.Combine(staging, "storage");
@@ -92,7 +93,7 @@ public static class DatabaseRestorer
                     for (int i = 0; i < chain.Count; i++)
                     {
                         cancellation.ThrowIfCancellationRequested();
-                        var entry = archives[i].GetEntry(BackupWriter.PagesEntry) ?? throw ApiException.BadRequest($"'{Path.GetFileName(chain[i])}' holds no storage pages.");
+                        var entry = archives[i].GetEntry(BackupWriter.PagesEntry) ?? throw new BadRequestException($"'{Path.GetFileName(chain[i])}' holds no storage pages.");
                         using var pages = entry.Open();
                         try
                         {
@@ -100,7 +101,7 @@ public static class DatabaseRestorer
                         }
                         catch (InvalidDataException e)
                         {
-                            throw ApiException.BadRequest($"The backup cannot be restored: {e.Message}");
+                            throw new BadRequestException($"The backup cannot be restored: {e.Message}");
                         }
                     }
                     restorer.Complete();
@@ -116,20 +117,20 @@ public static class DatabaseRestorer
                     a.Dispose();
             }
         });
-        Hosting.Log.Restored(logger, request.DatabaseName, request.BackupLocation, chain.Count, txId);
+        Logging.Log.Restored(logger, request.DatabaseName, request.BackupLocation, chain.Count, txId);
         return txId;
     }
 
     private static void RestoreIndexes(List<ZipArchive> archives, string indexesRoot)
     {
         var last = archives[^1];
-        using var manifestStream = (last.GetEntry(BackupWriter.ManifestEntry) ?? throw ApiException.BadRequest("The last backup file holds no manifest.")).Open();
+        using var manifestStream = (last.GetEntry(BackupWriter.ManifestEntry) ?? throw new BadRequestException("The last backup file holds no manifest.")).Open();
         using var manifest = JsonDocument.Parse(manifestStream);
         foreach (var index in manifest.RootElement.GetProperty("Indexes").EnumerateArray())
         {
             string folder = index.GetProperty("Folder").GetString()!;
             if (folder.Length == 0 || folder != Path.GetFileName(folder) || folder.StartsWith('.'))
-                throw ApiException.BadRequest($"The manifest names an index folder '{folder}' that is not a plain name.");
+                throw new BadRequestException($"The manifest names an index folder '{folder}' that is not a plain name.");
             string target = Path.Combine(indexesRoot, folder);
             var definition = last.GetEntry($"indexes/{folder}/definition.json");
             if (definition == null)
@@ -144,7 +145,7 @@ public static class DatabaseRestorer
                 {
                     string name = f.GetString()!;
                     if (name != Path.GetFileName(name))
-                        throw ApiException.BadRequest($"The manifest names an index file '{name}' that is not a plain name.");
+                        throw new BadRequestException($"The manifest names an index file '{name}' that is not a plain name.");
                     var entry = archives.AsEnumerable().Reverse().Select(a => a.GetEntry($"indexes/{folder}/lucene/{name}")).FirstOrDefault(e => e != null);
                     if (entry == null)
                     {
@@ -191,7 +192,7 @@ public static class DatabaseRestorer
         tx.Commit();
     }
 
-    private static long Import(DatabaseRegistry registry, Request request, List<string> chain, Hosting.ServerOptions options, CancellationToken cancellation)
+    private static long Import(DatabaseRegistry registry, Request request, List<string> chain, Configuration.ServerOptions options, CancellationToken cancellation)
     {
         registry.Create(request.DatabaseName);
         long documents = 0;

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.IO.Compression;
 using System.Text.Json;
 using Cronos;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Backups;
 
@@ -62,40 +62,40 @@ public sealed class PeriodicBackupConfiguration
     public static PeriodicBackupConfiguration Parse(JsonElement root, bool periodic)
     {
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("A backup configuration is a JSON object.");
+            throw new BadRequestException("A backup configuration is a JSON object.");
         foreach (string remote in RemoteDestinations)
             if (root.TryGetProperty(remote, out var r) && r.ValueKind == JsonValueKind.Object && !(r.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True))
-                throw ApiException.BadRequest($"{remote}: RavenLite backs up to a local folder only (LocalSettings.FolderPath).");
+                throw new BadRequestException($"{remote}: RavenLite backs up to a local folder only (LocalSettings.FolderPath).");
         string folder = root.TryGetProperty("LocalSettings", out var local) && local.ValueKind == JsonValueKind.Object
                         && local.TryGetProperty("FolderPath", out var fp) && fp.ValueKind == JsonValueKind.String ? fp.GetString() ?? "" : "";
         if (folder.Length == 0)
-            throw ApiException.BadRequest("LocalSettings.FolderPath is required: the folder backups are written to.");
+            throw new BadRequestException("LocalSettings.FolderPath is required: the folder backups are written to.");
         if (!Path.IsPathFullyQualified(folder))
-            throw ApiException.BadRequest($"LocalSettings.FolderPath '{folder}' must be an absolute path.");
+            throw new BadRequestException($"LocalSettings.FolderPath '{folder}' must be an absolute path.");
         var type = BackupType.Backup;
         if (root.TryGetProperty("BackupType", out var bt) && bt.ValueKind == JsonValueKind.String && !Enum.TryParse(bt.GetString(), ignoreCase: true, out type))
-            throw ApiException.BadRequest($"BackupType '{bt.GetString()}' is not 'Backup' or 'Snapshot'.");
+            throw new BadRequestException($"BackupType '{bt.GetString()}' is not 'Backup' or 'Snapshot'.");
         bool exclude = false;
         var level = CompressionLevel.Fastest;
         if (root.TryGetProperty("SnapshotSettings", out var ss) && ss.ValueKind == JsonValueKind.Object)
         {
             exclude = ss.TryGetProperty("ExcludeIndexes", out var ex) && ex.ValueKind == JsonValueKind.True;
             if (ss.TryGetProperty("CompressionLevel", out var cl) && cl.ValueKind == JsonValueKind.String && !Enum.TryParse(cl.GetString(), ignoreCase: true, out level))
-                throw ApiException.BadRequest($"SnapshotSettings.CompressionLevel '{cl.GetString()}' is not Optimal, Fastest, NoCompression or SmallestSize.");
+                throw new BadRequestException($"SnapshotSettings.CompressionLevel '{cl.GetString()}' is not Optimal, Fastest, NoCompression or SmallestSize.");
         }
         var full = Cron(root, "FullBackupFrequency");
         var incremental = Cron(root, "IncrementalBackupFrequency");
         if (periodic && full == null && incremental == null)
-            throw ApiException.BadRequest("A periodic backup needs FullBackupFrequency or IncrementalBackupFrequency (cron, e.g. '0 2 * * *').");
+            throw new BadRequestException("A periodic backup needs FullBackupFrequency or IncrementalBackupFrequency (cron, e.g. '0 2 * * *').");
         if (incremental != null && type != BackupType.Snapshot)
-            throw ApiException.BadRequest("IncrementalBackupFrequency needs BackupType 'Snapshot': RavenLite's incremental backups are storage snapshots; a 'Backup' task writes full .ravendbdump files (FullBackupFrequency).");
+            throw new BadRequestException("IncrementalBackupFrequency needs BackupType 'Snapshot': RavenLite's incremental backups are storage snapshots; a 'Backup' task writes full .ravendbdump files (FullBackupFrequency).");
         TimeSpan? keep = null;
         if (root.TryGetProperty("RetentionPolicy", out var rp) && rp.ValueKind == JsonValueKind.Object
             && !(rp.TryGetProperty("Disabled", out var rd) && rd.ValueKind == JsonValueKind.True)
             && rp.TryGetProperty("MinimumBackupAgeToKeep", out var age) && age.ValueKind == JsonValueKind.String)
         {
             if (!TimeSpan.TryParse(age.GetString(), System.Globalization.CultureInfo.InvariantCulture, out var k) || k <= TimeSpan.Zero)
-                throw ApiException.BadRequest($"RetentionPolicy.MinimumBackupAgeToKeep '{age.GetString()}' is not a positive time span (d.hh:mm:ss).");
+                throw new BadRequestException($"RetentionPolicy.MinimumBackupAgeToKeep '{age.GetString()}' is not a positive time span (d.hh:mm:ss).");
             keep = k;
         }
         return new PeriodicBackupConfiguration
@@ -124,7 +124,7 @@ public sealed class PeriodicBackupConfiguration
         }
         catch (CronFormatException e)
         {
-            throw ApiException.BadRequest($"{name} '{v.GetString()}' is not a cron expression of five fields: {e.Message}");
+            throw new BadRequestException($"{name} '{v.GetString()}' is not a cron expression of five fields: {e.Message}");
         }
     }
 }

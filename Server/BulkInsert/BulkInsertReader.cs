@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.BulkInsert;
 
@@ -102,15 +102,15 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     if (end < 0)
                     {
                         if (_itemScanned > ItemLimit)
-                            throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                            throw new TooLargeException($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
                         break;
                     }
                     _itemScanned = -1;
                     if (end > ItemLimit)
-                        throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                        throw new TooLargeException($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
                     length = TryItem(remaining.Slice(0, end), batch, out stop, full);
                     if (length < 0)
-                        throw ApiException.BadRequest("Invalid JSON in the bulk insert stream: an item's brackets do not match.");
+                        throw new BadRequestException("Invalid JSON in the bulk insert stream: an item's brackets do not match.");
                 }
                 remaining = remaining.Slice(length);
                 _scan = _itemStart + length;
@@ -153,9 +153,9 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             }
         }
         if (_expect == Expect.ArrayStart && result.IsCompleted)
-            throw ApiException.BadRequest(buffer.IsEmpty ? "The bulk insert body is empty; it must be a JSON array." : "The bulk insert body must be a JSON array.");
+            throw new BadRequestException(buffer.IsEmpty ? "The bulk insert body is empty; it must be a JSON array." : "The bulk insert body must be a JSON array.");
         if (result.IsCompleted && !_finished && !stop)
-            throw ApiException.BadRequest($"The bulk insert stream ended after {_bufferStart + buffer.Length} bytes, inside the array (no closing ']').");
+            throw new BadRequestException($"The bulk insert stream ended after {_bufferStart + buffer.Length} bytes, inside the array (no closing ']').");
         long keep = _itemStart >= 0 ? _itemStart : _scan;
         var consumed = buffer.GetPosition(keep - _bufferStart);
         // Stopped early for a full batch: the rest is unread, so the next read must return at once.
@@ -200,7 +200,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 _expect = Expect.FirstItem;
                 return;
             case Expect.ArrayStart:
-                throw ApiException.BadRequest($"The bulk insert body must be a JSON array of objects; found '{(char)c}' at byte {at}.");
+                throw new BadRequestException($"The bulk insert body must be a JSON array of objects; found '{(char)c}' at byte {at}.");
             case Expect.FirstItem or Expect.NextItem when c == (byte)'{':
                 _expect = Expect.InItem;
                 return;
@@ -211,9 +211,9 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 _expect = Expect.NextItem;
                 return;
             case Expect.CommaOrEnd:
-                throw ApiException.BadRequest($"Invalid JSON in the bulk insert stream at byte {at}: expected ',' or ']' after an item, found '{(char)c}'.");
+                throw new BadRequestException($"Invalid JSON in the bulk insert stream at byte {at}: expected ',' or ']' after an item, found '{(char)c}'.");
             default:
-                throw ApiException.BadRequest($"The bulk insert body must be a JSON array of objects; found '{(char)c}' at byte {at}.");
+                throw new BadRequestException($"The bulk insert body must be a JSON array of objects; found '{(char)c}' at byte {at}.");
         }
     }
 
@@ -287,7 +287,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                     if (!r.Read())
                         return Incomplete(batch);
                     if (r.TokenType != JsonTokenType.StartObject)
-                        throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
+                        throw new BadRequestException($"Bulk insert item '{id}' has no Document object.");
                     batch ??= currentBatch();
                     batch.Arena.BeginItem(source.Length < 64 << 10 ? source.Length + 64 : 4096);
                     if (!preparer.TryPrepareAt(ref r, source, batch.Arena, out prefix, out string c))
@@ -319,10 +319,10 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             preparer.CloseObject();
             length = (int)r.BytesConsumed;
             if (length > ItemLimit)
-                throw ApiException.TooLarge($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
+                throw new TooLargeException($"A bulk insert item is over the limit of {maxDocumentBytes} bytes (MaxDocumentBytes).");
             // The reader checks structure, not the UTF-8 inside strings.
             if (!System.Text.Unicode.Utf8.IsValid(source[..length]))
-                throw ApiException.BadRequest("Invalid bulk insert item: not valid UTF-8.");
+                throw new BadRequestException("Invalid bulk insert item: not valid UTF-8.");
             type ??= "PUT";
             if (type == "HeartBeat")
             {
@@ -333,7 +333,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             {
                 batch?.Arena.AbandonItem();
                 if (counters == null)
-                    throw ApiException.BadRequest($"Bulk insert Counters item '{id}' has no Counters object.");
+                    throw new BadRequestException($"Bulk insert Counters item '{id}' has no Counters object.");
                 using var parsed = DocumentJson.Parse(counters, 4);
                 var operations = Counters.CounterBatch.Parse(parsed.RootElement, $"Bulk insert Counters item '{id}'", documents);
                 batch = currentBatch();
@@ -345,7 +345,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             {
                 batch?.Arena.AbandonItem();
                 if (counters == null || id == null)
-                    throw ApiException.BadRequest($"Bulk insert TimeSeriesBulkInsert item '{id}' has no Id or no TimeSeries object.");
+                    throw new BadRequestException($"Bulk insert TimeSeriesBulkInsert item '{id}' has no Id or no TimeSeries object.");
                 documents.ValidateId(id);
                 using var parsed = DocumentJson.Parse(counters, 4);
                 var operation = TimeSeries.TimeSeriesOperation.Parse(parsed.RootElement, $"Bulk insert time series of '{id}'");
@@ -359,28 +359,28 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 // The attachment's bytes follow the item, outside the JSON: the caller reads them (PendingAttachment).
                 batch?.Arena.AbandonItem();
                 if (id == null)
-                    throw ApiException.BadRequest("A bulk insert AttachmentPUT item has no Id.");
+                    throw new BadRequestException("A bulk insert AttachmentPUT item has no Id.");
                 documents.ValidateId(id);
                 Attachments.AttachmentsStore.ValidateName(name);
                 if (contentLength < 0)
-                    throw ApiException.BadRequest($"Bulk insert AttachmentPUT item '{id}/{name}' has no ContentLength.");
+                    throw new BadRequestException($"Bulk insert AttachmentPUT item '{id}/{name}' has no ContentLength.");
                 PendingAttachment = new BulkInsertAttachment(id, name!, contentType, contentLength);
                 stop = true;
                 return length;
             }
             if (type != "PUT")
-                throw ApiException.BadRequest($"Bulk insert item Type '{type}' is not supported (PUT, Counters, TimeSeriesBulkInsert, AttachmentPUT and HeartBeat are).");
+                throw new BadRequestException($"Bulk insert item Type '{type}' is not supported (PUT, Counters, TimeSeriesBulkInsert, AttachmentPUT and HeartBeat are).");
             if (id == null)
-                throw ApiException.BadRequest("A bulk insert item has no Id.");
+                throw new BadRequestException("A bulk insert item has no Id.");
             if (collection == null || batch == null)
-                throw ApiException.BadRequest($"Bulk insert item '{id}' has no Document object.");
+                throw new BadRequestException($"Bulk insert item '{id}' has no Document object.");
             documents.ValidateIdToWrite(id);
         }
         catch (Exception e)
         {
             batch?.Arena.AbandonItem();
             if (e is JsonException j)
-                throw ApiException.BadRequest("Invalid bulk insert item: " + DocumentPreparer.Invalid(j).Message);
+                throw new BadRequestException("Invalid bulk insert item: " + DocumentPreparer.Invalid(j).Message);
             throw;
         }
         batch.Add(id, collection, batch.Arena.EndItem(), prefix, length);

@@ -1,3 +1,4 @@
+using RavenLite.Server.Documents;
 using System.Buffers;
 using System.Text.Json;
 using System.Threading.Channels;
@@ -69,8 +70,8 @@ public sealed record ChangeEvent(ChangeKind Kind, string Type, string? Id = null
                 case ChangeKind.TimeSeries:
                     w.WriteString("Type", Type);
                     w.WriteString("Name", Name);
-                    w.WriteString("From", Http.JsonResponse.FormatDate(From));
-                    w.WriteString("To", Http.JsonResponse.FormatDate(To));
+                    w.WriteString("From", JsonDates.FormatDate(From));
+                    w.WriteString("To", JsonDates.FormatDate(To));
                     w.WriteString("DocumentId", Id);
                     w.WriteString("CollectionName", Collection);
                     w.WriteString("ChangeVector", ChangeVector);

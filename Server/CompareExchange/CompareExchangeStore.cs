@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.CompareExchange;
@@ -38,12 +38,12 @@ public static class CompareExchangeStore
     public static void ValidateKey(string? key)
     {
         if (string.IsNullOrEmpty(key))
-            throw ApiException.BadRequest("A compare-exchange key must not be empty.");
+            throw new BadRequestException("A compare-exchange key must not be empty.");
         if (Encoding.UTF8.GetByteCount(key) > MaxKeyBytes)
-            throw new ApiException(400, RavenExceptionTypes.CompareExchangeKeyTooBig, $"Compare-exchange key '{key[..Math.Min(40, key.Length)]}...' is longer than {MaxKeyBytes} UTF-8 bytes.");
+            throw new BadRequestException($"Compare-exchange key '{key[..Math.Min(40, key.Length)]}...' is longer than {MaxKeyBytes} UTF-8 bytes.", RavenExceptionTypes.CompareExchangeKeyTooBig);
         foreach (char ch in key)
             if (char.IsControl(ch))
-                throw ApiException.BadRequest("Compare-exchange keys may not contain control characters.");
+                throw new BadRequestException("Compare-exchange keys may not contain control characters.");
     }
 
     /// <summary>
@@ -53,9 +53,9 @@ public static class CompareExchangeStore
     public static byte[] ValidateValue(JsonElement value, string where)
     {
         if (value.ValueKind != JsonValueKind.Object || !value.TryGetProperty("Object", out _))
-            throw ApiException.BadRequest($"{where}: a compare-exchange value is {{\"Object\": value, \"@metadata\": {{..}}}}.");
+            throw new BadRequestException($"{where}: a compare-exchange value is {{\"Object\": value, \"@metadata\": {{..}}}}.");
         if (value.TryGetProperty("@metadata", out var m) && m.ValueKind is not (JsonValueKind.Object or JsonValueKind.Null))
-            throw ApiException.BadRequest($"{where}: @metadata of a compare-exchange value must be an object.");
+            throw new BadRequestException($"{where}: @metadata of a compare-exchange value must be an object.");
         return Encoding.UTF8.GetBytes(value.GetRawText());
     }
 

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Counters;
@@ -42,30 +42,30 @@ public sealed class CounterBatch
     public static CounterBatch Parse(JsonElement e, string where, DocumentsStorage documents)
     {
         if (e.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest($"{where} must be an object {{\"DocumentId\":..,\"Operations\":[..]}}.");
-        string id = e.TryGetProperty(nameof(DocumentId), out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : throw ApiException.BadRequest($"{where} has no DocumentId.");
+            throw new BadRequestException($"{where} must be an object {{\"DocumentId\":..,\"Operations\":[..]}}.");
+        string id = e.TryGetProperty(nameof(DocumentId), out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : throw new BadRequestException($"{where} has no DocumentId.");
         documents.ValidateId(id);
         if (!e.TryGetProperty(nameof(Operations), out var ops) || ops.ValueKind != JsonValueKind.Array)
-            throw ApiException.BadRequest($"{where} (document '{id}') has no Operations array.");
+            throw new BadRequestException($"{where} (document '{id}') has no Operations array.");
         var list = new List<Op>();
         int i = 0;
         foreach (var o in ops.EnumerateArray())
         {
             string at = $"{where}.Operations[{i++}]";
             if (o.ValueKind != JsonValueKind.Object)
-                throw ApiException.BadRequest($"{at} must be an object.");
-            string typeName = o.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw ApiException.BadRequest($"{at} has no Type.");
+                throw new BadRequestException($"{at} must be an object.");
+            string typeName = o.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw new BadRequestException($"{at} has no Type.");
             if (!Enum.TryParse<OpType>(typeName, ignoreCase: false, out var type) || !Enum.IsDefined(type))
-                throw ApiException.BadRequest($"{at} has Type '{typeName}'; a counter operation is Increment, Put, Delete or Get.");
+                throw new BadRequestException($"{at} has Type '{typeName}'; a counter operation is Increment, Put, Delete or Get.");
             string? name = o.TryGetProperty("CounterName", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
             CountersStore.ValidateName(name);
             long delta = 0;
             if (type is OpType.Increment or OpType.Put)
             {
                 if (!o.TryGetProperty("Delta", out var dv) || dv.ValueKind == JsonValueKind.Null)
-                    delta = type == OpType.Increment ? 1 : throw ApiException.BadRequest($"{at} (Put '{name}') needs a Delta, the value to set.");
+                    delta = type == OpType.Increment ? 1 : throw new BadRequestException($"{at} (Put '{name}') needs a Delta, the value to set.");
                 else if (dv.ValueKind != JsonValueKind.Number || !dv.TryGetInt64(out delta))
-                    throw ApiException.BadRequest($"{at} ({type} '{name}') has Delta {dv.GetRawText()}; a counter delta is a 64-bit integer.");
+                    throw new BadRequestException($"{at} ({type} '{name}') has Delta {dv.GetRawText()}; a counter delta is a 64-bit integer.");
             }
             list.Add(new Op(type, name!, delta));
         }
@@ -80,8 +80,7 @@ public sealed class CounterBatch
         if (found is not var (storedId, changeVector))
         {
             if (Operations.Any(o => o.Type != OpType.Get))
-                throw new ApiException(400, RavenExceptionTypes.DocumentDoesNotExist,
-                    $"There is no document '{DocumentId}' (or it has been deleted), cannot operate on its counters.");
+                throw new BadRequestException($"There is no document '{DocumentId}' (or it has been deleted), cannot operate on its counters.", RavenExceptionTypes.DocumentDoesNotExist);
             foreach (var _ in Operations)
                 Results.Add(null);
             DocumentChangeVector = null;

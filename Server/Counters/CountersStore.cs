@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Text;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 
@@ -29,12 +29,12 @@ public static class CountersStore
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrEmpty(name))
-            throw ApiException.BadRequest("A counter name must not be empty.");
+            throw new BadRequestException("A counter name must not be empty.");
         if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw ApiException.BadRequest($"Counter name '{name[..Math.Min(name.Length, 40)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
+            throw new BadRequestException($"Counter name '{name[..Math.Min(name.Length, 40)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
         foreach (char ch in name)
             if (char.IsControl(ch))
-                throw ApiException.BadRequest("Counter names may not contain control characters.");
+                throw new BadRequestException("Counter names may not contain control characters.");
     }
 
     private static byte[] Prefix(ReadOnlySpan<byte> docKey)
@@ -97,7 +97,7 @@ public static class CountersStore
         }
         catch (OverflowException)
         {
-            throw ApiException.BadRequest($"Counter '{old.Name}' would overflow: {old.Value} + {delta} is outside the range of a 64-bit integer.");
+            throw new BadRequestException($"Counter '{old.Name}' would overflow: {old.Value} + {delta} is outside the range of a 64-bit integer.");
         }
         var counter = new Counter(old.Name, total, old.Version + 1);
         Store(tree, key, counter.Name, counter.Value, counter.Version);

@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;
@@ -13,12 +14,12 @@ namespace RavenLite.Server.Databases;
 public sealed class Database : IDisposable
 {
     /// <summary>The server's options (a hot endpoint reads them here: <c>HttpContext.RequestServices</c> would create a DI scope per request).</summary>
-    internal Hosting.ServerOptions Options { get; }
+    internal Configuration.ServerOptions Options { get; }
 
     private int _leases;
     private volatile bool _closing;
 
-    internal Database(string name, string directory, Hosting.ServerOptions options, ILogger logger)
+    internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger)
     {
         Options = options;
         Name = name;
@@ -54,7 +55,7 @@ public sealed class Database : IDisposable
                     return;
                 var json = new System.Buffers.ArrayBufferWriter<byte>(256);
                 using (var w = new System.Text.Json.Utf8JsonWriter(json))
-                    Endpoints.OperationEndpoints.WriteState(w, state);
+                    OperationStateJson.Write(w, state);
                 Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Operation, "", Value: state.Id, State: json.WrittenSpan.ToArray()));
             };
             Tasks = new TimedTasks(this, logger);

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using RavenLite.Server.Http;
 using RavenLite.Storage;
 
 namespace RavenLite.Server.Databases;
@@ -89,17 +89,17 @@ public sealed class DatabaseRecordFile
     public static Dictionary<string, string> ParseSettings(JsonElement body)
     {
         if (body.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("Database settings are a JSON object of \"name\": \"value\".");
+            throw new BadRequestException("Database settings are a JSON object of \"name\": \"value\".");
         var settings = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var p in body.EnumerateObject())
         {
             if (!KnownSettings.ContainsKey(p.Name))
-                throw ApiException.BadRequest($"'{p.Name}' is not a setting a RavenLite database has; they are: {string.Join("; ", KnownSettings.Select(k => k.Key + " (" + k.Value + ")"))}.");
+                throw new BadRequestException($"'{p.Name}' is not a setting a RavenLite database has; they are: {string.Join("; ", KnownSettings.Select(k => k.Key + " (" + k.Value + ")"))}.");
             string value = p.Value.ValueKind switch
             {
                 JsonValueKind.String => p.Value.GetString()!,
                 JsonValueKind.Number => p.Value.GetRawText(),
-                _ => throw ApiException.BadRequest($"Setting '{p.Name}' must be a string or a number."),
+                _ => throw new BadRequestException($"Setting '{p.Name}' must be a string or a number."),
             };
             bool valid = p.Name switch
             {
@@ -109,7 +109,7 @@ public sealed class DatabaseRecordFile
                 _ => false,
             };
             if (!valid)
-                throw ApiException.BadRequest($"Setting '{p.Name}' = '{value}' is out of range: {KnownSettings[p.Name]}.");
+                throw new BadRequestException($"Setting '{p.Name}' = '{value}' is out of range: {KnownSettings[p.Name]}.");
             settings[p.Name] = value;
         }
         return settings;
@@ -119,21 +119,21 @@ public sealed class DatabaseRecordFile
     public static JsonObject ParseClientConfiguration(JsonElement body)
     {
         if (body.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("A client configuration is a JSON object.");
+            throw new BadRequestException("A client configuration is a JSON object.");
         var result = new JsonObject();
         foreach (var p in body.EnumerateObject())
         {
             switch (p.Name)
             {
                 case "Disabled":
-                    result[p.Name] = p.Value.ValueKind is JsonValueKind.True or JsonValueKind.False ? p.Value.GetBoolean() : throw ApiException.BadRequest("Disabled must be true or false.");
+                    result[p.Name] = p.Value.ValueKind is JsonValueKind.True or JsonValueKind.False ? p.Value.GetBoolean() : throw new BadRequestException("Disabled must be true or false.");
                     break;
                 case "MaxNumberOfRequestsPerSession":
                 case "LoadBalancerContextSeed":
                     if (p.Value.ValueKind == JsonValueKind.Null)
                         break;
                     if (!p.Value.TryGetInt32(out int n) || (p.Name == "MaxNumberOfRequestsPerSession" && n < 1))
-                        throw ApiException.BadRequest($"{p.Name} must be a whole number{(p.Name == "MaxNumberOfRequestsPerSession" ? " of at least 1" : "")}.");
+                        throw new BadRequestException($"{p.Name} must be a whole number{(p.Name == "MaxNumberOfRequestsPerSession" ? " of at least 1" : "")}.");
                     result[p.Name] = n;
                     break;
                 case "ReadBalanceBehavior":
@@ -142,13 +142,13 @@ public sealed class DatabaseRecordFile
                         break;
                     string[] allowed = p.Name == "ReadBalanceBehavior" ? ["None", "RoundRobin", "FastestNode"] : ["None", "UseSessionContext"];
                     string? value = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() : null;
-                    result[p.Name] = value != null && allowed.Contains(value) ? value : throw ApiException.BadRequest($"{p.Name} must be one of {string.Join(", ", allowed)}.");
+                    result[p.Name] = value != null && allowed.Contains(value) ? value : throw new BadRequestException($"{p.Name} must be one of {string.Join(", ", allowed)}.");
                     break;
                 case "IdentityPartsSeparator":
                     if (p.Value.ValueKind == JsonValueKind.Null)
                         break;
                     string? separator = p.Value.ValueKind == JsonValueKind.String ? p.Value.GetString() : null;
-                    result[p.Name] = separator is { Length: 1 } && separator != "|" ? separator : throw ApiException.BadRequest("IdentityPartsSeparator must be one character other than '|'.");
+                    result[p.Name] = separator is { Length: 1 } && separator != "|" ? separator : throw new BadRequestException("IdentityPartsSeparator must be one character other than '|'.");
                     break;
                 default:
                     break; // Etag and fields of newer clients: not stored

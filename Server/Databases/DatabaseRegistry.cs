@@ -1,7 +1,8 @@
+using RavenLite.Server.Logging;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using System.Text.RegularExpressions;
-using RavenLite.Server.Hosting;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Databases;
 
@@ -92,11 +93,11 @@ public sealed partial class DatabaseRegistry : IDisposable
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrEmpty(name))
-            throw ApiException.BadRequest("Database name is required.");
+            throw new BadRequestException("Database name is required.");
         if (name.Length > MaxNameLength)
-            throw ApiException.BadRequest($"Database name is {name.Length} characters long; the limit is {MaxNameLength}.");
+            throw new BadRequestException($"Database name is {name.Length} characters long; the limit is {MaxNameLength}.");
         if (!NamePattern().IsMatch(name) || name.Contains("..", StringComparison.Ordinal))
-            throw ApiException.BadRequest($"Database name '{Sanitize(name)}' is not valid: use letters, digits, '_', '-' and '.', not starting with '.'.");
+            throw new BadRequestException($"Database name '{Sanitize(name)}' is not valid: use letters, digits, '_', '-' and '.', not starting with '.'.");
     }
 
     private static string Sanitize(string s) => new(s.Take(64).Select(c => char.IsControl(c) ? '?' : c).ToArray());
@@ -112,7 +113,7 @@ public sealed partial class DatabaseRegistry : IDisposable
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (_names.ContainsKey(name) || _restoring.Contains(name))
-                throw ApiException.Concurrency($"Database '{name}' already exists.");
+                throw new ConcurrencyException($"Database '{name}' already exists.");
             string dir = DirectoryOf(name);
             System.IO.Directory.CreateDirectory(dir);
             WriteRecord(dir, name);
@@ -161,7 +162,7 @@ public sealed partial class DatabaseRegistry : IDisposable
             if (!_names.TryGetValue(name, out stored!))
                 throw new DatabaseMissingException(name);
             if (!_offline.Add(stored))
-                throw ApiException.BadRequest($"Database '{stored}' is already being compacted.");
+                throw new BadRequestException($"Database '{stored}' is already being compacted.");
             _open.Remove(stored, out db);
         }
         try
@@ -201,7 +202,7 @@ public sealed partial class DatabaseRegistry : IDisposable
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (_names.ContainsKey(name) || !_restoring.Add(name))
-                throw ApiException.BadRequest($"Cannot restore into database '{name}': it already exists (a restore creates a new database).");
+                throw new BadRequestException($"Cannot restore into database '{name}': it already exists (a restore creates a new database).");
         }
         string staging = Path.Combine(_root, StagingPrefix + Guid.NewGuid().ToString("N"));
         try
@@ -269,7 +270,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                 if (!_names.TryGetValue(name, out var stored))
                     throw new DatabaseMissingException(name);
                 if (_offline.Contains(name))
-                    throw new ApiException(503, RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
+                    throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
                 if (!_open.TryGetValue(name, out db))
                 {
                     long started = System.Diagnostics.Stopwatch.GetTimestamp();

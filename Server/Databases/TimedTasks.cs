@@ -70,7 +70,7 @@ public sealed class TimedTasks : IDisposable
             catch (Exception ex) when (ex is not OutOfMemoryException)
             {
                 // A failed round (the database closing, a full disk) is retried next time.
-                Hosting.Log.TimedTaskFailed(_logger, ex, _db.Name);
+                Logging.Log.TimedTaskFailed(_logger, ex, _db.Name);
             }
         }
     }
@@ -113,7 +113,7 @@ public sealed class TimedTasks : IDisposable
             done += command.Result;
         }
         if (done > 0)
-            Hosting.Log.ExpirationRound(_logger, _db.Name, refresh ? "refreshed" : "deleted", done);
+            Logging.Log.ExpirationRound(_logger, _db.Name, refresh ? "refreshed" : "deleted", done);
         return done;
     }
 
@@ -132,7 +132,7 @@ public sealed class TimedTasks : IDisposable
             done += command.Result;
         }
         if (done > 0)
-            Hosting.Log.CompareExchangeExpired(_logger, _db.Name, done);
+            Logging.Log.CompareExchangeExpired(_logger, _db.Name, done);
         return done;
     }
 

@@ -1,3 +1,5 @@
+using RavenLite.Server.Errors;
+
 namespace RavenLite.Server.Documents;
 
 /// <summary>Collection naming rules.</summary>
@@ -25,9 +27,9 @@ public static class Collections
     public static void Validate(string name)
     {
         if (name.Length > MaxLength)
-            throw Http.ApiException.BadRequest($"Collection name is {name.Length} characters long; the limit is {MaxLength}.");
+            throw new BadRequestException($"Collection name is {name.Length} characters long; the limit is {MaxLength}.");
         foreach (char ch in name)
             if (char.IsControl(ch))
-                throw Http.ApiException.BadRequest("Collection names may not contain control characters.");
+                throw new BadRequestException("Collection names may not contain control characters.");
     }
 }

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Documents;
 
@@ -31,22 +31,22 @@ public static class DocumentJson
     {
         // JsonDocument checks UTF-8 lazily (when a string is read); check all of it up front.
         if (!System.Text.Unicode.Utf8.IsValid(body.Span))
-            throw ApiException.BadRequest("Invalid JSON: the body is not valid UTF-8.");
+            throw new BadRequestException("Invalid JSON: the body is not valid UTF-8.");
         try
         {
             return JsonDocument.Parse(body, ParseOptions(envelopeDepth));
         }
         catch (JsonException e) when (e.Message.Contains("maximum configured depth", StringComparison.Ordinal))
         {
-            throw ApiException.BadRequest($"Invalid JSON: it nests deeper than allowed (documents may nest at most {MaxDepth} levels). {e.Message}");
+            throw new BadRequestException($"Invalid JSON: it nests deeper than allowed (documents may nest at most {MaxDepth} levels). {e.Message}");
         }
         catch (JsonException e)
         {
-            throw ApiException.BadRequest("Invalid JSON: " + e.Message);
+            throw new BadRequestException("Invalid JSON: " + e.Message);
         }
         catch (ArgumentException e)
         {
-            throw ApiException.BadRequest("Invalid JSON: " + e.Message);
+            throw new BadRequestException("Invalid JSON: " + e.Message);
         }
     }
 
@@ -72,8 +72,8 @@ public static class DocumentJson
             metadataWriter.WriteString("@collection"u8, collection);
         metadataWriter.WriteString("@id"u8, id);
         metadataWriter.WriteString("@change-vector"u8, changeVector);
-        Span<byte> date = stackalloc byte[JsonResponse.DateLength];
-        metadataWriter.WriteString("@last-modified"u8, date[..JsonResponse.FormatDate(lastModified, date)]);
+        Span<byte> date = stackalloc byte[JsonDates.DateLength];
+        metadataWriter.WriteString("@last-modified"u8, date[..JsonDates.FormatDate(lastModified, date)]);
         extras?.Write(metadataWriter);
         metadataWriter.Flush();
         output.Write(prepared[prefixLength..]);

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Documents;
 
@@ -49,13 +49,13 @@ public sealed class DocumentPreparer
     public int Prepare(ReadOnlySpan<byte> json, IBufferWriter<byte> output, out string collection)
     {
         if (!System.Text.Unicode.Utf8.IsValid(json))
-            throw ApiException.BadRequest("Invalid JSON: the body is not valid UTF-8.");
+            throw new BadRequestException("Invalid JSON: the body is not valid UTF-8.");
         var r = new Utf8JsonReader(json, DocumentOptions);
         int prefix;
         try
         {
             if (!r.Read())
-                throw ApiException.BadRequest("Invalid JSON: the document is empty.");
+                throw new BadRequestException("Invalid JSON: the document is empty.");
             if (r.TokenType != JsonTokenType.StartObject)
             {
                 var kind = r.TokenType;
@@ -63,13 +63,13 @@ public sealed class DocumentPreparer
                 while (r.Read())
                 {
                 }
-                throw ApiException.BadRequest($"A document must be a JSON object, not {KindOf(kind)}.");
+                throw new BadRequestException($"A document must be a JSON object, not {KindOf(kind)}.");
             }
             Reset();
             if (!TryPrepareAt(ref r, json, output, out prefix, out collection))
-                throw ApiException.BadRequest("Invalid JSON: the document ends early.");
+                throw new BadRequestException("Invalid JSON: the document ends early.");
             if (r.Read())
-                throw ApiException.BadRequest($"Invalid JSON: unexpected {r.TokenType} after the document at byte {r.TokenStartIndex}.");
+                throw new BadRequestException($"Invalid JSON: unexpected {r.TokenType} after the document at byte {r.TokenStartIndex}.");
         }
         catch (JsonException e)
         {
@@ -88,7 +88,7 @@ public sealed class DocumentPreparer
     public bool TryPrepareAt(ref Utf8JsonReader r, ReadOnlySpan<byte> source, IBufferWriter<byte> output, out int prefix, out string collection)
     {
         if (r.TokenType != JsonTokenType.StartObject)
-            throw ApiException.BadRequest($"A document must be a JSON object, not {KindOf(r.TokenType)}.");
+            throw new BadRequestException($"A document must be a JSON object, not {KindOf(r.TokenType)}.");
         collection = Collections.Empty;
         prefix = 0;
         int written = 0;
@@ -110,7 +110,7 @@ public sealed class DocumentPreparer
             if (isMetadata)
             {
                 if (r.TokenType != JsonTokenType.StartObject)
-                    throw ApiException.BadRequest("@metadata must be a JSON object.");
+                    throw new BadRequestException("@metadata must be a JSON object.");
                 sawMetadata = true;
                 metaStart = valueStart;
                 if (!TryReadMetadata(ref r, out collection))
@@ -235,7 +235,7 @@ public sealed class DocumentPreparer
             }
         }
         if (duplicate)
-            throw ApiException.BadRequest($"Invalid JSON: Duplicate property '{Encoding.UTF8.GetString(name)}' in one object (duplicate keys are not allowed).");
+            throw new BadRequestException($"Invalid JSON: Duplicate property '{Encoding.UTF8.GetString(name)}' in one object (duplicate keys are not allowed).");
         _entries++;
     }
 
@@ -248,10 +248,10 @@ public sealed class DocumentPreparer
     }
 
     /// <summary>The 400 for a reader error (depth gets its own wording).</summary>
-    public static ApiException Invalid(JsonException e) =>
+    public static BadRequestException Invalid(JsonException e) =>
         e.Message.Contains("maximum configured depth", StringComparison.Ordinal)
-            ? ApiException.BadRequest($"Invalid JSON: it nests deeper than allowed (documents may nest at most {DocumentJson.MaxDepth} levels). {e.Message}")
-            : ApiException.BadRequest("Invalid JSON: " + e.Message);
+            ? new BadRequestException($"Invalid JSON: it nests deeper than allowed (documents may nest at most {DocumentJson.MaxDepth} levels). {e.Message}")
+            : new BadRequestException("Invalid JSON: " + e.Message);
 
     private void Reset()
     {
@@ -298,7 +298,7 @@ public sealed class DocumentPreparer
         if (r.TokenType == JsonTokenType.Null)
             return Collections.Empty;
         if (r.TokenType != JsonTokenType.String)
-            throw ApiException.BadRequest("@metadata.@collection must be a string.");
+            throw new BadRequestException("@metadata.@collection must be a string.");
         if (_lastCollection != null && r.ValueTextEquals(_lastCollection))
             return _lastCollection;
         string name = r.GetString()!;
@@ -341,7 +341,7 @@ public sealed class DocumentPreparer
         }
         catch (InvalidOperationException e)
         {
-            throw ApiException.BadRequest("Invalid JSON: a property name has an invalid escape. " + e.Message);
+            throw new BadRequestException("Invalid JSON: a property name has an invalid escape. " + e.Message);
         }
     }
 

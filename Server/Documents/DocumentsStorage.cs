@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Http;
 using RavenLite.Storage;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
@@ -158,13 +158,13 @@ public sealed class DocumentsStorage
     public void ValidateId(string id)
     {
         if (string.IsNullOrEmpty(id))
-            throw ApiException.BadRequest("Document id must not be empty.");
+            throw new BadRequestException("Document id must not be empty.");
         int bytes = Encoding.UTF8.GetByteCount(id);
         if (bytes > _maxIdBytes)
-            throw ApiException.BadRequest($"Document id is {bytes} UTF-8 bytes long; the limit is {_maxIdBytes}.");
+            throw new BadRequestException($"Document id is {bytes} UTF-8 bytes long; the limit is {_maxIdBytes}.");
         foreach (char ch in id)
             if (char.IsControl(ch))
-                throw ApiException.BadRequest("Document ids may not contain control characters.");
+                throw new BadRequestException("Document ids may not contain control characters.");
     }
 
     /// <summary>
@@ -177,7 +177,7 @@ public sealed class DocumentsStorage
         if (id.Length == 0)
             return;
         if (id.TrimEnd('/', '|').Length == 0)
-            throw ApiException.BadRequest($"Document id '{id}' has no prefix before the server-generated part.");
+            throw new BadRequestException($"Document id '{id}' has no prefix before the server-generated part.");
         ValidateId(id);
     }
 

@@ -1,9 +1,9 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Counters;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 
@@ -234,8 +234,7 @@ public sealed class DocumentsWriteContext
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
         // client writes over it: the clients rewrite it with their own type's collection (RavenDB's HiLo tests do).
         if (oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase) && !Collections.IsHiLoId(id))
-            throw new ApiException(400, RavenExceptionTypes.DocumentCollectionMismatch,
-                $"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document {id}.");
+            throw new BadRequestException($"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document {id}.", RavenExceptionTypes.DocumentCollectionMismatch);
         long etag = ++_lastEtag;
         var now = DateTime.UtcNow;
         string cv = ChangeVectors.Format(etag, DatabaseId);
@@ -461,14 +460,14 @@ public sealed class DocumentsWriteContext
         if (expected.Length == 0)
         {
             if (currentEtag != 0)
-                throw ApiException.Concurrency($"Document {id} has change vector {ChangeVectors.Format(currentEtag, DatabaseId)}, but the write expected it not to exist.");
+                throw new ConcurrencyException($"Document {id} has change vector {ChangeVectors.Format(currentEtag, DatabaseId)}, but the write expected it not to exist.");
             return;
         }
         if (currentEtag == 0)
-            throw ApiException.Concurrency($"Document {id} does not exist, but the write expected change vector {expected}.");
+            throw new ConcurrencyException($"Document {id} does not exist, but the write expected change vector {expected}.");
         string current = ChangeVectors.Format(currentEtag, DatabaseId);
         if (!string.Equals(current, expected, StringComparison.Ordinal))
-            throw ApiException.Concurrency($"Document {id} has change vector {current}, but the write expected {expected}.");
+            throw new ConcurrencyException($"Document {id} has change vector {current}, but the write expected {expected}.");
     }
 
     /// <summary>Counts a document into or out of its collection; the counts tree is updated once per collection by <see cref="Complete"/>.</summary>

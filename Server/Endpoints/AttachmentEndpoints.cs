@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Attachments;
@@ -44,7 +46,7 @@ public static class AttachmentEndpoints
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         if (context.Request.ContentLength > options.MaxAttachmentBytes)
-            throw ApiException.TooLarge($"Attachment is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
+            throw new TooLargeException($"Attachment is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
         var content = await AttachmentUpload.StageAsync(context.Request.Body, db, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false);
         var command = new DelegateCommand<AttachmentWrite>(ctx => AttachmentOperations.Put(ctx, id, name, contentType, content, expected), content.Staged ? 0 : content.Size);
         try
@@ -103,9 +105,9 @@ public static class AttachmentEndpoints
             string type = body.RootElement.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : "Document";
             if (type == "Revision")
                 revision = body.RootElement.TryGetProperty("ChangeVector", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString()
-                    : throw ApiException.BadRequest("An attachment of a revision is named by the revision's ChangeVector.");
+                    : throw new BadRequestException("An attachment of a revision is named by the revision's ChangeVector.");
             else if (type != "Document")
-                throw ApiException.BadRequest($"Attachment type '{type}' is not known (Document and Revision are).");
+                throw new BadRequestException($"Attachment type '{type}' is not known (Document and Revision are).");
         }
         using var tx = db.Environment.ReadTransaction();
         if ((revision != null ? FindInRevision(tx, db, id, name, revision) : Find(tx, db, id, name)) is not var (info, cv))

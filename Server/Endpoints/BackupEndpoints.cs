@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using RavenLite.Server.Backups;
 using RavenLite.Server.Databases;
@@ -46,7 +48,7 @@ public static class BackupEndpoints
         var config = PeriodicBackupConfiguration.Parse(body.RootElement, periodic: true);
         BackupWriter.EnsureWritable(config.FolderPath);
         if (config.TaskId != 0 && db.Backups.Get(config.TaskId) == null)
-            throw ApiException.BadRequest($"There is no backup task {config.TaskId} to update; leave TaskId 0 to create one.");
+            throw new BadRequestException($"There is no backup task {config.TaskId} to update; leave TaskId 0 to create one.");
         var (taskId, index) = await db.Backups.PutAsync(config).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
@@ -59,7 +61,7 @@ public static class BackupEndpoints
 
     private static Task RunTask(HttpContext context, Database db)
     {
-        long taskId = RequestParsing.QueryLong(context.Request, "taskId") ?? throw ApiException.BadRequest("Query string parameter 'taskId' must be a number.");
+        long taskId = RequestParsing.QueryLong(context.Request, "taskId") ?? throw new BadRequestException("Query string parameter 'taskId' must be a number.");
         bool full = !string.Equals(RequestParsing.Query(context.Request, "isFullBackup"), "false", StringComparison.OrdinalIgnoreCase);
         var state = db.Backups.Start(null, taskId, full, RequestParsing.QueryLong(context.Request, "operationId"));
         return OperationAnswer(context, "OperationId", state.Id, "ResponsibleNode");
@@ -67,12 +69,12 @@ public static class BackupEndpoints
 
     private static async Task DeleteTask(HttpContext context, Database db)
     {
-        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         string type = RequestParsing.Required(context.Request, "type");
         if (!type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Task type '{type}': tasks deleted here are backups (subscriptions: DELETE /subscriptions).");
+            throw new BadRequestException($"Task type '{type}': tasks deleted here are backups (subscriptions: DELETE /subscriptions).");
         if (!await db.Backups.DeleteAsync(id).ConfigureAwait(false))
-            throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task {id} in database '{db.Name}'.");
+            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task {id} in database '{db.Name}'.");
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -85,13 +87,13 @@ public static class BackupEndpoints
     private static async Task Status(HttpContext context)
     {
         string name = RequestParsing.Required(context.Request, "name");
-        long taskId = RequestParsing.QueryLong(context.Request, "taskId") ?? throw ApiException.BadRequest("Query string parameter 'taskId' must be a number.");
+        long taskId = RequestParsing.QueryLong(context.Request, "taskId") ?? throw new BadRequestException("Query string parameter 'taskId' must be a number.");
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         var db = registry.Acquire(name);
         try
         {
             if (db.Backups.Get(taskId) == null)
-                throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task {taskId} in database '{db.Name}'.");
+                throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task {taskId} in database '{db.Name}'.");
             var status = db.Backups.StatusOf(taskId);
             await JsonResponse.WriteAsync(context, 200, w =>
             {
@@ -117,7 +119,7 @@ public static class BackupEndpoints
         var request = DatabaseRestorer.Parse(body.RootElement);
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         if (registry.Find(request.DatabaseName) != null)
-            throw ApiException.BadRequest($"Cannot restore into database '{request.DatabaseName}': it already exists (a restore creates a new database).");
+            throw new BadRequestException($"Cannot restore into database '{request.DatabaseName}': it already exists (a restore creates a new database).");
         DatabaseRestorer.Chain(request); // 400 now for a folder without backups
         var operations = context.RequestServices.GetRequiredService<ServerOperations>();
         var options = context.RequestServices.GetRequiredService<ServerOptions>();

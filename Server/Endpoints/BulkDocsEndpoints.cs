@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Attachments;
@@ -53,7 +55,7 @@ public static class BulkDocsEndpoints
         var boundary = Microsoft.Net.Http.Headers.HeaderUtilities.RemoveQuotes(
             Microsoft.Net.Http.Headers.MediaTypeHeaderValue.Parse(contentType).Boundary).Value;
         if (string.IsNullOrEmpty(boundary))
-            throw ApiException.BadRequest("A multipart batch needs a boundary in its Content-Type.");
+            throw new BadRequestException("A multipart batch needs a boundary in its Content-Type.");
         var reader = new Microsoft.AspNetCore.WebUtilities.MultipartReader(boundary, context.Request.Body) { BodyLengthLimit = null };
         ReadOnlyMemory<byte>? main = null;
         try
@@ -66,7 +68,7 @@ public static class BulkDocsEndpoints
                     using var buffer = new MemoryStream();
                     await section.Body.CopyToAsync(buffer, context.RequestAborted).ConfigureAwait(false);
                     if (buffer.Length > options.MaxRequestBodyBytes)
-                        throw ApiException.TooLarge($"The batch is over the limit of {options.MaxRequestBodyBytes} bytes (MaxRequestBodyBytes).");
+                        throw new TooLargeException($"The batch is over the limit of {options.MaxRequestBodyBytes} bytes (MaxRequestBodyBytes).");
                     main = buffer.ToArray();
                     continue;
                 }
@@ -75,9 +77,9 @@ public static class BulkDocsEndpoints
         }
         catch (IOException e) when (!context.RequestAborted.IsCancellationRequested)
         {
-            throw ApiException.BadRequest("Malformed multipart batch: " + e.Message);
+            throw new BadRequestException("Malformed multipart batch: " + e.Message);
         }
-        return main ?? throw ApiException.BadRequest("A multipart batch needs its commands (JSON) as the first part.");
+        return main ?? throw new BadRequestException("A multipart batch needs its commands (JSON) as the first part.");
     }
 
     private static async Task PostCore(HttpContext context, Database db, ServerOptions options, List<StagedContent> streams)
@@ -122,34 +124,34 @@ public static class BulkDocsEndpoints
     {
         int nextStream = 0;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Commands", out var arr) || arr.ValueKind != JsonValueKind.Array)
-            throw ApiException.BadRequest("Body must be {\"Commands\":[...]}.");
+            throw new BadRequestException("Body must be {\"Commands\":[...]}.");
         var list = new List<BatchItem>();
         int index = 0;
         foreach (var c in arr.EnumerateArray())
         {
             if (c.ValueKind != JsonValueKind.Object)
-                throw ApiException.BadRequest($"Commands[{index}] must be an object.");
-            string type = c.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw ApiException.BadRequest($"Commands[{index}] has no Type.");
-            string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw ApiException.BadRequest($"Commands[{index}] ({type}) has no Id.");
+                throw new BadRequestException($"Commands[{index}] must be an object.");
+            string type = c.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw new BadRequestException($"Commands[{index}] has no Type.");
+            string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw new BadRequestException($"Commands[{index}] ({type}) has no Id.");
             string? cv = null;
             if (c.TryGetProperty("ChangeVector", out var v))
                 cv = v.ValueKind switch
                 {
                     JsonValueKind.Null => null,
                     JsonValueKind.String => v.GetString(),
-                    _ => throw ApiException.BadRequest($"Commands[{index}].ChangeVector must be a string or null."),
+                    _ => throw new BadRequestException($"Commands[{index}].ChangeVector must be a string or null."),
                 };
             string? originalCv = c.TryGetProperty("OriginalChangeVector", out var ocv) && ocv.ValueKind == JsonValueKind.String ? ocv.GetString() : null;
             if (clusterWide && type is not ("PUT" or "DELETE" or "CompareExchangePUT" or "CompareExchangeDELETE"))
-                throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which a cluster-wide transaction cannot hold (PUT, DELETE, CompareExchangePUT and CompareExchangeDELETE).");
+                throw new BadRequestException($"Commands[{index}] has Type '{type}', which a cluster-wide transaction cannot hold (PUT, DELETE, CompareExchangePUT and CompareExchangeDELETE).");
             if (!clusterWide && type is "CompareExchangePUT" or "CompareExchangeDELETE")
-                throw ApiException.BadRequest($"Commands[{index}] ({type}) needs a cluster-wide transaction (TransactionMode: ClusterWide).");
+                throw new BadRequestException($"Commands[{index}] ({type}) needs a cluster-wide transaction (TransactionMode: ClusterWide).");
             switch (type)
             {
                 case "CompareExchangePUT":
                     CompareExchangeStore.ValidateKey(id);
                     if (id.StartsWith(CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase))
-                        throw ApiException.BadRequest($"Commands[{index}]: '{id}' is an atomic guard; it cannot be written directly.");
+                        throw new BadRequestException($"Commands[{index}]: '{id}' is an atomic guard; it cannot be written directly.");
                     list.Add(new CompareExchangeItem(id, RequiredIndex(c, index),
                         CompareExchangeStore.ValidateValue(c.TryGetProperty("Document", out var value) ? value : default, $"Commands[{index}] (CompareExchangePUT {id})")));
                     break;
@@ -159,10 +161,10 @@ public static class BulkDocsEndpoints
                     break;
                 case "PUT":
                     if (!c.TryGetProperty("Document", out var doc) || doc.ValueKind != JsonValueKind.Object)
-                        throw ApiException.BadRequest($"Commands[{index}] (PUT {id}) needs a Document object.");
+                        throw new BadRequestException($"Commands[{index}] (PUT {id}) needs a Document object.");
                     var raw = System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(doc);
                     if (raw.Length > options.MaxDocumentBytes)
-                        throw ApiException.TooLarge($"Document '{id}' is over the limit of {options.MaxDocumentBytes} bytes (MaxDocumentBytes).");
+                        throw new TooLargeException($"Document '{id}' is over the limit of {options.MaxDocumentBytes} bytes (MaxDocumentBytes).");
                     documents.ValidateIdToWrite(id);
                     int start = prepared.WrittenCount;
                     int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
@@ -185,7 +187,7 @@ public static class BulkDocsEndpoints
                     documents.ValidateId(id);
                     string name = Name(c, "Name", index);
                     if (nextStream >= streams.Count)
-                        throw ApiException.BadRequest($"Commands[{index}] (AttachmentPUT {id}/{name}) has no content: send the batch as multipart/form-data with one part per AttachmentPUT after the commands.");
+                        throw new BadRequestException($"Commands[{index}] (AttachmentPUT {id}/{name}) has no content: send the batch as multipart/form-data with one part per AttachmentPUT after the commands.");
                     string? contentType = c.TryGetProperty("ContentType", out var ct) && ct.ValueKind == JsonValueKind.String ? ct.GetString() : null;
                     list.Add(new AttachmentItem(id, cv, AttachmentItem.Kind.Put, name, null, null, contentType, streams[nextStream++]));
                     break;
@@ -198,7 +200,7 @@ public static class BulkDocsEndpoints
                 case "AttachmentMOVE":
                 {
                     documents.ValidateId(id);
-                    string destination = c.TryGetProperty("DestinationId", out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : throw ApiException.BadRequest($"Commands[{index}] ({type}) has no DestinationId.");
+                    string destination = c.TryGetProperty("DestinationId", out var d) && d.ValueKind == JsonValueKind.String ? d.GetString()! : throw new BadRequestException($"Commands[{index}] ({type}) has no DestinationId.");
                     documents.ValidateId(destination);
                     list.Add(new AttachmentItem(id, cv, type == "AttachmentCOPY" ? AttachmentItem.Kind.Copy : AttachmentItem.Kind.Move,
                         Name(c, "Name", index), destination, Name(c, "DestinationName", index), null, null));
@@ -218,12 +220,12 @@ public static class BulkDocsEndpoints
                     list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw ApiException.BadRequest($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE, TimeSeries and ForceRevisionCreation are).");
+                    throw new BadRequestException($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE, TimeSeries and ForceRevisionCreation are).");
             }
             index++;
         }
         if (nextStream != streams.Count)
-            throw ApiException.BadRequest($"The batch sent {streams.Count} attachment streams for {nextStream} AttachmentPUT commands.");
+            throw new BadRequestException($"The batch sent {streams.Count} attachment streams for {nextStream} AttachmentPUT commands.");
         return list;
     }
 
@@ -231,14 +233,14 @@ public static class BulkDocsEndpoints
     {
         string? name = c.TryGetProperty(property, out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
         if (name == null)
-            throw ApiException.BadRequest($"Commands[{index}] has no {property}.");
+            throw new BadRequestException($"Commands[{index}] has no {property}.");
         AttachmentsStore.ValidateName(name);
         return name;
     }
 
     private static long RequiredIndex(JsonElement c, int index) =>
         c.TryGetProperty("Index", out var i) && i.ValueKind == JsonValueKind.Number && i.TryGetInt64(out long n) && n >= 0 ? n
-            : throw ApiException.BadRequest($"Commands[{index}] needs Index, the compare-exchange value's current index (0 for a new key).");
+            : throw new BadRequestException($"Commands[{index}] needs Index, the compare-exchange value's current index (0 for a new key).");
 
     /// <summary>One command of a batch: applied in the batch's transaction (re-runnable), then its result written.</summary>
     private abstract class BatchItem(string id, string? changeVector)
@@ -272,7 +274,7 @@ public static class BulkDocsEndpoints
             if (r.Collection != Collections.Empty)
                 w.WriteString("@collection", r.Collection);
             w.WriteString("@change-vector", r.ChangeVector);
-            w.WriteString("@last-modified", JsonResponse.FormatDate(r.LastModified));
+            w.WriteString("@last-modified", JsonDates.FormatDate(r.LastModified));
         }
     }
 
@@ -313,7 +315,7 @@ public static class BulkDocsEndpoints
             if (patched != null)
             {
                 w.WriteString("ChangeVector", patched.ChangeVector);
-                w.WriteString("LastModified", JsonResponse.FormatDate(patched.LastModified));
+                w.WriteString("LastModified", JsonDates.FormatDate(patched.LastModified));
             }
             else
             {
@@ -528,8 +530,8 @@ public static class BulkDocsEndpoints
                 }
             }
             if (violations.Count > 0)
-                throw new ApiException(409, RavenExceptionTypes.ClusterTransactionConcurrency,
-                    "Failed to execute cluster transaction due to the following issues: " + string.Join("; ", violations));
+                throw new ConcurrencyException(
+                    "Failed to execute cluster transaction due to the following issues: " + string.Join("; ", violations), RavenExceptionTypes.ClusterTransactionConcurrency);
             TransactionIndex = CompareExchangeStore.NextIndex(context.Transaction);
             foreach (var item in items)
             {

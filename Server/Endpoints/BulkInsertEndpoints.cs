@@ -1,3 +1,6 @@
+using RavenLite.Server.Memory;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.IO.Pipelines;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.BulkInsert;
@@ -43,7 +46,7 @@ public static class BulkInsertEndpoints
         if (context.Features.Get<Microsoft.AspNetCore.Server.Kestrel.Core.Features.IHttpMinRequestBodyDataRateFeature>() is { } rate)
             rate.MinDataRate = null;
         var inFlight = new Queue<BulkInsertBatch>();
-        var memory = MemoryBudget.For(context); // charged for the batches in flight
+        var memory = RequestMemory.For(context); // charged for the batches in flight
         BulkInsertBatch? batch = null;
         IdlePipeReader? pipe = null;
         BulkInsertReader? parser = null;
@@ -77,11 +80,11 @@ public static class BulkInsertEndpoints
                 {
                     // Its raw bytes follow the item: streamed to storage (staged in chunks), then attached with the batch.
                     if (attachment.Length > options.MaxAttachmentBytes)
-                        throw ApiException.TooLarge($"Attachment '{attachment.Name}' of '{attachment.DocumentId}' is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
+                        throw new TooLargeException($"Attachment '{attachment.Name}' of '{attachment.DocumentId}' is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
                     await using var content = new PipeSliceStream(pipe, attachment.Length);
                     var staged = await AttachmentUpload.StageAsync(content, db, attachment.Length, cts.Token).ConfigureAwait(false);
                     if (staged.Size != attachment.Length)
-                        throw ApiException.BadRequest($"The bulk insert stream ended inside attachment '{attachment.Name}' of '{attachment.DocumentId}' ({staged.Size} of {attachment.Length} bytes).");
+                        throw new BadRequestException($"The bulk insert stream ended inside attachment '{attachment.Name}' of '{attachment.DocumentId}' ({staged.Size} of {attachment.Length} bytes).");
                     parser.AttachmentRead();
                     (batch ??= new BulkInsertBatch(skipUnchanged)).Add(attachment, staged);
                 }
@@ -121,7 +124,7 @@ public static class BulkInsertEndpoints
                     // The first failure is the one reported.
                 }
             }
-            MemoryBudget.Release(context); // every batch is done with; the error answer is small
+            RequestMemory.Release(context); // every batch is done with; the error answer is small
             if (pipe is { TimedOut: true })
             {
                 // The client went silent: nobody is sending, so nothing is drained; the connection is closed.

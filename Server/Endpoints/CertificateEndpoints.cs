@@ -1,3 +1,7 @@
+using RavenLite.Server.Logging;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using System.Security.Claims;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
@@ -31,31 +35,31 @@ public static class CertificateEndpoints
     private static CertificateRegistry Registry(HttpContext context) =>
         context.RequestServices.GetRequiredService<ServerOptions>().Security.Secured
             ? context.RequestServices.GetRequiredService<CertificateRegistry>()
-            : throw ApiException.BadRequest("This server is not secured, so it has no client certificates: set Security:Certificate:Path (docs/security.md).");
+            : throw new BadRequestException("This server is not secured, so it has no client certificates: set Security:Certificate:Path (docs/security.md).");
 
     private static CertificateDefinition Caller(HttpContext context, CertificateRegistry registry) =>
         context.User.FindFirst(ClaimTypes.Thumbprint)?.Value is { } t && registry.Find(t) is { } d ? d
-            : throw new ApiException(403, RavenExceptionTypes.Authorization, "The caller's certificate is not registered.");
+            : throw new AccessDeniedException("The caller's certificate is not registered.");
 
     private static async Task Put(HttpContext context)
     {
         var registry = Registry(context);
         using var body = await RequestBody.ReadJsonAsync(context, "certificate registration").ConfigureAwait(false);
         var root = body.RootElement;
-        string name = String(root, "Name") is { Length: > 0 } n ? n : throw ApiException.BadRequest("A certificate registration needs a Name.");
-        string data = String(root, "Certificate") is { Length: > 0 } c ? c : throw ApiException.BadRequest("A certificate registration needs the Certificate (base64 DER, base64 PFX or PEM).");
+        string name = String(root, "Name") is { Length: > 0 } n ? n : throw new BadRequestException("A certificate registration needs a Name.");
+        string data = String(root, "Certificate") is { Length: > 0 } c ? c : throw new BadRequestException("A certificate registration needs the Certificate (base64 DER, base64 PFX or PEM).");
         var clearance = ParseClearance(root);
         var permissions = ParsePermissions(root, clearance);
         var (leaf, issuers) = ParseCertificate(data, String(root, "Password"));
         var now = DateTime.Now;
         if (leaf.NotAfter < now)
-            throw ApiException.BadRequest($"Certificate {leaf.Subject} ({leaf.Thumbprint}) expired on {leaf.NotAfter.ToUniversalTime():u}; it cannot be registered.");
+            throw new BadRequestException($"Certificate {leaf.Subject} ({leaf.Thumbprint}) expired on {leaf.NotAfter.ToUniversalTime():u}; it cannot be registered.");
         if (!CertificateTrust.Chains(leaf, registry.TrustedIssuers.Concat(issuers), forClientAuthentication: false))
-            throw ApiException.BadRequest($"Certificate {leaf.Subject} is issued by {leaf.Issuer}, which this server does not trust: register it together with its issuer's certificate (a PEM bundle, or a PFX with the chain).");
+            throw new BadRequestException($"Certificate {leaf.Subject} is issued by {leaf.Issuer}, which this server does not trust: register it together with its issuer's certificate (a PEM bundle, or a PFX with the chain).");
         var caller = Caller(context, registry);
         var existing = registry.Registered(leaf.Thumbprint);
         if ((clearance == SecurityClearance.ClusterAdmin || existing?.SecurityClearance == SecurityClearance.ClusterAdmin) && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
-            throw new ApiException(403, RavenExceptionTypes.Authorization, $"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may register a ClusterAdmin certificate.");
+            throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may register a ClusterAdmin certificate.");
         var definition = new CertificateDefinition
         {
             Name = name,
@@ -78,12 +82,12 @@ public static class CertificateEndpoints
         var registry = Registry(context);
         using var body = await RequestBody.ReadJsonAsync(context, "certificate edit").ConfigureAwait(false);
         var root = body.RootElement;
-        string thumbprint = String(root, "Thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw ApiException.BadRequest("An edit needs the certificate's Thumbprint.");
-        var existing = registry.Registered(thumbprint) ?? throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
+        string thumbprint = String(root, "Thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw new BadRequestException("An edit needs the certificate's Thumbprint.");
+        var existing = registry.Registered(thumbprint) ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
         var clearance = ParseClearance(root);
         var caller = Caller(context, registry);
         if ((clearance == SecurityClearance.ClusterAdmin || existing.SecurityClearance == SecurityClearance.ClusterAdmin) && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
-            throw new ApiException(403, RavenExceptionTypes.Authorization, $"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may change a ClusterAdmin certificate or grant that clearance.");
+            throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may change a ClusterAdmin certificate or grant that clearance.");
         var edited = existing with
         {
             Name = String(root, "Name") is { Length: > 0 } n ? n : existing.Name,
@@ -98,11 +102,11 @@ public static class CertificateEndpoints
     private static Task Delete(HttpContext context)
     {
         var registry = Registry(context);
-        string thumbprint = RequestParsing.Query(context.Request, "thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw ApiException.BadRequest("DELETE /admin/certificates needs ?thumbprint=.");
-        var existing = registry.Registered(thumbprint) ?? throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
+        string thumbprint = RequestParsing.Query(context.Request, "thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw new BadRequestException("DELETE /admin/certificates needs ?thumbprint=.");
+        var existing = registry.Registered(thumbprint) ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
         var caller = Caller(context, registry);
         if (existing.SecurityClearance == SecurityClearance.ClusterAdmin && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
-            throw new ApiException(403, RavenExceptionTypes.Authorization, $"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may delete a ClusterAdmin certificate.");
+            throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may delete a ClusterAdmin certificate.");
         registry.Delete(thumbprint);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), existing.Name, thumbprint, "deleted", existing.SecurityClearance.ToString());
         context.Response.StatusCode = 204;
@@ -156,11 +160,11 @@ public static class CertificateEndpoints
             w.WriteString(db, access.ToString());
         w.WriteEndObject();
         if (d.NotBefore != default)
-            w.WriteString("NotBefore", JsonResponse.FormatDate(d.NotBefore));
+            w.WriteString("NotBefore", JsonDates.FormatDate(d.NotBefore));
         else
             w.WriteNull("NotBefore");
         if (d.NotAfter != default)
-            w.WriteString("NotAfter", JsonResponse.FormatDate(d.NotAfter));
+            w.WriteString("NotAfter", JsonDates.FormatDate(d.NotAfter));
         else
             w.WriteNull("NotAfter");
         w.WriteString("PublicKeyPinningHash", d.PublicKeyPinningHash);
@@ -181,7 +185,7 @@ public static class CertificateEndpoints
             "ClusterAdmin" => SecurityClearance.ClusterAdmin,
             "Operator" => SecurityClearance.Operator,
             "ValidUser" => SecurityClearance.ValidUser,
-            _ => throw ApiException.BadRequest($"SecurityClearance '{value}' is not one of ClusterAdmin, Operator, ValidUser."),
+            _ => throw new BadRequestException($"SecurityClearance '{value}' is not one of ClusterAdmin, Operator, ValidUser."),
         };
     }
 
@@ -198,13 +202,13 @@ public static class CertificateEndpoints
                     "Read" => DatabaseAccess.Read,
                     "ReadWrite" => DatabaseAccess.ReadWrite,
                     "Admin" => DatabaseAccess.Admin,
-                    _ => throw ApiException.BadRequest($"Permission '{value}' for database '{e.Name}' is not one of Read, ReadWrite, Admin."),
+                    _ => throw new BadRequestException($"Permission '{value}' for database '{e.Name}' is not one of Read, ReadWrite, Admin."),
                 };
             }
         }
         else if (root.TryGetProperty("Permissions", out p) && p.ValueKind is not (JsonValueKind.Null or JsonValueKind.Undefined))
         {
-            throw ApiException.BadRequest("Permissions must be an object: database name → Read, ReadWrite or Admin.");
+            throw new BadRequestException("Permissions must be an object: database name → Read, ReadWrite or Admin.");
         }
         // Operators and ClusterAdmins have every database; their permission map means nothing, as in RavenDB.
         return clearance == SecurityClearance.ValidUser ? permissions : new(StringComparer.OrdinalIgnoreCase);
@@ -236,10 +240,10 @@ public static class CertificateEndpoints
         }
         catch (Exception e) when (e is FormatException or CryptographicException or ArgumentException)
         {
-            throw ApiException.BadRequest($"The Certificate cannot be read ({e.Message}): send base64 of the DER certificate, base64 of a PFX (with Password), or PEM.");
+            throw new BadRequestException($"The Certificate cannot be read ({e.Message}): send base64 of the DER certificate, base64 of a PFX (with Password), or PEM.");
         }
         if (all.Count == 0)
-            throw ApiException.BadRequest("The Certificate holds no certificate.");
+            throw new BadRequestException("The Certificate holds no certificate.");
         // In a PFX or bundle the client's certificate is the one that is not a CA.
         var leaf = all.FirstOrDefault(c => c.Extensions.OfType<X509BasicConstraintsExtension>().FirstOrDefault() is not { CertificateAuthority: true }) ?? all[0];
         return (leaf, all.Where(c => !ReferenceEquals(c, leaf)).ToList());

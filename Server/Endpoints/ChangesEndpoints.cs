@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Changes;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
@@ -19,7 +20,7 @@ public static class ChangesEndpoints
     private static async Task Changes(HttpContext context, Database db)
     {
         if (!context.WebSockets.IsWebSocketRequest)
-            throw ApiException.BadRequest("/changes is a WebSocket: connect with ws:// (RavenDB's changes API).");
+            throw new BadRequestException("/changes is a WebSocket: connect with ws:// (RavenDB's changes API).");
         using var socket = await context.WebSockets.AcceptWebSocketAsync().ConfigureAwait(false);
         using var connection = new ChangesConnection();
         db.Documents.Changes.Subscribe(connection);

@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Databases;
@@ -60,9 +62,9 @@ public static class CompareExchangeEndpoints
     {
         string key = RequestParsing.Required(context.Request, "key");
         CompareExchangeStore.ValidateKey(key);
-        long index = RequestParsing.QueryLong(context.Request, "index") ?? throw ApiException.BadRequest("Query string parameter 'index' is required (an integer; 0 for a new key).");
+        long index = RequestParsing.QueryLong(context.Request, "index") ?? throw new BadRequestException("Query string parameter 'index' is required (an integer; 0 for a new key).");
         if (index < 0)
-            throw ApiException.BadRequest($"A compare-exchange index cannot be negative ({index}).");
+            throw new BadRequestException($"A compare-exchange index cannot be negative ({index}).");
         return (key, index);
     }
 
@@ -70,7 +72,7 @@ public static class CompareExchangeEndpoints
     {
         var (key, index) = KeyAndIndex(context);
         if (key.StartsWith(CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"'{key}' is an atomic guard of a cluster-wide transaction; it cannot be written directly.");
+            throw new BadRequestException($"'{key}' is an atomic guard of a cluster-wide transaction; it cannot be written directly.");
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
         byte[] json;

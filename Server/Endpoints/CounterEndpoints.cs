@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
@@ -43,7 +44,7 @@ public static class CounterEndpoints
         using var json = DocumentJson.Parse(body, 6);
         var root = json.RootElement;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Documents", out var docs) || docs.ValueKind != JsonValueKind.Array)
-            throw ApiException.BadRequest("Body must be a counter batch {\"Documents\":[{\"DocumentId\":..,\"Operations\":[..]}]}.");
+            throw new BadRequestException("Body must be a counter batch {\"Documents\":[{\"DocumentId\":..,\"Operations\":[..]}]}.");
         bool full = root.TryGetProperty("ReplyWithAllNodesValues", out var r) && r.ValueKind == JsonValueKind.True;
         var batches = new List<CounterBatch>();
         int i = 0;

@@ -1,3 +1,6 @@
+using RavenLite.Server.Indexing;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -34,11 +37,11 @@ public static class DatabaseEndpoints
             {
                 string bodyName = n.GetString()!;
                 if (name != null && !string.Equals(name, bodyName, StringComparison.OrdinalIgnoreCase))
-                    throw ApiException.BadRequest($"The name in the query string ('{name}') and DatabaseName in the body ('{bodyName}') differ.");
+                    throw new BadRequestException($"The name in the query string ('{name}') and DatabaseName in the body ('{bodyName}') differ.");
                 name = bodyName;
             }
         }
-        registry.Create(name ?? throw ApiException.BadRequest("Database name is required (?name= or DatabaseName in the body)."));
+        registry.Create(name ?? throw new BadRequestException("Database name is required (?name= or DatabaseName in the body)."));
         long raft = registry.NextRaftIndex();
         string url = $"{context.Request.Scheme}://{context.Request.Host}";
         await JsonResponse.WriteAsync(context, 201, w =>
@@ -64,12 +67,12 @@ public static class DatabaseEndpoints
         {
             using var doc = DocumentJson.Parse(body, 8);
             if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("DatabaseNames", out var arr) || arr.ValueKind != JsonValueKind.Array)
-                throw ApiException.BadRequest("Body must be {\"DatabaseNames\":[...]}.");
+                throw new BadRequestException("Body must be {\"DatabaseNames\":[...]}.");
             foreach (var e in arr.EnumerateArray())
-                names.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw ApiException.BadRequest("DatabaseNames must hold strings."));
+                names.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw new BadRequestException("DatabaseNames must hold strings."));
         }
         if (names.Count == 0)
-            throw ApiException.BadRequest("No database named: send {\"DatabaseNames\":[...]}.");
+            throw new BadRequestException("No database named: send {\"DatabaseNames\":[...]}.");
         foreach (string n in names)
             DatabaseRegistry.ValidateName(n);
         var missing = names.Where(n => registry.Find(n) == null).ToList();
@@ -181,14 +184,14 @@ public static class DatabaseEndpoints
                 foreach (var i in indexes.Where(i => !i.Definition.IsAuto))
                 {
                     w.WritePropertyName(i.Name);
-                    IndexEndpoints.WriteDefinition(w, i);
+                    IndexDefinitionJson.Write(w, i);
                 }
                 w.WriteEndObject();
                 w.WriteStartObject("AutoIndexes");
                 foreach (var i in indexes.Where(i => i.Definition.IsAuto))
                 {
                     w.WritePropertyName(i.Name);
-                    IndexEndpoints.WriteDefinition(w, i);
+                    IndexDefinitionJson.Write(w, i);
                 }
                 w.WriteEndObject();
                 foreach (string empty in RecordEmptyObjects)
@@ -230,13 +233,13 @@ public static class DatabaseEndpoints
         using var body = await RequestBody.ReadJsonAsync(context, "compact settings").ConfigureAwait(false);
         var root = body.RootElement;
         string name = root.ValueKind == JsonValueKind.Object && root.TryGetProperty("DatabaseName", out var n) && n.ValueKind == JsonValueKind.String
-            ? n.GetString()! : throw ApiException.BadRequest("DatabaseName is required.");
+            ? n.GetString()! : throw new BadRequestException("DatabaseName is required.");
         bool documents = root.TryGetProperty("Documents", out var d) && d.ValueKind == JsonValueKind.True;
         var indexes = root.TryGetProperty("Indexes", out var i) && i.ValueKind == JsonValueKind.Array
-            ? i.EnumerateArray().Select(x => x.ValueKind == JsonValueKind.String ? x.GetString()! : throw ApiException.BadRequest("Indexes must hold index names.")).ToList()
+            ? i.EnumerateArray().Select(x => x.ValueKind == JsonValueKind.String ? x.GetString()! : throw new BadRequestException("Indexes must hold index names.")).ToList()
             : [];
         if (!documents && indexes.Count == 0)
-            throw ApiException.BadRequest("Nothing to compact: set Documents to true or name Indexes.");
+            throw new BadRequestException("Nothing to compact: set Documents to true or name Indexes.");
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         string stored = registry.Find(name) ?? throw new DatabaseMissingException(name);
         var operations = context.RequestServices.GetRequiredService<Operations.ServerOperations>();

@@ -1,3 +1,5 @@
+using RavenLite.Server.BulkInsert;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
 
@@ -20,7 +22,7 @@ internal static class DatabaseRoute
         {
             db = registry.Acquire(name);
         }
-        catch (ApiException) when (drainBodyOnMissing)
+        catch (DomainException) when (drainBodyOnMissing)
         {
             await BodyDrainer.FromStart().DrainAsync(RequestBody.DecodeToPipe(context.Request), Endpoints.BulkInsertEndpoints.DrainLimit, context.RequestAborted).ConfigureAwait(false);
             context.Response.Headers.Connection = "close";

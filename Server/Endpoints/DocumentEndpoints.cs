@@ -1,3 +1,5 @@
+using RavenLite.Server.Queries;
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Counters;
@@ -82,10 +84,10 @@ public static class DocumentEndpoints
         var body = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         using var doc = DocumentJson.Parse(body, 2);
         if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Ids", out var arr) || arr.ValueKind != JsonValueKind.Array)
-            throw ApiException.BadRequest("Body must be {\"Ids\":[...]}.");
+            throw new BadRequestException("Body must be {\"Ids\":[...]}.");
         var ids = new List<string>();
         foreach (var e in arr.EnumerateArray())
-            ids.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw ApiException.BadRequest("Ids must hold strings."));
+            ids.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw new BadRequestException("Ids must hold strings."));
         await WriteByIds(context, db, ids).ConfigureAwait(false);
     }
 
@@ -97,7 +99,7 @@ public static class DocumentEndpoints
         var results = new List<StoredDocument?>(ids.Count);
         var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
         CounterIncludes? counterIncludes = null;
-        var extraIncludes = ExtraIncludes.Parse(context.Request);
+        var extraIncludes = ExtraIncludes.Parse(k => context.Request.Query[k]);
         using (var tx = db.Environment.ReadTransaction())
         {
             foreach (string id in ids)
@@ -142,7 +144,7 @@ public static class DocumentEndpoints
             {
                 included[id] = db.Documents.Get(tx, id);
             }
-            catch (ApiException)
+            catch (DomainException)
             {
                 // A value that cannot be an id (too long, control characters) names no document.
             }
@@ -217,7 +219,7 @@ public static class DocumentEndpoints
     {
         var options = db.Options;
         // An empty id (?id=) asks the server for a GUID, as RavenDB does; only a missing parameter is a 400.
-        string id = RequestParsing.Query(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' is required.");
+        string id = RequestParsing.Query(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' is required.");
         db.Documents.ValidateIdToWrite(id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);

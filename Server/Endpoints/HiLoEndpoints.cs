@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
@@ -108,7 +109,7 @@ public static class HiLoEndpoints
             w.WriteNumber("High", hi);
             w.WriteNumber("LastSize", capacity);
             w.WriteString("ServerTag", ChangeVectors.NodeTag);
-            w.WriteString("LastRangeAt", JsonResponse.FormatDate(DateTime.UtcNow));
+            w.WriteString("LastRangeAt", JsonDates.FormatDate(DateTime.UtcNow));
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }
@@ -132,8 +133,8 @@ public static class HiLoEndpoints
     {
         string tag = RequestParsing.Required(context.Request, "tag");
         db.Documents.ValidateId(DocId(tag));
-        long end = RequestParsing.QueryLong(context.Request, "end") ?? throw ApiException.BadRequest("Query string parameter 'end' is required.");
-        long last = RequestParsing.QueryLong(context.Request, "last") ?? throw ApiException.BadRequest("Query string parameter 'last' is required.");
+        long end = RequestParsing.QueryLong(context.Request, "end") ?? throw new BadRequestException("Query string parameter 'end' is required.");
+        long last = RequestParsing.QueryLong(context.Request, "last") ?? throw new BadRequestException("Query string parameter 'last' is required.");
         var command = new DelegateCommand<bool>(ctx =>
         {
             var (max, doc) = ReadMax(ctx, tag);

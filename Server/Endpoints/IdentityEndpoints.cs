@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
@@ -26,7 +27,7 @@ public static class IdentityEndpoints
     {
         string name = RequestParsing.Required(context.Request, "name");
         if (name.TrimEnd('|').Length == 0)
-            throw ApiException.BadRequest("An identity name must not be empty.");
+            throw new BadRequestException("An identity name must not be empty.");
         db.Documents.ValidateId(name);
         return name;
     }
@@ -47,9 +48,9 @@ public static class IdentityEndpoints
     private static async Task Seed(HttpContext context, Database db)
     {
         string name = Name(context, db);
-        long value = RequestParsing.QueryLong(context.Request, "value") ?? throw ApiException.BadRequest("Query string parameter 'value' is required (an integer).");
+        long value = RequestParsing.QueryLong(context.Request, "value") ?? throw new BadRequestException("Query string parameter 'value' is required (an integer).");
         if (value < 0)
-            throw ApiException.BadRequest($"An identity cannot be seeded with a negative value ({value}).");
+            throw new BadRequestException($"An identity cannot be seeded with a negative value ({value}).");
         bool force = string.Equals(RequestParsing.Query(context.Request, "force"), "true", StringComparison.OrdinalIgnoreCase);
         var command = new DelegateCommand<long>(ctx => ctx.SeedIdentity(name, value, force));
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);

@@ -1,3 +1,5 @@
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
@@ -28,16 +30,10 @@ public static class IndexEndpoints
         app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/indexes/enable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Normal"))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/indexes/disable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Disabled"))).Requires(Access.DatabaseAdmin);
-        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", CheckLockMode, (d, v) => d.LockMode = v))).Requires(Access.DatabaseAdmin);
-        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", CheckPriority, (d, v) => d.Priority = v))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", IndexDefinitionJson.CheckLockMode, (d, v) => d.LockMode = v))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", IndexDefinitionJson.CheckPriority, (d, v) => d.Priority = v))).Requires(Access.DatabaseAdmin);
         app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus)).Requires(Access.DatabaseRead);
     }
-
-    private static string CheckLockMode(string mode) => mode is "Unlock" or "LockedIgnore" or "LockedError"
-        ? mode : throw ApiException.BadRequest($"Lock mode '{mode}' is not Unlock, LockedIgnore or LockedError.");
-
-    private static string CheckPriority(string priority) => priority is "Low" or "Normal" or "High"
-        ? priority : throw ApiException.BadRequest($"Index priority '{priority}' is not Low, Normal or High.");
 
     /// <summary>RavenDB's index status: Running, Paused (indexing stopped, or waiting for disk space), Disabled, or Error.</summary>
     private static string StatusOf(Indexing.Index i) =>
@@ -50,14 +46,14 @@ public static class IndexEndpoints
         var root = body.RootElement;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("IndexNames", out var names) || names.ValueKind != JsonValueKind.Array
             || names.EnumerateArray().Any(n => n.ValueKind != JsonValueKind.String))
-            throw ApiException.BadRequest($"The body must be {{\"IndexNames\": [..], \"{property}\": ..}}.");
-        string value = root.TryGetProperty(property, out var v) && v.ValueKind == JsonValueKind.String ? check(v.GetString()!) : throw ApiException.BadRequest($"'{property}' is required.");
+            throw new BadRequestException($"The body must be {{\"IndexNames\": [..], \"{property}\": ..}}.");
+        string value = root.TryGetProperty(property, out var v) && v.ValueKind == JsonValueKind.String ? check(v.GetString()!) : throw new BadRequestException($"'{property}' is required.");
         var list = names.EnumerateArray().Select(n => n.GetString()!).ToList();
         foreach (string name in list)
         {
-            var index = db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            var index = db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
             if (property == "Mode" && index.Definition.IsAuto)
-                throw ApiException.BadRequest($"'{name}' is an auto index: auto indexes cannot be locked.");
+                throw new BadRequestException($"'{name}' is an auto index: auto indexes cannot be locked.");
         }
         foreach (string name in list)
             db.Indexes.UpdateSettings(name, d => apply(d, value));
@@ -98,8 +94,8 @@ public static class IndexEndpoints
         using (var doc = await RequestBody.ReadJsonAsync(context, "index").ConfigureAwait(false))
         {
             if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Indexes", out var list) || list.ValueKind != JsonValueKind.Array)
-                throw ApiException.BadRequest("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
-            var definitions = list.EnumerateArray().Select(ReadDefinition).ToList();
+                throw new BadRequestException("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
+            var definitions = list.EnumerateArray().Select(IndexDefinitionJson.Read).ToList();
             var compiled = definitions.Select(IndexCompiler.Compile).ToList(); // every definition is checked before any is stored
             var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
             var results = definitions.Select((d, i) =>
@@ -125,46 +121,6 @@ public static class IndexEndpoints
         }
     }
 
-    internal static IndexDefinition ReadDefinition(JsonElement e)
-    {
-        if (e.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("Each index definition must be an object.");
-        string? name = e.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
-        IndexStore.ValidateName(name);
-        if (!e.TryGetProperty("Maps", out var maps) || maps.ValueKind != JsonValueKind.Array || maps.EnumerateArray().Any(m => m.ValueKind != JsonValueKind.String))
-            throw ApiException.IndexCompilation($"Index '{name}' needs 'Maps': an array of map strings.", "Maps", "");
-        string type = e.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()!
-            : e.TryGetProperty("IndexType", out var it) && it.ValueKind == JsonValueKind.String ? it.GetString()! : "Map";
-        var definition = new IndexDefinition
-        {
-            Name = name!,
-            Maps = maps.EnumerateArray().Select(m => m.GetString()!).ToList(),
-        };
-        if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
-            definition.Reduce = r.GetString();
-        if (e.TryGetProperty("OutputReduceToCollection", out var output) && output.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(output.GetString()))
-            definition.OutputReduceToCollection = output.GetString();
-        if (e.TryGetProperty("PatternForOutputReduceToCollectionReferences", out var pattern) && pattern.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(pattern.GetString()))
-            definition.PatternForOutputReduceToCollectionReferences = pattern.GetString();
-        if (e.TryGetProperty("PatternReferencesCollectionName", out var references) && references.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(references.GetString()))
-            definition.PatternReferencesCollectionName = references.GetString();
-        if (e.TryGetProperty("AdditionalSources", out var sources) && sources.ValueKind == JsonValueKind.Object)
-            foreach (var source in sources.EnumerateObject())
-                if (source.Value.ValueKind == JsonValueKind.String)
-                    definition.AdditionalSources[source.Name] = source.Value.GetString()!;
-        string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
-        definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
-            : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
-        if (e.TryGetProperty("LockMode", out var lockMode) && lockMode.ValueKind == JsonValueKind.String)
-            definition.LockMode = CheckLockMode(lockMode.GetString()!);
-        if (e.TryGetProperty("Priority", out var priority) && priority.ValueKind == JsonValueKind.String)
-            definition.Priority = CheckPriority(priority.GetString()!);
-        if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
-            foreach (var f in fields.EnumerateObject())
-                definition.FieldOptions[f.Name] = f.Value.Clone();
-        return definition;
-    }
-
     private static Task List(HttpContext context, Database db)
     {
         var indexes = db.Indexes.All.AsEnumerable();
@@ -185,46 +141,11 @@ public static class IndexEndpoints
                     w.WriteStringValue(i.Name);
                     continue;
                 }
-                WriteDefinition(w, i);
+                IndexDefinitionJson.Write(w, i);
             }
             w.WriteEndArray();
             w.WriteEndObject();
         });
-    }
-
-    internal static void WriteDefinition(Utf8JsonWriter w, Indexing.Index i)
-    {
-        var d = i.Definition;
-        w.WriteStartObject();
-        w.WriteString("Name", d.Name);
-        w.WriteString("Type", d.Type);
-        w.WriteString("SourceType", "Documents");
-        w.WriteStartArray("Maps");
-        if (d.IsAuto)
-            w.WriteStringValue($"from '{d.Collection}' index fields: {string.Join(", ", d.AutoFields.Select(f => f.Search ? $"search({f.Path})" : f.Path))}");
-        foreach (string m in d.Maps)
-            w.WriteStringValue(m);
-        w.WriteEndArray();
-        if (d.Reduce != null)
-            w.WriteString("Reduce", d.Reduce);
-        else
-            w.WriteNull("Reduce");
-        w.WriteStartObject("Fields");
-        foreach (var f in i.Compiled.Fields.Where(f => f.Indexing != FieldIndexing.Default))
-        {
-            w.WriteStartObject(f.Name);
-            w.WriteString("Indexing", f.Indexing.ToString());
-            if (f.Analyzer != null)
-                w.WriteString("Analyzer", f.Analyzer);
-            w.WriteEndObject();
-        }
-        w.WriteEndObject();
-        w.WriteStartObject("Configuration");
-        w.WriteEndObject();
-        w.WriteString("LockMode", i.Definition.LockMode);
-        w.WriteString("Priority", i.Definition.Priority);
-        w.WriteString("State", i.Definition.State);
-        w.WriteEndObject();
     }
 
     private static Task Stats(HttpContext context, Database db)
@@ -234,7 +155,7 @@ public static class IndexEndpoints
         {
             indexes = indexes.Where(i => string.Equals(i.Name, name, StringComparison.OrdinalIgnoreCase)).ToList();
             if (!indexes.Any())
-                throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+                throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
         }
         var list = indexes.ToList();
         var targets = new Dictionary<Indexing.Index, IndexPosition>();
@@ -310,7 +231,7 @@ public static class IndexEndpoints
     private static void WriteDate(Utf8JsonWriter w, string name, DateTime? value)
     {
         if (value is { } v)
-            w.WriteString(name, JsonResponse.FormatDate(v));
+            w.WriteString(name, JsonDates.FormatDate(v));
         else
             w.WriteNull(name);
     }
@@ -333,7 +254,7 @@ public static class IndexEndpoints
                 foreach (var e in i.Errors)
                 {
                     w.WriteStartObject();
-                    w.WriteString("Timestamp", JsonResponse.FormatDate(e.Timestamp));
+                    w.WriteString("Timestamp", JsonDates.FormatDate(e.Timestamp));
                     if (e.DocumentId != null)
                         w.WriteString("Document", e.DocumentId);
                     else
@@ -376,14 +297,14 @@ public static class IndexEndpoints
     private static Indexing.Index Find(HttpContext context, Database db)
     {
         string name = RequestParsing.Required(context.Request, "name");
-        return db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+        return db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
     }
 
     private static Task Delete(HttpContext context, Database db)
     {
         string name = RequestParsing.Required(context.Request, "name");
         if (!db.Indexes.Delete(name))
-            throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
         context.Response.StatusCode = 204;
         return Task.CompletedTask;
     }

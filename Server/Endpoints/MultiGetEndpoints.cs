@@ -1,3 +1,5 @@
+using RavenLite.Server.Memory;
+using RavenLite.Server.Errors;
 using System.Text;
 using System.Text.Json;
 using Microsoft.AspNetCore.Routing.Template;
@@ -40,23 +42,23 @@ public static class MultiGetEndpoints
         using var doc = await RequestBody.ReadJsonAsync(context, "multi_get").ConfigureAwait(false);
         var root = doc.RootElement;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Requests", out var requests) || requests.ValueKind != JsonValueKind.Array)
-            throw ApiException.BadRequest("multi_get needs {\"Requests\": [{Url, Query, Method, Headers, Content}, ...]}.");
+            throw new BadRequestException("multi_get needs {\"Requests\": [{Url, Query, Method, Headers, Content}, ...]}.");
         int count = requests.GetArrayLength();
         if (count > MaxRequests)
-            throw ApiException.BadRequest($"multi_get carries at most {MaxRequests} requests; this one has {count}: send them in several calls.");
+            throw new BadRequestException($"multi_get carries at most {MaxRequests} requests; this one has {count}: send them in several calls.");
         string prefix = "/databases/" + db.Name + "/";
         var planned = new List<(string Method, string Path, string Query, JsonElement Headers, JsonElement Content)>(count);
         int i = 0;
         foreach (var r in requests.EnumerateArray())
         {
             if (r.ValueKind != JsonValueKind.Object || !r.TryGetProperty("Url", out var url) || url.ValueKind != JsonValueKind.String)
-                throw ApiException.BadRequest($"multi_get request {i} needs a string Url.");
+                throw new BadRequestException($"multi_get request {i} needs a string Url.");
             string path = url.GetString()!;
             if (!path.StartsWith(prefix, StringComparison.OrdinalIgnoreCase))
-                throw ApiException.BadRequest($"multi_get request {i} ('{path}') is not under {prefix}: each request must name this database.");
+                throw new BadRequestException($"multi_get request {i} ('{path}') is not under {prefix}: each request must name this database.");
             string rest = path[prefix.Length..];
             if (rest.StartsWith("multi_get", StringComparison.OrdinalIgnoreCase) || rest.StartsWith("streams/", StringComparison.OrdinalIgnoreCase))
-                throw ApiException.BadRequest($"multi_get request {i} ('{path}'): streams and multi_get cannot run inside multi_get.");
+                throw new BadRequestException($"multi_get request {i} ('{path}'): streams and multi_get cannot run inside multi_get.");
             string method = r.TryGetProperty("Method", out var m) && m.ValueKind == JsonValueKind.String ? m.GetString()!.ToUpperInvariant() : "GET";
             string query = r.TryGetProperty("Query", out var q) && q.ValueKind == JsonValueKind.String ? q.GetString()! : "";
             var headers = r.TryGetProperty("Headers", out var h) && h.ValueKind == JsonValueKind.Object ? h : default;
@@ -157,10 +159,10 @@ public static class MultiGetEndpoints
         }
         await new ErrorHandlingMiddleware(handler, logger).InvokeAsync(inner).ConfigureAwait(false);
         byte[] answer = responseBody.ToArray();
-        MemoryBudget.For(inner)?.Add(answer.Length);
+        RequestMemory.For(inner)?.Add(answer.Length);
         return (inner.Response.StatusCode, answer, inner.Response.Headers);
     }
 
     private static Task NotFound(HttpContext context) =>
-        throw new ApiException(400, RavenExceptionTypes.RouteNotFound, $"There is no handler for {context.Request.Method} {context.Request.Path}.");
+        throw new BadRequestException($"There is no handler for {context.Request.Method} {context.Request.Path}.", RavenExceptionTypes.RouteNotFound);
 }

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
@@ -32,60 +33,16 @@ public static class OperationEndpoints
 
     private static Task State(HttpContext context, Database db)
     {
-        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         var state = db.Operations.Get(id);
         if (state == null)
             return UnknownOperation(context, id);
-        return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state));
-    }
-
-    /// <summary>An operation's state as <c>/operations/state</c> answers it and the changes API sends it: <c>{Status, Result, Progress}</c>.</summary>
-    public static void WriteState(System.Text.Json.Utf8JsonWriter w, OperationState state)
-    {
-        w.WriteStartObject();
-        w.WriteString("Status", state.Status.ToString());
-        switch (state.Status)
-        {
-            case OperationStatus.Completed when state.ResultJson != null:
-                w.WritePropertyName("Result");
-                w.WriteRawValue(state.ResultJson, skipInputValidation: true);
-                w.WriteNull("Progress");
-                break;
-            case OperationStatus.Completed:
-                w.WriteStartObject("Result");
-                w.WriteString("$type", "Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client");
-                w.WriteNumber("Total", state.Total >= 0 ? state.Total : state.Processed);
-                w.WriteNumber("DocumentsProcessed", state.Processed);
-                w.WriteNumber("DocumentsSkipped", state.Skipped); // RavenLite's own: unchanged documents left as they were
-                w.WriteEndObject();
-                w.WriteNull("Progress");
-                break;
-            case OperationStatus.Faulted or OperationStatus.Canceled:
-                w.WriteStartObject("Result");
-                w.WriteString("$type", "Raven.Client.Documents.Operations.OperationExceptionResult, Raven.Client");
-                w.WriteString("Type", state.ErrorType);
-                w.WriteString("Message", state.Error);
-                w.WriteString("Error", state.Error);
-                w.WriteNumber("StatusCode", state.ErrorStatus);
-                w.WriteEndObject();
-                w.WriteNull("Progress");
-                break;
-            default:
-                w.WriteNull("Result");
-                w.WriteStartObject("Progress");
-                w.WriteNumber("Processed", state.Processed);
-                w.WriteNumber("DocumentsProcessed", state.Processed);
-                if (state.Total >= 0)
-                    w.WriteNumber("Total", state.Total);
-                w.WriteEndObject();
-                break;
-        }
-        w.WriteEndObject();
+        return JsonResponse.WriteAsync(context, 200, w => OperationStateJson.Write(w, state));
     }
 
     private static Task Kill(HttpContext context, Database db)
     {
-        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         var state = db.Operations.Get(id);
         if (state == null)
             return UnknownOperation(context, id);
@@ -99,10 +56,10 @@ public static class OperationEndpoints
     /// <summary>A server-wide operation's state (restores).</summary>
     private static Task ServerState(HttpContext context)
     {
-        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw ApiException.BadRequest("Query string parameter 'id' must be a number.");
+        long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         var state = context.RequestServices.GetRequiredService<ServerOperations>().Table.Get(id);
         if (state == null)
             return UnknownOperation(context, id);
-        return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state));
+        return JsonResponse.WriteAsync(context, 200, w => OperationStateJson.Write(w, state));
     }
 }

@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Diagnostics;
 using System.Text.Json;
 using RavenLite.Server.Databases;
@@ -38,14 +40,14 @@ public static class OperationsByQueryEndpoints
         using var body = await RequestBody.ReadJsonAsync(context, "patch by query").ConfigureAwait(false);
         var root = body.RootElement;
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("The body must be {\"Query\":{\"Query\":\"from ... update { ... }\",\"QueryParameters\":{...}}}.");
+            throw new BadRequestException("The body must be {\"Query\":{\"Query\":\"from ... update { ... }\",\"QueryParameters\":{...}}}.");
         var (rql, parameters) = QueryOf(q);
         var query = RqlParser.Parse(rql);
         if (query.UpdateScript == null)
-            throw ApiException.InvalidQuery("A patch by query needs 'update { ... }' at its end, e.g. from Orders where Freight > 10 update { this.Freight = 0; }.");
+            throw new InvalidQueryException("A patch by query needs 'update { ... }' at its end, e.g. from Orders where Freight > 10 update { this.Freight = 0; }.");
         int? pace = MaxOpsPerSecond(context);
         bool ignoreSteps = string.Equals(RequestParsing.Query(context.Request, "ignoreMaxStepsForScript"), "true", StringComparison.OrdinalIgnoreCase);
-        var limits = PatchLimits.Of(context.RequestServices.GetRequiredService<Hosting.ServerOptions>(), ignoreSteps);
+        var limits = PatchLimits.Of(context.RequestServices.GetRequiredService<Configuration.ServerOptions>(), ignoreSteps);
         var script = PatchScript.Create(query.UpdateScript, parameters, rql, query.UpdateScriptPosition, limits);
         await Start(context, db, "UpdateByQuery", query, parameters, (state, ids, ct) => PatchAll(db, state, ids, script, pace, ct), () => script.Dispose()).ConfigureAwait(false);
     }
@@ -55,11 +57,11 @@ public static class OperationsByQueryEndpoints
         using var body = await RequestBody.ReadJsonAsync(context, "delete by query").ConfigureAwait(false);
         var root = body.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("The body must be {\"Query\":\"from ... where ...\",\"QueryParameters\":{...}}.");
+            throw new BadRequestException("The body must be {\"Query\":\"from ... where ...\",\"QueryParameters\":{...}}.");
         var (rql, parameters) = QueryOf(root);
         var query = RqlParser.Parse(rql);
         if (query.UpdateScript != null)
-            throw ApiException.InvalidQuery("A delete by query has no update script.");
+            throw new InvalidQueryException("A delete by query has no update script.");
         int? pace = MaxOpsPerSecond(context);
         await Start(context, db, "DeleteByQuery", query, parameters, (state, ids, ct) => DeleteAll(db, state, ids, pace, ct), null).ConfigureAwait(false);
     }
@@ -67,15 +69,15 @@ public static class OperationsByQueryEndpoints
     private static (string Rql, JsonElement Parameters) QueryOf(JsonElement query)
     {
         if (!query.TryGetProperty("Query", out var text) || text.ValueKind != JsonValueKind.String)
-            throw ApiException.BadRequest("The query needs a string 'Query' (RQL).");
+            throw new BadRequestException("The query needs a string 'Query' (RQL).");
         var parameters = query.TryGetProperty("QueryParameters", out var p) ? p.Clone() : default;
         if (parameters.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
-            throw ApiException.BadRequest("QueryParameters must be an object or null.");
+            throw new BadRequestException("QueryParameters must be an object or null.");
         return (text.GetString()!, parameters);
     }
 
     private static int? MaxOpsPerSecond(HttpContext context) =>
-        RequestParsing.QueryLong(context.Request, "maxOpsPerSec") is { } n ? n > 0 ? (int)Math.Min(n, int.MaxValue) : throw ApiException.BadRequest("maxOpsPerSec must be positive.") : null;
+        RequestParsing.QueryLong(context.Request, "maxOpsPerSec") is { } n ? n > 0 ? (int)Math.Min(n, int.MaxValue) : throw new BadRequestException("maxOpsPerSec must be positive.") : null;
 
     /// <summary>Starts the operation in the background and answers its id.</summary>
     private static Task Start(HttpContext context, Database db, string kind, RqlQuery query, JsonElement parameters,
@@ -85,7 +87,7 @@ public static class OperationsByQueryEndpoints
         var staleTimeout = RequestParsing.Query(context.Request, "staleTimeout") is { } t ? QueryEndpoints.ParseTimeout(JsonSerializer.SerializeToElement(t)) : null;
         var options = new QueryOptions(null, null, !allowStale, staleTimeout ?? QueryRunner.AutoIndexWait);
         if (!db.TryAcquire())
-            throw new ApiException(503, RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
+            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
         var state = db.Operations.Start(db.Operations.NextId(), kind);
         _ = Task.Run(async () =>
         {
@@ -100,9 +102,9 @@ public static class OperationsByQueryEndpoints
             {
                 state.Fault(RavenExceptionTypes.RavenException, $"Operation {state.Id} was canceled.", 400);
             }
-            catch (ApiException e)
+            catch (DomainException e)
             {
-                state.Fault(e.ClientType, e.Message, e.StatusCode);
+                state.Fault(e.ClientType, e.Message, ErrorMapping.StatusOf(e));
             }
             catch (PatchException e)
             {

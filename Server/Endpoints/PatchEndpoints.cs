@@ -1,3 +1,6 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
@@ -22,7 +25,7 @@ public static class PatchEndpoints
 
     private static async Task Patch(HttpContext context, Database db)
     {
-        string id = RequestParsing.Query(context.Request, "id") is { Length: > 0 } i ? i : throw ApiException.BadRequest("Query string parameter 'id' is required.");
+        string id = RequestParsing.Query(context.Request, "id") is { Length: > 0 } i ? i : throw new BadRequestException("Query string parameter 'id' is required.");
         db.Documents.ValidateIdToWrite(id);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         bool skip = string.Equals(RequestParsing.Query(context.Request, "skipPatchIfChangeVectorMismatch"), "true", StringComparison.OrdinalIgnoreCase);
@@ -30,7 +33,7 @@ public static class PatchEndpoints
         using var body = await RequestBody.ReadJsonAsync(context, "patch").ConfigureAwait(false);
         var root = body.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("The body must be {\"Patch\":{\"Script\":\"...\",\"Values\":{...}},\"PatchIfMissing\":{...}}.");
+            throw new BadRequestException("The body must be {\"Patch\":{\"Script\":\"...\",\"Values\":{...}},\"PatchIfMissing\":{...}}.");
         using var patch = DocumentPatch.Parse(root.TryGetProperty("Patch", out var p) ? p : default, root.TryGetProperty("PatchIfMissing", out var pm) ? pm : default,
             root.TryGetProperty("CreateIfMissing", out var cm) ? cm : default, "The patch", PatchLimits.Of(context.RequestServices.GetRequiredService<ServerOptions>()));
         var command = new DelegateCommand<DocumentPatch.Outcome>(ctx =>
@@ -77,7 +80,7 @@ public static class PatchEndpoints
             if (result.Write is { } write)
             {
                 w.WriteString("ChangeVector", write.ChangeVector);
-                w.WriteString("LastModified", JsonResponse.FormatDate(write.LastModified));
+                w.WriteString("LastModified", JsonDates.FormatDate(write.LastModified));
                 w.WriteString("Collection", write.Collection);
             }
             w.WriteEndObject();

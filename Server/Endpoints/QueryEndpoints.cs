@@ -1,3 +1,5 @@
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
@@ -38,17 +40,17 @@ public static class QueryEndpoints
     internal static (string Rql, JsonElement Parameters, QueryOptions Options) ReadIndexQuery(JsonElement root)
     {
         if (root.ValueKind != JsonValueKind.Object || !root.TryGetProperty("Query", out var q) || q.ValueKind != JsonValueKind.String)
-            throw ApiException.BadRequest("The query request needs a string 'Query' (RQL).");
+            throw new BadRequestException("The query request needs a string 'Query' (RQL).");
         var parameters = root.TryGetProperty("QueryParameters", out var p) ? p : default;
         if (parameters.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
-            throw ApiException.BadRequest("QueryParameters must be an object or null.");
+            throw new BadRequestException("QueryParameters must be an object or null.");
         int? start = Paging(root, "Start");
         int? pageSize = Paging(root, "PageSize");
         bool wait = root.TryGetProperty("WaitForNonStaleResults", out var w) && w.ValueKind == JsonValueKind.True;
         var timeout = root.TryGetProperty("WaitForNonStaleResultsTimeout", out var t) ? ParseTimeout(t) : null;
         string behavior = root.TryGetProperty("ProjectionBehavior", out var pb) && pb.ValueKind == JsonValueKind.String ? pb.GetString()! : "Default";
         if (!QueryOptions.ProjectionBehaviors.Contains(behavior, StringComparer.Ordinal))
-            throw ApiException.BadRequest($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
+            throw new BadRequestException($"ProjectionBehavior '{behavior}' is not one of {string.Join(", ", QueryOptions.ProjectionBehaviors)}.");
         return (q.GetString()!, parameters, new QueryOptions(start, pageSize, wait, timeout ?? QueryRunner.AutoIndexWait, behavior));
     }
 
@@ -58,9 +60,9 @@ public static class QueryEndpoints
         if (!root.TryGetProperty(name, out var v) || v.ValueKind == JsonValueKind.Null)
             return null;
         if (v.ValueKind != JsonValueKind.Number || !v.TryGetInt64(out long n))
-            throw ApiException.BadRequest($"{name} must be a whole number, not {(v.GetRawText() is var t && t.Length > 40 ? t[..40] + "..." : v.GetRawText())}.");
+            throw new BadRequestException($"{name} must be a whole number, not {(v.GetRawText() is var t && t.Length > 40 ? t[..40] + "..." : v.GetRawText())}.");
         if (n < 0)
-            throw ApiException.BadRequest($"{name} is {n}; it must not be negative.");
+            throw new BadRequestException($"{name} is {n}; it must not be negative.");
         return (int)Math.Min(n, int.MaxValue);
     }
 
@@ -84,7 +86,7 @@ public static class QueryEndpoints
         else if (value.ValueKind == JsonValueKind.String && double.TryParse(value.GetString(), System.Globalization.CultureInfo.InvariantCulture, out double ms2) && ms2 >= 0)
             result = TimeSpan.FromMilliseconds(Math.Min(ms2, MaxWait.TotalMilliseconds));
         else
-            throw ApiException.BadRequest("WaitForNonStaleResultsTimeout must be milliseconds or a TimeSpan like \"00:00:15\".");
+            throw new BadRequestException("WaitForNonStaleResultsTimeout must be milliseconds or a TimeSpan like \"00:00:15\".");
         return result;
     }
 
@@ -93,8 +95,8 @@ public static class QueryEndpoints
         long t0 = Stopwatch.GetTimestamp();
         var query = RqlParser.Parse(rql);
         if (query.UpdateScript != null)
-            throw ApiException.InvalidQuery("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
-        var answer = await QueryRunner.RunAsync(db, query, parameters, options with { Memory = MemoryBudget.For(context) }, context.RequestAborted).ConfigureAwait(false);
+            throw new InvalidQueryException("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
+        var answer = await QueryRunner.RunAsync(db, query, parameters, options with { Memory = RequestMemory.For(context) }, context.RequestAborted).ConfigureAwait(false);
         // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
         // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.
         if (!answer.IsStale && !answer.HasVolatileIncludes && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
@@ -109,7 +111,7 @@ public static class QueryEndpoints
                 return;
             }
         }
-        string now = JsonResponse.FormatDate(DateTime.UtcNow);
+        string now = JsonDates.FormatDate(DateTime.UtcNow);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -122,7 +124,7 @@ public static class QueryEndpoints
             w.WriteNumber("SkippedResults", 0);
             w.WriteBoolean("IsStale", answer.IsStale);
             w.WriteString("IndexName", answer.IndexName);
-            w.WriteString("IndexTimestamp", answer.IndexTimestamp is { } ts ? JsonResponse.FormatDate(ts) : now);
+            w.WriteString("IndexTimestamp", answer.IndexTimestamp is { } ts ? JsonDates.FormatDate(ts) : now);
             w.WriteString("LastQueryTime", now);
             w.WriteNumber("ResultEtag", answer.ResultEtag);
             w.WriteStartObject("Includes");

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
@@ -77,7 +78,7 @@ public static class RevisionEndpoints
                 if (RequestParsing.Query(request, "before") is { } b)
                 {
                     if (!DateTime.TryParse(b, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var before))
-                        throw ApiException.BadRequest($"'before' must be a date, got '{b}'.");
+                        throw new BadRequestException($"'before' must be a date, got '{b}'.");
                     var revision = RevisionsStore.GetBefore(tx, key, before, db.Documents);
                     if (revision == null)
                         return JsonResponse.EmptyAsync(context, 404);
@@ -167,17 +168,17 @@ public static class RevisionEndpoints
     {
         using var body = await RequestBody.ReadJsonAsync(context, "revert request").ConfigureAwait(false);
         if (!body.RootElement.TryGetProperty("IdToChangeVector", out var map) || map.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("Body must be {\"IdToChangeVector\":{\"id\":\"change vector of the revision\"}}.");
+            throw new BadRequestException("Body must be {\"IdToChangeVector\":{\"id\":\"change vector of the revision\"}}.");
         var wanted = new List<(string Id, string ChangeVector)>();
         foreach (var p in map.EnumerateObject())
-            wanted.Add((p.Name, p.Value.GetString() ?? throw ApiException.BadRequest($"IdToChangeVector.{p.Name} must be a change vector.")));
+            wanted.Add((p.Name, p.Value.GetString() ?? throw new BadRequestException($"IdToChangeVector.{p.Name} must be a change vector.")));
         await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
         {
             foreach (var (id, cv) in wanted)
             {
                 var revision = RevisionsStore.GetByChangeVector(ctx.Transaction, cv, ctx.Storage);
                 if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase))
-                    throw ApiException.BadRequest($"Document '{id}' has no revision with change vector {cv}.");
+                    throw new BadRequestException($"Document '{id}' has no revision with change vector {cv}.");
                 RevertTo(ctx, revision);
             }
             return true;
@@ -195,12 +196,12 @@ public static class RevisionEndpoints
         using var body = await RequestBody.ReadJsonAsync(context, "revert request").ConfigureAwait(false);
         var root = body.RootElement;
         if (!root.TryGetProperty("Time", out var t) || t.ValueKind != JsonValueKind.String || !t.TryGetDateTime(out var time))
-            throw ApiException.BadRequest("Body must name the Time (a date) to revert to: {\"Time\":\"2026-01-01T00:00:00Z\"}.");
+            throw new BadRequestException("Body must name the Time (a date) to revert to: {\"Time\":\"2026-01-01T00:00:00Z\"}.");
         time = time.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(time, DateTimeKind.Utc) : time.ToUniversalTime();
         var collections = root.TryGetProperty("Collections", out var cs) && cs.ValueKind == JsonValueKind.Array
             ? cs.EnumerateArray().Select(c => c.GetString() ?? "").ToHashSet(StringComparer.OrdinalIgnoreCase) : null;
         if (!db.TryAcquire())
-            throw new ApiException(503, RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
+            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
         var state = db.Operations.Start(db.Operations.NextId(), "DatabaseRevert");
         _ = Task.Run(async () =>
         {
@@ -235,7 +236,7 @@ public static class RevisionEndpoints
             }
             catch (Exception e)
             {
-                state.Fault(e is ApiException a ? a.ClientType : RavenExceptionTypes.RavenException, e.Message, e is ApiException b ? b.StatusCode : 500);
+                state.Fault(e is DomainException a ? a.ClientType : RavenExceptionTypes.RavenException, e.Message, e is DomainException b ? ErrorMapping.StatusOf(b) : 500);
             }
             finally
             {

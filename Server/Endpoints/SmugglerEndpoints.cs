@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using Microsoft.AspNetCore.WebUtilities;
 using Microsoft.Net.Http.Headers;
@@ -74,7 +76,7 @@ public static class SmugglerEndpoints
             var request = context.Request;
             if (MediaTypeHeaderValue.TryParse(request.ContentType, out var media) && media.MediaType.Equals("multipart/form-data", StringComparison.OrdinalIgnoreCase))
             {
-                string boundary = HeaderUtilities.RemoveQuotes(media.Boundary).Value ?? throw ApiException.BadRequest("The multipart body has no boundary.");
+                string boundary = HeaderUtilities.RemoveQuotes(media.Boundary).Value ?? throw new BadRequestException("The multipart body has no boundary.");
                 var reader = new MultipartReader(boundary, request.Body) { BodyLengthLimit = null };
                 bool imported = false;
                 for (var section = await reader.ReadNextSectionAsync(context.RequestAborted).ConfigureAwait(false); section != null;
@@ -87,7 +89,7 @@ public static class SmugglerEndpoints
                     imported = true;
                 }
                 if (!imported)
-                    throw ApiException.BadRequest("The import form has no file part (the .ravendbdump).");
+                    throw new BadRequestException("The import form has no file part (the .ravendbdump).");
             }
             else
             {
@@ -98,7 +100,7 @@ public static class SmugglerEndpoints
         {
             state.Fault(RavenExceptionTypes.BadRequest, e.Message, 400);
             db.Operations.Finished(state);
-            throw ApiException.BadRequest($"The import stopped: {e.Message} Imported before that: {importer.Counts.Read("Documents")} document(s), {importer.Counts.Read("Attachments")} attachment(s), {importer.Counts.Read("Indexes")} index(es).");
+            throw new BadRequestException($"The import stopped: {e.Message} Imported before that: {importer.Counts.Read("Documents")} document(s), {importer.Counts.Read("Attachments")} attachment(s), {importer.Counts.Read("Indexes")} index(es).");
         }
         catch (Exception e)
         {

@@ -69,7 +69,7 @@ public static class StatsEndpoints
             w.WriteString("Pager", "RavenLite.Storage");
             var lastIndexing = indexes.Select(i => i.Index.LastIndexingTime).Max();
             if (lastIndexing is { } li)
-                w.WriteString("LastIndexingTime", JsonResponse.FormatDate(li));
+                w.WriteString("LastIndexingTime", JsonDates.FormatDate(li));
             else
                 w.WriteNull("LastIndexingTime");
             w.WriteStartArray("Indexes");
@@ -84,7 +84,7 @@ public static class StatsEndpoints
                 w.WriteString("Type", index.Definition.Type);
                 w.WriteString("SourceType", "Documents");
                 if (index.LastIndexingTime is { } t)
-                    w.WriteString("LastIndexingTime", JsonResponse.FormatDate(t));
+                    w.WriteString("LastIndexingTime", JsonDates.FormatDate(t));
                 else
                     w.WriteNull("LastIndexingTime");
                 w.WriteEndObject();

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
@@ -49,9 +50,9 @@ public static class StreamEndpoints
         var exclude = IdPattern.Parse(RequestParsing.Query(request, "exclude"));
         string? startAfter = RequestParsing.Query(request, "startAfter") is { Length: > 0 } a ? a : null;
         if (prefix == null && (matches != null || exclude != null || startAfter != null))
-            throw ApiException.BadRequest("matches, exclude and startAfter filter an id prefix: give startsWith too.");
+            throw new BadRequestException("matches, exclude and startAfter filter an id prefix: give startsWith too.");
         if (prefix != null && (collection != null || etag != null))
-            throw ApiException.BadRequest("Stream by one of startsWith, collection or etag, not several.");
+            throw new BadRequestException("Stream by one of startsWith, collection or etag, not several.");
         bool lines = IsJsonLines(request);
         return StreamedResponse.RunAsync(context, lines ? JsonLines : Json, stream =>
         {
@@ -91,7 +92,7 @@ public static class StreamEndpoints
     private static Task StreamQuery(HttpContext context, Database db, string rql, JsonElement parameters, QueryOptions options)
     {
         if (options.WaitForNonStale)
-            throw ApiException.BadRequest("A streamed query does not wait for indexing: WaitForNonStaleResults is not supported (as RavenDB).");
+            throw new BadRequestException("A streamed query does not wait for indexing: WaitForNonStaleResults is not supported (as RavenDB).");
         var query = RqlParser.Parse(rql);
         bool lines = IsJsonLines(context.Request);
         return StreamedResponse.RunAsync(context, lines ? JsonLines : Json, stream =>
@@ -129,7 +130,7 @@ public static class StreamEndpoints
         stream.AppendJson(w =>
         {
             w.WriteStartObject();
-            w.WriteString("Error", e is ApiException ? e.Message : e.ToString());
+            w.WriteString("Error", e is DomainException ? e.Message : e.ToString());
             w.WriteEndObject();
         });
         stream.Append("\n"u8);
@@ -145,7 +146,7 @@ public static class StreamEndpoints
         w.WriteBoolean("IsStale", stats.IsStale);
         w.WriteString("IndexName", stats.IndexName);
         w.WriteNumber("TotalResults", stats.TotalResults);
-        w.WriteString("IndexTimestamp", JsonResponse.FormatDate(stats.IndexTimestamp));
+        w.WriteString("IndexTimestamp", JsonDates.FormatDate(stats.IndexTimestamp));
         if (lines)
         {
             w.WriteEndObject();

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Diagnostics;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Http;
@@ -43,7 +44,7 @@ public static class StudioApiEndpoints
 
     private static async Task Storage(HttpContext context)
     {
-        string name = RequestParsing.Query(context.Request, "database") ?? throw ApiException.BadRequest("Name the database: /studio-api/storage?database=NAME.");
+        string name = RequestParsing.Query(context.Request, "database") ?? throw new BadRequestException("Name the database: /studio-api/storage?database=NAME.");
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         var db = registry.Acquire(name);
         try

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
@@ -23,7 +24,7 @@ public static class StudioEndpoints
         {
             // Checked inside the write transaction: no write can slip in between the check and the insert.
             if (DocumentsStorage.CountDocuments(ctx.Transaction) > 0)
-                throw ApiException.BadRequest("You cannot create sample data in a database that already contains documents.");
+                throw new BadRequestException("You cannot create sample data in a database that already contains documents.");
             foreach (var (id, json) in docs)
                 ctx.Put(id, json, null);
             return docs.Count;

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using Microsoft.AspNetCore.ResponseCompression;
 using Microsoft.AspNetCore.StaticFiles;
 using Microsoft.Extensions.FileProviders;

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
@@ -9,7 +10,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// Data subscriptions over HTTP (their workers use the TCP port, <see cref="SubscriptionTcpServer"/>): create, update,
+/// Data subscriptions over HTTP (their workers use the TCP port, <see cref="Tcp.TcpServer"/>): create, update,
 /// delete, list, state, drop a worker, try a query, enable/disable (<c>/admin/tasks/state</c>), and <c>/info/tcp</c>
 /// (where workers connect).
 /// </summary>
@@ -32,7 +33,7 @@ public static class SubscriptionEndpoints
 
     private static async Task TcpInfo(HttpContext context)
     {
-        int port = await context.RequestServices.GetRequiredService<SubscriptionTcpServer>().Port.ConfigureAwait(false);
+        int port = await context.RequestServices.GetRequiredService<Tcp.TcpServer>().Port.ConfigureAwait(false);
         string host = context.Request.Host.Host;
         string url = $"tcp://{(host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? "[" + host + "]" : host)}:{port.ToString(CultureInfo.InvariantCulture)}";
         await JsonResponse.WriteAsync(context, 200, w =>
@@ -60,8 +61,8 @@ public static class SubscriptionEndpoints
         using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
         var root = doc.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("The subscription is {Name?, Query, ChangeVector?, Disabled?}.");
-        string query = String(root, "Query") ?? throw ApiException.BadRequest("A subscription needs a Query (RQL: from Orders where ...).");
+            throw new BadRequestException("The subscription is {Name?, Query, ChangeVector?, Disabled?}.");
+        string query = String(root, "Query") ?? throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
         var state = await db.Subscriptions.CreateAsync(String(root, "Name"), query, String(root, "ChangeVector"),
             root.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 201, w =>
@@ -78,11 +79,11 @@ public static class SubscriptionEndpoints
         using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
         var root = doc.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("The update is {Name or Id, Query?, ChangeVector?, Disabled?, CreateNew?}.");
+            throw new BadRequestException("The update is {Name or Id, Query?, ChangeVector?, Disabled?, CreateNew?}.");
         long? id = root.TryGetProperty("Id", out var i) && i.TryGetInt64(out long n) ? n : null;
         string? name = String(root, "Name");
         if (name == null && id == null)
-            throw ApiException.BadRequest("An update names the subscription by Name or Id.");
+            throw new BadRequestException("An update names the subscription by Name or Id.");
         bool? disabled = root.TryGetProperty("Disabled", out var d) && d.ValueKind is JsonValueKind.True or JsonValueKind.False ? d.GetBoolean() : null;
         var state = await db.Subscriptions.UpdateAsync(name, id, String(root, "Query"), String(root, "ChangeVector"), disabled,
             root.TryGetProperty("CreateNew", out var c) && c.ValueKind == JsonValueKind.True).ConfigureAwait(false);
@@ -99,7 +100,7 @@ public static class SubscriptionEndpoints
     {
         string name = RequestParsing.Query(context.Request, "taskName") ?? RequestParsing.Required(context.Request, "name");
         if (!await db.Subscriptions.DeleteAsync(name).ConfigureAwait(false))
-            throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+            throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }
 
@@ -112,8 +113,8 @@ public static class SubscriptionEndpoints
         w.WriteString("SubscriptionName", s.SubscriptionName);
         w.WriteNull("MentorNode");
         w.WriteString("NodeTag", ChangeVectors.NodeTag);
-        w.WriteString("LastBatchAckTime", s.LastBatchAckTime is { } a ? JsonResponse.FormatDate(a) : null);
-        w.WriteString("LastClientConnectionTime", s.LastClientConnectionTime is { } c ? JsonResponse.FormatDate(c) : null);
+        w.WriteString("LastBatchAckTime", s.LastBatchAckTime is { } a ? JsonDates.FormatDate(a) : null);
+        w.WriteString("LastClientConnectionTime", s.LastClientConnectionTime is { } c ? JsonDates.FormatDate(c) : null);
         w.WriteNumber("RaftCommandIndex", s.SubscriptionId);
         w.WriteBoolean("Disabled", s.Disabled);
         w.WriteBoolean("Connected", db.Subscriptions.IsConnected(s.SubscriptionName)); // RavenLite's own
@@ -141,7 +142,7 @@ public static class SubscriptionEndpoints
     private static Task State(HttpContext context, Database db)
     {
         string name = RequestParsing.Required(context.Request, "name");
-        var state = db.Subscriptions.Get(name) ?? throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+        var state = db.Subscriptions.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
         return JsonResponse.WriteAsync(context, 200, w => WriteState(w, state, db));
     }
 
@@ -149,7 +150,7 @@ public static class SubscriptionEndpoints
     {
         string name = RequestParsing.Required(context.Request, "name");
         if (db.Subscriptions.Get(name) == null)
-            throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+            throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
         db.Subscriptions.Drop(name, "The worker was dropped by request (drop connection).", canReconnect: false);
         return JsonResponse.EmptyAsync(context, 204);
     }
@@ -159,7 +160,7 @@ public static class SubscriptionEndpoints
         string? taskName = RequestParsing.Query(context.Request, "taskName") is { Length: > 0 } t ? t : null;
         string key = RequestParsing.Query(context.Request, "key") ?? "";
         if (taskName == null && key.Length == 0)
-            throw ApiException.BadRequest("Name the task with taskName or key (its id).");
+            throw new BadRequestException("Name the task with taskName or key (its id).");
         string type = RequestParsing.Required(context.Request, "type");
         bool disable = string.Equals(RequestParsing.Query(context.Request, "disable"), "true", StringComparison.OrdinalIgnoreCase);
         if (type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
@@ -167,7 +168,7 @@ public static class SubscriptionEndpoints
             long taskId = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k
                 : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
             if (!await db.Backups.SetDisabledAsync(taskId, disable).ConfigureAwait(false))
-                throw ApiException.NotFound(RavenExceptionTypes.RavenException, $"There is no backup task '{taskName ?? key}' in database '{db.Name}'.");
+                throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task '{taskName ?? key}' in database '{db.Name}'.");
             await JsonResponse.WriteAsync(context, 200, w =>
             {
                 w.WriteStartObject();
@@ -178,7 +179,7 @@ public static class SubscriptionEndpoints
             return;
         }
         if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions and backups.");
+            throw new BadRequestException($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions and backups.");
         long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
         var state = await db.Subscriptions.UpdateAsync(taskName ?? (id == null ? key : null), id, null, null, disable, createNew: false).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
@@ -194,7 +195,7 @@ public static class SubscriptionEndpoints
     private static async Task Try(HttpContext context, Database db)
     {
         using var doc = await RequestBody.ReadJsonAsync(context, "subscription").ConfigureAwait(false);
-        string query = String(doc.RootElement, "Query") ?? throw ApiException.BadRequest("Try needs {Query}.");
+        string query = String(doc.RootElement, "Query") ?? throw new BadRequestException("Try needs {Query}.");
         int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", 25, 1, 1024);
         var matcher = db.Subscriptions.Compile(query);
         var results = new List<byte[]>();

@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
@@ -126,7 +128,7 @@ public static class TimeSeriesEndpoints
         string? collection = root.TryGetProperty("Collection", out var c) ? c.GetString() : null;
         string? series = root.TryGetProperty("TimeSeries", out var t) ? t.GetString() : null;
         if (string.IsNullOrEmpty(collection) || string.IsNullOrEmpty(series) || !root.TryGetProperty("ValueNames", out var v) || v.ValueKind != JsonValueKind.Array || v.GetArrayLength() == 0)
-            throw ApiException.BadRequest("Body must be {\"Collection\", \"TimeSeries\", \"ValueNames\":[..], \"Update\"}.");
+            throw new BadRequestException("Body must be {\"Collection\", \"TimeSeries\", \"ValueNames\":[..], \"Update\"}.");
         var names = v.EnumerateArray().Select(n => n.GetString() ?? "").ToArray();
         bool update = root.TryGetProperty("Update", out var u) && u.ValueKind == JsonValueKind.True;
         await Configure(context, db, conf =>
@@ -134,7 +136,7 @@ public static class TimeSeriesEndpoints
             if (!conf.NamedValues.TryGetValue(collection, out var perSeries))
                 conf.NamedValues[collection] = perSeries = new Dictionary<string, string[]>(StringComparer.OrdinalIgnoreCase);
             if (perSeries.TryGetValue(series, out var existing) && !update && !existing.SequenceEqual(names))
-                throw ApiException.BadRequest($"Series '{series}' of '{collection}' has value names already; send Update: true to replace them.");
+                throw new BadRequestException($"Series '{series}' of '{collection}' has value names already; send Update: true to replace them.");
             perSeries[series] = names;
         }).ConfigureAwait(false);
     }
@@ -145,7 +147,7 @@ public static class TimeSeriesEndpoints
         if (RequestParsing.Query(request, name) is not { Length: > 0 } s)
             return fallback;
         return DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t)
-            ? TimeSeriesPoint.ToMilliseconds(t) : throw ApiException.BadRequest($"'{name}' must be a date (ISO 8601), got '{s}'.");
+            ? TimeSeriesPoint.ToMilliseconds(t) : throw new BadRequestException($"'{name}' must be a date (ISO 8601), got '{s}'.");
     }
 
     private static Task Get(HttpContext context, Database db)
@@ -170,7 +172,7 @@ public static class TimeSeriesEndpoints
                     entries.Add(p);
             }
         }
-        return JsonResponse.WriteAsync(context, 200, w => WriteRange(w, from, to, entries, total, IsRollup(name)));
+        return JsonResponse.WriteAsync(context, 200, w => TimeSeriesEntryJson.WriteRange(w, from, to, entries, total, TimeSeriesEntryJson.IsRollup(name)));
     }
 
     /// <summary>
@@ -185,12 +187,12 @@ public static class TimeSeriesEndpoints
         var froms = request.Query["from"].Select(f => f ?? "").ToList();
         var tos = request.Query["to"].Select(t => t ?? "").ToList();
         if (names.Count == 0 || froms.Count != names.Count || tos.Count != names.Count)
-            throw ApiException.BadRequest("Name each range with name, from and to (from and to may be empty).");
+            throw new BadRequestException("Name each range with name, from and to (from and to may be empty).");
         int start = RequestParsing.QueryInt(request, "start", 0);
         int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
         static long Parse(string s, long fallback) => s.Length == 0 ? fallback
             : DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t) ? TimeSeriesPoint.ToMilliseconds(t)
-            : throw ApiException.BadRequest($"'{s}' is not a date (ISO 8601).");
+            : throw new BadRequestException($"'{s}' is not a date (ISO 8601).");
         var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long Total)>();
         string storedId;
         using (var tx = db.Environment.ReadTransaction())
@@ -223,46 +225,12 @@ public static class TimeSeriesEndpoints
             {
                 w.WriteStartArray(group.Key);
                 foreach (var r in group)
-                    WriteRange(w, r.From, r.To, r.Entries, r.Total, IsRollup(r.Name));
+                    TimeSeriesEntryJson.WriteRange(w, r.From, r.To, r.Entries, r.Total, TimeSeriesEntryJson.IsRollup(r.Name));
                 w.WriteEndArray();
             }
             w.WriteEndObject();
             w.WriteEndObject();
         });
-    }
-
-    /// <summary>Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>.</summary>
-    internal static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total, bool isRollup = false)
-    {
-        w.WriteStartObject();
-        w.WriteString("From", from <= 0 ? JsonResponse.FormatDate(DateTime.MinValue) : JsonResponse.FormatDate(new DateTime(from * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
-        w.WriteString("To", to == long.MaxValue ? JsonResponse.FormatDate(DateTime.MaxValue) : JsonResponse.FormatDate(new DateTime(to * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
-        w.WriteStartArray("Entries");
-        foreach (var p in entries)
-            WriteEntry(w, p, isRollup);
-        w.WriteEndArray();
-        w.WriteNumber("TotalResults", total);
-        w.WriteEndObject();
-    }
-
-    /// <summary>A rollup series (<c>{name}@{policy}</c>), written by the policies.</summary>
-    internal static bool IsRollup(string name) => name.Contains('@', StringComparison.Ordinal);
-
-    /// <summary>Writes <c>{"Timestamp","Tag","Values","IsRollup"}</c>.</summary>
-    internal static void WriteEntry(Utf8JsonWriter w, TimeSeriesPoint p, bool isRollup = false)
-    {
-        w.WriteStartObject();
-        w.WriteString("Timestamp", JsonResponse.FormatDate(p.Timestamp));
-        if (p.Tag != null)
-            w.WriteString("Tag", p.Tag);
-        else
-            w.WriteNull("Tag");
-        w.WriteStartArray("Values");
-        foreach (double v in p.Values)
-            w.WriteNumberValue(v);
-        w.WriteEndArray();
-        w.WriteBoolean("IsRollup", isRollup);
-        w.WriteEndObject();
     }
 
     private static Task Stats(HttpContext context, Database db)
@@ -290,8 +258,8 @@ public static class TimeSeriesEndpoints
                 w.WriteStartObject();
                 w.WriteString("Name", name);
                 w.WriteNumber("NumberOfEntries", count);
-                w.WriteString("StartDate", JsonResponse.FormatDate(start));
-                w.WriteString("EndDate", JsonResponse.FormatDate(end));
+                w.WriteString("StartDate", JsonDates.FormatDate(start));
+                w.WriteString("EndDate", JsonDates.FormatDate(end));
                 w.WriteEndObject();
             }
             w.WriteEndArray();

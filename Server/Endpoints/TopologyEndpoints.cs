@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;

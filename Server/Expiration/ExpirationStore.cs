@@ -1,9 +1,9 @@
+using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Expiration;
@@ -101,7 +101,7 @@ public sealed record ExpirationConfiguration(bool Disabled, long FrequencyInSec,
     public static ExpirationConfiguration Parse(JsonElement root, string frequencyName)
     {
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest($"The configuration must be an object {{\"Disabled\":false,\"{frequencyName}\":60}}.");
+            throw new BadRequestException($"The configuration must be an object {{\"Disabled\":false,\"{frequencyName}\":60}}.");
         bool disabled = false;
         long frequency = 60;
         long? max = null;
@@ -109,13 +109,13 @@ public sealed record ExpirationConfiguration(bool Disabled, long FrequencyInSec,
         {
             if (p.Name.Equals("Disabled", StringComparison.OrdinalIgnoreCase))
                 disabled = p.Value.ValueKind == JsonValueKind.True || (p.Value.ValueKind != JsonValueKind.False && p.Value.ValueKind != JsonValueKind.Null
-                    ? throw ApiException.BadRequest("Disabled must be true or false.") : false);
+                    ? throw new BadRequestException("Disabled must be true or false.") : false);
             else if (p.Name.Equals(frequencyName, StringComparison.OrdinalIgnoreCase) && p.Value.ValueKind != JsonValueKind.Null)
                 frequency = p.Value.ValueKind == JsonValueKind.Number && p.Value.TryGetInt64(out long f) && f > 0 ? f
-                    : throw ApiException.BadRequest($"{frequencyName} must be a whole number of seconds ≥ 1.");
+                    : throw new BadRequestException($"{frequencyName} must be a whole number of seconds ≥ 1.");
             else if (p.Name.Equals("MaxItemsToProcess", StringComparison.OrdinalIgnoreCase) && p.Value.ValueKind != JsonValueKind.Null)
                 max = p.Value.ValueKind == JsonValueKind.Number && p.Value.TryGetInt64(out long m) && m > 0 ? m
-                    : throw ApiException.BadRequest("MaxItemsToProcess must be a whole number ≥ 1.");
+                    : throw new BadRequestException("MaxItemsToProcess must be a whole number ≥ 1.");
         }
         return new ExpirationConfiguration(disabled, frequency, max);
     }

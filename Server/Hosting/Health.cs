@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using Microsoft.AspNetCore.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using RavenLite.Server.Databases;

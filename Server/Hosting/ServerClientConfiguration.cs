@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 

@@ -1,3 +1,7 @@
+using RavenLite.Server.Memory;
+using RavenLite.Server.Logging;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using RavenLite.Server.Databases;
@@ -46,11 +50,11 @@ public static class ServerHost
 
         builder.Services.AddSingleton(options);
         builder.Services.AddSingleton<DatabaseRegistry>();
-        builder.Services.AddSingleton(new Http.MemoryBudget((long)options.MemoryBudgetMB << 20));
+        builder.Services.AddSingleton(new Memory.MemoryBudget((long)options.MemoryBudgetMB << 20));
         builder.Services.AddSingleton<Operations.ServerOperations>();
         builder.Services.AddSingleton<ServerClientConfiguration>();
-        builder.Services.AddSingleton<Subscriptions.SubscriptionTcpServer>();
-        builder.Services.AddHostedService(s => s.GetRequiredService<Subscriptions.SubscriptionTcpServer>());
+        builder.Services.AddSingleton<Tcp.TcpServer>();
+        builder.Services.AddHostedService(s => s.GetRequiredService<Tcp.TcpServer>());
         StudioFiles.AddServices(builder.Services);
         builder.Services.AddSingleton<RequestMetrics>();
         ServerMetrics.AddServices(builder.Services, options);

@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Diagnostics.Metrics;
 using OpenTelemetry.Metrics;
 using RavenLite.Server.Databases;
@@ -162,7 +164,7 @@ public sealed class ServerMetrics : IDisposable
             {
                 db = _registry.Acquire(name);
             }
-            catch (Exception e) when (e is Http.ApiException or ObjectDisposedException)
+            catch (Exception e) when (e is DomainException or ObjectDisposedException)
             {
                 continue;
             }

@@ -1,5 +1,5 @@
 using System.Text.Json;
-using RavenLite.Storage;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Http;
 
@@ -32,40 +32,25 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
         catch (Exception e) when (!context.Response.HasStarted)
         {
             var (status, type, message) = Classify(e);
-            if (e is not ApiException)
-                Hosting.Log.RequestFailed(logger, e, context.Request.Method, context.Request.Path);
+            if (e is not DomainException)
+                Logging.Log.RequestFailed(logger, e, context.Request.Method, context.Request.Path);
             else
-                Hosting.Log.RequestRejected(logger, context.Request.Method, context.Request.Path, status, message);
+                Logging.Log.RequestRejected(logger, context.Request.Method, context.Request.Path, status, message);
             context.Response.Clear();
-            MemoryBudget.Release(context); // the failed answer's buffers are garbage; the error answer is small
+            RequestMemory.Release(context); // the failed answer's buffers are garbage; the error answer is small
             if (e is DatabaseMissingException missing)
                 context.Response.Headers["Database-Missing"] = missing.Database;
-            await WriteErrorAsync(context, status, type, message, e is ApiException ? message : e.ToString(), (e as ApiException)?.Extra).ConfigureAwait(false);
+            await WriteErrorAsync(context, status, type, message, e is DomainException ? message : e.ToString(), (e as DomainException)?.Extra).ConfigureAwait(false);
         }
     }
 
-    /// <summary>Maps an exception to (status, client Type, message).</summary>
-    public static (int Status, string Type, string Message) Classify(Exception e) => e switch
-    {
-        ApiException a => (a.StatusCode, a.ClientType, a.Message),
-        BadHttpRequestException b => (b.StatusCode, RavenExceptionTypes.BadRequest, b.Message),
-        JsonException j => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + j.Message),
-        StorageLimitException l => (413, RavenExceptionTypes.BadRequest, l.Message),
-        _ when DiskFullException.IsDiskFull(e) => (507, RavenExceptionTypes.DiskFull, DiskFullMessage(e)),
-        StorageFailedException f => (500, RavenExceptionTypes.RavenException, f.Message),
-        TimeoutException t => (408, RavenExceptionTypes.Timeout, t.Message),
-        _ => (500, RavenExceptionTypes.RavenException, e.Message),
-    };
-
     /// <summary>
-    /// The answer to a write refused for want of disk space (507, RavenDB's DiskFullException): what happened to the
-    /// write, that nothing else is affected, and what to do.
+    /// Maps an exception to (status, client Type, message): ASP.NET Core's own request errors here, everything
+    /// else through <see cref="ErrorMapping"/>.
     /// </summary>
-    private static string DiskFullMessage(Exception e) => e is StorageFailedException
-        ? "The disk is full, and the database's storage stopped on it; the database reopens by itself, recovering from its journal. " +
-          "This write may or may not have been applied: read before retrying. Everything acknowledged before is intact. " + e.Message
-        : "The disk is full: this write was not applied (nothing of it is stored) and may be retried; " +
-          "everything acknowledged before is intact and reads go on. Free space on the data directory's volume and writes resume by themselves. " + e.Message;
+    public static (int Status, string Type, string Message) Classify(Exception e) => e is BadHttpRequestException b
+        ? (b.StatusCode, RavenExceptionTypes.BadRequest, b.Message)
+        : ErrorMapping.Classify(e);
 
     /// <summary>Writes one JSON error answer.</summary>
     public static Task WriteErrorAsync(HttpContext context, int status, string type, string message, string error, IReadOnlyDictionary<string, string>? extra = null) =>

@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.IO.Compression;
 using System.IO.Pipelines;
@@ -14,7 +16,7 @@ public static class RequestBody
         // A plain (not compressed) body of declared length is read into an array of exactly that size: one allocation per request.
         long? exact = ReferenceEquals(stream, context.Request.Body) && context.Request.ContentLength is > 0 and var n0 ? n0 : null;
         if (exact > limit)
-            throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
+            throw new TooLargeException($"Request body is over the limit of {limit} bytes ({limitName}).");
         var buffer = new ArrayBufferWriter<byte>(exact is { } size ? (int)size : 4096);
         try
         {
@@ -25,12 +27,12 @@ public static class RequestBody
                     break;
                 buffer.Advance(n);
                 if (buffer.WrittenCount > limit)
-                    throw ApiException.TooLarge($"Request body is over the limit of {limit} bytes ({limitName}).");
+                    throw new TooLargeException($"Request body is over the limit of {limit} bytes ({limitName}).");
             }
         }
         catch (InvalidDataException e)
         {
-            throw ApiException.BadRequest("Request body is not valid for its Content-Encoding: " + e.Message);
+            throw new BadRequestException("Request body is not valid for its Content-Encoding: " + e.Message);
         }
         return buffer.WrittenMemory;
     }
@@ -41,7 +43,7 @@ public static class RequestBody
     /// </summary>
     public static async Task<System.Text.Json.JsonDocument> ReadJsonAsync(HttpContext context, string what)
     {
-        var options = context.RequestServices.GetRequiredService<Hosting.ServerOptions>();
+        var options = context.RequestServices.GetRequiredService<Configuration.ServerOptions>();
         var body = await ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
         try
         {
@@ -49,7 +51,7 @@ public static class RequestBody
         }
         catch (System.Text.Json.JsonException e)
         {
-            throw ApiException.BadRequest($"The {what} request body is not valid JSON: " + e.Message);
+            throw new BadRequestException($"The {what} request body is not valid JSON: " + e.Message);
         }
     }
 
@@ -73,6 +75,6 @@ public static class RequestBody
             return new GZipStream(request.Body, CompressionMode.Decompress, leaveOpen: true);
         if (encoding.Equals("deflate", StringComparison.OrdinalIgnoreCase))
             return new ZLibStream(request.Body, CompressionMode.Decompress, leaveOpen: true);
-        throw ApiException.BadRequest($"Content-Encoding '{encoding}' is not supported (use gzip, deflate or none).");
+        throw new BadRequestException($"Content-Encoding '{encoding}' is not supported (use gzip, deflate or none).");
     }
 }

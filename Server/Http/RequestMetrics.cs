@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Diagnostics;
 
 namespace RavenLite.Server.Http;
@@ -18,7 +19,7 @@ public sealed class RequestMetrics : IDisposable
     private readonly System.Diagnostics.Metrics.MeterListener _listener = new();
     private long _total;
 
-    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters, Hosting.ServerOptions options, IHostApplicationLifetime lifetime)
+    public RequestMetrics(System.Diagnostics.Metrics.IMeterFactory meters, Configuration.ServerOptions options, IHostApplicationLifetime lifetime)
     {
         if (!options.Metrics)
             return; // Metrics=false: no request is measured (the dashboard shows no request rates)

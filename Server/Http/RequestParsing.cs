@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using Microsoft.Extensions.Primitives;
 
@@ -45,9 +46,9 @@ public static class RequestParsing
         // Not a number, overflowing, or below the minimum (a negative start or page size) is a mistake worth naming;
         // more than the maximum is clamped to it, as RavenDB's clients ask for int.MaxValue to mean "all".
         if (!long.TryParse(s, NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
-            throw ApiException.BadRequest($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
+            throw new BadRequestException($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
         if (n < min)
-            throw ApiException.BadRequest($"Query string parameter '{name}' is {n}; it must be at least {min}.");
+            throw new BadRequestException($"Query string parameter '{name}' is {n}; it must be at least {min}.");
         return (int)Math.Min(n, max);
     }
 
@@ -61,13 +62,13 @@ public static class RequestParsing
         if (string.IsNullOrEmpty(s))
             return null;
         if (!long.TryParse(Unquote(s), NumberStyles.Integer, CultureInfo.InvariantCulture, out long n))
-            throw ApiException.BadRequest($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
+            throw new BadRequestException($"Query string parameter '{name}' must be a whole number, not '{(s.Length > 40 ? s[..40] + "..." : s)}'.");
         if (n < min)
-            throw ApiException.BadRequest($"Query string parameter '{name}' is {n}; it must be at least {min}.");
+            throw new BadRequestException($"Query string parameter '{name}' is {n}; it must be at least {min}.");
         return n;
     }
 
     /// <summary>A query parameter that must be present and non-empty; 400 naming it otherwise.</summary>
     public static string Required(HttpRequest request, string name) =>
-        Query(request, name) is { Length: > 0 } s ? s : throw ApiException.BadRequest($"Query string parameter '{name}' is required.");
+        Query(request, name) is { Length: > 0 } s ? s : throw new BadRequestException($"Query string parameter '{name}' is required.");
 }

@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Buffers;
 using System.Diagnostics;
 using System.Text.Json;
@@ -151,7 +152,7 @@ public sealed class StreamedResponse : IDisposable
         // A client that reads nothing for StalledClientSeconds is dropped: it would otherwise hold the connection, the
         // queued chunks and the producer's storage snapshot for as long as it likes (Kestrel's minimum data rate allows
         // every byte already buffered in the socket its share of time, hours for a few MB at the default rate).
-        var stall = TimeSpan.FromSeconds(context.RequestServices.GetService<Hosting.ServerOptions>()?.StalledClientSeconds ?? 60);
+        var stall = TimeSpan.FromSeconds(context.RequestServices.GetService<Configuration.ServerOptions>()?.StalledClientSeconds ?? 60);
         using var stalled = CancellationTokenSource.CreateLinkedTokenSource(stop.Token);
         try
         {

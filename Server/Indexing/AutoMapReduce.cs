@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Text;
 using Microsoft.CodeAnalysis.CSharp;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing;
 
@@ -37,10 +37,10 @@ public static class AutoMapReduce
     {
         var all = groupBy.Concat(sums).ToList();
         if (all.Any(p => p.IndexOf("[]", StringComparison.Ordinal) != p.LastIndexOf("[]", StringComparison.Ordinal)))
-            throw ApiException.InvalidQuery("group by and sum() go through one array at most: group by Lines[].Product.");
+            throw new InvalidQueryException("group by and sum() go through one array at most: group by Lines[].Product.");
         var arrays = all.Where(p => p.Contains("[]", StringComparison.Ordinal)).Select(p => p[..p.IndexOf("[]", StringComparison.Ordinal)]).Distinct(StringComparer.Ordinal).ToList();
         if (arrays.Count > 1)
-            throw ApiException.InvalidQuery($"group by and sum() go through one array at most, not {string.Join(" and ", arrays.Select(a => a + "[]"))}.");
+            throw new InvalidQueryException($"group by and sum() go through one array at most, not {string.Join(" and ", arrays.Select(a => a + "[]"))}.");
         string? array = arrays.FirstOrDefault();
         string Access(string path)
         {

@@ -148,7 +148,7 @@ public sealed class Index : IDisposable
         if (System.IO.Directory.Exists(legacy))
         {
             System.IO.Directory.Delete(legacy, recursive: true);
-            Hosting.Log.IndexRebuilt(_logger, definition.Name, "its files were in the format before Lucene.Net");
+            Logging.Log.IndexRebuilt(_logger, definition.Name, "its files were in the format before Lucene.Net");
         }
         OpenOrRebuild();
     }
@@ -524,7 +524,7 @@ public sealed class Index : IDisposable
         failures++;
         _state = "Error";
         RecordError(null, "Indexing failed: " + e.Message);
-        Hosting.Log.IndexingFailed(_logger, e, Name);
+        Logging.Log.IndexingFailed(_logger, e, Name);
         if (e is CorruptIndexException || failures >= 3)
             TryRebuild();
         int f = Math.Min(failures, 10); // 100·f² overflows an int past 4,634 failures in a row (hours of them)
@@ -553,7 +553,7 @@ public sealed class Index : IDisposable
         catch (Exception e) when (!_stopping)
         {
             RecordError(null, "Committing the index failed: " + e.Message);
-            Hosting.Log.IndexingFailed(_logger, e, Name);
+            Logging.Log.IndexingFailed(_logger, e, Name);
         }
         return true;
     }
@@ -569,7 +569,7 @@ public sealed class Index : IDisposable
         {
             _diskFull = true;
             RecordError(null, "Indexing paused: the disk is full. The index serves queries as of its last commit and goes on by itself once space is freed. " + e.Message);
-            Hosting.Log.IndexingFailed(_logger, e, Name);
+            Logging.Log.IndexingFailed(_logger, e, Name);
         }
         AbandonCommit();
         RollbackQuietly();
@@ -1421,7 +1421,7 @@ public sealed class Index : IDisposable
         }
         catch (Exception e) when (e is IOException or InvalidDataException or IndexFormatTooOldException or IndexFormatTooNewException or FormatException or ArgumentException)
         {
-            Hosting.Log.IndexRebuilt(_logger, Name, e.Message);
+            Logging.Log.IndexRebuilt(_logger, Name, e.Message);
             RecordError(null, "Index files could not be opened and are rebuilt from the documents: " + e.Message);
             CloseQuietly();
             DeleteFiles();
@@ -1431,7 +1431,7 @@ public sealed class Index : IDisposable
         // Entries written before sort keys were part of the entry doc value: this format is gone, rebuild.
         if (_snapshot.Reader.Leaves.Any(l => l.AtomicReader.FieldInfos.FieldInfo(LegacyEntryField) != null))
         {
-            Hosting.Log.IndexRebuilt(_logger, Name, "its entries were in the format before sort keys");
+            Logging.Log.IndexRebuilt(_logger, Name, "its entries were in the format before sort keys");
             CloseQuietly();
             DeleteFiles();
             Open();
@@ -1562,11 +1562,11 @@ public sealed class Index : IDisposable
             CloseQuietly();
             DeleteFiles();
             Open();
-            Hosting.Log.IndexRebuilt(_logger, Name, "the worker failed repeatedly");
+            Logging.Log.IndexRebuilt(_logger, Name, "the worker failed repeatedly");
         }
         catch (Exception e)
         {
-            Hosting.Log.IndexingFailed(_logger, e, Name);
+            Logging.Log.IndexingFailed(_logger, e, Name);
         }
         finally
         {

@@ -1,5 +1,5 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing.Scripting;
 using RavenLite.Server.Queries;
 
@@ -22,9 +22,9 @@ public static class IndexCompiler
             return new CompiledIndex([definition.Collection!], autoFields, definition.AutoFields.Select(f => f.Path.Split('.')).ToList());
         }
         if (definition.Maps.Count == 0)
-            throw ApiException.IndexCompilation($"Index '{definition.Name}' has no maps.", "Maps", "");
+            throw new IndexCompilationException($"Index '{definition.Name}' has no maps.", "Maps", "");
         if (definition.OutputReduceToCollection is { } output && !definition.IsMapReduce)
-            throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection needs a reduce.", "OutputReduceToCollection", output);
+            throw new IndexCompilationException($"Index '{definition.Name}': OutputReduceToCollection needs a reduce.", "OutputReduceToCollection", output);
         IReadOnlyList<ScriptMap> maps;
         ScriptReduce? reduce;
         if (definition.IsJavaScript)
@@ -43,12 +43,12 @@ public static class IndexCompiler
                 if (!names.Contains(name, StringComparer.Ordinal))
                     names.Add(name);
         if (names.Count == 0)
-            throw ApiException.IndexCompilation($"Index '{definition.Name}': the maps output no fields.", "Maps", definition.Maps[0]);
+            throw new IndexCompilationException($"Index '{definition.Name}': the maps output no fields.", "Maps", definition.Maps[0]);
         var collections = new List<string>();
         foreach (var map in maps)
         {
             if (collections.Contains(map.Collection, StringComparer.OrdinalIgnoreCase))
-                throw ApiException.IndexCompilation($"Index '{definition.Name}' has two maps over '{map.Collection}'; use one.", "Maps", map.Collection);
+                throw new IndexCompilationException($"Index '{definition.Name}' has two maps over '{map.Collection}'; use one.", "Maps", map.Collection);
             collections.Add(map.Collection);
         }
         var options = new Dictionary<string, FieldIndexing>(StringComparer.Ordinal);
@@ -61,7 +61,7 @@ public static class IndexCompiler
             {
                 analyzer = an.GetString()!;
                 if (AnalyzerCatalog.Resolve(analyzer) == null)
-                    throw ApiException.IndexCompilation($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer).", "Fields", analyzer);
+                    throw new IndexCompilationException($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer).", "Fields", analyzer);
             }
             if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Indexing", out var ix) && ix.ValueKind == JsonValueKind.String)
             {
@@ -70,7 +70,7 @@ public static class IndexCompiler
                     "Search" => FieldIndexing.Search,
                     "Exact" => FieldIndexing.Exact,
                     "Default" => FieldIndexing.Default,
-                    var other => throw ApiException.IndexCompilation($"Field '{name}': Indexing '{other}' is not supported (use Default, Exact or Search).", "Fields", name),
+                    var other => throw new IndexCompilationException($"Field '{name}': Indexing '{other}' is not supported (use Default, Exact or Search).", "Fields", name),
                 };
             }
             // A field with an analyzer is searched with it (RavenDB analyzes such fields); Exact keeps whole values.
@@ -88,7 +88,7 @@ public static class IndexCompiler
             if (element.ValueKind != JsonValueKind.Object || !element.TryGetProperty("Spatial", out var so) || so.ValueKind != JsonValueKind.Object)
                 continue;
             if (so.TryGetProperty("Type", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Geography")
-                throw ApiException.IndexCompilation($"Field '{name}': spatial Type '{type.GetString()}' is not supported (Geography only).", "Fields", name);
+                throw new IndexCompilationException($"Field '{name}': spatial Type '{type.GetString()}' is not supported (Geography only).", "Fields", name);
             if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
                 miles.Add(name);
         }
@@ -100,19 +100,19 @@ public static class IndexCompiler
             new(name, id, indexing ?? options.GetValueOrDefault(name), indexing is null or FieldIndexing.Search ? analyzers.GetValueOrDefault(name) : null,
                 Stored: isStored || stored.Contains(name));
         if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
-            throw ApiException.IndexCompilation($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
+            throw new IndexCompilationException($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
         ReferencePattern? references = null;
         if (definition.PatternForOutputReduceToCollectionReferences is { } pattern)
         {
             if (definition.OutputReduceToCollection == null)
-                throw ApiException.IndexCompilation($"Index '{definition.Name}': PatternForOutputReduceToCollectionReferences needs OutputReduceToCollection.", "PatternForOutputReduceToCollectionReferences", pattern);
+                throw new IndexCompilationException($"Index '{definition.Name}': PatternForOutputReduceToCollectionReferences needs OutputReduceToCollection.", "PatternForOutputReduceToCollectionReferences", pattern);
             references = ReferencePattern.Parse(pattern, names);
         }
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
         bool createsFields = definition.IsJavaScript ? code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
         if (createsFields && reduce != null)
-            throw ApiException.IndexCompilation($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
+            throw new IndexCompilationException($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
         return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references };
     }
 }
@@ -256,7 +256,7 @@ public sealed class CompiledIndex
                 }
                 return groups.Select(g => (g.Key, JsonArray(g.Value))).ToList();
             }
-            catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+            catch (Exception e) when (e is not (OutOfMemoryException or DomainException))
             {
                 throw new IndexMapException($"The map of '{collection}' failed for '{id}': {Cause(e)}", e);
             }
@@ -281,7 +281,7 @@ public sealed class CompiledIndex
                 Reducer!.Reduce(all, outputs);
             return outputs;
         }
-        catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+        catch (Exception e) when (e is not (OutOfMemoryException or DomainException))
         {
             throw new IndexMapException("The reduce failed: " + Cause(e), e);
         }
@@ -459,7 +459,7 @@ public sealed class CompiledIndex
                 }
                 w.WriteEndObject();
             }
-            catch (Exception e) when (e is not (OutOfMemoryException or ApiException))
+            catch (Exception e) when (e is not (OutOfMemoryException or DomainException))
             {
                 throw new IndexMapException($"The map of '{collection}' failed for '{id}': {Cause(e)}", e);
             }

@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing;
 
@@ -46,9 +46,9 @@ public sealed class IndexStore : IDisposable
                 var index = new Index(db, definition, IndexCompiler.Compile(definition), folder, logger);
                 _indexes[definition.Name] = index;
             }
-            catch (Exception e) when (e is JsonException or ApiException or IOException)
+            catch (Exception e) when (e is JsonException or DomainException or IOException)
             {
-                Hosting.Log.IndexSkipped(logger, folder, e.Message);
+                Logging.Log.IndexSkipped(logger, folder, e.Message);
             }
         }
         _snapshot = _indexes.Values.ToArray();
@@ -94,9 +94,9 @@ public sealed class IndexStore : IDisposable
     {
         ValidateName(definition.Name);
         if (definition.Name.StartsWith("Auto/", StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
+            throw new BadRequestException($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
         if (definition.Name.StartsWith(IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
-            throw ApiException.BadRequest($"Index names starting with '{IndexDefinition.ReplacementPrefix}' are reserved for side-by-side replacements: '{definition.Name}'.");
+            throw new BadRequestException($"Index names starting with '{IndexDefinition.ReplacementPrefix}' are reserved for side-by-side replacements: '{definition.Name}'.");
         compiled ??= IndexCompiler.Compile(definition);
         Index replacement;
         lock (_lock)
@@ -109,7 +109,7 @@ public sealed class IndexStore : IDisposable
             if (!SameDefinition(existing.Definition, definition) && existing.Definition.LockMode == "LockedIgnore")
                 return existing; // RavenDB: a locked index ignores new definitions
             if (!SameDefinition(existing.Definition, definition) && existing.Definition.LockMode == "LockedError")
-                throw ApiException.BadRequest($"Index '{existing.Name}' is locked (LockedError): its definition cannot change. Unlock it first (/indexes/set-lock).");
+                throw new BadRequestException($"Index '{existing.Name}' is locked (LockedError): its definition cannot change. Unlock it first (/indexes/set-lock).");
             if (SameDefinition(existing.Definition, definition))
             {
                 if (pending != null)
@@ -182,7 +182,7 @@ public sealed class IndexStore : IDisposable
         _indexes[name] = index;
         _snapshot = _indexes.Values.ToArray();
         index.Start();
-        Hosting.Log.IndexCreated(_logger, name, definition.Type + " (side-by-side replacement)");
+        Logging.Log.IndexCreated(_logger, name, definition.Type + " (side-by-side replacement)");
         _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "SideBySideReplace", Name: name));
     }
 
@@ -290,7 +290,7 @@ public sealed class IndexStore : IDisposable
         _indexes[definition.Name] = index;
         _snapshot = _indexes.Values.ToArray();
         index.Start();
-        Hosting.Log.IndexCreated(_logger, definition.Name, definition.Type);
+        Logging.Log.IndexCreated(_logger, definition.Name, definition.Type);
         _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, "IndexAdded", Name: definition.Name));
         return index;
     }
@@ -304,7 +304,7 @@ public sealed class IndexStore : IDisposable
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            var index = _indexes.GetValueOrDefault(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            var index = _indexes.GetValueOrDefault(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
             change(index.Definition);
             WriteDefinition(index.Folder, index.Definition);
             index.ApplySettings();
@@ -347,11 +347,11 @@ public sealed class IndexStore : IDisposable
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrWhiteSpace(name))
-            throw ApiException.BadRequest("Index name is required.");
+            throw new BadRequestException("Index name is required.");
         if (name.Length > MaxNameLength)
-            throw ApiException.BadRequest($"Index name is {name.Length} characters long; the limit is {MaxNameLength}.");
+            throw new BadRequestException($"Index name is {name.Length} characters long; the limit is {MaxNameLength}.");
         if (name.Any(char.IsControl))
-            throw ApiException.BadRequest("Index names may not contain control characters.");
+            throw new BadRequestException("Index names may not contain control characters.");
     }
 
     /// <summary>A folder name for an index: its letters and digits, then a hash of the lower-cased name.</summary>

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.Util;
@@ -5,7 +6,6 @@ using Lucene.Net.Index;
 using Lucene.Net.Queries.Mlt;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing;
 
@@ -38,22 +38,22 @@ internal static class MoreLikeThisQuery
     {
         string Bad(string what) => $"Invalid query at position {position}: moreLikeThis() {what}";
         if (options.ValueKind is not (JsonValueKind.Undefined or JsonValueKind.Null or JsonValueKind.Object))
-            throw ApiException.InvalidQuery(Bad("options must be an object."));
+            throw new InvalidQueryException(Bad("options must be an object."));
         int Int(string name, int fallback)
         {
             if (Queries.JsonPaths.PropertyIgnoringCase(options, name) is not { ValueKind: not JsonValueKind.Null } v)
                 return fallback;
             if (v.ValueKind == JsonValueKind.Number && v.TryGetInt32(out int n) && n >= 0)
                 return n;
-            throw ApiException.InvalidQuery(Bad($"option {name} must be a whole number of 0 or more."));
+            throw new InvalidQueryException(Bad($"option {name} must be a whole number of 0 or more."));
         }
         var fields = new List<IndexField>();
         if (Queries.JsonPaths.PropertyIgnoringCase(options, "Fields") is { ValueKind: JsonValueKind.Array } named)
         {
             foreach (var f in named.EnumerateArray())
             {
-                string name = f.ValueKind == JsonValueKind.String ? f.GetString()! : throw ApiException.InvalidQuery(Bad("option Fields must list field names."));
-                fields.Add(index.Field(name) ?? throw ApiException.InvalidQuery(Bad($"field '{name}' is not a field of the index; its fields are: {string.Join(", ", index.Fields.Select(x => x.Name))}.")));
+                string name = f.ValueKind == JsonValueKind.String ? f.GetString()! : throw new InvalidQueryException(Bad("option Fields must list field names."));
+                fields.Add(index.Field(name) ?? throw new InvalidQueryException(Bad($"field '{name}' is not a field of the index; its fields are: {string.Join(", ", index.Fields.Select(x => x.Name))}.")));
             }
         }
         else

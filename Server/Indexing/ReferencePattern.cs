@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing;
 
@@ -24,7 +24,7 @@ public sealed class ReferencePattern
     public static ReferencePattern Parse(string pattern, IReadOnlyList<string> fields)
     {
         static Exception Bad(string pattern, string why) =>
-            ApiException.IndexCompilation($"PatternForOutputReduceToCollectionReferences '{pattern}': {why}", "PatternForOutputReduceToCollectionReferences", pattern);
+            new IndexCompilationException($"PatternForOutputReduceToCollectionReferences '{pattern}': {why}", "PatternForOutputReduceToCollectionReferences", pattern);
         var parts = new List<(string, bool, string?)>();
         int i = 0;
         while (i < pattern.Length)

@@ -1,9 +1,9 @@
+using RavenLite.Server.Errors;
 using Lucene.Net.Analysis;
 using Lucene.Net.Index.Memory;
 using Lucene.Net.QueryParsers.Classic;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing;
 
@@ -68,11 +68,11 @@ internal sealed class SearchQuery
         }
         catch (ParseException e)
         {
-            throw ApiException.InvalidQuery($"Invalid query at position {position}: the search() expression '{text}' is not valid Lucene syntax: {e.Message}");
+            throw new InvalidQueryException($"Invalid query at position {position}: the search() expression '{text}' is not valid Lucene syntax: {e.Message}");
         }
         catch (BooleanQuery.TooManyClausesException e)
         {
-            throw ApiException.InvalidQuery($"Invalid query at position {position}: the search() expression '{text}' expands to too many terms: {e.Message}");
+            throw new InvalidQueryException($"Invalid query at position {position}: the search() expression '{text}' expands to too many terms: {e.Message}");
         }
     }
 

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Operations;
 
@@ -34,7 +34,7 @@ internal sealed class DocumentPatch : IDisposable
         PatchScript Script(JsonElement request, string where)
         {
             if (request.ValueKind != JsonValueKind.Object || !request.TryGetProperty("Script", out var script) || script.ValueKind != JsonValueKind.String)
-                throw ApiException.BadRequest($"{where} needs {{\"Script\":\"...\", \"Values\":{{...}}}}.");
+                throw new BadRequestException($"{where} needs {{\"Script\":\"...\", \"Values\":{{...}}}}.");
             var values = request.TryGetProperty("Values", out var v) && v.ValueKind == JsonValueKind.Object ? v.Clone() : default;
             return PatchScript.Create(script.GetString()!, values, script.GetString()!, 0, limits);
         }
@@ -53,7 +53,7 @@ internal sealed class DocumentPatch : IDisposable
         }
         catch (PatchException e)
         {
-            throw new ApiException(400, RavenExceptionTypes.JavaScript, e.Message, e);
+            throw new BadRequestException(e.Message, RavenExceptionTypes.JavaScript, e);
         }
     }
 
@@ -75,7 +75,7 @@ internal sealed class DocumentPatch : IDisposable
         {
             if (skipOnMismatch)
                 return new Outcome(Status.Skipped, null, current.Json, null);
-            throw ApiException.Concurrency($"Document {id} has change vector {current.ChangeVector}, not {expectedChangeVector}: the patch was not applied.");
+            throw new ConcurrencyException($"Document {id} has change vector {current.ChangeVector}, not {expectedChangeVector}: the patch was not applied.");
         }
         var json = _patch.Run(current, ctx.Get);
         var result = json == null ? null : ctx.Put(id, json, null);

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Collections.Concurrent;
 
 namespace RavenLite.Server.Operations;
@@ -48,7 +49,7 @@ public sealed class OperationsTable
 
     /// <summary>
     /// Runs <paramref name="work"/> in the background as operation <paramref name="state"/>: its result JSON completes
-    /// the operation; an <see cref="Http.ApiException"/> faults it with its type and status; anything else faults it
+    /// the operation; an <see cref="DomainException"/> faults it with its type and status; anything else faults it
     /// with <paramref name="failure"/> and the message (500). The operation is marked finished either way.
     /// </summary>
     public void RunInBackground(OperationState state, Func<Task<byte[]>> work, string failure)
@@ -62,13 +63,13 @@ public sealed class OperationsTable
                 state.ResultJson = await work().ConfigureAwait(false);
                 state.Complete();
             }
-            catch (Http.ApiException e)
+            catch (DomainException e)
             {
-                state.Fault(e.ClientType, e.Message, e.StatusCode);
+                state.Fault(e.ClientType, e.Message, ErrorMapping.StatusOf(e));
             }
             catch (Exception e) when (e is not OutOfMemoryException)
             {
-                state.Fault(Http.RavenExceptionTypes.RavenException, failure + ": " + e.Message, 500);
+                state.Fault(RavenExceptionTypes.RavenException, failure + ": " + e.Message, 500);
             }
             finally
             {

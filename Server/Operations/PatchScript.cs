@@ -1,10 +1,11 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing.Scripting;
 
 namespace RavenLite.Server.Operations;
@@ -78,7 +79,7 @@ internal sealed class PatchScript : IDisposable
         {
             int scriptLine = e.LineNumber - 1; // the wrapper's first line
             int queryLine = queryText[..Math.Min(position, queryText.Length)].Count(c => c == '\n') + scriptLine;
-            throw new ApiException(400, RavenExceptionTypes.JavaScriptParse, $"The update script does not parse: line {queryLine}, column {e.Column}: {e.Description}");
+            throw new BadRequestException($"The update script does not parse: line {queryLine}, column {e.Column}: {e.Description}", RavenExceptionTypes.JavaScriptParse);
         }
         return new PatchScript(body, parameters, limits);
     }
@@ -130,7 +131,7 @@ internal sealed class PatchScript : IDisposable
 internal readonly record struct PatchLimits(int MaxStatements, TimeSpan Timeout)
 {
     /// <summary>The server's limits; with <paramref name="ignoreSteps"/> (RavenDB's ignoreMaxStepsForScript) no statement limit, the time limit stays.</summary>
-    public static PatchLimits Of(Hosting.ServerOptions options, bool ignoreSteps = false) =>
+    public static PatchLimits Of(Configuration.ServerOptions options, bool ignoreSteps = false) =>
         new(ignoreSteps ? int.MaxValue : options.PatchMaxStatements, TimeSpan.FromMilliseconds(options.PatchTimeoutMs));
 }
 

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Queries;
 
@@ -60,10 +60,10 @@ internal sealed class FacetPlan
                 {
                     var p = resolve(new RqlValue(null, setupId[1..], f.Position));
                     if (p.ValueKind != JsonValueKind.String)
-                        throw ApiException.InvalidQuery($"Invalid query at position {f.Position}: facet(id(..)) needs the id of a facet setup document.");
+                        throw new InvalidQueryException($"Invalid query at position {f.Position}: facet(id(..)) needs the id of a facet setup document.");
                     setupId = p.GetString()!;
                 }
-                var setup = loadSetup(setupId) ?? throw ApiException.InvalidQuery($"Invalid query at position {f.Position}: the facet setup document '{setupId}' does not exist.");
+                var setup = loadSetup(setupId) ?? throw new InvalidQueryException($"Invalid query at position {f.Position}: the facet setup document '{setupId}' does not exist.");
                 plans.AddRange(FromSetup(setupId, setup, resolve));
                 continue;
             }
@@ -76,7 +76,7 @@ internal sealed class FacetPlan
         }
         var duplicate = plans.GroupBy(p => p.Name, StringComparer.Ordinal).FirstOrDefault(g => g.Count() > 1);
         if (duplicate != null)
-            throw ApiException.InvalidQuery($"Two facets are named '{duplicate.Key}'; give one of them another name with 'as'.");
+            throw new InvalidQueryException($"Two facets are named '{duplicate.Key}'; give one of them another name with 'as'.");
         return plans;
     }
 
@@ -89,7 +89,7 @@ internal sealed class FacetPlan
             foreach (var path in RangeFields(r, position))
             {
                 if (field != null && field.Text != path.Text)
-                    throw ApiException.InvalidQuery($"Invalid query at position {position}: facet ranges must be on one field, but they use '{field}' and '{path}'.");
+                    throw new InvalidQueryException($"Invalid query at position {position}: facet ranges must be on one field, but they use '{field}' and '{path}'.");
                 field = path;
             }
             list.Add((r, RangeText(r, resolve)));
@@ -103,7 +103,7 @@ internal sealed class FacetPlan
         RqlCompare { Op: "<" or "<=" or ">" or ">=" } c => [c.Field],
         RqlBetween b => [b.Field],
         RqlBinary { IsAnd: true } b => RangeFields(b.Left, position).Concat(RangeFields(b.Right, position)),
-        _ => throw ApiException.InvalidQuery($"Invalid query at position {position}: a facet range is a comparison (<, <=, >, >=), between, or two of them joined by 'and'."),
+        _ => throw new InvalidQueryException($"Invalid query at position {position}: a facet range is a comparison (<, <=, >, >=), between, or two of them joined by 'and'."),
     };
 
     /// <summary>The range as RavenDB names its facet value: the condition's text with parameters replaced by their values.</summary>
@@ -150,7 +150,7 @@ internal sealed class FacetPlan
     {
         string Where(string what) => $"The facet setup document '{id}' {what}";
         if (setup.ValueKind != JsonValueKind.Object)
-            throw ApiException.InvalidQuery(Where("is not an object."));
+            throw new InvalidQueryException(Where("is not an object."));
         var result = new List<FacetPlan>();
         if (JsonPaths.PropertyIgnoringCase(setup, "Facets") is { ValueKind: JsonValueKind.Array } facets)
         {
@@ -168,19 +168,19 @@ internal sealed class FacetPlan
             foreach (var f in rangeFacets.EnumerateArray())
             {
                 if (JsonPaths.PropertyIgnoringCase(f, "Ranges") is not { ValueKind: JsonValueKind.Array } ranges || ranges.GetArrayLength() == 0)
-                    throw ApiException.InvalidQuery(Where("has a range facet without Ranges."));
+                    throw new InvalidQueryException(Where("has a range facet without Ranges."));
                 var parsed = new List<RqlExpression>();
                 foreach (var r in ranges.EnumerateArray())
                 {
                     if (r.ValueKind != JsonValueKind.String)
-                        throw ApiException.InvalidQuery(Where("has a range that is not text."));
+                        throw new InvalidQueryException(Where("has a range that is not text."));
                     try
                     {
                         parsed.Add(RqlParser.ParseCondition(r.GetString()!));
                     }
-                    catch (ApiException e)
+                    catch (DomainException e)
                     {
-                        throw ApiException.InvalidQuery(Where($"has a range that does not parse: '{r.GetString()}': {e.Message}"));
+                        throw new InvalidQueryException(Where($"has a range that does not parse: '{r.GetString()}': {e.Message}"));
                     }
                 }
                 string? display = JsonPaths.PropertyIgnoringCase(f, "DisplayFieldName") is { ValueKind: JsonValueKind.String } dn ? dn.GetString() : null;
@@ -203,7 +203,7 @@ internal sealed class FacetPlan
                 "min" => "min",
                 "max" => "max",
                 "average" => "avg",
-                _ => throw ApiException.InvalidQuery(where($"has an unknown aggregation '{kind.Name}' (Sum, Min, Max, Average).")),
+                _ => throw new InvalidQueryException(where($"has an unknown aggregation '{kind.Name}' (Sum, Min, Max, Average).")),
             };
             if (kind.Value.ValueKind != JsonValueKind.Array)
                 continue;
@@ -211,7 +211,7 @@ internal sealed class FacetPlan
             {
                 string? name = on.ValueKind == JsonValueKind.String ? on.GetString() : JsonPaths.PropertyIgnoringCase(on, "Name") is { ValueKind: JsonValueKind.String } n ? n.GetString() : null;
                 if (name == null)
-                    throw ApiException.InvalidQuery(where($"has a {kind.Name} aggregation without a field name."));
+                    throw new InvalidQueryException(where($"has a {kind.Name} aggregation without a field name."));
                 string? display = on.ValueKind == JsonValueKind.Object && JsonPaths.PropertyIgnoringCase(on, "DisplayName") is { ValueKind: JsonValueKind.String } d ? d.GetString() : null;
                 list.Add((op, PathOf(name), display));
             }
@@ -236,10 +236,10 @@ internal sealed record FacetOptionsPlan(string TermSortMode, bool IncludeRemaini
         if (o.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined)
             return Default;
         if (o.ValueKind != JsonValueKind.Object)
-            throw ApiException.InvalidQuery($"Invalid query at position {position}: facet options must be an object (TermSortMode, IncludeRemainingTerms, Start, PageSize).");
+            throw new InvalidQueryException($"Invalid query at position {position}: facet options must be an object (TermSortMode, IncludeRemainingTerms, Start, PageSize).");
         string sort = JsonPaths.PropertyIgnoringCase(o, "TermSortMode") is { ValueKind: JsonValueKind.String } s ? s.GetString()! : "ValueAsc";
         if (sort is not ("ValueAsc" or "ValueDesc" or "CountAsc" or "CountDesc"))
-            throw ApiException.InvalidQuery($"Invalid query at position {position}: unknown facet TermSortMode '{sort}' (ValueAsc, ValueDesc, CountAsc, CountDesc).");
+            throw new InvalidQueryException($"Invalid query at position {position}: unknown facet TermSortMode '{sort}' (ValueAsc, ValueDesc, CountAsc, CountDesc).");
         bool remaining = JsonPaths.PropertyIgnoringCase(o, "IncludeRemainingTerms") is { ValueKind: JsonValueKind.True };
         int start = Int(JsonPaths.PropertyIgnoringCase(o, "Start"), 0, "Start", position);
         int pageSize = Int(JsonPaths.PropertyIgnoringCase(o, "PageSize"), int.MaxValue, "PageSize", position);
@@ -252,6 +252,6 @@ internal sealed record FacetOptionsPlan(string TermSortMode, bool IncludeRemaini
             return fallback;
         if (x.ValueKind == JsonValueKind.Number && x.TryGetDouble(out double d) && d >= 0)
             return (int)Math.Min(d, int.MaxValue);
-        throw ApiException.InvalidQuery($"Invalid query at position {position}: facet option {name} must be a number of 0 or more, got {x.GetRawText().ToString(CultureInfo.InvariantCulture)}.");
+        throw new InvalidQueryException($"Invalid query at position {position}: facet option {name} must be a number of 0 or more, got {x.GetRawText().ToString(CultureInfo.InvariantCulture)}.");
     }
 }

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Search.Highlight;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;
@@ -59,7 +59,7 @@ internal sealed class HighlightCollector
             }
             else if (h.Options != null && resolve(h.Options).ValueKind is not (JsonValueKind.Null or JsonValueKind.Undefined))
             {
-                throw ApiException.InvalidQuery($"Invalid query at position {h.Options.Position}: highlight() options must be an object (PreTags, PostTags, GroupKey).");
+                throw new InvalidQueryException($"Invalid query at position {h.Options.Position}: highlight() options must be an object (PreTags, PostTags, GroupKey).");
             }
             var query = searchOn(h.Field);
             Highlighter? highlighter = null;
@@ -78,7 +78,7 @@ internal sealed class HighlightCollector
     {
         if (v.ValueKind == JsonValueKind.Number && v.TryGetInt32(out int n) && n >= least)
             return n;
-        throw ApiException.InvalidQuery($"Invalid query at position {position}: highlight() {what} must be a whole number of at least {least}.");
+        throw new InvalidQueryException($"Invalid query at position {position}: highlight() {what} must be a whole number of at least {least}.");
     }
 
     private static string[]? Tags(JsonElement o, string name, int position)
@@ -86,7 +86,7 @@ internal sealed class HighlightCollector
         if (JsonPaths.PropertyIgnoringCase(o, name) is not { ValueKind: not JsonValueKind.Null } v)
             return null;
         if (v.ValueKind != JsonValueKind.Array || v.GetArrayLength() == 0 || v.EnumerateArray().Any(t => t.ValueKind != JsonValueKind.String))
-            throw ApiException.InvalidQuery($"Invalid query at position {position}: highlight() option {name} must be a non-empty array of strings.");
+            throw new InvalidQueryException($"Invalid query at position {position}: highlight() option {name} must be a non-empty array of strings.");
         return v.EnumerateArray().Select(t => t.GetString()!).ToArray();
     }
 

@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using Jint;
 using Jint.Native;
@@ -5,7 +6,6 @@ using Jint.Native.Json;
 using JsonSerializer = System.Text.Json.JsonSerializer;
 using Jint.Native.Object;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Queries;
 
@@ -56,7 +56,7 @@ internal sealed class JavaScriptProjection : IDisposable
         }
         catch (Exception e) when (e is Jint.Runtime.JavaScriptException or Acornima.ParseErrorException)
         {
-            throw ApiException.InvalidQuery("The query's declared function does not run: " + e.Message);
+            throw new InvalidQueryException("The query's declared function does not run: " + e.Message);
         }
         _script = query.SelectScript ?? ObjectLiteral(query);
     }
@@ -108,7 +108,7 @@ internal sealed class JavaScriptProjection : IDisposable
         catch (Exception e) when (e is Jint.Runtime.JavaScriptException or Acornima.ParseErrorException or Jint.Runtime.StatementsCountOverflowException
             or Jint.Runtime.RecursionDepthOverflowException or TimeoutException or Jint.Runtime.MemoryLimitExceededException)
         {
-            throw ApiException.InvalidQuery($"The query's projection failed for '{doc.Id}': {e.Message}");
+            throw new InvalidQueryException($"The query's projection failed for '{doc.Id}': {e.Message}");
         }
         finally
         {
@@ -139,7 +139,7 @@ internal sealed class JavaScriptProjection : IDisposable
                 w.WriteString("@change-vector", doc.ChangeVector);
             if (doc.Collection != Collections.Empty)
                 w.WriteString("@collection", doc.Collection);
-            w.WriteString("@last-modified", JsonResponse.FormatDate(doc.LastModified));
+            w.WriteString("@last-modified", JsonDates.FormatDate(doc.LastModified));
             w.WriteEndObject();
             w.WriteEndObject();
         }

@@ -1,3 +1,5 @@
+using RavenLite.Server.Memory;
+
 namespace RavenLite.Server.Queries;
 
 /// <summary>
@@ -11,5 +13,5 @@ public sealed record QueryOptions(int? Start, int? PageSize, bool WaitForNonStal
     public static readonly string[] ProjectionBehaviors = ["Default", "FromIndex", "FromIndexOrThrow", "FromDocument", "FromDocumentOrThrow"];
 
     /// <summary>The request's memory lease: the results collected are charged to it (a query too large for the budget fails early), or null.</summary>
-    public Http.MemoryBudget.Lease? Memory { get; init; }
+    public Memory.MemoryBudget.Lease? Memory { get; init; }
 }

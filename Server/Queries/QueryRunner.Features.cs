@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;
@@ -16,7 +16,7 @@ public sealed partial class QueryRunner
     private QueryAnswer Suggest(Indexing.Index? index)
     {
         if (index == null)
-            throw ApiException.InvalidQuery("suggest() reads an index's terms: query an index or a collection, not @all_docs or id().");
+            throw new InvalidQueryException("suggest() reads an index's terms: query an index or a collection, not @all_docs or id().");
         var requests = _query.Suggestions.Select(s => (s, Words: SuggestWords(s), Options: SuggestOptionsOf(s))).ToList();
         var snapshot = index.AcquireSnapshot();
         try
@@ -50,7 +50,7 @@ public sealed partial class QueryRunner
             return [v.GetString()!];
         if (v.ValueKind == JsonValueKind.Array && v.GetArrayLength() > 0 && v.EnumerateArray().All(x => x.ValueKind == JsonValueKind.String))
             return v.EnumerateArray().Select(x => x.GetString()!).ToList();
-        throw ApiException.InvalidQuery($"Invalid query at position {s.Term.Position}: suggest() needs a word or an array of words.");
+        throw new InvalidQueryException($"Invalid query at position {s.Term.Position}: suggest() needs a word or an array of words.");
     }
 
     private SuggestOptions SuggestOptionsOf(RqlSuggest s)
@@ -60,23 +60,23 @@ public sealed partial class QueryRunner
         var o = Resolve(s.Options);
         string Bad(string what) => $"Invalid query at position {s.Options.Position}: suggest() options {what}";
         if (o.ValueKind != JsonValueKind.Object)
-            throw ApiException.InvalidQuery(Bad("must be an object (PageSize, Distance, Accuracy, SortMode)."));
+            throw new InvalidQueryException(Bad("must be an object (PageSize, Distance, Accuracy, SortMode)."));
         var d = SuggestOptions.Default;
         int pageSize = JsonPaths.PropertyIgnoringCase(o, "PageSize") is { ValueKind: JsonValueKind.Number } p && p.TryGetInt32(out int n) && n >= 0 ? n
-            : JsonPaths.PropertyIgnoringCase(o, "PageSize") is { ValueKind: not JsonValueKind.Null } ? throw ApiException.InvalidQuery(Bad("PageSize must be a whole number of 0 or more.")) : d.PageSize;
+            : JsonPaths.PropertyIgnoringCase(o, "PageSize") is { ValueKind: not JsonValueKind.Null } ? throw new InvalidQueryException(Bad("PageSize must be a whole number of 0 or more.")) : d.PageSize;
         string distance = JsonPaths.PropertyIgnoringCase(o, "Distance") is { ValueKind: JsonValueKind.String } ds ? ds.GetString()! : "Levenshtein";
         distance = distance switch
         {
             "None" or "Default" or "Levenshtein" => "Levenshtein",
             "JaroWinkler" or "NGram" => distance,
-            _ => throw ApiException.InvalidQuery(Bad($"Distance '{distance}' is unknown (Levenshtein, JaroWinkler, NGram).")),
+            _ => throw new InvalidQueryException(Bad($"Distance '{distance}' is unknown (Levenshtein, JaroWinkler, NGram).")),
         };
         float accuracy = JsonPaths.PropertyIgnoringCase(o, "Accuracy") is { ValueKind: JsonValueKind.Number } a ? a.GetSingle() : d.Accuracy;
         if (accuracy is < 0 or > 1)
-            throw ApiException.InvalidQuery(Bad("Accuracy must be between 0 and 1."));
+            throw new InvalidQueryException(Bad("Accuracy must be between 0 and 1."));
         string sort = JsonPaths.PropertyIgnoringCase(o, "SortMode") is { ValueKind: JsonValueKind.String } sm ? sm.GetString()! : "Popularity";
         if (sort is not ("Popularity" or "None"))
-            throw ApiException.InvalidQuery(Bad($"SortMode '{sort}' is unknown (Popularity, None)."));
+            throw new InvalidQueryException(Bad($"SortMode '{sort}' is unknown (Popularity, None)."));
         return new SuggestOptions(pageSize, distance, accuracy, sort == "Popularity");
     }
 
@@ -93,7 +93,7 @@ public sealed partial class QueryRunner
             {
                 var list = _db.Documents.Get(dbTx, sw.GetString()!) is { } swDoc ? JsonDocument.Parse(swDoc.Json).RootElement : default;
                 if (JsonPaths.PropertyIgnoringCase(list, "StopWords") is not { ValueKind: JsonValueKind.Array } words)
-                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() stop words document '{sw.GetString()}' does not exist or has no StopWords array.");
+                    throw new InvalidQueryException($"Invalid query at position {m.Position}: moreLikeThis() stop words document '{sw.GetString()}' does not exist or has no StopWords array.");
                 stopWords = new HashSet<string>(words.EnumerateArray().Where(w => w.ValueKind == JsonValueKind.String).Select(w => w.GetString()!.ToLowerInvariant()));
             }
             JsonElement source;
@@ -107,10 +107,10 @@ public sealed partial class QueryRunner
                 }
                 catch (JsonException e)
                 {
-                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document is not valid JSON: {e.Message}");
+                    throw new InvalidQueryException($"Invalid query at position {m.Position}: moreLikeThis() document is not valid JSON: {e.Message}");
                 }
                 if (source.ValueKind != JsonValueKind.Object)
-                    throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() document must be a JSON object.");
+                    throw new InvalidQueryException($"Invalid query at position {m.Position}: moreLikeThis() document must be a JSON object.");
             }
             else if (m.Source is RqlCompare { Field.IsId: true, Op: "=" } byId && Resolve(byId.Value) is { ValueKind: JsonValueKind.String } idValue)
             {
@@ -126,7 +126,7 @@ public sealed partial class QueryRunner
             }
             else
             {
-                throw ApiException.InvalidQuery($"Invalid query at position {m.Position}: moreLikeThis() takes id() = 'document id', or a document as JSON text ($parameter).");
+                throw new InvalidQueryException($"Invalid query at position {m.Position}: moreLikeThis() takes id() = 'document id', or a document as JSON text ($parameter).");
             }
             result[m] = MoreLikeThisQuery.Build(reader, compiled, source, exclude, options, stopWords, m.Position);
         }
@@ -174,7 +174,7 @@ public sealed partial class QueryRunner
             return known;
         string Bad(string what) => $"Invalid query at position {s.Position}: spatial.{s.Kind}() {what}";
         double Number(RqlValue v, string what) => Resolve(v) is { ValueKind: JsonValueKind.Number } n ? n.GetDouble()
-            : throw ApiException.InvalidQuery(Bad($"needs a number for its {what}, got {Resolve(v).GetRawText()}."));
+            : throw new InvalidQueryException(Bad($"needs a number for its {what}, got {Resolve(v).GetRawText()}."));
         GeoShape shape;
         switch (s.Kind)
         {
@@ -187,26 +187,26 @@ public sealed partial class QueryRunner
                     {
                         "Miles" => true,
                         "Kilometers" => false,
-                        var other => throw ApiException.InvalidQuery(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
-                    } : throw ApiException.InvalidQuery(Bad("units must be 'Kilometers' or 'Miles'."));
+                        var other => throw new InvalidQueryException(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
+                    } : throw new InvalidQueryException(Bad("units must be 'Kilometers' or 'Miles'."));
                 }
                 if (!(radius >= 0) || !double.IsFinite(radius))
-                    throw ApiException.InvalidQuery(Bad($"radius {radius} must be 0 or more."));
-                var center = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                    throw new InvalidQueryException(Bad($"radius {radius} must be 0 or more."));
+                var center = GeoPoint.Create(lat, lng) ?? throw new InvalidQueryException(Bad($"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
                 shape = new GeoCircle(center, miles ? radius * GeoShape.KmPerMile : radius);
                 break;
             }
             case "point":
             {
                 double lat = Number(s.Args[0], "latitude"), lng = Number(s.Args[1], "longitude");
-                shape = GeoPoint.Create(lat, lng) ?? throw ApiException.InvalidQuery(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                shape = GeoPoint.Create(lat, lng) ?? throw new InvalidQueryException(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
                 break;
             }
             default:
             {
                 var text = Resolve(s.Args[0]);
                 shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!) : null)
-                    ?? throw ApiException.InvalidQuery(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat) or POLYGON ((lng lat, ..)), closed rings, degrees)."));
+                    ?? throw new InvalidQueryException(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat) or POLYGON ((lng lat, ..)), closed rings, degrees)."));
                 break;
             }
         }
@@ -258,7 +258,7 @@ public sealed partial class QueryRunner
         }
         catch (ArgumentException e)
         {
-            throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: the regex() pattern '{pattern}' is not a valid regular expression: {e.Message}");
+            throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: the regex() pattern '{pattern}' is not a valid regular expression: {e.Message}");
         }
         _regexes[m] = regex;
         return regex;

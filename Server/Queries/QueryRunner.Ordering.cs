@@ -1,7 +1,6 @@
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Queries;
 
@@ -28,14 +28,14 @@ public sealed partial class QueryRunner
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
         if (query.UpdateScript != null)
-            throw ApiException.InvalidQuery("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
+            throw new InvalidQueryException("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
         if (query.Facets.Count > 0 || query.Suggestions.Count > 0)
-            throw ApiException.InvalidQuery("Facets and suggestions answer with aggregates, not a stream of results: send them to /queries.");
+            throw new InvalidQueryException("Facets and suggestions answer with aggregates, not a stream of results: send them to /queries.");
         var runner = new QueryRunner(db, query, parameters) { _projectionBehavior = options.ProjectionBehavior };
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
-            throw ApiException.InvalidQuery("limit skip and take must not be negative.");
+            throw new InvalidQueryException("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where);
         return runner.WithIndexAsync(options, index => runner.StreamRows(index, skip, take, onStats, onResult, cancellation), cancellation).GetAwaiter().GetResult();

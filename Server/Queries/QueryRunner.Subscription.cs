@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Queries;
 
@@ -28,12 +28,12 @@ public sealed partial class QueryRunner
             : Find<RqlMethod>(query.Where).Any(m => m.Name == "search") || Find<RqlMoreLikeThis>(query.Where).Any() ? "search() or moreLikeThis() (they need an index)"
             : null;
         if (refused != null)
-            throw ApiException.InvalidQuery("A subscription query cannot have " + refused + ".");
+            throw new InvalidQueryException("A subscription query cannot have " + refused + ".");
         var runner = new QueryRunner(db, query, default);
         if (query.Where != null)
             runner.ResolveAll(query.Where);
         if (revisions && (query.Select.Count > 0 || query.SelectScript != null))
-            throw ApiException.InvalidQuery("A subscription on revisions sends {Current, Previous}: it cannot have a select.");
+            throw new InvalidQueryException("A subscription on revisions sends {Current, Previous}: it cannot have a select.");
         return new SubscriptionMatcher(runner) { Revisions = revisions };
     }
 

@@ -1,10 +1,11 @@
+using RavenLite.Server.Memory;
+using RavenLite.Server.Errors;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;
@@ -58,7 +59,7 @@ public sealed partial class QueryRunner
         _parameters = parameters;
     }
 
-    private Http.MemoryBudget.Lease? _memory; // the request's: results collected are charged to it
+    private Memory.MemoryBudget.Lease? _memory; // the request's: results collected are charged to it
 
     /// <summary>Runs <paramref name="query"/> with <paramref name="parameters"/> (an object, or undefined/null).</summary>
     /// <param name="db">The database.</param>
@@ -74,7 +75,7 @@ public sealed partial class QueryRunner
         int skip = query.Skip != null ? runner.ToInt(query.Skip, "skip") : options.Start ?? 0;
         int take = query.Take != null ? runner.ToInt(query.Take, "take") : options.PageSize ?? int.MaxValue;
         if (skip < 0 || take < 0)
-            throw ApiException.InvalidQuery("limit skip and take must not be negative.");
+            throw new InvalidQueryException("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
         if (query.Facets.Count > 0)
@@ -91,7 +92,7 @@ public sealed partial class QueryRunner
         ArgumentNullException.ThrowIfNull(db);
         ArgumentNullException.ThrowIfNull(query);
         if (query.GroupBy.Count > 0 || query.Facets.Count > 0 || query.Suggestions.Count > 0)
-            throw ApiException.InvalidQuery("An operation by query works on documents; group by, facets and suggestions do not give documents.");
+            throw new InvalidQueryException("An operation by query works on documents; group by, facets and suggestions do not give documents.");
         var runner = new QueryRunner(db, query, parameters);
         if (query.Where != null)
             runner.ResolveAll(query.Where);
@@ -101,7 +102,7 @@ public sealed partial class QueryRunner
     private List<string> MatchingIds(Indexing.Index? index)
     {
         if (index?.Compiled.IsMapReduce == true)
-            throw ApiException.InvalidQuery($"Index '{index.Name}' is a map-reduce index: its results are not documents to patch or delete.");
+            throw new InvalidQueryException($"Index '{index.Name}' is a map-reduce index: its results are not documents to patch or delete.");
         _compiled = index?.Compiled;
         (_skip, _take) = (0, int.MaxValue);
         var ids = new List<string>();
@@ -140,7 +141,7 @@ public sealed partial class QueryRunner
                 // Retired by a wider auto index, deleted or being reset meanwhile: choose again.
                 if (attempt < 3)
                     continue;
-                throw new ApiException(503, RavenExceptionTypes.DatabaseLoadFailure, $"Index '{index.Name}' is being reset or deleted; retry the query.");
+                throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Index '{index.Name}' is being reset or deleted; retry the query.");
             }
             try
             {
@@ -159,7 +160,7 @@ public sealed partial class QueryRunner
         created = false;
         if (_query.Source.Index is { } name)
         {
-            var index = _db.Indexes.Get(name) ?? throw ApiException.NotFound(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            var index = _db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
             CheckFieldsIndexed(index.Compiled);
             return index;
         }
@@ -254,7 +255,7 @@ public sealed partial class QueryRunner
     {
         foreach (string name in QueryFields().Keys)
             if (compiled.Field(name) == null)
-                throw ApiException.InvalidQuery($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
+                throw new InvalidQueryException($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
     }
 
     private QueryAnswer Execute(Indexing.Index? index, int skip, int take)
@@ -335,11 +336,11 @@ public sealed partial class QueryRunner
             long distinctTotal = 0;
             var included = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
             var timeSeriesIncludes = _query.TimeSeriesIncludes.Count == 0 ? null // also carries include cmpxchg(..)
-                : Endpoints.ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => t.LastValue == null
+                : ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => t.LastValue == null
                     ? (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue), (int?)null)
                     : t.LastUnit == null
                         ? (ResolveString(t.Name), 0L, long.MaxValue, (int?)ToInt(t.LastValue, "count"))
-                        : (ResolveString(t.Name), Endpoints.ExtraIncludes.LastSince(Resolve(t.LastValue).GetRawText(), ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
+                        : (ResolveString(t.Name), ExtraIncludes.LastSince(Resolve(t.LastValue).GetRawText(), ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
             var counterIncludes = _query.CounterIncludes.Count == 0 ? null
                 : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? Counters.CounterIncludes.All : ResolveString(c.Name)));
             using var projection = NewProjection(dbTx);
@@ -394,7 +395,7 @@ public sealed partial class QueryRunner
                 }
                 if (_query.CompareExchangeIncludes.Count > 0)
                 {
-                    timeSeriesIncludes ??= Endpoints.ExtraIncludes.ForRanges([]);
+                    timeSeriesIncludes ??= ExtraIncludes.ForRanges([]);
                     foreach (var ci in _query.CompareExchangeIncludes)
                     {
                         if (ci.Key != null)
@@ -483,7 +484,7 @@ public sealed partial class QueryRunner
     private IEnumerable<Row> ScanRows(Storage.Transactions.Transaction dbTx)
     {
         if (HasMoreLikeThis)
-            throw ApiException.InvalidQuery("moreLikeThis() reads an index's terms: query a static index (from index 'Name').");
+            throw new InvalidQueryException("moreLikeThis() reads an index's terms: query a static index (from index 'Name').");
         foreach (var doc in _db.Documents.Scan(dbTx, _query.Source.AllDocs ? null : _query.Source.Collection))
             yield return Row.ForDocument(doc);
     }
@@ -721,7 +722,7 @@ public sealed partial class QueryRunner
                 break;
             case RqlMethod { Value: { } mv } m:
                 if (Resolve(mv).ValueKind != JsonValueKind.String)
-                    throw ApiException.InvalidQuery($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                    throw new InvalidQueryException($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
                 if (m.Name == "regex")
                     RegexOf(m);
                 break;
@@ -746,7 +747,7 @@ public sealed partial class QueryRunner
             return what == "skip" ? 0 : int.MaxValue; // Node sends null for an unset skip
         if (e.ValueKind == JsonValueKind.Number && e.TryGetInt64(out long n))
             return (int)Math.Clamp(n, int.MinValue, int.MaxValue);
-        throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
+        throw new InvalidQueryException($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
     }
 
     /// <summary>A date literal or parameter as ms (null or absent: <paramref name="fallback"/>); 400 when it is not a date.</summary>
@@ -760,7 +761,7 @@ public sealed partial class QueryRunner
         if (e.ValueKind == JsonValueKind.String && DateTime.TryParse(e.GetString(), System.Globalization.CultureInfo.InvariantCulture,
                 System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var t))
             return TimeSeries.TimeSeriesPoint.ToMilliseconds(t);
-        throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: a time-series range ends at a date, got {e.GetRawText()}.");
+        throw new InvalidQueryException($"Invalid query at position {v.Position}: a time-series range ends at a date, got {e.GetRawText()}.");
     }
 
     /// <summary>A literal or parameter that must be a string (a counter name); 400 otherwise.</summary>
@@ -768,7 +769,7 @@ public sealed partial class QueryRunner
     {
         var e = Resolve(v);
         return e.ValueKind == JsonValueKind.String ? e.GetString()!
-            : throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: a counter name must be a string, got {e.ValueKind}.");
+            : throw new InvalidQueryException($"Invalid query at position {v.Position}: a counter name must be a string, got {e.ValueKind}.");
     }
 
     /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>
@@ -785,14 +786,14 @@ public sealed partial class QueryRunner
         {
             var key = Resolve(keyValue);
             if (key.ValueKind != JsonValueKind.String)
-                throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: cmpxchg() takes a key (a string), got {key.ValueKind}.");
+                throw new InvalidQueryException($"Invalid query at position {v.Position}: cmpxchg() takes a key (a string), got {key.ValueKind}.");
             using var tx = _db.Environment.ReadTransaction();
             return CompareExchange.CompareExchangeStore.GetObject(tx, key.GetString()!);
         }
         if (v.Parameter is { } name)
         {
             if (_parameters.ValueKind != JsonValueKind.Object || !_parameters.TryGetProperty(name, out var p))
-                throw ApiException.InvalidQuery($"Invalid query at position {v.Position}: parameter ${name} has no value in QueryParameters.");
+                throw new InvalidQueryException($"Invalid query at position {v.Position}: parameter ${name} has no value in QueryParameters.");
             return p;
         }
         return JsonSerializer.SerializeToElement(v.Literal);
@@ -887,7 +888,7 @@ public sealed partial class QueryRunner
             return values.Count > 0;
         var arg = Resolve(m.Value!);
         if (arg.ValueKind != JsonValueKind.String)
-            throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
+            throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
         bool exact = IsExact(m.Field);
         string text = exact ? arg.GetString()! : arg.GetString()!.ToLowerInvariant();
         string Fold(JsonElement v) => exact ? v.GetString()! : v.GetString()!.ToLowerInvariant();
@@ -906,7 +907,7 @@ public sealed partial class QueryRunner
                 }
                 catch (System.Text.RegularExpressions.RegexMatchTimeoutException)
                 {
-                    throw ApiException.InvalidQuery($"Invalid query at position {m.Value!.Position}: the regex() pattern took longer than {RegexTimeout.TotalMilliseconds} ms on one value; simplify it.");
+                    throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: the regex() pattern took longer than {RegexTimeout.TotalMilliseconds} ms on one value; simplify it.");
                 }
             }
             default:
@@ -1046,7 +1047,7 @@ public sealed partial class QueryRunner
                 var indexField = row.HasEntry ? _compiled?.Field(f.Path.ToString()) : null;
                 bool fromIndex = _projectionBehavior is "FromIndex" or "FromIndexOrThrow" || (_projectionBehavior == "Default" && indexField is { Stored: true });
                 if (_projectionBehavior == "FromIndexOrThrow" && indexField == null)
-                    throw ApiException.InvalidQuery($"ProjectionBehavior FromIndexOrThrow: '{f.Path}' is not a field of the index.");
+                    throw new InvalidQueryException($"ProjectionBehavior FromIndexOrThrow: '{f.Path}' is not a field of the index.");
                 if (fromIndex)
                 {
                     if (indexField != null)
@@ -1060,7 +1061,7 @@ public sealed partial class QueryRunner
                     JsonPaths.Walk(root, f.Path.Parts, 0, values);
                     throughArray = JsonPaths.PassesArray(root, f.Path.Parts);
                     if (values.Count == 0 && _projectionBehavior == "FromDocumentOrThrow" && !JsonPaths.Exists(root, f.Path.Parts))
-                        throw ApiException.InvalidQuery($"ProjectionBehavior FromDocumentOrThrow: document '{doc.Id}' has no '{f.Path}'.");
+                        throw new InvalidQueryException($"ProjectionBehavior FromDocumentOrThrow: document '{doc.Id}' has no '{f.Path}'.");
                     if (values.Count == 0 && row.HasEntry && _projectionBehavior == "Default")
                     {
                         // A field the map computes (not in the document): its indexed values.
@@ -1086,7 +1087,7 @@ public sealed partial class QueryRunner
             w.WriteString("@change-vector", doc.ChangeVector);
             if (doc.Collection != Documents.Collections.Empty)
                 w.WriteString("@collection", doc.Collection);
-            w.WriteString("@last-modified", JsonResponse.FormatDate(doc.LastModified));
+            w.WriteString("@last-modified", JsonDates.FormatDate(doc.LastModified));
             w.WriteEndObject();
             w.WriteEndObject();
         }

@@ -1,11 +1,11 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Queries;
 
 /// <summary>
-/// Parses the RQL subset into an <see cref="RqlQuery"/>. Errors are <see cref="ApiException"/>
+/// Parses the RQL subset into an <see cref="RqlQuery"/>. Errors are <see cref="DomainException"/>
 /// 400 (BadRequestException) naming the position and what was found (RELIABILITY.md I3); nesting
 /// deeper than <see cref="MaxDepth"/> and queries longer than <see cref="MaxLength"/> are refused
 /// the same way, so no input can exhaust the stack.
@@ -35,22 +35,22 @@ public sealed class RqlParser
     }
 
     /// <summary>Parses <paramref name="text"/>.</summary>
-    /// <exception cref="ApiException">400 naming the position of the problem.</exception>
+    /// <exception cref="DomainException">400 naming the position of the problem.</exception>
     public static RqlQuery Parse(string text)
     {
         ArgumentNullException.ThrowIfNull(text);
         if (text.Length > MaxLength)
-            throw ApiException.InvalidQuery($"The query is {text.Length} characters long; at most {MaxLength} are accepted.");
+            throw new InvalidQueryException($"The query is {text.Length} characters long; at most {MaxLength} are accepted.");
         return new RqlParser(text).Query();
     }
 
     /// <summary>Parses a condition alone (a facet setup document's range, e.g. <c>Price &gt;= 10 and Price &lt; 20</c>).</summary>
-    /// <exception cref="ApiException">400 naming the position of the problem.</exception>
+    /// <exception cref="DomainException">400 naming the position of the problem.</exception>
     public static RqlExpression ParseCondition(string text)
     {
         ArgumentNullException.ThrowIfNull(text);
         if (text.Length > MaxLength)
-            throw ApiException.InvalidQuery($"The condition is {text.Length} characters long; at most {MaxLength} are accepted.");
+            throw new InvalidQueryException($"The condition is {text.Length} characters long; at most {MaxLength} are accepted.");
         var parser = new RqlParser(text);
         var condition = parser.Or(0);
         if (parser.Peek.Kind != Kind.End)
@@ -71,8 +71,8 @@ public sealed class RqlParser
 
     private readonly record struct Token(Kind Kind, string Text, int Position);
 
-    private static ApiException Error(string message, int position) =>
-        ApiException.InvalidQuery($"Invalid query at position {position}: {message}");
+    private static InvalidQueryException Error(string message, int position) =>
+        new InvalidQueryException($"Invalid query at position {position}: {message}");
 
     private static List<Token> Tokenize(string s)
     {

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Revisions;
 
@@ -37,7 +37,7 @@ public sealed class RevisionsConfiguration
     public static RevisionsConfiguration Parse(JsonElement root)
     {
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("A revisions configuration is an object {\"Default\":{..},\"Collections\":{\"Name\":{..}}}.");
+            throw new BadRequestException("A revisions configuration is an object {\"Default\":{..},\"Collections\":{\"Name\":{..}}}.");
         RevisionsCollectionConfiguration? def = null;
         if (root.TryGetProperty(nameof(Default), out var d) && d.ValueKind != JsonValueKind.Null)
             def = ParseCollection(d, "Default");
@@ -45,7 +45,7 @@ public sealed class RevisionsConfiguration
         if (root.TryGetProperty(nameof(Collections), out var cs) && cs.ValueKind != JsonValueKind.Null)
         {
             if (cs.ValueKind != JsonValueKind.Object)
-                throw ApiException.BadRequest("Collections of a revisions configuration must be an object of collection name to configuration.");
+                throw new BadRequestException("Collections of a revisions configuration must be an object of collection name to configuration.");
             foreach (var p in cs.EnumerateObject())
                 collections[p.Name] = ParseCollection(p.Value, $"Collections.{p.Name}");
         }
@@ -55,19 +55,19 @@ public sealed class RevisionsConfiguration
     private static RevisionsCollectionConfiguration ParseCollection(JsonElement e, string where)
     {
         if (e.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest($"{where} of the revisions configuration must be an object.");
+            throw new BadRequestException($"{where} of the revisions configuration must be an object.");
         bool Bool(string name) => e.TryGetProperty(name, out var v) && (v.ValueKind == JsonValueKind.True
-            || (v.ValueKind is not (JsonValueKind.False or JsonValueKind.Null) ? throw ApiException.BadRequest($"{where}.{name} must be true or false.") : false));
+            || (v.ValueKind is not (JsonValueKind.False or JsonValueKind.Null) ? throw new BadRequestException($"{where}.{name} must be true or false.") : false));
         long? Count(string name)
         {
             if (!e.TryGetProperty(name, out var v) || v.ValueKind == JsonValueKind.Null)
                 return null;
-            return v.ValueKind == JsonValueKind.Number && v.TryGetInt64(out long n) && n >= 0 ? n : throw ApiException.BadRequest($"{where}.{name} must be a whole number ≥ 0.");
+            return v.ValueKind == JsonValueKind.Number && v.TryGetInt64(out long n) && n >= 0 ? n : throw new BadRequestException($"{where}.{name} must be a whole number ≥ 0.");
         }
         TimeSpan? age = null;
         if (e.TryGetProperty("MinimumRevisionAgeToKeep", out var a) && a.ValueKind != JsonValueKind.Null)
             age = a.ValueKind == JsonValueKind.String && TimeSpan.TryParse(a.GetString(), CultureInfo.InvariantCulture, out var t) && t >= TimeSpan.Zero ? t
-                : throw ApiException.BadRequest($"{where}.MinimumRevisionAgeToKeep must be a time span such as \"7.00:00:00\".");
+                : throw new BadRequestException($"{where}.MinimumRevisionAgeToKeep must be a time span such as \"7.00:00:00\".");
         return new RevisionsCollectionConfiguration(Bool("Disabled"), Count("MinimumRevisionsToKeep"), age, Bool("PurgeOnDelete"), Count("MaximumRevisionsToDeleteUponDocumentUpdate"));
     }
 

@@ -88,7 +88,7 @@ public static class RevisionsStore
                 w.WriteString("@collection", collection);
             w.WriteString("@id", id);
             w.WriteString("@change-vector", changeVector);
-            w.WriteString("@last-modified", Http.JsonResponse.FormatDate(when));
+            w.WriteString("@last-modified", JsonDates.FormatDate(when));
             w.WriteString("@flags", "HasRevisions, DeleteRevision");
             w.WriteEndObject();
             w.WriteEndObject();

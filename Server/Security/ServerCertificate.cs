@@ -1,7 +1,7 @@
+using RavenLite.Server.Logging;
 using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using RavenLite.Server.Hosting;
 
 namespace RavenLite.Server.Security;
 

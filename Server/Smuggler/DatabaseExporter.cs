@@ -1,5 +1,6 @@
 using System.IO.Compression;
 using System.Text.Json;
+using RavenLite.Server.Indexing;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Storage.Transactions;
@@ -166,7 +167,7 @@ public static class DatabaseExporter
             w.WriteStartObject();
             w.WriteString("Type", index.Definition.Type);
             w.WritePropertyName("IndexDefinition");
-            Endpoints.IndexEndpoints.WriteDefinition(w, index);
+            IndexDefinitionJson.Write(w, index);
             w.WriteEndObject();
             counts.Add("Indexes");
         }

@@ -1,3 +1,5 @@
+using RavenLite.Server.Indexing;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Attachments;
@@ -310,7 +312,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             }
             Counts.Add("DatabaseRecord");
         }
-        catch (Http.ApiException e)
+        catch (DomainException e)
         {
             throw new InvalidDataException("The dump's database record does not apply: " + e.Message, e);
         }
@@ -372,11 +374,11 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         }
         try
         {
-            var parsed = Endpoints.IndexEndpoints.ReadDefinition(definition);
+            var parsed = IndexDefinitionJson.Read(definition);
             db.Indexes.Put(parsed, Indexing.IndexCompiler.Compile(parsed));
             Counts.Add("Indexes");
         }
-        catch (Http.ApiException x)
+        catch (DomainException x)
         {
             Counts.Add("Indexes", 0, 1);
             Counts.Messages.Add($"Index '{Text(definition, "Name")}' not imported: {x.Message}");

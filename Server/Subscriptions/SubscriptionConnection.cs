@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Diagnostics;
 using System.Text.Json;
@@ -7,7 +8,7 @@ using RavenLite.Server.Documents;
 namespace RavenLite.Server.Subscriptions;
 
 /// <summary>
-/// One data subscription worker on the TCP port, after the protocol negotiation (<see cref="SubscriptionTcpServer"/>):
+/// One data subscription worker on the TCP port, after the protocol negotiation (the TCP server):
 /// reads the worker's options, answers <c>ConnectionStatus</c> (Accepted, NotFound, InUse, Closed), then sends batches —
 /// <c>{"Type":"Data","Data":doc}</c> per document (or projection), <c>{"Type":"Includes",...}</c>, <c>{"Type":"EndOfBatch"}</c>
 /// — and after each the worker's <c>{"Type":"Acknowledge"}</c> is made durable before <c>{"Type":"Confirm"}</c> and the
@@ -109,7 +110,7 @@ public sealed class SubscriptionConnection : IDisposable
         {
             matcher = manager.Compile(state.Query);
         }
-        catch (Http.ApiException e)
+        catch (DomainException e)
         {
             await SendStatusAsync("Invalid", e.Message, null, serverStopping).ConfigureAwait(false);
             return;

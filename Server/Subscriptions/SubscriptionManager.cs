@@ -1,7 +1,7 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
 using RavenLite.Server.TransactionMerger;
 
@@ -29,7 +29,7 @@ public sealed partial class SubscriptionManager(Database db)
     public QueryRunner.SubscriptionMatcher Compile(string query)
     {
         if (string.IsNullOrWhiteSpace(query))
-            throw ApiException.BadRequest("A subscription needs a Query (RQL: from Orders where ...).");
+            throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
         // RavenDB's clients mark a subscription on revisions by "(Revisions = true)" after the collection.
         var revisions = RevisionsMarker().Match(query);
         if (revisions.Success)
@@ -39,7 +39,7 @@ public sealed partial class SubscriptionManager(Database db)
         {
             using var tx = db.Environment.ReadTransaction();
             if (!DocumentsStorage.CollectionCounts(tx).ContainsKey(collection))
-                throw ApiException.BadRequest($"The subscription's collection '{collection}' has no documents in database '{db.Name}' (misspelt?); create it after the first document is stored.");
+                throw new BadRequestException($"The subscription's collection '{collection}' has no documents in database '{db.Name}' (misspelt?); create it after the first document is stored.");
         }
         return matcher;
     }
@@ -55,7 +55,7 @@ public sealed partial class SubscriptionManager(Database db)
             return DocumentsStorage.LastEtag(tx);
         }
         return ChangeVectors.TryParseEtag(changeVector, out long etag) ? etag
-            : throw ApiException.BadRequest($"ChangeVector '{changeVector}' is not a change vector, 'BeginningOfTime', 'LastDocument' or 'DoNotChange'.");
+            : throw new BadRequestException($"ChangeVector '{changeVector}' is not a change vector, 'BeginningOfTime', 'LastDocument' or 'DoNotChange'.");
     }
 
     /// <summary>Creates a subscription (a name is generated when none is given); 400 when the name is taken or the query is bad.</summary>
@@ -68,7 +68,7 @@ public sealed partial class SubscriptionManager(Database db)
             long id = NextId(ctx);
             string finalName = string.IsNullOrWhiteSpace(name) ? id.ToString(CultureInfo.InvariantCulture) : name;
             if (SubscriptionStore.Get(ctx.Transaction, finalName) != null)
-                throw ApiException.BadRequest($"A subscription named '{finalName}' already exists.");
+                throw new BadRequestException($"A subscription named '{finalName}' already exists.");
             var state = new SubscriptionState
             {
                 SubscriptionId = id,
@@ -119,7 +119,7 @@ public sealed partial class SubscriptionManager(Database db)
         {
             if (createNew && query != null)
                 return await CreateAsync(name, query, changeVector, disabled ?? false).ConfigureAwait(false);
-            throw new ApiException(404, RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
+            throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
         }
         Drop(command.Result.SubscriptionName, "The subscription was changed.", canReconnect: !command.Result.Disabled);
         return command.Result;

@@ -1,6 +1,6 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.TimeSeries;
 
@@ -28,7 +28,7 @@ public readonly record struct TimeValue(long Value, string Unit)
             return new TimeValue(int.MaxValue, "None");
         if (e.ValueKind != JsonValueKind.Object || !e.TryGetProperty(nameof(Value), out var v) || !v.TryGetInt64(out long value)
             || !e.TryGetProperty(nameof(Unit), out var u) || u.GetString() is not ("Second" or "Month" or "None") || (value <= 0 && u.GetString() != "None"))
-            throw ApiException.BadRequest($"{where} must be a time value {{\"Value\": n > 0, \"Unit\": \"Second\" | \"Month\"}}.");
+            throw new BadRequestException($"{where} must be a time value {{\"Value\": n > 0, \"Unit\": \"Second\" | \"Month\"}}.");
         return new TimeValue(value, u.GetString()!);
     }
 
@@ -71,21 +71,21 @@ public sealed class TimeSeriesConfiguration
     public static TimeSeriesConfiguration Parse(JsonElement root)
     {
         if (root.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest("A time-series configuration is an object {\"Collections\":{..},\"PolicyCheckFrequency\":..,\"NamedValues\":{..}}.");
+            throw new BadRequestException("A time-series configuration is an object {\"Collections\":{..},\"PolicyCheckFrequency\":..,\"NamedValues\":{..}}.");
         var c = new TimeSeriesConfiguration();
         if (root.TryGetProperty(nameof(Collections), out var cs) && cs.ValueKind == JsonValueKind.Object)
             foreach (var p in cs.EnumerateObject())
                 c.Collections[p.Name] = ParseCollection(p.Value, $"Collections.{p.Name}");
         if (root.TryGetProperty(nameof(PolicyCheckFrequency), out var f) && f.ValueKind == JsonValueKind.String)
             c.PolicyCheckFrequency = TimeSpan.TryParse(f.GetString(), CultureInfo.InvariantCulture, out var t) && t > TimeSpan.Zero ? t
-                : throw ApiException.BadRequest("PolicyCheckFrequency must be a positive time span such as \"00:10:00\".");
+                : throw new BadRequestException("PolicyCheckFrequency must be a positive time span such as \"00:10:00\".");
         if (root.TryGetProperty(nameof(NamedValues), out var nv) && nv.ValueKind == JsonValueKind.Object)
             foreach (var collection in nv.EnumerateObject())
             {
                 var series = new Dictionary<string, string[]>(StringComparer.OrdinalIgnoreCase);
                 foreach (var s in collection.Value.EnumerateObject())
                     series[s.Name] = s.Value.ValueKind == JsonValueKind.Array ? s.Value.EnumerateArray().Select(n => n.GetString() ?? "").ToArray()
-                        : throw ApiException.BadRequest($"NamedValues.{collection.Name}.{s.Name} must be an array of names.");
+                        : throw new BadRequestException($"NamedValues.{collection.Name}.{s.Name} must be an array of names.");
                 c.NamedValues[collection.Name] = series;
             }
         return c;
@@ -94,7 +94,7 @@ public sealed class TimeSeriesConfiguration
     private static TimeSeriesCollectionConfiguration ParseCollection(JsonElement e, string where)
     {
         if (e.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest($"{where} must be an object {{\"Disabled\",\"Policies\",\"RawPolicy\"}}.");
+            throw new BadRequestException($"{where} must be an object {{\"Disabled\",\"Policies\",\"RawPolicy\"}}.");
         var policies = new List<TimeSeriesPolicy>();
         if (e.TryGetProperty("Policies", out var ps) && ps.ValueKind == JsonValueKind.Array)
             foreach (var p in ps.EnumerateArray())
@@ -111,12 +111,12 @@ public sealed class TimeSeriesConfiguration
     public static TimeSeriesPolicy ParsePolicy(JsonElement p, string where)
     {
         string name = p.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String && n.GetString() is { Length: > 0 } s ? s
-            : throw ApiException.BadRequest($"{where}: a policy needs a Name.");
+            : throw new BadRequestException($"{where}: a policy needs a Name.");
         if (name.Contains('@', StringComparison.Ordinal) || name.Any(char.IsControl))
-            throw ApiException.BadRequest($"{where}: policy name '{name}' may not contain '@' or control characters.");
+            throw new BadRequestException($"{where}: policy name '{name}' may not contain '@' or control characters.");
         var aggregation = TimeValue.Parse(p.TryGetProperty("AggregationTime", out var a) ? a : default, $"{where}.{name}.AggregationTime");
         if (!name.Equals(RawPolicyName, StringComparison.OrdinalIgnoreCase) && aggregation.IsUnbounded)
-            throw ApiException.BadRequest($"{where}: policy '{name}' needs an AggregationTime.");
+            throw new BadRequestException($"{where}: policy '{name}' needs an AggregationTime.");
         return new TimeSeriesPolicy(name, aggregation, TimeValue.Parse(p.TryGetProperty("RetentionTime", out var t) ? t : default, $"{where}.{name}.RetentionTime"));
     }
 

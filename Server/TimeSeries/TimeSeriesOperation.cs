@@ -1,8 +1,8 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.TimeSeries;
 
@@ -49,14 +49,14 @@ public sealed class TimeSeriesOperation
     public static void ValidateName(string? name)
     {
         if (string.IsNullOrWhiteSpace(name))
-            throw ApiException.BadRequest("A time-series name must not be empty.");
+            throw new BadRequestException("A time-series name must not be empty.");
         if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw ApiException.BadRequest($"Time-series name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
+            throw new BadRequestException($"Time-series name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
         if (name.Contains('@', StringComparison.Ordinal))
-            throw ApiException.BadRequest($"Time-series name '{name}' contains '@', which separates a rollup's series from its policy.");
+            throw new BadRequestException($"Time-series name '{name}' contains '@', which separates a rollup's series from its policy.");
         foreach (char ch in name)
             if (char.IsControl(ch))
-                throw ApiException.BadRequest("Time-series names may not contain control characters.");
+                throw new BadRequestException("Time-series names may not contain control characters.");
     }
 
     /// <summary>True for an incremental series name.</summary>
@@ -68,18 +68,18 @@ public sealed class TimeSeriesOperation
         if (e.ValueKind == JsonValueKind.String && DateTime.TryParse(e.GetString(), CultureInfo.InvariantCulture,
                 DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t))
             return TimeSeriesPoint.ToMilliseconds(t);
-        throw ApiException.BadRequest($"{where} must be a date (ISO 8601), got {e.GetRawText()}.");
+        throw new BadRequestException($"{where} must be a date (ISO 8601), got {e.GetRawText()}.");
     }
 
     private static double[] ParseValues(JsonElement e, string where)
     {
         if (e.ValueKind != JsonValueKind.Array || e.GetArrayLength() is 0 or > TimeSeriesSegment.MaxValues)
-            throw ApiException.BadRequest($"{where} must be an array of 1 to {TimeSeriesSegment.MaxValues} numbers.");
+            throw new BadRequestException($"{where} must be an array of 1 to {TimeSeriesSegment.MaxValues} numbers.");
         var values = new double[e.GetArrayLength()];
         int i = 0;
         foreach (var v in e.EnumerateArray())
             values[i++] = v.ValueKind == JsonValueKind.Number && v.TryGetDouble(out double d) && double.IsFinite(d) ? d
-                : throw ApiException.BadRequest($"{where}[{i - 1}] must be a number, got {v.GetRawText()}.");
+                : throw new BadRequestException($"{where}[{i - 1}] must be a number, got {v.GetRawText()}.");
         return values;
     }
 
@@ -87,7 +87,7 @@ public sealed class TimeSeriesOperation
     public static TimeSeriesOperation Parse(JsonElement e, string where)
     {
         if (e.ValueKind != JsonValueKind.Object)
-            throw ApiException.BadRequest($"{where} must be a time-series operation {{\"Name\":..,\"Appends\":[..],\"Deletes\":[..]}}.");
+            throw new BadRequestException($"{where} must be a time-series operation {{\"Name\":..,\"Appends\":[..],\"Deletes\":[..]}}.");
         string? name = e.TryGetProperty(nameof(Name), out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
         ValidateName(name);
         bool incremental = IsIncremental(name!);
@@ -95,7 +95,7 @@ public sealed class TimeSeriesOperation
         if (e.TryGetProperty(nameof(Appends), out var a) && a.ValueKind == JsonValueKind.Array)
         {
             if (incremental && a.GetArrayLength() > 0)
-                throw ApiException.BadRequest($"{where}: '{name}' is an incremental time series (INC:); it takes increments, not appends.");
+                throw new BadRequestException($"{where}: '{name}' is an incremental time series (INC:); it takes increments, not appends.");
             bool unixMs = e.TryGetProperty("TimeFormat", out var tf) && tf.ValueKind == JsonValueKind.String && tf.GetString() == "UnixTimeInMs";
             int i = 0;
             foreach (var item in a.EnumerateArray())
@@ -106,7 +106,7 @@ public sealed class TimeSeriesOperation
                     // Bulk insert's compact form: [unix ms, value count, values..., tag?].
                     var point = ParseCompact(item, at);
                     if (appends.Count > 0 && point.Milliseconds < appends[^1].Milliseconds)
-                        throw ApiException.BadRequest($"{at}: appends must be in time order ({point.Timestamp:o} comes after {appends[^1].Timestamp:o}).");
+                        throw new BadRequestException($"{at}: appends must be in time order ({point.Timestamp:o} comes after {appends[^1].Timestamp:o}).");
                     if (appends.Count > 0 && point.Milliseconds == appends[^1].Milliseconds)
                         appends[^1] = point;
                     else
@@ -114,14 +114,14 @@ public sealed class TimeSeriesOperation
                     continue;
                 }
                 if (item.ValueKind != JsonValueKind.Object)
-                    throw ApiException.BadRequest($"{at} must be an object {{\"Timestamp\",\"Values\",\"Tag\"}}.");
+                    throw new BadRequestException($"{at} must be an object {{\"Timestamp\",\"Values\",\"Tag\"}}.");
                 long ms = ParseTime(item.TryGetProperty("Timestamp", out var ts) ? ts : default, at + ".Timestamp");
                 var values = ParseValues(item.TryGetProperty("Values", out var vs) ? vs : default, at + ".Values");
                 string? tag = item.TryGetProperty("Tag", out var tg) && tg.ValueKind == JsonValueKind.String ? tg.GetString() : null;
                 if (tag != null && Encoding.UTF8.GetByteCount(tag) > 1024)
-                    throw ApiException.BadRequest($"{at}.Tag is longer than 1024 UTF-8 bytes.");
+                    throw new BadRequestException($"{at}.Tag is longer than 1024 UTF-8 bytes.");
                 if (appends.Count > 0 && ms < appends[^1].Milliseconds)
-                    throw ApiException.BadRequest($"{at}: appends must be in time order ({new TimeSeriesPoint(ms, values, tag).Timestamp:o} comes after {appends[^1].Timestamp:o}).");
+                    throw new BadRequestException($"{at}: appends must be in time order ({new TimeSeriesPoint(ms, values, tag).Timestamp:o} comes after {appends[^1].Timestamp:o}).");
                 if (appends.Count > 0 && ms == appends[^1].Milliseconds)
                     appends[^1] = new TimeSeriesPoint(ms, values, tag); // the same time twice: the last one wins
                 else
@@ -138,7 +138,7 @@ public sealed class TimeSeriesOperation
                 long from = item.TryGetProperty("From", out var f) && f.ValueKind != JsonValueKind.Null ? ParseTime(f, at + ".From") : long.MinValue;
                 long to = item.TryGetProperty("To", out var t) && t.ValueKind != JsonValueKind.Null ? ParseTime(t, at + ".To") : long.MaxValue;
                 if (from > to)
-                    throw ApiException.BadRequest($"{at}: From is after To.");
+                    throw new BadRequestException($"{at}: From is after To.");
                 deletes.Add((from, to));
             }
         }
@@ -146,7 +146,7 @@ public sealed class TimeSeriesOperation
         if (e.TryGetProperty(nameof(Increments), out var inc) && inc.ValueKind == JsonValueKind.Array)
         {
             if (!incremental && inc.GetArrayLength() > 0)
-                throw ApiException.BadRequest($"{where}: increments need an incremental time series, named '{IncrementalPrefix}...'; '{name}' is not one.");
+                throw new BadRequestException($"{where}: increments need an incremental time series, named '{IncrementalPrefix}...'; '{name}' is not one.");
             int i = 0;
             foreach (var item in inc.EnumerateArray())
             {
@@ -167,11 +167,11 @@ public sealed class TimeSeriesOperation
         int length = item.GetArrayLength();
         if (length < 3 || item[0].ValueKind != JsonValueKind.Number || !item[0].TryGetInt64(out long unix)
             || item[1].ValueKind != JsonValueKind.Number || !item[1].TryGetInt32(out int count) || count is < 1 or > TimeSeriesSegment.MaxValues || length < 2 + count)
-            throw ApiException.BadRequest($"{at} must be [unix time in ms, value count, values..., tag?].");
+            throw new BadRequestException($"{at} must be [unix time in ms, value count, values..., tag?].");
         var values = new double[count];
         for (int k = 0; k < count; k++)
             values[k] = item[2 + k].ValueKind == JsonValueKind.Number && item[2 + k].TryGetDouble(out double d) ? d
-                : throw ApiException.BadRequest($"{at}: value {k} must be a number.");
+                : throw new BadRequestException($"{at}: value {k} must be a number.");
         string? tag = length > 2 + count && item[2 + count].ValueKind == JsonValueKind.String ? item[2 + count].GetString() : null;
         return new TimeSeriesPoint(unix + UnixEpochMs, values, tag);
     }
@@ -179,8 +179,7 @@ public sealed class TimeSeriesOperation
     /// <summary>Applies it to document <paramref name="documentId"/>; 400 (DocumentDoesNotExistException) when the document does not exist.</summary>
     public void Apply(DocumentsWriteContext ctx, string documentId)
     {
-        var doc = ctx.Get(documentId) ?? throw new ApiException(400, RavenExceptionTypes.DocumentDoesNotExist,
-            $"There is no document '{documentId}' (or it has been deleted), cannot operate on its time series.");
+        var doc = ctx.Get(documentId) ?? throw new BadRequestException($"There is no document '{documentId}' (or it has been deleted), cannot operate on its time series.", RavenExceptionTypes.DocumentDoesNotExist);
         var key = ctx.KeyOf(doc.Id);
         var tx = ctx.Transaction;
         bool existed = TimeSeriesStore.Exists(tx, key, Name);

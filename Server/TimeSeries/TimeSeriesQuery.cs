@@ -1,7 +1,8 @@
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.RegularExpressions;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.TimeSeries;
 
@@ -72,7 +73,7 @@ public sealed partial class TimeSeriesQuery
             throw Error($"expected '{word}' but found '{Peek}'");
     }
 
-    private static ApiException Error(string message) => ApiException.InvalidQuery("Invalid time-series query: " + message + ".");
+    private static InvalidQueryException Error(string message) => new InvalidQueryException("Invalid time-series query: " + message + ".");
 
     private void ParseQuery()
     {
@@ -278,7 +279,7 @@ public sealed partial class TimeSeriesQuery
         if (Aggregations.Count == 0)
         {
             foreach (var p in matched)
-                Endpoints.TimeSeriesEndpoints.WriteEntry(w, p);
+                TimeSeriesEntryJson.Write(w, p);
         }
         else
         {
@@ -288,8 +289,8 @@ public sealed partial class TimeSeriesQuery
                 long start = Period > 0 ? group.Key : points[0].Milliseconds;
                 long end = Period > 0 ? group.Key + Period : points[^1].Milliseconds;
                 w.WriteStartObject();
-                w.WriteString(nameof(From), JsonResponse.FormatDate(new DateTime(start * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
-                w.WriteString(nameof(To), JsonResponse.FormatDate(new DateTime(end * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+                w.WriteString(nameof(From), JsonDates.FormatDate(new DateTime(start * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+                w.WriteString(nameof(To), JsonDates.FormatDate(new DateTime(end * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
                 int width = points.Max(p => p.Values.Length);
                 foreach (string agg in Aggregations)
                 {

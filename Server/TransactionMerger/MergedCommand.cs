@@ -1,10 +1,11 @@
+using RavenLite.Server.Errors;
 using RavenLite.Server.Documents;
 
 namespace RavenLite.Server.TransactionMerger;
 
 /// <summary>
 /// One write request queued to a database's <see cref="WriteMerger"/>. <see cref="Execute"/> runs on
-/// the merger thread inside a shared write transaction; it may throw (an ApiException such as a 409)
+/// the merger thread inside a shared write transaction; it may throw (an DomainException such as a 409)
 /// and is then re-run alone, so it must be re-runnable and must do all its checking in Execute.
 /// <see cref="Completion"/> finishes only after the transaction holding it is durable.
 /// A command made with <c>completeInline</c> runs the continuations of <see cref="Completion"/> on the

@@ -1,3 +1,4 @@
+using RavenLite.Server.BulkInsert;
 using System.Text;
 using RavenLite.Server.Http;
 

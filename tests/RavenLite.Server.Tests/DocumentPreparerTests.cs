@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
@@ -16,7 +17,7 @@ public sealed class DocumentPreparerTests
         return (Encoding.UTF8.GetString(output.WrittenSpan), prefix, collection);
     }
 
-    private static string Rejected(string json) => Assert.Throws<ApiException>(() => Prepare(json)).Message;
+    private static string Rejected(string json) => Assert.Throws<BadRequestException>(() => Prepare(json)).Message;
 
     [Theory]
     [InlineData("{\"a\":1,\"\\u0061\":2}")]                 // the same name, escaped
@@ -97,13 +98,13 @@ public sealed class DateFormatTests
     [InlineData(3_155_378_975_999_999_999L)] // DateTime.MaxValue
     public void Dates_have_seven_fraction_digits_and_z_for_every_kind(long ticks)
     {
-        Span<byte> utf8 = stackalloc byte[JsonResponse.DateLength];
+        Span<byte> utf8 = stackalloc byte[JsonDates.DateLength];
         foreach (var kind in new[] { DateTimeKind.Utc, DateTimeKind.Unspecified })
         {
             var t = new DateTime(ticks, kind);
             string expected = t.ToString("yyyy-MM-dd'T'HH:mm:ss.fffffff'Z'", System.Globalization.CultureInfo.InvariantCulture);
-            Assert.Equal(expected, JsonResponse.FormatDate(t));
-            Assert.Equal(expected, Encoding.UTF8.GetString(utf8[..JsonResponse.FormatDate(t, utf8)]));
+            Assert.Equal(expected, JsonDates.FormatDate(t));
+            Assert.Equal(expected, Encoding.UTF8.GetString(utf8[..JsonDates.FormatDate(t, utf8)]));
         }
     }
 }

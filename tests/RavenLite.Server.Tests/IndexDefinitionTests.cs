@@ -1,3 +1,5 @@
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
@@ -271,7 +273,7 @@ public sealed class IndexDefinitionTests(ITestOutputHelper output)
     [InlineData("Console.ReadLine()", "Console")]
     [InlineData("((Func<int, int>)(x => x + 1))(1)", "delegate")]
     [InlineData("o.Lines.Select(l => { while (true) { } return 1; })", "loops")]
-    [InlineData("new RavenLite.Server.Hosting.ServerOptions()", "RavenLite.Server.Hosting")]
+    [InlineData("new RavenLite.Server.Configuration.ServerOptions()", "RavenLite.Server.Configuration")]
     [InlineData("((Func<string>)\"x\".ToString).Method.Name", "System.Reflection")]
     public async Task Csharp_index_code_cannot_escape(string expression, string refused)
     {

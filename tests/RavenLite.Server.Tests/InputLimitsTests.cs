@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Net;
 using System.Text;
 using RavenLite.TestKit;

@@ -1,3 +1,5 @@
+using RavenLite.Server.Memory;
+using RavenLite.Server.Configuration;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
@@ -16,9 +18,9 @@ public sealed class MemoryBudgetTests(ITestOutputHelper output)
     [Fact]
     public async Task Requests_larger_than_the_memory_budget_get_503_while_pages_and_streams_of_the_same_data_answer()
     {
-        output.WriteLine($"default MemoryBudgetMB here: {new Hosting.ServerOptions().MemoryBudgetMB}");
+        output.WriteLine($"default MemoryBudgetMB here: {new Configuration.ServerOptions().MemoryBudgetMB}");
         await using var s = await StartWithDatabaseAsync("db", o => o.MemoryBudgetMB = 8);
-        var budget = s.Services.GetService(typeof(Http.MemoryBudget)) as Http.MemoryBudget;
+        var budget = s.Services.GetService(typeof(Memory.MemoryBudget)) as Memory.MemoryBudget;
         Assert.NotNull(budget);
         string pad = new('m', 40_000);
         for (int b = 0; b < 6; b++)
@@ -83,7 +85,7 @@ public sealed class MemoryBudgetTests(ITestOutputHelper output)
         return new ByteArrayContent(System.Text.Encoding.UTF8.GetBytes("[" + string.Join(",", items) + "]"));
     }
 
-    private static async Task WaitUntilGivenBack(Http.MemoryBudget budget)
+    private static async Task WaitUntilGivenBack(Memory.MemoryBudget budget)
     {
         var deadline = DateTime.UtcNow.AddSeconds(10);
         while (budget.Used != 0 && DateTime.UtcNow < deadline)
@@ -97,7 +99,7 @@ public sealed class MemoryBudgetTests(ITestOutputHelper output)
         // Batches of 1 MiB: a bulk insert holds at most two while they commit, well inside 8 MiB; 12 MB goes through.
         await using (var s = await StartWithDatabaseAsync("db", o => { o.MemoryBudgetMB = 8; o.BulkInsertBatchBytes = 1 << 20; }))
         {
-            var budget = (Http.MemoryBudget)s.Services.GetService(typeof(Http.MemoryBudget))!;
+            var budget = (Memory.MemoryBudget)s.Services.GetService(typeof(Memory.MemoryBudget))!;
             var r = await s.Http.PostAsync("/databases/db/bulk_insert?id=1", BulkBody(1_200, 10_000));
             Assert.True(r.StatusCode == HttpStatusCode.Created, await r.Content.ReadAsStringAsync());
             Assert.Equal(1_200, (await ReadJson(await s.Http.GetAsync("/databases/db/stats"))).GetProperty("CountOfDocuments").GetInt64());
@@ -108,7 +110,7 @@ public sealed class MemoryBudgetTests(ITestOutputHelper output)
         // there with a 503 that says what to do; batches committed before it stay, and everything held is given back.
         await using (var s = await StartWithDatabaseAsync("db", o => { o.MemoryBudgetMB = 2; o.BulkInsertBatchBytes = 1 << 20; }))
         {
-            var budget = (Http.MemoryBudget)s.Services.GetService(typeof(Http.MemoryBudget))!;
+            var budget = (Memory.MemoryBudget)s.Services.GetService(typeof(Memory.MemoryBudget))!;
             string small = new('s', 10_000), big = new('B', 3_000_000);
             var items = Enumerable.Range(0, 211).Select(i => $$$$"""{"Id":"bulk/{{{{i}}}}","Type":"PUT","Document":{"N":{{{{i}}}},"Pad":"{{{{(i == 200 ? big : small)}}}}","@metadata":{"@collection":"Bulk"}}}""");
             var r = await s.Http.PostAsync("/databases/db/bulk_insert?id=1", new ByteArrayContent(System.Text.Encoding.UTF8.GetBytes("[" + string.Join(",", items) + "]")));

@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
@@ -391,8 +392,8 @@ public sealed class SecurityTests(ITestOutputHelper output)
             Assert.Equal("https", s.Url.Scheme);
             Assert.Equal(HttpStatusCode.OK, (await s.Client(s.Admin).GetAsync("/databases")).StatusCode);
             // The container's health check (`RavenLite.Server healthcheck`) reaches /readyz over HTTPS without a client certificate.
-            var settings = s.Services.GetRequiredService<Hosting.ServerOptions>();
-            var probe = new Hosting.ServerOptions { ServerUrl = s.Url.ToString(), Security = settings.Security };
+            var settings = s.Services.GetRequiredService<Configuration.ServerOptions>();
+            var probe = new Configuration.ServerOptions { ServerUrl = s.Url.ToString(), Security = settings.Security };
             Assert.Equal(0, await Hosting.Health.ProbeAsync(probe));
         }
         Assert.Contains(logs.Entries, e => e.Contains("Security:Certificate:Password=(set)", StringComparison.Ordinal));

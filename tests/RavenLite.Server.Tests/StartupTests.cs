@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Diagnostics;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;

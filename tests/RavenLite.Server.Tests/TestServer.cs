@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Text;

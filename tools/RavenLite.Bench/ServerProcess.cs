@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Diagnostics;
 using System.Globalization;
 using System.Text.Json;
@@ -22,7 +23,7 @@ internal sealed class ServerProcess : IDisposable
     {
         var (process, url) = ServerLauncher.StartAsync(
             dataDir,
-            ["--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Hosting.ServerOptions", "Information", .. extraArgs ?? []],
+            ["--Logging:LogLevel:Default", "Warning", "--Logging:LogLevel:RavenLite.Server.Configuration.ServerOptions", "Information", .. extraArgs ?? []],
             line => Console.Error.WriteLine("server: " + line)).GetAwaiter().GetResult();
         return new ServerProcess(process, url);
     }

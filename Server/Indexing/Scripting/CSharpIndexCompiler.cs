@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Collections.Concurrent;
 using System.Reflection;
 using System.Runtime.Loader;
@@ -6,7 +7,6 @@ using System.Text;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing.Scripting;
 
@@ -164,7 +164,7 @@ internal static class CSharpIndexCompiler
             if (sourceTree.GetDiagnostics().FirstOrDefault(d => d.Severity == DiagnosticSeverity.Error) is { } bad)
             {
                 var at = bad.Location.GetLineSpan().StartLinePosition;
-                throw ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {bad.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", source);
+                throw new IndexCompilationException($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {bad.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", source);
             }
             sourceTrees.Add(sourceTree);
         }
@@ -233,7 +233,7 @@ internal static class CSharpIndexCompiler
         if (error != null && error.Location.SourceTree != tree)
         {
             var at = error.Location.GetLineSpan().StartLinePosition;
-            throw ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {error.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", error.Location.SourceTree?.ToString() ?? "");
+            throw new IndexCompilationException($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {error.GetMessage(System.Globalization.CultureInfo.InvariantCulture)}", "AdditionalSources", error.Location.SourceTree?.ToString() ?? "");
         }
         foreach (var sourceTree in sourceTrees)
         {
@@ -241,7 +241,7 @@ internal static class CSharpIndexCompiler
             Sandbox.Check(sourceTree.GetRoot(), model, compilation.Assembly, (node, message) =>
             {
                 var at = node.GetLocation().GetLineSpan().StartLinePosition;
-                return ApiException.IndexCompilation($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {message}", "AdditionalSources", sourceTree.ToString());
+                return new IndexCompilationException($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {message}", "AdditionalSources", sourceTree.ToString());
             });
         }
         if (error != null)
@@ -529,7 +529,7 @@ internal static class CSharpIndexCompiler
         return (0, 0);
     }
 
-    private static ApiException Error(int map, string text, int offset, string message, int mapCount)
+    private static IndexCompilationException Error(int map, string text, int offset, string message, int mapCount)
     {
         int line = 1, column = 1;
         for (int i = 0; i < Math.Min(offset, text.Length); i++)
@@ -546,7 +546,7 @@ internal static class CSharpIndexCompiler
         }
         string near = text.Substring(Math.Min(offset, text.Length), Math.Min(40, Math.Max(0, text.Length - offset)));
         string where = map < mapCount ? $"Map {map + 1}" : "Reduce";
-        return ApiException.IndexCompilation($"{where}, line {line}, column {column}: {message} (at '{near}')", map < mapCount ? "Maps" : "Reduce", text);
+        return new IndexCompilationException($"{where}, line {line}, column {column}: {message} (at '{near}')", map < mapCount ? "Maps" : "Reduce", text);
     }
 
     /// <summary>What index code may name (see the class summary).</summary>

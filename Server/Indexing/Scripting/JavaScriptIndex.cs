@@ -1,3 +1,4 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using Acornima.Ast;
@@ -5,7 +6,6 @@ using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
-using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Indexing.Scripting;
 
@@ -46,7 +46,7 @@ internal static class JavaScriptIndex
             }
             catch (Acornima.ParseErrorException e)
             {
-                throw ApiException.IndexCompilation($"Map {s + 1}, line {e.LineNumber}, column {e.Column}: {e.Description}", "Maps", scripts[s]);
+                throw new IndexCompilationException($"Map {s + 1}, line {e.LineNumber}, column {e.Column}: {e.Description}", "Maps", scripts[s]);
             }
             foreach (var call in Descendants(ast).OfType<CallExpression>())
             {
@@ -74,7 +74,7 @@ internal static class JavaScriptIndex
             }
         }
         if (found.Count == 0)
-            throw ApiException.IndexCompilation("A JavaScript index needs map('Collection', doc => ({ ... })).", "Maps", scripts.Count > 0 ? scripts[0] : "");
+            throw new IndexCompilationException("A JavaScript index needs map('Collection', doc => ({ ... })).", "Maps", scripts.Count > 0 ? scripts[0] : "");
         List<string>? reduceFields = null;
         if (reduce != null)
         {
@@ -85,13 +85,13 @@ internal static class JavaScriptIndex
             }
             catch (Acornima.ParseErrorException e)
             {
-                throw ApiException.IndexCompilation($"Reduce, line {e.LineNumber}, column {e.Column}: {e.Description}", "Reduce", reduce);
+                throw new IndexCompilationException($"Reduce, line {e.LineNumber}, column {e.Column}: {e.Description}", "Reduce", reduce);
             }
             var aggregate = Descendants(ast).OfType<CallExpression>().FirstOrDefault(c => c.Callee is MemberExpression { Property: Identifier { Name: "aggregate" } } && c.Arguments.Count == 1)
-                ?? throw ApiException.IndexCompilation("A JavaScript reduce is groupBy(x => x.Key).aggregate(g => ({ Key: g.key, ... })).", "Reduce", reduce);
+                ?? throw new IndexCompilationException("A JavaScript reduce is groupBy(x => x.Key).aggregate(g => ({ Key: g.key, ... })).", "Reduce", reduce);
             reduceFields = ReturnedObjects(aggregate.Arguments[0]).SelectMany(o => o.Properties).OfType<Property>().Select(p => KeyName(p.Key)).OfType<string>().Distinct().ToList();
             if (reduceFields.Count == 0)
-                throw ApiException.IndexCompilation("A JavaScript reduce's aggregate() must return an object literal: g => ({ Key: g.key, Count: g.values.length }).", "Reduce", reduce);
+                throw new IndexCompilationException("A JavaScript reduce's aggregate() must return an object literal: g => ({ Key: g.key, Count: g.values.length }).", "Reduce", reduce);
         }
         var runtime = new Runtime([.. additionalSources ?? [], .. scripts, .. reduce == null ? Array.Empty<string>() : [reduce]], reduce != null);
         runtime.Check(); // runs the scripts once, so that an error in them is found now
@@ -140,8 +140,8 @@ internal static class JavaScriptIndex
                     yield return d;
     }
 
-    private static ApiException Error(int map, string text, Node node, string message) =>
-        ApiException.IndexCompilation($"Map {map + 1}, line {node.Location.Start.Line}, column {node.Location.Start.Column + 1}: {message}", "Maps", text);
+    private static IndexCompilationException Error(int map, string text, Node node, string message) =>
+        new IndexCompilationException($"Map {map + 1}, line {node.Location.Start.Line}, column {node.Location.Start.Column + 1}: {message}", "Maps", text);
 
     /// <summary>One Jint engine per thread (an engine is not thread-safe), each with the scripts run once.</summary>
     internal sealed class Runtime(IReadOnlyList<string> scripts, bool reduce) : IDisposable
@@ -163,7 +163,7 @@ internal static class JavaScriptIndex
             }
             catch (Exception e) when (e is Jint.Runtime.JavaScriptException or Acornima.ParseErrorException or InvalidOperationException)
             {
-                throw ApiException.IndexCompilation("The JavaScript index failed when it was loaded: " + e.Message, "Maps", string.Join("\n", scripts));
+                throw new IndexCompilationException("The JavaScript index failed when it was loaded: " + e.Message, "Maps", string.Join("\n", scripts));
             }
         }
 

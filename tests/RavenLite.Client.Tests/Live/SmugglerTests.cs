@@ -1,3 +1,4 @@
+
 namespace RavenLite.Client.Tests.Live;
 
 public sealed class SmugglerTests(DriverFixture fixture) : IClassFixture<DriverFixture>

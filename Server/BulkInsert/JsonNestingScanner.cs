@@ -1,6 +1,6 @@
 using System.Buffers;
 
-namespace RavenLite.Server.Http;
+namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// Follows the nesting of JSON text that arrives in pieces, without parsing it: strings (with their

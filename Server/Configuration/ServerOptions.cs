@@ -1,7 +1,8 @@
+using RavenLite.Server.Memory;
 using System.Net;
 using RavenLite.Storage;
 
-namespace RavenLite.Server.Hosting;
+namespace RavenLite.Server.Configuration;
 
 /// <summary>
 /// Server settings. Sources, later wins: appsettings.json, environment variables with the

@@ -1,37 +1,23 @@
 using System.Buffers;
+using RavenLite.Server.Memory;
 
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// The memory that requests may hold at once for what they build in memory — query results, JSON answers (which are
-/// sent whole, with their Content-Length), the answers a multi_get collects (<see cref="Hosting.ServerOptions.MemoryBudgetMB"/>).
-/// Each request charges its own lease (<see cref="For"/>) as its buffers grow, in 1 MiB steps, and gives everything back
-/// when its answer is done. A request that would take the total past the budget fails at once with 503 LowMemoryException
-/// saying what to do (page, or use the streaming endpoints, which hold one chunk at a time) — instead of the server
-/// growing until the kernel kills it. A bulk insert charges the batches it has handed to the merger and not yet seen
-/// committed (<see cref="Lease.Remove"/> as each commits), so many at once cannot pass the budget either. Streams,
-/// export and attachments hold one bounded chunk at a time and do not charge it.
+/// A request's share of the <see cref="MemoryBudget"/>: the lease each request charges for what it builds in memory,
+/// made on first use and released when its answer completes, and the answer buffer that charges it.
 /// </summary>
-public sealed class MemoryBudget(long capacityBytes)
+public static class RequestMemory
 {
-    private const long Step = 1 << 20;
-    private long _used;
-
-    /// <summary>The budget, in bytes.</summary>
-    public long Capacity { get; } = capacityBytes;
-
-    /// <summary>Bytes held by requests now.</summary>
-    public long Used => Interlocked.Read(ref _used);
-
     /// <summary>The lease of <paramref name="context"/>'s request, made on first use and released when its answer completes; null without a budget (tests building contexts by hand).</summary>
-    public static Lease? For(HttpContext context)
+    public static MemoryBudget.Lease? For(HttpContext context)
     {
-        if (context.Items.TryGetValue(typeof(Lease), out var existing))
-            return (Lease?)existing;
+        if (context.Items.TryGetValue(typeof(MemoryBudget.Lease), out var existing))
+            return (MemoryBudget.Lease?)existing;
         if (context.RequestServices?.GetService(typeof(MemoryBudget)) is not MemoryBudget budget)
             return null;
-        var lease = new Lease(budget);
-        context.Items[typeof(Lease)] = lease;
+        var lease = new MemoryBudget.Lease(budget);
+        context.Items[typeof(MemoryBudget.Lease)] = lease;
         context.Response.RegisterForDispose(lease);
         return lease;
     }
@@ -39,59 +25,9 @@ public sealed class MemoryBudget(long capacityBytes)
     /// <summary>Gives back what <paramref name="context"/>'s request held; what it builds from now on (its error answer) is not charged.</summary>
     public static void Release(HttpContext context)
     {
-        if (context.Items.TryGetValue(typeof(Lease), out var existing))
-            (existing as Lease)?.Dispose();
-        context.Items[typeof(Lease)] = null;
-    }
-
-    /// <summary>What one request holds.</summary>
-    public sealed class Lease(MemoryBudget budget) : IDisposable
-    {
-        private long _reserved, _held;
-
-        /// <summary>Bytes this request holds now.</summary>
-        public long Held => Interlocked.Read(ref _held);
-
-        /// <summary>
-        /// Notes <paramref name="bytes"/> more held by this request; throws a 503 when the budget has no room for them,
-        /// ending with <paramref name="advice"/> (by default: page, or stream).
-        /// </summary>
-        public void Add(long bytes, string? advice = null)
-        {
-            long held = Interlocked.Add(ref _held, bytes);
-            while (held > Interlocked.Read(ref _reserved))
-            {
-                long total = Interlocked.Add(ref budget._used, Step);
-                if (total > budget.Capacity)
-                {
-                    Interlocked.Add(ref budget._used, -Step);
-                    Interlocked.Add(ref _held, -bytes); // refused: not held
-                    throw new ApiException(503, RavenExceptionTypes.LowMemory,
-                        $"This request needs more than the server's memory budget for requests allows: it would hold {held >> 20} MiB, other requests {(total - Step - Interlocked.Read(ref _reserved)) >> 20} MiB, " +
-                        $"of MemoryBudgetMB = {budget.Capacity >> 20}. " + (advice ?? "Ask for less at a time (PageSize and Start), or use the streaming endpoints (/streams/queries, /streams/docs), which send results as they are read."));
-                }
-                Interlocked.Add(ref _reserved, Step);
-            }
-        }
-
-        /// <summary>Notes <paramref name="bytes"/> no longer held; whole steps the request no longer needs go back to the budget.</summary>
-        public void Remove(long bytes)
-        {
-            long held = Interlocked.Add(ref _held, -bytes);
-            long keep = (Math.Max(0, held) + Step - 1) / Step * Step;
-            long reserved = Interlocked.Read(ref _reserved);
-            if (reserved > keep && Interlocked.CompareExchange(ref _reserved, keep, reserved) == reserved)
-                Interlocked.Add(ref budget._used, keep - reserved);
-        }
-
-        /// <summary>Gives back everything this request held.</summary>
-        public void Dispose()
-        {
-            long reserved = Interlocked.Exchange(ref _reserved, 0);
-            Interlocked.Exchange(ref _held, 0);
-            if (reserved > 0)
-                Interlocked.Add(ref budget._used, -reserved);
-        }
+        if (context.Items.TryGetValue(typeof(MemoryBudget.Lease), out var existing))
+            (existing as MemoryBudget.Lease)?.Dispose();
+        context.Items[typeof(MemoryBudget.Lease)] = null;
     }
 
     /// <summary>
@@ -108,7 +44,7 @@ public sealed class MemoryBudget(long capacityBytes)
         private byte[] _current = ArrayPool<byte>.Shared.Rent(initialCapacity);
         private int _written;
         private long _rented = initialCapacity, _charged = initialCapacity, _fullLength;
-        private Lease? _lease;
+        private MemoryBudget.Lease? _lease;
 
         /// <summary>Bytes written.</summary>
         public long Length => _fullLength + _written;

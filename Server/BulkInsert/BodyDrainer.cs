@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 
-namespace RavenLite.Server.Http;
+namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// Reads and discards the rest of a streamed JSON array body after the server has decided to refuse

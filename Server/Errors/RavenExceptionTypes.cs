@@ -1,4 +1,6 @@
-namespace RavenLite.Server.Http;
+using RavenLite.Server.Memory;
+
+namespace RavenLite.Server.Errors;
 
 /// <summary>
 /// The exception <c>Type</c> names RavenLite sends in JSON errors (PROTOCOL.md §9), spelled exactly as

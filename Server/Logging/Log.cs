@@ -1,4 +1,4 @@
-namespace RavenLite.Server.Hosting;
+namespace RavenLite.Server.Logging;
 
 /// <summary>Every server log message, as source-generated LoggerMessage methods.</summary>
 internal static partial class Log

@@ -1,12 +1,13 @@
+using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
+using Microsoft.Extensions.Primitives;
 using RavenLite.Server.TimeSeries;
 using RavenLite.Storage.Transactions;
 
-namespace RavenLite.Server.Endpoints;
+namespace RavenLite.Server.Queries;
 
 /// <summary>
 /// The time series (<c>&amp;timeseries=name&amp;from=&amp;to=</c>, repeated; or the last n units / entries:
@@ -15,7 +16,7 @@ namespace RavenLite.Server.Endpoints;
 /// <c>"CompareExchangeValueIncludes":{"key":{"Key","Index","Value","ChangeVector"}}</c>, and folded into the answer's ETag
 /// (they change without the documents' change vectors moving).
 /// </summary>
-internal sealed class ExtraIncludes
+public sealed class ExtraIncludes
 {
     private readonly List<(string Name, long From, long To, int? Last)> _ranges = []; // Last: the last n entries instead of a time range
     private readonly List<string> _keys = [];
@@ -39,44 +40,44 @@ internal sealed class ExtraIncludes
             _values[key] = CompareExchangeStore.Get(tx, key);
     }
 
-    /// <summary>The includes a request names, or null when it names none.</summary>
-    public static ExtraIncludes? Parse(HttpRequest request)
+    /// <summary>The includes a load's query-string parameters (<paramref name="query"/> by name) name, or null when it names none.</summary>
+    public static ExtraIncludes? Parse(Func<string, StringValues> query)
     {
-        var names = request.Query["timeseries"];
-        var byTime = request.Query["timeseriestime"];
-        var byCount = request.Query["timeseriescount"];
-        var keys = request.Query["cmpxchg"];
+        var names = query("timeseries");
+        var byTime = query("timeseriestime");
+        var byCount = query("timeseriescount");
+        var keys = query("cmpxchg");
         if (names.Count == 0 && byTime.Count == 0 && byCount.Count == 0 && keys.Count == 0)
             return null;
-        var froms = request.Query["from"];
-        var tos = request.Query["to"];
+        var froms = query("from");
+        var tos = query("to");
         if (froms.Count != names.Count || tos.Count != names.Count)
-            throw ApiException.BadRequest("Each included time series needs its from and to (either may be empty).");
+            throw new BadRequestException("Each included time series needs its from and to (either may be empty).");
         var result = new ExtraIncludes();
         for (int i = 0; i < names.Count; i++)
-            result._ranges.Add((names[i] ?? throw ApiException.BadRequest("An included time series needs a name."), Time(froms[i], 0), Time(tos[i], long.MaxValue), null));
+            result._ranges.Add((names[i] ?? throw new BadRequestException("An included time series needs a name."), Time(froms[i], 0), Time(tos[i], long.MaxValue), null));
         // last(n, unit) and last(n): timeseriestime=&timeType=Last&timeValue=&timeUnit=, timeseriescount=&countType=Last&countValue=.
-        var timeValues = request.Query["timeValue"];
-        var timeUnits = request.Query["timeUnit"];
+        var timeValues = query("timeValue");
+        var timeUnits = query("timeUnit");
         if (timeValues.Count != byTime.Count || timeUnits.Count != byTime.Count)
-            throw ApiException.BadRequest("Each timeseriestime include needs its timeValue and timeUnit.");
+            throw new BadRequestException("Each timeseriestime include needs its timeValue and timeUnit.");
         for (int i = 0; i < byTime.Count; i++)
             result._ranges.Add((byTime[i] ?? "", LastSince(timeValues[i], timeUnits[i]), long.MaxValue, null));
-        var counts = request.Query["countValue"];
+        var counts = query("countValue");
         if (counts.Count != byCount.Count)
-            throw ApiException.BadRequest("Each timeseriescount include needs its countValue.");
+            throw new BadRequestException("Each timeseriescount include needs its countValue.");
         for (int i = 0; i < byCount.Count; i++)
             result._ranges.Add((byCount[i] ?? "", 0, long.MaxValue,
-                int.TryParse(counts[i], NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0 ? n : throw ApiException.BadRequest($"countValue '{counts[i]}' is not a positive count.")));
+                int.TryParse(counts[i], NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0 ? n : throw new BadRequestException($"countValue '{counts[i]}' is not a positive count.")));
         result._keys.AddRange(keys.Where(k => !string.IsNullOrEmpty(k)).Select(k => k!));
         return result;
     }
 
     /// <summary>The start of the last <paramref name="value"/> <paramref name="unit"/>s (Second, Minute, Hour, Day, Month) before now, as ms.</summary>
-    internal static long LastSince(string? value, string? unit)
+    public static long LastSince(string? value, string? unit)
     {
         if (!long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out long n) || n <= 0)
-            throw ApiException.BadRequest($"'{value}' is not a positive time value.");
+            throw new BadRequestException($"'{value}' is not a positive time value.");
         var now = DateTime.UtcNow;
         var since = unit switch
         {
@@ -85,14 +86,14 @@ internal sealed class ExtraIncludes
             "Hour" => now.AddHours(-n),
             "Day" => now.AddDays(-n),
             "Month" => now.AddMonths((int)-Math.Min(n, 12_000)),
-            _ => throw ApiException.BadRequest($"'{unit}' is not a time unit (Second, Minute, Hour, Day or Month)."),
+            _ => throw new BadRequestException($"'{unit}' is not a time unit (Second, Minute, Hour, Day or Month)."),
         };
         return TimeSeriesPoint.ToMilliseconds(since);
     }
 
     private static long Time(string? s, long fallback) => string.IsNullOrEmpty(s) ? fallback
         : DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t) ? TimeSeriesPoint.ToMilliseconds(t)
-        : throw ApiException.BadRequest($"'{s}' is not a date (ISO 8601).");
+        : throw new BadRequestException($"'{s}' is not a date (ISO 8601).");
 
     /// <summary>Reads what is included for one loaded document, and (once) the compare-exchange values.</summary>
     public void Add(Transaction tx, DocumentsStorage documents, StoredDocument doc)
@@ -143,7 +144,7 @@ internal sealed class ExtraIncludes
                 {
                     w.WriteStartArray(group.Key);
                     foreach (var (_, from, to, entries) in group)
-                        TimeSeriesEndpoints.WriteRange(w, from, to, entries, entries.Count, TimeSeriesEndpoints.IsRollup(group.Key));
+                        TimeSeriesEntryJson.WriteRange(w, from, to, entries, entries.Count, TimeSeriesEntryJson.IsRollup(group.Key));
                     w.WriteEndArray();
                 }
                 w.WriteEndObject();

@@ -1,3 +1,6 @@
+using RavenLite.Server.Logging;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
@@ -5,12 +8,13 @@ using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
 
-namespace RavenLite.Server.Subscriptions;
+using RavenLite.Server.Subscriptions;
+
+namespace RavenLite.Server.Tcp;
 
 /// <summary>
-/// The TCP port RavenDB's clients open data subscription workers on (they learn it from <c>GET /info/tcp</c>). Each
+/// The TCP port RavenDB's clients open data subscription workers on (the port replication will share) (they learn it from <c>GET /info/tcp</c>). Each
 /// connection starts with RavenDB's negotiation: the client sends <c>{DatabaseName, Operation, OperationVersion}</c>
 /// and the server answers <c>{Status, Version, LicensedFeatures}</c> — this server speaks the Subscription operation
 /// at version 53000 (and the older 51000, 50000, 41400, 40) without TCP compression; other operations and versions
@@ -20,7 +24,7 @@ namespace RavenLite.Server.Subscriptions;
 /// certificate (the server certificate is the one <c>/info/tcp</c> names), and the header is answered
 /// <c>AuthorizationFailed</c> unless <see cref="Security.AccessPolicy"/> gives the certificate read access to the database.
 /// </summary>
-public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistry registry, IServiceProvider services, ILogger<SubscriptionTcpServer> logger) : BackgroundService
+public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, IServiceProvider services, ILogger<TcpServer> logger) : BackgroundService
 {
     private static readonly int[] Versions = [53_000, 51_000, 50_000, 41_400, 40];
     private TcpListener? _listener;
@@ -129,7 +133,7 @@ public sealed class SubscriptionTcpServer(ServerOptions options, DatabaseRegistr
                 {
                     db = registry.Acquire(database ?? "");
                 }
-                catch (Http.ApiException)
+                catch (DomainException)
                 {
                     await Error(stream, $"Raven.Client.Exceptions.Database.DatabaseDoesNotExistException: Database '{database}' does not exist.", stopping).ConfigureAwait(false);
                     return;

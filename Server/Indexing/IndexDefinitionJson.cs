@@ -1,0 +1,91 @@
+using RavenLite.Server.Errors;
+using System.Text.Json;
+
+namespace RavenLite.Server.Indexing;
+
+/// <summary>The JSON shape of an <see cref="IndexDefinition"/> as the clients send and read it.</summary>
+public static class IndexDefinitionJson
+{
+    public static IndexDefinition Read(JsonElement e)
+    {
+        if (e.ValueKind != JsonValueKind.Object)
+            throw new BadRequestException("Each index definition must be an object.");
+        string? name = e.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
+        IndexStore.ValidateName(name);
+        if (!e.TryGetProperty("Maps", out var maps) || maps.ValueKind != JsonValueKind.Array || maps.EnumerateArray().Any(m => m.ValueKind != JsonValueKind.String))
+            throw new IndexCompilationException($"Index '{name}' needs 'Maps': an array of map strings.", "Maps", "");
+        string type = e.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()!
+            : e.TryGetProperty("IndexType", out var it) && it.ValueKind == JsonValueKind.String ? it.GetString()! : "Map";
+        var definition = new IndexDefinition
+        {
+            Name = name!,
+            Maps = maps.EnumerateArray().Select(m => m.GetString()!).ToList(),
+        };
+        if (e.TryGetProperty("Reduce", out var r) && r.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(r.GetString()))
+            definition.Reduce = r.GetString();
+        if (e.TryGetProperty("OutputReduceToCollection", out var output) && output.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(output.GetString()))
+            definition.OutputReduceToCollection = output.GetString();
+        if (e.TryGetProperty("PatternForOutputReduceToCollectionReferences", out var pattern) && pattern.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(pattern.GetString()))
+            definition.PatternForOutputReduceToCollectionReferences = pattern.GetString();
+        if (e.TryGetProperty("PatternReferencesCollectionName", out var references) && references.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(references.GetString()))
+            definition.PatternReferencesCollectionName = references.GetString();
+        if (e.TryGetProperty("AdditionalSources", out var sources) && sources.ValueKind == JsonValueKind.Object)
+            foreach (var source in sources.EnumerateObject())
+                if (source.Value.ValueKind == JsonValueKind.String)
+                    definition.AdditionalSources[source.Name] = source.Value.GetString()!;
+        string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
+        definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
+            : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
+        if (e.TryGetProperty("LockMode", out var lockMode) && lockMode.ValueKind == JsonValueKind.String)
+            definition.LockMode = CheckLockMode(lockMode.GetString()!);
+        if (e.TryGetProperty("Priority", out var priority) && priority.ValueKind == JsonValueKind.String)
+            definition.Priority = CheckPriority(priority.GetString()!);
+        if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
+            foreach (var f in fields.EnumerateObject())
+                definition.FieldOptions[f.Name] = f.Value.Clone();
+        return definition;
+    }
+
+    public static void Write(Utf8JsonWriter w, Indexing.Index i)
+    {
+        var d = i.Definition;
+        w.WriteStartObject();
+        w.WriteString("Name", d.Name);
+        w.WriteString("Type", d.Type);
+        w.WriteString("SourceType", "Documents");
+        w.WriteStartArray("Maps");
+        if (d.IsAuto)
+            w.WriteStringValue($"from '{d.Collection}' index fields: {string.Join(", ", d.AutoFields.Select(f => f.Search ? $"search({f.Path})" : f.Path))}");
+        foreach (string m in d.Maps)
+            w.WriteStringValue(m);
+        w.WriteEndArray();
+        if (d.Reduce != null)
+            w.WriteString("Reduce", d.Reduce);
+        else
+            w.WriteNull("Reduce");
+        w.WriteStartObject("Fields");
+        foreach (var f in i.Compiled.Fields.Where(f => f.Indexing != FieldIndexing.Default))
+        {
+            w.WriteStartObject(f.Name);
+            w.WriteString("Indexing", f.Indexing.ToString());
+            if (f.Analyzer != null)
+                w.WriteString("Analyzer", f.Analyzer);
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
+        w.WriteStartObject("Configuration");
+        w.WriteEndObject();
+        w.WriteString("LockMode", i.Definition.LockMode);
+        w.WriteString("Priority", i.Definition.Priority);
+        w.WriteString("State", i.Definition.State);
+        w.WriteEndObject();
+    }
+
+    /// <summary>A lock mode the clients may set, or a 400.</summary>
+    public static string CheckLockMode(string mode) => mode is "Unlock" or "LockedIgnore" or "LockedError"
+        ? mode : throw new BadRequestException($"Lock mode '{mode}' is not Unlock, LockedIgnore or LockedError.");
+
+    /// <summary>A priority the clients may set, or a 400.</summary>
+    public static string CheckPriority(string priority) => priority is "Low" or "Normal" or "High"
+        ? priority : throw new BadRequestException($"Index priority '{priority}' is not Low, Normal or High.");
+}
