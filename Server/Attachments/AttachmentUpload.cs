@@ -1,7 +1,6 @@
 using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Security.Cryptography;
-using RavenLite.Server.Databases;
 using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Attachments;
@@ -15,7 +14,7 @@ namespace RavenLite.Server.Attachments;
 public static class AttachmentUpload
 {
     /// <summary>Stages the content of <paramref name="body"/>; 413 past <paramref name="limit"/> bytes (nothing kept).</summary>
-    public static async Task<StagedContent> StageAsync(Stream body, Database db, long limit, CancellationToken cancellationToken)
+    public static async Task<StagedContent> StageAsync(Stream body, WriteMerger merger, long limit, CancellationToken cancellationToken)
     {
         using var sha = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
         var contentId = Guid.NewGuid().ToByteArray();
@@ -39,7 +38,7 @@ public static class AttachmentUpload
                 var data = buffer.AsSpan(0, filled).ToArray();
                 int n = chunk++;
                 // Up to two chunks are being written while the next one is read and hashed.
-                inFlight.Enqueue(db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+                inFlight.Enqueue(merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
                 {
                     AttachmentsStore.WriteChunk(ctx.Transaction, contentId, n, data);
                     return true;
@@ -57,7 +56,7 @@ public static class AttachmentUpload
         {
             foreach (var t in inFlight)
                 await t.ContinueWith(_ => { }, TaskScheduler.Default).ConfigureAwait(false); // let every started write end before discarding
-            await DiscardAsync(db, contentId, size).ConfigureAwait(false);
+            await DiscardAsync(merger, contentId, size).ConfigureAwait(false);
             throw;
         }
         finally
@@ -67,11 +66,11 @@ public static class AttachmentUpload
     }
 
     /// <summary>Removes a staged content that will not be attached (best effort: what is left is removed when the database opens).</summary>
-    public static async Task DiscardAsync(Database db, byte[] contentId, long size)
+    public static async Task DiscardAsync(WriteMerger merger, byte[] contentId, long size)
     {
         try
         {
-            await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
+            await merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
             {
                 if (ctx.Transaction.CreateTree(AttachmentsStore.UploadsTree).Delete(contentId))
                     AttachmentsStore.DeleteContent(ctx.Transaction, contentId, size);

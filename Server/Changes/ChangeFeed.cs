@@ -1,4 +1,4 @@
-using RavenLite.Server.Documents;
+using RavenLite.Server.Formatting;
 using System.Buffers;
 using System.Text.Json;
 using System.Threading.Channels;

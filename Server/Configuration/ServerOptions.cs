@@ -27,7 +27,7 @@ public sealed class ServerOptions
     public bool AllowUnsecuredNonLoopback { get; set; }
 
     /// <summary>TLS and client-certificate authentication (<c>Security:Certificate:Path</c>, <c>Security:WellKnownAdminCertificates</c>; docs/security.md).</summary>
-    public Security.SecurityOptions Security { get; set; } = new();
+    public SecurityOptions Security { get; set; } = new();
 
     /// <summary>
     /// The TCP port data subscription workers connect to (RavenDB's clients ask <c>/info/tcp</c> for it), on the host of

@@ -36,6 +36,7 @@ public sealed class Database : IDisposable
         try
         {
             Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
+            RegisterExtensions(Documents);
             RemoveUnfinishedUploads();
             Merger = new WriteMerger(Documents, name,
                 settings.TryGetValue("MergerMaxOperations", out var ops) ? int.Parse(ops, System.Globalization.CultureInfo.InvariantCulture) : options.MergerMaxOperations,
@@ -68,6 +69,31 @@ public sealed class Database : IDisposable
             throw;
         }
     }
+
+    /// <summary>
+    /// The document extensions, each keeping what it stores beside documents in step with their writes. The order is
+    /// the order of their work inside a put or delete: a delete's revision is stored after the document's counters,
+    /// attachments and series are gone.
+    /// </summary>
+    private static void RegisterExtensions(DocumentsStorage documents)
+    {
+        using var tx = documents.Environment.ReadTransaction();
+        documents.Register(new Expiration.ExpirationExtension(tx));
+        documents.Register(new Counters.CountersExtension());
+        documents.Register(new Attachments.AttachmentsExtension());
+        documents.Register(new TimeSeries.TimeSeriesExtension(tx));
+        documents.Register(new Revisions.RevisionsExtension(tx));
+        documents.Register(new CompareExchange.AtomicGuardsExtension());
+    }
+
+    /// <summary>The revisions configuration and its hooks.</summary>
+    public Revisions.RevisionsExtension Revisions => Documents.Extension<Revisions.RevisionsExtension>();
+
+    /// <summary>The expiration and refresh configurations and their hooks.</summary>
+    public Expiration.ExpirationExtension Expiration => Documents.Extension<Expiration.ExpirationExtension>();
+
+    /// <summary>The time-series configuration and its hooks.</summary>
+    public TimeSeries.TimeSeriesExtension TimeSeries => Documents.Extension<TimeSeries.TimeSeriesExtension>();
 
     /// <summary>The record file as last written (settings, client configuration); replaced by <see cref="DatabaseRegistry.UpdateRecord"/>.</summary>
     public DatabaseRecordFile Record { get; internal set; }

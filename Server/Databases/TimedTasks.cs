@@ -1,3 +1,4 @@
+using RavenLite.Server.Documents;
 using System.Text;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Expiration;
@@ -39,28 +40,28 @@ public sealed class TimedTasks : IDisposable
             {
                 await Task.Delay(TimeSpan.FromSeconds(1), _stop.Token).ConfigureAwait(false);
                 var now = DateTime.UtcNow;
-                if (_db.Documents.Expiration is { Disabled: false } e && now - _lastExpiration >= TimeSpan.FromSeconds(e.FrequencyInSec))
+                if (_db.Expiration.Expiration is { Disabled: false } e && now - _lastExpiration >= TimeSpan.FromSeconds(e.FrequencyInSec))
                 {
                     _lastExpiration = now;
                     await RunAsync(refresh: false, now, e.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
                 }
-                if (_db.Documents.Refresh is { Disabled: false } r && now - _lastRefresh >= TimeSpan.FromSeconds(r.FrequencyInSec))
+                if (_db.Expiration.Refresh is { Disabled: false } r && now - _lastRefresh >= TimeSpan.FromSeconds(r.FrequencyInSec))
                 {
                     _lastRefresh = now;
                     await RunAsync(refresh: true, now, r.MaxItemsToProcess ?? 10_000, _stop.Token).ConfigureAwait(false);
                 }
                 // Compare-exchange values past their @expires go whether or not documents expire: every minute, or at
                 // the expiration configuration's frequency when there is one.
-                var valuesEvery = _db.Documents.Expiration is { Disabled: false } ex ? TimeSpan.FromSeconds(ex.FrequencyInSec) : TimeSpan.FromMinutes(1);
+                var valuesEvery = _db.Expiration.Expiration is { Disabled: false } ex ? TimeSpan.FromSeconds(ex.FrequencyInSec) : TimeSpan.FromMinutes(1);
                 if (now - _lastValues >= valuesEvery)
                 {
                     _lastValues = now;
                     await ExpireValuesAsync(now, _stop.Token).ConfigureAwait(false);
                 }
-                if (_db.Documents.TimeSeries is { } ts && now - _lastPolicies >= ts.PolicyCheckFrequency)
+                if (_db.TimeSeries.Configuration is { } ts && now - _lastPolicies >= ts.PolicyCheckFrequency)
                 {
                     _lastPolicies = now;
-                    await TimeSeries.TimeSeriesPolicies.RunAsync(_db, now, _stop.Token).ConfigureAwait(false);
+                    await TimeSeries.TimeSeriesPolicies.RunAsync(_db.Documents, _db.Merger, now, _stop.Token).ConfigureAwait(false);
                 }
             }
             catch (OperationCanceledException) when (_stop.IsCancellationRequested)
@@ -93,7 +94,7 @@ public sealed class TimedTasks : IDisposable
                     var doc = ctx.Get(Encoding.UTF8.GetString(key));
                     if (doc == null)
                         continue;
-                    var (expires, refreshAt) = ExpirationStore.Dates(doc.Json);
+                    var (expires, refreshAt) = MetadataDates.Read(doc.Json);
                     if (!refresh && expires is { } at && at <= now.Ticks)
                     {
                         ctx.Delete(doc.Id, null);

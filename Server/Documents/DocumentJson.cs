@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;

@@ -45,14 +45,6 @@ public sealed class DocumentsStorage
             tx.CreateTree(t);
         var state = tx.CreateTree(StateTree);
         Compression = new DocumentCompression(tx);
-        Revisions = RavenLite.Server.Revisions.RevisionsStore.LoadConfiguration(tx);
-        Expiration = LoadConfiguration(tx, ExpirationKey, "DeleteFrequencyInSec");
-        Refresh = LoadConfiguration(tx, RefreshKey, "RefreshFrequencyInSec");
-        if (state.TryGet(TimeSeriesKey, out var tsv))
-        {
-            using var json = JsonDocument.Parse(tsv.ToArray());
-            TimeSeries = RavenLite.Server.TimeSeries.TimeSeriesConfiguration.Parse(json.RootElement);
-        }
         if (state.TryGet(DatabaseIdKey, out var idBytes))
         {
             DatabaseId = Encoding.UTF8.GetString(idBytes);
@@ -78,55 +70,38 @@ public sealed class DocumentsStorage
     /// <summary>This database's id, the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
 
+    private IDocumentExtension[] _extensions = [];
+
+    /// <summary>The registered extensions, in registration order (the order <see cref="DocumentsWriteContext"/> calls them).</summary>
+    internal IDocumentExtension[] Extensions => _extensions;
+
     /// <summary>
-    /// The revisions configuration (null: none), as stored; set by the write that stores a new one (on the merger
-    /// thread, which is the only reader on the write path).
+    /// Registers <paramref name="extension"/>: from now on every put and delete calls it. Register every extension while
+    /// opening the database, before the first write.
     /// </summary>
-    public RavenLite.Server.Revisions.RevisionsConfiguration? Revisions { get; internal set; }
-
-    /// <summary>The expiration configuration (null: none; the task deletes nothing).</summary>
-    public RavenLite.Server.Expiration.ExpirationConfiguration? Expiration { get; internal set; }
-
-    /// <summary>The refresh configuration (null: none).</summary>
-    public RavenLite.Server.Expiration.ExpirationConfiguration? Refresh { get; internal set; }
-
-    /// <summary>The time-series configuration (null: none; no policies run).</summary>
-    public RavenLite.Server.TimeSeries.TimeSeriesConfiguration? TimeSeries { get; private set; }
-
-    internal static readonly byte[] TimeSeriesKey = "TimeSeriesConfiguration"u8.ToArray();
-
-    /// <summary>Stores the time-series configuration (and makes it current).</summary>
-    internal void SaveConfiguration(WriteTransaction tx, RavenLite.Server.TimeSeries.TimeSeriesConfiguration configuration)
+    public void Register(IDocumentExtension extension)
     {
-        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
-        using (var w = new Utf8JsonWriter(buffer))
-            configuration.Write(w);
-        tx.CreateTree(StateTree).Put(TimeSeriesKey, buffer.WrittenSpan);
-        TimeSeries = configuration;
+        ArgumentNullException.ThrowIfNull(extension);
+        _extensions = [.. _extensions, extension];
     }
 
-    internal static readonly byte[] ExpirationKey = "ExpirationConfiguration"u8.ToArray();
-    internal static readonly byte[] RefreshKey = "RefreshConfiguration"u8.ToArray();
+    /// <summary>The registered extension of type <typeparamref name="T"/>.</summary>
+    /// <exception cref="InvalidOperationException">None is registered (a document layer opened without its database).</exception>
+    public T Extension<T>() where T : class, IDocumentExtension =>
+        _extensions.OfType<T>().FirstOrDefault() ?? throw new InvalidOperationException($"No {typeof(T).Name} is registered with this database's documents.");
 
-    private static RavenLite.Server.Expiration.ExpirationConfiguration? LoadConfiguration(Transaction tx, byte[] key, string frequencyName)
-    {
-        if (tx.ReadTree(StateTree) is not { } t || !t.TryGet(key, out var v))
-            return null;
-        using var json = JsonDocument.Parse(v.ToArray());
-        return RavenLite.Server.Expiration.ExpirationConfiguration.Parse(json.RootElement, frequencyName);
-    }
+    /// <summary>Reads a JSON value of the <c>State</c> tree (a configuration an extension stores); null when absent.</summary>
+    public static JsonDocument? ReadState(Transaction tx, byte[] key) =>
+        tx.ReadTree(StateTree) is { } t && t.TryGet(key, out var v) ? JsonDocument.Parse(v.ToArray()) : null;
 
-    /// <summary>Stores an expiration or refresh configuration (and makes it current).</summary>
-    internal void SaveConfiguration(WriteTransaction tx, bool refresh, RavenLite.Server.Expiration.ExpirationConfiguration configuration)
+    /// <summary>Writes a JSON value of the <c>State</c> tree, as <paramref name="write"/> writes it.</summary>
+    public static void WriteState(WriteTransaction tx, byte[] key, Action<Utf8JsonWriter> write)
     {
+        ArgumentNullException.ThrowIfNull(write);
         var buffer = new System.Buffers.ArrayBufferWriter<byte>();
         using (var w = new Utf8JsonWriter(buffer))
-            configuration.Write(w, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
-        tx.CreateTree(StateTree).Put(refresh ? RefreshKey : ExpirationKey, buffer.WrittenSpan);
-        if (refresh)
-            Refresh = configuration;
-        else
-            Expiration = configuration;
+            write(w);
+        tx.CreateTree(StateTree).Put(key, buffer.WrittenSpan);
     }
 
     /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding control characters).</summary>

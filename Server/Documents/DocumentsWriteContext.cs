@@ -3,7 +3,6 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Counters;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 
@@ -228,7 +227,7 @@ public sealed class DocumentsWriteContext
             var existingJson = DocumentRecord.Json(existing, _storage, ref _scratch.Json);
             if (!replaceExtras)
                 extras = DocumentExtras.Read(existingJson);
-            oldDates = Expiration.ExpirationStore.Dates(existingJson);
+            oldDates = MetadataDates.Read(existingJson);
         }
         CheckExpected(id, expectedChangeVector, oldEtag);
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
@@ -239,12 +238,8 @@ public sealed class DocumentsWriteContext
         var now = DateTime.UtcNow;
         string cv = ChangeVectors.Format(etag, DatabaseId);
         string storedCollection = oldCollection ?? collection;
-        var revisions = _storage.Revisions?.For(storedCollection);
-        if (revisions != null && extras is not { HasRevisions: true })
-        {
-            extras = extras?.Clone() ?? new DocumentExtras();
-            extras.HasRevisions = true;
-        }
+        foreach (var extension in _storage.Extensions)
+            extras = extension.BeforePut(storedCollection, extras);
         var record = _scratch.Record;
         record.ResetWrittenCount();
         DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
@@ -264,82 +259,45 @@ public sealed class DocumentsWriteContext
         BinaryPrimitives.WriteInt64BigEndian(etagKey, etag);
         _byEtag.Put(etagKey, key);
         _byCollection.Put(CollectionEtagKey(storedCollection, etag), key);
-        var dates = Expiration.ExpirationStore.Dates(prepared[prefixLength..]);
-        if (dates != oldDates)
-            Expiration.ExpirationStore.Update(Transaction, key, oldDates, dates);
-        if (revisions != null)
-            AddRevision(key, id, storedCollection, etag, cv, now, prepared, prefixLength, extras!, revisions);
-        else if (oldEtag == 0 && _storage.Revisions != null)
-            Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
+        var put = new DocumentPut
+        {
+            Key = key, Id = id, Collection = storedCollection, Etag = etag, ChangeVector = cv, LastModified = now,
+            Prepared = prepared, PrefixLength = prefixLength, Extras = extras, IsNew = oldEtag == 0,
+            DatesBefore = oldDates, Dates = MetadataDates.Read(prepared[prefixLength..]),
+        };
+        foreach (var extension in _storage.Extensions)
+            extension.AfterPut(this, put);
         Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Put", id, storedCollection, ChangeVector: cv));
         return new WriteResult(id, storedCollection, etag, cv, now, Deleted: false);
     }
 
-    /// <summary>Stores the revision of a version just written (its JSON flagged <c>Revision</c>) and trims the document's old revisions.</summary>
-    private void AddRevision(ReadOnlySpan<byte> key, string id, string collection, long etag, string cv, DateTime now, ReadOnlySpan<byte> prepared, int prefixLength,
-        DocumentExtras extras, Revisions.RevisionsCollectionConfiguration? configuration)
+    /// <summary>
+    /// The stored record of a version (header, then its JSON with <paramref name="extras"/> in the metadata), encoded as
+    /// the documents tree stores records: for extensions that keep versions of their own (revisions). Valid until the
+    /// next call.
+    /// </summary>
+    internal ReadOnlySpan<byte> EncodeVersion(string id, string collection, long etag, string changeVector, DateTime lastModified,
+        ReadOnlySpan<byte> prepared, int prefixLength, DocumentExtras? extras)
     {
-        var revision = _scratch.Revision;
-        revision.ResetWrittenCount();
-        DocumentRecord.WriteHeader(revision, id, collection, etag, now);
-        var flags = extras.Clone();
-        flags.IsRevision = true;
-        DocumentJson.WriteStored(revision, _scratch.MetadataWriter, prepared, prefixLength, id, collection, cv, now, flags);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, Compressed(revision.WrittenSpan, collection));
-        foreach (var attachment in extras.Attachments.Values)
-            Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash); // the revision's attachments stay readable
-        Revisions.RevisionsStore.RemoveFromBin(Transaction, key);
-        if (configuration != null)
-            Revisions.RevisionsStore.Trim(Transaction, key, configuration, now, _storage);
+        var version = _scratch.Revision;
+        version.ResetWrittenCount();
+        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified);
+        DocumentJson.WriteStored(version, _scratch.MetadataWriter, prepared, prefixLength, id, collection, changeVector, lastModified, extras);
+        return Compressed(version.WrittenSpan, collection);
     }
 
-    /// <summary>
-    /// Creates a revision of the document's current version even when its collection keeps none (RavenDB's forced
-    /// revision): false when that version has a revision already or the document does not exist. A document without
-    /// revisions gains <c>HasRevisions</c> (a new version, whose revision this is).
-    /// </summary>
-    /// <summary>
-    /// Stores a revision read from a dump (its JSON as exported, full <c>@metadata</c>) under a new etag of this
-    /// database, after any revision of the same document stored before (so dumps list them oldest first). The
-    /// attachments it lists that this database holds get a reference, as a revision made here would.
-    /// </summary>
-    public void ImportRevision(string id, string collection, DateTime lastModified, ReadOnlySpan<byte> json)
+    /// <summary>The stored record of a version whose JSON is already complete (<paramref name="json"/>, as exported), encoded as the other overload does.</summary>
+    internal ReadOnlySpan<byte> EncodeVersion(string id, string collection, long etag, DateTime lastModified, ReadOnlySpan<byte> json)
     {
-        long etag = ++_lastEtag;
-        var key = KeyOf(id);
-        var record = new System.Buffers.ArrayBufferWriter<byte>(json.Length + 64);
-        DocumentRecord.WriteHeader(record, id, collection, etag, lastModified);
-        record.Write(json);
-        Revisions.RevisionsStore.Add(Transaction, key, etag, Compressed(record.WrittenSpan, collection));
-        if (DocumentExtras.Read(json) is { } extras)
-            foreach (var attachment in extras.Attachments.Values)
-                if (Attachments.AttachmentsStore.Find(Transaction, attachment.Hash) != null)
-                    Attachments.AttachmentsStore.AddReference(Transaction, attachment.Hash);
+        var version = _scratch.Revision;
+        version.ResetWrittenCount();
+        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified);
+        version.Write(json);
+        return Compressed(version.WrittenSpan, collection);
     }
 
-    public bool ForceRevision(string id)
-    {
-        var doc = Get(id);
-        if (doc == null)
-            return false;
-        var key = KeyOf(doc.Id);
-        if (Revisions.RevisionsStore.Exists(Transaction, key, doc.Etag))
-            return false;
-        var extras = DocumentExtras.Read(doc.Json);
-        if (extras is not { HasRevisions: true })
-        {
-            UpdateExtras(doc.Id, e => e.HasRevisions = true);
-            doc = Get(id)!;
-            if (Revisions.RevisionsStore.Exists(Transaction, key, doc.Etag))
-                return true; // the collection keeps revisions: the rewrite made one
-            extras = DocumentExtras.Read(doc.Json)!;
-        }
-        var buffer = _scratch.Rewrite;
-        buffer.ResetWrittenCount();
-        int prefix = DocumentPreparer.Current.Prepare(doc.Json, buffer, out _);
-        AddRevision(key, doc.Id, doc.Collection, doc.Etag, doc.ChangeVector, doc.LastModified, buffer.WrittenSpan, prefix, extras, null);
-        return true;
-    }
+    /// <summary>Takes the next etag of this database (for an item an extension stores under an etag of its own).</summary>
+    internal long NextEtag() => ++_lastEtag;
 
     /// <summary>
     /// Rewrites the document <paramref name="id"/> (any casing) with its <see cref="DocumentExtras"/> changed by
@@ -405,34 +363,13 @@ public sealed class DocumentsWriteContext
         colBytes.CopyTo(tomb, 2);
         key.CopyTo(tomb, 2 + colBytes.Length);
         _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
-        var oldDates = Expiration.ExpirationStore.Dates(old.Json);
-        if (oldDates != default)
-            Expiration.ExpirationStore.Update(Transaction, key, oldDates, default);
-        var oldExtras = DocumentExtras.Read(old.Json);
-        if (oldExtras is { } extras)
-        {
-            if (extras.Counters.Count > 0)
-                CountersStore.DeleteAll(Transaction, key);
-            if (extras.Attachments.Count > 0)
-                Attachments.AttachmentsStore.ReleaseAll(Transaction, extras);
-            if (extras.TimeSeries.Count > 0)
-                TimeSeries.TimeSeriesStore.DeleteAll(Transaction, key);
-        }
-        if (_storage.Revisions is { } revisions)
-        {
-            if (revisions.Raw(old.Collection) is { PurgeOnDelete: true })
-            {
-                Revisions.RevisionsStore.DeleteAll(Transaction, key, _storage);
-            }
-            else if (revisions.For(old.Collection) != null || oldExtras is { HasRevisions: true })
-            {
-                var when = DateTime.UtcNow;
-                Revisions.RevisionsStore.Add(Transaction, key, etag, Revisions.RevisionsStore.DeletionRecord(old.Id, old.Collection, etag, ChangeVectors.Format(etag, DatabaseId), when));
-                Revisions.RevisionsStore.AddToBin(Transaction, key, etag);
-            }
-        }
-        CompareExchange.CompareExchangeStore.DeleteAtomicGuard(Transaction, old.Id);
         string cv = ChangeVectors.Format(etag, DatabaseId);
+        var deleted = new DocumentDelete
+        {
+            Key = key, Document = old, Etag = etag, ChangeVector = cv, Extras = DocumentExtras.Read(old.Json), Dates = MetadataDates.Read(old.Json),
+        };
+        foreach (var extension in _storage.Extensions)
+            extension.AfterDelete(this, deleted);
         Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Delete", old.Id, old.Collection, ChangeVector: cv));
         return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
     }

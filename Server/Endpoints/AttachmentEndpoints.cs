@@ -47,7 +47,7 @@ public static class AttachmentEndpoints
         var options = context.RequestServices.GetRequiredService<ServerOptions>();
         if (context.Request.ContentLength > options.MaxAttachmentBytes)
             throw new TooLargeException($"Attachment is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
-        var content = await AttachmentUpload.StageAsync(context.Request.Body, db, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false);
+        var content = await AttachmentUpload.StageAsync(context.Request.Body, db.Merger, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false);
         var command = new DelegateCommand<AttachmentWrite>(ctx => AttachmentOperations.Put(ctx, id, name, contentType, content, expected), content.Staged ? 0 : content.Size);
         try
         {
@@ -55,7 +55,7 @@ public static class AttachmentEndpoints
         }
         catch when (content.Staged)
         {
-            await AttachmentUpload.DiscardAsync(db, content.ContentId, content.Size).ConfigureAwait(false);
+            await AttachmentUpload.DiscardAsync(db.Merger, content.ContentId, content.Size).ConfigureAwait(false);
             throw;
         }
         var r = command.Result!;

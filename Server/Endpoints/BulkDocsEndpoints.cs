@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Errors;
 using System.Buffers;
@@ -38,7 +39,7 @@ public static class BulkDocsEndpoints
         catch
         {
             foreach (var staged in streams.Where(c => c.Staged))
-                await AttachmentUpload.DiscardAsync(db, staged.ContentId, staged.Size).ConfigureAwait(false);
+                await AttachmentUpload.DiscardAsync(db.Merger, staged.ContentId, staged.Size).ConfigureAwait(false);
             throw;
         }
     }
@@ -72,7 +73,7 @@ public static class BulkDocsEndpoints
                     main = buffer.ToArray();
                     continue;
                 }
-                streams.Add(await AttachmentUpload.StageAsync(section.Body, db, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false));
+                streams.Add(await AttachmentUpload.StageAsync(section.Body, db.Merger, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false));
             }
         }
         catch (IOException e) when (!context.RequestAborted.IsCancellationRequested)
@@ -418,7 +419,7 @@ public static class BulkDocsEndpoints
 
         public override void Execute(DocumentsWriteContext context)
         {
-            _created = context.ForceRevision(Id);
+            _created = Revisions.RevisionsExtension.Force(context, Id);
             _document = _created ? context.Get(Id) : null;
         }
 

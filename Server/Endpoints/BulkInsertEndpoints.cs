@@ -82,7 +82,7 @@ public static class BulkInsertEndpoints
                     if (attachment.Length > options.MaxAttachmentBytes)
                         throw new TooLargeException($"Attachment '{attachment.Name}' of '{attachment.DocumentId}' is over the limit of {options.MaxAttachmentBytes} bytes (MaxAttachmentBytes).");
                     await using var content = new PipeSliceStream(pipe, attachment.Length);
-                    var staged = await AttachmentUpload.StageAsync(content, db, attachment.Length, cts.Token).ConfigureAwait(false);
+                    var staged = await AttachmentUpload.StageAsync(content, db.Merger, attachment.Length, cts.Token).ConfigureAwait(false);
                     if (staged.Size != attachment.Length)
                         throw new BadRequestException($"The bulk insert stream ended inside attachment '{attachment.Name}' of '{attachment.DocumentId}' ({staged.Size} of {attachment.Length} bytes).");
                     parser.AttachmentRead();
@@ -110,7 +110,7 @@ public static class BulkInsertEndpoints
         {
             // Attachment contents staged for a batch that will never run (those of a failed batch in flight are swept when the database opens).
             foreach (var staged in batch?.StagedContents ?? [])
-                await AttachmentUpload.DiscardAsync(db, staged.ContentId, staged.Size).ConfigureAwait(false);
+                await AttachmentUpload.DiscardAsync(db.Merger, staged.ContentId, staged.Size).ConfigureAwait(false);
             batch?.Dispose();
             // Batches already handed over either commit whole or not at all; wait so the state is exact.
             while (inFlight.Count > 0)

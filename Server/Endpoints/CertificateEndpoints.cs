@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Logging;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Documents;
@@ -82,7 +83,7 @@ public static class CertificateEndpoints
         var registry = Registry(context);
         using var body = await RequestBody.ReadJsonAsync(context, "certificate edit").ConfigureAwait(false);
         var root = body.RootElement;
-        string thumbprint = String(root, "Thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw new BadRequestException("An edit needs the certificate's Thumbprint.");
+        string thumbprint = String(root, "Thumbprint") is { Length: > 0 } t ? SecurityOptions.NormalizeThumbprint(t) : throw new BadRequestException("An edit needs the certificate's Thumbprint.");
         var existing = registry.Registered(thumbprint) ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
         var clearance = ParseClearance(root);
         var caller = Caller(context, registry);
@@ -102,7 +103,7 @@ public static class CertificateEndpoints
     private static Task Delete(HttpContext context)
     {
         var registry = Registry(context);
-        string thumbprint = RequestParsing.Query(context.Request, "thumbprint") is { Length: > 0 } t ? CertificateRegistry.NormalizeThumbprint(t) : throw new BadRequestException("DELETE /admin/certificates needs ?thumbprint=.");
+        string thumbprint = RequestParsing.Query(context.Request, "thumbprint") is { Length: > 0 } t ? SecurityOptions.NormalizeThumbprint(t) : throw new BadRequestException("DELETE /admin/certificates needs ?thumbprint=.");
         var existing = registry.Registered(thumbprint) ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"No certificate with thumbprint {thumbprint} is registered.");
         var caller = Caller(context, registry);
         if (existing.SecurityClearance == SecurityClearance.ClusterAdmin && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
@@ -121,7 +122,7 @@ public static class CertificateEndpoints
         IEnumerable<CertificateDefinition> list = registry.All;
         if (RequestParsing.Query(request, "thumbprint") is { Length: > 0 } t)
         {
-            string thumbprint = CertificateRegistry.NormalizeThumbprint(t);
+            string thumbprint = SecurityOptions.NormalizeThumbprint(t);
             list = list.Where(d => d.Thumbprint == thumbprint);
         }
         if (RequestParsing.Query(request, "name") is { Length: > 0 } name)

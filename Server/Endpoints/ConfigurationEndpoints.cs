@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Hosting;
@@ -28,7 +29,7 @@ public static class ConfigurationEndpoints
 
     private static Task GetClient(HttpContext context, Database db)
     {
-        var (configuration, etag) = context.RequestServices.GetRequiredService<ServerClientConfiguration>().EffectiveFor(db.Record);
+        var (configuration, etag) = context.RequestServices.GetRequiredService<ServerClientConfiguration>().EffectiveFor(db.Record.Client, db.Record.ClientEtag);
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
@@ -33,7 +34,7 @@ internal static class DatabaseRoute
             // RavenDB's clients send the etag of the client configuration they hold; a different one tells them to fetch it.
             if (context.Request.Headers.TryGetValue("Client-Configuration-Etag", out var held))
             {
-                long current = context.RequestServices.GetRequiredService<Hosting.ServerClientConfiguration>().EffectiveFor(db.Record).Etag;
+                long current = context.RequestServices.GetRequiredService<Configuration.ServerClientConfiguration>().EffectiveFor(db.Record.Client, db.Record.ClientEtag).Etag;
                 if (current != 0 && held.ToString().Trim('"') != current.ToString(System.Globalization.CultureInfo.InvariantCulture))
                     context.Response.Headers["Refresh-Client-Configuration"] = "true";
             }

@@ -18,15 +18,15 @@ public static class ExpirationEndpoints
     {
         app.MapPost("/databases/{db}/admin/expiration/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: false))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/refresh/config", DatabaseRoute.Handle((c, db) => Set(c, db, refresh: true))).Requires(Access.DatabaseAdmin);
-        app.MapGet("/databases/{db}/expiration/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Expiration, "DeleteFrequencyInSec"))).Requires(Access.DatabaseRead);
-        app.MapGet("/databases/{db}/refresh/config", DatabaseRoute.Handle((c, db) => Get(c, db.Documents.Refresh, "RefreshFrequencyInSec"))).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/expiration/config", DatabaseRoute.Handle((c, db) => Get(c, db.Expiration.Expiration, "DeleteFrequencyInSec"))).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/refresh/config", DatabaseRoute.Handle((c, db) => Get(c, db.Expiration.Refresh, "RefreshFrequencyInSec"))).Requires(Access.DatabaseRead);
     }
 
     private static async Task Set(HttpContext context, Database db, bool refresh)
     {
         using var body = await RequestBody.ReadJsonAsync(context, refresh ? "refresh configuration" : "expiration configuration").ConfigureAwait(false);
         var configuration = ExpirationConfiguration.Parse(body.RootElement, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
-        await ConfigurationWrite.StoreAsync(context, db, ctx => ctx.Storage.SaveConfiguration(ctx.Transaction, refresh, configuration)).ConfigureAwait(false);
+        await ConfigurationWrite.StoreAsync(context, db, ctx => db.Expiration.Save(ctx.Transaction, refresh, configuration)).ConfigureAwait(false);
     }
 
     private static Task Get(HttpContext context, ExpirationConfiguration? configuration, string frequencyName) =>

@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Errors;
 using System.Text.Json;

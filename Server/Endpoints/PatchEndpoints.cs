@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Errors;

@@ -35,16 +35,12 @@ public static class RevisionEndpoints
     {
         using var body = await RequestBody.ReadJsonAsync(context, "revisions configuration").ConfigureAwait(false);
         var configuration = RevisionsConfiguration.Parse(body.RootElement);
-        await ConfigurationWrite.StoreAsync(context, db, ctx =>
-        {
-            RevisionsStore.SaveConfiguration(ctx.Transaction, configuration);
-            ctx.Storage.Revisions = configuration;
-        }).ConfigureAwait(false);
+        await ConfigurationWrite.StoreAsync(context, db, ctx => db.Revisions.Save(ctx.Transaction, configuration)).ConfigureAwait(false);
     }
 
     private static Task GetConfiguration(HttpContext context, Database db)
     {
-        var configuration = db.Documents.Revisions;
+        var configuration = db.Revisions.Configuration;
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             if (configuration == null)

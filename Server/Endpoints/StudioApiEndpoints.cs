@@ -1,3 +1,4 @@
+using RavenLite.Server.Monitoring;
 using RavenLite.Server.Errors;
 using System.Diagnostics;
 using RavenLite.Server.Databases;
@@ -23,7 +24,7 @@ public static class StudioApiEndpoints
     private static Task Metrics(HttpContext context)
     {
         var requests = context.RequestServices.GetRequiredService<RequestMetrics>();
-        var samples = context.RequestServices.GetRequiredService<Hosting.ServerMetrics>().Sample();
+        var samples = context.RequestServices.GetRequiredService<Monitoring.ServerMetrics>().Sample();
         var (count, p50, p99) = requests.LastSecond();
         using var process = Process.GetCurrentProcess();
         return JsonResponse.WriteAsync(context, 200, w =>

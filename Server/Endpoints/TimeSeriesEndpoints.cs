@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Errors;
 using System.Globalization;
@@ -56,11 +57,11 @@ public static class TimeSeriesEndpoints
             // A copy of the current configuration (its JSON read back), changed, then stored: a failed change leaves the current one as it was.
             var buffer = new System.Buffers.ArrayBufferWriter<byte>();
             using (var w = new Utf8JsonWriter(buffer))
-                (ctx.Storage.TimeSeries ?? new TimeSeriesConfiguration()).Write(w);
+                (db.TimeSeries.Configuration ?? new TimeSeriesConfiguration()).Write(w);
             using var copy = JsonDocument.Parse(buffer.WrittenMemory);
             var configuration = TimeSeriesConfiguration.Parse(copy.RootElement);
             change(configuration);
-            ctx.Storage.SaveConfiguration(ctx.Transaction, configuration);
+            db.TimeSeries.Save(ctx.Transaction, configuration);
         });
 
     private static async Task SetConfiguration(HttpContext context, Database db)
@@ -82,7 +83,7 @@ public static class TimeSeriesEndpoints
     private static Task GetConfiguration(HttpContext context, Database db) =>
         JsonResponse.WriteAsync(context, 200, w =>
         {
-            if (db.Documents.TimeSeries is { } c)
+            if (db.TimeSeries.Configuration is { } c)
                 c.Write(w);
             else
                 w.WriteNullValue();

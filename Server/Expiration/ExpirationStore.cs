@@ -11,39 +11,13 @@ namespace RavenLite.Server.Expiration;
 /// <summary>
 /// When documents expire (<c>@expires</c>) or are refreshed (<c>@refresh</c>), kept by time so the background task
 /// finds what is due without a scan (docs/format/documents.md "Expiration"): trees <c>Expires</c> and <c>Refresh</c>,
-/// key = UTC ticks (int64, big endian) then the document key, empty value. <see cref="DocumentsWriteContext"/> keeps
+/// key = UTC ticks (int64, big endian) then the document key, empty value. <see cref="ExpirationExtension"/> keeps
 /// them in step with every put and delete; the configurations are JSON in <c>State</c>.
 /// </summary>
 public static class ExpirationStore
 {
     internal const string ExpiresTree = "Expires";
     internal const string RefreshTree = "Refresh";
-    private static readonly byte[] ExpiresName = "\"@expires\""u8.ToArray();
-    private static readonly byte[] RefreshName = "\"@refresh\""u8.ToArray();
-
-    /// <summary>The <c>@expires</c> and <c>@refresh</c> dates (UTC ticks) of a document's metadata JSON, or null for each it lacks (or holds no date).</summary>
-    public static (long? Expires, long? Refresh) Dates(ReadOnlySpan<byte> metadataJson) =>
-        (Date(metadataJson, ExpiresName), Date(metadataJson, RefreshName));
-
-    /// <summary>The date after the last <paramref name="name"/> key in <paramref name="json"/> (the metadata is a document's last property).</summary>
-    private static long? Date(ReadOnlySpan<byte> json, ReadOnlySpan<byte> name)
-    {
-        int at = json.LastIndexOf(name);
-        if (at < 0)
-            return null;
-        var rest = json[(at + name.Length)..].TrimStart(" \t\r\n"u8);
-        if (rest.IsEmpty || rest[0] != (byte)':')
-            return null;
-        rest = rest[1..].TrimStart(" \t\r\n"u8);
-        if (rest.IsEmpty || rest[0] != (byte)'"')
-            return null;
-        int end = rest[1..].IndexOf((byte)'"');
-        if (end < 0)
-            return null;
-        return DateTime.TryParse(Encoding.UTF8.GetString(rest.Slice(1, end)), CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var d)
-            ? d.Ticks : null;
-    }
-
     private static byte[] Key(long ticks, ReadOnlySpan<byte> docKey)
     {
         var key = new byte[8 + docKey.Length];

@@ -1,3 +1,4 @@
+using RavenLite.Server.Monitoring;
 using RavenLite.Server.Memory;
 using RavenLite.Server.Logging;
 using RavenLite.Server.Configuration;

@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Memory;
 using RavenLite.Server.Errors;
 using System.Diagnostics;

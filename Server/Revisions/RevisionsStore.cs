@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;

@@ -63,7 +63,7 @@ public sealed class CertificateRegistry : IDisposable
     }
 
     /// <summary>The registered certificate with this thumbprint (well-known ones are not registered).</summary>
-    public CertificateDefinition? Registered(string thumbprint) => _snapshot.ByThumbprint.GetValueOrDefault(NormalizeThumbprint(thumbprint));
+    public CertificateDefinition? Registered(string thumbprint) => _snapshot.ByThumbprint.GetValueOrDefault(SecurityOptions.NormalizeThumbprint(thumbprint));
 
     /// <summary>Stores (adds or replaces) a definition; durable when it returns.</summary>
     public void Put(CertificateDefinition definition)
@@ -88,7 +88,7 @@ public sealed class CertificateRegistry : IDisposable
         {
             using (var tx = _storage.WriteTransaction())
             {
-                deleted = tx.CreateTree(TreeName).Delete(Encoding.ASCII.GetBytes(NormalizeThumbprint(thumbprint)));
+                deleted = tx.CreateTree(TreeName).Delete(Encoding.ASCII.GetBytes(SecurityOptions.NormalizeThumbprint(thumbprint)));
                 tx.Commit();
             }
             _snapshot = Read();
@@ -96,10 +96,6 @@ public sealed class CertificateRegistry : IDisposable
         Changed?.Invoke();
         return deleted;
     }
-
-    /// <summary>Thumbprints are compared upper-case, without spaces or colons.</summary>
-    public static string NormalizeThumbprint(string thumbprint) =>
-        new string(thumbprint.Where(char.IsAsciiHexDigit).ToArray()).ToUpperInvariant();
 
     private Snapshot Read()
     {

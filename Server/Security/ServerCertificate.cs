@@ -1,3 +1,4 @@
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Logging;
 using System.Net.Security;
 using System.Security.Cryptography;

@@ -70,22 +70,22 @@ public static class DatabaseExporter
     {
         db.Record.WriteSettingsAndClient(w);
         w.WritePropertyName("Revisions");
-        if (db.Documents.Revisions is { } revisions)
+        if (db.Revisions.Configuration is { } revisions)
             revisions.Write(w);
         else
             w.WriteNullValue();
         w.WritePropertyName("Expiration");
-        if (db.Documents.Expiration is { } expiration)
+        if (db.Expiration.Expiration is { } expiration)
             expiration.Write(w, "DeleteFrequencyInSec");
         else
             w.WriteNullValue();
         w.WritePropertyName("Refresh");
-        if (db.Documents.Refresh is { } refresh)
+        if (db.Expiration.Refresh is { } refresh)
             refresh.Write(w, "RefreshFrequencyInSec");
         else
             w.WriteNullValue();
         w.WritePropertyName("TimeSeries");
-        if (db.Documents.TimeSeries is { } series)
+        if (db.TimeSeries.Configuration is { } series)
             series.Write(w);
         else
             w.WriteNullValue();

@@ -61,7 +61,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             // Contents no document took (the dump stopped first, or named them nowhere) are not left staged.
             foreach (var (hash, content) in _contents)
                 if (content.Staged && !_attached.Contains(hash))
-                    await AttachmentUpload.DiscardAsync(db, content.ContentId, content.Size).ConfigureAwait(false);
+                    await AttachmentUpload.DiscardAsync(db.Merger, content.ContentId, content.Size).ConfigureAwait(false);
             _contents.Clear();
         }
     }
@@ -172,7 +172,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         {
             string hash = Text(e, "Hash") ?? throw new InvalidDataException("An attachment in the dump has no Hash.");
             long size = e.TryGetProperty("Size", out var s) && s.TryGetInt64(out long n) && n >= 0 ? n : throw new InvalidDataException($"Attachment {hash} in the dump has no Size.");
-            var content = await AttachmentUpload.StageAsync(reader.RawStream(size), db, maxAttachmentBytes, cancellation).ConfigureAwait(false);
+            var content = await AttachmentUpload.StageAsync(reader.RawStream(size), db.Merger, maxAttachmentBytes, cancellation).ConfigureAwait(false);
             _contents[hash] = content;
             return;
         }
@@ -271,11 +271,11 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                 await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
                 {
                     if (expiration != null)
-                        ctx.Storage.SaveConfiguration(ctx.Transaction, refresh: false, expiration);
+                        db.Expiration.Save(ctx.Transaction, refresh: false, expiration);
                     if (refresh != null)
-                        ctx.Storage.SaveConfiguration(ctx.Transaction, refresh: true, refresh);
+                        db.Expiration.Save(ctx.Transaction, refresh: true, refresh);
                     if (series != null)
-                        ctx.Storage.SaveConfiguration(ctx.Transaction, series);
+                        db.TimeSeries.Save(ctx.Transaction, series);
                     return true;
                 })).ConfigureAwait(false);
             }
@@ -328,8 +328,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         _revisionsConfiguration = null;
         await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
         {
-            Revisions.RevisionsStore.SaveConfiguration(ctx.Transaction, revisions);
-            ctx.Storage.Revisions = revisions;
+            db.Revisions.Save(ctx.Transaction, revisions);
             return true;
         })).ConfigureAwait(false);
     }
@@ -347,7 +346,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         string collection = Text(metadata, "@collection") ?? "@empty";
         var modified = Text(metadata, "@last-modified") is { } lm && DateTime.TryParse(lm, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t)
             ? t : DateTime.UtcNow;
-        return Small(ctx => ctx.ImportRevision(id, collection, modified, json), "RevisionDocuments");
+        return Small(ctx => Revisions.RevisionsExtension.Import(ctx, id, collection, modified, json), "RevisionDocuments");
     }
 
     private Task Small(Action<DocumentsWriteContext> write, string kind) => SmallAsync(write, kind);

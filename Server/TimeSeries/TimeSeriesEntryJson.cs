@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using System.Text.Json;
 using RavenLite.Server.Documents;
 

@@ -208,7 +208,7 @@ public sealed class TimeSeriesOperation
                 TimeOf(from), TimeOf(to)));
         }
         // A change to a series whose collection has rollup policies: its periods from the earliest changed time are rolled up again.
-        if (ctx.Storage.TimeSeries?.Collections.TryGetValue(doc.Collection, out var settings) == true && settings.Policies.Count > 0)
+        if (ctx.Storage.Extension<TimeSeriesExtension>().Configuration?.Collections.TryGetValue(doc.Collection, out var settings) == true && settings.Policies.Count > 0)
         {
             long earliest = Math.Min(Appends.Count > 0 ? Appends[0].Milliseconds : long.MaxValue, Increments.Count > 0 ? Increments[0].Ms : long.MaxValue);
             foreach (var (from, _) in Deletes)

@@ -1,4 +1,3 @@
-using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.TransactionMerger;
 
@@ -14,10 +13,12 @@ namespace RavenLite.Server.TimeSeries;
 /// </summary>
 public static class TimeSeriesPolicies
 {
-    /// <summary>One round at <paramref name="now"/>; returns the documents whose series changed.</summary>
-    public static async Task<int> RunAsync(Database db, DateTime now, CancellationToken cancellationToken)
+    /// <summary>One round at <paramref name="now"/> over <paramref name="documents"/>, writing through <paramref name="merger"/>; returns the documents whose series changed.</summary>
+    public static async Task<int> RunAsync(DocumentsStorage documents, WriteMerger merger, DateTime now, CancellationToken cancellationToken)
     {
-        if (db.Documents.TimeSeries is not { } configuration)
+        ArgumentNullException.ThrowIfNull(documents);
+        ArgumentNullException.ThrowIfNull(merger);
+        if (documents.Extension<TimeSeriesExtension>().Configuration is not { } configuration)
             return 0;
         int changed = 0;
         foreach (var (collection, settings) in configuration.Collections)
@@ -25,15 +26,15 @@ public static class TimeSeriesPolicies
             if (settings.Disabled || (settings.Policies.Count == 0 && settings.RawRetention.IsUnbounded))
                 continue;
             var work = new List<(string Id, List<string> Series)>();
-            using (var tx = db.Environment.ReadTransaction())
-                foreach (var doc in db.Documents.Scan(tx, collection))
+            using (var tx = documents.Environment.ReadTransaction())
+                foreach (var doc in documents.Scan(tx, collection))
                     if (DocumentExtras.Read(doc.Json) is { TimeSeries.Count: > 0 } extras)
                         work.Add((doc.Id, extras.TimeSeries.Where(n => !n.Contains('@', StringComparison.Ordinal)).ToList()));
             foreach (var (id, series) in work)
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 var command = new DelegateCommand<bool>(ctx => Apply(ctx, id, series, settings, now));
-                await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+                await merger.EnqueueAsync(command).ConfigureAwait(false);
                 if (command.Result)
                     changed++;
             }

@@ -1,3 +1,4 @@
+using RavenLite.Server.Monitoring;
 using System.Diagnostics;
 using System.Threading.Channels;
 using RavenLite.Server.Documents;
@@ -259,7 +260,7 @@ public sealed class WriteMerger : IDisposable
         }
     }
 
-    /// <summary>The merger's meter (exported by <see cref="Hosting.ServerMetrics"/>).</summary>
+    /// <summary>The merger's meter (exported by <see cref="Monitoring.ServerMetrics"/>).</summary>
     public const string MeterName = "RavenLite.Merger";
 
     private static readonly System.Diagnostics.Metrics.Meter Meter = new(MeterName);

@@ -2,7 +2,7 @@ using RavenLite.Server.Configuration;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 
-namespace RavenLite.Server.Hosting;
+namespace RavenLite.Server.Configuration;
 
 /// <summary>
 /// The server-wide client configuration (<c>PUT /admin/configuration/client</c>): what RavenDB's clients apply when
@@ -52,13 +52,14 @@ public sealed class ServerClientConfiguration
 
     /// <summary>
     /// What a database's clients apply: its own configuration unless absent or disabled, else the server's unless
-    /// absent or disabled; and the etag that changes when either changes.
+    /// absent or disabled; and the etag that changes when either changes. <paramref name="own"/> and
+    /// <paramref name="ownEtag"/> are the database's (from its record).
     /// </summary>
-    public (JsonObject? Configuration, long Etag) EffectiveFor(Databases.DatabaseRecordFile record)
+    public (JsonObject? Configuration, long Etag) EffectiveFor(JsonObject? own, long ownEtag)
     {
         var server = Client;
-        JsonObject? effective = record.Client is { } own && !((bool?)own["Disabled"] ?? false) ? own
+        JsonObject? effective = own != null && !((bool?)own["Disabled"] ?? false) ? own
             : server != null && !((bool?)server["Disabled"] ?? false) ? server : null;
-        return (effective, Math.Max(record.ClientEtag, Etag));
+        return (effective, Math.Max(ownEtag, Etag));
     }
 }

@@ -6,7 +6,7 @@ using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Security;
 
-namespace RavenLite.Server.Hosting;
+namespace RavenLite.Server.Monitoring;
 
 /// <summary>
 /// Metrics with OpenTelemetry, exported in Prometheus format at <c>GET /metrics</c>: ASP.NET Core's own HTTP

@@ -1,4 +1,4 @@
-namespace RavenLite.Server.Security;
+namespace RavenLite.Server.Configuration;
 
 /// <summary>
 /// The <c>Security</c> settings (<c>--Security:Certificate:Path x.pfx</c>, <c>RAVENLITE_Security__Certificate__Path</c>).
@@ -22,7 +22,11 @@ public sealed class SecurityOptions
     /// <summary>The well-known admin thumbprints, upper-case, without separators.</summary>
     public IReadOnlyList<string> WellKnownAdminThumbprints =>
         (WellKnownAdminCertificates ?? "").Split([',', ';', ' '], StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
-            .Select(CertificateRegistry.NormalizeThumbprint).ToList();
+            .Select(NormalizeThumbprint).ToList();
+
+    /// <summary>Thumbprints are compared upper-case, without spaces or colons.</summary>
+    public static string NormalizeThumbprint(string thumbprint) =>
+        new string(thumbprint.Where(char.IsAsciiHexDigit).ToArray()).ToUpperInvariant();
 }
 
 /// <summary>Where the server certificate is: a PFX (with <see cref="Password"/> when it has one) or a PEM certificate with its key in <see cref="KeyPath"/> (or in the same file).</summary>

@@ -1,4 +1,4 @@
-namespace RavenLite.Server.Documents;
+namespace RavenLite.Server.Formatting;
 
 /// <summary>Dates as RavenDB writes them in documents, metadata and answers.</summary>
 public static class JsonDates
