@@ -6,8 +6,7 @@ using RavenLite.Server.Hosting;
 // Socket completions run on the socket engine threads instead of being queued to the thread pool: one thread
 // hand-off less per receive and per send. Kestrel then starts each request on the engine thread (inline scheduling,
 // ServerHost), and ThreadPoolHop moves all but single-document writes to the thread pool at once, so a slow handler
-// never holds an engine thread. 64-client PUTs (this setting alone, before inline scheduling): 29.5-31.0K req/s against
-// 24.5-28.8K without (three alternating pairs, docs/benchmarks.md). The runtime reads this variable once, when
+// never holds an engine thread (the gain on concurrent PUTs is in docs/benchmarks.md, writes). The runtime reads this variable once, when
 // the first socket is created, so it is set before anything else; setting it to 0 beforehand keeps the default.
 // Only the server process does this: in-process hosts (the tests) keep the runtime default.
 if (Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)

@@ -287,8 +287,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
     internal byte* GetWriterPage(long pageNumber)
     {
         // The counter, not ConcurrentDictionary.IsEmpty: when the dictionary is empty, IsEmpty takes every lock and scans
-        // every bucket, and the bucket array keeps the size of the largest commit ever queued (after a 1M-document
-        // index build, 5-10 ms per 200-entry cursor scan in a write transaction). The counter rises before the pages
+        // every bucket, and the bucket array keeps the size of the largest commit ever queued (a large build makes
+        // every later cursor scan in a write transaction slow). The counter rises before the pages
         // go in and falls after they leave, so it is never 0 while one is there.
         if (Volatile.Read(ref _unpublishedPages) != 0 && _unpublished.TryGetValue(pageNumber, out var b))
             return b.Pointer;
@@ -636,7 +636,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
             _registry.Retire(released);
     }
 
-    /// <summary>Pages an environment must have waiting before the process-wide budget (<see cref="StorageOptions.ProcessPageBudget"/>) makes it flush: 64 MiB (the threshold before 2026-11-27), so that pressure never turns into a storm of small flushes.</summary>
+    /// <summary>Pages an environment must have waiting before the process-wide budget (<see cref="StorageOptions.ProcessPageBudget"/>) makes it flush: 64 MiB, so that pressure never turns into a storm of small flushes.</summary>
     public const int MinPressureFlushPages = 8192;
 
     private void Publish(EnvironmentState state)
@@ -834,7 +834,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
                 target = c.RecordLease = ArrayPool<byte>.Shared.Rent(bound); // returned with the payload (ReturnPayload)
             else if (_recordBuffer.Length < bound)
                 target = _recordBuffer = GC.AllocateUninitializedArray<byte>((int)Math.Min(Math.Max(bound, _recordBuffer.Length * 2L), MaxPooledPayloadBytes));
-            // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses ~3x faster for a few % of ratio; small records keep the default.
+            // Large records (bulk loads) favour speed: LZ4 acceleration 8 compresses several times faster for a slightly worse ratio; small records keep the default.
             int acceleration = uncompressed >= LargeRecordBytes ? 8 : 1;
             header.CompressedSize = uncompressed == 0 ? 0 : Lz4.Compress(payload, target.AsSpan(JournalRecordHeader.SizeOf), acceleration);
             record = target.AsSpan(0, JournalRecordHeader.SizeOf + header.CompressedSize);
@@ -856,7 +856,7 @@ public sealed unsafe class StorageEnvironment : IDisposable
     /// <summary>
     /// Whether LZ4 shrinks <paramref name="payload"/> by at least a fifth, judged on 16 slices of 64 KiB
     /// spread over it (≈1 MiB compressed instead of all of it). Below that, compressing a large record
-    /// costs more time than writing the bytes it would save (measured: docs/benchmarks.md, fill-seq).
+    /// costs more time than writing the bytes it would save (docs/benchmarks.md, fill-seq).
     /// </summary>
     private bool CompressionPays(ReadOnlySpan<byte> payload)
     {
@@ -910,8 +910,8 @@ public sealed unsafe class StorageEnvironment : IDisposable
         if (b.Length > MaxPooledPayloadBytes)
         {
             // A huge transaction's buffer goes to the process-wide pool, which trims what stays unused.
-            // Reused, it saves the page faults and kernel zeroing of fresh memory: building a 189 MB payload
-            // took 80-90 ms into fresh memory against 14 ms into reused memory (docs/benchmarks.md).
+            // Reused, it saves the page faults and kernel zeroing of fresh memory, which cost a large payload
+            // several times the time of building it into reused memory.
             ArrayPool<byte>.Shared.Return(b);
             return;
         }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long run of the server crash test (RELIABILITY.md R1): SIGKILL the server process during bulk
+# Long run of the server crash test (docs/reliability.md R1): SIGKILL the server process during bulk
 # inserts and concurrent PUTs, restart, audit. Usage: tools/crash-server.sh [rounds, default 50] [seed]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@ using RavenLite.Client.Http;
 namespace RavenLite.Client.BulkInsert;
 
 /// <summary>
-/// Streams documents to <c>POST /databases/{db}/bulk_insert</c> over one HTTP request (PROTOCOL.md §7):
+/// Streams documents to <c>POST /databases/{db}/bulk_insert</c> over one HTTP request (docs/protocol.md §7):
 /// each <see cref="StoreAsync(object, string?, IDictionary{string, object?}?, CancellationToken)"/>
 /// serializes into a buffer that is written to the stream when full; the server commits in batches
 /// as the bytes arrive. Dispose (or <see cref="CompleteAsync"/>) closes the array and waits for the

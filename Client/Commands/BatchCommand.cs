@@ -4,7 +4,7 @@ using RavenLite.Client.Http;
 namespace RavenLite.Client.Commands;
 
 /// <summary>
-/// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): PUT, DELETE, Counters and (cluster-wide) compare-exchange
+/// <c>POST /databases/{db}/bulk_docs</c> (docs/protocol.md §5): PUT, DELETE, Counters and (cluster-wide) compare-exchange
 /// commands applied in one transaction; a failed change-vector check (409) applies none of them. Answers one result per command.
 /// </summary>
 public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, IReadOnlyList<Stream>? attachmentStreams = null) : RavenCommand<JsonArray>

@@ -6,7 +6,7 @@ namespace RavenLite.Client.Commands;
 
 /// <summary>
 /// <c>GET /databases/{db}/docs?id=..&amp;id=..&amp;include=..</c>, or <c>POST .../docs</c> with
-/// <c>{"Ids":[..]}</c> when the ids are long (PROTOCOL.md §4.1). Results follow request order, null
+/// <c>{"Ids":[..]}</c> when the ids are long (docs/protocol.md §4.1). Results follow request order, null
 /// for a missing id; a single missing id is a 404, read as "not found".
 /// </summary>
 public sealed class GetDocumentsCommand(IReadOnlyList<string> ids, IReadOnlyList<string>? includes = null) : RavenCommand<GetDocumentsResult>

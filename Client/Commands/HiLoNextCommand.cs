@@ -3,7 +3,7 @@ using RavenLite.Client.Http;
 
 namespace RavenLite.Client.Commands;
 
-/// <summary><c>GET /databases/{db}/hilo/next?tag=..</c> (PROTOCOL.md §10.1): reserves a range of ids for a collection tag.</summary>
+/// <summary><c>GET /databases/{db}/hilo/next?tag=..</c> (docs/protocol.md §10.1): reserves a range of ids for a collection tag.</summary>
 public sealed class HiLoNextCommand(string tag, long lastBatchSize, DateTime? lastRangeAt, char separator, long lastMax) : RavenCommand<HiLoRange>
 {
     /// <inheritdoc />

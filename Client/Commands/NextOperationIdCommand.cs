@@ -2,7 +2,7 @@ using RavenLite.Client.Http;
 
 namespace RavenLite.Client.Commands;
 
-/// <summary><c>GET /databases/{db}/operations/next-operation-id</c>: an id for a bulk insert (PROTOCOL.md §7).</summary>
+/// <summary><c>GET /databases/{db}/operations/next-operation-id</c>: an id for a bulk insert (docs/protocol.md §7).</summary>
 public sealed class NextOperationIdCommand : RavenCommand<long>
 {
     /// <inheritdoc />

@@ -4,7 +4,7 @@ using RavenLite.Client.Http;
 namespace RavenLite.Client.Commands;
 
 /// <summary>
-/// <c>POST /databases/{db}/queries</c> (PROTOCOL.md §6): an RQL query with its parameters, optionally
+/// <c>POST /databases/{db}/queries</c> (docs/protocol.md §6): an RQL query with its parameters, optionally
 /// waiting (bounded) for the index to catch up.
 /// </summary>
 public sealed class QueryCommand(string rql, JsonObject parameters, TimeSpan? waitForNonStaleResults) : RavenCommand<QueryResult>

@@ -3,7 +3,7 @@ using System.Text.Json.Nodes;
 namespace RavenLite.Client.Http;
 
 /// <summary>
-/// One server request and how to read its answer (CONVENTIONS.md §10: one command class per server
+/// One server request and how to read its answer (docs/conventions.md §10: one command class per server
 /// operation). <see cref="CreateRequest"/> builds the message against a base URL; <see cref="ParseResponseAsync"/>
 /// turns a successful answer into <typeparamref name="TResult"/>. Error answers never reach it:
 /// <see cref="RequestExecutor"/> maps them to typed exceptions.

@@ -8,7 +8,7 @@ namespace RavenLite.Client.Http;
 
 /// <summary>
 /// Sends commands to the server over one pooled <see cref="HttpClient"/>, and maps error answers
-/// (PROTOCOL.md §9: JSON <c>{Url, Type, Message, Error}</c>, 503 + <c>Database-Missing</c>) to typed
+/// (docs/protocol.md §9: JSON <c>{Url, Type, Message, Error}</c>, 503 + <c>Database-Missing</c>) to typed
 /// exceptions. Thread-safe; one per <see cref="DocumentStore"/>.
 /// </summary>
 public sealed class RequestExecutor : IDisposable

@@ -5,7 +5,7 @@ namespace RavenLite.Client.Identity;
 
 /// <summary>
 /// Generates ids <c>{prefix}/{n}-{node}</c> for one collection tag of one database from ranges
-/// reserved with <c>hilo/next</c> (PROTOCOL.md §10.1): most ids cost no request. Thread-safe;
+/// reserved with <c>hilo/next</c> (docs/protocol.md §10.1): most ids cost no request. Thread-safe;
 /// ranges are fetched one at a time.
 /// </summary>
 internal sealed class HiLoIdGenerator(string tag, string database, RequestExecutor executor, char separator) : IDisposable

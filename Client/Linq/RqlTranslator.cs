@@ -9,7 +9,7 @@ using System.Text.Json.Nodes;
 namespace RavenLite.Client.Linq;
 
 /// <summary>
-/// Translates a LINQ expression tree into RQL text plus parameters (PROTOCOL.md §6 shapes):
+/// Translates a LINQ expression tree into RQL text plus parameters (docs/protocol.md §6 shapes):
 /// <c>from 'Users' where Age &gt; $p0 and startsWith(Name, $p1) order by Age as long desc select Name limit $p2, $p3</c>.
 /// Supported: Where (==, !=, &lt;, &lt;=, &gt;, &gt;=, &amp;&amp;, ||, !, bool members, StartsWith,
 /// <see cref="RavenLinqExtensions.In{T}(T, IEnumerable{T})"/>, Enumerable.Contains,

@@ -5,7 +5,7 @@ namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// Documents read from a bulk-insert stream, written by the merger as one command (one transaction
-/// unless merged with others; never split). Each item is a plain overwrite (PROTOCOL.md §7). The items
+/// unless merged with others; never split). Each item is a plain overwrite (docs/protocol.md §7). The items
 /// are already validated and prepared (<see cref="DocumentPreparer"/>) in the batch's
 /// <see cref="Arena"/>: the merger only assigns etags and writes. Dispose after completion.
 /// </summary>

@@ -7,7 +7,7 @@ using RavenLite.Server.Documents;
 namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
-/// Incremental parser of a bulk-insert body (PROTOCOL.md §7): one JSON array of
+/// Incremental parser of a bulk-insert body (docs/protocol.md §7): one JSON array of
 /// <c>{"Id":..,"Type":"PUT","Document":{..}}</c> items (and <c>{"Type":"Counters","Counters":{..}}</c>,
 /// <c>{"Type":"AttachmentPUT","Name":..,"ContentLength":n}</c> followed by n raw bytes, <c>{"Type":"HeartBeat"}</c>), read from a
 /// <see cref="PipeReader"/> as it arrives, never buffered whole. Between items a few bytes of array

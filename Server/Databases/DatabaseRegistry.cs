@@ -7,7 +7,7 @@ using System.Text.RegularExpressions;
 namespace RavenLite.Server.Databases;
 
 /// <summary>
-/// Name → database (DESIGN.md "Server/Databases"). Names are matched case-insensitively and kept in
+/// Name → database (docs/architecture.md). Names are matched case-insensitively and kept in
 /// the casing they were created with; a database lives in <c>{DataDir}/Databases/{lower-cased name}/</c>
 /// with a <c>database.json</c> record holding the name. Databases open lazily on first use and close
 /// on delete or shutdown. Thread-safe.

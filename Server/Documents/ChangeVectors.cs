@@ -2,7 +2,7 @@ using System.Globalization;
 
 namespace RavenLite.Server.Documents;
 
-/// <summary>Change vectors in RavenDB's single-node shape <c>A:{etag}-{database id}</c> (PROTOCOL.md §1.3).</summary>
+/// <summary>Change vectors in RavenDB's single-node shape <c>A:{etag}-{database id}</c> (docs/protocol.md §1.3).</summary>
 public static class ChangeVectors
 {
     /// <summary>The node tag every change vector, HiLo id and operation carries.</summary>

@@ -35,9 +35,8 @@ internal sealed class DocumentCompression
     public const int PrefixSize = 5;
 
     /// <summary>
-    /// Zstandard level 1 (the "fast" strategy): with the collection's dictionary it stores the benchmark's orders at
-    /// 0.144 of their JSON against level 3's 0.141-0.142, the same on-disk size, for 1 µs less CPU per document on the
-    /// merger thread (bulk insert 174-183K against 157-162K docs/s, docs/benchmarks.md).
+    /// Zstandard level 1 (the "fast" strategy): with the collection's dictionary it compresses about as well as level 3
+    /// and costs the merger thread less CPU per document (the figures are in docs/benchmarks.md, bulk-insert).
     /// </summary>
     private const int Level = 1;
     private const int DictionaryCapacity = 32 * 1024;

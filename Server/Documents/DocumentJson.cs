@@ -7,7 +7,7 @@ namespace RavenLite.Server.Documents;
 
 /// <summary>
 /// Request bodies that wrap documents (parsed strictly: depth, duplicate keys, UTF-8) and the stored
-/// form of a document (DESIGN.md "Documents"): <c>@metadata</c> keeps every client key verbatim
+/// form of a document (docs/architecture.md): <c>@metadata</c> keeps every client key verbatim
 /// (<c>Raven-Node-Type</c>, <c>@nested-object-types</c>, ...) while the server owns <c>@id</c>,
 /// <c>@collection</c> (absent for <c>@empty</c>), <c>@change-vector</c>, <c>@last-modified</c> and the
 /// extension keys of <see cref="DocumentExtras"/>. Documents themselves are
@@ -15,7 +15,7 @@ namespace RavenLite.Server.Documents;
 /// </summary>
 public static class DocumentJson
 {
-    /// <summary>Documents nest at most this deep (RELIABILITY.md I1).</summary>
+    /// <summary>Documents nest at most this deep (docs/reliability.md I1).</summary>
     public const int MaxDepth = 64;
 
     /// <summary>Parsing options for a request body that wraps documents <paramref name="envelopeDepth"/> levels deep.</summary>

@@ -10,7 +10,7 @@ using RavenLite.Storage.Trees;
 namespace RavenLite.Server.Documents;
 
 /// <summary>
-/// Documents on top of storage trees (DESIGN.md "Documents"; layout in docs/format/documents.md).
+/// Documents on top of storage trees (docs/architecture.md; layout in docs/format/documents.md).
 /// Invariants:
 /// 1. Every document is in <c>Docs</c> under its lower-cased id, in <c>DocsByEtag</c> under its etag
 ///    and in <c>CollectionEtags</c> under (lower-cased collection, etag); the three agree.

@@ -124,7 +124,7 @@ public sealed class DocumentsWriteContext
     /// <summary>
     /// Turns a server-generated id request into an id: <c>prefix/</c> becomes
     /// <c>prefix/{19-digit etag}-A</c>, <c>prefix|</c> becomes <c>prefix/{n}</c> with a per-prefix
-    /// identity counter, and an empty id becomes a new GUID, as RavenDB does (PROTOCOL.md §4.2).
+    /// identity counter, and an empty id becomes a new GUID, as RavenDB does (docs/protocol.md §4.2).
     /// Other ids are returned as they are.
     /// </summary>
     public string ResolveId(string id)

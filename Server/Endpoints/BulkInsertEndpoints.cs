@@ -13,7 +13,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// <c>POST /databases/{db}/bulk_insert?id={operation}</c> (PROTOCOL.md §7, DESIGN.md "Writes").
+/// <c>POST /databases/{db}/bulk_insert?id={operation}</c> (docs/protocol.md §7, docs/architecture.md).
 /// The body is parsed as it arrives; documents gather into a batch handed to the merger at a byte
 /// bound, a count bound, or when the network has been quiet for <see cref="ServerOptions.BulkInsertQuietMs"/>.
 /// At most two batches are in flight, so memory stays bounded whatever the stream's size. The answer

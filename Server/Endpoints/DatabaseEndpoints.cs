@@ -10,7 +10,7 @@ using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
-/// <summary>Database lifecycle (PROTOCOL.md §3): create, delete, list, get record.</summary>
+/// <summary>Database lifecycle (docs/protocol.md §3): create, delete, list, get record.</summary>
 public static class DatabaseEndpoints
 {
     /// <summary>Maps the routes.</summary>

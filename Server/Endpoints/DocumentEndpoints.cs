@@ -14,7 +14,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// Single documents and listings (PROTOCOL.md §4): <c>GET/POST/PUT/DELETE/HEAD /databases/{db}/docs</c>,
+/// Single documents and listings (docs/protocol.md §4): <c>GET/POST/PUT/DELETE/HEAD /databases/{db}/docs</c>,
 /// <c>GET /databases/{db}/collections/docs</c>, <c>GET /databases/{db}/collections/stats</c>.
 /// Reads use one storage snapshot per request; writes go through the merger and are answered
 /// once durable.

@@ -11,7 +11,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// HiLo id ranges (PROTOCOL.md §10.1): <c>GET hilo/next</c> hands out [Low, High] from the document
+/// HiLo id ranges (docs/protocol.md §10.1): <c>GET hilo/next</c> hands out [Low, High] from the document
 /// <c>Raven/Hilo/{tag}</c> (collection <c>@hilo</c>, field <c>Max</c>); the range grows while
 /// requests come fast and shrinks when they are rare. <c>PUT hilo/return</c> gives back the unused
 /// tail when nobody took a range since. Both run through the merger, so ranges never overlap.

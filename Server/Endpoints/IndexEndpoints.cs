@@ -10,7 +10,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// Index management (PROTOCOL.md §8): put (both routes), list, definitions, stats, errors,
+/// Index management (docs/protocol.md §8): put (both routes), list, definitions, stats, errors,
 /// staleness, delete and reset.
 /// </summary>
 public static class IndexEndpoints

@@ -7,7 +7,7 @@ using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
-/// <summary>Operation ids, state and kill (PROTOCOL.md §7, §10.4).</summary>
+/// <summary>Operation ids, state and kill (docs/protocol.md §7, §10.4).</summary>
 public static class OperationEndpoints
 {
     /// <summary>Maps the routes.</summary>

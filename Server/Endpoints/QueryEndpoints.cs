@@ -12,7 +12,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// <c>POST/GET /databases/{db}/queries</c> (PROTOCOL.md §6): RQL answered by <see cref="QueryRunner"/>
+/// <c>POST/GET /databases/{db}/queries</c> (docs/protocol.md §6): RQL answered by <see cref="QueryRunner"/>
 /// from an index (static, or the auto index a dynamic query creates) or a collection scan.
 /// Index management is in <see cref="IndexEndpoints"/>.
 /// </summary>

@@ -1,3 +1,4 @@
+using RavenLite.Server.Operations;
 using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
@@ -146,20 +147,6 @@ public static class RevisionEndpoints
         return WriteResults(context, results, results.Count, metadataOnly: false);
     }
 
-    /// <summary>Writes a revision's content as the document's new version (a deletion revision deletes it).</summary>
-    private static void RevertTo(DocumentsWriteContext ctx, StoredDocument revision)
-    {
-        using (var parsed = JsonDocument.Parse(revision.Json))
-        {
-            if (parsed.RootElement.GetProperty("@metadata").TryGetProperty("@flags", out var f) && f.GetString()!.Contains("DeleteRevision", StringComparison.Ordinal))
-            {
-                ctx.Delete(revision.Id, null);
-                return;
-            }
-        }
-        ctx.Put(revision.Id, revision.Json, null);
-    }
-
     private static async Task RevertDocuments(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "revert request").ConfigureAwait(false);
@@ -170,13 +157,7 @@ public static class RevisionEndpoints
             wanted.Add((p.Name, p.Value.GetString() ?? throw new BadRequestException($"IdToChangeVector.{p.Name} must be a change vector.")));
         await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
         {
-            foreach (var (id, cv) in wanted)
-            {
-                var revision = RevisionsStore.GetByChangeVector(ctx.Transaction, cv, ctx.Storage);
-                if (revision == null || !string.Equals(revision.Id, id, StringComparison.OrdinalIgnoreCase))
-                    throw new BadRequestException($"Document '{id}' has no revision with change vector {cv}.");
-                RevertTo(ctx, revision);
-            }
+            RevisionsRevert.ToChangeVectors(ctx, wanted);
             return true;
         })).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 200).ConfigureAwait(false);
@@ -196,50 +177,7 @@ public static class RevisionEndpoints
         time = time.Kind == DateTimeKind.Unspecified ? DateTime.SpecifyKind(time, DateTimeKind.Utc) : time.ToUniversalTime();
         var collections = root.TryGetProperty("Collections", out var cs) && cs.ValueKind == JsonValueKind.Array
             ? cs.EnumerateArray().Select(c => c.GetString() ?? "").ToHashSet(StringComparer.OrdinalIgnoreCase) : null;
-        if (!db.TryAcquire())
-            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
-        var state = db.Operations.Start(db.Operations.NextId(), "DatabaseRevert");
-        _ = Task.Run(async () =>
-        {
-            try
-            {
-                List<byte[]> keys;
-                using (var tx = db.Environment.ReadTransaction())
-                    keys = RevisionsStore.DocumentKeys(tx);
-                state.Total = keys.Count;
-                foreach (var key in keys)
-                {
-                    state.Token.ThrowIfCancellationRequested();
-                    await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx =>
-                    {
-                        var newest = RevisionsStore.GetFor(ctx.Transaction, key, 0, 1, ctx.Storage);
-                        if (newest.Count == 0 || newest[0].LastModified <= time || (collections != null && !collections.Contains(newest[0].Collection)))
-                            return false;
-                        var target = RevisionsStore.GetBefore(ctx.Transaction, key, time, ctx.Storage);
-                        if (target != null)
-                            RevertTo(ctx, target);
-                        else if (ctx.Get(newest[0].Id) != null)
-                            ctx.Delete(newest[0].Id, null);
-                        return true;
-                    })).ConfigureAwait(false);
-                    state.AddProcessed(1);
-                }
-                state.Complete();
-            }
-            catch (OperationCanceledException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, $"Operation {state.Id} was canceled.", 400);
-            }
-            catch (Exception e)
-            {
-                state.Fault(e is DomainException a ? a.ClientType : RavenExceptionTypes.RavenException, e.Message, e is DomainException b ? ErrorMapping.StatusOf(b) : 500);
-            }
-            finally
-            {
-                db.Operations.Finished(state);
-                db.Release();
-            }
-        });
+        var state = RevertOperation.Start(db, time, collections);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

@@ -6,7 +6,7 @@ using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
-/// <summary><c>GET /databases/{db}/stats</c> (PROTOCOL.md §10.3) plus RavenLite's storage and merger counters.</summary>
+/// <summary><c>GET /databases/{db}/stats</c> (docs/protocol.md §10.3) plus RavenLite's storage and merger counters.</summary>
 public static class StatsEndpoints
 {
     /// <summary>Maps the route.</summary>

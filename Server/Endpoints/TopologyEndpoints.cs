@@ -7,7 +7,7 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// Single-node topology (PROTOCOL.md §2): <c>/topology</c>, <c>/cluster/topology</c>,
+/// Single-node topology (docs/protocol.md §2): <c>/topology</c>, <c>/cluster/topology</c>,
 /// <c>/cluster/node-info</c>, <c>/build/version</c>. The node's URL is taken from the request's Host
 /// header; etags are constant so clients never need a refresh. No ETag header (a cached topology
 /// answer must never be replayed).

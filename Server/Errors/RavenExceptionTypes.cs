@@ -3,7 +3,7 @@ using RavenLite.Server.Memory;
 namespace RavenLite.Server.Errors;
 
 /// <summary>
-/// The exception <c>Type</c> names RavenLite sends in JSON errors (PROTOCOL.md §9), spelled exactly as
+/// The exception <c>Type</c> names RavenLite sends in JSON errors (docs/protocol.md §9), spelled exactly as
 /// RavenDB's own classes are named (namespace + class, from <c>src/Raven.Client/Exceptions/</c>). The
 /// official clients pick the exception they raise from the last segment of a name that starts with
 /// <c>Raven.Client.Exceptions.</c>, so every error the server answers takes its type from here: one

@@ -101,8 +101,7 @@ public static class ServerHost
         // Requests run on the thread that read them, and answers are sent by the thread that writes them, instead of
         // each step being queued to the thread pool; ThreadPoolHop moves every request but single-document writes to
         // the pool at once. With the merger answering those writes on its own thread (MergedCommand completeInline),
-        // a 64-client PUT takes 1.6 context switches instead of 2.9 and 42-46 µs of server CPU instead of 48-58
-        // (docs/benchmarks.md, "Eleventh session").
+        // a single-document PUT takes fewer context switches and less server CPU (docs/benchmarks.md, writes).
         builder.WebHost.UseSockets(s => s.UnsafePreferInlineScheduling = true);
         builder.Services.Configure<HostOptions>(h => h.ShutdownTimeout = TimeSpan.FromSeconds(30));
 

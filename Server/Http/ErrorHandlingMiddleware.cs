@@ -4,7 +4,7 @@ using RavenLite.Server.Errors;
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// Turns every failure into the JSON error shape of PROTOCOL.md §9 (<c>{Url, Type, Message, Error}</c>)
+/// Turns every failure into the JSON error shape of docs/protocol.md §9 (<c>{Url, Type, Message, Error}</c>)
 /// with the matching status, and gives empty answers an explicit <c>Content-Length: 0</c>.
 /// </summary>
 public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorHandlingMiddleware> logger)

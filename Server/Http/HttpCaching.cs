@@ -4,7 +4,7 @@ using System.Text;
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// Conditional GETs (PROTOCOL.md §1.2, §4.1, §6): an answer that can be cached carries
+/// Conditional GETs (docs/protocol.md §1.2, §4.1, §6): an answer that can be cached carries
 /// <c>ETag: "&lt;tag&gt;"</c>, and a request whose <c>If-None-Match</c> names the same tag gets
 /// <c>304</c> with no body. The official clients keep the answer per URL and replay it on 304; their
 /// aggressive caching serves it without asking at all while it is young. A tag must change whenever

@@ -4,7 +4,7 @@ using System.Text.Json;
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// Writes every answer with an explicit <c>Content-Length</c> (the Node client needs it, PROTOCOL.md
+/// Writes every answer with an explicit <c>Content-Length</c> (the Node client needs it, docs/protocol.md
 /// §1.2): the JSON is built into a buffer first, then sent in one write.
 /// </summary>
 public static class JsonResponse

@@ -32,10 +32,10 @@ public static class RequestMemory
 
     /// <summary>
     /// A JSON answer's buffer: segments rented from the shared array pool (no garbage per answer, no copying as it
-    /// grows; a query page of 25 documents grew an array 1 KB → 64 KB, 127 KB allocated per answer), charged to its
-    /// request's lease beyond the first <c>initialCapacity</c> bytes. A body that stays within those (most answers: a
-    /// counter, a PUT's etag) takes no lease: looking the lease up (request items, request services) was 2% of the
-    /// server's CPU on 64-client counter increments. Dispose gives the segments back. Not thread-safe.
+    /// grows, where a growing array copies itself at every doubling), charged to its request's lease beyond the first
+    /// <c>initialCapacity</c> bytes. A body that stays within those (most answers: a counter, a PUT's etag) takes no
+    /// lease, since looking the lease up (request items, request services) costs more than such an answer.
+    /// Dispose gives the segments back. Not thread-safe.
     /// </summary>
     public sealed class Writer(HttpContext context, int initialCapacity = 1024) : IBufferWriter<byte>, IDisposable
     {

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Primitives;
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// Lenient reading of query strings and headers, as RavenDB does (PROTOCOL.md §1.1, §1.3): one pair
+/// Lenient reading of query strings and headers, as RavenDB does (docs/protocol.md §1.1, §1.3): one pair
 /// of surrounding quotes is stripped, a value that does not parse counts as absent, and keys with
 /// stray <c>?</c> in front (<c>&amp;?raft-request-id=</c>) are ignored with every unknown key.
 /// </summary>

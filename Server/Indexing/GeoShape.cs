@@ -4,7 +4,7 @@ using System.Text.RegularExpressions;
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// A geographic shape of spatial fields and spatial queries (issue 21; Lucene.Net.Spatial is not served, so
+/// A geographic shape of spatial fields and spatial queries (Lucene.Net.Spatial is not served, so
 /// this is ours, kept small): a point, a polygon (outer ring and holes) or a circle (centre and radius in
 /// kilometres). Coordinates are degrees; WKT gives longitude first (<c>POINT (lng lat)</c>). Distances between
 /// points are haversine great-circle distances on a sphere of RavenDB's mean Earth radius

@@ -70,7 +70,7 @@ public sealed class Index : IDisposable
     // few large segments instead of many small ones, and the database snapshot is renewed every second). A batch
     // that follows one that ran out of time (a build, a backlog) may take 3 s: the per-batch work — reducing the
     // changed keys, a near-real-time reader, the storage commit, while the mapping tasks wait for the next batch —
-    // was a tenth of a map-reduce build in 1 s batches (build 96.9–100.0K docs/s with 1 s, 103.7–106.4K with 3 s).
+    // is a fixed cost per batch, which longer batches spread over more documents.
     private const int BatchDocuments = 1 << 20;
     private const long BatchBytes = 256L << 20;
     private static readonly TimeSpan BatchTime = TimeSpan.FromSeconds(1);
@@ -686,7 +686,7 @@ public sealed class Index : IDisposable
             if (last && mapping!.Count == 0)
             {
                 // The batch's only chunk (a few changes): mapped here, not handed to a thread-pool thread this thread
-                // would wait for (a change's latency then paid 3-7 ms to wake one on a busy machine).
+                // would wait for (waking one costs a single change more latency than mapping it here).
                 StoreMapped(Task.FromResult(Map(toMap)));
                 return;
             }
@@ -1410,7 +1410,7 @@ public sealed class Index : IDisposable
     }
 
     /// <summary>
-    /// Opens the Lucene index (<see cref="PositionalReadDirectory"/>, a NIOFSDirectory: LUCENE.md); when it cannot be opened (corrupted, unreadable),
+    /// Opens the Lucene index (<see cref="PositionalReadDirectory"/>, a NIOFSDirectory: docs/format/indexes.md); when it cannot be opened (corrupted, unreadable),
     /// deletes it and starts empty, which rebuilds it from the documents.
     /// </summary>
     private void OpenOrRebuild()

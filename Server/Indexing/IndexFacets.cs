@@ -8,7 +8,7 @@ using RavenLite.Server.Queries;
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// Facet counting from an index snapshot instead of from rows (issue 21; the Facet package is not served):
+/// Facet counting from an index snapshot instead of from rows (the Facet package is not served):
 /// a field facet walks the field's terms in <see cref="IndexKeys.TermsField"/> segment by segment and counts
 /// each term's postings that are matches; a numeric range facet does the same over the field's number terms
 /// that fall in the range (a match counted once per range); aggregations read the fields' sort doc values

@@ -5,12 +5,12 @@ namespace RavenLite.Server.Indexing;
 /// <summary>
 /// Runs an index's Lucene merges on one long-lived thread. Lucene.Net's ConcurrentMergeScheduler starts a thread per
 /// merge, and .NET's Thread.Start waits until the new thread runs: the index worker, which asks for merges after every
-/// near-real-time reopen (a merge of four small segments every few changes), waited 4-15 ms for that on a busy
-/// machine in about one change in ten (`perf` of sched_switch; the mapreduce bench's change latency). Here a request
+/// near-real-time reopen (a merge of four small segments every few changes), waited for that on a busy machine,
+/// which showed in the latency of single changes. Here a request
 /// only queues the writer's pending merges and wakes the thread. As ConcurrentMergeScheduler does, the caller is held
-/// back when merges fall behind — here at twelve queued or running (its default is six; at six the worker waited
-/// 13 ms behind a build's last large merge) — so segments cannot pile up faster than they merge. (A merge thread of
-/// low CPU priority was tried: merges then fell behind on two busy cores and the worker waited for them.)
+/// back when merges fall behind — here at twelve queued or running (its default of six held the worker behind a
+/// build's last large merge) — so segments cannot pile up faster than they merge. The thread runs at normal
+/// priority: at a low one, merges fall behind on busy cores and the worker waits for them.
 /// </summary>
 internal sealed class IndexMergeScheduler(string indexName, Action<Exception> failed) : MergeScheduler
 {

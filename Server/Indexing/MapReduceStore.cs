@@ -45,7 +45,7 @@ internal sealed class MapReduceStore(string indexName)
 
     /// <summary>
     /// Hashes (and their hex) of the keys met lately: a build maps each key's documents in every batch (200 orders per
-    /// company), and SHA-256 through OpenSSL per document was 2% of it. Only the index worker calls <see cref="Replace"/>.
+    /// company), so hashing each document's key again would repeat the same work. Only the index worker calls <see cref="Replace"/>.
     /// </summary>
     private readonly Dictionary<string, (byte[] Hash, string Hex)> _hashes = new(StringComparer.Ordinal);
 

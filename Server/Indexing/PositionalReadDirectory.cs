@@ -5,7 +5,7 @@ namespace RavenLite.Server.Indexing;
 
 /// <summary>
 /// Lucene.Net's <see cref="NIOFSDirectory"/> (writes, locks and file handling unchanged; no memory mapping, see
-/// ../shared/LUCENE.md) whose inputs read with positional reads on the file handle (<see cref="RandomAccess.Read(SafeFileHandle, Span{byte}, long)"/>,
+/// docs/format/indexes.md) whose inputs read with positional reads on the file handle (<see cref="RandomAccess.Read(SafeFileHandle, Span{byte}, long)"/>,
 /// one <c>pread</c> per buffer refill). NIOFSDirectory's own inputs read through a <see cref="FileStream"/>: a
 /// lock per file around "set position, read" (queries on different threads wait for each other), the stream's
 /// own 4 KiB buffer under Lucene's, and a length check (<c>fstat</c>) per read. Clones and slices share the

@@ -9,7 +9,7 @@ namespace RavenLite.Server.Indexing;
 /// array per segment and field, read once (a sequential pass over the segment's entries) and kept for the life
 /// of the segment (keyed by its core, so a merged-away segment's arrays go with it). Lucene 4.8's doc values
 /// are read from the index files on every lookup (a positioned read through NIOFSDirectory per miss), which
-/// made ranking 1,000 matches cost 2 ms; an array costs 8 bytes per entry per queried field. Thread-safe.
+/// makes ranking many matches slow; an array costs 8 bytes per entry per queried field. Thread-safe.
 /// </summary>
 internal static class SortValues
 {

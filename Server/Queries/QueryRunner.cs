@@ -18,7 +18,7 @@ namespace RavenLite.Server.Queries;
 /// (<see cref="CandidateFinder"/>); each candidate is checked against its index entry (the field
 /// values the map produced), re-mapped from the current document when that changed after indexing.</item>
 /// <item><c>from 'Coll' where/order by ...</c>: the auto index covering those fields, created or
-/// widened on first use (DESIGN.md "Indexing and queries"); a query that created one waits for it
+/// widened on first use (docs/architecture.md); a query that created one waits for it
 /// (bounded) so the first answer is not silently partial.</item>
 /// <item><c>from 'Coll'</c> without where/order by fields, and <c>from @all_docs</c>: a scan of the
 /// collection in one snapshot, never stale.</item>

@@ -6,7 +6,7 @@ namespace RavenLite.Server.Queries;
 
 /// <summary>
 /// Parses the RQL subset into an <see cref="RqlQuery"/>. Errors are <see cref="DomainException"/>
-/// 400 (BadRequestException) naming the position and what was found (RELIABILITY.md I3); nesting
+/// 400 (BadRequestException) naming the position and what was found (docs/reliability.md I3); nesting
 /// deeper than <see cref="MaxDepth"/> and queries longer than <see cref="MaxLength"/> are refused
 /// the same way, so no input can exhaust the stack.
 /// </summary>

@@ -1,7 +1,7 @@
 namespace RavenLite.Server.Queries;
 
 /// <summary>
-/// A parsed RQL query (the subset of PROTOCOL.md §6/§12 item 8):
+/// A parsed RQL query (the subset of docs/protocol.md §6):
 /// <c>from 'Coll' | from index 'X' | from @all_docs [where ..] [order by ..] [select [distinct] ..] [include ..] [limit skip, take]</c>.
 /// </summary>
 public sealed record RqlQuery(

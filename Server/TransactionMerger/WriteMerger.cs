@@ -7,7 +7,7 @@ using RavenLite.Storage;
 namespace RavenLite.Server.TransactionMerger;
 
 /// <summary>
-/// The transaction merger of one database (DESIGN.md "Writes"): every write request is queued here;
+/// The transaction merger of one database (docs/architecture.md): every write request is queued here;
 /// one dedicated thread drains the queue into one storage write transaction, commits it once (one
 /// journal write, one fsync) and only then completes every request in it. Commits are async: while
 /// one batch's journal write is in flight the next batch already executes on top of it.

@@ -6,9 +6,9 @@ namespace RavenLite.Storage.FreeSpace;
 /// <summary>
 /// A set of page numbers as a two-level bitmap: a bit per page, and a summary bit per 64-page word that is set
 /// while the word holds any page. Add, remove and membership are a bit each; the smallest page is found through the
-/// summary (one word per 4,096 pages), so allocation from a free set of millions of pages costs a few word reads. It
-/// replaced a <see cref="SortedSet{T}"/> whose node allocations and tree walks were 6–8% of a random-fill
-/// transaction. Grows with the largest page added; enumerates in ascending order. Not thread-safe.
+/// summary (one word per 4,096 pages), so allocation from a free set of millions of pages costs a few word reads,
+/// with no allocation per page as a sorted set would make. Grows with the largest page added; enumerates in
+/// ascending order. Not thread-safe.
 /// </summary>
 internal sealed class PageSet : IReadOnlyCollection<long>
 {

@@ -42,11 +42,10 @@ internal sealed class JournalWriter : IDisposable
 
     /// <summary>
     /// Records from this size on are written around the page cache (<see cref="IStorageFile.WriteUncached"/>):
-    /// on this project's test VM a 129 MB record took 28 ms into reused page-cache memory but 270-290 ms into
-    /// fresh memory, alternating between runs, then 50-60 ms of fdatasync; O_DIRECT costs the device's write
-    /// only (docs/benchmarks.md). The journal is read back only by recovery, so caching it buys nothing.
-    /// Bulk inserts commit records of ≈ 1 MB: from 256 KiB on (instead of 4 MiB) a 1M-document bulk insert
-    /// ran 122-136K docs/s at 12.0-13.4 µs of server CPU per document, against 113-123K at 12.9-14.5 µs.
+    /// copying a large record into the page cache can cost more than the device write itself when the cache has to
+    /// take fresh memory, while O_DIRECT costs the device's write only. The journal is read back only by recovery,
+    /// so caching it buys nothing. Bulk inserts commit records of about 1 MB, which this bound sends around the cache
+    /// too (docs/benchmarks.md, bulk-insert).
     /// Smaller records stay buffered: a small O_DIRECT write waits for the device on its own.
     /// </summary>
     public const int UncachedRecordBytes = 256 << 10;

@@ -5,14 +5,12 @@ namespace RavenLite.Storage.Paging;
 /// <summary>
 /// Single-page native buffers for copy-on-write copies and new pages, carved out of 2 MiB slabs
 /// that the kernel may back with transparent huge pages (madvise MADV_HUGEPAGE). A transaction that
-/// touches pages all over a large tree then misses the TLB and faults far less: measured on a 1M-key
-/// random fill, the puts took ≈1.37 s instead of ≈1.5 s (docs/benchmarks.md). Freed buffers are
+/// touches pages all over a large tree then misses the TLB and faults far less. Freed buffers are
 /// reused. A slab whose pages are all free goes back to the OS only while more pages are free than
 /// the pool may keep: <see cref="MaxPooled"/> (128 MiB), or the most pages in use at once during the
 /// current or the previous <see cref="TrimWindowMs"/> window if that is more. Use rises and falls in
 /// flush-sized waves (a flush frees thousands of copy-on-write pages at once, the next transactions
-/// take them again); unmapping on every fall made each rise fault in and zero fresh memory, measured
-/// at 3 GB per 10,000-transaction random fill. Every environment of the process shares
+/// take them again); unmapping on every fall would make each rise fault in and zero fresh memory. Every environment of the process shares
 /// <see cref="Shared"/>, so one opened after another closed reuses memory that is already faulted in
 /// (fresh memory costs a fault and a kernel zero-fill per page). Thread-safe.
 /// </summary>

@@ -11,9 +11,8 @@ namespace RavenLite.Storage.Paging;
 /// <para>
 /// Laid out as a radix array: a top array with one slot per 64 page numbers, each pointing to a chunk that holds
 /// the 64 pages' copy pointers and buffers (allocated when a page in it is published, dropped when it empties). A
-/// lookup is two array reads and no hashing — it runs for every page a transaction reads, and the
-/// <c>ConcurrentDictionary</c> it replaced (hash, node, buffer: three dependent loads) was 10% of a random-fill
-/// transaction. The memory is bounded by the pages waiting (a chunk per waiting page at worst, 1 KiB against the
+/// lookup is two array reads and no hashing — it runs for every page a transaction reads, where a hash map costs
+/// three dependent loads (hash, node, buffer). The memory is bounded by the pages waiting (a chunk per waiting page at worst, 1 KiB against the
 /// page's 8 KiB) plus 8 bytes per 64 pages of the data file for the top array.
 /// </para>
 /// Thread-safe: lookups take no lock (a slot changes atomically between one valid copy, another, and none; a copy a

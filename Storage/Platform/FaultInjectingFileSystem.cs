@@ -1,6 +1,6 @@
 namespace RavenLite.Storage.Platform;
 /// <summary>
-/// Wraps a file system and injects faults at the I/O seam (RELIABILITY.md R3–R8): fail the Nth
+/// Wraps a file system and injects faults at the I/O seam (docs/reliability.md R3–R8): fail the Nth
 /// counted operation once or from then on, simulate a power loss at the Nth operation (every later
 /// operation fails, and <see cref="SimulatePowerLoss"/> builds the disk as a machine would find it
 /// on reboot), and report a full disk past a byte budget. Thread-safe (one lock).

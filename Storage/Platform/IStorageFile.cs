@@ -40,8 +40,8 @@ public interface IStorageFile : IDisposable
     /// Starts writing the file's dirty pages to the device now, after waiting for the writeback started before to finish
     /// (sync_file_range with SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE over the whole file). Not a
     /// durability point: <see cref="Sync"/> still is. A large flush calls it every few MiB, so that the device never
-    /// holds the whole flush at once: a journal fdatasync queued behind a 200 MB one waited 10–65 ms on this machine's
-    /// disk, behind 4 MiB chunks at most 5.5 ms. A file system without such a call does nothing here.
+    /// holds the whole flush at once and a journal fdatasync queues behind a few MiB at most, never behind the whole
+    /// flush. A file system without such a call does nothing here.
     /// </summary>
     void StartWriteback()
     {

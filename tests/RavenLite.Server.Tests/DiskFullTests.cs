@@ -7,7 +7,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Issue 29, for real: a server whose data directory is a small tmpfs, filled up. A write that needs space gets 507
+/// A server whose data directory is a small tmpfs, filled up. A write that needs space gets 507
 /// (RavenDB's DiskFullException) at once; reads, queries and the health endpoints go on and say "disk full"; the
 /// index pauses; once space is freed, writes and indexing resume without a restart, and nothing acknowledged is lost.
 /// Needs permission to mount a tmpfs (root in the CI container); elsewhere it says so and does nothing.

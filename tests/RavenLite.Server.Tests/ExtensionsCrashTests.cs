@@ -10,7 +10,7 @@ using static RavenLite.Server.Tests.TestServer;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// RELIABILITY.md R1 for the document extensions: the server process is SIGKILLed while clients increment counters,
+/// docs/reliability.md R1 for the document extensions: the server process is SIGKILLed while clients increment counters,
 /// append time-series entries, store attachments (small and multi-chunk) and write compare-exchange values; after a
 /// restart every acknowledged increment, entry, attachment (byte for byte) and value is there, and no unfinished upload
 /// is left behind. Rounds: RAVENLITE_CRASH_ROUNDS (CI default 3).

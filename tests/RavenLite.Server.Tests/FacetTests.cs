@@ -8,7 +8,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Facets (issue 21): field, range and all-results facets with aggregations over a static index, an auto
+/// Facets: field, range and all-results facets with aggregations over a static index, an auto
 /// index and a collection filtered by a where clause — counted from the index's terms and doc values when the
 /// matches are exact, row by row otherwise — each checked against the same figures computed here from the
 /// documents (before and after random updates and deletes); bad facets are 400s naming the problem.

@@ -4,7 +4,7 @@ using System.Text.Json.Nodes;
 
 namespace RavenLite.Server.Tests;
 
-/// <summary>include highlight() (issue 21): fragments follow the document as it is now; bad arguments are 400s.</summary>
+/// <summary>include highlight(): fragments follow the document as it is now; bad arguments are 400s.</summary>
 public sealed class HighlightTests
 {
     private static async Task<JsonElement> Query(TestServer server, string rql, JsonObject parameters, HttpStatusCode expect = HttpStatusCode.OK, bool wait = true)

@@ -10,7 +10,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Index definitions as RavenDB users write them (issue 22): C# maps compiled with Roslyn and JavaScript maps run
+/// Index definitions as RavenDB users write them: C# maps compiled with Roslyn and JavaScript maps run
 /// in Jint over a generated Northwind-like data set, each checked against a brute-force evaluation in C# before and
 /// after random updates and deletes; the index functions (Id, MetadataFor, LoadDocument, CreateSpatialField);
 /// compile errors naming line and column; escape attempts from C# index code refused; JavaScript limits stopping

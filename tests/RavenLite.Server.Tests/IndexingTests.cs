@@ -6,9 +6,9 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Background indexing (DESIGN.md "Indexing and queries"): staleness and WaitForNonStaleResults,
+/// Background indexing (docs/architecture.md): staleness and WaitForNonStaleResults,
 /// updates and tombstones reaching the index, auto-index widening, positions surviving a restart,
-/// per-document map errors, and RELIABILITY.md R12 (SIGKILL during indexing, a corrupted index file).
+/// per-document map errors, and docs/reliability.md R12 (SIGKILL during indexing, a corrupted index file).
 /// </summary>
 public sealed class IndexingTests(ITestOutputHelper output)
 {
@@ -202,7 +202,7 @@ public sealed class IndexingTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// RELIABILITY.md R12: the server is SIGKILLed while the index worker is committing batches, then
+    /// docs/reliability.md R12: the server is SIGKILLed while the index worker is committing batches, then
     /// (after a clean catch-up and a second kill) every commit point (segments_N) of the Lucene index is overwritten with garbage.
     /// Each time the restarted server brings the index back to the documents — resumed from its last
     /// commit, or rebuilt — and the documents are untouched.

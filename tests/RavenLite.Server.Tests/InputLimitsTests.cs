@@ -6,7 +6,7 @@ using static RavenLite.Server.Tests.TestServer;
 
 namespace RavenLite.Server.Tests;
 
-/// <summary>RELIABILITY.md I1, I2: bad input gets a clear 4xx, nothing is written, the server stays up.</summary>
+/// <summary>docs/reliability.md I1, I2: bad input gets a clear 4xx, nothing is written, the server stays up.</summary>
 public sealed class InputLimitsTests
 {
     private static async Task AssertNothingWritten(TestServer s)

@@ -9,7 +9,7 @@ using static RavenLite.Server.Tests.TestServer;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Issue 29's memory budget: a request that builds more in memory than <c>MemoryBudgetMB</c> allows (a query's results
+/// Memory budget: a request that builds more in memory than <c>MemoryBudgetMB</c> allows (a query's results
 /// and its JSON answer, a multi_get's collected answers) gets 503 LowMemoryException saying what to do, and gives back
 /// what it held; pages and streams of the same data answer; the server goes on. Small sizes; the budget here is 8 MiB.
 /// </summary>

@@ -5,8 +5,8 @@ namespace RavenLite.Server.Tests;
 
 /// <summary>
 /// RavenDB's official Node client (npm ravendb 7.2.6, installed by test.sh into tests/node-client)
-/// runs the flow of PROTOCOL.md §13 against a real server, with topology updates on and off, and the
-/// protocol-fidelity checks of protocol.mjs (issue 20).
+/// runs the flow of docs/protocol.md §13 against a real server, with topology updates on and off, and the
+/// protocol-fidelity checks of protocol.mjs.
 /// </summary>
 public sealed class NodeClientTests(ITestOutputHelper output)
 {
@@ -40,7 +40,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     }
 
     /// <summary>
-    /// The query features of issue 21, one script each, run by RavenDB's Node client against a fresh server:
+    /// The query features, one script each, run by RavenDB's Node client against a fresh server:
     /// search.mjs (Lucene syntax in search(), its and/or operator, orderByScore() and @index-score, analyzers,
     /// timings() and explanations()), facets.mjs (field, range and all-results facets, aggregations, options,
     /// setup documents, dynamic facets, bad facets), suggest.mjs, highlight.mjs, mlt.mjs (MoreLikeThis) and

@@ -4,7 +4,7 @@ using System.Text.Json;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Operating the server (issue 24): the OpenAPI document lists the routes that exist (each answers something other
+/// Operating the server: the OpenAPI document lists the routes that exist (each answers something other
 /// than "no handler"), the Prometheus metrics carry the instruments docs/deployment.md names, and /healthz and /readyz
 /// answer.
 /// </summary>

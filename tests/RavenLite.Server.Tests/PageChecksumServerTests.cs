@@ -6,7 +6,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Issue 28's page checksums through the server: a document whose data-file page was damaged while the server was
+/// Page checksums through the server: a document whose data-file page was damaged while the server was
 /// down is never served; the read gets an error naming the file, the page and how to recover, and /readyz says the
 /// database is damaged.
 /// </summary>

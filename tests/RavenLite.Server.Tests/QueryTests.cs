@@ -9,7 +9,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// RQL queries (PROTOCOL.md §6) checked against a brute-force model over the same documents:
+/// RQL queries (docs/protocol.md §6) checked against a brute-force model over the same documents:
 /// random conditions, orderings and paging from a fixed seed (RAVENLITE_TEST_SEED adds one), right
 /// after loading and while writes continue; plus projections, includes, errors and parser fuzz (I3).
 /// </summary>
@@ -508,7 +508,7 @@ public sealed class QueryTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>RELIABILITY.md I3: deep nesting and mutated queries never crash the server or answer 500.</summary>
+    /// <summary>docs/reliability.md I3: deep nesting and mutated queries never crash the server or answer 500.</summary>
     [Fact]
     public async Task Parser_fuzz_and_deep_nesting_get_4xx_never_5xx()
     {

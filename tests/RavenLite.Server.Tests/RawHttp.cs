@@ -5,7 +5,7 @@ namespace RavenLite.Server.Tests;
 
 /// <summary>
 /// A hand-written HTTP/1.1 exchange over a socket, for what HttpClient will not do: send a chunked
-/// body and never send its terminating chunk (the Node client's bulk insert, PROTOCOL.md §7), stall,
+/// body and never send its terminating chunk (the Node client's bulk insert, docs/protocol.md §7), stall,
 /// or hang up in the middle of a document.
 /// </summary>
 public sealed class RawHttp : IDisposable

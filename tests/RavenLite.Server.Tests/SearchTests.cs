@@ -6,7 +6,7 @@ using System.Text.Json.Nodes;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// search() on Lucene (issue 21): Lucene's query syntax inside search() on Search fields of static and
+/// search() on Lucene: Lucene's query syntax inside search() on Search fields of static and
 /// auto indexes — phrases, proximity, AND/OR/NOT, prefix/infix wildcards, fuzzy, boosts — with
 /// <c>order by score()</c> and <c>@index-score</c>; a malformed expression is a 400; a document changed
 /// since it was indexed is judged as it is now.

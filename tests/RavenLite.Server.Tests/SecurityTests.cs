@@ -12,7 +12,7 @@ using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests;
 
-/// <summary>A secured server (issue 27): HTTPS only, client certificates, the access rule of every route.</summary>
+/// <summary>A secured server: HTTPS only, client certificates, the access rule of every route.</summary>
 public sealed class SecurityTests(ITestOutputHelper output)
 {
     private static StringContent Json(string json) => new(json, Encoding.UTF8, "application/json");

@@ -10,7 +10,7 @@ using static RavenLite.Server.Tests.TestServer;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// RELIABILITY.md R1: the server process is SIGKILLed at a random moment during bulk inserts and
+/// docs/reliability.md R1: the server process is SIGKILLed at a random moment during bulk inserts and
 /// concurrent PUTs, restarted on the same data dir and audited: every acknowledged document must
 /// be there with its acknowledged content. Rounds: RAVENLITE_CRASH_ROUNDS (CI default 3; run long
 /// with tools/crash-server.sh).

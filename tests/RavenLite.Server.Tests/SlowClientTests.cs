@@ -7,7 +7,7 @@ using static RavenLite.Server.Tests.TestServer;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Slow and greedy clients (issue 29): Kestrel's limits are set on purpose (<c>MaxConnections</c>,
+/// Slow and greedy clients: Kestrel's limits are set on purpose (<c>MaxConnections</c>,
 /// <c>RequestHeadersTimeoutSeconds</c>, <c>MinDataRateBytesPerSecond</c>/<c>MinDataRateGraceSeconds</c>) and a client that
 /// trickles its headers, or stops reading a large answer, is dropped while others are served. Small sizes here; the
 /// long run is a tool.

@@ -5,7 +5,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// The short CI variant of issue 29's soak (the tool: <c>RavenLite.Bench soak</c>, 30 minutes, 64 writers + 8 readers):
+/// The short CI variant of soak (the tool: <c>RavenLite.Bench soak</c>, 30 minutes, 64 writers + 8 readers):
 /// the same load code against the server as a child process, 16 writers and 4 readers over 2,000 ids for 30 s. It is
 /// judged on what a short run on a shared machine can judge honestly: no error answer, every document readable
 /// afterwards, and no gross memory growth once the id set is written (RSS at most +25% after the warm-up, where the

@@ -8,7 +8,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// Spatial queries (issue 21): spatial.within/intersects/disjoint/contains with circles and WKT polygons and
+/// Spatial queries: spatial.within/intersects/disjoint/contains with circles and WKT polygons and
 /// order by spatial.distance(), on points and polygons of a static index (geohash terms) and on document
 /// coordinates of dynamic queries, each checked against brute force (haversine, point in polygon) over
 /// random data; bad shapes are 400s.

@@ -4,7 +4,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Server.Tests;
 
 /// <summary>
-/// The Studio end to end (issue 23): Studio/e2e/studio.e2e.mjs starts the built server (a child process with a
+/// The Studio end to end: Studio/e2e/studio.e2e.mjs starts the built server (a child process with a
 /// temporary data dir), drives Debian's Chromium with playwright-core through every screen — databases, documents
 /// (edit, create, clone, delete, select many), a 20,000-document grid scrolled end to end, queries (grid, JSON,
 /// parameters, completion, a malformed query), an index (a compile error shown at its line, then built and up to

@@ -2,7 +2,7 @@ using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Tests;
 
-/// <summary>The similarities behind suggest() (issue 21), against published figures for each measure.</summary>
+/// <summary>The similarities behind suggest(), against published figures for each measure.</summary>
 public sealed class SuggesterTests
 {
     [Theory]

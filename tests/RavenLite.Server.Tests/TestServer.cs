@@ -12,7 +12,7 @@ namespace RavenLite.Server.Tests;
 
 /// <summary>
 /// A real RavenLite server (Kestrel on 127.0.0.1, port 0) over a temp data dir, plus an HttpClient
-/// that checks every answer carries Content-Length (PROTOCOL.md §1.2).
+/// that checks every answer carries Content-Length (docs/protocol.md §1.2).
 /// </summary>
 public sealed class TestServer : IAsyncDisposable
 {

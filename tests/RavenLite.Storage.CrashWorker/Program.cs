@@ -1,4 +1,4 @@
-// Child process for the SIGKILL crash test (RELIABILITY.md R1 at the storage layer).
+// Child process for the SIGKILL crash test (docs/reliability.md R1 at the storage layer).
 // Usage: RavenLite.Storage.CrashWorker <directory> [--async]
 // With --async it pipelines like the server's merger: transaction i+1 is built while i's journal
 // write is in flight (WriteTransaction.CommitAsync), and i is acknowledged when its task completes.

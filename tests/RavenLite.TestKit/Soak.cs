@@ -5,7 +5,7 @@ using System.Net;
 namespace RavenLite.TestKit;
 
 /// <summary>
-/// Issue 29's soak, shared by the tool (<c>RavenLite.Bench soak</c>: 64 writers, 8 readers, 100,000 ids, 30 minutes,
+/// Soak, shared by the tool (<c>RavenLite.Bench soak</c>: 64 writers, 8 readers, 100,000 ids, 30 minutes,
 /// RSS growth after warm-up at most 5%, each interval's p99 within 2x of the first's) and its short CI variant
 /// (SoakTests: a smaller load for half a minute, judged on errors and gross memory growth only; a timed verdict
 /// belongs to the tool). Writers PUT documents with random ids over a fixed set, so the data stops growing once the

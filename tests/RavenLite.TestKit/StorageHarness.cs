@@ -5,7 +5,7 @@ using RavenLite.Storage.Platform;
 namespace RavenLite.TestKit;
 
 /// <summary>
-/// An environment for a storage test: in memory by default (CONVENTIONS.md §7), or on real files;
+/// An environment for a storage test: in memory by default (docs/conventions.md §7), or on real files;
 /// <see cref="Restart"/> disposes and reopens it (recovery runs), and disposing the harness runs
 /// the consistency checker and fails the test on any finding.
 /// </summary>

@@ -3,7 +3,7 @@ using System.Globalization;
 namespace RavenLite.TestKit;
 
 /// <summary>
-/// Seeds for randomized tests (CONVENTIONS.md §7): a fixed seed, plus one random seed per run that
+/// Seeds for randomized tests (docs/conventions.md §7): a fixed seed, plus one random seed per run that
 /// is printed; RAVENLITE_TEST_SEED replays a run.
 /// </summary>
 public static class TestSeed

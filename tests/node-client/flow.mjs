@@ -1,4 +1,4 @@
-// Drives RavenDB's official Node client (npm ravendb 7.2.6) through the flow of PROTOCOL.md §13
+// Drives RavenDB's official Node client (npm ravendb 7.2.6) through the flow of docs/protocol.md §13
 // against a RavenLite server. Usage: node flow.mjs <url> <database> <topology: on|off>
 // Exits 0 when every step holds; prints each step. Dynamic queries go through auto indexes; the
 // index step puts a C# and a JavaScript static index, queries them, reads stats, stops/starts

@@ -2,7 +2,7 @@ using System.Text.Json.Serialization;
 
 namespace RavenLite.Bench;
 
-/// <summary>One row of results (BENCHMARKS.md JSON contract, plus the byte counts the storage issue asks for).</summary>
+/// <summary>One row of results (docs/benchmarks.md JSON contract, plus the byte counts the storage issue asks for).</summary>
 internal sealed record BenchResult(
     [property: JsonPropertyName("suite")] string Suite,
     [property: JsonPropertyName("workload")] string Workload,

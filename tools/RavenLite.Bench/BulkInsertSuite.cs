@@ -7,7 +7,7 @@ using Npgsql;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// BENCHMARKS.md `bulk-insert`: 1,000,000 orders of ≈1 KB (100,000 with --quick) streamed through
+/// docs/benchmarks.md `bulk-insert`: 1,000,000 orders of ≈1 KB (100,000 with --quick) streamed through
 /// RavenLite's bulk-insert endpoint (sync durability, one HTTP request), against PostgreSQL
 /// <c>COPY docs(id, body jsonb) FROM STDIN</c> with synchronous_commit on, same documents, same run.
 /// </summary>

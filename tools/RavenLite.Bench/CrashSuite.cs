@@ -7,7 +7,7 @@ using System.Text.Json;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// RELIABILITY.md R1 at length (issue 29): <c>cycles</c> times, start the server on the same data directory, time
+/// docs/reliability.md R1 at length: <c>cycles</c> times, start the server on the same data directory, time
 /// until the database answers (its journal recovery runs on that first request), audit, then write — four clients
 /// PUTting single documents, one posting <c>bulk_docs</c> batches of 50, one streaming bulk inserts of 500 — while a
 /// static index builds over them, and SIGKILL the server at a random moment after its first acknowledgement.
@@ -83,7 +83,7 @@ internal sealed class CrashSuite(bool quick, string workDir, int cycles, int see
             if ((cycle + 1) % 25 == 0)
                 Console.WriteLine($"#   cycle {cycle + 1}: acknowledged writes {_sequence:N0} so far, audited {_audited:N0}, lost {_lost}, corrupted {_corrupted}, index mismatches {_indexMismatches}/{_indexChecks}, restart p50 {P(restarts, 0.5):F0} ms p99 {P(restarts, 0.99):F0} ms, {sw.Elapsed.TotalMinutes:F1} min");
         }
-        // The second oracle (RELIABILITY.md): the storage consistency checker on the database the last kill left.
+        // The second oracle (docs/reliability.md): the storage consistency checker on the database the last kill left.
         string checkReport;
         using (var env = Storage.StorageEnvironment.Open(Storage.StorageOptions.ForDirectory(Path.Combine(dataDir, "Databases", Db, "storage"))))
         {

@@ -8,7 +8,7 @@ using Npgsql;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// Document extensions (issue 25), each against its measure in the same run:
+/// Document extensions, each against its measure in the same run:
 /// <list type="bullet">
 /// <item><c>counter-increment-64-clients</c>: one counter increment per request (POST /counters) from 64 clients over
 ///   1,000 documents' counters for a fixed time, against PostgreSQL <c>UPDATE counters SET n = n + 1 WHERE id = $1</c>

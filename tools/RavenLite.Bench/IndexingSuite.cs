@@ -9,7 +9,7 @@ using Npgsql;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// BENCHMARKS.md `indexing`: the bulk-insert orders (1M, 100K with --quick) loaded first (not timed),
+/// docs/benchmarks.md `indexing`: the bulk-insert orders (1M, 100K with --quick) loaded first (not timed),
 /// then a simple map index (Company, Employee, Freight, City) and a full-text index (ship-to street
 /// and city, analyzed) built from scratch, each timed until it is no longer stale (docs/s). Then
 /// query latency with page size 25 from 1 and 16 clients: equality (Company), range + order by

@@ -4,7 +4,7 @@ using System.Runtime.InteropServices;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// The machine's own ceilings, measured in the same run (BENCHMARKS.md "limits"): sequential
+/// The machine's own ceilings, measured in the same run (docs/benchmarks.md): sequential
 /// O_DIRECT write MB/s, fdatasync'ed 4 KB appends per second, memory copy GB/s.
 /// </summary>
 internal sealed class LimitsSuite(bool quick, string workDir)

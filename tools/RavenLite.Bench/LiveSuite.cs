@@ -9,7 +9,7 @@ using RavenLite.Client.Subscriptions;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// Live data (issue 26), each against its measure in the same run:
+/// Live data, each against its measure in the same run:
 /// <list type="bullet">
 /// <item><c>subscription-delivery</c>: 1M orders of ≈1 KB (100K with --quick) bulk-inserted, then one data subscription
 ///   worker (the .NET client over the TCP port, batches of 4,096, CloseWhenNoDocsLeft) receives and acknowledges every

@@ -5,7 +5,7 @@ namespace RavenLite.Bench;
 
 /// <summary>
 /// LMDB (Debian's liblmdb0, 0.9.x) through P/Invoke in the same process. Durability mapping per
-/// BENCHMARKS.md: sync = default flags, buffered = MDB_NOSYNC, none = MDB_NOSYNC | MDB_WRITEMAP.
+/// docs/benchmarks.md: sync = default flags, buffered = MDB_NOSYNC, none = MDB_NOSYNC | MDB_WRITEMAP.
 /// Plain mdb_put (no MDB_APPEND), so both engines do the same work for sequential keys.
 /// </summary>
 internal sealed class LmdbEngine : IBenchEngine

@@ -9,7 +9,7 @@ using Npgsql;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// BENCHMARKS.md-style suite `mapreduce` (issue 22): the bulk-insert orders (1M, 100K with --quick) loaded first (not
+/// The suite `mapreduce`: the bulk-insert orders (1M, 100K with --quick) loaded first (not
 /// timed), then (1) a C# map-reduce index (order count and freight per company) built from scratch, docs/s until not
 /// stale, against PostgreSQL building the same aggregate as a materialized view (GROUP BY over jsonb); (2) one order
 /// changed and its company's total read back through the index until it shows the change (p50/p99 of 200 changes,

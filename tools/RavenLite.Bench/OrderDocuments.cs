@@ -4,7 +4,7 @@ using System.Text;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// The server suites' documents (BENCHMARKS.md "Server suites"): orders of about 1 KB with nested
+/// The server suites' documents (docs/benchmarks.md): orders of about 1 KB with nested
 /// lines, strings, numbers and dates, from a fixed seed, pre-generated as UTF-8 so neither engine
 /// pays for generation while timed.
 /// </summary>

@@ -78,17 +78,17 @@ var live = new Command("live", "A data subscription worker reading 1M orders aga
 live.SetAction(r => RunSuite("live", r));
 var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
 tls.SetAction(r => RunSuite("tls", r));
-var slowloris = new Command("slowloris", "A normal client's PUT/GET latency alone and while 500 connections trickle their headers (issue 29).") { quick, json, dir };
+var slowloris = new Command("slowloris", "A normal client's PUT/GET latency alone and while 500 connections trickle their headers.") { quick, json, dir };
 slowloris.SetAction(r => RunSuite("slowloris", r));
-var crash = new Command("crash", "RELIABILITY.md R1 at length: SIGKILL the server during single PUTs, bulk_docs, bulk inserts and an index build, restart, audit (lost, corrupted, index entries, restart time); 2,000 cycles by default.") { quick, json, dir, cyclesOption, seedOption };
+var crash = new Command("crash", "docs/reliability.md R1 at length: SIGKILL the server during single PUTs, bulk_docs, bulk inserts and an index build, restart, audit (lost, corrupted, index entries, restart time); 2,000 cycles by default.") { quick, json, dir, cyclesOption, seedOption };
 crash.SetAction(r => RunSuite("crash", r));
-var soak = new Command("soak", "64 clients PUT and 8 GET for 30 minutes: the server's RSS after warm-up may grow at most 5% and each minute's p99 stay within 2x of the first minute's (issue 29).") { quick, json, dir, minutesOption };
+var soak = new Command("soak", "64 clients PUT and 8 GET for 30 minutes: the server's RSS after warm-up may grow at most 5% and each minute's p99 stay within 2x of the first minute's.") { quick, json, dir, minutesOption };
 soak.SetAction(r => RunSuite("soak", r));
 var sinkCertificate = new Option<string?>("--certificate") { Description = "http-sink: serve HTTPS with this PFX (no password)." };
 var sinkInline = new Option<bool>("--inline-scheduling") { Description = "http-sink: run requests on the thread that read them, as the server does." };
 var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment, changes and TLS rows.") { Hidden = true, Options = { sinkCertificate, sinkInline } };
 httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
-return new RootCommand("RavenLite benchmarks (BENCHMARKS.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
+return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {

@@ -6,7 +6,7 @@ using System.Text;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// Issue 29's slow clients: a normal client's request latency (one PUT then one GET of it, back to back, for the run's
+/// Slow clients: a normal client's request latency (one PUT then one GET of it, back to back, for the run's
 /// length) with no other load, then while 500 connections trickle their headers one byte a second (slowloris). Kestrel's
 /// limits (RequestHeadersTimeoutSeconds, default 10 s) close those; the attackers reconnect at once, so 500 stay open
 /// all along. Reports p50/p99 of both runs, and how many slow connections the server closed.

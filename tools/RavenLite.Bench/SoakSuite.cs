@@ -4,7 +4,7 @@ using RavenLite.TestKit;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// Issue 29's soak: 64 clients PUT documents (random ids over a fixed set of 100,000, so the data stops growing once
+/// Soak: 64 clients PUT documents (random ids over a fixed set of 100,000, so the data stops growing once
 /// the set is written) and 8 clients GET random ones, for <c>minutes</c> (30 by default). The server runs as a child
 /// process; its resident set (VmRSS) is sampled every 5 s, and each minute's PUT and GET latencies are kept. After a
 /// warm-up (a fifth of the run, at least 2 minutes when the run is long enough) the RSS may grow by at most 5%

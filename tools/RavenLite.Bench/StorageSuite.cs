@@ -5,7 +5,7 @@ using RavenLite.Storage;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// The classic storage workloads (BENCHMARKS.md "Storage suite"), each run for RavenLite and for
+/// The classic storage workloads (docs/benchmarks.md), each run for RavenLite and for
 /// LMDB in the same process on the same keys and values, a fresh directory per run. Each row is
 /// run <c>repeat</c> times with the engine order alternating, and the median run per engine is reported
 /// (this 2-core VM swings ±30% between identical runs).

@@ -5,7 +5,7 @@ using RavenLite.Cli;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// The cost of security (issue 27): the `writes` suite's 64-client single-document PUTs against a secured server
+/// The cost of security: the `writes` suite's 64-client single-document PUTs against a secured server
 /// (HTTPS, TLS 1.3, every client presenting a registered client certificate; connections kept alive) and against the
 /// same server unsecured (plain HTTP), same machine, same run. Both servers run as child processes over fresh data
 /// dirs; the runs alternate (plain, secured, plain, ...) <c>repeats</c> times and the medians are compared. The

@@ -5,7 +5,7 @@ using Npgsql;
 namespace RavenLite.Bench;
 
 /// <summary>
-/// BENCHMARKS.md `writes`: single-document PUTs from 1, 16 and 64 concurrent clients for a fixed
+/// docs/benchmarks.md `writes`: single-document PUTs from 1, 16 and 64 concurrent clients for a fixed
 /// time (10 s, 3 s with --quick), each answered only once durable; req/s, p50/p99 latency and
 /// documents per storage transaction (the merger's batching). Peer: PostgreSQL single-row INSERT
 /// per connection (autocommit, synchronous_commit on), same concurrency, same documents.

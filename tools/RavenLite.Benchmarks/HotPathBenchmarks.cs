@@ -8,7 +8,7 @@ using RavenLite.Storage.Trees;
 namespace RavenLite.Benchmarks;
 
 /// <summary>
-/// The engine's hot inner pieces in isolation (issue 3): leaf search, LZ4 over a real transaction
+/// The engine's hot inner pieces in isolation: leaf search, LZ4 over a real transaction
 /// payload (100 random 100-byte puts into a 50,000-entry tree, with page diffs), record hashing,
 /// and diffing one modified page (random bytes, and a real leaf before and after an insert). Run: dotnet run -c Release --project tools/RavenLite.Benchmarks -- --filter '*'
 /// </summary>

@@ -5,7 +5,7 @@ using Xunit.Abstractions;
 namespace RavenLite.Storage.Tests.Crash;
 
 /// <summary>
-/// Issue 29: a full disk fails the write that needed the space, at once and cleanly, and the same environment
+/// A full disk fails the write that needed the space, at once and cleanly, and the same environment
 /// takes writes again once space is freed (no reopen). Other I/O errors still stop the environment until reopen.
 /// </summary>
 public class DiskFullTests(ITestOutputHelper output)

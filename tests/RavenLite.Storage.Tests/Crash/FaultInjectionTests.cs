@@ -4,7 +4,7 @@ using Xunit.Abstractions;
 
 namespace RavenLite.Storage.Tests.Crash;
 
-/// <summary>RELIABILITY.md R3, R6, R7 and R8 through the I/O seam.</summary>
+/// <summary>docs/reliability.md R3, R6, R7 and R8 through the I/O seam.</summary>
 public class FaultInjectionTests(ITestOutputHelper output)
 {
     private const int Transactions = 60;

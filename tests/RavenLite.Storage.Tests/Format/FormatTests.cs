@@ -5,7 +5,7 @@ using RavenLite.Storage.Trees;
 
 namespace RavenLite.Storage.Tests.Format;
 
-/// <summary>Freezes the on-disk format (CONVENTIONS.md §4): sizes, offsets and persisted enum values may only grow; changing one needs a format-version bump.</summary>
+/// <summary>Freezes the on-disk format (docs/conventions.md §4): sizes, offsets and persisted enum values may only grow; changing one needs a format-version bump.</summary>
 public class FormatTests
 {
     private static int Offset<T>(string field) => (int)Marshal.OffsetOf<T>(field);

@@ -7,7 +7,7 @@ using RavenLite.TestKit;
 namespace RavenLite.Storage.Tests.Format;
 
 /// <summary>
-/// Issue 28's page checksums: damage to a data-file page of any kind (branch, leaf, first or later page of an overflow
+/// Page checksums: damage to a data-file page of any kind (branch, leaf, first or later page of an overflow
 /// run, a torn write mixing two pages) is detected — never read as data — with an error naming the file, the page and
 /// the tree; the checker reports it; a format-2 environment (no checksums) gets them at open.
 /// </summary>

@@ -6,7 +6,7 @@ using Xunit.Abstractions;
 
 namespace RavenLite.Storage.Tests.Journal;
 
-/// <summary>RELIABILITY.md R4 and R5: journal tail surgery, stale records, missing journals, id gaps.</summary>
+/// <summary>docs/reliability.md R4 and R5: journal tail surgery, stale records, missing journals, id gaps.</summary>
 public class JournalRecoveryTests(ITestOutputHelper output)
 {
     private const int Count = 12;

@@ -5,7 +5,7 @@ using RavenLite.Storage.Platform;
 namespace RavenLite.Storage.Tests.Platform;
 
 /// <summary>
-/// The journal's LZ4 codec is K4os.Compression.LZ4 since 2026-11-27; journals written before were compressed by
+/// The journal's LZ4 codec is K4os.Compression.LZ4; journals may also have been compressed by
 /// Debian's liblz4 (1.9.4). These blocks were made by liblz4 (LZ4_compress_fast, acceleration 1 and 8, through Python's
 /// ctypes) from inputs regenerated here: decoding them must give the inputs back byte for byte, so old journals replay.
 /// Each input also round-trips through our compressor, whose output must decode (with either acceleration).

@@ -4,7 +4,7 @@ using Xunit.Abstractions;
 
 namespace RavenLite.Storage.Tests.Transactions;
 
-/// <summary>RELIABILITY.md R10: random puts, deletes, scans and rollbacks against SortedDictionary models, reopening every so often.</summary>
+/// <summary>docs/reliability.md R10: random puts, deletes, scans and rollbacks against SortedDictionary models, reopening every so often.</summary>
 public class ModelBasedTests(ITestOutputHelper output)
 {
     private sealed class OrdinalBytes : IComparer<byte[]>

@@ -163,7 +163,7 @@ public class SnapshotIsolationTests
         Assert.Null(after.ReadTree("other"));
     }
 
-    /// <summary>RELIABILITY.md R11: concurrent transfers between accounts; every snapshot read on every thread sums to the same total.</summary>
+    /// <summary>docs/reliability.md R11: concurrent transfers between accounts; every snapshot read on every thread sums to the same total.</summary>
     [Theory]
     [InlineData(false)]
     [InlineData(true)] // the merger's pattern: the next writer runs while the previous commit is in flight (its snapshot is ahead of readers')

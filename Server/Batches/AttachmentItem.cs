@@ -1,0 +1,77 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>An attachment command: PUT (content staged from the multipart batch), DELETE, COPY or MOVE.</summary>
+internal sealed class AttachmentItem(string id, string? cv, AttachmentItem.Kind kind, string name, string? destinationId, string? destinationName,
+    string? contentType, StagedContent? content) : BatchItem(id, cv)
+{
+    public enum Kind { Put, Delete, Copy, Move }
+
+    private AttachmentWrite? _write;
+    private string? _deleteChangeVector;
+
+    public override void Execute(DocumentsWriteContext context)
+    {
+        switch (kind)
+        {
+            case Kind.Put:
+                _write = AttachmentOperations.Put(context, Id, name, contentType, content!, ChangeVector);
+                break;
+            case Kind.Delete:
+                _deleteChangeVector = AttachmentOperations.Delete(context, Id, name, ChangeVector)?.ChangeVector;
+                break;
+            case Kind.Copy:
+                _write = AttachmentOperations.Copy(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                break;
+            case Kind.Move:
+                _write = AttachmentOperations.Move(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                break;
+        }
+    }
+
+    public override void WriteResult(Utf8JsonWriter w)
+    {
+        switch (kind)
+        {
+            case Kind.Delete:
+                w.WriteString("Type", "AttachmentDELETE");
+                w.WriteString("@id", Id);
+                w.WriteString("Name", name);
+                if (_deleteChangeVector != null)
+                    w.WriteString("DocumentChangeVector", _deleteChangeVector);
+                return;
+            case Kind.Put:
+                w.WriteString("Type", "AttachmentPUT");
+                w.WriteString("@id", _write!.DocumentId);
+                w.WriteString("Id", _write.DocumentId);
+                break;
+            case Kind.Copy:
+                w.WriteString("Type", "AttachmentCOPY");
+                w.WriteString("Id", _write!.DocumentId);
+                break;
+            case Kind.Move:
+                w.WriteString("Type", "AttachmentMOVE");
+                w.WriteString("Id", Id);
+                w.WriteString("DestinationId", _write!.DocumentId);
+                w.WriteString("DestinationName", _write.Name);
+                break;
+        }
+        var write = _write!;
+        w.WriteString("Name", kind == Kind.Move ? name : write.Name);
+        w.WriteString("ChangeVector", write.DocumentChangeVector);
+        w.WriteString("DocumentChangeVector", write.DocumentChangeVector);
+        w.WriteString("Hash", write.Info.Hash);
+        w.WriteString("ContentType", write.Info.ContentType);
+        w.WriteNumber("Size", write.Info.Size);
+    }
+}

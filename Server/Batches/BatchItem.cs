@@ -1,0 +1,28 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>One command of a batch: applied in the batch's transaction (re-runnable), then its result written.</summary>
+internal abstract class BatchItem(string id, string? changeVector)
+{
+    public string Id { get; } = id;
+
+    public string? ChangeVector { get; } = changeVector;
+
+    /// <summary>A document command in a cluster-wide transaction: the change vector the session loaded (null: it expects a new document).</summary>
+    public string? OriginalChangeVector { get; init; }
+
+    public abstract void Execute(DocumentsWriteContext context);
+
+    /// <summary>Writes the properties of this command's entry in <c>Results</c>.</summary>
+    public abstract void WriteResult(Utf8JsonWriter w);
+}

@@ -1,0 +1,47 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>A CompareExchangePUT (with its value) or CompareExchangeDELETE (<c>json</c> null) of a cluster-wide transaction.</summary>
+internal sealed class CompareExchangeItem(string key, long index, byte[]? json) : BatchItem(key, null)
+{
+    public long ExpectedIndex { get; } = index;
+
+    private long _index;
+
+    /// <summary>Null when the key's index is <see cref="ExpectedIndex"/>, else what is wrong.</summary>
+    public string? Violation(DocumentsWriteContext context)
+    {
+        long current = CompareExchangeStore.Get(context.Transaction, Id)?.Index ?? 0;
+        if (current == ExpectedIndex || (json == null && ExpectedIndex == 0 && current != 0))
+            return null;
+        return $"compare-exchange '{Id}': expected index {ExpectedIndex}, actual {current}";
+    }
+
+    public void Apply(DocumentsWriteContext context, long transactionIndex)
+    {
+        _index = transactionIndex;
+        if (json != null)
+            CompareExchangeStore.Put(context.Transaction, Id, ExpectedIndex, json, () => transactionIndex);
+        else
+            CompareExchangeStore.Delete(context.Transaction, Id, ExpectedIndex);
+    }
+
+    public override void Execute(DocumentsWriteContext context) => throw new InvalidOperationException("Compare-exchange commands run only in a cluster-wide batch.");
+
+    public override void WriteResult(Utf8JsonWriter w)
+    {
+        w.WriteString("Type", json != null ? "CompareExchangePUT" : "CompareExchangeDELETE");
+        w.WriteString("Key", Id);
+        w.WriteNumber("Index", _index);
+    }
+}

@@ -1,0 +1,32 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>A <c>Delete</c> command of a batch.</summary>
+internal sealed class DeleteItem(string id, string? cv) : BatchItem(id, cv)
+{
+    private WriteResult? _result;
+
+    public override void Execute(DocumentsWriteContext context) => _result = context.Delete(Id, ChangeVector);
+
+    public override void WriteResult(Utf8JsonWriter w)
+    {
+        var r = _result!;
+        w.WriteString("Type", "DELETE");
+        w.WriteString("Id", r.Id);
+        w.WriteBoolean("Deleted", r.Deleted);
+        if (r.Deleted)
+            w.WriteString("ChangeVector", r.ChangeVector);
+        else
+            w.WriteNull("ChangeVector");
+    }
+}

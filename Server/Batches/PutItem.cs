@@ -1,0 +1,32 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>A PUT; its prepared document is <c>prepared[start..start+length]</c> with a prefix of <c>prefix</c> bytes.</summary>
+internal sealed class PutItem(string id, string? cv, string collection, int start, int length, int prefix, ArrayBufferWriter<byte> prepared) : BatchItem(id, cv)
+{
+    private WriteResult? _result;
+
+    public override void Execute(DocumentsWriteContext context) =>
+        _result = context.Put(context.ResolveId(Id), collection, prepared.WrittenSpan.Slice(start, length), prefix, ChangeVector);
+
+    public override void WriteResult(Utf8JsonWriter w)
+    {
+        var r = _result!;
+        w.WriteString("Type", "PUT");
+        w.WriteString("@id", r.Id);
+        if (r.Collection != Collections.Empty)
+            w.WriteString("@collection", r.Collection);
+        w.WriteString("@change-vector", r.ChangeVector);
+        w.WriteString("@last-modified", JsonDates.FormatDate(r.LastModified));
+    }
+}

@@ -1,0 +1,24 @@
+using System.Buffers;
+using System.Text.Json;
+using RavenLite.Server.Attachments;
+using RavenLite.Server.CompareExchange;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Counters;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Batches;
+
+/// <summary>A <c>TimeSeries</c> command: appends, deletes and increments of one series of a document.</summary>
+internal sealed class TimeSeriesItem(string id, TimeSeries.TimeSeriesOperation operation) : BatchItem(id, null)
+{
+    public override void Execute(DocumentsWriteContext context) => operation.Apply(context, Id);
+
+    public override void WriteResult(Utf8JsonWriter w)
+    {
+        w.WriteString("Type", "TimeSeries");
+        w.WriteString("Id", Id);
+    }
+}
