@@ -1,0 +1,323 @@
+using RavenLite.Server.Formatting;
+using RavenLite.Server.Memory;
+using RavenLite.Server.Errors;
+using System.Diagnostics;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Indexing;
+
+namespace RavenLite.Server.Queries;
+
+/// <summary>The evaluator: a condition against one row, with the query's parameters resolved once.</summary>
+public sealed partial class QueryRunner
+{
+    /// <summary>
+    /// Whether a row satisfies the where clause. The rows of a page chosen and counted from an index in step with the
+    /// snapshot (<see cref="_exactTotal"/> set) are matches by construction and are not checked again, unless the
+    /// document changed since it was indexed.
+    /// </summary>
+    private bool Matches(RqlExpression? condition, Row row) => condition == null || (_exactTotal != null && row.EntryNumber >= 0) || Evaluate(condition, row);
+
+    /// <summary>The where clause has a moreLikeThis() (answered by relevance unless ordered; only from an index).</summary>
+    private bool HasMoreLikeThis => _hasMoreLikeThis ??= Find<RqlMoreLikeThis>(_query.Where).Any();
+
+    private bool? _hasMoreLikeThis;
+
+    /// <summary>Every condition of type <typeparamref name="T"/> in <paramref name="e"/> (not inside moreLikeThis()).</summary>
+    private static IEnumerable<T> Find<T>(RqlExpression? e) where T : RqlExpression
+    {
+        switch (e)
+        {
+            case T t:
+                yield return t;
+                break;
+            case RqlBinary b:
+                foreach (var x in Find<T>(b.Left).Concat(Find<T>(b.Right)))
+                    yield return x;
+                break;
+            case RqlNot n:
+                foreach (var x in Find<T>(n.Operand))
+                    yield return x;
+                break;
+        }
+    }
+
+    private void ResolveAll(RqlExpression e)
+    {
+        switch (e)
+        {
+            case RqlBinary b:
+                ResolveAll(b.Left);
+                ResolveAll(b.Right);
+                break;
+            case RqlNot n:
+                ResolveAll(n.Operand);
+                break;
+            case RqlCompare c:
+                Resolve(c.Value);
+                break;
+            case RqlBetween bt:
+                Resolve(bt.Low);
+                Resolve(bt.High);
+                break;
+            case RqlIn i:
+                foreach (var v in i.Values)
+                    Resolve(v);
+                break;
+            case RqlMethod { Value: { } mv } m:
+                if (Resolve(mv).ValueKind != JsonValueKind.String)
+                    throw new InvalidQueryException($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
+                if (m.Name == "regex")
+                    RegexOf(m);
+                break;
+            case RqlSpatial sp:
+                ShapeOf(sp.Shape, Miles(sp.Target)); // a shape that does not parse is a 400 before anything is read
+                break;
+            case RqlMoreLikeThis mlt:
+                if (mlt.Source != null)
+                    ResolveAll(mlt.Source);
+                if (mlt.Document != null)
+                    Resolve(mlt.Document);
+                if (mlt.Options != null)
+                    Resolve(mlt.Options);
+                break;
+        }
+    }
+
+    private int ToInt(RqlValue v, string what)
+    {
+        var e = Resolve(v);
+        if (e.ValueKind == JsonValueKind.Null)
+            return what == "skip" ? 0 : int.MaxValue; // Node sends null for an unset skip
+        if (e.ValueKind == JsonValueKind.Number && e.TryGetInt64(out long n))
+            return (int)Math.Clamp(n, int.MinValue, int.MaxValue);
+        throw new InvalidQueryException($"Invalid query at position {v.Position}: limit {what} must be an integer, got {e.ValueKind}.");
+    }
+
+    /// <summary>A date literal or parameter as ms (null or absent: <paramref name="fallback"/>); 400 when it is not a date.</summary>
+    private long TimeOf(RqlValue? v, long fallback)
+    {
+        if (v == null)
+            return fallback;
+        var e = Resolve(v);
+        if (e.ValueKind == JsonValueKind.Null)
+            return fallback;
+        if (e.ValueKind == JsonValueKind.String && DateTime.TryParse(e.GetString(), System.Globalization.CultureInfo.InvariantCulture,
+                System.Globalization.DateTimeStyles.AdjustToUniversal | System.Globalization.DateTimeStyles.AssumeUniversal, out var t))
+            return TimeSeries.TimeSeriesPoint.ToMilliseconds(t);
+        throw new InvalidQueryException($"Invalid query at position {v.Position}: a time-series range ends at a date, got {e.GetRawText()}.");
+    }
+
+    /// <summary>A literal or parameter that must be a string (a counter name); 400 otherwise.</summary>
+    private string ResolveString(RqlValue v)
+    {
+        var e = Resolve(v);
+        return e.ValueKind == JsonValueKind.String ? e.GetString()!
+            : throw new InvalidQueryException($"Invalid query at position {v.Position}: a counter name must be a string, got {e.ValueKind}.");
+    }
+
+    /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>
+    private JsonElement Resolve(RqlValue v)
+    {
+        if (!_resolved.TryGetValue(v, out var value))
+            _resolved[v] = value = ResolveUncached(v);
+        return value;
+    }
+
+    private JsonElement ResolveUncached(RqlValue v)
+    {
+        if (v.CompareExchangeKey is { } keyValue)
+        {
+            var key = Resolve(keyValue);
+            if (key.ValueKind != JsonValueKind.String)
+                throw new InvalidQueryException($"Invalid query at position {v.Position}: cmpxchg() takes a key (a string), got {key.ValueKind}.");
+            using var tx = _db.Environment.ReadTransaction();
+            return CompareExchange.CompareExchangeStore.GetObject(tx, key.GetString()!);
+        }
+        if (v.Parameter is { } name)
+        {
+            if (_parameters.ValueKind != JsonValueKind.Object || !_parameters.TryGetProperty(name, out var p))
+                throw new InvalidQueryException($"Invalid query at position {v.Position}: parameter ${name} has no value in QueryParameters.");
+            return p;
+        }
+        return JsonSerializer.SerializeToElement(v.Literal);
+    }
+
+    private bool Evaluate(RqlExpression e, Row row)
+    {
+        switch (e)
+        {
+            case RqlBinary b:
+                return b.IsAnd ? Evaluate(b.Left, row) && Evaluate(b.Right, row) : Evaluate(b.Left, row) || Evaluate(b.Right, row);
+            case RqlNot n:
+                return !Evaluate(n.Operand, row);
+            case RqlTrue:
+                return true;
+            case RqlCompare c:
+            {
+                var values = row.Values(c.Field);
+                var target = Resolve(c.Value);
+                bool exact = IsExact(c.Field);
+                if (c.Op == "=")
+                    return EqualsAny(values, target, exact);
+                if (c.Op == "!=")
+                    return !EqualsAny(values, target, exact);
+                foreach (var v in values)
+                {
+                    int? cmp = Compare(v, target, exact);
+                    if (cmp is { } r && c.Op switch { "<" => r < 0, "<=" => r <= 0, ">" => r > 0, _ => r >= 0 })
+                        return true;
+                }
+                return false;
+            }
+            case RqlBetween bt:
+            {
+                var low = Resolve(bt.Low);
+                var high = Resolve(bt.High);
+                bool exact = IsExact(bt.Field);
+                return row.Values(bt.Field).Any(v => Compare(v, low, exact) >= 0 && Compare(v, high, exact) <= 0);
+            }
+            case RqlIn { All: true } i:
+            {
+                var values = row.Values(i.Field);
+                bool exact = IsExact(i.Field);
+                foreach (var rv in i.Values)
+                {
+                    var target = Resolve(rv);
+                    if (!(target.ValueKind == JsonValueKind.Array ? target.EnumerateArray().All(t => EqualsAny(values, t, exact)) : EqualsAny(values, target, exact)))
+                        return false;
+                }
+                return true;
+            }
+            case RqlIn i:
+            {
+                var values = row.Values(i.Field);
+                bool exact = IsExact(i.Field);
+                foreach (var rv in i.Values)
+                {
+                    var target = Resolve(rv);
+                    if (target.ValueKind == JsonValueKind.Array ? target.EnumerateArray().Any(t => EqualsAny(values, t, exact)) : EqualsAny(values, target, exact))
+                        return true;
+                }
+                return false;
+            }
+            case RqlMethod m:
+                return Method(m, row);
+            case RqlSpatial sp:
+            {
+                var query = ShapeOf(sp.Shape, Miles(sp.Target));
+                var shapes = ShapesOf(sp.Target, row);
+                return sp.Relation switch
+                {
+                    "within" => shapes.Any(x => x.IsWithin(query)),
+                    "contains" => shapes.Any(x => x.Contains(query)),
+                    "disjoint" => shapes.Count > 0 && !shapes.Any(x => x.Intersects(query)),
+                    _ => shapes.Any(x => x.Intersects(query)),
+                };
+            }
+            case RqlMoreLikeThis mlt:
+                // Judged by the index alone (its terms and frequencies), for changed documents too.
+                return row.IndexEntry >= 0 && _searchHits != null && _searchHits.TryGetValue(mlt, out var similar) && similar.ContainsKey(row.IndexEntry);
+            default:
+                throw new InvalidOperationException("unknown expression " + e);
+        }
+    }
+
+    private bool IsExact(RqlPath path) => _compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact;
+
+    private bool Method(RqlMethod m, Row row)
+    {
+        var values = row.Values(m.Field);
+        if (m.Name == "exists")
+            return values.Count > 0;
+        var arg = Resolve(m.Value!);
+        if (arg.ValueKind != JsonValueKind.String)
+            throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: {m.Name}() needs a string value.");
+        bool exact = IsExact(m.Field);
+        string text = exact ? arg.GetString()! : arg.GetString()!.ToLowerInvariant();
+        string Fold(JsonElement v) => exact ? v.GetString()! : v.GetString()!.ToLowerInvariant();
+        switch (m.Name)
+        {
+            case "startswith":
+                return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).StartsWith(text, StringComparison.Ordinal));
+            case "endswith":
+                return values.Any(v => v.ValueKind == JsonValueKind.String && Fold(v).EndsWith(text, StringComparison.Ordinal));
+            case "regex":
+            {
+                var regex = RegexOf(m);
+                try
+                {
+                    return values.Any(v => v.ValueKind == JsonValueKind.String && regex.IsMatch(Fold(v)));
+                }
+                catch (System.Text.RegularExpressions.RegexMatchTimeoutException)
+                {
+                    throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: the regex() pattern took longer than {RegexTimeout.TotalMilliseconds} ms on one value; simplify it.");
+                }
+            }
+            default:
+                // search(): an entry the index answered for (its document unchanged since) is a match when
+                // Lucene matched it; anything else is matched against its text values the same way.
+                if (row.EntryNumber >= 0 && _searchHits != null && _searchHits.TryGetValue(m, out var hits))
+                    return hits.ContainsKey(row.EntryNumber);
+                if (!_searchQueries.TryGetValue(m, out var query))
+                    _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position, m.AllTerms,
+                        m.Field.IsId ? null : _compiled?.Field(m.Field.ToString())?.TextAnalyzer);
+                return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
+        }
+    }
+
+    /// <summary>A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered by the index).</summary>
+    private double Score(Row row)
+    {
+        double score = 0;
+        if (_searchHits != null)
+        {
+            foreach (var (condition, hits) in _searchHits)
+            {
+                // moreLikeThis() judges every entry by the index; search() only entries whose document is unchanged.
+                long entry = condition is RqlMoreLikeThis ? row.IndexEntry : row.EntryNumber;
+                if (entry >= 0 && hits.TryGetValue(entry, out float s))
+                    score += s;
+            }
+        }
+        return score;
+    }
+
+    private static bool EqualsAny(List<JsonElement> values, JsonElement target, bool exact)
+    {
+        if (values.Count == 0)
+            return target.ValueKind == JsonValueKind.Null;
+        foreach (var v in values)
+        {
+            if (v.ValueKind == JsonValueKind.Null || target.ValueKind == JsonValueKind.Null)
+            {
+                if (v.ValueKind == target.ValueKind)
+                    return true;
+                continue;
+            }
+            if (Compare(v, target, exact) == 0)
+                return true;
+        }
+        return false;
+    }
+
+    /// <summary>Typed comparison, or null when the two are not comparable (a number against a string).</summary>
+    private static int? Compare(JsonElement a, JsonElement b, bool exact)
+    {
+        if (a.ValueKind == JsonValueKind.Number && b.ValueKind == JsonValueKind.Number)
+        {
+            if (a.TryGetDecimal(out decimal da) && b.TryGetDecimal(out decimal db))
+                return da.CompareTo(db);
+            return a.GetDouble().CompareTo(b.GetDouble());
+        }
+        if (a.ValueKind == JsonValueKind.String && b.ValueKind == JsonValueKind.String)
+            return exact ? JsonPaths.CompareCodePoints(a.GetString()!, b.GetString()!) : JsonPaths.CompareText(a.GetString()!, b.GetString()!);
+        bool ab = a.ValueKind is JsonValueKind.True or JsonValueKind.False, bb = b.ValueKind is JsonValueKind.True or JsonValueKind.False;
+        if (ab && bb)
+            return a.GetBoolean().CompareTo(b.GetBoolean());
+        return null;
+    }
+}

@@ -1,0 +1,109 @@
+using RavenLite.Server.Formatting;
+using RavenLite.Server.Memory;
+using RavenLite.Server.Errors;
+using System.Diagnostics;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Indexing;
+
+namespace RavenLite.Server.Queries;
+
+/// <summary>Choosing the index a query reads (or none: a collection scan), creating or widening an auto index when needed.</summary>
+public sealed partial class QueryRunner
+{
+    /// <summary>The index the query reads, or null for a scan.</summary>
+    private Indexing.Index? ChooseIndex(out bool created)
+    {
+        created = false;
+        if (_query.Source.Index is { } name)
+        {
+            var index = _db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            CheckFieldsIndexed(index.Compiled);
+            return index;
+        }
+        if (_query.Source.AllDocs)
+            return null;
+        if (_query.GroupBy.Count > 0)
+        {
+            var (reduced, createdNow) = _db.Indexes.GetOrCreateAutoMapReduce(_query.Source.Collection!, _query.GroupBy, _query.GroupSums);
+            created = createdNow;
+            return reduced;
+        }
+        var fields = QueryFields();
+        if (fields.Count == 0)
+            return null;
+        var (auto, isNew) = _db.Indexes.GetOrCreateAuto(_query.Source.Collection!, fields.Select(kv => new AutoField(kv.Key, kv.Value)).ToList());
+        created = isNew;
+        return auto;
+    }
+
+    /// <summary>The document fields the where clause and order by use (not id()), each with "used by search()".</summary>
+    private Dictionary<string, bool> QueryFields()
+    {
+        var fields = new Dictionary<string, bool>(StringComparer.Ordinal);
+        if (_query.Where != null)
+            CollectFields(_query.Where, fields);
+        foreach (var o in _query.OrderBy)
+        {
+            if (o.Field is { IsId: false } f)
+                fields.TryAdd(f.ToString(), false);
+            foreach (var p in o.DistanceOf?.Paths() ?? [])
+                fields.TryAdd(p.ToString(), false);
+        }
+        foreach (var sg in _query.Suggestions)
+            if (!sg.Field.IsId)
+                fields.TryAdd(sg.Field.ToString(), false);
+        foreach (var path in _facets?.SelectMany(f => f.Fields()) ?? [])
+            if (!path.IsId)
+                fields.TryAdd(path.ToString(), false);
+        return fields;
+    }
+
+    private static void CollectFields(RqlExpression e, Dictionary<string, bool> fields)
+    {
+        void Add(RqlPath p, bool search)
+        {
+            if (p.IsId)
+                return;
+            string name = p.ToString();
+            fields[name] = fields.GetValueOrDefault(name) || search;
+        }
+        switch (e)
+        {
+            case RqlBinary b:
+                CollectFields(b.Left, fields);
+                CollectFields(b.Right, fields);
+                break;
+            case RqlNot n:
+                CollectFields(n.Operand, fields);
+                break;
+            case RqlCompare c:
+                Add(c.Field, false);
+                break;
+            case RqlBetween bt:
+                Add(bt.Field, false);
+                break;
+            case RqlIn i:
+                Add(i.Field, false);
+                break;
+            case RqlMethod m:
+                Add(m.Field, m.Name == "search");
+                break;
+            case RqlSpatial sp:
+                foreach (var p in sp.Target.Paths())
+                    Add(p, false);
+                break;
+        }
+    }
+
+    /// <summary>400 when a static index is queried or sorted on a field its map does not output.</summary>
+    private void CheckFieldsIndexed(CompiledIndex compiled)
+    {
+        foreach (string name in QueryFields().Keys)
+            if (compiled.Field(name) == null)
+                throw new InvalidQueryException($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
+    }
+}
