@@ -11,7 +11,10 @@ public static class StorageCompactor
     private const long BatchBytes = 64L << 20;
 
     /// <summary>Copies <paramref name="sourceDirectory"/> into the empty <paramref name="targetDirectory"/>; returns (data-file bytes before, after).</summary>
+    /// <param name="sourceDirectory">The environment to compact (opened read-only for the copy).</param>
+    /// <param name="targetDirectory">An empty directory that receives the compacted environment.</param>
     /// <param name="progress">Called with (tree name, entries copied so far) at every batch and at each tree's end; null: none.</param>
+    /// <param name="cancellation">Stops the copy between batches.</param>
     public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, Action<string, long>? progress = null, CancellationToken cancellation = default)
     {
         using var source = StorageEnvironment.Open(StorageOptions.ForDirectory(sourceDirectory));

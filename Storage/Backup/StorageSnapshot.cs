@@ -43,7 +43,11 @@ public static unsafe class StorageSnapshot
     /// <paramref name="previous"/>. Returns the hashes of every reachable page, for the next incremental stream.
     /// Cost: reads every reachable page once (hashing at memory speed); writes only the included ones.
     /// </summary>
+    /// <param name="tx">The snapshot to write.</param>
+    /// <param name="output">Where the page stream goes.</param>
+    /// <param name="previous">The hashes of the stream this one is incremental to; null: a full stream.</param>
     /// <param name="progress">Called with (pages read, pages reachable) every 1,024 pages and at the end; null: none.</param>
+    /// <param name="cancellation">Stops the stream between page runs.</param>
     public static SnapshotResult Write(ReadTransaction tx, Stream output, PageHashes? previous, Action<long, long>? progress = null, CancellationToken cancellation = default)
     {
         ArgumentNullException.ThrowIfNull(tx);

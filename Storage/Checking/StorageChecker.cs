@@ -20,7 +20,7 @@ public static unsafe class StorageChecker
         var report = new CheckReport();
         // Page checksums first, without trusting any page before it matched: a damaged page is reported, and the
         // structural checks (which read pages the ordinary way) do not run over it.
-        var damaged = env.VerifyPageChecksums();
+        var damaged = PageChecksumVerifier.Verify(env);
         if (damaged.Count > 0)
         {
             report.Findings.AddRange(damaged);

@@ -39,6 +39,12 @@ public sealed class StorageLayout
 }
 
 /// <summary>One tree's shape and page fill.</summary>
+/// <param name="Name">The tree's name (<c>$root</c> for the root tree).</param>
+/// <param name="Depth">Levels from the root to the leaves.</param>
+/// <param name="Entries">Entries in the tree.</param>
+/// <param name="BranchPages">Branch pages.</param>
+/// <param name="LeafPages">Leaf pages.</param>
+/// <param name="OverflowPages">Pages of values stored out of their leaves.</param>
 /// <param name="FillHistogram">Counts of branch and leaf pages by used fraction in tenths: [0] under 10%, ..., [9] 90% or more.</param>
 public sealed record TreeLayout(string Name, int Depth, long Entries, long BranchPages, long LeafPages, long OverflowPages, int[] FillHistogram);
 

@@ -21,7 +21,7 @@ internal static class JournalRecovery
     /// <summary>Outcome of a replay.</summary>
     internal sealed record Result(long LastTxId, long NextPage, TreeHeader RootTree, long EndFile, long EndOffset, int RecordsReplayed, string? TailNote);
 
-    /// <summary>Replays records after <paramref name="header"/>, handing each page run to <paramref name="apply"/>.</summary>
+    /// <summary>Replays records after <paramref name="header"/>, handing each page run to <paramref name="target"/>.</summary>
     public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, IRecoveryTarget target)
     {
         var numbers = fs.ListFiles(dir)
