@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Buffers;
 using System.Runtime.InteropServices;
 using RavenLite.Storage.Checking;
@@ -223,6 +224,7 @@ public sealed unsafe partial class StorageEnvironment
 
     private void Publish(EnvironmentState state)
     {
+        Debug.Assert(state.TxId > _state.TxId, "Invariant 1: readers see committed states in commit order; a published state never goes back.");
         _state = state;
         Interlocked.Increment(ref _commits);
         long waiting = _pageTable.PageCount;

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Buffers;
 using System.Runtime.InteropServices;
 using RavenLite.Storage.Checking;
@@ -57,6 +58,8 @@ public sealed unsafe partial class StorageEnvironment
                 WritePages(toWrite);
                 _data.Sync();
                 Interlocked.Increment(ref _dataSyncs);
+                Debug.Assert(state.TxId >= Interlocked.Read(ref _syncedTx) && state.TxId <= _state.TxId,
+                    "Invariant 3: the header moves forward, and only to a state that was committed and made visible.");
                 _headers.Write(new FileHeader
                 {
                     Sequence = ++_headerSequence,

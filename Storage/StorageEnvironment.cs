@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Buffers;
 using System.Runtime.InteropServices;
 using RavenLite.Storage.Checking;
@@ -18,10 +19,10 @@ namespace RavenLite.Storage;
 ///    transaction sees exactly the state committed when it began.
 /// 2. A commit writes exactly one journal record; with <see cref="DurabilityMode.Sync"/> it
 ///    returns only after that record is on stable storage.
-/// 3. The data file plus the header always form a consistent state as of the header's
-///    LastSyncedTxId: the flusher writes only pages allocated after that state, and reuse of a
-///    freed page waits until both the synced state and every live reader are past the freeing
-///    transaction (see <see cref="FreeSpaceManager"/>).
+/// 3. The data file plus the header form a consistent state as of the header's LastSyncedTxId,
+///    or the undo file gives it back: before a flush overwrites a page below the synced state's
+///    end, that page's before-image is synced in the undo file. Reuse of a freed page waits until
+///    every live reader is past the freeing transaction (see <see cref="FreeSpaceManager"/>).
 /// 4. Opening replays the journal after the header's state (<see cref="JournalRecovery"/>).
 /// 5. After an I/O error on the journal or the data file no write is acknowledged until reopen.
 /// State diagram of a commit (docs/architecture.md): Active -(WriteTransaction.Commit)-> Journaled
@@ -264,6 +265,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
         try
         {
             ThrowIfFailed();
+            Debug.Assert(_writeLock.CurrentCount == 0, "Invariant 1: at most one write transaction.");
             // Published and older than every live snapshot: no reader, now or later, reaches what those commits freed.
             _free.ReleasePending(Math.Min(_registry.OldestSnapshot, _state.TxId));
             EnvironmentState? state = null;

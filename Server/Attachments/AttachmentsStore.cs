@@ -32,16 +32,7 @@ public static class AttachmentsStore
     public const int MaxNameBytes = 512;
 
     /// <summary>400 for a name that is empty, too long or holds control characters.</summary>
-    public static void ValidateName(string? name)
-    {
-        if (string.IsNullOrWhiteSpace(name))
-            throw new BadRequestException("An attachment name must not be empty.");
-        if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw new BadRequestException($"Attachment name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
-        foreach (char ch in name)
-            if (char.IsControl(ch))
-                throw new BadRequestException("Attachment names may not contain control characters.");
-    }
+    public static void ValidateName(string? name) => ExtensionKeys.ValidateName(name, "attachment", MaxNameBytes);
 
     /// <summary>The stored content of a hash: its id and size, or null when no attachment has it.</summary>
     public static (byte[] ContentId, long Size, long References)? Find(Transaction tx, string hash)

@@ -17,7 +17,7 @@ namespace RavenLite.Server.Counters;
 public static class CountersStore
 {
     internal const string TreeName = "Counters";
-    private const byte Separator = 0x1E;
+    private const byte Separator = ExtensionKeys.Separator;
 
     /// <summary>Longest counter name, in UTF-8 bytes.</summary>
     public const int MaxNameBytes = 512;
@@ -26,24 +26,7 @@ public static class CountersStore
     public readonly record struct Counter(string Name, long Value, long Version);
 
     /// <summary>400 for a counter name that is empty, too long or holds control characters.</summary>
-    public static void ValidateName(string? name)
-    {
-        if (string.IsNullOrEmpty(name))
-            throw new BadRequestException("A counter name must not be empty.");
-        if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw new BadRequestException($"Counter name '{name[..Math.Min(name.Length, 40)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
-        foreach (char ch in name)
-            if (char.IsControl(ch))
-                throw new BadRequestException("Counter names may not contain control characters.");
-    }
-
-    private static byte[] Prefix(ReadOnlySpan<byte> docKey)
-    {
-        var p = new byte[docKey.Length + 1];
-        docKey.CopyTo(p);
-        p[^1] = Separator;
-        return p;
-    }
+    public static void ValidateName(string? name) => ExtensionKeys.ValidateName(name, "counter", MaxNameBytes, blankAllowed: true);
 
     private static byte[] Key(ReadOnlySpan<byte> docKey, string name)
     {
@@ -78,7 +61,7 @@ public static class CountersStore
         if (tx.ReadTree(TreeName) is not { } t)
             return result;
         var c = t.CreateCursor();
-        c.Prefix = Prefix(docKey);
+        c.Prefix = ExtensionKeys.Prefix(docKey);
         for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
             result.Add(Decode(c.Value));
         return result;
@@ -124,7 +107,7 @@ public static class CountersStore
         var tree = tx.CreateTree(TreeName);
         var keys = new List<byte[]>();
         var c = tree.CreateCursor();
-        c.Prefix = Prefix(docKey);
+        c.Prefix = ExtensionKeys.Prefix(docKey);
         for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
             keys.Add(c.Key.ToArray());
         foreach (var k in keys)

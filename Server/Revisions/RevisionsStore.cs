@@ -27,7 +27,7 @@ public static class RevisionsStore
     internal const string TreeName = "Revisions";
     internal const string ByEtagTree = "RevisionsByEtag";
     internal const string BinTree = "RevisionsBin";
-    private const byte Separator = 0x1E;
+    private const byte Separator = ExtensionKeys.Separator;
     private static readonly byte[] ConfigurationKey = "RevisionsConfiguration"u8.ToArray();
 
     /// <summary>The stored configuration, or null.</summary>
@@ -46,14 +46,6 @@ public static class RevisionsStore
         using (var w = new Utf8JsonWriter(buffer))
             configuration.Write(w);
         tx.CreateTree(DocumentsStorage.StateTree).Put(ConfigurationKey, buffer.WrittenSpan);
-    }
-
-    private static byte[] Prefix(ReadOnlySpan<byte> docKey)
-    {
-        var p = new byte[docKey.Length + 1];
-        docKey.CopyTo(p);
-        p[^1] = Separator;
-        return p;
     }
 
     private static byte[] Key(ReadOnlySpan<byte> docKey, long etag)
@@ -113,7 +105,7 @@ public static class RevisionsStore
         if (tx.ReadTree(TreeName) is not { } t)
             return result;
         var c = t.CreateCursor();
-        c.Prefix = Prefix(docKey);
+        c.Prefix = ExtensionKeys.Prefix(docKey);
         for (bool ok = c.SeekToFirst(); ok; ok = c.MoveNext())
             result.Add((c.Key.ToArray(), new DateTime(BinaryPrimitives.ReadInt64LittleEndian(c.Value[8..]), DateTimeKind.Utc)));
         return result;
@@ -174,7 +166,7 @@ public static class RevisionsStore
         if (tx.ReadTree(TreeName) is not { } t)
             return result;
         var c = t.CreateCursor();
-        var prefix = Prefix(docKey);
+        var prefix = ExtensionKeys.Prefix(docKey);
         c.Prefix = prefix;
         var last = new byte[prefix.Length + 8];
         prefix.CopyTo(last, 0);
@@ -287,5 +279,4 @@ public static class RevisionsStore
         return result;
     }
 
-    internal static string KeyText(byte[] docKey) => Encoding.UTF8.GetString(docKey);
 }

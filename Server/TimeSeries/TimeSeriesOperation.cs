@@ -48,15 +48,9 @@ public sealed class TimeSeriesOperation
     /// <summary>400 for a name that is empty, too long, or holds control characters or the rollup separator.</summary>
     public static void ValidateName(string? name)
     {
-        if (string.IsNullOrWhiteSpace(name))
-            throw new BadRequestException("A time-series name must not be empty.");
-        if (Encoding.UTF8.GetByteCount(name) > MaxNameBytes)
-            throw new BadRequestException($"Time-series name '{name[..Math.Min(40, name.Length)]}...' is longer than {MaxNameBytes} UTF-8 bytes.");
-        if (name.Contains('@', StringComparison.Ordinal))
+        ExtensionKeys.ValidateName(name, "time-series", MaxNameBytes);
+        if (name!.Contains('@', StringComparison.Ordinal))
             throw new BadRequestException($"Time-series name '{name}' contains '@', which separates a rollup's series from its policy.");
-        foreach (char ch in name)
-            if (char.IsControl(ch))
-                throw new BadRequestException("Time-series names may not contain control characters.");
     }
 
     /// <summary>True for an incremental series name.</summary>

@@ -1,3 +1,4 @@
+using RavenLite.Server.Documents;
 using System.Buffers.Binary;
 using System.Text;
 using RavenLite.Storage.Transactions;
@@ -15,7 +16,7 @@ namespace RavenLite.Server.TimeSeries;
 public static class TimeSeriesStore
 {
     internal const string TreeName = "TimeSeries";
-    private const byte Separator = 0x1E;
+    private const byte Separator = ExtensionKeys.Separator;
 
     /// <summary>The key prefix of one series (or, with <paramref name="name"/> null, of all the document's series).</summary>
     internal static byte[] Prefix(ReadOnlySpan<byte> docKey, string? name)

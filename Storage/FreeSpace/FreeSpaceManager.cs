@@ -1,3 +1,4 @@
+using System.Diagnostics;
 namespace RavenLite.Storage.FreeSpace;
 
 /// <summary>
@@ -106,6 +107,7 @@ internal sealed class FreeSpaceManager
         {
             for (long p = page; p < page + count; p++)
             {
+                Debug.Assert(!owner._free.Contains(p), "A page is never freed twice: a free page is reachable from no tree.");
                 if (allocatedHere)
                     _local.Push(p);
                 else

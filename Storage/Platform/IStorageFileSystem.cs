@@ -3,7 +3,7 @@ namespace RavenLite.Storage.Platform;
 /// <summary>
 /// The engine's one I/O seam: every file creation, write, fsync, growth and directory sync goes
 /// through here, so tests can swap in <see cref="MemoryFileSystem"/> or wrap any file system in
-/// <see cref="FaultInjectingFileSystem"/> (fail the Nth operation, drop or tear unsynced writes,
+/// the test kit's fault-injecting file system (fail the Nth operation, drop or tear unsynced writes,
 /// report a full disk). Paths are absolute or relative to the environment's directory as given.
 /// </summary>
 public interface IStorageFileSystem

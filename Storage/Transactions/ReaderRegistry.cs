@@ -79,13 +79,7 @@ internal sealed class ReaderRegistry
         }
     }
 
-    /// <summary>Frees retired buffers that no live transaction can reach.</summary>
-    public void FreeRetired()
-    {
-        lock (_lock)
-            FreeRetiredLocked();
-    }
-
+    /// <summary>Frees retired buffers that no live transaction can reach (under the lock).</summary>
     private void FreeRetiredLocked()
     {
         long oldestSeq = _live.First?.Value.Seq ?? long.MaxValue;

@@ -16,7 +16,7 @@ public sealed class LayerTests
     private const string Root = "RavenLite.Server.";
 
     private static readonly ArchUnitNET.Domain.Architecture Server = new ArchLoader()
-        .LoadAssemblies(typeof(Hosting.ServerHost).Assembly, typeof(Storage.StorageEnvironment).Assembly)
+        .LoadAssemblies(typeof(RavenLite.Server.Hosting.ServerHost).Assembly, typeof(Storage.StorageEnvironment).Assembly)
         .Build();
 
     /// <summary>Shared vocabulary below everything: errors, settings, log messages, the memory budget, JSON dates.</summary>
@@ -73,10 +73,10 @@ public sealed class LayerTests
     [Fact]
     public void Storage_knows_nothing_of_the_server() =>
         Types().That().ResideInAssembly(typeof(Storage.StorageEnvironment).Assembly).Should()
-            .NotDependOnAny(Types().That().ResideInAssembly(typeof(Hosting.ServerHost).Assembly)).Check(Server);
+            .NotDependOnAny(Types().That().ResideInAssembly(typeof(RavenLite.Server.Hosting.ServerHost).Assembly)).Check(Server);
 
     [Fact]
     public void Every_server_type_lives_in_a_known_layer() =>
-        Types().That().ResideInAssembly(typeof(Hosting.ServerHost).Assembly).And().ResideInNamespaceMatching(@"^RavenLite\.Server\.")
+        Types().That().ResideInAssembly(typeof(RavenLite.Server.Hosting.ServerHost).Assembly).And().ResideInNamespaceMatching(@"^RavenLite\.Server\.")
             .Should().Be(In([.. Foundation, .. Feed, .. Core, .. Services, .. Web, .. Hosting])).Check(Server);
 }

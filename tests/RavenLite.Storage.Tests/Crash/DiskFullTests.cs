@@ -1,3 +1,4 @@
+using RavenLite.TestKit.Faults;
 using System.Diagnostics;
 using RavenLite.Storage.Platform;
 using Xunit.Abstractions;

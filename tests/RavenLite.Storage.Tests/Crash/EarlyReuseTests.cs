@@ -1,3 +1,4 @@
+using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Checking;
 using RavenLite.Storage.Platform;
 

@@ -1,3 +1,4 @@
+using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Platform;
 using RavenLite.TestKit;
 using Xunit.Abstractions;

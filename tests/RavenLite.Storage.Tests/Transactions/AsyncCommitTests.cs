@@ -1,3 +1,4 @@
+using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Platform;
 
 namespace RavenLite.Storage.Tests.Transactions;

@@ -1,3 +1,4 @@
+using RavenLite.TestKit.Faults;
 using RavenLite.TestKit;
 
 namespace RavenLite.Storage.Tests.Transactions;
@@ -8,7 +9,7 @@ public class SnapshotIsolationTests
     private static StorageHarness Fast(bool slowJournalSync = false) => StorageHarness.InMemory(o => new StorageOptions
     {
         Directory = o.Directory, InitialMapSize = o.InitialMapSize, FlushIntervalMs = 5, FlushThresholdPages = 50,
-        FileSystem = !slowJournalSync ? o.FileSystem : new RavenLite.Storage.Platform.FaultInjectingFileSystem(o.FileSystem!)
+        FileSystem = !slowJournalSync ? o.FileSystem : new FaultInjectingFileSystem(o.FileSystem!)
         {
             BeforeSync = path =>
             {
