@@ -19,6 +19,8 @@ namespace RavenLite.Storage;
 /// </summary>
 public sealed unsafe partial class StorageEnvironment
 {
+    // Kept whole: a commit's order is its correctness (room reserved, pages published to the next writer,
+    // record queued, state made visible only when durable); in one method that order reads top to bottom.
     /// <summary>
     /// Commits <paramref name="tx"/>: builds its journal payload, hands its pages to the next write
     /// transaction at once, and queues the record for the journal. The returned task completes once

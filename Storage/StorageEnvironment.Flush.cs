@@ -18,6 +18,8 @@ namespace RavenLite.Storage;
 /// </summary>
 public sealed unsafe partial class StorageEnvironment
 {
+    // Kept whole: a flush's steps are ordered for crash safety (before-images synced, pages written, data
+    // synced, header written, journal recycled), and each step's failure decides whether the environment fails.
     /// <summary>
     /// Copies every committed page into the data file, fsyncs it, records the state in the header
     /// and recycles journal files no longer needed. Runs in the background; call it to force one.

@@ -74,6 +74,8 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
     private readonly Queue<Debugging.JournalRecordInfo> _recentRecords = new(); // the latest records, for GetLayout
     private int _disposed;
 
+    // Kept whole: opening in order (header, undo restore, recovery, format upgrade, flusher), each step's
+    // failure closing what the earlier ones opened.
     private StorageEnvironment(StorageOptions options)
     {
         _options = options;

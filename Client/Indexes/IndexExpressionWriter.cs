@@ -27,6 +27,7 @@ internal sealed class IndexExpressionWriter(DocumentConventions conventions, Par
         return writer._sb.ToString();
     }
 
+    // Kept whole: one case per expression node kind.
     private void Visit(Expression? e)
     {
         switch (e)

@@ -159,6 +159,8 @@ public static class BackupWriter
         return files.Count > 0 && !files[0].EndsWith(FullBackupExtension, StringComparison.Ordinal) ? files[^1] : null;
     }
 
+    // Kept whole: one backup file from one storage snapshot (pages, hashes, then the record and index
+    // definitions), so every part describes the same moment.
     private static BackupResult WriteSnapshot(Database db, BackupRequest request, Stream file, string? previous, CancellationToken cancellation)
     {
         PageHashes? baseHashes = null;

@@ -17,6 +17,7 @@ namespace RavenLite.Server.Batches;
 /// </summary>
 internal static class BatchParser
 {
+    // Kept whole: one case per command type of a batch, each checking its own fields.
     /// <summary>Checks every command; each PUT's document is validated and prepared into <paramref name="prepared"/> (so a bad one fails the whole batch before anything is written).</summary>
     public static List<BatchItem> Parse(JsonElement root, DocumentsStorage documents, ServerOptions options, ArrayBufferWriter<byte> prepared, bool clusterWide,
         List<StagedContent> streams)

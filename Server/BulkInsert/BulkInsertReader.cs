@@ -65,6 +65,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         PendingAttachment = null;
     }
 
+    // Kept whole: the parse loop over one buffer (items, separators, the array's end), stopping where a batch
+    // fills.
     /// <summary>
     /// Parses what is complete in <paramref name="result"/>: each document is validated, prepared
     /// (<see cref="DocumentPreparer"/>) into the batch <paramref name="batch"/> returns (asked per
@@ -255,6 +257,8 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         }
     }
 
+    // Kept whole: one item's parse over the bytes buffered so far, a state machine resumed across calls whose
+    // states share the reader's position and the item's fields.
     /// <summary>
     /// One pass over the item at the start of <paramref name="source"/>: its keys, and the document validated
     /// and prepared straight into the batch's arena. Returns the item's length (the batch then holds it;

@@ -29,6 +29,7 @@ public static class SampleData
     private static readonly string[] Titles = ["Sales Representative", "Sales Manager", "Inside Sales Coordinator", "Vice President, Sales"];
     private static readonly string[] ShipperNames = ["Swift Parcel", "Harbor Freight Lines", "Blue Road Couriers"];
 
+    // Kept whole: the sample data set, collection by collection, from one seeded random source.
     /// <summary>The documents: (id, JSON with <c>@metadata.@collection</c>), in dependency order, then the HiLo documents.</summary>
     public static IEnumerable<(string Id, byte[] Json)> Generate(int seed = 2026)
     {

@@ -126,6 +126,7 @@ public static class DatabaseEndpoints
         }
     }
 
+    // Kept whole: the database record written field by field in RavenDB's shape.
     /// <summary>The database record as RavenDB's clients read it, with RavenLite's settings, client configuration and backup tasks.</summary>
     private static Task WriteRecord(HttpContext context, Database db)
     {

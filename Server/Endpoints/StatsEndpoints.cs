@@ -16,6 +16,7 @@ public static class StatsEndpoints
         app.MapGet("/databases/{db}/stats/detailed", DatabaseRoute.Handle((c, db) => Get(c, db, detailed: true))).Requires(Access.DatabaseRead);
     }
 
+    // Kept whole: the statistics answer written field by field in RavenDB's shape, from one snapshot.
     /// <summary>Database statistics; <paramref name="detailed"/> adds RavenDB's <c>DetailedDatabaseStatistics</c> counts (identities, compare-exchange values).</summary>
     private static Task Get(HttpContext context, Database db, bool detailed)
     {

@@ -33,6 +33,7 @@ public static class ServerHost
         return options;
     }
 
+    // Kept whole: the composition root, services and middleware in the order they run, read top to bottom.
     /// <summary>
     /// Builds (does not start) the server. Throws <see cref="InvalidOperationException"/> for invalid settings.
     /// <paramref name="logging"/> adds to the console logging (tests capture the server's warnings with it).

@@ -13,6 +13,8 @@ namespace RavenLite.Server.Indexing;
 /// </summary>
 public static class IndexCompiler
 {
+    // Kept whole: the dispatch over index kinds (auto, C#, JavaScript, map-reduce) and the checks every kind
+    // shares.
     /// <summary>Compiles <paramref name="definition"/> (400 IndexCompilationException naming the problem).</summary>
     public static CompiledIndex Compile(IndexDefinition definition)
     {

@@ -62,6 +62,8 @@ public sealed partial class QueryRunner
         return Rows(index, snapshot, dbTx);
     }
 
+    // Kept whole: the index's matching entries as one lazy sequence (an iterator) choosing between its paths
+    // (presorted from doc values, search hits, candidates), the snapshot held for the sequence's life.
     private IEnumerable<Row> Rows(Indexing.Index index, Indexing.IndexSnapshot snapshot, Storage.Transactions.Transaction dbTx)
     {
         try

@@ -91,6 +91,8 @@ public static class DatabaseExporter
             w.WriteNullValue();
     }
 
+    // Kept whole: one snapshot and one writer through every section of the dump, in the order RavenDB's import
+    // reads them; the sections share the writer, the snapshot and the counts.
     /// <summary>Writes the dump of <paramref name="db"/> to <paramref name="output"/>; checks <paramref name="cancellation"/> between items.</summary>
     public static SmugglerCounts Export(Database db, Stream output, CancellationToken cancellation)
     {

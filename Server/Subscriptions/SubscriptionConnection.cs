@@ -85,6 +85,8 @@ public sealed class SubscriptionConnection : IDisposable
         w.WriteEndObject();
     }, cancellation);
 
+    // Kept whole: the worker's conversation (batch, acknowledgement, wait for writes) as one loop over the
+    // connection's state.
     /// <summary>Serves the worker until it leaves, is dropped, or the subscription goes.</summary>
     internal async Task RunAsync(JsonElement options, CancellationToken serverStopping)
     {

@@ -64,6 +64,8 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
         }
     }
 
+    // Kept whole: one connection's negotiation (TLS, header, version, authorization) before it is handed to its
+    // protocol; each refusal answers in RavenDB's shape and closes.
     private async Task ServeAsync(TcpClient client, CancellationToken stopping)
     {
         using (client)

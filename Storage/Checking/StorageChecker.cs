@@ -125,6 +125,8 @@ public static unsafe class StorageChecker
         return ok;
     }
 
+    // Kept whole: the checks of one page (bounds, key order, links, fill, overflow runs) against the bounds its
+    // parent gave it, then the recursion into its children.
     private static void Visit(Transaction tx, string tree, long pageNumber, int level, int depth, byte[]? lower, byte[]? upper, bool isRoot,
         Dictionary<long, string> owner, CheckReport report, Counts counts)
     {

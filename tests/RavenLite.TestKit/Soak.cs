@@ -23,6 +23,7 @@ public static class Soak
     /// <summary>What a soak saw.</summary>
     public sealed record Result(List<Interval> Intervals, long Writes, long Reads, long Errors, string? FirstError, int WarmupIntervals, double RssAfterWarmup, double RssAtEnd, double RssGrowth, double WorstP99Ratio, List<string> Failures);
 
+    // Kept whole: writers, readers and the sampler run together on one clock; their counters are shared locals.
     /// <summary>Runs the load against database <paramref name="database"/> through <paramref name="http"/>.</summary>
     public static async Task<Result> RunAsync(HttpClient http, string database, Func<long> rssBytes, Options o)
     {

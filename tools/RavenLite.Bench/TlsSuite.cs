@@ -15,6 +15,8 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
 {
     private const int Clients = 64;
 
+    // Kept whole: the rounds alternate plain and secured servers and the no-work floor inside one loop, so each
+    // ratio compares runs of the same moment.
     public IEnumerable<BenchResult> Run()
     {
         var duration = TimeSpan.FromSeconds(quick ? 3 : 10);

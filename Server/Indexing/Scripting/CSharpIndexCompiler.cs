@@ -154,6 +154,8 @@ internal static class CSharpIndexCompiler
         return new CompiledCSharp(compiledMaps, compiledReduce);
     }
 
+    // Kept whole: one Roslyn compilation from source text to a loaded assembly (or its disk cache), diagnostics
+    // mapped back to the definition's text at each step.
     private static CompiledCSharp CompileNew(string? diskCache, string key, IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources)
     {
         // Additional sources: C# classes the maps may call (checked like index code).

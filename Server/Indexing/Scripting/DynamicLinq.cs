@@ -22,6 +22,7 @@ public static class DynamicLinq
         "ElementAtOrDefault", "Aggregate", "TakeWhile", "SkipWhile", "Union", "Intersect", "Except", "Zip", "ToDictionary",
     ];
 
+    // Kept whole: one switch arm per kind of value a dynamic index expression can enumerate.
     /// <summary>The items of <paramref name="source"/> as a sequence.</summary>
     public static IEnumerable<dynamic> Enumerate(object? source) => source switch
     {

@@ -26,6 +26,8 @@ public sealed class AttachmentsTests
 
     private static ByteArrayContent Bytes(byte[] data) => new(data);
 
+    // Kept whole: one document's attachments through upload, dedupe, ranges and refusals; each step depends on
+    // what the previous stored.
     [Fact]
     public async Task Attachments_stream_dedupe_serve_ranges_and_refuse_bad_input()
     {

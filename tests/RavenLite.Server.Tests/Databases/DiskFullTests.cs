@@ -124,6 +124,8 @@ public sealed class DiskFullTests(ITestOutputHelper output)
         }
     }
 
+    // Kept whole: one scenario against one server on one small tmpfs (fill, refuse, read, free, resume); its
+    // steps share the server and the volume.
     [Fact]
     public async Task A_full_disk_refuses_writes_with_507_keeps_serving_reads_and_resumes_once_space_is_freed()
     {

@@ -74,6 +74,7 @@ public sealed class QueryTests(ITestOutputHelper output)
     /// <summary>The documented text order: lower-cased, ordinal (the test data is ASCII, where that is code-point order).</summary>
     private static int Cmp(string a, string b) => Math.Sign(string.CompareOrdinal(a.ToLowerInvariant(), b.ToLowerInvariant()));
 
+    // Kept whole: one case per condition kind the random queries draw from.
     private static Condition RandomCondition(Random rnd, JsonObject p, int depth)
     {
         string Param(JsonNode? v)
@@ -297,6 +298,8 @@ public sealed class QueryTests(ITestOutputHelper output)
         }
     }
 
+    // Kept whole: one model and one server through every round of writes and queries; each round is checked
+    // against the model.
     /// <summary>
     /// A number range ordered by its own field (answered from the field's number terms, segment by segment) against
     /// the model and against the general path (the same query with <c>and true</c>, which is ranked from sort keys):

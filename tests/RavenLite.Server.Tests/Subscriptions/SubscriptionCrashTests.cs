@@ -24,6 +24,8 @@ public sealed class SubscriptionCrashTests(ITestOutputHelper output)
         public int N { get; set; }
     }
 
+    // Kept whole: one scenario (writers, a worker, SIGKILLs, restarts) whose audit needs every step's
+    // acknowledgements.
     [Fact]
     public async Task Sigkill_and_worker_restarts_skip_no_document()
     {

@@ -28,6 +28,8 @@ public class DiskFullTests(ITestOutputHelper output)
         return r.ReadTree("meta") is { } meta && meta.TryGet("last"u8, out var v) ? System.Buffers.Binary.BinaryPrimitives.ReadInt32LittleEndian(v) : -1;
     }
 
+    // Kept whole: one scenario on one environment whose disk fills and frees; each step checks the state the
+    // previous one left.
     /// <summary>
     /// Commits until the disk is full: the commit that needs more room, for the data file (which grows as commits
     /// need it, so that a flush never has to) or for the journal, is refused.

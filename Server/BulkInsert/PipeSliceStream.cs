@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 
-namespace RavenLite.Server.Http;
+namespace RavenLite.Server.BulkInsert;
 
 /// <summary>
 /// A read-only stream over the next <c>length</c> bytes of a <see cref="PipeReader"/> (a bulk insert attachment's
