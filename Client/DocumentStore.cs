@@ -1,6 +1,6 @@
+using System.Collections.Concurrent;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
-using System.Collections.Concurrent;
 using RavenLite.Client.BulkInsert;
 using RavenLite.Client.Http;
 using RavenLite.Client.Identity;

@@ -1,9 +1,6 @@
-using System.Diagnostics;
 using System.Buffers;
+using System.Diagnostics;
 using System.Runtime.InteropServices;
-using RavenLite.Storage.Checking;
-using RavenLite.Storage.Debugging;
-using RavenLite.Storage.FreeSpace;
 using RavenLite.Storage.Journal;
 using RavenLite.Storage.Paging;
 using RavenLite.Storage.Platform;

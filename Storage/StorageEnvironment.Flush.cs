@@ -1,14 +1,6 @@
 using System.Diagnostics;
-using System.Buffers;
-using System.Runtime.InteropServices;
-using RavenLite.Storage.Checking;
-using RavenLite.Storage.Debugging;
-using RavenLite.Storage.FreeSpace;
-using RavenLite.Storage.Journal;
 using RavenLite.Storage.Paging;
-using RavenLite.Storage.Platform;
 using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
 
 namespace RavenLite.Storage;
 
@@ -120,8 +112,8 @@ public sealed unsafe partial class StorageEnvironment
     /// <summary>
     /// Writes each page run with its own pwrite, in page order. Deliberately not joined into larger
     /// writes: on Linux 6.x a large write leaves large page-cache folios behind, and a later one-page
-    /// update then dirties (and fdatasync writes) the whole folio — measured 700 KiB written per
-    /// random 100-put transaction with 4 MiB joined writes against 472 KiB with per-page writes.
+    /// update then dirties (and fdatasync writes) the whole folio, so joined writes raise the bytes
+    /// written per transaction (docs/architecture.md, "How a write becomes durable", step 4).
     /// </summary>
     private void WritePages(List<PageBuffer> buffers)
     {

@@ -1,13 +1,4 @@
-using System.Buffers;
-using System.Runtime.InteropServices;
-using RavenLite.Storage.Checking;
-using RavenLite.Storage.Debugging;
-using RavenLite.Storage.FreeSpace;
-using RavenLite.Storage.Journal;
 using RavenLite.Storage.Paging;
-using RavenLite.Storage.Platform;
-using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
 
 namespace RavenLite.Storage;
 

@@ -1,6 +1,5 @@
-using System.Diagnostics;
 using System.Buffers;
-using System.Runtime.InteropServices;
+using System.Diagnostics;
 using RavenLite.Storage.Checking;
 using RavenLite.Storage.Debugging;
 using RavenLite.Storage.FreeSpace;

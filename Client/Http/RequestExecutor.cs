@@ -1,6 +1,6 @@
+using System.Net;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
-using System.Net;
 using System.Text.Json;
 using RavenLite.Client.Exceptions;
 

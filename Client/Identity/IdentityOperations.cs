@@ -1,5 +1,4 @@
 using System.Globalization;
-using System.Text.Json.Nodes;
 using RavenLite.Client.Http;
 using RavenLite.Client.Operations;
 

@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Text.Json.Nodes;
-using RavenLite.Client.Commands;
 using RavenLite.Client.Http;
 using RavenLite.Client.Operations;
 

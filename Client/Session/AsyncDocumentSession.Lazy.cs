@@ -1,12 +1,6 @@
 using System.Text;
-using System.Text.Json;
 using System.Text.Json.Nodes;
-using RavenLite.Client.Attachments;
 using RavenLite.Client.Commands;
-using RavenLite.Client.CompareExchange;
-using RavenLite.Client.Counters;
-using RavenLite.Client.Exceptions;
-using RavenLite.Client.Linq;
 
 namespace RavenLite.Client.Session;
 

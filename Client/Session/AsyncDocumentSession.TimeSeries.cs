@@ -1,13 +1,3 @@
-using System.Text;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Client.Attachments;
-using RavenLite.Client.Commands;
-using RavenLite.Client.CompareExchange;
-using RavenLite.Client.Counters;
-using RavenLite.Client.Exceptions;
-using RavenLite.Client.Linq;
-
 namespace RavenLite.Client.Session;
 
 /// <summary>Time series: appends, increments and deletes queued for SaveChanges, reads sent at once.</summary>

@@ -1,11 +1,10 @@
-using System.Net.Security;
 using System.Buffers;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Client.Exceptions;
-using RavenLite.Client.Http;
 
 namespace RavenLite.Client.Subscriptions;
 

@@ -1,5 +1,5 @@
-using RavenLite.Server.Errors;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Attachments;
 

@@ -1,7 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Buffers.Binary;
-using System.Text;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Attachments;

@@ -1,8 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;
 

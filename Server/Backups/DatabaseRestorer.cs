@@ -1,9 +1,8 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.IO.Compression;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
 using RavenLite.Storage;
 using RavenLite.Storage.Backup;
 

@@ -1,7 +1,7 @@
-using RavenLite.Server.Errors;
 using System.IO.Compression;
 using System.Text.Json;
 using Cronos;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Backups;
 

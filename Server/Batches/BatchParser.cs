@@ -6,8 +6,6 @@ using RavenLite.Server.Configuration;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Errors;
-using RavenLite.Server.Formatting;
-using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Batches;
 

@@ -1,13 +1,5 @@
-using System.Buffers;
 using System.Text.Json;
-using RavenLite.Server.Attachments;
-using RavenLite.Server.CompareExchange;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Counters;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
-using RavenLite.Server.Formatting;
-using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Batches;
 

@@ -1,8 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Text.Json;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.BulkInsert;
 

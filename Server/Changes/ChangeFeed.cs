@@ -1,7 +1,7 @@
-using RavenLite.Server.Formatting;
 using System.Buffers;
 using System.Text.Json;
 using System.Threading.Channels;
+using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.Changes;
 

@@ -1,4 +1,3 @@
-using RavenLite.Server.Configuration;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 

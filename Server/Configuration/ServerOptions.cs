@@ -1,4 +1,3 @@
-using RavenLite.Server.Memory;
 using System.Net;
 using RavenLite.Storage;
 

@@ -1,7 +1,7 @@
-using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Text;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 

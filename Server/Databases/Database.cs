@@ -1,4 +1,3 @@
-using RavenLite.Server.Configuration;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;

@@ -1,8 +1,8 @@
-using RavenLite.Server.Logging;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Logging;
 
 namespace RavenLite.Server.Databases;
 

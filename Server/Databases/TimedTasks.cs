@@ -1,6 +1,6 @@
-using RavenLite.Server.Documents;
 using System.Text;
 using System.Text.Json.Nodes;
+using RavenLite.Server.Documents;
 using RavenLite.Server.Expiration;
 using RavenLite.Server.TransactionMerger;
 

@@ -3,7 +3,6 @@ using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.Text;
 using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
 using ZstdSharp;
 
 namespace RavenLite.Server.Documents;

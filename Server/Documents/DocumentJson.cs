@@ -1,7 +1,7 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.Documents;
 

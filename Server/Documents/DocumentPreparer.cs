@@ -1,7 +1,7 @@
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Documents;
 

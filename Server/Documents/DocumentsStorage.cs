@@ -1,8 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Buffers.Binary;
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using RavenLite.Server.Errors;
 using RavenLite.Storage;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;

@@ -1,14 +1,13 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Attachments;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
+using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,10 +1,8 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
-using System.Globalization;
 using RavenLite.Server.Backups;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Security;

@@ -1,23 +1,18 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Attachments;
-using RavenLite.Server.CompareExchange;
-using RavenLite.Server.Counters;
 using RavenLite.Server.Batches;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// <c>POST /databases/{db}/bulk_docs</c> (PROTOCOL.md §5): a session's SaveChanges. Every command of
+/// <c>POST /databases/{db}/bulk_docs</c> (docs/protocol.md §5): a session's SaveChanges. Every command of
 /// the batch (PUT, DELETE, PATCH, Counters) is applied in one transaction or none is (a failed
 /// change-vector check answers 409, a failing patch script 400, and nothing is written). A cluster-wide batch
 /// (<c>TransactionMode: ClusterWide</c>, what RavenDB runs on a one-node cluster too) holds PUT, DELETE,

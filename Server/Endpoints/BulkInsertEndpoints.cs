@@ -1,11 +1,7 @@
-using RavenLite.Server.Memory;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
-using System.IO.Pipelines;
-using RavenLite.Server.Attachments;
 using RavenLite.Server.BulkInsert;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Security;

@@ -1,14 +1,12 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Logging;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using System.Security.Claims;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text.Json;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
+using RavenLite.Server.Logging;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

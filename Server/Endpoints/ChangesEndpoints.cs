@@ -1,7 +1,6 @@
-using RavenLite.Server.Errors;
 using RavenLite.Server.Changes;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Http;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

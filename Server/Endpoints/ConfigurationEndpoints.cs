@@ -1,7 +1,6 @@
-using RavenLite.Server.Configuration;
 using System.Text.Json.Nodes;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

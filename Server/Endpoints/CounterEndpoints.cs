@@ -1,12 +1,11 @@
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
+using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,11 +1,10 @@
-using RavenLite.Server.Indexing;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Text.Json;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
+using RavenLite.Server.Indexing;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

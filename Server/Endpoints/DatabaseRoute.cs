@@ -1,7 +1,6 @@
-using RavenLite.Server.Configuration;
 using RavenLite.Server.BulkInsert;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Endpoints;

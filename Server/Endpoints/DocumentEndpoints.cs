@@ -1,15 +1,14 @@
-using RavenLite.Server.Queries;
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
+using RavenLite.Server.Queries;
+using RavenLite.Server.Security;
 using RavenLite.Server.TransactionMerger;
 using RavenLite.Storage.Transactions;
-using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,9 +1,9 @@
-using RavenLite.Server.Errors;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
+using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,8 +1,7 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 using RavenLite.Server.Security;

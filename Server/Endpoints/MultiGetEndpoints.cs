@@ -1,10 +1,10 @@
-using RavenLite.Server.Memory;
-using RavenLite.Server.Errors;
 using System.Text;
 using System.Text.Json;
 using Microsoft.AspNetCore.Routing.Template;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
+using RavenLite.Server.Memory;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

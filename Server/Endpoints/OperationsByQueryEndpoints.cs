@@ -1,12 +1,10 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Queries;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

@@ -1,14 +1,12 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using System.Text.Json;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
+using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 

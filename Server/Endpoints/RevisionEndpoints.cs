@@ -1,13 +1,13 @@
-using RavenLite.Server.Operations;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
+using RavenLite.Server.Operations;
 using RavenLite.Server.Revisions;
-using RavenLite.Server.TransactionMerger;
 using RavenLite.Server.Security;
+using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,14 +1,13 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using Microsoft.AspNetCore.WebUtilities;
 using Microsoft.Net.Http.Headers;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
-using RavenLite.Server.Smuggler;
 using RavenLite.Server.Security;
+using RavenLite.Server.Smuggler;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,6 +1,6 @@
-using RavenLite.Server.Formatting;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

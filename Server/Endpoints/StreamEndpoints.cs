@@ -1,8 +1,8 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
 using RavenLite.Server.Security;

@@ -1,7 +1,6 @@
-using RavenLite.Server.Monitoring;
-using RavenLite.Server.Errors;
 using System.Diagnostics;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

@@ -1,8 +1,8 @@
-using RavenLite.Server.Errors;
 using Microsoft.AspNetCore.ResponseCompression;
 using Microsoft.AspNetCore.StaticFiles;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Net.Http.Headers;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

@@ -1,12 +1,12 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
-using RavenLite.Server.Subscriptions;
 using RavenLite.Server.Security;
+using RavenLite.Server.Subscriptions;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,15 +1,14 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Hosting;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
+using RavenLite.Server.Security;
 using RavenLite.Server.TimeSeries;
 using RavenLite.Server.TransactionMerger;
-using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;
 

@@ -1,9 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Buffers.Binary;
-using System.Globalization;
-using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Expiration;

@@ -1,4 +1,3 @@
-using Microsoft.AspNetCore.OpenApi;
 using Microsoft.AspNetCore.Routing.Patterns;
 using Microsoft.OpenApi;
 using RavenLite.Server.Security;

@@ -1,13 +1,12 @@
-using RavenLite.Server.Monitoring;
-using RavenLite.Server.Memory;
-using RavenLite.Server.Logging;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Endpoints;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
+using RavenLite.Server.Logging;
+using RavenLite.Server.Monitoring;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Hosting;

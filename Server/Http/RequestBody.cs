@@ -1,8 +1,7 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.IO.Compression;
 using System.IO.Pipelines;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Http;
 

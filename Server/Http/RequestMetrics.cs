@@ -1,4 +1,3 @@
-using RavenLite.Server.Configuration;
 using System.Diagnostics;
 
 namespace RavenLite.Server.Http;

@@ -1,6 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Globalization;
 using Microsoft.Extensions.Primitives;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Http;
 

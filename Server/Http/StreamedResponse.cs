@@ -1,4 +1,3 @@
-using RavenLite.Server.Configuration;
 using System.Buffers;
 using System.Diagnostics;
 using System.Text.Json;

@@ -1,6 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Text;
 using Microsoft.CodeAnalysis.CSharp;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,17 +1,11 @@
 using System.Buffers.Binary;
-using System.Diagnostics;
-using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
-using Lucene.Net.Store;
 using Lucene.Net.Util;
-using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Storage;
 using RavenLite.Storage.Transactions;
-using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,5 +1,5 @@
-using RavenLite.Server.Errors;
 using System.Text.Json;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

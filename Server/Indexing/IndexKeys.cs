@@ -1,7 +1,6 @@
 using System.Buffers.Binary;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Queries;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,4 +1,3 @@
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.Util;
@@ -6,6 +5,7 @@ using Lucene.Net.Index;
 using Lucene.Net.Queries.Mlt;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

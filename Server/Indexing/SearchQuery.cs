@@ -1,9 +1,9 @@
-using RavenLite.Server.Errors;
 using Lucene.Net.Analysis;
 using Lucene.Net.Index.Memory;
 using Lucene.Net.QueryParsers.Classic;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

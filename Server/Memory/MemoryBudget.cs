@@ -1,4 +1,3 @@
-using RavenLite.Server.Configuration;
 using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Memory;

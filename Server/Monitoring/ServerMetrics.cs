@@ -1,9 +1,9 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Diagnostics.Metrics;
 using OpenTelemetry.Metrics;
+using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Monitoring;

@@ -1,6 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Operations;
 

@@ -1,5 +1,5 @@
-using RavenLite.Server.Errors;
 using System.Collections.Concurrent;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Operations;
 

@@ -1,11 +1,10 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing.Scripting;
 
 namespace RavenLite.Server.Operations;

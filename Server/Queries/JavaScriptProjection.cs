@@ -1,12 +1,12 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;
-using JsonSerializer = System.Text.Json.JsonSerializer;
 using Jint.Native.Object;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
+using JsonSerializer = System.Text.Json.JsonSerializer;
 
 namespace RavenLite.Server.Queries;
 

@@ -1,5 +1,3 @@
-using RavenLite.Server.Memory;
-
 namespace RavenLite.Server.Queries;
 
 /// <summary>

@@ -1,7 +1,6 @@
-using RavenLite.Server.Errors;
-using System.Globalization;
 using System.Text.Json;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

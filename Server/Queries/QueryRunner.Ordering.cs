@@ -1,6 +1,5 @@
 using System.Globalization;
 using System.Text.Json;
-using RavenLite.Server.Documents;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

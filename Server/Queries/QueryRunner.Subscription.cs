@@ -1,7 +1,7 @@
-using RavenLite.Server.Errors;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Queries;
 

@@ -1,12 +1,9 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Memory;
-using RavenLite.Server.Errors;
 using System.Diagnostics;
-using System.Globalization;
 using System.Text;
 using System.Text.Json;
-using RavenLite.Server.Documents;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

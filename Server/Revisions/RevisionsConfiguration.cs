@@ -1,6 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Revisions;
 

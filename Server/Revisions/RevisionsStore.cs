@@ -1,12 +1,10 @@
-using RavenLite.Server.Formatting;
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
-using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Formatting;
 using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
 
 namespace RavenLite.Server.Revisions;
 

@@ -1,8 +1,8 @@
-using RavenLite.Server.Configuration;
 using System.Collections.Frozen;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using System.Text.Json;
+using RavenLite.Server.Configuration;
 using RavenLite.Storage;
 
 namespace RavenLite.Server.Security;

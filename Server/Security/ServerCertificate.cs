@@ -1,8 +1,8 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Logging;
 using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using RavenLite.Server.Configuration;
+using RavenLite.Server.Logging;
 
 namespace RavenLite.Server.Security;
 

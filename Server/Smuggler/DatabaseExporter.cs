@@ -1,9 +1,8 @@
 using System.IO.Compression;
 using System.Text.Json;
-using RavenLite.Server.Indexing;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Storage.Transactions;
+using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Smuggler;
 

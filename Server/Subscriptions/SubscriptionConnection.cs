@@ -1,9 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Buffers;
-using System.Diagnostics;
 using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Subscriptions;
 

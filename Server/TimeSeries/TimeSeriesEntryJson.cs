@@ -1,6 +1,5 @@
-using RavenLite.Server.Formatting;
 using System.Text.Json;
-using RavenLite.Server.Documents;
+using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.TimeSeries;
 

@@ -1,9 +1,8 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Text.Json;
 using System.Text.RegularExpressions;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.TimeSeries;
 

@@ -1,8 +1,7 @@
-using RavenLite.Server.Documents;
 using System.Buffers.Binary;
 using System.Text;
+using RavenLite.Server.Documents;
 using RavenLite.Storage.Transactions;
-using RavenLite.Storage.Trees;
 
 namespace RavenLite.Server.TimeSeries;
 

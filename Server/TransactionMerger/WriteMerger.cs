@@ -1,4 +1,3 @@
-using RavenLite.Server.Monitoring;
 using System.Diagnostics;
 using System.Threading.Channels;
 using RavenLite.Server.Documents;

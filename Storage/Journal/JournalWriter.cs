@@ -270,8 +270,8 @@ internal sealed class JournalWriter : IDisposable
         try
         {
             // fallocate, not a zero-fill of the whole file: on Linux 6.x a zero-fill in large writes leaves large
-            // page-cache folios, and then every small record dirties (and fdatasync writes) a whole folio —
-            // measured 1 MiB written per 345-byte commit instead of 4 KiB. ZeroAhead fills in 4 KiB writes instead.
+            // page-cache folios, and then every small record dirties (and fdatasync writes) a whole folio instead of
+            // one 4 KiB page. ZeroAhead fills in 4 KiB writes instead.
             AllocateWithFallback(f, size, minimum);
             // Also for a file found here but not opened before (created, or renamed from a spare, by an attempt that
             // then found the disk full): its directory entry must be durable before records in it are acknowledged.

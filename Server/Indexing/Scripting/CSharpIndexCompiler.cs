@@ -1,4 +1,3 @@
-using RavenLite.Server.Errors;
 using System.Collections.Concurrent;
 using System.Reflection;
 using System.Runtime.Loader;
@@ -7,6 +6,7 @@ using System.Text;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.CSharp.Syntax;
+using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

@@ -1,10 +1,9 @@
 using System.Net;
 using System.Net.Http.Headers;
 using System.Security.Cryptography;
-using System.Text;
 using System.Text.Json;
-using RavenLite.TestKit;
 using RavenLite.Server.Tests.Helpers;
+using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Attachments;
 

@@ -1,11 +1,10 @@
 using System.Collections.Concurrent;
 using System.Globalization;
 using System.Net;
-using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Databases;
-using static RavenLite.Server.Tests.Helpers.TestServer;
 using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Backups;
 

@@ -1,10 +1,7 @@
-using RavenLite.Server.Errors;
 using System.Net;
-using System.Text.Json;
 using Microsoft.Extensions.DependencyInjection;
 using RavenLite.Server.Databases;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Batches;
 

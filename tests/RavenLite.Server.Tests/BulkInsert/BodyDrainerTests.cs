@@ -1,7 +1,5 @@
-using RavenLite.Server.BulkInsert;
 using System.Text;
-using RavenLite.Server.Http;
-using RavenLite.Server.Tests.Helpers;
+using RavenLite.Server.BulkInsert;
 
 namespace RavenLite.Server.Tests.BulkInsert;
 

@@ -4,7 +4,6 @@ using System.Text.Json;
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Documents;
 using RavenLite.TestKit;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.BulkInsert;
 

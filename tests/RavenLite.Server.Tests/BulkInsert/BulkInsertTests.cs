@@ -2,9 +2,9 @@ using System.IO.Compression;
 using System.Net;
 using System.Text;
 using System.Text.Json;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.BulkInsert;
 

@@ -3,8 +3,8 @@ using System.Net.WebSockets;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using static RavenLite.Server.Tests.Helpers.TestServer;
 using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Changes;
 

@@ -1,9 +1,9 @@
 using System.Net;
 using System.Text.Json;
 using RavenLite.Server.Databases;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.Storage;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Databases;
 

@@ -1,8 +1,6 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text.Json;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Databases;
 

@@ -1,9 +1,9 @@
 using System.Diagnostics;
 using System.Net;
 using System.Text.Json.Nodes;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Databases;
 

@@ -1,8 +1,8 @@
 using System.Net;
 using System.Text;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Databases;
 

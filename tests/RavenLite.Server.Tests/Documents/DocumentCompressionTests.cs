@@ -6,9 +6,7 @@ using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Documents;
 using RavenLite.TestKit;
-using Xunit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Documents;
 

@@ -1,8 +1,7 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text.Json;
-using static RavenLite.Server.Tests.Helpers.TestServer;
 using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Documents;
 

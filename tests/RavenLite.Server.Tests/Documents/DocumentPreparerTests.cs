@@ -1,11 +1,9 @@
-using RavenLite.Server.Formatting;
-using RavenLite.Server.Errors;
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Http;
-using RavenLite.Server.Tests.Helpers;
+using RavenLite.Server.Errors;
+using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.Tests.Documents;
 

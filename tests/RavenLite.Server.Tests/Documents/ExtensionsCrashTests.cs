@@ -3,10 +3,10 @@ using System.Globalization;
 using System.Net;
 using System.Security.Cryptography;
 using System.Text.Json;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Documents;
 

@@ -1,5 +1,4 @@
 using RavenLite.Server.Documents;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Documents;
 

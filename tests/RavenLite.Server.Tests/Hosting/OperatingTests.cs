@@ -1,5 +1,4 @@
 using System.Net;
-using System.Text.Json;
 using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Hosting;

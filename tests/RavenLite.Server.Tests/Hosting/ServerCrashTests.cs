@@ -3,10 +3,10 @@ using System.Diagnostics;
 using System.Globalization;
 using System.Net;
 using System.Text;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Hosting;
 

@@ -1,7 +1,7 @@
 using System.Net;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Hosting;
 

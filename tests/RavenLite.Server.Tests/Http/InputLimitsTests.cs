@@ -1,9 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Http;
 

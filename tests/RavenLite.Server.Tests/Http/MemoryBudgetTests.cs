@@ -1,11 +1,8 @@
-using RavenLite.Server.Memory;
-using RavenLite.Server.Configuration;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Http;
 

@@ -1,12 +1,10 @@
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Indexing;
 

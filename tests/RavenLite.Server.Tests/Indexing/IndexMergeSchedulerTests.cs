@@ -4,7 +4,6 @@ using Lucene.Net.Index;
 using Lucene.Net.Store;
 using Lucene.Net.Util;
 using RavenLite.Server.Indexing;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Indexing;
 

@@ -1,8 +1,8 @@
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using Xunit.Abstractions;
 using RavenLite.Server.Tests.Helpers;
+using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Indexing;
 

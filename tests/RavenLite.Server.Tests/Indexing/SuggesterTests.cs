@@ -1,5 +1,4 @@
 using RavenLite.Server.Indexing;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Indexing;
 

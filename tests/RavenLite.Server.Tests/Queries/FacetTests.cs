@@ -1,10 +1,9 @@
-using RavenLite.Server.Errors;
 using System.Globalization;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using Xunit.Abstractions;
 using RavenLite.Server.Tests.Helpers;
+using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Queries;
 

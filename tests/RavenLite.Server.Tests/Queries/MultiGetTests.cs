@@ -1,9 +1,8 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text;
 using System.Text.Json;
-using static RavenLite.Server.Tests.Helpers.TestServer;
 using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Queries;
 

@@ -1,4 +1,3 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text.Json;
 using System.Text.Json.Nodes;

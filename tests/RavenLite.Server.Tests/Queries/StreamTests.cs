@@ -1,10 +1,9 @@
-using RavenLite.Server.Errors;
 using System.Net;
 using System.Text;
 using System.Text.Json;
-using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 using RavenLite.Server.Tests.BulkInsert;
+using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Queries;
 

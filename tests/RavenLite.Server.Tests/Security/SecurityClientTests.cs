@@ -5,9 +5,9 @@ using RavenLite.Client.Certificates;
 using RavenLite.Client.Exceptions;
 using RavenLite.Client.Linq;
 using RavenLite.Client.Subscriptions;
-using Xunit.Abstractions;
-using RavenLite.Server.Tests.Helpers;
 using RavenLite.Server.Tests.Compatibility;
+using RavenLite.Server.Tests.Helpers;
+using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Security;
 

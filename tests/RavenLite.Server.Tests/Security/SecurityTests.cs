@@ -1,15 +1,13 @@
-using RavenLite.Server.Configuration;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
-using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using RavenLite.Server.Security;
-using Xunit.Abstractions;
 using RavenLite.Server.Tests.Helpers;
+using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Security;
 

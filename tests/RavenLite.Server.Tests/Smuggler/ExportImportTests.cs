@@ -4,8 +4,8 @@ using System.Net.Http.Headers;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
-using static RavenLite.Server.Tests.Helpers.TestServer;
 using RavenLite.Server.Tests.Helpers;
+using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Smuggler;
 

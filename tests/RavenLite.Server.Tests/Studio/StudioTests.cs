@@ -1,6 +1,6 @@
 using System.Diagnostics;
-using Xunit.Abstractions;
 using RavenLite.Server.Tests.Helpers;
+using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Studio;
 

@@ -3,10 +3,10 @@ using System.Globalization;
 using System.Net;
 using RavenLite.Client;
 using RavenLite.Client.Subscriptions;
+using RavenLite.Server.Tests.Helpers;
 using RavenLite.TestKit;
 using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Subscriptions;
 

@@ -1,7 +1,6 @@
 using System.Net;
 using System.Text.Json;
 using static RavenLite.Server.Tests.Helpers.TestServer;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Subscriptions;
 

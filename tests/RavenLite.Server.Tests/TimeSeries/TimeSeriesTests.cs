@@ -1,8 +1,7 @@
 using System.Net;
 using System.Text;
-using System.Text.Json;
-using RavenLite.Server.TimeSeries;
 using RavenLite.Server.Tests.Helpers;
+using RavenLite.Server.TimeSeries;
 
 namespace RavenLite.Server.Tests.TimeSeries;
 

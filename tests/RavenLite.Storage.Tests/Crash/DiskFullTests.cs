@@ -1,6 +1,6 @@
-using RavenLite.TestKit.Faults;
 using System.Diagnostics;
 using RavenLite.Storage.Platform;
+using RavenLite.TestKit.Faults;
 using Xunit.Abstractions;
 
 namespace RavenLite.Storage.Tests.Crash;

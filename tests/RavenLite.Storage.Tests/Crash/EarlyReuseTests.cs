@@ -1,6 +1,6 @@
-using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Checking;
 using RavenLite.Storage.Platform;
+using RavenLite.TestKit.Faults;
 
 namespace RavenLite.Storage.Tests.Crash;
 

@@ -1,6 +1,6 @@
-using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Platform;
 using RavenLite.TestKit;
+using RavenLite.TestKit.Faults;
 using Xunit.Abstractions;
 
 namespace RavenLite.Storage.Tests.Crash;

@@ -1,5 +1,5 @@
-using RavenLite.TestKit.Faults;
 using RavenLite.Storage.Platform;
+using RavenLite.TestKit.Faults;
 
 namespace RavenLite.Storage.Tests.Transactions;
 

@@ -1,5 +1,5 @@
-using RavenLite.TestKit.Faults;
 using RavenLite.TestKit;
+using RavenLite.TestKit.Faults;
 
 namespace RavenLite.Storage.Tests.Transactions;
 

@@ -1,4 +1,3 @@
-using RavenLite.Storage.Trees;
 using RavenLite.TestKit;
 
 namespace RavenLite.Storage.Tests.Trees;
