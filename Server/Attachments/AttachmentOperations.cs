@@ -1,5 +1,4 @@
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Attachments;
 

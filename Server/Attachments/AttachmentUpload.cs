@@ -1,6 +1,4 @@
-using System.Buffers;
 using System.Security.Cryptography;
-using RavenLite.Server.Errors;
 using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Attachments;

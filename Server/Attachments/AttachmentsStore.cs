@@ -1,6 +1,4 @@
-using System.Buffers.Binary;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Attachments;

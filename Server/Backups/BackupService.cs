@@ -1,10 +1,7 @@
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Operations;
 using RavenLite.Server.TransactionMerger;
+using OperationStatus = RavenLite.Server.Operations.OperationStatus;
 
 namespace RavenLite.Server.Backups;
 

@@ -1,5 +1,3 @@
-using System.Text.Json;
-
 namespace RavenLite.Server.Backups;
 
 #pragma warning disable CA1507 // the JSON names are RavenDB's wire names, equal to some member names by coincidence

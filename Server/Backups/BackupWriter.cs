@@ -1,9 +1,6 @@
-using System.Globalization;
 using System.IO.Compression;
-using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Backup;
 using RavenLite.Storage.Platform;
 

@@ -1,8 +1,6 @@
 using System.IO.Compression;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Storage;
 using RavenLite.Storage.Backup;
 

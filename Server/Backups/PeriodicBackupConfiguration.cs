@@ -1,7 +1,5 @@
 using System.IO.Compression;
-using System.Text.Json;
 using Cronos;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Backups;
 

@@ -1,11 +1,8 @@
-using System.Buffers;
-using System.Text.Json;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Batches;
 

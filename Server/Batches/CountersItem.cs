@@ -1,4 +1,3 @@
-using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Documents;
 

@@ -1,7 +1,5 @@
-using System.Text.Json;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.TransactionMerger;
 
 namespace RavenLite.Server.Batches;

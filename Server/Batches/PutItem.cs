@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Text.Json;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Formatting;
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.IO.Pipelines;
 
 namespace RavenLite.Server.BulkInsert;

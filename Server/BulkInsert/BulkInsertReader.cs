@@ -1,8 +1,5 @@
-using System.Buffers;
 using System.IO.Pipelines;
-using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.BulkInsert;
 

@@ -2,7 +2,6 @@ using System.IO.Pipelines;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Memory;
 using RavenLite.Server.Operations;
 

@@ -1,5 +1,3 @@
-using System.Buffers;
-
 namespace RavenLite.Server.BulkInsert;
 
 /// <summary>

@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Text.Json;
 using System.Threading.Channels;
 using RavenLite.Server.Formatting;
 

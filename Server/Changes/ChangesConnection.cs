@@ -1,7 +1,4 @@
-using System.Buffers;
 using System.Net.WebSockets;
-using System.Text;
-using System.Text.Json;
 using System.Threading.Channels;
 
 namespace RavenLite.Server.Changes;

@@ -1,8 +1,4 @@
-using System.Buffers.Binary;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.CompareExchange;

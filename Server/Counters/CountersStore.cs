@@ -1,7 +1,4 @@
-using System.Buffers.Binary;
-using System.Text;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 

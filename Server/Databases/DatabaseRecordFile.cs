@@ -1,7 +1,4 @@
-using System.Globalization;
-using System.Text.Json;
 using System.Text.Json.Nodes;
-using RavenLite.Server.Errors;
 using RavenLite.Storage;
 
 namespace RavenLite.Server.Databases;

@@ -1,7 +1,5 @@
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Logging;
 
 namespace RavenLite.Server.Databases;

@@ -1,4 +1,3 @@
-using System.Text;
 using System.Text.Json.Nodes;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Expiration;

@@ -1,5 +1,3 @@
-using System.Globalization;
-
 namespace RavenLite.Server.Documents;
 
 /// <summary>Change vectors in RavenDB's single-node shape <c>A:{etag}-{database id}</c> (docs/protocol.md §1.3).</summary>

@@ -1,7 +1,4 @@
-using System.Buffers;
-using System.Buffers.Binary;
 using System.Collections.Concurrent;
-using System.Text;
 using RavenLite.Storage.Transactions;
 using ZstdSharp;
 

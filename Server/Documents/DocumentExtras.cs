@@ -1,5 +1,3 @@
-using System.Text.Json;
-
 namespace RavenLite.Server.Documents;
 
 /// <summary>

@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Text.Json;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.Documents;

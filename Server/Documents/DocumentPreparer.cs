@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Text;
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Documents;
 
 /// <summary>

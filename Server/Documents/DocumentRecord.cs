@@ -1,7 +1,3 @@
-using System.Buffers;
-using System.Buffers.Binary;
-using System.Text;
-
 namespace RavenLite.Server.Documents;
 
 /// <summary>

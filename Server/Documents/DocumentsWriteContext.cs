@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Buffers.Binary;
-using System.Text;
-using System.Text.Json;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 

@@ -1,7 +1,3 @@
-using System.Buffers;
-using System.Globalization;
-using System.Text.Json;
-
 namespace RavenLite.Server.Documents;
 
 /// <summary>

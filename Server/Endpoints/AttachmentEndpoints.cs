@@ -1,10 +1,7 @@
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 using RavenLite.Server.TransactionMerger;

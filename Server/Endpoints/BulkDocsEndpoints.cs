@@ -1,11 +1,8 @@
-using System.Buffers;
-using System.Text.Json;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.Batches;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

@@ -1,7 +1,6 @@
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Security;

@@ -1,9 +1,7 @@
 using System.Security.Claims;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using System.Text.Json;
 using RavenLite.Server.Configuration;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Logging;

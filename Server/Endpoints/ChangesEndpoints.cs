@@ -1,6 +1,5 @@
 using RavenLite.Server.Changes;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Endpoints;

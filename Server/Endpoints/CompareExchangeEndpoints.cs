@@ -2,7 +2,6 @@ using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 using RavenLite.Server.TransactionMerger;

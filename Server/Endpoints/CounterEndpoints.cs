@@ -1,8 +1,6 @@
-using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 using RavenLite.Server.TransactionMerger;

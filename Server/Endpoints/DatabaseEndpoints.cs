@@ -1,8 +1,6 @@
-using System.Text.Json;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Indexing;
 using RavenLite.Server.Security;

@@ -1,6 +1,5 @@
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Endpoints;

@@ -1,9 +1,6 @@
-using System.Buffers;
-using System.Text.Json;
 using RavenLite.Server.Counters;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;
 using RavenLite.Server.Security;

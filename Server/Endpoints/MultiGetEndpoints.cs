@@ -1,8 +1,5 @@
-using System.Text;
-using System.Text.Json;
 using Microsoft.AspNetCore.Routing.Template;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Memory;
 using RavenLite.Server.Security;

@@ -1,7 +1,5 @@
-using System.Text.Json;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;

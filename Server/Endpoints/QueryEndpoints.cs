@@ -1,8 +1,4 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Queries;

@@ -1,9 +1,7 @@
-using System.Globalization;
 using Microsoft.AspNetCore.WebUtilities;
 using Microsoft.Net.Http.Headers;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Operations;
 using RavenLite.Server.Security;

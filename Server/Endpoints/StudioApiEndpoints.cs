@@ -1,6 +1,4 @@
-using System.Diagnostics;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 

@@ -1,6 +1,5 @@
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;
 using RavenLite.Server.TransactionMerger;

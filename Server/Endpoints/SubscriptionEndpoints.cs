@@ -1,8 +1,5 @@
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 using RavenLite.Server.Http;
 using RavenLite.Server.Security;

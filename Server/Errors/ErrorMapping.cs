@@ -1,4 +1,3 @@
-using System.Text.Json;
 using RavenLite.Storage;
 
 namespace RavenLite.Server.Errors;

@@ -1,6 +1,3 @@
-using System.Buffers.Binary;
-using System.Text.Json;
-using RavenLite.Server.Errors;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Expiration;

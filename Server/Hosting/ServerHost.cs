@@ -3,7 +3,6 @@ using Microsoft.AspNetCore.Hosting.Server.Features;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Endpoints;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 using RavenLite.Server.Logging;
 using RavenLite.Server.Monitoring;

@@ -1,5 +1,3 @@
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Http;
 
 /// <summary>

@@ -1,7 +1,5 @@
-using System.Buffers;
 using System.IO.Compression;
 using System.IO.Pipelines;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Http;
 

@@ -1,4 +1,3 @@
-using System.Buffers;
 using RavenLite.Server.Memory;
 
 namespace RavenLite.Server.Http;

@@ -1,6 +1,4 @@
-using System.Globalization;
 using Microsoft.Extensions.Primitives;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Http;
 

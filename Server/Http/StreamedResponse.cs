@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Diagnostics;
-using System.Text.Json;
 using System.Threading.Channels;
 
 namespace RavenLite.Server.Http;

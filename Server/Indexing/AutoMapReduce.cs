@@ -1,6 +1,4 @@
-using System.Text;
 using Microsoft.CodeAnalysis.CSharp;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Util;

@@ -1,8 +1,6 @@
-using System.Buffers;
 using System.Numerics;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
-using System.Text;
 
 namespace RavenLite.Server.Indexing;
 

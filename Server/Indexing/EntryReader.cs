@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using Lucene.Net.Index;
 using Lucene.Net.Util;
 

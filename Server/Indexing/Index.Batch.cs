@@ -1,6 +1,3 @@
-using System.Buffers.Binary;
-using System.Diagnostics;
-using System.Text;
 using Lucene.Net.Index;
 using RavenLite.Server.Documents;
 using RavenLite.Storage.Transactions;

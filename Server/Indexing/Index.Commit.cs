@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Globalization;
-using System.Text.Json;
 using Lucene.Net.Index;
 
 namespace RavenLite.Server.Indexing;

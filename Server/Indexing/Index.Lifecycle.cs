@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
 using Lucene.Net.Index;
 using Lucene.Net.Store;
 using Lucene.Net.Util;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using RavenLite.Storage.Transactions;

@@ -1,6 +1,3 @@
-using System.Buffers.Binary;
-using System.Text;
-using System.Text.Json;
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Util;

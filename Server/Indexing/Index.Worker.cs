@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using Lucene.Net.Index;
 
 namespace RavenLite.Server.Indexing;

@@ -1,6 +1,3 @@
-using System.Buffers.Binary;
-using System.Diagnostics;
-using System.Text.Json;
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using RavenLite.Server.Databases;

@@ -1,5 +1,3 @@
-using System.Text.Json;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing.Scripting;
 using RavenLite.Server.Queries;
 

@@ -1,6 +1,3 @@
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Indexing;
 
 /// <summary>The JSON shape of an <see cref="IndexDefinition"/> as the clients send and read it.</summary>

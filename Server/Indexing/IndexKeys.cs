@@ -1,7 +1,3 @@
-using System.Buffers.Binary;
-using System.Text;
-using System.Text.Json;
-
 namespace RavenLite.Server.Indexing;
 
 /// <summary>

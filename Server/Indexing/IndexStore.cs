@@ -1,8 +1,5 @@
 using System.Security.Cryptography;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,5 +1,4 @@
 using System.Security.Cryptography;
-using System.Text;
 using RavenLite.Storage.Transactions;
 using RavenLite.Storage.Trees;
 

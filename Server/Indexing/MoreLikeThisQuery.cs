@@ -1,11 +1,9 @@
-using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.Util;
 using Lucene.Net.Index;
 using Lucene.Net.Queries.Mlt;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,8 +1,3 @@
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Indexing;
 
 /// <summary>

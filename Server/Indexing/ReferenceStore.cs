@@ -1,4 +1,3 @@
-using System.Text;
 using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.Indexing;

@@ -3,7 +3,6 @@ using Lucene.Net.Index.Memory;
 using Lucene.Net.QueryParsers.Classic;
 using Lucene.Net.Search;
 using Lucene.Net.Util;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing;
 

@@ -1,4 +1,3 @@
-using System.Text;
 using Lucene.Net.Index;
 using Lucene.Net.Util;
 

@@ -3,7 +3,6 @@ using OpenTelemetry.Metrics;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Monitoring;

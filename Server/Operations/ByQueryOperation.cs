@@ -1,7 +1,4 @@
-using System.Diagnostics;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Queries;
 using RavenLite.Server.TransactionMerger;
 

@@ -1,6 +1,4 @@
-using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Operations;
 

@@ -1,5 +1,3 @@
-using System.Text.Json;
-
 namespace RavenLite.Server.Operations;
 
 /// <summary>The JSON shape of an <see cref="OperationState"/>.</summary>

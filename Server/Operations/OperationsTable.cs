@@ -1,5 +1,4 @@
 using System.Collections.Concurrent;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Operations;
 

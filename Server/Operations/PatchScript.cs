@@ -1,10 +1,8 @@
-using System.Text.Json;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing.Scripting;
 
 namespace RavenLite.Server.Operations;

@@ -1,5 +1,4 @@
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Revisions;
 using RavenLite.Server.TransactionMerger;
 

@@ -1,9 +1,6 @@
-using System.Globalization;
-using System.Text.Json;
 using Microsoft.Extensions.Primitives;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.TimeSeries;
 using RavenLite.Storage.Transactions;
 

@@ -1,4 +1,3 @@
-using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Analysis.TokenAttributes;
 

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Queries;
 
 /// <summary>

@@ -1,7 +1,5 @@
-using System.Text.Json;
 using Lucene.Net.Analysis;
 using Lucene.Net.Search.Highlight;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

@@ -1,6 +1,4 @@
-using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

@@ -1,5 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

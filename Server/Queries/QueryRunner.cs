@@ -1,9 +1,5 @@
-using System.Diagnostics;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 
 namespace RavenLite.Server.Queries;

@@ -1,6 +1,3 @@
-using System.Diagnostics;
-using System.Text.Json;
-
 namespace RavenLite.Server.Queries;
 
 /// <summary>

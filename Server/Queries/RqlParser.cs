@@ -1,6 +1,3 @@
-using System.Globalization;
-using System.Text;
-using RavenLite.Server.Errors;
 using Kind = RavenLite.Server.Queries.RqlTokenKind;
 using Token = RavenLite.Server.Queries.RqlToken;
 

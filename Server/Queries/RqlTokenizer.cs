@@ -1,6 +1,3 @@
-using System.Text;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Queries;
 
 /// <summary>The kinds of <see cref="RqlToken"/>.</summary>

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.Revisions;
 
 /// <summary>How one collection keeps revisions (RavenDB's <c>RevisionsCollectionConfiguration</c>).</summary>

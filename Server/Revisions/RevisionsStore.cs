@@ -1,7 +1,3 @@
-using System.Buffers;
-using System.Buffers.Binary;
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Formatting;
 using RavenLite.Storage.Transactions;

@@ -2,7 +2,6 @@ using System.Security.Claims;
 using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Authorization.Policy;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Security;

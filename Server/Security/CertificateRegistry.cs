@@ -1,7 +1,5 @@
 using System.Collections.Frozen;
 using System.Security.Cryptography.X509Certificates;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Configuration;
 using RavenLite.Storage;
 

@@ -1,5 +1,4 @@
 using System.IO.Compression;
-using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Indexing;

@@ -1,9 +1,6 @@
-using System.Globalization;
-using System.Text.Json;
 using RavenLite.Server.Attachments;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Indexing;
 using RavenLite.Server.TransactionMerger;
 

@@ -1,5 +1,4 @@
 using System.IO.Compression;
-using System.Text.Json;
 
 namespace RavenLite.Server.Smuggler;
 

@@ -1,8 +1,5 @@
-using System.Buffers;
-using System.Text.Json;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Subscriptions;
 

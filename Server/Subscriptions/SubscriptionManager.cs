@@ -1,7 +1,5 @@
-using System.Globalization;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Queries;
 using RavenLite.Server.TransactionMerger;
 

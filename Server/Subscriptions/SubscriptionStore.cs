@@ -1,5 +1,3 @@
-using System.Text;
-using System.Text.Json;
 using System.Text.Json.Serialization;
 using RavenLite.Server.Documents;
 using RavenLite.Storage.Transactions;

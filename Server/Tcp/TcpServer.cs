@@ -3,10 +3,8 @@ using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
-using System.Text.Json;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Logging;
 using RavenLite.Server.Subscriptions;
 

@@ -1,7 +1,3 @@
-using System.Globalization;
-using System.Text.Json;
-using RavenLite.Server.Errors;
-
 namespace RavenLite.Server.TimeSeries;
 
 /// <summary>A span in RavenDB's <c>TimeValue</c> form: seconds, months, or none (unbounded).</summary>

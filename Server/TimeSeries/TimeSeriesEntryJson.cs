@@ -1,4 +1,3 @@
-using System.Text.Json;
 using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.TimeSeries;

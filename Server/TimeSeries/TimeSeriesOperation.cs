@@ -1,8 +1,4 @@
-using System.Globalization;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Documents;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.TimeSeries;
 

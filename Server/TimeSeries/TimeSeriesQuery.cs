@@ -1,7 +1,4 @@
-using System.Globalization;
-using System.Text.Json;
 using System.Text.RegularExpressions;
-using RavenLite.Server.Errors;
 using RavenLite.Server.Formatting;
 
 namespace RavenLite.Server.TimeSeries;

@@ -1,6 +1,4 @@
-using System.Buffers.Binary;
 using System.Numerics;
-using System.Text;
 
 namespace RavenLite.Server.TimeSeries;
 

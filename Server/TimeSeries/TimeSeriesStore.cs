@@ -1,5 +1,3 @@
-using System.Buffers.Binary;
-using System.Text;
 using RavenLite.Server.Documents;
 using RavenLite.Storage.Transactions;
 

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Threading.Channels;
 using RavenLite.Server.Documents;
 using RavenLite.Storage;

@@ -1,6 +1,4 @@
 using System.Collections;
-using System.Globalization;
-using System.Text.Json;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

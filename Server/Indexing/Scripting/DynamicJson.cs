@@ -1,7 +1,5 @@
 using System.Collections;
 using System.Dynamic;
-using System.Globalization;
-using System.Text.Json;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

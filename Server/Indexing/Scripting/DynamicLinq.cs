@@ -1,5 +1,4 @@
 using System.Collections;
-using System.Globalization;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

@@ -1,10 +1,8 @@
-using System.Text.Json;
 using Acornima.Ast;
 using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
-using RavenLite.Server.Errors;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

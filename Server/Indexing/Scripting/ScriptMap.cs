@@ -1,9 +1,6 @@
 using System.Collections;
 using System.Collections.Concurrent;
-using System.Globalization;
 using System.Reflection;
-using System.Text;
-using System.Text.Json;
 
 namespace RavenLite.Server.Indexing.Scripting;
 

@@ -1,9 +1,5 @@
-using System.Net;
 using System.Net.Http.Headers;
 using System.Security.Cryptography;
-using System.Text.Json;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Attachments;
 

@@ -1,9 +1,6 @@
 using System.Collections.Concurrent;
 using System.Globalization;
-using System.Net;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Tests.Helpers;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Backups;

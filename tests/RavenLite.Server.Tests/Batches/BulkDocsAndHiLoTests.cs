@@ -1,4 +1,3 @@
-using System.Net;
 using Microsoft.Extensions.DependencyInjection;
 using RavenLite.Server.Databases;
 using static RavenLite.Server.Tests.Helpers.TestServer;

@@ -1,4 +1,3 @@
-using System.Text;
 using RavenLite.Server.BulkInsert;
 
 namespace RavenLite.Server.Tests.BulkInsert;

@@ -1,9 +1,6 @@
 using System.IO.Pipelines;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.BulkInsert;
 using RavenLite.Server.Documents;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.BulkInsert;
 

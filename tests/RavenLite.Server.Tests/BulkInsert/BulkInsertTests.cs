@@ -1,9 +1,4 @@
 using System.IO.Compression;
-using System.Net;
-using System.Text;
-using System.Text.Json;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.BulkInsert;

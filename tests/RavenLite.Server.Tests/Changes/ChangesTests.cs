@@ -1,9 +1,4 @@
-using System.Net;
 using System.Net.WebSockets;
-using System.Text;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Changes;

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using RavenLite.Server.Tests.Helpers;
-using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Compatibility;
 

@@ -1,7 +1,4 @@
-using System.Net;
-using System.Text.Json;
 using RavenLite.Server.Databases;
-using RavenLite.Server.Tests.Helpers;
 using RavenLite.Storage;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 

@@ -1,9 +1,4 @@
 using System.Diagnostics;
-using System.Net;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Databases;
 

@@ -1,9 +1,3 @@
-using System.Net;
-using System.Text;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
-
 namespace RavenLite.Server.Tests.Databases;
 
 /// <summary>

@@ -1,11 +1,6 @@
 using System.Buffers.Binary;
 using System.Globalization;
-using System.Net;
-using System.Text;
-using System.Text.Json;
-using System.Text.Json.Nodes;
 using RavenLite.Server.Documents;
-using RavenLite.TestKit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Documents;

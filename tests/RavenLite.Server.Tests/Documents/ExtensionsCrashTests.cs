@@ -1,11 +1,6 @@
 using System.Collections.Concurrent;
 using System.Globalization;
-using System.Net;
 using System.Security.Cryptography;
-using System.Text.Json;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Documents;

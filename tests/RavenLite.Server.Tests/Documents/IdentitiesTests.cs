@@ -1,6 +1,3 @@
-using System.Net;
-using RavenLite.Server.Tests.Helpers;
-
 namespace RavenLite.Server.Tests.Documents;
 
 /// <summary>Identities over HTTP: concurrent next values are all distinct, seeds only raise unless forced, bad input is a 400, values survive a restart and are shared with <c>prefix|</c> ids.</summary>

@@ -1,5 +1,4 @@
 using System.Net.Sockets;
-using System.Text;
 
 namespace RavenLite.Server.Tests.Helpers;
 

@@ -1,10 +1,8 @@
 using System.Security.Cryptography.X509Certificates;
-using System.Text;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using RavenLite.Cli;
 using RavenLite.Server.Hosting;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Helpers;
 

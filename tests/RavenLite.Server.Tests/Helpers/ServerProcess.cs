@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Helpers;
 

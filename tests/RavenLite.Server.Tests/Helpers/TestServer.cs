@@ -1,12 +1,8 @@
-using System.Net;
 using System.Net.Http.Headers;
-using System.Text;
-using System.Text.Json;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Logging;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Hosting;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Helpers;
 

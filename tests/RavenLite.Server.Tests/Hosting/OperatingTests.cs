@@ -1,6 +1,3 @@
-using System.Net;
-using RavenLite.Server.Tests.Helpers;
-
 namespace RavenLite.Server.Tests.Hosting;
 
 /// <summary>

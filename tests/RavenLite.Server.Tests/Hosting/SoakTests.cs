@@ -1,8 +1,3 @@
-using System.Net;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
-
 namespace RavenLite.Server.Tests.Hosting;
 
 /// <summary>

@@ -1,10 +1,7 @@
 using System.Diagnostics;
-using System.Net;
 using Microsoft.Extensions.DependencyInjection;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Hosting;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
 
 namespace RavenLite.Server.Tests.Hosting;
 

@@ -1,7 +1,3 @@
-using System.Net;
-using System.Text;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Http;

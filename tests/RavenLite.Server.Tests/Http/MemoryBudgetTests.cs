@@ -1,7 +1,3 @@
-using System.Net;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Http;

@@ -1,12 +1,7 @@
 using System.Buffers;
-using System.Net;
-using System.Text;
-using System.Text.Json;
-using System.Text.Json.Nodes;
 using Microsoft.CodeAnalysis.CSharp;
 using RavenLite.Server.Indexing;
 using RavenLite.Server.Indexing.Scripting;
-using RavenLite.Server.Tests.Helpers;
 
 namespace RavenLite.Server.Tests.Indexing;
 

@@ -1,10 +1,4 @@
 using System.Globalization;
-using System.Net;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Indexing;
 

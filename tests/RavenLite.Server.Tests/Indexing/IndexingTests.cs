@@ -1,9 +1,3 @@
-using System.Net;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
-using Xunit.Abstractions;
-
 namespace RavenLite.Server.Tests.Indexing;
 
 /// <summary>

@@ -1,8 +1,3 @@
-using System.Net;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
-
 namespace RavenLite.Server.Tests.Operations;
 
 /// <summary>

@@ -1,11 +1,3 @@
-using System.Net;
-using System.Text;
-using System.Text.Json;
-using System.Text.Json.Nodes;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
-
 namespace RavenLite.Server.Tests.Queries;
 
 /// <summary>

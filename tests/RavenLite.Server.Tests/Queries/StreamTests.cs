@@ -1,8 +1,4 @@
-using System.Net;
-using System.Text;
-using System.Text.Json;
 using RavenLite.Server.Tests.BulkInsert;
-using RavenLite.Server.Tests.Helpers;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Queries;

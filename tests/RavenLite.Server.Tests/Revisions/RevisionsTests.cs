@@ -1,7 +1,3 @@
-using System.Net;
-using System.Text.Json;
-using RavenLite.Server.Tests.Helpers;
-
 namespace RavenLite.Server.Tests.Revisions;
 
 /// <summary>

@@ -6,8 +6,6 @@ using RavenLite.Client.Exceptions;
 using RavenLite.Client.Linq;
 using RavenLite.Client.Subscriptions;
 using RavenLite.Server.Tests.Compatibility;
-using RavenLite.Server.Tests.Helpers;
-using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Security;
 

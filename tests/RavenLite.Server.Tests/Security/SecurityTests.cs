@@ -1,13 +1,9 @@
-using System.Net;
 using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
-using System.Text;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using RavenLite.Server.Security;
-using RavenLite.Server.Tests.Helpers;
-using Xunit.Abstractions;
 
 namespace RavenLite.Server.Tests.Security;
 

@@ -1,10 +1,6 @@
 using System.IO.Compression;
-using System.Net;
 using System.Net.Http.Headers;
 using System.Security.Cryptography;
-using System.Text;
-using System.Text.Json;
-using RavenLite.Server.Tests.Helpers;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Smuggler;

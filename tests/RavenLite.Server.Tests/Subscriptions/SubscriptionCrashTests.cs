@@ -1,11 +1,7 @@
 using System.Collections.Concurrent;
 using System.Globalization;
-using System.Net;
 using RavenLite.Client;
 using RavenLite.Client.Subscriptions;
-using RavenLite.Server.Tests.Helpers;
-using RavenLite.TestKit;
-using Xunit.Abstractions;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Subscriptions;

@@ -1,5 +1,3 @@
-using System.Net;
-using System.Text.Json;
 using static RavenLite.Server.Tests.Helpers.TestServer;
 
 namespace RavenLite.Server.Tests.Subscriptions;

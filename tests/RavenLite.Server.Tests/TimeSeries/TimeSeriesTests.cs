@@ -1,6 +1,3 @@
-using System.Net;
-using System.Text;
-using RavenLite.Server.Tests.Helpers;
 using RavenLite.Server.TimeSeries;
 
 namespace RavenLite.Server.Tests.TimeSeries;
