@@ -82,8 +82,13 @@ public sealed class DocumentsStorage
 
     /// <summary>The registered extension of type <typeparamref name="T"/>.</summary>
     /// <exception cref="InvalidOperationException">None is registered (a document layer opened without its database).</exception>
-    public T Extension<T>() where T : class, IDocumentExtension =>
-        _extensions.OfType<T>().FirstOrDefault() ?? throw new InvalidOperationException($"No {typeof(T).Name} is registered with this database's documents.");
+    public T Extension<T>() where T : class, IDocumentExtension
+    {
+        foreach (var extension in _extensions) // a handful, and asked for on write paths: no LINQ
+            if (extension is T found)
+                return found;
+        throw new InvalidOperationException($"No {typeof(T).Name} is registered with this database's documents.");
+    }
 
     /// <summary>Reads a JSON value of the <c>State</c> tree (a configuration an extension stores); null when absent.</summary>
     public static JsonDocument? ReadState(Transaction tx, byte[] key) =>

@@ -23,47 +23,13 @@ public static class ByQueryOperation
     /// </summary>
     /// <exception cref="UnavailableException">The database is closing.</exception>
     public static OperationState Start(Database db, string kind, RqlQuery query, JsonElement parameters, QueryOptions options,
-        Func<OperationState, List<string>, CancellationToken, Task> work, Action? done)
-    {
-        ArgumentNullException.ThrowIfNull(db);
-        if (!db.TryAcquire())
-            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
-        var state = db.Operations.Start(db.Operations.NextId(), kind);
-        _ = Task.Run(async () =>
+        Func<OperationState, List<string>, CancellationToken, Task> work, Action? done) =>
+        BackgroundOperation.Start(db, kind, async state =>
         {
-            try
-            {
-                var ids = await QueryRunner.MatchingIdsAsync(db, query, parameters, options, state.Token).ConfigureAwait(false);
-                state.Total = ids.Count;
-                await work(state, ids, state.Token).ConfigureAwait(false);
-                state.Complete();
-            }
-            catch (OperationCanceledException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, $"Operation {state.Id} was canceled.", 400);
-            }
-            catch (DomainException e)
-            {
-                state.Fault(e.ClientType, e.Message, ErrorMapping.StatusOf(e));
-            }
-            catch (PatchException e)
-            {
-                state.Fault(RavenExceptionTypes.JavaScript, e.Message, 400);
-            }
-            catch (Exception e)
-            {
-                // Anything else (a timeout, a failed storage, a database closing) faults the operation: it never stays InProgress.
-                state.Fault(RavenExceptionTypes.RavenException, e.Message, e is TimeoutException ? 408 : 500);
-            }
-            finally
-            {
-                done?.Invoke();
-                db.Operations.Finished(state);
-                db.Release();
-            }
-        });
-        return state;
-    }
+            var ids = await QueryRunner.MatchingIdsAsync(db, query, parameters, options, state.Token).ConfigureAwait(false);
+            state.Total = ids.Count;
+            await work(state, ids, state.Token).ConfigureAwait(false);
+        }, done);
 
     /// <summary>Patch by query: <paramref name="script"/> over what <paramref name="query"/> matches, at most <paramref name="maxOpsPerSecond"/> documents a second.</summary>
     internal static OperationState StartPatch(Database db, RqlQuery query, JsonElement parameters, QueryOptions options, PatchScript script, int? maxOpsPerSecond) =>

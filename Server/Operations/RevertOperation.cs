@@ -14,42 +14,18 @@ public static class RevertOperation
 {
     /// <summary>Starts the revert; its progress and end are in the returned state.</summary>
     /// <exception cref="UnavailableException">The database is closing.</exception>
-    public static OperationState Start(Database db, DateTime time, IReadOnlySet<string>? collections)
-    {
-        ArgumentNullException.ThrowIfNull(db);
-        if (!db.TryAcquire())
-            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{db.Name}' is closing.");
-        var state = db.Operations.Start(db.Operations.NextId(), "DatabaseRevert");
-        _ = Task.Run(async () =>
+    public static OperationState Start(Database db, DateTime time, IReadOnlySet<string>? collections) =>
+        BackgroundOperation.Start(db, "DatabaseRevert", async state =>
         {
-            try
+            List<byte[]> keys;
+            using (var tx = db.Environment.ReadTransaction())
+                keys = RevisionsStore.DocumentKeys(tx);
+            state.Total = keys.Count;
+            foreach (var key in keys)
             {
-                List<byte[]> keys;
-                using (var tx = db.Environment.ReadTransaction())
-                    keys = RevisionsStore.DocumentKeys(tx);
-                state.Total = keys.Count;
-                foreach (var key in keys)
-                {
-                    state.Token.ThrowIfCancellationRequested();
-                    await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx => RevisionsRevert.ToTime(ctx, key, time, collections))).ConfigureAwait(false);
-                    state.AddProcessed(1);
-                }
-                state.Complete();
-            }
-            catch (OperationCanceledException)
-            {
-                state.Fault(RavenExceptionTypes.RavenException, $"Operation {state.Id} was canceled.", 400);
-            }
-            catch (Exception e)
-            {
-                state.Fault(e is DomainException d ? d.ClientType : RavenExceptionTypes.RavenException, e.Message, e is DomainException s ? ErrorMapping.StatusOf(s) : 500);
-            }
-            finally
-            {
-                db.Operations.Finished(state);
-                db.Release();
+                state.Token.ThrowIfCancellationRequested();
+                await db.Merger.EnqueueAsync(new DelegateCommand<bool>(ctx => RevisionsRevert.ToTime(ctx, key, time, collections))).ConfigureAwait(false);
+                state.AddProcessed(1);
             }
         });
-        return state;
-    }
 }

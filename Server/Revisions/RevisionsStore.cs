@@ -27,20 +27,13 @@ public static class RevisionsStore
     /// <summary>The stored configuration, or null.</summary>
     public static RevisionsConfiguration? LoadConfiguration(Transaction tx)
     {
-        if (tx.ReadTree(DocumentsStorage.StateTree) is not { } t || !t.TryGet(ConfigurationKey, out var v))
-            return null;
-        using var json = JsonDocument.Parse(v.ToArray());
-        return RevisionsConfiguration.Parse(json.RootElement);
+        using var json = DocumentsStorage.ReadState(tx, ConfigurationKey);
+        return json == null ? null : RevisionsConfiguration.Parse(json.RootElement);
     }
 
     /// <summary>Stores a configuration.</summary>
-    public static void SaveConfiguration(WriteTransaction tx, RevisionsConfiguration configuration)
-    {
-        var buffer = new ArrayBufferWriter<byte>();
-        using (var w = new Utf8JsonWriter(buffer))
-            configuration.Write(w);
-        tx.CreateTree(DocumentsStorage.StateTree).Put(ConfigurationKey, buffer.WrittenSpan);
-    }
+    public static void SaveConfiguration(WriteTransaction tx, RevisionsConfiguration configuration) =>
+        DocumentsStorage.WriteState(tx, ConfigurationKey, configuration.Write);
 
     private static byte[] Key(ReadOnlySpan<byte> docKey, long etag)
     {
