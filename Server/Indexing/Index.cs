@@ -100,6 +100,10 @@ public sealed partial class Index : IDisposable
     private volatile IndexSnapshot _snapshot = null!;
     private Thread? _worker;
     private volatile bool _stopping, _blocked, _disposed;
+
+    /// <summary>An auto index a query created and no query has yet seen caught up (<see cref="IndexStore.GetOrCreateAuto"/>).</summary>
+    public bool FirstBuildPending { get => _firstBuildPending; set => _firstBuildPending = value; }
+    private volatile bool _firstBuildPending;
     private TaskCompletionSource _advanced = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _leases;
     private long _mapAttempts, _mapSuccesses, _mapErrors, _errorCount;

@@ -186,8 +186,9 @@ public sealed class IndexStore : IDisposable
     /// <summary>
     /// The auto index a dynamic query on <paramref name="collection"/> uses: an existing one covering
     /// <paramref name="fields"/>, else a new one covering them and every field of the collection's
-    /// existing auto indexes (which <see cref="RetireSuperseded"/> later deletes). <c>created</c>
-    /// tells the caller to wait for it to catch up.
+    /// existing auto indexes (which <see cref="RetireSuperseded"/> later deletes). <c>Created</c>
+    /// tells the caller to wait for it to catch up: it is true for every query that finds the index
+    /// still in its first build, not only the one that created it, so none answers an empty stale result.
     /// </summary>
     public (Index Index, bool Created) GetOrCreateAuto(string collection, IReadOnlyList<AutoField> fields)
     {
@@ -197,7 +198,7 @@ public sealed class IndexStore : IDisposable
             var sameCollection = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
             var covering = sameCollection.Where(i => Covers(i.Definition.AutoFields, fields)).OrderBy(i => i.Definition.AutoFields.Count).FirstOrDefault();
             if (covering != null)
-                return (covering, false);
+                return (covering, covering.FirstBuildPending);
             var union = new Dictionary<string, bool>(StringComparer.Ordinal);
             foreach (var f in sameCollection.SelectMany(i => i.Definition.AutoFields).Concat(fields))
                 union[f.Path] = union.GetValueOrDefault(f.Path) || f.Search;
@@ -209,7 +210,7 @@ public sealed class IndexStore : IDisposable
                 Collection = collection,
                 AutoFields = autoFields,
             };
-            return (CreateLocked(definition, IndexCompiler.Compile(definition)), true);
+            return (StartFirstBuild(CreateLocked(definition, IndexCompiler.Compile(definition))), true);
         }
     }
 
@@ -221,10 +222,16 @@ public sealed class IndexStore : IDisposable
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
             if (_indexes.TryGetValue(name, out var existing))
-                return (existing, false);
+                return (existing, existing.FirstBuildPending);
             var definition = AutoMapReduce.Definition(collection, groupBy, sums);
-            return (CreateLocked(definition, IndexCompiler.Compile(definition)), true);
+            return (StartFirstBuild(CreateLocked(definition, IndexCompiler.Compile(definition))), true);
         }
+    }
+
+    private static Index StartFirstBuild(Index index)
+    {
+        index.FirstBuildPending = true;
+        return index;
     }
 
     /// <summary>Deletes the auto indexes of <paramref name="wider"/>'s collection whose fields it covers (call once it has caught up).</summary>

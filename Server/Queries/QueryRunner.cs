@@ -129,6 +129,8 @@ public sealed partial class QueryRunner
                     throw new TimeoutException($"Waited for {options.WaitTimeout} for the query to return non stale results from index '{index.Name}'.");
                 if (caughtUp && created && index.Definition.IsAuto)
                     db.Indexes.RetireSuperseded(index);
+                if (caughtUp)
+                    index.FirstBuildPending = false;
             }
             if (!index.TryAcquire())
             {

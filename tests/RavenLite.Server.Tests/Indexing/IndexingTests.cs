@@ -113,6 +113,22 @@ public sealed class IndexingTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task Every_query_that_finds_an_auto_index_in_its_first_build_waits_for_it_not_only_its_creator()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        for (int i = 0; i < 20_000; i += 5_000)
+            await Put(server.Http, i, 5_000);
+        int expected = Enumerable.Range(0, 20_000).Count(i => i % 70 == 5);
+        // Concurrent first queries: one creates Auto/Users/ByAge, the others find it building.
+        var answers = await Task.WhenAll(Enumerable.Range(0, 4).Select(_ => Query(server.Http, "from Users where Age = 5", wait: false)));
+        Assert.All(answers, a => Assert.Equal(expected, a.GetProperty("TotalResults").GetInt32()));
+        // Widening: a query on another field builds a wider index while the narrow one still answers.
+        answers = await Task.WhenAll(Enumerable.Range(0, 4).Select(_ => Query(server.Http, "from Users where Name = 'user7' and Age = 7", wait: false)));
+        int both = Enumerable.Range(0, 20_000).Count(i => i % 100 == 7 && i % 70 == 7);
+        Assert.All(answers, a => Assert.Equal(both, a.GetProperty("TotalResults").GetInt32()));
+    }
+
+    [Fact]
     public async Task Updates_and_deletes_reach_the_index_and_positions_survive_a_restart()
     {
         string dir = Path.Combine(Path.GetTempPath(), "ravenlite-idx-" + Guid.NewGuid().ToString("N"));
