@@ -69,7 +69,7 @@ public static class BackupWriter
         bool incremental = previous != null;
         string folder = incremental
             ? request.BackupFolder!
-            : Path.Combine(request.FolderPath, $"{stamp}.ravendb-{db.Name}-{ChangeVectors.NodeTag}-{(snapshot ? "snapshot" : "backup")}");
+            : Path.Combine(request.FolderPath, $"{stamp}.ravendb-{db.Name}-{db.Documents.NodeTag}-{(snapshot ? "snapshot" : "backup")}");
         Directory.CreateDirectory(folder);
         // File names start with the time to the millisecond, strictly after the folder's last file, so name order is
         // the order they were taken in (what a restore and LastFileNameToRestore go by).

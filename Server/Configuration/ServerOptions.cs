@@ -34,6 +34,21 @@ public sealed class ServerOptions
     /// </summary>
     public int TcpPort { get; set; }
 
+    /// <summary>
+    /// This server's node tag: one to four upper-case letters (A, B, C…), the tag of the change-vector entries its
+    /// databases write and of the ids it generates. Default A. Servers that replicate to each other need different tags.
+    /// </summary>
+    public string NodeTag { get; set; } = "A";
+
+    /// <summary>How long a replication connection may stay silent (no batch, heartbeat or acknowledgement) before either side drops it and the sender reconnects. Default 15 s.</summary>
+    public int ReplicationHeartbeatTimeoutSeconds { get; set; } = 15;
+
+    /// <summary>The most items one replication batch carries (a transaction is never split, so a batch may hold more to finish one). Default 1024.</summary>
+    public int ReplicationBatchItems { get; set; } = 1024;
+
+    /// <summary>The most document bytes one replication batch carries (the same exception for transactions). Default 4 MiB.</summary>
+    public int ReplicationBatchBytes { get; set; } = 4 << 20;
+
     /// <summary>Metrics with OpenTelemetry at <c>GET /metrics</c> (Prometheus format). Default true.</summary>
     public bool Metrics { get; set; } = true;
 
@@ -152,6 +167,10 @@ public sealed class ServerOptions
                 "Set Security:Certificate:Path to require client certificates (docs/security.md), bind 127.0.0.1 / ::1, or set AllowUnsecuredNonLoopback=true if the network is trusted.");
         if (!string.IsNullOrEmpty(Security.WellKnownAdminCertificates) && Security.WellKnownAdminThumbprints.Any(t => t.Length != 40))
             throw new InvalidOperationException("Security:WellKnownAdminCertificates must be SHA-1 thumbprints (40 hex digits), separated by commas.");
+        Check(NodeTag.Length is >= 1 and <= 4 && NodeTag.All(char.IsAsciiLetterUpper), $"NodeTag '{NodeTag}' must be one to four upper-case letters (A, B, C…).");
+        Check(ReplicationHeartbeatTimeoutSeconds is >= 2 and <= 3600, "ReplicationHeartbeatTimeoutSeconds must be 2..3,600.");
+        Check(ReplicationBatchItems is >= 1 and <= 1_000_000, "ReplicationBatchItems must be 1..1,000,000.");
+        Check(ReplicationBatchBytes >= 64 << 10, "ReplicationBatchBytes must be at least 64 KiB.");
         Check(MaxDocumentBytes is >= 1024 and <= 256 << 20, "MaxDocumentBytes must be 1 KiB..256 MiB.");
         Check(MaxRequestBodyBytes >= MaxDocumentBytes, "MaxRequestBodyBytes must be at least MaxDocumentBytes.");
         Check(MaxAttachmentBytes >= 0, "MaxAttachmentBytes must not be negative.");
@@ -193,6 +212,7 @@ public sealed class ServerOptions
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
         Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
+        NodeTag={NodeTag} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

@@ -100,7 +100,7 @@ public sealed class CounterBatch
                     if (created)
                         added.Add(counter.Name);
                     removed.RemoveAll(r => string.Equals(r, counter.Name, StringComparison.OrdinalIgnoreCase));
-                    var detail = new CounterDetail(storedId, counter, ctx.DatabaseId);
+                    var detail = new CounterDetail(storedId, counter, ctx.Storage.LocalChangeVector(counter.Version));
                     Results.Add(detail);
                     ctx.Changes?.Add(new(Changes.ChangeKind.Counter, created || op.Type == OpType.Put ? "Put" : "Increment", storedId, collection, counter.Name, detail.ChangeVector, counter.Value));
                     break;
@@ -113,7 +113,7 @@ public sealed class CounterBatch
                     }
                     break;
                 case OpType.Get:
-                    Results.Add(CountersStore.Get(ctx.Transaction, key, op.Name) is { } c ? new CounterDetail(storedId, c, ctx.DatabaseId) : null);
+                    Results.Add(CountersStore.Get(ctx.Transaction, key, op.Name) is { } c ? new CounterDetail(storedId, c, ctx.Storage.LocalChangeVector(c.Version)) : null);
                     break;
             }
         }
@@ -171,21 +171,21 @@ public sealed class CounterBatch
         if (names.Count == 0)
         {
             foreach (var c in CountersStore.GetAll(tx, key))
-                result.Add(new CounterDetail(doc.Id, c, documents.DatabaseId));
+                result.Add(new CounterDetail(doc.Id, c, documents.LocalChangeVector(c.Version)));
             return result;
         }
         foreach (string name in names)
-            result.Add(string.IsNullOrEmpty(name) ? null : CountersStore.Get(tx, key, name) is { } c ? new CounterDetail(doc.Id, c, documents.DatabaseId) : null);
+            result.Add(string.IsNullOrEmpty(name) ? null : CountersStore.Get(tx, key, name) is { } c ? new CounterDetail(doc.Id, c, documents.LocalChangeVector(c.Version)) : null);
         return result;
     }
 }
 
 /// <summary>One counter as the clients read it (RavenDB's <c>CounterDetail</c>).</summary>
-public sealed record CounterDetail(string DocumentId, CountersStore.Counter Counter, string DatabaseId)
+/// <param name="DocumentId">The document's id.</param>
+/// <param name="Counter">The counter as stored.</param>
+/// <param name="ChangeVector">The counter's change vector: its version on this node.</param>
+public sealed record CounterDetail(string DocumentId, CountersStore.Counter Counter, string ChangeVector)
 {
-    /// <summary>The counter's change vector: its version on this node.</summary>
-    public string ChangeVector => ChangeVectors.Format(Counter.Version, DatabaseId);
-
     /// <summary>Writes <c>{"DocumentId","CounterName","TotalValue","Etag","CounterValues","ChangeVector"}</c>; <c>CounterValues</c> (per node) only when <paramref name="full"/>.</summary>
     public void Write(Utf8JsonWriter w, bool full)
     {

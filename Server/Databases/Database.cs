@@ -34,7 +34,7 @@ public sealed class Database : IDisposable
         });
         try
         {
-            Documents = new DocumentsStorage(Environment, options.MaxIdBytes);
+            Documents = new DocumentsStorage(Environment, options.MaxIdBytes, options.NodeTag);
             RegisterExtensions(Documents);
             RemoveUnfinishedUploads();
             Merger = new WriteMerger(Documents, name,

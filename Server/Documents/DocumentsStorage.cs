@@ -13,10 +13,13 @@ namespace RavenLite.Server.Documents;
 ///    largest one handed out, stored in the same transaction as the write.
 /// 3. A delete leaves a tombstone under a fresh etag, so readers by etag (indexes) see it.
 /// 4. <c>Collections</c> counts live documents per collection and keeps the first-seen casing.
+/// 5. <c>TombstonesById</c> holds, per lower-cased id, the latest tombstone's etag, time, collection and change vector
+///    (what replication sends and compares); <c>TransactionEnds</c> holds, per committed write transaction, its last
+///    and first etag, so a reader by etag can stop at a transaction's end (replication batches never split one).
 /// Reads work on any transaction; writes only through a <see cref="DocumentsWriteContext"/>
 /// (one per storage write transaction, used by the merger thread only).
 /// </summary>
-public sealed class DocumentsStorage
+public sealed partial class DocumentsStorage
 {
     internal const string DocsTree = "Docs";
     internal const string EtagTree = "DocsByEtag";
@@ -25,33 +28,69 @@ public sealed class DocumentsStorage
     internal const string CollectionsTree = "Collections";
     internal const string StateTree = "State";
     internal const string IdentitiesTree = "Identities";
+    internal const string TombstonesByIdTree = "TombstonesById";
+    internal const string TransactionEndsTree = "TransactionEnds";
     private static readonly byte[] LastEtagKey = "LastEtag"u8.ToArray();
     private static readonly byte[] DatabaseIdKey = "DatabaseId"u8.ToArray();
+    private static readonly byte[] NodeTagKey = "NodeTag"u8.ToArray();
+    private static readonly byte[] ReceivedChangeVectorKey = "ReceivedChangeVector"u8.ToArray();
 
     private readonly int _maxIdBytes;
 
-    /// <summary>Opens the document layer over <paramref name="environment"/>, creating its trees and database id on first use.</summary>
-    public DocumentsStorage(StorageEnvironment environment, int maxIdBytes)
+    /// <summary>
+    /// Opens the document layer over <paramref name="environment"/>, creating its trees, database id and node tag
+    /// (<paramref name="nodeTag"/>, the server's) on first use. A database keeps the tag it was created with: its
+    /// stored records' change vectors name it.
+    /// </summary>
+    public DocumentsStorage(StorageEnvironment environment, int maxIdBytes, string nodeTag = ChangeVectors.DefaultNodeTag)
     {
         Environment = environment;
         _maxIdBytes = maxIdBytes;
         using var tx = environment.WriteTransaction();
-        foreach (string t in new[] { DocsTree, EtagTree, CollectionEtagTree, TombstoneTree, CollectionsTree, IdentitiesTree })
+        foreach (string t in new[] { DocsTree, EtagTree, CollectionEtagTree, TombstoneTree, CollectionsTree, IdentitiesTree, TombstonesByIdTree, TransactionEndsTree })
             tx.CreateTree(t);
         var state = tx.CreateTree(StateTree);
         Compression = new DocumentCompression(tx);
-        if (state.TryGet(DatabaseIdKey, out var idBytes))
+        bool created = !state.TryGet(DatabaseIdKey, out var idBytes);
+        DatabaseId = created ? ChangeVectors.NewDatabaseId() : Encoding.UTF8.GetString(idBytes);
+        // Databases created before node tags were configurable have no stored tag: theirs was A.
+        NodeTag = state.TryGet(NodeTagKey, out var tagBytes) ? Encoding.UTF8.GetString(tagBytes) : created ? nodeTag : ChangeVectors.DefaultNodeTag;
+        if (created)
+            state.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(DatabaseId));
+        if (created || tagBytes.IsEmpty)
         {
-            DatabaseId = Encoding.UTF8.GetString(idBytes);
-            tx.Dispose();
+            state.Put(NodeTagKey, Encoding.UTF8.GetBytes(NodeTag));
+            tx.Commit();
         }
         else
         {
-            DatabaseId = ChangeVectors.NewDatabaseId();
-            state.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(DatabaseId));
-            tx.Commit();
+            tx.Dispose();
         }
     }
+
+    /// <summary>The node tag of this database's own change-vector entries (the server's tag when the database was created).</summary>
+    public string NodeTag { get; }
+
+    /// <summary>The one-entry change vector of a local write at <paramref name="etag"/>.</summary>
+    public string LocalChangeVector(long etag) => ChangeVectors.Format(NodeTag, etag, DatabaseId);
+
+    /// <summary>
+    /// The database's change vector as of <paramref name="tx"/>: every entry it has received by replication merged with
+    /// its own last etag — what RavenDB reports as <c>DatabaseChangeVector</c>.
+    /// </summary>
+    public string DatabaseChangeVector(Transaction tx)
+    {
+        long last = LastEtag(tx);
+        string received = ReceivedChangeVector(tx);
+        return last == 0 ? received : ChangeVectors.WithEntry(received, NodeTag, last, DatabaseId);
+    }
+
+    /// <summary>The entries of other database instances this one has received (merged), "" when none.</summary>
+    internal static string ReceivedChangeVector(Transaction tx) =>
+        tx.ReadTree(StateTree) is { } t && t.TryGet(ReceivedChangeVectorKey, out var v) ? Encoding.UTF8.GetString(v) : "";
+
+    internal static void WriteReceivedChangeVector(WriteTransaction tx, string changeVector) =>
+        tx.CreateTree(StateTree).Put(ReceivedChangeVectorKey, Encoding.UTF8.GetBytes(changeVector));
 
     /// <summary>The storage environment under this database.</summary>
     public StorageEnvironment Environment { get; }
@@ -171,7 +210,7 @@ public sealed class DocumentsStorage
     public string? ChangeVectorOf(Transaction tx, string id)
     {
         var docs = tx.ReadTree(DocsTree)!;
-        return docs.TryGet(KeyOf(id), out var value) ? ChangeVectors.Format(DocumentRecord.Etag(value), DatabaseId) : null;
+        return docs.TryGet(KeyOf(id), out var value) ? DocumentRecord.ChangeVector(value, this) : null;
     }
 
     /// <summary>Documents with etag greater than <paramref name="afterEtag"/>, ascending, skipping <paramref name="start"/>.</summary>
@@ -364,7 +403,7 @@ public sealed class DocumentsStorage
         tx.CreateTree(StateTree).Put(LastEtagKey, v);
     }
 
-    internal static string FormatServerId(string prefix, long n) => prefix + n.ToString("D19", CultureInfo.InvariantCulture) + "-" + ChangeVectors.NodeTag;
+    internal string FormatServerId(string prefix, long n) => prefix + n.ToString("D19", CultureInfo.InvariantCulture) + "-" + NodeTag;
 
     internal static JsonElement EmptyObject { get; } = JsonDocument.Parse("{}").RootElement.Clone();
 

@@ -12,8 +12,10 @@ namespace RavenLite.Server.Documents;
 public sealed class DocumentsWriteContext
 {
     private readonly DocumentsStorage _storage;
-    private readonly Tree _docs, _byEtag, _byCollection, _tombstones, _collections, _identities;
+    private readonly Tree _docs, _byEtag, _byCollection, _tombstones, _tombstonesById, _collections, _identities;
     private long _lastEtag;
+    private string _received; // the entries of other database instances received so far (DocumentsStorage.ReceivedChangeVector)
+    private bool _receivedChanged;
     private readonly Dictionary<string, long> _countDeltas = new(StringComparer.OrdinalIgnoreCase); // per collection, written by Complete
 
     private readonly Scratch _scratch;
@@ -45,6 +47,8 @@ public sealed class DocumentsWriteContext
         _byEtag = tx.CreateTree(DocumentsStorage.EtagTree);
         _byCollection = tx.CreateTree(DocumentsStorage.CollectionEtagTree);
         _tombstones = tx.CreateTree(DocumentsStorage.TombstoneTree);
+        _tombstonesById = tx.CreateTree(DocumentsStorage.TombstonesByIdTree);
+        _received = DocumentsStorage.ReceivedChangeVector(tx);
         _collections = tx.CreateTree(DocumentsStorage.CollectionsTree);
         _identities = tx.CreateTree(DocumentsStorage.IdentitiesTree);
         _lastEtag = DocumentsStorage.ReadLastEtag(tx);
@@ -86,11 +90,17 @@ public sealed class DocumentsWriteContext
     /// <summary>A record as stored: compressed with its collection's dictionary when that is smaller (valid until the next call).</summary>
     private ReadOnlySpan<byte> Compressed(ReadOnlySpan<byte> record, string collection) => _compression.Encode(record, collection, _scratch.Compressed);
 
-    /// <summary>Persists the etag counter and the collection counts; call once, before commit.</summary>
+    /// <summary>Persists the etag counter, the transaction's etag bounds, the received change vector and the collection counts; call once, before commit.</summary>
     public void Complete()
     {
         if (_lastEtag != StartEtag)
+        {
             DocumentsStorage.WriteLastEtag(Transaction, _lastEtag);
+            DocumentsStorage.WriteTransactionEnd(Transaction, StartEtag + 1, _lastEtag);
+        }
+        if (_receivedChanged)
+            DocumentsStorage.WriteReceivedChangeVector(Transaction, _received);
+        _receivedChanged = false;
         foreach (var (collection, delta) in _countDeltas)
             if (delta != 0)
                 WriteCollectionCount(collection, delta);
@@ -112,7 +122,7 @@ public sealed class DocumentsWriteContext
     {
         int keyLength = _storage.KeyOf(id, ref _scratch.Key);
         return _docs.TryGet(_scratch.Key.AsSpan(0, keyLength), out var value)
-            ? (DocumentRecord.Id(value), ChangeVectors.Format(DocumentRecord.Etag(value), DatabaseId))
+            ? (DocumentRecord.Id(value), DocumentRecord.ChangeVector(value, _storage))
             : null;
     }
 
@@ -132,7 +142,7 @@ public sealed class DocumentsWriteContext
             return prefix + "/" + NextIdentity(prefix).ToString(System.Globalization.CultureInfo.InvariantCulture);
         }
         if (id.EndsWith('/'))
-            return DocumentsStorage.FormatServerId(id, _lastEtag + 1);
+            return _storage.FormatServerId(id, _lastEtag + 1);
         return id;
     }
 
@@ -196,6 +206,48 @@ public sealed class DocumentsWriteContext
     }
 
     /// <summary>
+    /// Stores a version another database instance wrote (replication): <paramref name="json"/> as that instance stored
+    /// it, under <paramref name="changeVector"/> and <paramref name="lastModified"/> as they are (no entry of this
+    /// database is added), at a new local etag so it flows on to this database's own destinations. The caller has
+    /// decided it wins (<see cref="ChangeVectors.Compare"/>); its change vector's entries join the database's.
+    /// </summary>
+    public WriteResult PutVersion(string id, ReadOnlySpan<byte> json, string changeVector, DateTime lastModified)
+    {
+        var prepared = _scratch.Prepared;
+        prepared.ResetWrittenCount();
+        int prefixLength = DocumentPreparer.Current.Prepare(json, prepared, out string collection);
+        var extras = DocumentExtras.Read(json);
+        Receive(changeVector);
+        return Put(id, collection, prepared.WrittenSpan, prefixLength, null, replaceExtras: true, extras, (changeVector, lastModified));
+    }
+
+    /// <summary>
+    /// Records a delete another database instance made (replication): removes the document when it exists and leaves a
+    /// tombstone with <paramref name="changeVector"/> (a tombstone is kept even when there was no document, so the
+    /// delete flows on and later versions compare against it).
+    /// </summary>
+    public WriteResult DeleteVersion(string id, string collection, string changeVector, DateTime deleted)
+    {
+        Receive(changeVector);
+        return Delete(id, null, (changeVector, deleted), collection);
+    }
+
+    /// <summary>Merges the entries of another instance's change vector into what this database has received.</summary>
+    private void Receive(string changeVector)
+    {
+        string others = ChangeVectors.Without(changeVector, DatabaseId);
+        string merged = ChangeVectors.Merge(_received, others);
+        if (merged != _received)
+        {
+            _received = merged;
+            _receivedChanged = true;
+        }
+    }
+
+    /// <summary>The latest tombstone of <paramref name="id"/> (any casing), or null.</summary>
+    public Tombstone? GetTombstone(string id) => _storage.GetTombstone(Transaction, id);
+
+    /// <summary>
     /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/> for a document already validated and prepared by
     /// <see cref="DocumentPreparer"/> (<paramref name="prepared"/>, prefix of <paramref name="prefixLength"/>
     /// bytes) whose <c>@metadata.@collection</c> is <paramref name="collection"/>.
@@ -205,39 +257,47 @@ public sealed class DocumentsWriteContext
 
     /// <summary>
     /// The document put: with <paramref name="replaceExtras"/> false an update keeps the stored document's
-    /// <see cref="DocumentExtras"/>; with it true they become <paramref name="extras"/>.
+    /// <see cref="DocumentExtras"/>; with it true they become <paramref name="extras"/>. A local write's change vector is
+    /// the replaced version's (or, for a new document, what the database has received) with this database's entry set
+    /// to the new etag; a <paramref name="version"/> from another instance keeps its own.
     /// </summary>
     private WriteResult Put(string id, string collection, ReadOnlySpan<byte> prepared, int prefixLength, string? expectedChangeVector,
-        bool replaceExtras, DocumentExtras? extras)
+        bool replaceExtras, DocumentExtras? extras, (string ChangeVector, DateTime LastModified)? version = null)
     {
         int keyLength = _storage.KeyOf(id, ref _scratch.Key);
         ReadOnlySpan<byte> key = _scratch.Key.AsSpan(0, keyLength);
         long oldEtag = 0;
         string? oldCollection = null;
+        string? oldChangeVector = null; // only when it is not the old etag's own one-entry vector
         (long?, long?) oldDates = default;
         if (_docs.TryGet(key, out var existing))
         {
             oldEtag = DocumentRecord.Etag(existing);
             oldCollection = DocumentRecord.Collection(existing);
+            if (DocumentRecord.HasExplicitChangeVector(existing))
+                oldChangeVector = DocumentRecord.ChangeVector(existing, _storage);
             var existingJson = DocumentRecord.Json(existing, _storage, ref _scratch.Json);
             if (!replaceExtras)
                 extras = DocumentExtras.Read(existingJson);
             oldDates = MetadataDates.Read(existingJson);
         }
-        CheckExpected(id, expectedChangeVector, oldEtag);
+        CheckExpected(id, expectedChangeVector, oldEtag, oldChangeVector);
         // A HiLo state document (Raven/Hilo/{tag}) keeps the collection it was created with whatever a
         // client writes over it: the clients rewrite it with their own type's collection (RavenDB's HiLo tests do).
-        if (oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase) && !Collections.IsHiLoId(id))
+        // A version from another instance may move the document: it was deleted and re-created there in another collection.
+        bool moved = version != null && oldCollection != null && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase);
+        if (oldCollection != null && !moved && !string.Equals(oldCollection, collection, StringComparison.OrdinalIgnoreCase) && !Collections.IsHiLoId(id))
             throw new BadRequestException($"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document {id}.", RavenExceptionTypes.DocumentCollectionMismatch);
         long etag = ++_lastEtag;
-        var now = DateTime.UtcNow;
-        string cv = ChangeVectors.Format(etag, DatabaseId);
-        string storedCollection = oldCollection ?? collection;
+        var now = version?.LastModified ?? DateTime.UtcNow;
+        string? explicitCv = version?.ChangeVector ?? LocalChangeVector(oldEtag == 0 ? _received : oldChangeVector, etag);
+        string cv = explicitCv ?? _storage.LocalChangeVector(etag);
+        string storedCollection = moved ? collection : oldCollection ?? collection;
         foreach (var extension in _storage.Extensions)
             extras = extension.BeforePut(storedCollection, extras);
         var record = _scratch.Record;
         record.ResetWrittenCount();
-        DocumentRecord.WriteHeader(record, id, storedCollection, etag, now);
+        DocumentRecord.WriteHeader(record, id, storedCollection, etag, now, explicitCv);
         DocumentJson.WriteStored(record, _scratch.MetadataWriter, prepared, prefixLength, id, storedCollection, cv, now, extras);
         Span<byte> etagKey = stackalloc byte[8];
         if (oldEtag != 0)
@@ -245,6 +305,11 @@ public sealed class DocumentsWriteContext
             BinaryPrimitives.WriteInt64BigEndian(etagKey, oldEtag);
             _byEtag.Delete(etagKey);
             _byCollection.Delete(CollectionEtagKey(oldCollection!, oldEtag));
+            if (moved)
+            {
+                AdjustCollectionCount(oldCollection!, -1);
+                AdjustCollectionCount(collection, +1);
+            }
         }
         else
         {
@@ -276,17 +341,17 @@ public sealed class DocumentsWriteContext
     {
         var version = _scratch.Revision;
         version.ResetWrittenCount();
-        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified);
+        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified, changeVector == _storage.LocalChangeVector(etag) ? null : changeVector);
         DocumentJson.WriteStored(version, _scratch.MetadataWriter, prepared, prefixLength, id, collection, changeVector, lastModified, extras);
         return Compressed(version.WrittenSpan, collection);
     }
 
     /// <summary>The stored record of a version whose JSON is already complete (<paramref name="json"/>, as exported), encoded as the other overload does.</summary>
-    internal ReadOnlySpan<byte> EncodeVersion(string id, string collection, long etag, DateTime lastModified, ReadOnlySpan<byte> json)
+    internal ReadOnlySpan<byte> EncodeVersion(string id, string collection, long etag, DateTime lastModified, ReadOnlySpan<byte> json, string? changeVector = null)
     {
         var version = _scratch.Revision;
         version.ResetWrittenCount();
-        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified);
+        DocumentRecord.WriteHeader(version, id, collection, etag, lastModified, changeVector == null || changeVector == _storage.LocalChangeVector(etag) ? null : changeVector);
         version.Write(json);
         return Compressed(version.WrittenSpan, collection);
     }
@@ -337,28 +402,31 @@ public sealed class DocumentsWriteContext
     /// Deletes a document, leaving a tombstone. <paramref name="expectedChangeVector"/> as for
     /// <see cref="Put(string, ReadOnlySpan{byte}, string?)"/>. Returns a result with <c>Deleted=false</c> when there was nothing to delete.
     /// </summary>
-    public WriteResult Delete(string id, string? expectedChangeVector)
+    public WriteResult Delete(string id, string? expectedChangeVector) => Delete(id, expectedChangeVector, null, null);
+
+    private WriteResult Delete(string id, string? expectedChangeVector, (string ChangeVector, DateTime Deleted)? version, string? collection)
     {
         var key = _storage.KeyOf(id);
         if (!_docs.TryGet(key, out var existing))
         {
-            CheckExpected(id, expectedChangeVector, 0);
-            return new WriteResult(id, Collections.Empty, 0, "", DateTime.UtcNow, Deleted: false);
+            CheckExpected(id, expectedChangeVector, 0, null);
+            if (version is not { } v)
+                return new WriteResult(id, Collections.Empty, 0, "", DateTime.UtcNow, Deleted: false);
+            long tombEtag = ++_lastEtag;
+            WriteTombstone(key, collection ?? Collections.Empty, tombEtag, v.ChangeVector, v.Deleted);
+            return new WriteResult(id, collection ?? Collections.Empty, tombEtag, v.ChangeVector, v.Deleted, Deleted: false);
         }
         var old = DocumentRecord.Read(existing, _storage);
-        CheckExpected(id, expectedChangeVector, old.Etag);
+        string? oldExplicit = DocumentRecord.HasExplicitChangeVector(existing) ? old.ChangeVector : null;
+        CheckExpected(id, expectedChangeVector, old.Etag, oldExplicit);
         long etag = ++_lastEtag;
+        var when = version?.Deleted ?? DateTime.UtcNow;
+        string cv = version?.ChangeVector ?? LocalChangeVector(oldExplicit, etag) ?? _storage.LocalChangeVector(etag);
         _docs.Delete(key);
         _byEtag.Delete(DocumentsStorage.EtagKey(old.Etag));
         _byCollection.Delete(DocumentsStorage.CollectionEtagKey(old.Collection, old.Etag));
         AdjustCollectionCount(old.Collection, -1);
-        var colBytes = Encoding.UTF8.GetBytes(old.Collection);
-        var tomb = new byte[2 + colBytes.Length + key.Length];
-        BinaryPrimitives.WriteUInt16LittleEndian(tomb, (ushort)colBytes.Length);
-        colBytes.CopyTo(tomb, 2);
-        key.CopyTo(tomb, 2 + colBytes.Length);
-        _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
-        string cv = ChangeVectors.Format(etag, DatabaseId);
+        WriteTombstone(key, old.Collection, etag, cv, when);
         var deleted = new DocumentDelete
         {
             Key = key, Document = old, Etag = etag, ChangeVector = cv, Extras = DocumentExtras.Read(old.Json), Dates = MetadataDates.Read(old.Json),
@@ -366,7 +434,27 @@ public sealed class DocumentsWriteContext
         foreach (var extension in _storage.Extensions)
             extension.AfterDelete(this, deleted);
         Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Delete", old.Id, old.Collection, ChangeVector: cv));
-        return new WriteResult(old.Id, old.Collection, etag, cv, DateTime.UtcNow, Deleted: true);
+        return new WriteResult(old.Id, old.Collection, etag, cv, when, Deleted: true);
+    }
+
+    /// <summary>
+    /// A local write's change vector at <paramref name="etag"/> when it is more than the etag's one-entry vector:
+    /// <paramref name="basis"/> (the replaced version's entries, or what the database received) with this database's
+    /// entry set; null when <paramref name="basis"/> is empty (the common single-node case: nothing to store).
+    /// </summary>
+    private string? LocalChangeVector(string? basis, long etag) =>
+        string.IsNullOrEmpty(basis) ? null : ChangeVectors.WithEntry(basis, _storage.NodeTag, etag, DatabaseId);
+
+    /// <summary>Writes a tombstone: by etag (what indexes read) and by id (its time and change vector).</summary>
+    private void WriteTombstone(byte[] key, string collection, long etag, string changeVector, DateTime deleted)
+    {
+        var colBytes = Encoding.UTF8.GetBytes(collection);
+        var tomb = new byte[2 + colBytes.Length + key.Length];
+        BinaryPrimitives.WriteUInt16LittleEndian(tomb, (ushort)colBytes.Length);
+        colBytes.CopyTo(tomb, 2);
+        key.CopyTo(tomb, 2 + colBytes.Length);
+        _tombstones.Put(DocumentsStorage.EtagKey(etag), tomb);
+        _tombstonesById.Put(key, TombstoneRecord.Write(etag, deleted, collection, changeVector));
     }
 
     /// <summary>The CollectionEtag tree's key (lower-cased collection, 0, big-endian etag) in a per-collection cached array; valid until the next call.</summary>
@@ -385,19 +473,20 @@ public sealed class DocumentsWriteContext
         return buffer;
     }
 
-    private void CheckExpected(string id, string? expected, long currentEtag)
+    /// <summary>409 unless the document's current change vector (its <paramref name="explicitChangeVector"/>, or its etag's own one) is <paramref name="expected"/>.</summary>
+    private void CheckExpected(string id, string? expected, long currentEtag, string? explicitChangeVector)
     {
         if (expected == null)
             return;
         if (expected.Length == 0)
         {
             if (currentEtag != 0)
-                throw new ConcurrencyException($"Document {id} has change vector {ChangeVectors.Format(currentEtag, DatabaseId)}, but the write expected it not to exist.");
+                throw new ConcurrencyException($"Document {id} has change vector {explicitChangeVector ?? _storage.LocalChangeVector(currentEtag)}, but the write expected it not to exist.");
             return;
         }
         if (currentEtag == 0)
             throw new ConcurrencyException($"Document {id} does not exist, but the write expected change vector {expected}.");
-        string current = ChangeVectors.Format(currentEtag, DatabaseId);
+        string current = explicitChangeVector ?? _storage.LocalChangeVector(currentEtag);
         if (!string.Equals(current, expected, StringComparison.Ordinal))
             throw new ConcurrencyException($"Document {id} has change vector {current}, but the write expected {expected}.");
     }

@@ -152,7 +152,7 @@ public static class SampleData
     }
 
     private static (string Id, byte[] Json) Doc(string prefix, int n, string collection, Action<Utf8JsonWriter> body) =>
-        ($"{prefix}/{n.ToString(CultureInfo.InvariantCulture)}-{ChangeVectors.NodeTag}", Json(w =>
+        ($"{prefix}/{n.ToString(CultureInfo.InvariantCulture)}-{ChangeVectors.DefaultNodeTag}", Json(w =>
         {
             body(w);
             w.WriteStartObject("@metadata");

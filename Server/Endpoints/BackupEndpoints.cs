@@ -100,7 +100,7 @@ public static class BackupEndpoints
                 if (status == null)
                     w.WriteNullValue();
                 else
-                    status.WriteRavenStatus(w, ChangeVectors.NodeTag);
+                    status.WriteRavenStatus(w, db.Documents.NodeTag);
                 w.WriteEndObject();
             }).ConfigureAwait(false);
         }
@@ -142,7 +142,7 @@ public static class BackupEndpoints
         {
             w.WriteStartObject();
             w.WriteNumber(idName, id);
-            w.WriteString(nodeName, ChangeVectors.NodeTag);
+            w.WriteString(nodeName, NodeTag.Of(context));
             w.WriteEndObject();
         });
 }

@@ -148,7 +148,7 @@ public static class DatabaseEndpoints
                 w.WriteString("LockMode", "Unlock");
                 w.WriteStartObject("Topology");
                 w.WriteStartArray("Members");
-                w.WriteStringValue(ChangeVectors.NodeTag);
+                w.WriteStringValue(db.Documents.NodeTag);
                 w.WriteEndArray();
                 foreach (string empty in TopologyEmptyArrays)
                 {

@@ -106,7 +106,7 @@ public static class HiLoEndpoints
             w.WriteNumber("Low", lo);
             w.WriteNumber("High", hi);
             w.WriteNumber("LastSize", capacity);
-            w.WriteString("ServerTag", ChangeVectors.NodeTag);
+            w.WriteString("ServerTag", db.Documents.NodeTag);
             w.WriteString("LastRangeAt", JsonDates.FormatDate(DateTime.UtcNow));
             w.WriteEndObject();
         }).ConfigureAwait(false);

@@ -25,7 +25,7 @@ public static class OperationEndpoints
         {
             w.WriteStartObject();
             w.WriteNumber("Id", id);
-            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteString("NodeTag", db.Documents.NodeTag);
             w.WriteEndObject();
         });
     }

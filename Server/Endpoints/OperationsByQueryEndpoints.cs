@@ -84,7 +84,7 @@ public static class OperationsByQueryEndpoints
         {
             w.WriteStartObject();
             w.WriteNumber("OperationId", state.Id);
-            w.WriteString("OperationNodeTag", ChangeVectors.NodeTag);
+            w.WriteString("OperationNodeTag", NodeTag.Of(context));
             w.WriteEndObject();
         });
 }

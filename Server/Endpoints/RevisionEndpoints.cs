@@ -179,7 +179,7 @@ public static class RevisionEndpoints
         {
             w.WriteStartObject();
             w.WriteNumber("OperationId", state.Id);
-            w.WriteString("OperationNodeTag", ChangeVectors.NodeTag);
+            w.WriteString("OperationNodeTag", db.Documents.NodeTag);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

@@ -22,12 +22,14 @@ public static class StatsEndpoints
     {
         long docs, tombstones, lastEtag, counters, revisions, segments, identities = 0, values = 0;
         (long Unique, long Attachments, long Bytes) attachments;
+        string changeVector;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
             docs = DocumentsStorage.CountDocuments(tx);
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
+            changeVector = db.Documents.DatabaseChangeVector(tx);
             counters = Counters.CountersStore.Count(tx);
             revisions = Revisions.RevisionsStore.CountAll(tx);
             segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
@@ -64,7 +66,7 @@ public static class StatsEndpoints
                 w.WriteNumber("CountOfCompareExchangeTombstones", 0); // deleted values leave no tombstone here
                 w.WriteNumber("CountOfTimeSeriesDeletedRanges", 0); // deleted ranges are removed from their segments at once
             }
-            w.WriteString("DatabaseChangeVector", lastEtag == 0 ? "" : ChangeVectors.Format(lastEtag, db.Documents.DatabaseId));
+            w.WriteString("DatabaseChangeVector", changeVector);
             w.WriteString("DatabaseId", db.Documents.DatabaseId);
             w.WriteNumber("LastDocEtag", lastEtag);
             w.WriteBoolean("Is64Bit", Environment.Is64BitProcess);

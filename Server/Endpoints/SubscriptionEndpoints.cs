@@ -46,7 +46,7 @@ public static class SubscriptionEndpoints
             w.WriteStartArray("Urls");
             w.WriteStringValue(url);
             w.WriteEndArray();
-            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteString("NodeTag", NodeTag.Of(context));
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }
@@ -110,7 +110,7 @@ public static class SubscriptionEndpoints
         w.WriteNumber("SubscriptionId", s.SubscriptionId);
         w.WriteString("SubscriptionName", s.SubscriptionName);
         w.WriteNull("MentorNode");
-        w.WriteString("NodeTag", ChangeVectors.NodeTag);
+        w.WriteString("NodeTag", db.Documents.NodeTag);
         w.WriteString("LastBatchAckTime", s.LastBatchAckTime is { } a ? JsonDates.FormatDate(a) : null);
         w.WriteString("LastClientConnectionTime", s.LastClientConnectionTime is { } c ? JsonDates.FormatDate(c) : null);
         w.WriteNumber("RaftCommandIndex", s.SubscriptionId);

@@ -41,7 +41,7 @@ public static class TopologyEndpoints
             w.WriteStartArray("Nodes");
             w.WriteStartObject();
             w.WriteString("Url", NodeUrl(context));
-            w.WriteString("ClusterTag", ChangeVectors.NodeTag);
+            w.WriteString("ClusterTag", NodeTag.Of(context));
             w.WriteString("ServerRole", "Member");
             w.WriteString("Database", stored);
             w.WriteEndObject();
@@ -62,21 +62,21 @@ public static class TopologyEndpoints
             w.WriteStartObject("Topology");
             w.WriteString("TopologyId", TopologyId);
             w.WriteStartObject("AllNodes");
-            w.WriteString(ChangeVectors.NodeTag, url);
+            w.WriteString(NodeTag.Of(context), url);
             w.WriteEndObject();
             w.WriteStartObject("Members");
-            w.WriteString(ChangeVectors.NodeTag, url);
+            w.WriteString(NodeTag.Of(context), url);
             w.WriteEndObject();
             w.WriteStartObject("Promotables");
             w.WriteEndObject();
             w.WriteStartObject("Watchers");
             w.WriteEndObject();
-            w.WriteString("LastNodeId", ChangeVectors.NodeTag);
+            w.WriteString("LastNodeId", NodeTag.Of(context));
             w.WriteNumber("Etag", TopologyEtag);
             w.WriteEndObject();
             w.WriteNumber("Etag", TopologyEtag);
-            w.WriteString("Leader", ChangeVectors.NodeTag);
-            w.WriteString("NodeTag", ChangeVectors.NodeTag);
+            w.WriteString("Leader", NodeTag.Of(context));
+            w.WriteString("NodeTag", NodeTag.Of(context));
             w.WriteStartObject("Status");
             w.WriteEndObject();
             w.WriteString("CurrentState", "Leader");
@@ -87,7 +87,7 @@ public static class TopologyEndpoints
     private static Task GetNodeInfo(HttpContext context) => JsonResponse.WriteAsync(context, 200, w =>
     {
         w.WriteStartObject();
-        w.WriteString("NodeTag", ChangeVectors.NodeTag);
+        w.WriteString("NodeTag", NodeTag.Of(context));
         w.WriteString("TopologyId", TopologyId);
         w.WriteNull("Certificate");
         w.WriteString("ClusterStatus", "Joined");

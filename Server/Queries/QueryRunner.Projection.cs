@@ -50,7 +50,7 @@ public sealed partial class QueryRunner
         if (Counters.CountersStore.Get(tx, _db.Documents.KeyOf(id), name) is not { } c)
             return JsonSerializer.SerializeToElement<object?>(null);
         return raw
-            ? JsonSerializer.SerializeToElement(new Dictionary<string, long> { [Documents.ChangeVectors.Format(c.Version, _db.Documents.DatabaseId)] = c.Value })
+            ? JsonSerializer.SerializeToElement(new Dictionary<string, long> { [_db.Documents.LocalChangeVector(c.Version)] = c.Value })
             : JsonSerializer.SerializeToElement(c.Value);
     }
 

@@ -59,7 +59,7 @@ public static class RevisionsStore
     public static byte[] DeletionRecord(string id, string collection, long etag, string changeVector, DateTime when)
     {
         var buffer = new ArrayBufferWriter<byte>(256);
-        DocumentRecord.WriteHeader(buffer, id, collection, etag, when);
+        DocumentRecord.WriteHeader(buffer, id, collection, etag, when, null);
         using (var w = new Utf8JsonWriter(buffer))
         {
             w.WriteStartObject();

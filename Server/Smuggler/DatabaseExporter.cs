@@ -127,7 +127,7 @@ public static class DatabaseExporter
                     w.WriteEndObject();
                     w.WriteString("Hash", a.Hash);
                     w.WriteNumber("Size", stored.Size);
-                    w.WriteString("Tag", ChangeVectors.NodeTag);
+                    w.WriteString("Tag", db.Documents.NodeTag);
                     w.WriteEndObject();
                     w.Flush();
                     Attachments.AttachmentsStore.CopyToAsync(tx, stored.ContentId, 0, stored.Size, gzip, cancellation).GetAwaiter().GetResult();

@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 

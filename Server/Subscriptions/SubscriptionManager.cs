@@ -73,7 +73,7 @@ public sealed partial class SubscriptionManager(Database db)
                 SubscriptionName = finalName,
                 Query = query,
                 LastEtag = start,
-                ChangeVectorForNextBatchStartingPoint = start == 0 ? null : ChangeVectors.Format(start, ctx.DatabaseId),
+                ChangeVectorForNextBatchStartingPoint = start == 0 ? null : ctx.Storage.LocalChangeVector(start),
                 Disabled = disabled,
             };
             SubscriptionStore.Put(ctx, state);
@@ -105,7 +105,7 @@ public sealed partial class SubscriptionManager(Database db)
             if (start is { } s)
             {
                 state.LastEtag = s;
-                state.ChangeVectorForNextBatchStartingPoint = s == 0 ? null : ChangeVectors.Format(s, ctx.DatabaseId);
+                state.ChangeVectorForNextBatchStartingPoint = s == 0 ? null : ctx.Storage.LocalChangeVector(s);
             }
             if (disabled is { } d)
                 state.Disabled = d;
@@ -142,7 +142,7 @@ public sealed partial class SubscriptionManager(Database db)
             if (etag > state.LastEtag)
             {
                 state.LastEtag = etag;
-                state.ChangeVectorForNextBatchStartingPoint = ChangeVectors.Format(etag, ctx.DatabaseId);
+                state.ChangeVectorForNextBatchStartingPoint = ctx.Storage.LocalChangeVector(etag);
             }
             state.LastBatchAckTime = DateTime.UtcNow;
             state.LastClientConnectionTime = connectedAt;

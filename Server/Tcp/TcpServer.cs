@@ -6,6 +6,7 @@ using System.Security.Cryptography.X509Certificates;
 using RavenLite.Server.Configuration;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Logging;
+using RavenLite.Server.Formatting;
 using RavenLite.Server.Subscriptions;
 
 namespace RavenLite.Server.Tcp;

@@ -1,14 +1,15 @@
-namespace RavenLite.Server.Subscriptions;
+namespace RavenLite.Server.Formatting;
 
 /// <summary>
 /// Reads JSON objects written back to back on a stream (RavenDB's TCP protocol: no framing, whitespace between
 /// values allowed). Each <see cref="ReadAsync"/> returns the next whole object, or null at the end of the stream.
 /// </summary>
-internal sealed class JsonMessageReader(Stream stream, int maxMessageBytes = 1 << 20)
+public sealed class JsonMessageReader(Stream stream, int maxMessageBytes = 1 << 20)
 {
     private byte[] _buffer = new byte[16 * 1024];
     private int _start, _end;
 
+    /// <summary>The next whole object, or null at the end of the stream; <see cref="InvalidDataException"/> when one is too large or not an object.</summary>
     public async Task<JsonDocument?> ReadAsync(CancellationToken cancellation)
     {
         while (true)
