@@ -44,10 +44,12 @@ public sealed class Database : IDisposable
             Indexes = new Indexing.IndexStore(this, logger);
             OpenTimes = ((long)System.Diagnostics.Stopwatch.GetElapsedTime(started, storageDone).TotalMilliseconds, (long)System.Diagnostics.Stopwatch.GetElapsedTime(storageDone).TotalMilliseconds);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
+            Replication = new Replication.ReplicationService(this, logger);
             Merger.Committed = () =>
             {
                 Indexes.NotifyAll();
                 Subscriptions.NotifyWrites();
+                Replication.NotifyWrites();
             };
             Operations.OnFinished = state =>
             {
@@ -146,6 +148,9 @@ public sealed class Database : IDisposable
     /// <summary>Data subscriptions: definitions, positions and connected workers.</summary>
     public Subscriptions.SubscriptionManager Subscriptions { get; } = null!;
 
+    /// <summary>Replication: connection strings, external replication tasks and their senders, incoming sources, write assurance.</summary>
+    public Replication.ReplicationService Replication { get; } = null!;
+
     /// <summary>Timed background work: expiration, refresh, time-series policies.</summary>
     public TimedTasks Tasks { get; } = null!;
 
@@ -188,6 +193,7 @@ public sealed class Database : IDisposable
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
+        Replication.Dispose();
         Backups.Dispose();
         Tasks.Dispose();
         Merger.Dispose();

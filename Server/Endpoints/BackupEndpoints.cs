@@ -68,10 +68,11 @@ public static class BackupEndpoints
     {
         long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         string type = RequestParsing.Required(context.Request, "type");
-        if (!type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
-            throw new BadRequestException($"Task type '{type}': tasks deleted here are backups (subscriptions: DELETE /subscriptions).");
-        if (!await db.Backups.DeleteAsync(id).ConfigureAwait(false))
-            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task {id} in database '{db.Name}'.");
+        bool replication = type.Equals("Replication", StringComparison.OrdinalIgnoreCase);
+        if (!replication && !type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
+            throw new BadRequestException($"Task type '{type}': tasks deleted here are backups and replications (subscriptions: DELETE /subscriptions).");
+        if (!await (replication ? db.Replication.DeleteTaskAsync(id) : db.Backups.DeleteAsync(id)).ConfigureAwait(false))
+            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no {(replication ? "replication" : "backup")} task {id} in database '{db.Name}'.");
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

@@ -161,12 +161,15 @@ public static class SubscriptionEndpoints
             throw new BadRequestException("Name the task with taskName or key (its id).");
         string type = RequestParsing.Required(context.Request, "type");
         bool disable = string.Equals(RequestParsing.Query(context.Request, "disable"), "true", StringComparison.OrdinalIgnoreCase);
-        if (type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
+        bool replication = type.Equals("Replication", StringComparison.OrdinalIgnoreCase);
+        if (replication || type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
         {
             long taskId = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k
-                : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
-            if (!await db.Backups.SetDisabledAsync(taskId, disable).ConfigureAwait(false))
-                throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no backup task '{taskName ?? key}' in database '{db.Name}'.");
+                : replication
+                    ? db.Replication.Configuration.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0
+                    : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
+            if (!await (replication ? db.Replication.SetDisabledAsync(taskId, disable) : db.Backups.SetDisabledAsync(taskId, disable)).ConfigureAwait(false))
+                throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no {(replication ? "replication" : "backup")} task '{taskName ?? key}' in database '{db.Name}'.");
             await JsonResponse.WriteAsync(context, 200, w =>
             {
                 w.WriteStartObject();
@@ -177,7 +180,7 @@ public static class SubscriptionEndpoints
             return;
         }
         if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
-            throw new BadRequestException($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions and backups.");
+            throw new BadRequestException($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions, backups and replications.");
         long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
         var state = await db.Subscriptions.UpdateAsync(taskName ?? (id == null ? key : null), id, null, null, disable, createNew: false).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>

@@ -140,6 +140,7 @@ public static class ServerHost
         SubscriptionEndpoints.Map(app);
         SmugglerEndpoints.Map(app);
         BackupEndpoints.Map(app);
+        ReplicationEndpoints.Map(app);
         ConfigurationEndpoints.Map(app);
         CertificateEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);

@@ -86,4 +86,13 @@ internal static partial class Log
 
     [LoggerMessage(75, LogLevel.Warning, "Database {Name} stopped after a storage failure ({Reason}); reopening it to recover from its journal")]
     public static partial void ReopeningFailed(ILogger logger, string name, string reason);
+
+    [LoggerMessage(80, LogLevel.Warning, "Replication into database {Database} from {Source} stopped: {Reason}")]
+    public static partial void ReplicationReceiveFailed(ILogger logger, string database, string source, string reason);
+
+    [LoggerMessage(81, LogLevel.Warning, "Replication of database {Database} to {Destination} failed (retrying): {Reason}")]
+    public static partial void ReplicationSendFailed(ILogger logger, string database, string destination, string reason);
+
+    [LoggerMessage(82, LogLevel.Information, "Replication of database {Database} to {Destination} connected; resuming after etag {Etag}")]
+    public static partial void ReplicationConnected(ILogger logger, string database, string destination, long etag);
 }

@@ -104,9 +104,14 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
                     int version = h.TryGetProperty("OperationVersion", out var ov) && ov.TryGetInt32(out int v) ? v : 0;
                     if (operation == "Drop")
                         return;
+                    if (operation == Replication.ReplicationProtocol.Operation)
+                    {
+                        await ServeReplicationAsync(stream, version, database, access, clientCertificate, stopping).ConfigureAwait(false);
+                        return;
+                    }
                     if (operation != "Subscription")
                     {
-                        await Reply(stream, "TcpVersionMismatch", -1, $"This server accepts Subscription connections on its TCP port, not {operation}.", stopping).ConfigureAwait(false);
+                        await Reply(stream, "TcpVersionMismatch", -1, $"This server accepts Subscription and Replication connections on its TCP port, not {operation}.", stopping).ConfigureAwait(false);
                         return;
                     }
                     if (Versions.Contains(version))
@@ -154,6 +159,44 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
             {
                 db?.Release();
             }
+        }
+    }
+
+    /// <summary>
+    /// A replication connection from another database (docs/replication.md "Connection"): version
+    /// <see cref="Replication.ReplicationProtocol.Version"/> only, write access to the destination database, then the
+    /// <see cref="Replication.ReplicationReceiver"/> protocol.
+    /// </summary>
+    private async Task ServeReplicationAsync(Stream stream, int version, string? database, Security.AccessPolicy? access, X509Certificate2? certificate, CancellationToken stopping)
+    {
+        if (version != Replication.ReplicationProtocol.Version)
+        {
+            await Reply(stream, "TcpVersionMismatch", -1, $"Replication version {version} is not spoken here; this server speaks {Replication.ReplicationProtocol.Version}.", stopping).ConfigureAwait(false);
+            return;
+        }
+        if (access?.CheckConnection(certificate, Security.Access.DatabaseReadWrite, database, $"replication into database '{database}'") is { } denial)
+        {
+            await Reply(stream, "AuthorizationFailed", version, denial.Message, stopping).ConfigureAwait(false);
+            return;
+        }
+        Database db;
+        try
+        {
+            db = registry.Acquire(database ?? "");
+        }
+        catch (DomainException e)
+        {
+            await Reply(stream, "Error", version, e.Message, stopping).ConfigureAwait(false);
+            return;
+        }
+        try
+        {
+            await Reply(stream, "Ok", version, null, stopping).ConfigureAwait(false);
+            await new Replication.ReplicationReceiver(db, stream, TimeSpan.FromSeconds(options.ReplicationHeartbeatTimeoutSeconds), logger).RunAsync(stopping).ConfigureAwait(false);
+        }
+        finally
+        {
+            db.Release();
         }
     }
 

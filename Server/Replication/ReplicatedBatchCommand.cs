@@ -1,0 +1,42 @@
+using RavenLite.Server.Documents;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Replication;
+
+/// <summary>
+/// A received batch applied as one write transaction of the destination's merger: every item
+/// (<see cref="ReplicationApply"/>) and the source's new position, together — all or nothing.
+/// </summary>
+internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastEtag, List<ReplicatedItem> items) : MergedCommand
+{
+    /// <summary>Items applied, and of those the conflicts resolved, in the committed run.</summary>
+    public (int Applied, int Resolved) Counts { get; private set; }
+
+    /// <inheritdoc />
+    public override int Operations => Math.Max(1, items.Count);
+
+    /// <inheritdoc />
+    public override long Bytes => items.Sum(i => (long)i.Data.Length);
+
+    /// <inheritdoc />
+    public override void Execute(DocumentsWriteContext context)
+    {
+        int applied = 0, resolved = 0;
+        foreach (var item in items)
+        {
+            switch (ReplicationApply.Apply(context, item))
+            {
+                case ReplicationApply.Outcome.Applied:
+                    applied++;
+                    break;
+                case ReplicationApply.Outcome.Resolved:
+                    applied++;
+                    resolved++;
+                    break;
+            }
+        }
+        if (ReplicationPositions.Get(context.Transaction, sourceDatabaseId) < lastEtag)
+            ReplicationPositions.Set(context.Transaction, sourceDatabaseId, lastEtag);
+        Counts = (applied, resolved);
+    }
+}

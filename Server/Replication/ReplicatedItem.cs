@@ -1,0 +1,45 @@
+namespace RavenLite.Server.Replication;
+
+/// <summary>A document version or a tombstone as a batch carries it (docs/replication.md "Items").</summary>
+/// <param name="IsTombstone">A delete (no <paramref name="Data"/>).</param>
+/// <param name="Id">The document id (a tombstone's is lower-cased).</param>
+/// <param name="Collection">Its collection.</param>
+/// <param name="ChangeVector">The version's change vector.</param>
+/// <param name="LastModified">When the version was written (or the document deleted), UTC.</param>
+/// <param name="Data">The document's stored JSON; empty for a tombstone.</param>
+internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collection, string ChangeVector, DateTime LastModified, ReadOnlyMemory<byte> Data)
+{
+    /// <summary>The items of a batch frame; <see cref="InvalidDataException"/> when one is malformed.</summary>
+    public static List<ReplicatedItem> ParseAll(JsonElement batch)
+    {
+        var result = new List<ReplicatedItem>();
+        if (!batch.TryGetProperty("Items", out var items) || items.ValueKind != JsonValueKind.Array)
+            throw new InvalidDataException("A replication batch has no Items array.");
+        foreach (var item in items.EnumerateArray())
+        {
+            string type = Text(item, "Type");
+            bool tombstone = type switch
+            {
+                "Document" => false,
+                "Tombstone" => true,
+                _ => throw new InvalidDataException($"A replication item of type '{type}' is not known here."),
+            };
+            var data = ReadOnlyMemory<byte>.Empty;
+            if (!tombstone)
+            {
+                if (!item.TryGetProperty(nameof(Data), out var d) || d.ValueKind != JsonValueKind.Object)
+                    throw new InvalidDataException("A replicated document has no Data object.");
+                data = System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(d).ToArray();
+            }
+            long ticks = item.TryGetProperty(nameof(LastModified), out var lm) && lm.TryGetInt64(out long t) ? t : 0;
+            result.Add(new ReplicatedItem(tombstone, Text(item, "Id"), Text(item, "Collection"), Text(item, "ChangeVector"),
+                new DateTime(Math.Clamp(ticks, 0, DateTime.MaxValue.Ticks), DateTimeKind.Utc), data));
+        }
+        return result;
+    }
+
+    private static string Text(JsonElement item, string name) =>
+        item.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String && v.GetString() is { Length: > 0 } s
+            ? s
+            : throw new InvalidDataException($"A replication item has no {name}.");
+}

@@ -1,0 +1,93 @@
+using RavenLite.Server.Documents;
+
+namespace RavenLite.Server.Replication;
+
+/// <summary>
+/// One batch a sender sends (docs/replication.md "Batches"): the documents and tombstones after a position, in
+/// local-etag order, read from one snapshot. It closes at a transaction's end once it holds
+/// <see cref="Limits.Items"/> items or <see cref="Limits.Bytes"/> bytes — a transaction is never split — and before a
+/// transaction younger than the task's delay. Items the destination already has (its change vector contains theirs)
+/// are left out; the position still moves past them.
+/// </summary>
+/// <param name="Frame">The batch's frame JSON.</param>
+/// <param name="LastEtag">The position after the batch: the destination records it once the batch is applied.</param>
+/// <param name="Items">Items in the batch.</param>
+/// <param name="Bytes">Document bytes in the batch.</param>
+internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEtag, int Items, long Bytes)
+{
+    /// <summary>The bounds of one batch.</summary>
+    public readonly record struct Limits(int Items, int Bytes, TimeSpan Delay);
+
+    /// <summary>The next batch after <paramref name="afterEtag"/>, or null when there is nothing after it (or only what the delay holds back).</summary>
+    public static ReplicationBatch? Read(DocumentsStorage documents, long afterEtag, string destinationChangeVector, Limits limits)
+    {
+        using var tx = documents.Environment.ReadTransaction();
+        long last = DocumentsStorage.LastEtag(tx);
+        if (last <= afterEtag)
+            return null;
+        var youngest = DateTime.UtcNow - limits.Delay;
+        var buffer = new ArrayBufferWriter<byte>(64 * 1024);
+        int items = 0;
+        long bytes = 0, reached = afterEtag, transactionEnd = 0;
+        bool exhausted = true;
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WriteString("Type", "Batch");
+            w.WriteStartArray(nameof(Items));
+            foreach (var item in documents.ScanByEtag(tx, afterEtag))
+            {
+                if (item.Etag > transactionEnd)
+                {
+                    // A transaction starts here: the batch may close before it.
+                    reached = Math.Max(reached, transactionEnd);
+                    bool full = items >= limits.Items || bytes >= limits.Bytes;
+                    bool tooYoung = limits.Delay > TimeSpan.Zero && (item.Document?.LastModified ?? item.Tombstone!.Deleted) > youngest;
+                    if (full || tooYoung)
+                    {
+                        exhausted = false;
+                        break;
+                    }
+                    transactionEnd = DocumentsStorage.TransactionEnd(tx, item.Etag);
+                }
+                string changeVector = item.Document?.ChangeVector ?? item.Tombstone!.ChangeVector;
+                if (destinationChangeVector.Length > 0 && ChangeVectors.Compare(changeVector, destinationChangeVector) == ChangeVectorOrder.NotNewer)
+                    continue;
+                Write(w, item);
+                items++;
+                bytes += item.Document?.Json.Length ?? 64;
+            }
+            w.WriteEndArray();
+            if (exhausted)
+                reached = last;
+            w.WriteNumber(nameof(LastEtag), reached);
+            w.WriteEndObject();
+        }
+        return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes) : null;
+    }
+
+    private static void Write(Utf8JsonWriter w, EtagItem item)
+    {
+        w.WriteStartObject();
+        if (item.Document is { } doc)
+        {
+            w.WriteString("Type", "Document");
+            w.WriteString("Id", doc.Id);
+            w.WriteString("Collection", doc.Collection);
+            w.WriteString("ChangeVector", doc.ChangeVector);
+            w.WriteNumber("LastModified", doc.LastModified.Ticks);
+            w.WritePropertyName("Data");
+            w.WriteRawValue(doc.Json, skipInputValidation: true);
+        }
+        else
+        {
+            var tomb = item.Tombstone!;
+            w.WriteString("Type", "Tombstone");
+            w.WriteString("Id", tomb.LowerId);
+            w.WriteString("Collection", tomb.Collection);
+            w.WriteString("ChangeVector", tomb.ChangeVector);
+            w.WriteNumber("LastModified", tomb.Deleted.Ticks);
+        }
+        w.WriteEndObject();
+    }
+}

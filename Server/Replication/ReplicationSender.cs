@@ -1,0 +1,214 @@
+using System.Net.Sockets;
+using RavenLite.Server.Databases;
+using RavenLite.Server.Formatting;
+using RavenLite.Server.Logging;
+
+namespace RavenLite.Server.Replication;
+
+/// <summary>
+/// The source's side of one destination (docs/replication.md "Connection"): finds the destination's TCP port from
+/// <c>/info/tcp</c>, opens a replication connection, learns from the destination's hello how far it has applied this
+/// database, then sends one batch at a time and waits for its acknowledgement — so it holds at most one batch — and a
+/// heartbeat when there is nothing to send. Any failure drops the connection and it reconnects (backing off up to
+/// 5 s), resuming from what the destination says it has applied: nothing is skipped, and an item sent twice is
+/// recognised by its change vector and left.
+/// </summary>
+internal sealed class ReplicationSender : IDisposable
+{
+    private static readonly HttpClient Http = new(new SocketsHttpHandler { ConnectTimeout = TimeSpan.FromSeconds(5) }) { Timeout = TimeSpan.FromSeconds(10) };
+
+    private readonly Database _db;
+    private readonly ILogger _logger;
+    private readonly Action _acknowledged;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task _loop;
+    private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public ReplicationSender(Database db, ExternalReplicationTask task, RavenConnectionString destination, ILogger logger, Action acknowledged)
+    {
+        _db = db;
+        Task = task;
+        Destination = destination;
+        _logger = logger;
+        _acknowledged = acknowledged;
+        _loop = System.Threading.Tasks.Task.Run(() => RunAsync(_stop.Token));
+    }
+
+    public ExternalReplicationTask Task { get; }
+
+    public RavenConnectionString Destination { get; }
+
+    /// <summary>The last etag of this database the destination has acknowledged as applied (durably).</summary>
+    public long LastAcknowledgedEtag => Volatile.Read(ref _lastAcknowledged);
+
+    private long _lastAcknowledged = -1;
+
+    /// <summary>The destination's change vector as of its last acknowledgement.</summary>
+    public string DestinationChangeVector { get; private set; } = "";
+
+    /// <summary>RavenDB's connection status: <c>Active</c> while connected, <c>Reconnect</c> after a failure.</summary>
+    public string Status { get; private set; } = "Reconnect";
+
+    /// <summary>Why the last attempt failed (null while it works).</summary>
+    public string? Error { get; private set; }
+
+    /// <summary>When the destination last acknowledged a batch or heartbeat (UTC).</summary>
+    public DateTime? LastAcknowledgedAt { get; private set; }
+
+    /// <summary>The destination URL the connection uses.</summary>
+    public string? ConnectedUrl { get; private set; }
+
+    /// <summary>Wakes the sender: the database committed writes.</summary>
+    public void Notify() => Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+    private TimeSpan HeartbeatTimeout => TimeSpan.FromSeconds(_db.Options.ReplicationHeartbeatTimeoutSeconds);
+
+    private async Task RunAsync(CancellationToken stop)
+    {
+        int failures = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            try
+            {
+                await ReplicateAsync(stop).ConfigureAwait(false);
+            }
+            catch (Exception e) when (!stop.IsCancellationRequested)
+            {
+                Status = "Reconnect";
+                Error = e.Message;
+                failures++;
+                Log.ReplicationSendFailed(_logger, _db.Name, $"{Destination.Database} at {string.Join(", ", Destination.TopologyDiscoveryUrls)}", e.Message);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+            // Back off before reconnecting: 100 ms, doubling to 5 s.
+            var backoff = TimeSpan.FromMilliseconds(Math.Min(5000, 100 * (1 << Math.Min(failures, 6))));
+            try
+            {
+                await System.Threading.Tasks.Task.Delay(backoff, stop).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+        }
+    }
+
+    private async Task ReplicateAsync(CancellationToken stop)
+    {
+        var (url, host, port) = await ResolveTcpAsync(stop).ConfigureAwait(false);
+        using var client = new TcpClient { NoDelay = true };
+        await client.ConnectAsync(host, port, stop).AsTask().WaitAsync(TimeSpan.FromSeconds(10), stop).ConfigureAwait(false);
+        Stream stream = client.GetStream();
+        var header = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
+        {
+            ["DatabaseName"] = Destination.Database,
+            ["Operation"] = ReplicationProtocol.Operation,
+            ["OperationVersion"] = ReplicationProtocol.Version,
+        });
+        await stream.WriteAsync(header, stop).ConfigureAwait(false);
+        using (var reply = await new JsonMessageReader(stream).ReadAsync(stop).WaitAsync(HeartbeatTimeout, stop).ConfigureAwait(false))
+        {
+            if (reply == null)
+                throw new IOException("The destination closed the connection during the handshake.");
+            string status = reply.RootElement.TryGetProperty(nameof(Status), out var s) ? s.GetString() ?? "" : "";
+            if (status != "Ok")
+                throw new IOException($"The destination refused replication ({status}): {(reply.RootElement.TryGetProperty("Message", out var m) ? m.GetString() : "")}");
+        }
+        await ReplicationFrames.WriteAsync(stream, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Type", "Hello");
+            w.WriteString("DatabaseId", _db.Documents.DatabaseId);
+            w.WriteString("DatabaseName", _db.Name);
+            w.WriteString("NodeTag", _db.Options.NodeTag);
+            w.WriteString("Url", _db.Options.ServerUrl);
+            w.WriteEndObject();
+        }, stop).ConfigureAwait(false);
+        long position = await ReadAckAsync(stream, "HelloAck", stop).ConfigureAwait(false);
+        ConnectedUrl = url;
+        Status = "Active";
+        Error = null;
+        Log.ReplicationConnected(_logger, _db.Name, $"{Destination.Database} at {url}", position);
+        var heartbeat = HeartbeatTimeout / 3;
+        while (true)
+        {
+            var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
+            var limits = new ReplicationBatch.Limits(_db.Options.ReplicationBatchItems, _db.Options.ReplicationBatchBytes, Task.DelayReplicationFor);
+            var batch = ReplicationBatch.Read(_db.Documents, position, DestinationChangeVector, limits);
+            if (batch != null)
+            {
+                await ReplicationFrames.WriteAsync(stream, batch.Frame, stop).ConfigureAwait(false);
+                position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
+                continue;
+            }
+            var wait = Task.DelayReplicationFor > TimeSpan.Zero && Task.DelayReplicationFor < heartbeat ? Task.DelayReplicationFor : heartbeat;
+            if (await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(wait, stop)).ConfigureAwait(false) != wake)
+            {
+                stop.ThrowIfCancellationRequested();
+                await ReplicationFrames.WriteAsync(stream, w =>
+                {
+                    w.WriteStartObject();
+                    w.WriteString("Type", "Heartbeat");
+                    w.WriteEndObject();
+                }, stop).ConfigureAwait(false);
+                position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>Reads the destination's acknowledgement: records its position and change vector and returns the position.</summary>
+    private async Task<long> ReadAckAsync(Stream stream, string type, CancellationToken stop)
+    {
+        using var frame = await ReplicationFrames.ReadAsync(stream, stop).WaitAsync(HeartbeatTimeout, stop).ConfigureAwait(false)
+            ?? throw new IOException("The destination closed the replication connection.");
+        string got = ReplicationFrames.TypeOf(frame);
+        if (got == "Error")
+            throw new IOException("The destination failed: " + frame.RootElement.GetProperty("Message").GetString());
+        if (got != type)
+            throw new InvalidDataException($"Expected {type} from the destination, got '{got}'.");
+        long position = frame.RootElement.GetProperty("LastEtag").GetInt64();
+        DestinationChangeVector = frame.RootElement.GetProperty("DatabaseChangeVector").GetString() ?? "";
+        LastAcknowledgedAt = DateTime.UtcNow;
+        Volatile.Write(ref _lastAcknowledged, position);
+        _acknowledged();
+        return position;
+    }
+
+    /// <summary>The destination's TCP endpoint, from the first of its URLs that answers <c>/info/tcp</c>.</summary>
+    private async Task<(string Url, string Host, int Port)> ResolveTcpAsync(CancellationToken stop)
+    {
+        var errors = new List<string>();
+        foreach (string url in Destination.TopologyDiscoveryUrls)
+        {
+            try
+            {
+                using var response = await Http.GetAsync(url + "/info/tcp", stop).ConfigureAwait(false);
+                response.EnsureSuccessStatusCode();
+                using var json = JsonDocument.Parse(await response.Content.ReadAsByteArrayAsync(stop).ConfigureAwait(false));
+                var tcp = new Uri(json.RootElement.GetProperty("Url").GetString()!);
+                return (url, tcp.Host.Trim('[', ']'), tcp.Port);
+            }
+            catch (Exception e) when (e is HttpRequestException or JsonException or TaskCanceledException or KeyNotFoundException or UriFormatException && !stop.IsCancellationRequested)
+            {
+                errors.Add($"{url}: {e.Message}");
+            }
+        }
+        throw new IOException("No URL of the destination answered: " + string.Join("; ", errors));
+    }
+
+    public void Dispose()
+    {
+        _stop.Cancel();
+        try
+        {
+            _loop.Wait(TimeSpan.FromSeconds(10));
+        }
+        catch (AggregateException)
+        {
+        }
+        _stop.Dispose();
+    }
+}

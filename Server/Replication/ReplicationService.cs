@@ -1,0 +1,236 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Replication;
+
+/// <summary>
+/// A database's replication (docs/replication.md): its configuration (connection strings, external replication tasks),
+/// one <see cref="ReplicationSender"/> per enabled task, what it knows of the sources replicating into it, and write
+/// assurance — waiting until enough destinations acknowledged an etag.
+/// </summary>
+public sealed class ReplicationService : IDisposable
+{
+    private readonly Database _db;
+    private readonly ILogger _logger;
+    private readonly object _lock = new();
+    private readonly Dictionary<long, ReplicationSender> _senders = [];
+    private readonly Dictionary<string, IncomingReplication> _incoming = new(StringComparer.Ordinal);
+    private readonly SemaphoreSlim _changes = new(1, 1);
+    private TaskCompletionSource _acknowledged = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private bool _disposed;
+
+    internal ReplicationService(Database db, ILogger logger)
+    {
+        _db = db;
+        _logger = logger;
+        using (var tx = db.Environment.ReadTransaction())
+            Configuration = ReplicationConfiguration.Read(tx);
+        Reconcile();
+    }
+
+    /// <summary>The configuration as last stored.</summary>
+    public ReplicationConfiguration Configuration { get; private set; }
+
+    /// <summary>The senders of the enabled tasks.</summary>
+    internal IReadOnlyList<ReplicationSender> Senders
+    {
+        get
+        {
+            lock (_lock)
+                return [.. _senders.Values];
+        }
+    }
+
+    /// <summary>The sources that have replicated into this database since the server started.</summary>
+    public IReadOnlyList<IncomingReplication> IncomingSources
+    {
+        get
+        {
+            lock (_lock)
+                return [.. _incoming.Values];
+        }
+    }
+
+    /// <summary>Adds or replaces a connection string (durable when this returns); the tasks using it reconnect.</summary>
+    public Task<long> PutConnectionStringAsync(RavenConnectionString connectionString) =>
+        ChangeAsync(c => (c.With(connectionString), 0));
+
+    /// <summary>Removes a connection string; 400 while a task uses it, false when there is none by that name.</summary>
+    public async Task<bool> DeleteConnectionStringAsync(string name)
+    {
+        bool found = false;
+        await ChangeAsync(c =>
+        {
+            if (c.Tasks.FirstOrDefault(t => t.ConnectionStringName.Equals(name, StringComparison.OrdinalIgnoreCase)) is { } user)
+                throw new BadRequestException($"Connection string '{name}' is used by replication task '{user.Name}' ({user.TaskId}); delete the task first.");
+            found = c.ConnectionStrings.ContainsKey(name);
+            var strings = new Dictionary<string, RavenConnectionString>(c.ConnectionStrings, StringComparer.OrdinalIgnoreCase);
+            strings.Remove(name);
+            return (c with { ConnectionStrings = strings }, 0);
+        }).ConfigureAwait(false);
+        return found;
+    }
+
+    /// <summary>Adds a task (TaskId 0) or replaces one; returns its id. 400 when its connection string is missing.</summary>
+    public Task<long> PutTaskAsync(ExternalReplicationTask task) => ChangeAsync(c =>
+    {
+        if (!c.ConnectionStrings.ContainsKey(task.ConnectionStringName))
+            throw new BadRequestException($"There is no connection string named '{task.ConnectionStringName}'; put it first (PUT /databases/{_db.Name}/admin/connection-strings).");
+        if (task.TaskId != 0 && c.Tasks.All(t => t.TaskId != task.TaskId))
+            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no replication task {task.TaskId} in database '{_db.Name}'.");
+        return (c, task.TaskId);
+    }, task);
+
+    /// <summary>Deletes a task; false when there is none with that id.</summary>
+    public async Task<bool> DeleteTaskAsync(long taskId)
+    {
+        bool found = false;
+        await ChangeAsync(c =>
+        {
+            found = c.Tasks.Any(t => t.TaskId == taskId);
+            return (c with { Tasks = [.. c.Tasks.Where(t => t.TaskId != taskId)] }, taskId);
+        }).ConfigureAwait(false);
+        return found;
+    }
+
+    /// <summary>Enables or disables a task; false when there is none with that id.</summary>
+    public async Task<bool> SetDisabledAsync(long taskId, bool disabled)
+    {
+        bool found = false;
+        await ChangeAsync(c =>
+        {
+            var task = c.Tasks.FirstOrDefault(t => t.TaskId == taskId);
+            found = task != null;
+            return (task == null ? c : c.With(task with { Disabled = disabled }), taskId);
+        }).ConfigureAwait(false);
+        return found;
+    }
+
+    /// <summary>
+    /// Applies <paramref name="change"/> to the configuration in a merged write (with <paramref name="newTask"/>, given
+    /// the next cluster index as its id when it has none), then starts and stops senders to match.
+    /// </summary>
+    private async Task<long> ChangeAsync(Func<ReplicationConfiguration, (ReplicationConfiguration, long)> change, ExternalReplicationTask? newTask = null)
+    {
+        await _changes.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            ReplicationConfiguration? next = null;
+            var command = new DelegateCommand<long>(ctx =>
+            {
+                var (changed, id) = change(ReplicationConfiguration.Read(ctx.Transaction));
+                if (newTask != null)
+                {
+                    long index = CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
+                    id = newTask.TaskId == 0 ? index : newTask.TaskId;
+                    string name = newTask.Name.Length > 0 ? newTask.Name : $"External Replication #{id.ToString(CultureInfo.InvariantCulture)}";
+                    changed = changed.With(newTask with { TaskId = id, Name = name });
+                }
+                changed.Write(ctx.Transaction);
+                next = changed;
+                return id;
+            });
+            await _db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+            Configuration = next!;
+            Reconcile();
+            return command.Result;
+        }
+        finally
+        {
+            _changes.Release();
+        }
+    }
+
+    /// <summary>Starts a sender for each enabled task without one and stops those of tasks deleted, disabled or changed.</summary>
+    private void Reconcile()
+    {
+        var stopped = new List<ReplicationSender>();
+        lock (_lock)
+        {
+            if (_disposed)
+                return;
+            var config = Configuration;
+            foreach (var (id, sender) in _senders.ToList())
+            {
+                var task = config.Tasks.FirstOrDefault(t => t.TaskId == id);
+                if (task == null || task.Disabled || task != sender.Task
+                    || !config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs) || cs != sender.Destination)
+                {
+                    _senders.Remove(id);
+                    stopped.Add(sender);
+                }
+            }
+            foreach (var task in config.Tasks)
+                if (!task.Disabled && !_senders.ContainsKey(task.TaskId) && config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs))
+                    _senders[task.TaskId] = new ReplicationSender(_db, task, cs, _logger, OnAcknowledged);
+        }
+        foreach (var s in stopped)
+            s.Dispose();
+    }
+
+    /// <summary>The database committed writes: the senders read on.</summary>
+    internal void NotifyWrites()
+    {
+        lock (_lock)
+            foreach (var s in _senders.Values)
+                s.Notify();
+    }
+
+    private void OnAcknowledged() => Interlocked.Exchange(ref _acknowledged, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+    /// <summary>The state of source <paramref name="sourceDatabaseId"/> as it connects (one per source, kept across its reconnections).</summary>
+    internal IncomingReplication Incoming(string sourceDatabaseId, string name, string url)
+    {
+        lock (_lock)
+        {
+            if (_incoming.TryGetValue(sourceDatabaseId, out var known))
+            {
+                known.Reconnected();
+                return known;
+            }
+            var created = new IncomingReplication(sourceDatabaseId, name, url);
+            _incoming[sourceDatabaseId] = created;
+            return created;
+        }
+    }
+
+    /// <summary>
+    /// Write assurance: waits until <paramref name="replicas"/> destinations (0: a majority of them) have acknowledged
+    /// <paramref name="etag"/>, or <paramref name="timeout"/> passes; returns how many had.
+    /// </summary>
+    public async Task<(int Confirmed, int Needed)> WaitForReplicasAsync(long etag, int replicas, TimeSpan timeout, CancellationToken cancellation)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (true)
+        {
+            var signal = Volatile.Read(ref _acknowledged).Task;
+            var senders = Senders;
+            int needed = replicas > 0 ? replicas : senders.Count / 2 + 1;
+            int confirmed = senders.Count(s => s.LastAcknowledgedEtag >= etag);
+            var left = deadline - DateTime.UtcNow;
+            if (confirmed >= needed || left <= TimeSpan.Zero)
+                return (confirmed, needed);
+            try
+            {
+                await signal.WaitAsync(left, cancellation).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
+        }
+    }
+
+    public void Dispose()
+    {
+        List<ReplicationSender> senders;
+        lock (_lock)
+        {
+            _disposed = true;
+            senders = [.. _senders.Values];
+            _senders.Clear();
+        }
+        foreach (var s in senders)
+            s.Dispose();
+        _changes.Dispose();
+    }
+}
