@@ -43,9 +43,12 @@ public static class ChangeVectors
         return entries;
     }
 
-    /// <summary>The entries joined as RavenDB joins them.</summary>
+    /// <summary>
+    /// The entries joined as RavenDB joins them, in one order (by tag, then database id), so that the same entries
+    /// always make the same string on every node.
+    /// </summary>
     public static string Join(IEnumerable<ChangeVectorEntry> entries) =>
-        string.Join(", ", entries.Select(e => Format(e.Tag, e.Etag, e.DatabaseId)));
+        string.Join(", ", entries.OrderBy(e => e.Tag, StringComparer.Ordinal).ThenBy(e => e.DatabaseId, StringComparer.Ordinal).Select(e => Format(e.Tag, e.Etag, e.DatabaseId)));
 
     /// <summary>The etag <paramref name="databaseId"/>'s entry in <paramref name="changeVector"/> holds (0 when it has none).</summary>
     public static long EtagOf(string? changeVector, string databaseId)
@@ -56,7 +59,7 @@ public static class ChangeVectors
         return 0;
     }
 
-    /// <summary>Each database id's largest etag of both, in order of first appearance (<paramref name="a"/>'s entries first).</summary>
+    /// <summary>Each database id's largest etag of both.</summary>
     public static string Merge(string? a, string? b)
     {
         if (string.IsNullOrEmpty(a))
@@ -75,7 +78,7 @@ public static class ChangeVectors
         return Join(merged);
     }
 
-    /// <summary><paramref name="changeVector"/> with <paramref name="databaseId"/>'s entry set to <paramref name="etag"/> (added first when missing).</summary>
+    /// <summary><paramref name="changeVector"/> with <paramref name="databaseId"/>'s entry set to <paramref name="etag"/> (added when missing).</summary>
     public static string WithEntry(string? changeVector, string tag, long etag, string databaseId)
     {
         if (string.IsNullOrEmpty(changeVector))
@@ -83,7 +86,7 @@ public static class ChangeVectors
         var entries = Parse(changeVector);
         int i = entries.FindIndex(m => m.DatabaseId == databaseId);
         if (i < 0)
-            entries.Insert(0, new ChangeVectorEntry(tag, etag, databaseId));
+            entries.Add(new ChangeVectorEntry(tag, etag, databaseId));
         else
             entries[i] = new ChangeVectorEntry(tag, etag, databaseId);
         return Join(entries);

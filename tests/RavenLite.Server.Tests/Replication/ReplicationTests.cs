@@ -43,4 +43,61 @@ public sealed class ReplicationTests
         Assert.Equal(stats.GetProperty("LastDocEtag").GetInt64(),
             (await TestServer.ReadJson(await server.Http.GetAsync($"/databases/src/tasks?key={taskId}&type=Replication"))).GetProperty("LastAcknowledgedEtag").GetInt64());
     }
+
+    [Fact]
+    public async Task Concurrent_writes_on_two_replicating_databases_converge_to_the_latest_with_merged_change_vectors()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        // Written on both sides before they replicate: concurrent versions of the same ids.
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/1", """{"V":"a first","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "docs/1", """{"V":"b later","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "docs/2", """{"V":"same","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/2", """{"V":"same","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/3", """{"V":"deleted on b later","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "docs/3", """{"V":"to delete","@metadata":{"@collection":"Docs"}}""");
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/b/docs?id=docs/3")).StatusCode);
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+        await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
+
+        async Task<string> State(string db)
+        {
+            var parts = new List<string>();
+            foreach (string id in new[] { "docs/1", "docs/2", "docs/3" })
+                parts.Add((await ReplicationSetup.GetAsync(server.Http, db, id))?.ToString() ?? "(none)");
+            return string.Join(" | ", parts);
+        }
+        async Task<bool> Converged()
+        {
+            var a1 = await ReplicationSetup.GetAsync(server.Http, "a", "docs/1");
+            var b1 = await ReplicationSetup.GetAsync(server.Http, "b", "docs/1");
+            var a2 = await ReplicationSetup.GetAsync(server.Http, "a", "docs/2");
+            var b2 = await ReplicationSetup.GetAsync(server.Http, "b", "docs/2");
+            return a1?.GetProperty("V").GetString() == "b later" && b1?.GetProperty("V").GetString() == "b later"
+                && a1?.GetProperty("@metadata").GetProperty("@change-vector").GetString() == b1?.GetProperty("@metadata").GetProperty("@change-vector").GetString()
+                && a2?.GetProperty("@metadata").GetProperty("@change-vector").GetString() == b2?.GetProperty("@metadata").GetProperty("@change-vector").GetString()
+                && await ReplicationSetup.GetAsync(server.Http, "a", "docs/3") == null && await ReplicationSetup.GetAsync(server.Http, "b", "docs/3") == null;
+        }
+        await Eventually.HoldsAsync(Converged, "both databases to hold the same versions", state: async () => "a: " + await State("a") + " / b: " + await State("b"));
+        var winner = (await ReplicationSetup.GetAsync(server.Http, "a", "docs/1"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!;
+        Assert.Equal(2, winner.Split(',').Length); // both writers' entries
+        Assert.Equal("same", (await ReplicationSetup.GetAsync(server.Http, "b", "docs/2"))!.Value.GetProperty("V").GetString());
+
+        // Quiet afterwards: no ping-pong — both databases' etags settle.
+        async Task<long> Etag(string db) => (await TestServer.ReadJson(await server.Http.GetAsync($"/databases/{db}/stats"))).GetProperty("LastDocEtag").GetInt64();
+        await Eventually.HoldsAsync(async () =>
+        {
+            long a = await Etag("a"), b = await Etag("b");
+            var tasksA = await TestServer.ReadJson(await server.Http.GetAsync("/databases/a/tasks"));
+            var tasksB = await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/tasks"));
+            return tasksA.GetProperty("OngoingTasks")[0].GetProperty("EtagLag").GetInt64() == 0 && tasksB.GetProperty("OngoingTasks")[0].GetProperty("EtagLag").GetInt64() == 0
+                && a == await Etag("a") && b == await Etag("b");
+        }, "replication to settle");
+        long settledA = await Etag("a"), settledB = await Etag("b");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/4", """{"V":"after","@metadata":{"@collection":"Docs"}}""");
+        await Eventually.HoldsAsync(async () => await ReplicationSetup.GetAsync(server.Http, "b", "docs/4") != null, "docs/4 on b");
+        await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/tasks"))).GetProperty("OngoingTasks")[0].GetProperty("EtagLag").GetInt64() == 0, "b idle");
+        Assert.Equal(settledA + 1, await Etag("a")); // docs/4 did not come back to a
+        Assert.Equal(settledB + 1, await Etag("b"));
+    }
 }

@@ -1,0 +1,100 @@
+namespace RavenLite.Server.Tests.Replication;
+
+/// <summary>
+/// Replication between real server processes on loopback ports (docs/reliability.md R14): SIGKILL of the source and of
+/// the destination mid-stream under 8 writers, and SIGSTOP of the destination past the heartbeat timeout. Afterwards
+/// every acknowledged write is on the destination and both databases match item by item.
+/// </summary>
+public sealed class ReplicationFaultTests(ITestOutputHelper output)
+{
+    [Fact]
+    public async Task R14_sigkill_of_source_and_destination_under_eight_writers_loses_nothing_and_both_sides_match()
+    {
+        using var dirA = new TempDirectory("ravenlite-repl-a");
+        using var dirB = new TempDirectory("ravenlite-repl-b");
+        using var a = await NodeProcess.StartAsync(dirA.Path, "A");
+        using var b = await NodeProcess.StartAsync(dirB.Path, "B");
+        foreach (var node in new[] { a, b })
+            Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
+        await ReplicationSetup.ExternalAsync(a.Http, "db", b.Url, "db");
+
+        // Per id (each writer owns its ids): the content of its last acknowledged version (null: deleted), and the
+        // writes tried after it whose answer was lost when the source died (each may or may not have committed).
+        var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<string, (string? Value, List<string?> Uncertain)>();
+        using var stop = new CancellationTokenSource();
+        long writes = 0;
+        async Task Writer(int w)
+        {
+            var random = new Random(w);
+            using var http = new HttpClient { BaseAddress = a.Url, Timeout = TimeSpan.FromSeconds(10) };
+            for (int n = 0; !stop.IsCancellationRequested; n++)
+            {
+                string id = $"items/{w}-{random.Next(200)}";
+                bool delete = random.Next(10) == 0;
+                string? value = delete ? null : $"{w}:{n}";
+                try
+                {
+                    var r = delete
+                        ? await http.DeleteAsync($"/databases/db/docs?id={id}")
+                        : await http.PutAsync($"/databases/db/docs?id={id}", TestServer.Json($"{{\"V\":\"{value}\",\"@metadata\":{{\"@collection\":\"Items\"}}}}"));
+                    Assert.True(r.StatusCode is HttpStatusCode.Created or HttpStatusCode.NoContent, $"{id}: {(int)r.StatusCode}");
+                    acknowledged[id] = (value, []);
+                    Interlocked.Increment(ref writes);
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    // The source died: this write may or may not have committed. Go on once it is back.
+                    acknowledged.AddOrUpdate(id, _ => (null, [value]), (_, v) => (v.Value, [.. v.Uncertain, value]));
+                    await Task.Delay(20);
+                }
+            }
+        }
+        var writers = Enumerable.Range(0, 8).Select(w => Task.Run(() => Writer(w))).ToArray();
+
+        async Task WritesGo(int more)
+        {
+            long target = Interlocked.Read(ref writes) + more;
+            await Eventually.HoldsAsync(() => Task.FromResult(Interlocked.Read(ref writes) >= target), $"{more} more acknowledged writes", TimeSpan.FromSeconds(60));
+        }
+        for (int round = 0; round < 2; round++)
+        {
+            await WritesGo(300);
+            b.Kill();
+            output.WriteLine($"round {round}: destination killed after {writes} writes");
+            await WritesGo(200);
+            await b.RestartAsync();
+            await WritesGo(300);
+            a.Kill();
+            output.WriteLine($"round {round}: source killed after {writes} writes");
+            await a.RestartAsync();
+        }
+        await WritesGo(300);
+
+        // SIGSTOP the destination past the heartbeat timeout (3 s here), then SIGCONT: it catches up.
+        b.Pause();
+        long paused = Interlocked.Read(ref writes);
+        await Eventually.HoldsAsync(async () =>
+        {
+            var task = (await TestServer.ReadJson(await a.Http.GetAsync("/databases/db/tasks"))).GetProperty("OngoingTasks")[0];
+            return task.GetProperty("TaskConnectionStatus").GetString() == "Reconnect";
+        }, "the source to notice the silent destination", TimeSpan.FromSeconds(30));
+        b.Resume();
+        stop.Cancel();
+        await Task.WhenAll(writers);
+        output.WriteLine($"{writes} acknowledged writes ({paused} before the pause), {acknowledged.Count} ids");
+
+        await Eventually.HoldsAsync(async () =>
+        {
+            var task = (await TestServer.ReadJson(await a.Http.GetAsync("/databases/db/tasks"))).GetProperty("OngoingTasks")[0];
+            return task.GetProperty("EtagLag").GetInt64() == 0 && task.GetProperty("TaskConnectionStatus").GetString() == "Active";
+        }, "the destination to catch up", TimeSpan.FromSeconds(60));
+        var differences = await DatabaseComparer.DifferencesAsync(a.Http, "db", b.Http, "db");
+        Assert.True(differences.Count == 0, differences.Count + " differences: " + string.Join("\n", differences.Take(20)) + "\nsource stats: " + await a.Http.GetStringAsync("/databases/db/stats") + "\ndestination stats: " + await b.Http.GetStringAsync("/databases/db/stats") + "\ntask: " + await a.Http.GetStringAsync("/databases/db/tasks"));
+        var onB = await DatabaseComparer.ReadAllAsync(b.Http, "db");
+        foreach (var (id, (value, uncertain)) in acknowledged)
+        {
+            string? held = onB.TryGetValue(id, out var doc) ? doc.GetProperty("V").GetString() : null;
+            Assert.True(held == value || uncertain.Contains(held), $"{id}: acknowledged {value ?? "(deleted)"}, then tried [{string.Join(", ", uncertain.Select(u => u ?? "(delete)"))}]; the destination has {held ?? "nothing"}");
+        }
+    }
+}
