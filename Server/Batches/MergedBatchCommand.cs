@@ -21,13 +21,15 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
     public override void Execute(DocumentsWriteContext context)
     {
         if (clusterWide)
-        {
             ExecuteClusterWide(context);
-            return;
-        }
-        foreach (var item in items)
-            item.Execute(context);
+        else
+            foreach (var item in items)
+                item.Execute(context);
+        LastEtag = context.LastEtag;
     }
+
+    /// <summary>The database's etag after this batch in the committed run: what write assurance waits for destinations to acknowledge.</summary>
+    public long LastEtag { get; private set; }
 
     /// <summary>
     /// Checks every compare-exchange index and atomic guard first (any mismatch: 409 ClusterTransactionConcurrencyException

@@ -87,6 +87,8 @@ public static class BulkDocsEndpoints
         bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
         using var batch = new MergedBatchCommand(commands, body.Length, clusterWide, atomicWrites);
         await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
+        if (WriteAssurance.Parse(context.Request) is { } assurance)
+            await assurance.WaitAsync(db, batch.LastEtag, context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();

@@ -27,6 +27,7 @@ public static class ErrorMapping
         BadRequestException or InvalidQueryException or IndexCompilationException => 400,
         AccessDeniedException => 403,
         NotFoundException => 404,
+        ReplicationTimeoutException => 408,
         ConcurrencyException => 409,
         TooLargeException => 413,
         UnavailableException => 503,

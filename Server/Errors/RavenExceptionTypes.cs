@@ -92,6 +92,9 @@ public static class RavenExceptionTypes
     /// <summary>A request that would take the server past its memory budget for requests (503; MemoryBudget).</summary>
     public const string LowMemory = Root + "Server.LowMemoryException";
 
+    /// <summary>Write assurance timed out after the write committed (answered with <c>FailImmediately</c>: the clients do not fail over).</summary>
+    public const string RavenTimeout = "Raven.Client.Exceptions.RavenTimeoutException";
+
     /// <summary>A request that timed out on the server (the clients map this name to TimeoutException).</summary>
     public const string Timeout = "System.TimeoutException";
 }

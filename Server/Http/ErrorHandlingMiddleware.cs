@@ -60,6 +60,8 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
             w.WriteString("Error", error);
             foreach (var (k, v) in extra ?? new Dictionary<string, string>())
                 w.WriteString(k, v);
+            if (type == RavenExceptionTypes.RavenTimeout)
+                w.WriteBoolean("FailImmediately", true);
             w.WriteEndObject();
         });
 }

@@ -97,4 +97,50 @@ public sealed class ReplicationFaultTests(ITestOutputHelper output)
             Assert.True(held == value || uncertain.Contains(held), $"{id}: acknowledged {value ?? "(deleted)"}, then tried [{string.Join(", ", uncertain.Select(u => u ?? "(delete)"))}]; the destination has {held ?? "nothing"}");
         }
     }
+
+    [Fact]
+    public async Task A_batch_acknowledged_with_one_replica_survives_sigkill_of_its_source_and_a_timeout_keeps_the_write()
+    {
+        using var dirA = new TempDirectory("ravenlite-repl-a");
+        using var dirB = new TempDirectory("ravenlite-repl-b");
+        using var a = await NodeProcess.StartAsync(dirA.Path, "A");
+        using var b = await NodeProcess.StartAsync(dirB.Path, "B");
+        foreach (var node in new[] { a, b })
+            Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
+        await ReplicationSetup.ExternalAsync(a.Http, "db", b.Url, "db");
+        const string Assured = "/databases/db/bulk_docs?waitForReplicasTimeout=00:00:30&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true";
+        for (int i = 0; i < 5; i++)
+        {
+            string batch = new JsonObject { ["Commands"] = new JsonArray(new JsonObject { ["Type"] = "PUT", ["Id"] = $"assured/{i}", ["Document"] = new JsonObject { ["N"] = i, ["@metadata"] = new JsonObject { ["@collection"] = "Assured" } } }) }.ToJsonString();
+            var r = await a.Http.PostAsync(Assured, TestServer.Json(batch));
+            Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+            a.Kill(); // at once: the destination must already have it
+            Assert.NotNull(await ReplicationSetup.GetAsync(b.Http, "db", $"assured/{i}"));
+            await a.RestartAsync();
+        }
+
+        // The destination stopped: the write commits on the source, and the client learns it was not replicated in time.
+        b.Pause();
+        try
+        {
+            var r = await a.Http.PostAsync("/databases/db/bulk_docs?waitForReplicasTimeout=00:00:00.500&numberOfReplicasToWaitFor=majority",
+                TestServer.Json("""{"Commands":[{"Type":"PUT","Id":"late/1","Document":{"@metadata":{"@collection":"Late"}}}]}"""));
+            var error = await TestServer.ReadJson(r);
+            Assert.Equal(HttpStatusCode.RequestTimeout, r.StatusCode);
+            Assert.Equal("Raven.Client.Exceptions.RavenTimeoutException", error.GetProperty("Type").GetString());
+            Assert.True(error.GetProperty("FailImmediately").GetBoolean());
+            Assert.Contains("only replicated to 0", error.GetProperty("Message").GetString(), StringComparison.Ordinal);
+            Assert.NotNull(await ReplicationSetup.GetAsync(a.Http, "db", "late/1"));
+            r = await a.Http.PostAsync("/databases/db/bulk_docs?waitForReplicasTimeout=00:00:00.200&throwOnTimeoutInWaitForReplicas=false",
+                TestServer.Json("""{"Commands":[{"Type":"PUT","Id":"late/2","Document":{"@metadata":{"@collection":"Late"}}}]}"""));
+            Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+        }
+        finally
+        {
+            b.Resume();
+        }
+        await Eventually.HoldsAsync(async () => await ReplicationSetup.GetAsync(b.Http, "db", "late/2") != null, "late/2 on the destination once it runs again");
+        var bad = await a.Http.PostAsync("/databases/db/bulk_docs?waitForReplicasTimeout=soon", TestServer.Json("""{"Commands":[]}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+    }
 }
