@@ -7,7 +7,8 @@ public sealed partial class DocumentsStorage
 {
     /// <summary>
     /// Live documents and tombstones after <paramref name="afterEtag"/> in etag order, one at a time (constant memory;
-    /// copies). A tombstone superseded by a later delete of the same id is skipped: the later one stands for it.
+    /// copies). A tombstone superseded by a later delete of the same id is skipped: the later one stands for it; so is
+    /// one of an id now in conflict.
     /// </summary>
     public IEnumerable<EtagItem> ScanByEtag(Transaction tx, long afterEtag)
     {
@@ -15,6 +16,7 @@ public sealed partial class DocumentsStorage
         var tombsById = tx.ReadTree(TombstonesByIdTree);
         var byEtag = tx.ReadTree(EtagTree)!.CreateCursor();
         var tombs = tx.ReadTree(TombstoneTree)!.CreateCursor();
+        bool conflicts = DocumentConflicts.Any(tx);
         bool moreDocs = byEtag.Seek(EtagKey(afterEtag + 1)), moreTombs = tombs.Seek(EtagKey(afterEtag + 1));
         while (moreDocs || moreTombs)
         {
@@ -35,7 +37,8 @@ public sealed partial class DocumentsStorage
                 tombstone = TombstoneRecord.Etag(byId) == tombEtag ? TombstoneRecord.Read(byId, lowerId) : null;
             else
                 tombstone = new Tombstone(Encoding.UTF8.GetString(lowerId), Encoding.UTF8.GetString(v.Slice(2, colLen)), tombEtag, LocalChangeVector(tombEtag), DateTime.MinValue);
-            if (tombstone != null)
+            // The tombstone that took a document into conflict is not a delete: the versions in conflict stand for it.
+            if (tombstone != null && !(conflicts && DocumentConflicts.Of(tx, lowerId).Count > 0))
                 yield return new EtagItem(tombEtag, null, tombstone);
             moreTombs = tombs.MoveNext();
         }

@@ -232,6 +232,42 @@ public sealed class DocumentsWriteContext
         return Delete(id, null, (changeVector, deleted), collection);
     }
 
+    /// <summary>
+    /// Keeps versions of <paramref name="id"/> in conflict (<see cref="DocumentConflicts"/>): the document held now, if
+    /// any, leaves the documents (a tombstone under its own change vector lets indexes drop it; its attachments, counters
+    /// and revisions stay) and joins <paramref name="versions"/> in the <c>Conflicts</c> tree.
+    /// </summary>
+    public void KeepConflict(string id, IEnumerable<ConflictedVersion> versions)
+    {
+        ArgumentNullException.ThrowIfNull(versions);
+        var key = _storage.KeyOf(id);
+        if (Get(id) is { } held)
+        {
+            DocumentConflicts.Add(Transaction, key, new ConflictedVersion(held.Collection, held.ChangeVector, held.LastModified, held.Json));
+            Delete(id, null, (held.ChangeVector, DateTime.UtcNow), held.Collection, runExtensions: false);
+        }
+        foreach (var v in versions)
+        {
+            Receive(v.ChangeVector);
+            DocumentConflicts.Add(Transaction, key, v);
+        }
+    }
+
+    /// <summary>The versions of <paramref name="id"/> in conflict (empty when none).</summary>
+    public List<ConflictedVersion> ConflictsOf(string id) => DocumentConflicts.Of(Transaction, _storage.KeyOf(id));
+
+    /// <summary>Removes the versions of <paramref name="id"/> in conflict (a replicated version newer than all of them replaces them).</summary>
+    public void ClearConflicts(string id) => DocumentConflicts.Clear(Transaction, _storage.KeyOf(id));
+
+    /// <summary>The merged change vector of the versions of <paramref name="key"/> in conflict, removing them; null when there were none.</summary>
+    private string? ResolveConflicts(ReadOnlySpan<byte> key)
+    {
+        if (!DocumentConflicts.Any(Transaction))
+            return null;
+        var conflicts = DocumentConflicts.Clear(Transaction, key);
+        return conflicts.Count == 0 ? null : conflicts.Aggregate("", (cv, c) => ChangeVectors.Merge(cv, c.ChangeVector));
+    }
+
     /// <summary>Merges the entries of another instance's change vector into what this database has received.</summary>
     private void Receive(string changeVector)
     {
@@ -290,7 +326,9 @@ public sealed class DocumentsWriteContext
             throw new BadRequestException($"Changing '{id}' from '{oldCollection}' to '{collection}' via update is not supported. Delete it and recreate the document {id}.", RavenExceptionTypes.DocumentCollectionMismatch);
         long etag = ++_lastEtag;
         var now = version?.LastModified ?? DateTime.UtcNow;
-        string? explicitCv = version?.ChangeVector ?? LocalChangeVector(oldEtag == 0 ? _received : oldChangeVector, etag);
+        // A write of an id in conflict resolves it: the new version descends from every conflicted one.
+        string? conflicted = oldEtag == 0 ? ResolveConflicts(key) : null;
+        string? explicitCv = version?.ChangeVector ?? LocalChangeVector(oldEtag == 0 ? ChangeVectors.Merge(conflicted, _received) : oldChangeVector, etag);
         string cv = explicitCv ?? _storage.LocalChangeVector(etag);
         string storedCollection = moved ? collection : oldCollection ?? collection;
         foreach (var extension in _storage.Extensions)
@@ -404,12 +442,23 @@ public sealed class DocumentsWriteContext
     /// </summary>
     public WriteResult Delete(string id, string? expectedChangeVector) => Delete(id, expectedChangeVector, null, null);
 
-    private WriteResult Delete(string id, string? expectedChangeVector, (string ChangeVector, DateTime Deleted)? version, string? collection)
+    private WriteResult Delete(string id, string? expectedChangeVector, (string ChangeVector, DateTime Deleted)? version, string? collection, bool runExtensions = true)
     {
         var key = _storage.KeyOf(id);
         if (!_docs.TryGet(key, out var existing))
         {
             CheckExpected(id, expectedChangeVector, 0, null);
+            var conflicts = version == null ? DocumentConflicts.Clear(Transaction, key) : [];
+            if (conflicts.Count > 0)
+            {
+                // Deleting an id in conflict resolves it to a delete that descends from every conflicted version.
+                long resolvedEtag = ++_lastEtag;
+                string merged = conflicts.Aggregate("", (cv, c) => ChangeVectors.Merge(cv, c.ChangeVector));
+                string resolvedCv = ChangeVectors.WithEntry(merged, _storage.NodeTag, resolvedEtag, DatabaseId);
+                var now = DateTime.UtcNow;
+                WriteTombstone(key, conflicts[0].Collection, resolvedEtag, resolvedCv, now);
+                return new WriteResult(id, conflicts[0].Collection, resolvedEtag, resolvedCv, now, Deleted: true);
+            }
             if (version is not { } v)
                 return new WriteResult(id, Collections.Empty, 0, "", DateTime.UtcNow, Deleted: false);
             long tombEtag = ++_lastEtag;
@@ -431,8 +480,9 @@ public sealed class DocumentsWriteContext
         {
             Key = key, Document = old, Etag = etag, ChangeVector = cv, Extras = DocumentExtras.Read(old.Json), Dates = MetadataDates.Read(old.Json),
         };
-        foreach (var extension in _storage.Extensions)
-            extension.AfterDelete(this, deleted);
+        if (runExtensions)
+            foreach (var extension in _storage.Extensions)
+                extension.AfterDelete(this, deleted);
         Changes?.Add(new(RavenLite.Server.Changes.ChangeKind.Document, "Delete", old.Id, old.Collection, ChangeVector: cv));
         return new WriteResult(old.Id, old.Collection, etag, cv, when, Deleted: true);
     }

@@ -10,7 +10,8 @@ namespace RavenLite.Server.Endpoints;
 /// <c>PUT|GET|DELETE /databases/{db}/admin/connection-strings</c> (Raven connection strings),
 /// <c>POST /databases/{db}/admin/tasks/external-replication</c> (<c>{Watcher}</c>: create or update a task),
 /// <c>GET /databases/{db}/tasks</c> (the ongoing tasks, or one with <c>?key=&amp;type=Replication</c>); deleting and
-/// toggling a task go through the shared <c>/admin/tasks</c> routes with <c>type=Replication</c>.
+/// toggling a task go through the shared <c>/admin/tasks</c> routes with <c>type=Replication</c>;
+/// <c>GET /databases/{db}/replication/conflicts[?docId=]</c> and <c>POST /admin/replication/conflicts/solver?name=</c>.
 /// </summary>
 public static class ReplicationEndpoints
 {
@@ -25,6 +26,89 @@ public static class ReplicationEndpoints
         app.MapDelete("/databases/{db}/admin/connection-strings", DatabaseRoute.Handle(DeleteConnectionString)).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/tasks/external-replication", DatabaseRoute.Handle(PutTask)).Requires(Access.DatabaseAdmin);
         app.MapGet("/databases/{db}/tasks", DatabaseRoute.Handle(GetTasks)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/replication/conflicts", DatabaseRoute.Handle(GetConflicts)).Requires(Access.DatabaseRead);
+        app.MapPost("/admin/replication/conflicts/solver", PutSolver).Requires(Access.DatabaseAdmin);
+    }
+
+    private static async Task PutSolver(HttpContext context)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        using var body = await RequestBody.ReadJsonAsync(context, "conflict solver").ConfigureAwait(false);
+        var solver = ConflictSolver.Parse(body.RootElement);
+        var db = context.RequestServices.GetRequiredService<DatabaseRegistry>().Acquire(name);
+        try
+        {
+            long index = await db.Replication.SetSolverAsync(solver).ConfigureAwait(false);
+            await JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteNumber("RaftCommandIndex", index);
+                w.WriteString("Key", db.Name);
+                w.WritePropertyName("Solver");
+                solver.Write(w);
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+        }
+        finally
+        {
+            db.Release();
+        }
+    }
+
+    /// <summary>
+    /// <c>?docId=</c>: the versions of that document in conflict (<c>{Id, Results: [{ChangeVector, Doc, LastModified}], LargestEtag}</c>);
+    /// without it, the ids in conflict (<c>{TotalResults, Results: [{Id, LastModified, ConflictsPerDocument}]}</c>).
+    /// </summary>
+    private static Task GetConflicts(HttpContext context, Database db)
+    {
+        string? docId = RequestParsing.Query(context.Request, "docId");
+        using var tx = db.Environment.ReadTransaction();
+        long largest = Documents.DocumentsStorage.LastEtag(tx);
+        if (docId != null)
+        {
+            var versions = Documents.DocumentConflicts.Of(tx, db.Documents.KeyOf(docId));
+            return JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteString("Id", docId);
+                w.WriteStartArray("Results");
+                foreach (var v in versions)
+                {
+                    w.WriteStartObject();
+                    w.WriteString("ChangeVector", v.ChangeVector);
+                    w.WritePropertyName("Doc");
+                    if (v.Json == null)
+                        w.WriteNullValue();
+                    else
+                        w.WriteRawValue(v.Json, skipInputValidation: true);
+                    w.WriteString("LastModified", Formatting.JsonDates.FormatDate(v.LastModified));
+                    w.WriteString("Collection", v.Collection);
+                    w.WriteEndObject();
+                }
+                w.WriteEndArray();
+                w.WriteNumber("LargestEtag", largest);
+                w.WriteEndObject();
+            });
+        }
+        int start = RequestParsing.QueryInt(context.Request, "start", 0, 0, int.MaxValue);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0, int.MaxValue);
+        var all = Documents.DocumentConflicts.All(tx);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("TotalResults", all.Count);
+            w.WriteStartArray("Results");
+            foreach (var (id, count, modified) in all.Skip(start).Take(pageSize))
+            {
+                w.WriteStartObject();
+                w.WriteString("Id", id);
+                w.WriteString("LastModified", Formatting.JsonDates.FormatDate(modified));
+                w.WriteNumber("ConflictsPerDocument", count);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
     }
 
     private static async Task PutConnectionString(HttpContext context, Database db)

@@ -20,6 +20,9 @@ public sealed class IncomingReplication(string sourceDatabaseId, string sourceDa
     /// <summary>Conflicts resolved among <see cref="Applied"/>.</summary>
     public long Resolved { get; private set; }
 
+    /// <summary>Versions from this source kept in conflict (no resolver settled them).</summary>
+    public long Conflicted { get; private set; }
+
     /// <summary>When the source was last heard from (UTC).</summary>
     public DateTime LastHeard { get; private set; } = DateTime.UtcNow;
 
@@ -29,13 +32,14 @@ public sealed class IncomingReplication(string sourceDatabaseId, string sourceDa
     /// <summary>Why its last connection failed here (null when it did not).</summary>
     public string? Error { get; private set; }
 
-    internal void Received(long lastEtag, int applied, int resolved)
+    internal void Received(long lastEtag, int applied, int resolved, int conflicted)
     {
         lock (_lock)
         {
             LastEtag = Math.Max(LastEtag, lastEtag);
             Applied += applied;
             Resolved += resolved;
+            Conflicted += conflicted;
             LastHeard = DateTime.UtcNow;
             Error = null;
         }

@@ -7,10 +7,10 @@ namespace RavenLite.Server.Replication;
 /// A received batch applied as one write transaction of the destination's merger: every item
 /// (<see cref="ReplicationApply"/>) and the source's new position, together — all or nothing.
 /// </summary>
-internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastEtag, List<ReplicatedItem> items) : MergedCommand
+internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastEtag, List<ReplicatedItem> items, ConflictSolver solver) : MergedCommand
 {
-    /// <summary>Items applied, and of those the conflicts resolved, in the committed run.</summary>
-    public (int Applied, int Resolved) Counts { get; private set; }
+    /// <summary>Items applied, conflicts resolved among them, and conflicts kept, in the committed run.</summary>
+    public (int Applied, int Resolved, int Conflicted) Counts { get; private set; }
 
     /// <inheritdoc />
     public override int Operations => Math.Max(1, items.Count);
@@ -21,11 +21,14 @@ internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastE
     /// <inheritdoc />
     public override void Execute(DocumentsWriteContext context)
     {
-        int applied = 0, resolved = 0;
+        int applied = 0, resolved = 0, conflicted = 0;
         foreach (var item in items)
         {
-            switch (ReplicationApply.Apply(context, item))
+            switch (ReplicationApply.Apply(context, item, solver))
             {
+                case ReplicationApply.Outcome.Conflicted:
+                    conflicted++;
+                    break;
                 case ReplicationApply.Outcome.Applied:
                     applied++;
                     break;
@@ -37,6 +40,6 @@ internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastE
         }
         if (ReplicationPositions.Get(context.Transaction, sourceDatabaseId) < lastEtag)
             ReplicationPositions.Set(context.Transaction, sourceDatabaseId, lastEtag);
-        Counts = (applied, resolved);
+        Counts = (applied, resolved, conflicted);
     }
 }

@@ -4,11 +4,12 @@ namespace RavenLite.Server.Replication;
 
 /// <summary>
 /// How a destination takes one replicated item (docs/replication.md "Conflicts"): compared by change vector with what
-/// it holds for that id (the document, else its tombstone). An older or equal version is left; a newer one replaces
-/// what is held; a concurrent one is a conflict. A conflict between identical documents (or two deletes) merges
-/// silently; otherwise the latest by last-modified time wins (ties: the larger change vector, so every node picks the
-/// same). Either way the result carries both change vectors merged and no new entry, so each side's resolution
-/// descends from the other's and the nodes converge.
+/// it holds for that id — the document, else its tombstone, else the versions in conflict. An older or equal version is
+/// left; a newer one replaces what is held; a concurrent one is a conflict. Identical documents (or two deletes) merge
+/// silently; otherwise the <see cref="ConflictSolver"/> decides: the collection's script, else the latest by
+/// last-modified time (ties: the larger change vector, so every node picks the same), else both are kept in conflict.
+/// A resolution carries the versions' change vectors merged and no new entry, so each side's resolution descends from
+/// the other's and the nodes converge.
 /// </summary>
 internal static class ReplicationApply
 {
@@ -23,61 +24,81 @@ internal static class ReplicationApply
 
         /// <summary>It was concurrent with what the destination held and was resolved.</summary>
         Resolved,
+
+        /// <summary>It was concurrent and is kept in conflict.</summary>
+        Conflicted,
     }
 
-    public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item)
+    public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item, ConflictSolver solver)
     {
+        var incoming = new ConflictedVersion(item.Collection, item.ChangeVector, item.LastModified, item.IsTombstone ? null : item.Data.ToArray());
         var local = ctx.Get(item.Id);
-        var tombstone = local == null ? ctx.GetTombstone(item.Id) : null;
-        string? localChangeVector = local?.ChangeVector ?? tombstone?.ChangeVector;
-        switch (ChangeVectors.Compare(item.ChangeVector, localChangeVector))
+        var held = new List<ConflictedVersion>();
+        bool heldDelete = false;
+        if (local != null)
+            held.Add(new ConflictedVersion(local.Collection, local.ChangeVector, local.LastModified, local.Json));
+        else if (ctx.ConflictsOf(item.Id) is { Count: > 0 } conflicts)
+            held.AddRange(conflicts);
+        else if (ctx.GetTombstone(item.Id) is { } tombstone)
+        {
+            held.Add(new ConflictedVersion(tombstone.Collection, tombstone.ChangeVector, tombstone.Deleted, null));
+            heldDelete = true;
+        }
+        string? heldChangeVector = held.Count == 0 ? null : held.Aggregate("", (cv, v) => ChangeVectors.Merge(cv, v.ChangeVector));
+        switch (ChangeVectors.Compare(item.ChangeVector, heldChangeVector))
         {
             case ChangeVectorOrder.NotNewer:
                 return Outcome.Skipped;
             case ChangeVectorOrder.Newer:
-                Store(ctx, item, item.ChangeVector);
+                ctx.ClearConflicts(item.Id);
+                Store(ctx, item.Id, incoming, item.ChangeVector);
                 return Outcome.Applied;
         }
-        string merged = ChangeVectors.Merge(localChangeVector, item.ChangeVector);
-        if (local != null)
+        if (held.Exists(v => ChangeVectors.Compare(item.ChangeVector, v.ChangeVector) == ChangeVectorOrder.NotNewer))
+            return Outcome.Skipped; // already one of the versions in conflict
+        var versions = new List<ConflictedVersion>(held) { incoming };
+        string merged = ChangeVectors.Merge(heldChangeVector, item.ChangeVector);
+        var resolved = Resolve(versions, solver, item.Collection);
+        if (resolved == null)
         {
-            if (!item.IsTombstone && SameContent(local.Json, item.Data.Span))
-                ctx.PutVersion(item.Id, item.Data.Span, merged, Later(item.LastModified, local.LastModified));
-            else if (RemoteWins(item, local.LastModified, local.ChangeVector))
-                Store(ctx, item, merged);
-            else
-                ctx.PutVersion(local.Id, local.Json, merged, local.LastModified);
+            ctx.KeepConflict(item.Id, heldDelete ? [held[0], incoming] : [incoming]); // a held document joins by itself
+            return Outcome.Conflicted;
         }
-        else if (item.IsTombstone)
-        {
-            ctx.DeleteVersion(item.Id, item.Collection, merged, Later(item.LastModified, tombstone!.Deleted));
-        }
-        else if (RemoteWins(item, tombstone!.Deleted, tombstone.ChangeVector))
-        {
-            Store(ctx, item, merged);
-        }
-        else
-        {
-            ctx.DeleteVersion(item.Id, tombstone.Collection, merged, tombstone.Deleted);
-        }
+        ctx.ClearConflicts(item.Id);
+        Store(ctx, local?.Id ?? item.Id, resolved, merged);
         return Outcome.Resolved;
     }
 
-    private static void Store(DocumentsWriteContext ctx, ReplicatedItem item, string changeVector)
+    /// <summary>The version the versions in conflict resolve to (its change vector aside), or null to keep them in conflict.</summary>
+    private static ConflictedVersion? Resolve(List<ConflictedVersion> versions, ConflictSolver solver, string collection)
     {
-        if (item.IsTombstone)
-            ctx.DeleteVersion(item.Id, item.Collection, changeVector, item.LastModified);
-        else
-            ctx.PutVersion(item.Id, item.Data.Span, changeVector, item.LastModified);
+        var latest = versions.Aggregate((a, b) => Later(b, a) ? b : a);
+        if (versions.All(v => v.Json == null))
+            return latest; // deleted everywhere
+        var documents = versions.Where(v => v.Json != null).ToList();
+        if (documents.Count == versions.Count && documents.Skip(1).All(d => SameContent(d.Json!, documents[0].Json!)))
+            return latest;
+        if (solver.ResolveByCollection.TryGetValue(collection, out var script))
+        {
+            var result = ConflictScript.Run(script, collection, versions);
+            if (result.Resolved)
+                return latest with { Json = result.Json };
+            return null;
+        }
+        return solver.ResolveToLatest ? latest : null;
     }
 
-    private static DateTime Later(DateTime a, DateTime b) => a > b ? a : b;
+    private static void Store(DocumentsWriteContext ctx, string id, ConflictedVersion version, string changeVector)
+    {
+        if (version.Json == null)
+            ctx.DeleteVersion(id, version.Collection, changeVector, version.LastModified);
+        else
+            ctx.PutVersion(id, version.Json, changeVector, version.LastModified);
+    }
 
     /// <summary>The latest write wins; the same instant is decided by the change vectors, the same way on every node.</summary>
-    private static bool RemoteWins(ReplicatedItem item, DateTime localModified, string localChangeVector) =>
-        item.LastModified != localModified
-            ? item.LastModified > localModified
-            : string.CompareOrdinal(item.ChangeVector, localChangeVector) > 0;
+    private static bool Later(ConflictedVersion a, ConflictedVersion b) =>
+        a.LastModified != b.LastModified ? a.LastModified > b.LastModified : string.CompareOrdinal(a.ChangeVector, b.ChangeVector) > 0;
 
     /// <summary>True when both documents hold the same collection, fields and client metadata (their change vectors and times aside).</summary>
     private static bool SameContent(ReadOnlySpan<byte> a, ReadOnlySpan<byte> b)

@@ -37,9 +37,9 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
                     case "Batch":
                         long lastEtag = frame.RootElement.GetProperty("LastEtag").GetInt64();
                         var items = ReplicatedItem.ParseAll(frame.RootElement);
-                        var command = new ReplicatedBatchCommand(sourceId, lastEtag, items);
+                        var command = new ReplicatedBatchCommand(sourceId, lastEtag, items, db.Replication.Solver);
                         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
-                        incoming.Received(lastEtag, command.Counts.Applied, command.Counts.Resolved);
+                        incoming.Received(lastEtag, command.Counts.Applied, command.Counts.Resolved, command.Counts.Conflicted);
                         await AckAsync("Ack", stopping).ConfigureAwait(false);
                         break;
                     case "Heartbeat":

@@ -24,8 +24,28 @@ public sealed class ReplicationService : IDisposable
         _db = db;
         _logger = logger;
         using (var tx = db.Environment.ReadTransaction())
+        {
             Configuration = ReplicationConfiguration.Read(tx);
+            Solver = ConflictSolver.Read(tx);
+        }
         Reconcile();
+    }
+
+    /// <summary>How concurrent versions are settled (as last stored).</summary>
+    public ConflictSolver Solver { get; private set; }
+
+    /// <summary>Stores <paramref name="solver"/> (durable when this returns); versions received from now on are settled by it.</summary>
+    public async Task<long> SetSolverAsync(ConflictSolver solver)
+    {
+        ArgumentNullException.ThrowIfNull(solver);
+        var command = new DelegateCommand<long>(ctx =>
+        {
+            Documents.DocumentsStorage.WriteState(ctx.Transaction, ConflictSolver.StateKey, solver.Write);
+            return CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
+        });
+        await _db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        Solver = solver;
+        return command.Result;
     }
 
     /// <summary>The configuration as last stored.</summary>

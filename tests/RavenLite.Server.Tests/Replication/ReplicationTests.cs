@@ -100,4 +100,54 @@ public sealed class ReplicationTests
         Assert.Equal(settledA + 1, await Etag("a")); // docs/4 did not come back to a
         Assert.Equal(settledB + 1, await Etag("b"));
     }
+
+    [Fact]
+    public async Task Without_a_resolver_conflicts_are_kept_listed_refused_on_load_and_resolved_by_a_write_and_a_script_resolves_its_collection()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        var badScript = await server.Http.PostAsync("/admin/replication/conflicts/solver?name=b", TestServer.Json("""{"ResolveToLatest":false,"ResolveByCollection":{"Scripted":{"Script":"return docs[0"}}}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, badScript.StatusCode);
+        const string Script = "var max = 0; for (var i = 0; i < docs.length; i++) { max = Math.max(max, docs[i].N); } docs[0].N = max; docs[0].Resolved = true; return docs[0];";
+        var solver = new JsonObject { ["ResolveToLatest"] = false, ["ResolveByCollection"] = new JsonObject { ["Scripted"] = new JsonObject { ["Script"] = Script } } };
+        var set = await server.Http.PostAsync("/admin/replication/conflicts/solver?name=b", TestServer.Json(solver.ToJsonString()));
+        Assert.Equal(HttpStatusCode.OK, set.StatusCode);
+        Assert.Equal("b", (await TestServer.ReadJson(set)).GetProperty("Key").GetString());
+
+        await ReplicationSetup.PutAsync(server.Http, "b", "kept/1", """{"V":"b","@metadata":{"@collection":"Kept"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "gone/1", """{"V":"b","@metadata":{"@collection":"Kept"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "scripted/1", """{"N":5,"@metadata":{"@collection":"Scripted"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "kept/1", """{"V":"a","@metadata":{"@collection":"Kept"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "gone/1", """{"V":"a","@metadata":{"@collection":"Kept"}}""");
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/a/docs?id=gone/1")).StatusCode);
+        await ReplicationSetup.PutAsync(server.Http, "a", "scripted/1", """{"N":9,"@metadata":{"@collection":"Scripted"}}""");
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+
+        await Eventually.HoldsAsync(async () =>
+            (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts"))).GetProperty("TotalResults").GetInt32() == 2
+            && (await ReplicationSetup.GetAsync(server.Http, "b", "scripted/1"))?.TryGetProperty("Resolved", out _) == true,
+            "two conflicts kept and one resolved by the script", state: async () => await server.Http.GetStringAsync("/databases/b/replication/conflicts"));
+        var scripted = (await ReplicationSetup.GetAsync(server.Http, "b", "scripted/1"))!.Value;
+        Assert.Equal(9, scripted.GetProperty("N").GetInt32());
+
+        var load = await server.Http.GetAsync("/databases/b/docs?id=kept/1");
+        var error = await TestServer.ReadJson(load);
+        Assert.Equal(HttpStatusCode.Conflict, load.StatusCode);
+        Assert.Equal("Raven.Client.Exceptions.Documents.DocumentConflictException", error.GetProperty("Type").GetString());
+        Assert.Equal("kept/1", error.GetProperty("DocId").GetString());
+        var versions = await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts?docId=kept/1"));
+        Assert.Equal("a,b", string.Join(",", versions.GetProperty("Results").EnumerateArray().Select(v => v.GetProperty("Doc").GetProperty("V").GetString()).Order()));
+        var gone = await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts?docId=gone/1"));
+        Assert.Contains(gone.GetProperty("Results").EnumerateArray(), v => v.GetProperty("Doc").ValueKind == JsonValueKind.Null);
+        var queried = await TestServer.ReadJson(await server.Http.PostAsync("/databases/b/queries", TestServer.Json("""{"Query":"from Kept","WaitForNonStaleResults":true}""")));
+        Assert.Equal(0, queried.GetProperty("TotalResults").GetInt32()); // a document in conflict is in no collection
+
+        // A PUT resolves: its change vector descends from both versions.
+        string resolved = await ReplicationSetup.PutAsync(server.Http, "b", "kept/1", """{"V":"resolved","@metadata":{"@collection":"Kept"}}""");
+        Assert.Equal(2, resolved.Split(',').Length);
+        Assert.Equal("resolved", (await ReplicationSetup.GetAsync(server.Http, "b", "kept/1"))!.Value.GetProperty("V").GetString());
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/b/docs?id=gone/1")).StatusCode);
+        Assert.Equal(0, (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts"))).GetProperty("TotalResults").GetInt32());
+        Assert.Null(await ReplicationSetup.GetAsync(server.Http, "b", "gone/1"));
+    }
 }
