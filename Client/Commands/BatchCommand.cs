@@ -7,7 +7,8 @@ namespace RavenLite.Client.Commands;
 /// <c>POST /databases/{db}/bulk_docs</c> (docs/protocol.md §5): PUT, DELETE, Counters and (cluster-wide) compare-exchange
 /// commands applied in one transaction; a failed change-vector check (409) applies none of them. Answers one result per command.
 /// </summary>
-public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, IReadOnlyList<Stream>? attachmentStreams = null) : RavenCommand<JsonArray>
+public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, IReadOnlyList<Stream>? attachmentStreams = null,
+    Session.ReplicationBatchOptions? replication = null) : RavenCommand<JsonArray>
 {
     /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database)
@@ -15,7 +16,7 @@ public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, I
         var body = new JsonObject { ["Commands"] = commands };
         if (clusterWide)
             body["TransactionMode"] = "ClusterWide";
-        var request = new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/bulk_docs") { Content = JsonContent(body) };
+        var request = new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/bulk_docs" + (replication?.QueryString ?? "")) { Content = JsonContent(body) };
         if (attachmentStreams is { Count: > 0 })
         {
             // The commands, then one part per AttachmentPUT in order, streamed (never buffered by the client).

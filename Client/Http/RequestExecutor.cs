@@ -139,6 +139,8 @@ public sealed class RequestExecutor : IDisposable
         string shortType = type?[(type.LastIndexOf('.') + 1)..] ?? "";
         return shortType switch
         {
+            "DocumentConflictException" => new DocumentConflictException(message) { StatusCode = status, ServerType = type, Url = url },
+            "RavenTimeoutException" => new RavenTimeoutException(message) { StatusCode = status, ServerType = type, Url = url },
             "ClusterTransactionConcurrencyException" => new ClusterTransactionConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "ConcurrencyException" or "ConflictException" => new ConcurrencyException(message) { StatusCode = status, ServerType = type, Url = url },
             "DatabaseDoesNotExistException" => new DatabaseDoesNotExistException(message) { StatusCode = status, ServerType = type, Url = url },

@@ -14,6 +14,11 @@ internal sealed partial class AsyncDocumentSession
     private sealed record PendingBatch(JsonArray Commands, List<string> Deleted, List<DocumentInfo> Saved, List<string> CountersOf,
         int CounterResults, int AttachmentResults, int RevisionResults);
 
+    private ReplicationBatchOptions? _replicationOptions;
+
+    public void WaitForReplicationAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, int replicas = 1, bool majority = false) =>
+        _replicationOptions = new ReplicationBatchOptions(timeout ?? TimeSpan.FromSeconds(15), throwOnTimeout, replicas, majority);
+
     public async Task SaveChangesAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfDisposed();
@@ -22,7 +27,7 @@ internal sealed partial class AsyncDocumentSession
         if (batch.Commands.Count == 0)
             return;
         CountRequest();
-        var results = await Store.Executor.ExecuteAsync(new BatchCommand(batch.Commands, clusterWide, _attachmentStreams), Database, cancellationToken).ConfigureAwait(false);
+        var results = await Store.Executor.ExecuteAsync(new BatchCommand(batch.Commands, clusterWide, _attachmentStreams, _replicationOptions), Database, cancellationToken).ConfigureAwait(false);
         ClearSent(batch);
         _cluster?.Saved(results);
         ApplySaved(batch, results);

@@ -6,6 +6,13 @@ namespace RavenLite.Client.Session;
 /// <summary>The less common session operations (<c>session.Advanced</c>).</summary>
 public interface IAsyncAdvancedSessionOperations
 {
+    /// <summary>
+    /// Makes every later SaveChanges wait, after the server commits, until <paramref name="replicas"/> replication
+    /// destinations (or a majority) have the batch; past <paramref name="timeout"/> (default 15 s) it throws
+    /// <see cref="Exceptions.RavenTimeoutException"/> — the write itself is stored — unless <paramref name="throwOnTimeout"/> is false.
+    /// </summary>
+    void WaitForReplicationAfterSaveChanges(TimeSpan? timeout = null, bool throwOnTimeout = true, int replicas = 1, bool majority = false);
+
     /// <summary>Requests this session has made.</summary>
     int NumberOfRequests { get; }
 

@@ -43,7 +43,9 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     /// search.mjs (Lucene syntax in search(), its and/or operator, orderByScore() and @index-score, analyzers,
     /// timings() and explanations()), facets.mjs (field, range and all-results facets, aggregations, options,
     /// setup documents, dynamic facets, bad facets), suggest.mjs, highlight.mjs, mlt.mjs (MoreLikeThis) and
-    /// spatial.mjs (CreateSpatialField, radius and WKT shapes, distance ordering, dynamic points).
+    /// spatial.mjs (CreateSpatialField, radius and WKT shapes, distance ordering, dynamic points); then the other
+    /// features' flows, each described at the top of its script (replication.mjs: a task between two databases,
+    /// write assurance, a conflict kept and resolved).
     /// </summary>
     [Theory]
     [InlineData("search")]
@@ -67,6 +69,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("smuggler")]
     [InlineData("backup")]
     [InlineData("admin")]
+    [InlineData("replication")]
     public async Task Official_node_client_runs_the_query_feature_script(string script)
     {
         await using var server = await TestServer.StartAsync();
