@@ -23,6 +23,7 @@ public static class StatsEndpoints
         long docs, tombstones, lastEtag, counters, revisions, segments, identities = 0, values = 0;
         (long Unique, long Attachments, long Bytes) attachments;
         string changeVector;
+        long conflicts;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
@@ -30,6 +31,7 @@ public static class StatsEndpoints
             tombstones = DocumentsStorage.CountTombstones(tx);
             lastEtag = DocumentsStorage.LastEtag(tx);
             changeVector = db.Documents.DatabaseChangeVector(tx);
+            conflicts = DocumentConflicts.All(tx).Count;
             counters = Counters.CountersStore.Count(tx);
             revisions = Revisions.RevisionsStore.CountAll(tx);
             segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
@@ -57,7 +59,7 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfRevisionDocuments", revisions);
             w.WriteNumber("CountOfCounterEntries", counters);
             w.WriteNumber("CountOfTimeSeriesSegments", segments);
-            w.WriteNumber("CountOfDocumentsConflicts", 0);
+            w.WriteNumber("CountOfDocumentsConflicts", conflicts);
             w.WriteNumber("CountOfUniqueAttachments", attachments.Unique);
             if (detailed)
             {
@@ -71,6 +73,7 @@ public static class StatsEndpoints
             w.WriteNumber("LastDocEtag", lastEtag);
             w.WriteBoolean("Is64Bit", Environment.Is64BitProcess);
             w.WriteString("Pager", "RavenLite.Storage");
+            Replication.ReplicationStatsJson.Write(w, db);
             var lastIndexing = indexes.Select(i => i.Index.LastIndexingTime).Max();
             if (lastIndexing is { } li)
                 w.WriteString("LastIndexingTime", JsonDates.FormatDate(li));

@@ -45,6 +45,24 @@ public sealed class IncomingReplication(string sourceDatabaseId, string sourceDa
         }
     }
 
+    /// <summary>Attachment contents received from this source (each sent once per hash the destination lacked), and their bytes.</summary>
+    public (long Count, long Bytes) Contents
+    {
+        get
+        {
+            lock (_lock)
+                return _contents;
+        }
+    }
+
+    private (long Count, long Bytes) _contents;
+
+    internal void ReceivedContent(long bytes)
+    {
+        lock (_lock)
+            _contents = (_contents.Count + 1, _contents.Bytes + bytes);
+    }
+
     internal void Heard() => LastHeard = DateTime.UtcNow;
 
     internal void Failed(string error) => Error = error;

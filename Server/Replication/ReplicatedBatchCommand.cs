@@ -5,9 +5,11 @@ namespace RavenLite.Server.Replication;
 
 /// <summary>
 /// A received batch applied as one write transaction of the destination's merger: every item
-/// (<see cref="ReplicationApply"/>) and the source's new position, together — all or nothing.
+/// (<see cref="ReplicationApply"/>, attachments taking the contents staged for the batch) and the source's new
+/// position, together — all or nothing.
 /// </summary>
-internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastEtag, List<ReplicatedItem> items, ConflictSolver solver) : MergedCommand
+internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastEtag, List<ReplicatedItem> items, ConflictSolver solver,
+    IReadOnlyDictionary<string, Attachments.StagedContent> staged) : MergedCommand
 {
     /// <summary>Items applied, conflicts resolved among them, and conflicts kept, in the committed run.</summary>
     public (int Applied, int Resolved, int Conflicted) Counts { get; private set; }
@@ -24,7 +26,7 @@ internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastE
         int applied = 0, resolved = 0, conflicted = 0;
         foreach (var item in items)
         {
-            switch (ReplicationApply.Apply(context, item, solver))
+            switch (ReplicationApply.Apply(context, item, solver, staged))
             {
                 case ReplicationApply.Outcome.Conflicted:
                     conflicted++;

@@ -1,3 +1,4 @@
+using RavenLite.Server.Attachments;
 using RavenLite.Server.Documents;
 
 namespace RavenLite.Server.Replication;
@@ -29,7 +30,7 @@ internal static class ReplicationApply
         Conflicted,
     }
 
-    public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item, ConflictSolver solver)
+    public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item, ConflictSolver solver, IReadOnlyDictionary<string, StagedContent> staged)
     {
         var incoming = new ConflictedVersion(item.Collection, item.ChangeVector, item.LastModified, item.IsTombstone ? null : item.Data.ToArray());
         var local = ctx.Get(item.Id);
@@ -51,7 +52,7 @@ internal static class ReplicationApply
                 return Outcome.Skipped;
             case ChangeVectorOrder.Newer:
                 ctx.ClearConflicts(item.Id);
-                Store(ctx, item.Id, incoming, item.ChangeVector);
+                Store(ctx, item.Id, incoming, item.ChangeVector, staged);
                 return Outcome.Applied;
         }
         if (held.Exists(v => ChangeVectors.Compare(item.ChangeVector, v.ChangeVector) == ChangeVectorOrder.NotNewer))
@@ -65,7 +66,7 @@ internal static class ReplicationApply
             return Outcome.Conflicted;
         }
         ctx.ClearConflicts(item.Id);
-        Store(ctx, local?.Id ?? item.Id, resolved, merged);
+        Store(ctx, local?.Id ?? item.Id, resolved, merged, staged);
         return Outcome.Resolved;
     }
 
@@ -88,12 +89,28 @@ internal static class ReplicationApply
         return solver.ResolveToLatest ? latest : null;
     }
 
-    private static void Store(DocumentsWriteContext ctx, string id, ConflictedVersion version, string changeVector)
+    /// <summary>
+    /// Stores the winning version. A document's attachments take their contents — already stored here, or staged for this
+    /// batch — and the replaced version's are released (a delete releases them through the attachments extension).
+    /// </summary>
+    private static void Store(DocumentsWriteContext ctx, string id, ConflictedVersion version, string changeVector, IReadOnlyDictionary<string, StagedContent> staged)
     {
         if (version.Json == null)
+        {
             ctx.DeleteVersion(id, version.Collection, changeVector, version.LastModified);
-        else
-            ctx.PutVersion(id, version.Json, changeVector, version.LastModified);
+            return;
+        }
+        var replaced = ctx.Get(id) is { } old ? DocumentExtras.Read(old.Json) : null;
+        ctx.PutVersion(id, version.Json, changeVector, version.LastModified);
+        foreach (var a in DocumentExtras.Read(version.Json)?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
+        {
+            if (staged.TryGetValue(a.Hash, out var content))
+                AttachmentsStore.AddReference(ctx.Transaction, content);
+            else
+                AttachmentsStore.AddReference(ctx.Transaction, a.Hash);
+        }
+        foreach (var a in replaced?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
+            AttachmentsStore.Release(ctx.Transaction, a.Hash);
     }
 
     /// <summary>The latest write wins; the same instant is decided by the change vectors, the same way on every node.</summary>

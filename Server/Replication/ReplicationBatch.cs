@@ -18,10 +18,13 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
     /// <summary>The bounds of one batch.</summary>
     public readonly record struct Limits(int Items, int Bytes, TimeSpan Delay);
 
-    /// <summary>The next batch after <paramref name="afterEtag"/>, or null when there is nothing after it (or only what the delay holds back).</summary>
-    public static ReplicationBatch? Read(DocumentsStorage documents, long afterEtag, string destinationChangeVector, Limits limits)
+    /// <summary>
+    /// The next batch after <paramref name="afterEtag"/> in snapshot <paramref name="tx"/> (keep it open until the batch
+    /// is acknowledged: the attachment contents it refers to are read from it), or null when there is nothing after it
+    /// (or only what the delay holds back).
+    /// </summary>
+    public static ReplicationBatch? Read(DocumentsStorage documents, RavenLite.Storage.Transactions.Transaction tx, long afterEtag, string destinationChangeVector, Limits limits)
     {
-        using var tx = documents.Environment.ReadTransaction();
         long last = DocumentsStorage.LastEtag(tx);
         if (last <= afterEtag)
             return null;

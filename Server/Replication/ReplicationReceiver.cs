@@ -37,8 +37,15 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
                     case "Batch":
                         long lastEtag = frame.RootElement.GetProperty("LastEtag").GetInt64();
                         var items = ReplicatedItem.ParseAll(frame.RootElement);
-                        var command = new ReplicatedBatchCommand(sourceId, lastEtag, items, db.Replication.Solver);
+                        if (MissingContents(items) is { Count: > 0 } missing)
+                        {
+                            // The source streams them, then sends the batch again.
+                            await ReceiveContentsAsync(missing, incoming, stopping).ConfigureAwait(false);
+                            break;
+                        }
+                        var command = new ReplicatedBatchCommand(sourceId, lastEtag, items, db.Replication.Solver, _staged);
                         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+                        await DiscardStagedAsync().ConfigureAwait(false);
                         incoming.Received(lastEtag, command.Counts.Applied, command.Counts.Resolved, command.Counts.Conflicted);
                         await AckAsync("Ack", stopping).ConfigureAwait(false);
                         break;
@@ -73,7 +80,66 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         finally
         {
             incoming.Disconnected();
+            await DiscardStagedAsync().ConfigureAwait(false);
         }
+    }
+
+    // Attachment contents received for the batch being applied, by hash.
+    private readonly Dictionary<string, Attachments.StagedContent> _staged = new(StringComparer.Ordinal);
+
+    /// <summary>The attachment contents the batch's documents refer to that this database holds neither stored nor staged.</summary>
+    private List<string> MissingContents(List<ReplicatedItem> items)
+    {
+        var missing = new List<string>();
+        using var tx = db.Environment.ReadTransaction();
+        foreach (var item in items)
+        {
+            if (item.IsTombstone || Documents.DocumentExtras.Read(item.Data.Span) is not { Attachments.Count: > 0 } extras)
+                continue;
+            foreach (var a in extras.Attachments.Values)
+                if (!_staged.ContainsKey(a.Hash) && !missing.Contains(a.Hash) && Attachments.AttachmentsStore.Find(tx, a.Hash) == null)
+                    missing.Add(a.Hash);
+        }
+        return missing;
+    }
+
+    /// <summary>Asks for <paramref name="missing"/> and stages each content as it streams in (never held whole), checking its hash.</summary>
+    private async Task ReceiveContentsAsync(List<string> missing, IncomingReplication incoming, CancellationToken stopping)
+    {
+        await ReplicationFrames.WriteAsync(stream, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Type", "Missing");
+            w.WriteStartArray("Hashes");
+            foreach (var h in missing)
+                w.WriteStringValue(h);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }, stopping).ConfigureAwait(false);
+        foreach (var expected in missing)
+        {
+            using var header = await ReadAsync(stopping).ConfigureAwait(false);
+            if (header == null || ReplicationFrames.TypeOf(header) != "AttachmentContent")
+                throw new InvalidDataException("Expected an attachment's content from the source.");
+            string hash = header.RootElement.GetProperty("Hash").GetString() ?? "";
+            long size = header.RootElement.GetProperty("Size").GetInt64();
+            if (hash != expected || size < 0)
+                throw new InvalidDataException($"Expected attachment content {expected}, got {hash} ({size} bytes).");
+            var staged = await Attachments.AttachmentUpload.StageAsync(new ExactLengthStream(stream, size), db.Merger, long.MaxValue, stopping)
+                .WaitAsync(heartbeatTimeout + TimeSpan.FromSeconds(size / (1 << 20)), stopping).ConfigureAwait(false);
+            _staged[hash] = staged;
+            incoming.ReceivedContent(size);
+            if (staged.Hash != hash)
+                throw new InvalidDataException($"Attachment content sent as {hash} hashes to {staged.Hash}.");
+        }
+    }
+
+    /// <summary>Drops the staged contents: attached by the batch just applied, or never needed.</summary>
+    private async Task DiscardStagedAsync()
+    {
+        foreach (var staged in _staged.Values.Where(s => s.Staged))
+            await Attachments.AttachmentUpload.DiscardAsync(db.Merger, staged.ContentId, staged.Size).ConfigureAwait(false);
+        _staged.Clear();
     }
 
     private async Task<JsonDocument?> ReadAsync(CancellationToken stopping) =>

@@ -137,12 +137,13 @@ internal sealed class ReplicationSender : IDisposable
         {
             var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
             var limits = new ReplicationBatch.Limits(_db.Options.ReplicationBatchItems, _db.Options.ReplicationBatchBytes, Task.DelayReplicationFor);
-            var batch = ReplicationBatch.Read(_db.Documents, position, DestinationChangeVector, limits);
-            if (batch != null)
+            using (var snapshot = _db.Environment.ReadTransaction())
             {
-                await ReplicationFrames.WriteAsync(stream, batch.Frame, stop).ConfigureAwait(false);
-                position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
-                continue;
+                if (ReplicationBatch.Read(_db.Documents, snapshot, position, DestinationChangeVector, limits) is { } batch)
+                {
+                    position = await SendBatchAsync(stream, snapshot, batch, stop).ConfigureAwait(false);
+                    continue;
+                }
             }
             var wait = Task.DelayReplicationFor > TimeSpan.Zero && Task.DelayReplicationFor < heartbeat ? Task.DelayReplicationFor : heartbeat;
             if (await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(wait, stop)).ConfigureAwait(false) != wake)
@@ -159,14 +160,65 @@ internal sealed class ReplicationSender : IDisposable
         }
     }
 
+    /// <summary>
+    /// Sends a batch; when the destination answers that it lacks attachment contents the batch refers to, streams each
+    /// from <paramref name="snapshot"/> (the batch's own snapshot) and sends the batch again. Returns the new position.
+    /// </summary>
+    private async Task<long> SendBatchAsync(Stream stream, Storage.Transactions.Transaction snapshot, ReplicationBatch batch, CancellationToken stop)
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            await ReplicationFrames.WriteAsync(stream, batch.Frame, stop).ConfigureAwait(false);
+            using var reply = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
+            if (ReplicationFrames.TypeOf(reply) != "Missing")
+                return Acknowledged(reply, "Ack");
+            if (attempt > 0)
+                throw new InvalidDataException("The destination still lacks attachment contents it was sent.");
+            foreach (var hash in reply.RootElement.GetProperty("Hashes").EnumerateArray())
+                await SendContentAsync(stream, snapshot, hash.GetString()!, stop).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>An attachment's content: a frame <c>{Type: "AttachmentContent", Hash, Size}</c>, then its bytes as they are stored.</summary>
+    private static async Task SendContentAsync(Stream stream, Storage.Transactions.Transaction snapshot, string hash, CancellationToken stop)
+    {
+        var (contentId, size, _) = Attachments.AttachmentsStore.Find(snapshot, hash)
+            ?? throw new InvalidDataException($"The destination asked for attachment content {hash}, which this database does not hold.");
+        await ReplicationFrames.WriteAsync(stream, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Type", "AttachmentContent");
+            w.WriteString("Hash", hash);
+            w.WriteNumber("Size", size);
+            w.WriteEndObject();
+        }, stop).ConfigureAwait(false);
+        await Attachments.AttachmentsStore.CopyToAsync(snapshot, contentId, 0, size, stream, stop).ConfigureAwait(false);
+        await stream.FlushAsync(stop).ConfigureAwait(false);
+    }
+
+    private async Task<JsonDocument> ReadFrameAsync(Stream stream, CancellationToken stop)
+    {
+        var frame = await ReplicationFrames.ReadAsync(stream, stop).WaitAsync(HeartbeatTimeout, stop).ConfigureAwait(false)
+            ?? throw new IOException("The destination closed the replication connection.");
+        if (ReplicationFrames.TypeOf(frame) == "Error")
+        {
+            string message = frame.RootElement.GetProperty("Message").GetString() ?? "";
+            frame.Dispose();
+            throw new IOException("The destination failed: " + message);
+        }
+        return frame;
+    }
+
     /// <summary>Reads the destination's acknowledgement: records its position and change vector and returns the position.</summary>
     private async Task<long> ReadAckAsync(Stream stream, string type, CancellationToken stop)
     {
-        using var frame = await ReplicationFrames.ReadAsync(stream, stop).WaitAsync(HeartbeatTimeout, stop).ConfigureAwait(false)
-            ?? throw new IOException("The destination closed the replication connection.");
+        using var frame = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
+        return Acknowledged(frame, type);
+    }
+
+    private long Acknowledged(JsonDocument frame, string type)
+    {
         string got = ReplicationFrames.TypeOf(frame);
-        if (got == "Error")
-            throw new IOException("The destination failed: " + frame.RootElement.GetProperty("Message").GetString());
         if (got != type)
             throw new InvalidDataException($"Expected {type} from the destination, got '{got}'.");
         long position = frame.RootElement.GetProperty("LastEtag").GetInt64();

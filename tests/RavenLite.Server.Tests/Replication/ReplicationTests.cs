@@ -150,4 +150,43 @@ public sealed class ReplicationTests
         Assert.Equal(0, (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts"))).GetProperty("TotalResults").GetInt32());
         Assert.Null(await ReplicationSetup.GetAsync(server.Http, "b", "gone/1"));
     }
+
+    [Fact]
+    public async Task Attachments_replicate_with_each_content_sent_once_and_streamed_and_their_references_follow_updates_and_deletes()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("src");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=dst", TestServer.Json("{\"DatabaseName\":\"dst\"}"))).StatusCode);
+        var big = new byte[5 * 1024 * 1024 + 123]; // more than one 4 MiB chunk
+        new Random(7).NextBytes(big);
+        async Task Attach(string id, string name, byte[] content)
+        {
+            var r = await server.Http.PutAsync($"/databases/src/attachments?id={id}&name={name}&contentType=application/octet-stream", new ByteArrayContent(content));
+            Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+        }
+        for (int i = 1; i <= 3; i++)
+            await ReplicationSetup.PutAsync(server.Http, "src", $"users/{i}", """{"@metadata":{"@collection":"Users"}}""");
+        await Attach("users/1", "a.txt", "hello"u8.ToArray());
+        await Attach("users/2", "b.txt", "hello"u8.ToArray()); // the same content: one hash
+        await Attach("users/3", "big.bin", big);
+        await ReplicationSetup.ExternalAsync(server.Http, "src", server.Url, "dst");
+
+        async Task<JsonElement> Stats(string db) => await TestServer.ReadJson(await server.Http.GetAsync($"/databases/{db}/stats"));
+        await Eventually.HoldsAsync(async () => (await Stats("dst")).GetProperty("CountOfAttachments").GetInt64() == 3, "three attachments on dst",
+            state: async () => (await Stats("dst")).ToString());
+        Assert.Equal(2, (await Stats("dst")).GetProperty("CountOfUniqueAttachments").GetInt64());
+        Assert.Equal(big, await server.Http.GetByteArrayAsync("/databases/dst/attachments?id=users/3&name=big.bin"));
+        Assert.Equal("hello"u8.ToArray(), await server.Http.GetByteArrayAsync("/databases/dst/attachments?id=users/2&name=b.txt"));
+        var incoming = (await Stats("dst")).GetProperty("Replication").GetProperty("Incoming")[0];
+        Assert.Equal(2, incoming.GetProperty("AttachmentContentsReceived").GetInt64());
+        Assert.Equal(big.Length + 5, incoming.GetProperty("AttachmentBytesReceived").GetInt64());
+        var copy = (await ReplicationSetup.GetAsync(server.Http, "dst", "users/3"))!.Value;
+        Assert.Equal("HasAttachments", copy.GetProperty("@metadata").GetProperty("@flags").GetString());
+
+        // Removing an attachment and a document at the source releases their contents on the destination.
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/src/attachments?id=users/1&name=a.txt")).StatusCode);
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/src/docs?id=users/3")).StatusCode);
+        await Eventually.HoldsAsync(async () => (await Stats("dst")).GetProperty("CountOfAttachments").GetInt64() == 1
+            && (await Stats("dst")).GetProperty("CountOfUniqueAttachments").GetInt64() == 1, "one attachment left on dst", state: async () => (await Stats("dst")).ToString());
+        Assert.Equal(2, (await Stats("dst")).GetProperty("Replication").GetProperty("Incoming")[0].GetProperty("AttachmentContentsReceived").GetInt64());
+    }
 }
