@@ -18,7 +18,7 @@ public sealed class Database : IDisposable
     private int _leases;
     private volatile bool _closing;
 
-    internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger)
+    internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger, Replication.IReplicationConnector? replicationConnector = null)
     {
         Options = options;
         Name = name;
@@ -44,7 +44,7 @@ public sealed class Database : IDisposable
             Indexes = new Indexing.IndexStore(this, logger);
             OpenTimes = ((long)System.Diagnostics.Stopwatch.GetElapsedTime(started, storageDone).TotalMilliseconds, (long)System.Diagnostics.Stopwatch.GetElapsedTime(storageDone).TotalMilliseconds);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
-            Replication = new Replication.ReplicationService(this, logger);
+            Replication = new Replication.ReplicationService(this, replicationConnector ?? new Replication.PlainReplicationConnector(), logger);
             Merger.Committed = () =>
             {
                 Indexes.NotifyAll();

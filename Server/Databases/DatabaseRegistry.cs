@@ -29,10 +29,14 @@ public sealed partial class DatabaseRegistry : IDisposable
     private long _raftIndex;
 
     /// <summary>Scans <c>{DataDir}/Databases</c> for existing databases (opening none).</summary>
-    public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger)
+    // How this server's replication senders reach their destinations (TLS with the server certificate when secured).
+    private readonly Replication.IReplicationConnector _replicationConnector;
+
+    public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger, Replication.IReplicationConnector? replicationConnector = null)
     {
         _options = options;
         _logger = logger;
+        _replicationConnector = replicationConnector ?? new Replication.PlainReplicationConnector();
         _root = Path.GetFullPath(Path.Combine(options.DataDir, "Databases"));
         System.IO.Directory.CreateDirectory(_root);
         foreach (string dir in System.IO.Directory.GetDirectories(_root))
@@ -272,7 +276,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                 if (!_open.TryGetValue(name, out db))
                 {
                     long started = System.Diagnostics.Stopwatch.GetTimestamp();
-                    db = new Database(stored, DirectoryOf(stored), _options, _logger);
+                    db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector);
                     _open[stored] = db;
                     Log.Opened(_logger, stored, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, db.OpenTimes.StorageMs, db.Environment.RecoveredTransactions, db.OpenTimes.IndexesMs);
                 }

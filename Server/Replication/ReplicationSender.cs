@@ -15,8 +15,6 @@ namespace RavenLite.Server.Replication;
 /// </summary>
 internal sealed class ReplicationSender : IDisposable
 {
-    private static readonly HttpClient Http = new(new SocketsHttpHandler { ConnectTimeout = TimeSpan.FromSeconds(5) }) { Timeout = TimeSpan.FromSeconds(10) };
-
     private readonly Database _db;
     private readonly ILogger _logger;
     private readonly Action _acknowledged;
@@ -24,9 +22,12 @@ internal sealed class ReplicationSender : IDisposable
     private readonly Task _loop;
     private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-    public ReplicationSender(Database db, ExternalReplicationTask task, RavenConnectionString destination, ILogger logger, Action acknowledged)
+    private readonly IReplicationConnector _connector;
+
+    public ReplicationSender(Database db, ExternalReplicationTask task, RavenConnectionString destination, IReplicationConnector connector, ILogger logger, Action acknowledged)
     {
         _db = db;
+        _connector = connector;
         Task = task;
         Destination = destination;
         _logger = logger;
@@ -98,10 +99,10 @@ internal sealed class ReplicationSender : IDisposable
 
     private async Task ReplicateAsync(CancellationToken stop)
     {
-        var (url, host, port) = await ResolveTcpAsync(stop).ConfigureAwait(false);
+        var (url, host, port, certificate) = await ResolveTcpAsync(stop).ConfigureAwait(false);
         using var client = new TcpClient { NoDelay = true };
         await client.ConnectAsync(host, port, stop).AsTask().WaitAsync(TimeSpan.FromSeconds(10), stop).ConfigureAwait(false);
-        Stream stream = client.GetStream();
+        await using var stream = await _connector.OpenAsync(client, host, certificate, stop).WaitAsync(TimeSpan.FromSeconds(10), stop).ConfigureAwait(false);
         var header = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
         {
             ["DatabaseName"] = Destination.Database,
@@ -230,18 +231,20 @@ internal sealed class ReplicationSender : IDisposable
     }
 
     /// <summary>The destination's TCP endpoint, from the first of its URLs that answers <c>/info/tcp</c>.</summary>
-    private async Task<(string Url, string Host, int Port)> ResolveTcpAsync(CancellationToken stop)
+    private async Task<(string Url, string Host, int Port, string? Certificate)> ResolveTcpAsync(CancellationToken stop)
     {
         var errors = new List<string>();
         foreach (string url in Destination.TopologyDiscoveryUrls)
         {
             try
             {
-                using var response = await Http.GetAsync(url + "/info/tcp", stop).ConfigureAwait(false);
-                response.EnsureSuccessStatusCode();
+                using var response = await _connector.Http.GetAsync(url + "/info/tcp", stop).ConfigureAwait(false);
+                if (!response.IsSuccessStatusCode)
+                    throw new HttpRequestException($"/info/tcp answered {(int)response.StatusCode}: {await response.Content.ReadAsStringAsync(stop).ConfigureAwait(false)}");
                 using var json = JsonDocument.Parse(await response.Content.ReadAsByteArrayAsync(stop).ConfigureAwait(false));
                 var tcp = new Uri(json.RootElement.GetProperty("Url").GetString()!);
-                return (url, tcp.Host.Trim('[', ']'), tcp.Port);
+                string? certificate = json.RootElement.TryGetProperty("Certificate", out var c) && c.ValueKind == JsonValueKind.String ? c.GetString() : null;
+                return (url, tcp.Host.Trim('[', ']'), tcp.Port, certificate);
             }
             catch (Exception e) when (e is HttpRequestException or JsonException or TaskCanceledException or KeyNotFoundException or UriFormatException && !stop.IsCancellationRequested)
             {

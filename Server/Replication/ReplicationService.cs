@@ -19,9 +19,12 @@ public sealed class ReplicationService : IDisposable
     private TaskCompletionSource _acknowledged = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _disposed;
 
-    internal ReplicationService(Database db, ILogger logger)
+    private readonly IReplicationConnector _connector;
+
+    internal ReplicationService(Database db, IReplicationConnector connector, ILogger logger)
     {
         _db = db;
+        _connector = connector;
         _logger = logger;
         using (var tx = db.Environment.ReadTransaction())
         {
@@ -182,7 +185,7 @@ public sealed class ReplicationService : IDisposable
             }
             foreach (var task in config.Tasks)
                 if (!task.Disabled && !_senders.ContainsKey(task.TaskId) && config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs))
-                    _senders[task.TaskId] = new ReplicationSender(_db, task, cs, _logger, OnAcknowledged);
+                    _senders[task.TaskId] = new ReplicationSender(_db, task, cs, _connector, _logger, OnAcknowledged);
         }
         foreach (var s in stopped)
             s.Dispose();

@@ -28,6 +28,7 @@ public static class SecurityHost
         services.AddSingleton(_ => certificate);
         services.AddSingleton<CertificateRegistry>();
         services.AddSingleton<AccessPolicy>();
+        services.AddSingleton<Replication.IReplicationConnector, SecuredReplicationConnector>();
         services.AddSingleton<IAuthorizationHandler, AccessPolicy.Handler>();
         services.AddSingleton<IAuthorizationMiddlewareResultHandler, AccessPolicy.ResultHandler>();
         // Authentication brings ASP.NET Core data protection, which RavenLite uses for nothing: keep its keys in memory
@@ -49,10 +50,10 @@ public static class SecurityHost
                         return Task.CompletedTask;
                     },
                 };
-            })
-            // Validation results are kept per certificate for 2 minutes (sliding): a keep-alive client's requests skip the
-            // chain build. Only authentication is cached; which certificate is registered with what access is read per request.
-            .AddCertificateCache(o => o.CacheEntryExpiration = TimeSpan.FromMinutes(2));
+            });
+        // Validation results are kept per certificate (CertificateValidationCache), until the registry changes. Only
+        // authentication is cached; which certificate is registered with what access is read per request.
+        services.AddSingleton<ICertificateValidationCache, CertificateValidationCache>();
         // The trusted issuers change with registrations: the handler reads them from its options on every validation.
         services.AddSingleton<IPostConfigureOptions<CertificateAuthenticationOptions>>(s =>
             new PostConfigureOptions<CertificateAuthenticationOptions>(CertificateAuthenticationDefaults.AuthenticationScheme, o =>

@@ -29,6 +29,7 @@ public class CertCommandsTests
         Assert.Contains("db.example", names, StringComparison.Ordinal);
         Assert.Contains("127.0.0.1", names, StringComparison.Ordinal);
         Assert.Contains(server.Extensions.OfType<X509EnhancedKeyUsageExtension>().Single().EnhancedKeyUsages.Cast<System.Security.Cryptography.Oid>(), o => o.Value == "1.3.6.1.5.5.7.3.1");
+        Assert.Contains(server.Extensions.OfType<X509EnhancedKeyUsageExtension>().Single().EnhancedKeyUsages.Cast<System.Security.Cryptography.Oid>(), o => o.Value == "1.3.6.1.5.5.7.3.2"); // it replicates as a client
         Assert.Throws<System.Security.Cryptography.CryptographicException>(() => X509CertificateLoader.LoadPkcs12CollectionFromFile(Path.Combine(dir.Path, "server.pfx"), "wrong"));
         // The PEM pair loads (encrypted key with the password) and is the same certificate.
         using var fromPem = X509Certificate2.CreateFromEncryptedPemFile(Path.Combine(dir.Path, "server.pem"), "pw-1", Path.Combine(dir.Path, "server.key.pem"));

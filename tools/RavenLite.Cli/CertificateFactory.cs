@@ -25,7 +25,10 @@ public static class CertificateFactory
         return request.CreateSelfSigned(notBefore, notAfter);
     }
 
-    /// <summary>A server certificate for the given DNS names and IP addresses, signed by <paramref name="ca"/>.</summary>
+    /// <summary>
+    /// A server certificate for the given DNS names and IP addresses, signed by <paramref name="ca"/>: for server and
+    /// client authentication both, as RavenDB's are — a server presents it as the client when it replicates to another.
+    /// </summary>
     public static X509Certificate2 CreateServer(X509Certificate2 ca, string commonName, IEnumerable<string> dnsNames, IEnumerable<IPAddress> addresses, DateTimeOffset notBefore, DateTimeOffset notAfter)
     {
         var names = new SubjectAlternativeNameBuilder();
@@ -33,20 +36,20 @@ public static class CertificateFactory
             names.AddDnsName(dns);
         foreach (var ip in addresses)
             names.AddIpAddress(ip);
-        return CreateSigned(ca, commonName, ServerAuth, notBefore, notAfter, names.Build());
+        return CreateSigned(ca, commonName, [ServerAuth, ClientAuth], notBefore, notAfter, names.Build());
     }
 
     /// <summary>A client certificate signed by <paramref name="ca"/>.</summary>
     public static X509Certificate2 CreateClient(X509Certificate2 ca, string commonName, DateTimeOffset notBefore, DateTimeOffset notAfter) =>
-        CreateSigned(ca, commonName, ClientAuth, notBefore, notAfter, null);
+        CreateSigned(ca, commonName, [ClientAuth], notBefore, notAfter, null);
 
-    private static X509Certificate2 CreateSigned(X509Certificate2 ca, string commonName, Oid usage, DateTimeOffset notBefore, DateTimeOffset notAfter, X509Extension? names)
+    private static X509Certificate2 CreateSigned(X509Certificate2 ca, string commonName, Oid[] usages, DateTimeOffset notBefore, DateTimeOffset notAfter, X509Extension? names)
     {
         using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var request = new CertificateRequest(new X500DistinguishedName("CN=" + commonName), key, HashAlgorithmName.SHA256);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(false, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.DigitalSignature | X509KeyUsageFlags.KeyAgreement, true));
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([usage], false));
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([.. usages], false));
         request.CertificateExtensions.Add(new X509SubjectKeyIdentifierExtension(request.PublicKey, false));
         request.CertificateExtensions.Add(X509AuthorityKeyIdentifierExtension.CreateFromCertificate(ca, includeKeyIdentifier: true, includeIssuerAndSerial: false));
         if (names != null)
