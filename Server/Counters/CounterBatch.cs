@@ -94,9 +94,11 @@ public sealed class CounterBatch
             {
                 case OpType.Increment:
                 case OpType.Put:
+                    long before = CountersStore.Get(ctx.Transaction, key, op.Name)?.Value ?? 0;
                     var (counter, created) = op.Type == OpType.Increment
                         ? CountersStore.Increment(ctx.Transaction, key, op.Name, op.Delta)
                         : CountersStore.Put(ctx.Transaction, key, op.Name, op.Delta);
+                    CounterShares.Local(ctx, key, counter.Name, before, counter.Value, deleted: false);
                     if (created)
                         added.Add(counter.Name);
                     removed.RemoveAll(r => string.Equals(r, counter.Name, StringComparison.OrdinalIgnoreCase));
@@ -105,8 +107,9 @@ public sealed class CounterBatch
                     ctx.Changes?.Add(new(Changes.ChangeKind.Counter, created || op.Type == OpType.Put ? "Put" : "Increment", storedId, collection, counter.Name, detail.ChangeVector, counter.Value));
                     break;
                 case OpType.Delete:
-                    if (CountersStore.Delete(ctx.Transaction, key, op.Name))
+                    if (CountersStore.Get(ctx.Transaction, key, op.Name) is { } gone && CountersStore.Delete(ctx.Transaction, key, op.Name))
                     {
+                        CounterShares.Local(ctx, key, gone.Name, gone.Value, 0, deleted: true);
                         ctx.Changes?.Add(new(Changes.ChangeKind.Counter, "Delete", storedId, collection, op.Name, changeVector));
                         removed.Add(op.Name);
                         added.RemoveAll(a => string.Equals(a, op.Name, StringComparison.OrdinalIgnoreCase));

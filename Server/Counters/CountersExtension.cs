@@ -9,6 +9,9 @@ public sealed class CountersExtension : IDocumentExtension
     public void AfterDelete(DocumentsWriteContext context, in DocumentDelete deleted)
     {
         if (deleted.Extras is { Counters.Count: > 0 })
+        {
             CountersStore.DeleteAll(context.Transaction, deleted.Key);
+            CounterShares.RemoveAll(context.Transaction, deleted.Key);
+        }
     }
 }

@@ -25,7 +25,7 @@ public static class CountersStore
     /// <summary>400 for a counter name that is empty, too long or holds control characters.</summary>
     public static void ValidateName(string? name) => ExtensionKeys.ValidateName(name, "counter", MaxNameBytes, blankAllowed: true);
 
-    private static byte[] Key(ReadOnlySpan<byte> docKey, string name)
+    internal static byte[] Key(ReadOnlySpan<byte> docKey, string name)
     {
         string lower = name.ToLowerInvariant();
         var key = new byte[docKey.Length + 1 + Encoding.UTF8.GetByteCount(lower)];

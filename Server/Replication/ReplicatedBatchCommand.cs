@@ -24,7 +24,9 @@ internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastE
     public override void Execute(DocumentsWriteContext context)
     {
         int applied = 0, resolved = 0, conflicted = 0;
-        foreach (var item in items)
+        // Counters after the documents: a transaction that adds a counter rewrites its document at a later etag than the
+        // counter's change, and a counter only lands on a document that is here.
+        foreach (var item in items.Where(i => i.Counter == null).Concat(items.Where(i => i.Counter != null)))
         {
             switch (ReplicationApply.Apply(context, item, solver, staged))
             {

@@ -9,6 +9,12 @@ namespace RavenLite.Server.Replication;
 /// <param name="Data">The document's stored JSON; empty for a tombstone.</param>
 internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collection, string ChangeVector, DateTime LastModified, ReadOnlyMemory<byte> Data)
 {
+    /// <summary>A counter's state (its document's key in <see cref="Id"/>), instead of a document version; null for documents and tombstones.</summary>
+    public CounterItem? Counter { get; init; }
+
+    /// <summary>A counter as a batch carries it: its name, whether it was deleted, and its per-database shares.</summary>
+    public sealed record CounterItem(string Name, bool Deleted, List<Counters.CounterShares.Share> Shares);
+
     /// <summary>The items of a batch frame; <see cref="InvalidDataException"/> when one is malformed.</summary>
     public static List<ReplicatedItem> ParseAll(JsonElement batch)
     {
@@ -18,6 +24,11 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
         foreach (var item in items.EnumerateArray())
         {
             string type = Text(item, "Type");
+            if (type == "Counter")
+            {
+                result.Add(ParseCounter(item));
+                continue;
+            }
             bool tombstone = type switch
             {
                 "Document" => false,
@@ -36,6 +47,17 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
                 new DateTime(Math.Clamp(ticks, 0, DateTime.MaxValue.Ticks), DateTimeKind.Utc), data));
         }
         return result;
+    }
+
+    private static ReplicatedItem ParseCounter(JsonElement item)
+    {
+        var shares = new List<Counters.CounterShares.Share>();
+        foreach (var s in item.GetProperty("Shares").EnumerateArray())
+            shares.Add(new Counters.CounterShares.Share(Text(s, "DatabaseId"), s.GetProperty("Value").GetInt64(), s.GetProperty("Etag").GetInt64()));
+        return new ReplicatedItem(false, Text(item, "DocumentKey"), "", "", DateTime.MinValue, ReadOnlyMemory<byte>.Empty)
+        {
+            Counter = new CounterItem(Text(item, "Name"), item.TryGetProperty("Deleted", out var d) && d.ValueKind == JsonValueKind.True, shares),
+        };
     }
 
     private static string Text(JsonElement item, string name) =>

@@ -32,6 +32,12 @@ internal static class ReplicationApply
 
     public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item, ConflictSolver solver, IReadOnlyDictionary<string, StagedContent> staged)
     {
+        if (item.Counter is { } counter)
+        {
+            // Counters never conflict: per-database shares merge (CounterShares).
+            Counters.CounterShares.Merge(ctx, Encoding.UTF8.GetBytes(item.Id), counter.Name, counter.Shares, counter.Deleted);
+            return Outcome.Applied;
+        }
         var incoming = new ConflictedVersion(item.Collection, item.ChangeVector, item.LastModified, item.IsTombstone ? null : item.Data.ToArray());
         var local = ctx.Get(item.Id);
         var held = new List<ConflictedVersion>();

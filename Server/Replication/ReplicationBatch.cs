@@ -38,20 +38,27 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
             w.WriteStartObject();
             w.WriteString("Type", "Batch");
             w.WriteStartArray(nameof(Items));
-            foreach (var item in documents.ScanByEtag(tx, afterEtag))
+            foreach (var item in Feed(documents, tx, afterEtag))
             {
                 if (item.Etag > transactionEnd)
                 {
                     // A transaction starts here: the batch may close before it.
                     reached = Math.Max(reached, transactionEnd);
                     bool full = items >= limits.Items || bytes >= limits.Bytes;
-                    bool tooYoung = limits.Delay > TimeSpan.Zero && (item.Document?.LastModified ?? item.Tombstone!.Deleted) > youngest;
+                    bool tooYoung = limits.Delay > TimeSpan.Zero && item.Counter == null && (item.Document?.LastModified ?? item.Tombstone!.Deleted) > youngest;
                     if (full || tooYoung)
                     {
                         exhausted = false;
                         break;
                     }
                     transactionEnd = DocumentsStorage.TransactionEnd(tx, item.Etag);
+                }
+                if (item.Counter is { } counter)
+                {
+                    WriteCounter(w, counter);
+                    items++;
+                    bytes += 64;
+                    continue;
                 }
                 string changeVector = item.Document?.ChangeVector ?? item.Tombstone!.ChangeVector;
                 if (destinationChangeVector.Length > 0 && ChangeVectors.Compare(changeVector, destinationChangeVector) == ChangeVectorOrder.NotNewer)
@@ -69,7 +76,51 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes) : null;
     }
 
-    private static void Write(Utf8JsonWriter w, EtagItem item)
+    /// <summary>One position of the feed: a document or tombstone, or a counter's change.</summary>
+    private sealed record FeedItem(long Etag, StoredDocument? Document, Tombstone? Tombstone, Counters.CounterShares.Change? Counter);
+
+    /// <summary>Documents, tombstones and counter changes after <paramref name="afterEtag"/>, merged in etag order.</summary>
+    private static IEnumerable<FeedItem> Feed(DocumentsStorage documents, RavenLite.Storage.Transactions.Transaction tx, long afterEtag)
+    {
+        using var docs = documents.ScanByEtag(tx, afterEtag).GetEnumerator();
+        using var counters = Counters.CounterShares.ScanByEtag(tx, afterEtag).GetEnumerator();
+        bool moreDocs = docs.MoveNext(), moreCounters = counters.MoveNext();
+        while (moreDocs || moreCounters)
+        {
+            if (moreDocs && (!moreCounters || docs.Current.Etag < counters.Current.Etag))
+            {
+                yield return new FeedItem(docs.Current.Etag, docs.Current.Document, docs.Current.Tombstone, null);
+                moreDocs = docs.MoveNext();
+            }
+            else
+            {
+                yield return new FeedItem(counters.Current.Etag, null, null, counters.Current);
+                moreCounters = counters.MoveNext();
+            }
+        }
+    }
+
+    private static void WriteCounter(Utf8JsonWriter w, Counters.CounterShares.Change counter)
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", "Counter");
+        w.WriteString("DocumentKey", counter.DocumentKey);
+        w.WriteString("Name", counter.Name);
+        w.WriteBoolean("Deleted", counter.Deleted);
+        w.WriteStartArray("Shares");
+        foreach (var s in counter.Shares)
+        {
+            w.WriteStartObject();
+            w.WriteString("DatabaseId", s.DatabaseId);
+            w.WriteNumber("Value", s.Value);
+            w.WriteNumber("Etag", s.Etag);
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
+        w.WriteEndObject();
+    }
+
+    private static void Write(Utf8JsonWriter w, FeedItem item)
     {
         w.WriteStartObject();
         if (item.Document is { } doc)

@@ -431,7 +431,11 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                 return;
             var key = ctx.KeyOf(storedId);
             foreach (var (name, total) in totals)
-                Counters.CountersStore.Put(ctx.Transaction, key, name, total);
+            {
+                long before = Counters.CountersStore.Get(ctx.Transaction, key, name)?.Value ?? 0;
+                var (counter, _) = Counters.CountersStore.Put(ctx.Transaction, key, name, total);
+                Counters.CounterShares.Local(ctx, key, counter.Name, before, total, deleted: false);
+            }
             ctx.UpdateExtras(storedId, extras =>
             {
                 bool changed = false;

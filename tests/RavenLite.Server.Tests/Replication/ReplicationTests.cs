@@ -189,4 +189,43 @@ public sealed class ReplicationTests
             && (await Stats("dst")).GetProperty("CountOfUniqueAttachments").GetInt64() == 1, "one attachment left on dst", state: async () => (await Stats("dst")).ToString());
         Assert.Equal(2, (await Stats("dst")).GetProperty("Replication").GetProperty("Incoming")[0].GetProperty("AttachmentContentsReceived").GetInt64());
     }
+
+    [Fact]
+    public async Task Counters_replicate_as_per_database_shares_that_merge_without_conflict_both_ways()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        async Task Increment(string db, string id, string name, long delta)
+        {
+            var body = new JsonObject { ["DocumentId"] = id, ["Operations"] = new JsonArray(new JsonObject { ["Type"] = "Increment", ["CounterName"] = name, ["Delta"] = delta }) };
+            var r = await server.Http.PostAsync($"/databases/{db}/counters", TestServer.Json(new JsonObject { ["Documents"] = new JsonArray(body) }.ToJsonString()));
+            Assert.True(r.IsSuccessStatusCode, await r.Content.ReadAsStringAsync());
+        }
+        async Task<long?> Value(string db, string id, string name)
+        {
+            var json = await TestServer.ReadJson(await server.Http.GetAsync($"/databases/{db}/counters?docId={id}&counter={name}"));
+            var c = json.GetProperty("Counters");
+            return c.GetArrayLength() == 1 && c[0].ValueKind == JsonValueKind.Object ? c[0].GetProperty("TotalValue").GetInt64() : null;
+        }
+        await ReplicationSetup.PutAsync(server.Http, "a", "posts/1", """{"@metadata":{"@collection":"Posts"}}""");
+        await Increment("a", "posts/1", "Likes", 5);
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+        await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
+        await Eventually.HoldsAsync(async () => await Value("b", "posts/1", "Likes") == 5, "the counter on b",
+            state: async () => await server.Http.GetStringAsync("/databases/b/counters?docId=posts/1&counter=Likes") + " / a: " + await server.Http.GetStringAsync("/databases/a/counters?docId=posts/1&counter=Likes") + " / " + await server.Http.GetStringAsync("/databases/a/stats"));
+
+        // Both sides increment at once: each keeps its own share, both end with the sum — no conflict.
+        await Task.WhenAll(Increment("a", "posts/1", "Likes", 10), Increment("b", "posts/1", "Likes", 100));
+        await Increment("b", "posts/1", "Views", 1);
+        await Eventually.HoldsAsync(async () => await Value("a", "posts/1", "Likes") == 115 && await Value("b", "posts/1", "Likes") == 115
+            && await Value("a", "posts/1", "Views") == 1, "both sides to sum the shares",
+            state: async () => $"a {await Value("a", "posts/1", "Likes")} b {await Value("b", "posts/1", "Likes")} views on a {await Value("a", "posts/1", "Views")}");
+        Assert.Equal(0, (await TestServer.ReadJson(await server.Http.GetAsync("/databases/a/replication/conflicts"))).GetProperty("TotalResults").GetInt32());
+
+        // A counter deleted on one side goes on the other.
+        var delete = new JsonObject { ["DocumentId"] = "posts/1", ["Operations"] = new JsonArray(new JsonObject { ["Type"] = "Delete", ["CounterName"] = "Views" }) };
+        Assert.True((await server.Http.PostAsync("/databases/a/counters", TestServer.Json(new JsonObject { ["Documents"] = new JsonArray(delete) }.ToJsonString()))).IsSuccessStatusCode);
+        await Eventually.HoldsAsync(async () => await Value("b", "posts/1", "Views") == null, "the deleted counter gone on b");
+        Assert.Equal(115, await Value("b", "posts/1", "Likes"));
+    }
 }
