@@ -16,6 +16,7 @@ public sealed class DocumentsWriteContext
     private long _lastEtag;
     private string _received; // the entries of other database instances received so far (DocumentsStorage.ReceivedChangeVector)
     private bool _receivedChanged;
+    private Dictionary<string, ChangeVectorEntry>? _receivedEntries; // _received parsed, while replicated versions arrive (joined on demand)
     private readonly Dictionary<string, long> _countDeltas = new(StringComparer.OrdinalIgnoreCase); // per collection, written by Complete
 
     private readonly Scratch _scratch;
@@ -99,7 +100,7 @@ public sealed class DocumentsWriteContext
             DocumentsStorage.WriteTransactionEnd(Transaction, StartEtag + 1, _lastEtag);
         }
         if (_receivedChanged)
-            DocumentsStorage.WriteReceivedChangeVector(Transaction, _received);
+            DocumentsStorage.WriteReceivedChangeVector(Transaction, Received);
         _receivedChanged = false;
         foreach (var (collection, delta) in _countDeltas)
             if (delta != 0)
@@ -268,15 +269,41 @@ public sealed class DocumentsWriteContext
         return conflicts.Count == 0 ? null : conflicts.Aggregate("", (cv, c) => ChangeVectors.Merge(cv, c.ChangeVector));
     }
 
-    /// <summary>Merges the entries of another instance's change vector into what this database has received.</summary>
+    /// <summary>
+    /// Merges the entries of another instance's change vector into what this database has received (kept parsed for
+    /// the rest of the transaction: a batch of replicated versions merges each without re-parsing the whole).
+    /// </summary>
     private void Receive(string changeVector)
     {
-        string others = ChangeVectors.Without(changeVector, DatabaseId);
-        string merged = ChangeVectors.Merge(_received, others);
-        if (merged != _received)
+        if (_receivedEntries == null)
         {
-            _received = merged;
+            _receivedEntries = new Dictionary<string, ChangeVectorEntry>(StringComparer.Ordinal);
+            foreach (var e in ChangeVectors.Parse(_received))
+                _receivedEntries[e.DatabaseId] = e;
+        }
+        foreach (var e in ChangeVectors.Parse(changeVector))
+        {
+            if (e.DatabaseId == DatabaseId || (_receivedEntries.TryGetValue(e.DatabaseId, out var held) && held.Etag >= e.Etag))
+                continue;
+            _receivedEntries[e.DatabaseId] = e;
             _receivedChanged = true;
+            _receivedStale = true;
+        }
+    }
+
+    private bool _receivedStale;
+
+    /// <summary>What this database has received, as a change vector.</summary>
+    private string Received
+    {
+        get
+        {
+            if (_receivedStale)
+            {
+                _received = ChangeVectors.Join(_receivedEntries!.Values);
+                _receivedStale = false;
+            }
+            return _received;
         }
     }
 
@@ -328,7 +355,7 @@ public sealed class DocumentsWriteContext
         var now = version?.LastModified ?? DateTime.UtcNow;
         // A write of an id in conflict resolves it: the new version descends from every conflicted one.
         string? conflicted = oldEtag == 0 ? ResolveConflicts(key) : null;
-        string? explicitCv = version?.ChangeVector ?? LocalChangeVector(oldEtag == 0 ? ChangeVectors.Merge(conflicted, _received) : oldChangeVector, etag);
+        string? explicitCv = version?.ChangeVector ?? LocalChangeVector(oldEtag == 0 ? ChangeVectors.Merge(conflicted, Received) : oldChangeVector, etag);
         string cv = explicitCv ?? _storage.LocalChangeVector(etag);
         string storedCollection = moved ? collection : oldCollection ?? collection;
         foreach (var extension in _storage.Extensions)

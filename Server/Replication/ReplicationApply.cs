@@ -58,7 +58,7 @@ internal static class ReplicationApply
                 return Outcome.Skipped;
             case ChangeVectorOrder.Newer:
                 ctx.ClearConflicts(item.Id);
-                Store(ctx, item.Id, incoming, item.ChangeVector, staged);
+                Store(ctx, item.Id, incoming, item.ChangeVector, staged, local);
                 return Outcome.Applied;
         }
         if (held.Exists(v => ChangeVectors.Compare(item.ChangeVector, v.ChangeVector) == ChangeVectorOrder.NotNewer))
@@ -72,7 +72,7 @@ internal static class ReplicationApply
             return Outcome.Conflicted;
         }
         ctx.ClearConflicts(item.Id);
-        Store(ctx, local?.Id ?? item.Id, resolved, merged, staged);
+        Store(ctx, local?.Id ?? item.Id, resolved, merged, staged, local);
         return Outcome.Resolved;
     }
 
@@ -99,16 +99,18 @@ internal static class ReplicationApply
     /// Stores the winning version. A document's attachments take their contents — already stored here, or staged for this
     /// batch — and the replaced version's are released (a delete releases them through the attachments extension).
     /// </summary>
-    private static void Store(DocumentsWriteContext ctx, string id, ConflictedVersion version, string changeVector, IReadOnlyDictionary<string, StagedContent> staged)
+    private static void Store(DocumentsWriteContext ctx, string id, ConflictedVersion version, string changeVector, IReadOnlyDictionary<string, StagedContent> staged,
+        StoredDocument? replacedVersion)
     {
         if (version.Json == null)
         {
             ctx.DeleteVersion(id, version.Collection, changeVector, version.LastModified);
             return;
         }
-        var replaced = ctx.Get(id) is { } old ? DocumentExtras.Read(old.Json) : null;
+        var replaced = replacedVersion != null && HasAttachments(replacedVersion.Json) ? DocumentExtras.Read(replacedVersion.Json) : null;
         ctx.PutVersion(id, version.Json, changeVector, version.LastModified);
-        foreach (var a in DocumentExtras.Read(version.Json)?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
+        var attached = HasAttachments(version.Json) ? DocumentExtras.Read(version.Json) : null;
+        foreach (var a in attached?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
         {
             if (staged.TryGetValue(a.Hash, out var content))
                 AttachmentsStore.AddReference(ctx.Transaction, content);
@@ -118,6 +120,9 @@ internal static class ReplicationApply
         foreach (var a in replaced?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
             AttachmentsStore.Release(ctx.Transaction, a.Hash);
     }
+
+    /// <summary>A cheap first look (no parse): only a document whose JSON names <c>@attachments</c> can have any.</summary>
+    internal static bool HasAttachments(ReadOnlySpan<byte> json) => json.IndexOf("\"@attachments\""u8) >= 0;
 
     /// <summary>The latest write wins; the same instant is decided by the change vectors, the same way on every node.</summary>
     private static bool Later(ConflictedVersion a, ConflictedVersion b) =>

@@ -94,7 +94,9 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         using var tx = db.Environment.ReadTransaction();
         foreach (var item in items)
         {
-            if (item.IsTombstone || item.Counter != null || Documents.DocumentExtras.Read(item.Data.Span) is not { Attachments.Count: > 0 } extras)
+            if (item.IsTombstone || item.Counter != null || !ReplicationApply.HasAttachments(item.Data.Span))
+                continue;
+            if (Documents.DocumentExtras.Read(item.Data.Span) is not { Attachments.Count: > 0 } extras)
                 continue;
             foreach (var a in extras.Attachments.Values)
                 if (!_staged.ContainsKey(a.Hash) && !missing.Contains(a.Hash) && Attachments.AttachmentsStore.Find(tx, a.Hash) == null)
