@@ -339,6 +339,22 @@ try {
   assert.equal((await api(`${base}/databases/e2e/collections/stats`)).json.Collections.Notes ?? 0, 0, 'delete by query removed the notes');
   await page.getByRole('button', { name: 'Create sample data' }).click();
   await page.getByRole('alert').filter({ hasText: 'already contains documents' }).waitFor();
+  // Replication: a task to another database on this server is added, shows Active with no lag, and is deleted.
+  await api(`${base}/admin/databases?name=e2e-copy`, 'PUT', { DatabaseName: 'e2e-copy' });
+  const addForm = page.getByRole('form', { name: 'Add replication' });
+  await addForm.getByLabel('Destination database').fill('e2e-copy');
+  await addForm.getByRole('button', { name: 'Add replication' }).click();
+  const replicationTasks = page.getByRole('table', { name: 'Replication tasks' });
+  await replicationTasks.getByText('Active').waitFor();
+  await replicationTasks.getByRole('status', { name: /^Lag of / }).filter({ hasText: /^0 etags$/ }).waitFor({ timeout: 60_000 });
+  const copied = (await api(`${base}/databases/e2e-copy/stats`)).json.CountOfDocuments;
+  assert.equal(copied, (await api(`${base}/databases/e2e/stats`)).json.CountOfDocuments, 'the copy holds every document');
+  await axe(page, 'tasks-replication');
+  await shot(page, 'tasks-replication');
+  await replicationTasks.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('This database replicates nowhere yet.').waitFor();
+  await api(`${base}/admin/databases?name=e2e-copy&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-copy'], HardDelete: true });
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

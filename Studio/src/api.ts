@@ -155,6 +155,15 @@ export const api = {
     send<{ OperationId: number }>('DELETE', `${db(name)}/queries`, { Query: query, QueryParameters: parameters }),
   operationState: (name: string, id: number) => getJson<OperationState>(`${db(name)}/operations/state?id=${id}`),
   killOperation: (name: string, id: number) => send('POST', `${db(name)}/operations/kill?id=${id}`),
+  replicationTasks: (name: string, signal?: AbortSignal) => getJson<{ OngoingTasks: ReplicationTask[] }>(`${db(name)}/tasks`, signal),
+  replicationConflicts: (name: string, signal?: AbortSignal) => getJson<{ TotalResults: number; Results: { Id: string; ConflictsPerDocument: number }[] }>(`${db(name)}/replication/conflicts`, signal),
+  addReplication: async (name: string, destinationUrl: string, destinationDb: string, delay: string) => {
+    const csName = `to-${destinationDb}@${destinationUrl.replace(/^https?:\/\//, '')}`;
+    await send('PUT', `${db(name)}/admin/connection-strings`, { Name: csName, Database: destinationDb, TopologyDiscoveryUrls: [destinationUrl], Type: 'Raven' });
+    return send<{ TaskId: number }>('POST', `${db(name)}/admin/tasks/external-replication`, { Watcher: { Name: `Replication to ${destinationDb}`, ConnectionStringName: csName, DelayReplicationFor: delay || '00:00:00' } });
+  },
+  toggleReplication: (name: string, taskId: number, disable: boolean) => send('POST', `${db(name)}/admin/tasks/state?key=${taskId}&type=Replication&disable=${disable}`),
+  deleteReplication: (name: string, taskId: number) => send('DELETE', `${db(name)}/admin/tasks?id=${taskId}&type=Replication`),
   metrics: (signal?: AbortSignal) => getJson<ServerMetrics>('/studio-api/metrics', signal),
 };
 
@@ -181,4 +190,20 @@ export interface OperationState {
   Status: 'InProgress' | 'Completed' | 'Faulted' | 'Canceled';
   Result: { Total?: number; DocumentsProcessed?: number; DocumentsSkipped?: number; Message?: string; Type?: string } | null;
   Progress: { Processed: number; Total?: number } | null;
+}
+
+/** A replication task as GET /databases/{db}/tasks answers it (RavenDB's OngoingTaskReplication plus RavenLite's progress). */
+export interface ReplicationTask {
+  TaskId: number;
+  TaskName: string;
+  TaskState: 'Enabled' | 'Disabled';
+  TaskConnectionStatus: 'Active' | 'Reconnect' | 'NotActive';
+  Error: string | null;
+  DestinationDatabase: string | null;
+  TopologyDiscoveryUrls: string[];
+  DelayReplicationFor: string;
+  LastAcknowledgedEtag: number;
+  LastDatabaseEtag: number;
+  EtagLag: number;
+  TimeLagMs: number;
 }

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, parseParameters, type OperationState } from '../api';
+import { api, parseParameters, type OperationState, type ReplicationTask } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
@@ -48,7 +48,104 @@ function Operation({ db, id, kind }: { db: string; id: number; kind: Kind }) {
   );
 }
 
-/** Patch and delete by query (long-running operations with progress), and sample data. Import and export come with the server's support. */
+/**
+ * External replication: each task's destination, connection status, error and lag (polled every second), the
+ * documents in conflict, a form that adds a task (a Raven connection string, then the task), and enable, disable and
+ * delete (asking first).
+ */
+function Replication({ db }: { db: string }) {
+  const [tasks, setTasks] = useState<ReplicationTask[] | null>(null);
+  const [conflicts, setConflicts] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [url, setUrl] = useState(location.origin);
+  const [destination, setDestination] = useState('');
+  const [delay, setDelay] = useState('00:00:00');
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      try {
+        const [t, c] = await Promise.all([api.replicationTasks(db, controller.signal), api.replicationConflicts(db, controller.signal)]);
+        setTasks(t.OngoingTasks.filter((x) => (x as { TaskType?: string }).TaskType !== 'Backup'));
+        setConflicts(c.TotalResults);
+      } catch (e) {
+        if ((e as Error).name !== 'AbortError') setError(e);
+      }
+      timer = setTimeout(poll, 1000);
+    };
+    poll();
+    return () => { controller.abort(); clearTimeout(timer); };
+  }, [db, tick]);
+  const refresh = () => setTick((n) => n + 1);
+  async function add(e: Event) {
+    e.preventDefault();
+    setError(null);
+    try {
+      await api.addReplication(db, url.trim().replace(/\/$/, ''), destination.trim(), delay.trim());
+      setDestination('');
+      refresh();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  async function remove(t: ReplicationTask) {
+    if (!(await confirmAction({ title: 'Delete replication task?', message: `"${t.TaskName}" stops sending to ${t.DestinationDatabase}. What was sent stays there.`, confirm: 'Delete', danger: true }))) return;
+    try {
+      await api.deleteReplication(db, t.TaskId);
+      refresh();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  async function toggle(t: ReplicationTask) {
+    try {
+      await api.toggleReplication(db, t.TaskId, t.TaskState === 'Enabled');
+      refresh();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <div class="panel" style={{ marginTop: '12px' }}>
+      <h2 style={{ marginTop: 0 }}>Replication</h2>
+      {tasks && tasks.length === 0 && <p class="muted">This database replicates nowhere yet.</p>}
+      {tasks && tasks.length > 0 && (
+        <table class="data" aria-label="Replication tasks">
+          <thead><tr><th>Task</th><th>Destination</th><th>Status</th><th>Acknowledged etag</th><th>Lag</th><th>Actions</th></tr></thead>
+          <tbody>
+            {tasks.map((t) => (
+              <tr key={t.TaskId}>
+                <td>{t.TaskName}</td>
+                <td>{t.DestinationDatabase} <span class="muted">at {t.TopologyDiscoveryUrls.join(', ')}</span>{t.DelayReplicationFor !== '00:00:00' && <span class="muted"> (delayed {t.DelayReplicationFor})</span>}</td>
+                <td>
+                  <span class={'badge ' + (t.TaskState === 'Disabled' ? 'warn' : t.TaskConnectionStatus === 'Active' ? 'ok' : 'bad')}>{t.TaskState === 'Disabled' ? 'Disabled' : t.TaskConnectionStatus}</span>
+                  {t.Error && <div class="error" role="alert">{t.Error}</div>}
+                </td>
+                <td>{number(t.LastAcknowledgedEtag)} of {number(t.LastDatabaseEtag)}</td>
+                <td role="status" aria-label={`Lag of ${t.TaskName}`}>{number(t.EtagLag)} etags{t.EtagLag > 0 ? `, ${number(Math.round(t.TimeLagMs))} ms` : ''}</td>
+                <td>
+                  <button onClick={() => toggle(t)}>{t.TaskState === 'Enabled' ? 'Disable' : 'Enable'}</button>{' '}
+                  <button class="danger" onClick={() => remove(t)}>Delete</button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {conflicts != null && conflicts > 0 && <div class="notice" role="status">{number(conflicts)} document(s) in conflict: a load answers 409 until a save resolves it.</div>}
+      <form onSubmit={add} class="toolbar" style={{ marginTop: '8px', flexWrap: 'wrap' }} aria-label="Add replication">
+        <label>Destination server <input value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} required aria-label="Destination server URL" /></label>
+        <label>Database <input value={destination} onInput={(e) => setDestination((e.target as HTMLInputElement).value)} required aria-label="Destination database" /></label>
+        <label>Delay <input value={delay} onInput={(e) => setDelay((e.target as HTMLInputElement).value)} size={8} aria-label="Delay (hh:mm:ss)" /></label>
+        <button class="primary" type="submit">Add replication</button>
+      </form>
+      <ErrorBox error={error} context="Replication" />
+    </div>
+  );
+}
+
+/** Patch and delete by query (long-running operations with progress), sample data, and replication. Import and export come with the server's support. */
 export function Tasks({ db }: { db: string }) {
   const [kind, setKind] = useState<Kind>('patch');
   const [query, setQuery] = useState('from Orders where Freight > 100\nupdate {\n    this.Freight = this.Freight * 1.1;\n}');
@@ -128,6 +225,7 @@ export function Tasks({ db }: { db: string }) {
         {sampleDone && <div class="notice" role="status">{sampleDone}</div>}
         <ErrorBox error={sampleError} />
       </div>
+      <Replication db={db} />
       <div class="panel" style={{ marginTop: '12px' }}>
         <h2 style={{ marginTop: 0 }}>Import and export</h2>
         <p class="muted">The server does not read or write <code>.ravendbdump</code> files yet; import and export appear here when it does.</p>
