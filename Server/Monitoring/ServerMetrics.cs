@@ -12,7 +12,8 @@ namespace RavenLite.Server.Monitoring;
 /// instruments (request duration histograms by route, Kestrel connections), .NET's runtime meter (GC, memory, thread
 /// pool), the storage engine's fsync histogram (<see cref="Storage.StorageMetrics"/>), the merger's batch sizes, and
 /// observable instruments read from counters the server keeps anyway when a scrape comes (documents written,
-/// merged transactions, commits, journal bytes, flushes, flush lag, per-index lag and documents indexed), so the
+/// merged transactions, commits, journal bytes, flushes, flush lag, per-index lag and documents indexed, per replication
+/// task lag and connection), so the
 /// write path pays nothing for them. <c>Metrics=false</c> turns all of it off.
 /// </summary>
 public sealed class ServerMetrics : IDisposable
@@ -48,6 +49,8 @@ public sealed class ServerMetrics : IDisposable
         Meter.CreateObservableGauge("ravenlite.storage.disk_full", () => Observe(m => m.PerDatabase(db => db.Environment.DiskFull != null ? 1 : 0)), "{state}", "1 while the disk is full for the database: writes are refused (507) or flushes wait, until space is freed");
         Meter.CreateObservableGauge("ravenlite.index.disk_full", () => Observe(m => m.PerIndex((_, index, _) => index.DiskFull ? 1 : 0)), "{state}", "1 while an index is paused for want of disk space");
         Meter.CreateObservableGauge("ravenlite.index.lag", () => Observe(m => m.PerIndex((_, index, tx) => IndexLag(index, tx))), "{etag}", "How far an index is behind its collections (etags)");
+        Meter.CreateObservableGauge("ravenlite.replication.lag", () => Observe(m => m.PerReplicationTask((db, sender, last) => Math.Max(0, last - Math.Max(0, sender.LastAcknowledgedEtag)))), "{etag}", "How far a replication destination is behind its source (etags not yet acknowledged)");
+        Meter.CreateObservableGauge("ravenlite.replication.connected", () => Observe(m => m.PerReplicationTask((_, sender, _) => sender.Status == "Active" ? 1 : 0)), "{state}", "1 while a replication task is connected to its destination, 0 while it reconnects (its error is in /databases/{db}/tasks)");
         Meter.CreateObservableCounter("ravenlite.index.documents", () => Observe(m => m.PerIndex((_, index, _) => index.MapCounts.Attempts)), "{document}", "Documents an index mapped");
     }
 
@@ -132,6 +135,19 @@ public sealed class ServerMetrics : IDisposable
     {
         using var tx = db.Environment.ReadTransaction();
         return DocumentsStorage.LastEtag(tx);
+    }
+
+    /// <summary>One measurement per enabled replication task of every open database, tagged with the database and task name.</summary>
+    private List<Measurement<long>> PerReplicationTask(Func<Database, Replication.ReplicationSender, long, long> read)
+    {
+        var measurements = new List<Measurement<long>>();
+        ForEachOpen(db =>
+        {
+            long last = LastEtag(db);
+            foreach (var sender in db.Replication.Senders)
+                measurements.Add(new Measurement<long>(read(db, sender, last), new KeyValuePair<string, object?>("database", db.Name), new KeyValuePair<string, object?>("task", sender.Task.Name)));
+        });
+        return measurements;
     }
 
     private List<Measurement<long>> PerDatabase(Func<Database, long> read)

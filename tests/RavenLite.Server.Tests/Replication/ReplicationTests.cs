@@ -42,6 +42,14 @@ public sealed class ReplicationTests
             "no lag once idle");
         Assert.Equal(stats.GetProperty("LastDocEtag").GetInt64(),
             (await TestServer.ReadJson(await server.Http.GetAsync($"/databases/src/tasks?key={taskId}&type=Replication"))).GetProperty("LastAcknowledgedEtag").GetInt64());
+        var replication = (await TestServer.ReadJson(await server.Http.GetAsync("/databases/src/stats"))).GetProperty("Replication").GetProperty("Outgoing")[0];
+        Assert.Equal("Active", replication.GetProperty("Status").GetString());
+        Assert.Equal(0, replication.GetProperty("EtagLag").GetInt64());
+        using var plain = new HttpClient { BaseAddress = server.Url };
+        string metrics = await plain.GetStringAsync("/metrics");
+        string taskName = $"to-dst-{server.Url.Port}"; // the task's name: unique to this server (/metrics shows every test server's databases)
+        Assert.Contains($"ravenlite_replication_lag{{otel_scope_name=\"RavenLite\",database=\"src\",task=\"{taskName}\"}} 0", metrics, StringComparison.Ordinal);
+        Assert.Contains($"ravenlite_replication_connected{{otel_scope_name=\"RavenLite\",database=\"src\",task=\"{taskName}\"}} 1", metrics, StringComparison.Ordinal);
     }
 
     [Fact]
