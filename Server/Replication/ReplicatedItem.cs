@@ -9,6 +9,9 @@ namespace RavenLite.Server.Replication;
 /// <param name="Data">The document's stored JSON; empty for a tombstone.</param>
 internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collection, string ChangeVector, DateTime LastModified, ReadOnlyMemory<byte> Data)
 {
+    /// <summary>True for a revision (a version kept in the document's history), not the document itself.</summary>
+    public bool IsRevision { get; init; }
+
     /// <summary>A counter's state (its document's key in <see cref="Id"/>), instead of a document version; null for documents and tombstones.</summary>
     public CounterItem? Counter { get; init; }
 
@@ -31,7 +34,7 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
             }
             bool tombstone = type switch
             {
-                "Document" => false,
+                "Document" or "Revision" => false,
                 "Tombstone" => true,
                 _ => throw new InvalidDataException($"A replication item of type '{type}' is not known here."),
             };
@@ -44,7 +47,7 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
             }
             long ticks = item.TryGetProperty(nameof(LastModified), out var lm) && lm.TryGetInt64(out long t) ? t : 0;
             result.Add(new ReplicatedItem(tombstone, Text(item, "Id"), Text(item, "Collection"), Text(item, "ChangeVector"),
-                new DateTime(Math.Clamp(ticks, 0, DateTime.MaxValue.Ticks), DateTimeKind.Utc), data));
+                new DateTime(Math.Clamp(ticks, 0, DateTime.MaxValue.Ticks), DateTimeKind.Utc), data) { IsRevision = type == "Revision" });
         }
         return result;
     }

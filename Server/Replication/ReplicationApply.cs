@@ -32,6 +32,23 @@ internal static class ReplicationApply
 
     public static Outcome Apply(DocumentsWriteContext ctx, ReplicatedItem item, ConflictSolver solver, IReadOnlyDictionary<string, StagedContent> staged)
     {
+        if (item.IsRevision)
+        {
+            // Revisions never conflict: a revision is one version in a document's history, kept once per change vector.
+            if (!Revisions.RevisionsExtension.Replicated(ctx, item.Id, item.Collection, item.ChangeVector, item.LastModified, item.Data.Span))
+                return Outcome.Skipped;
+            if (HasAttachments(item.Data.Span) && DocumentExtras.Read(item.Data.Span) is { Attachments.Count: > 0 } listed)
+            {
+                foreach (var a in listed.Attachments.Values)
+                {
+                    if (staged.TryGetValue(a.Hash, out var content))
+                        AttachmentsStore.AddReference(ctx.Transaction, content);
+                    else if (AttachmentsStore.Find(ctx.Transaction, a.Hash) != null)
+                        AttachmentsStore.AddReference(ctx.Transaction, a.Hash);
+                }
+            }
+            return Outcome.Applied;
+        }
         if (item.Counter is { } counter)
         {
             // Counters never conflict: per-database shares merge (CounterShares).

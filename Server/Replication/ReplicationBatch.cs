@@ -45,7 +45,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
                     // A transaction starts here: the batch may close before it.
                     reached = Math.Max(reached, transactionEnd);
                     bool full = items >= limits.Items || bytes >= limits.Bytes;
-                    bool tooYoung = limits.Delay > TimeSpan.Zero && item.Counter == null && (item.Document?.LastModified ?? item.Tombstone!.Deleted) > youngest;
+                    bool tooYoung = limits.Delay > TimeSpan.Zero && item.Counter == null && (item.Document?.LastModified ?? item.Revision?.LastModified ?? item.Tombstone!.Deleted) > youngest;
                     if (full || tooYoung)
                     {
                         exhausted = false;
@@ -60,12 +60,12 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
                     bytes += 64;
                     continue;
                 }
-                string changeVector = item.Document?.ChangeVector ?? item.Tombstone!.ChangeVector;
+                string changeVector = item.Document?.ChangeVector ?? item.Revision?.ChangeVector ?? item.Tombstone!.ChangeVector;
                 if (destinationChangeVector.Length > 0 && ChangeVectors.Compare(changeVector, destinationChangeVector) == ChangeVectorOrder.NotNewer)
                     continue;
                 Write(w, item);
                 items++;
-                bytes += item.Document?.Json.Length ?? 64;
+                bytes += item.Document?.Json.Length ?? item.Revision?.Json.Length ?? 64;
             }
             w.WriteEndArray();
             if (exhausted)
@@ -76,27 +76,39 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes) : null;
     }
 
-    /// <summary>One position of the feed: a document or tombstone, or a counter's change.</summary>
-    private sealed record FeedItem(long Etag, StoredDocument? Document, Tombstone? Tombstone, Counters.CounterShares.Change? Counter);
+    /// <summary>One position of the feed: a document or tombstone, a revision, or a counter's change.</summary>
+    private sealed record FeedItem(long Etag, StoredDocument? Document, Tombstone? Tombstone, Counters.CounterShares.Change? Counter, StoredDocument? Revision = null);
 
-    /// <summary>Documents, tombstones and counter changes after <paramref name="afterEtag"/>, merged in etag order.</summary>
+    /// <summary>
+    /// Documents, tombstones, revisions and counter changes after <paramref name="afterEtag"/>, merged in etag order (a
+    /// revision made with a version shares its etag and comes after it).
+    /// </summary>
     private static IEnumerable<FeedItem> Feed(DocumentsStorage documents, RavenLite.Storage.Transactions.Transaction tx, long afterEtag)
     {
-        using var docs = documents.ScanByEtag(tx, afterEtag).GetEnumerator();
-        using var counters = Counters.CounterShares.ScanByEtag(tx, afterEtag).GetEnumerator();
-        bool moreDocs = docs.MoveNext(), moreCounters = counters.MoveNext();
-        while (moreDocs || moreCounters)
+        var sources = new List<IEnumerator<FeedItem>>
         {
-            if (moreDocs && (!moreCounters || docs.Current.Etag < counters.Current.Etag))
+            documents.ScanByEtag(tx, afterEtag).Select(d => new FeedItem(d.Etag, d.Document, d.Tombstone, null)).GetEnumerator(),
+            Revisions.RevisionsStore.ScanAfter(tx, afterEtag, documents).Select(r => new FeedItem(r.Current.Etag, null, null, null, r.Current)).GetEnumerator(),
+            Counters.CounterShares.ScanByEtag(tx, afterEtag).Select(c => new FeedItem(c.Etag, null, null, c)).GetEnumerator(),
+        };
+        try
+        {
+            var live = sources.Where(s => s.MoveNext()).ToList();
+            while (live.Count > 0)
             {
-                yield return new FeedItem(docs.Current.Etag, docs.Current.Document, docs.Current.Tombstone, null);
-                moreDocs = docs.MoveNext();
+                var next = live[0];
+                foreach (var s in live)
+                    if (s.Current.Etag < next.Current.Etag)
+                        next = s;
+                yield return next.Current;
+                if (!next.MoveNext())
+                    live.Remove(next);
             }
-            else
-            {
-                yield return new FeedItem(counters.Current.Etag, null, null, counters.Current);
-                moreCounters = counters.MoveNext();
-            }
+        }
+        finally
+        {
+            foreach (var s in sources)
+                s.Dispose();
         }
     }
 
@@ -123,9 +135,9 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
     private static void Write(Utf8JsonWriter w, FeedItem item)
     {
         w.WriteStartObject();
-        if (item.Document is { } doc)
+        if ((item.Document ?? item.Revision) is { } doc)
         {
-            w.WriteString("Type", "Document");
+            w.WriteString("Type", item.Revision != null ? "Revision" : "Document");
             w.WriteString("Id", doc.Id);
             w.WriteString("Collection", doc.Collection);
             w.WriteString("ChangeVector", doc.ChangeVector);

@@ -60,7 +60,7 @@ public sealed class RevisionsExtension : IDocumentExtension
         else if (configuration.For(doc.Collection) != null || deleted.Extras is { HasRevisions: true })
         {
             RevisionsStore.Add(context.Transaction, deleted.Key, deleted.Etag,
-                RevisionsStore.DeletionRecord(doc.Id, doc.Collection, deleted.Etag, deleted.ChangeVector, DateTime.UtcNow));
+                RevisionsStore.DeletionRecord(doc.Id, doc.Collection, deleted.Etag, deleted.ChangeVector, DateTime.UtcNow, context.Storage), context.Storage);
             RevisionsStore.AddToBin(context.Transaction, deleted.Key, deleted.Etag);
         }
     }
@@ -103,11 +103,26 @@ public sealed class RevisionsExtension : IDocumentExtension
     {
         ArgumentNullException.ThrowIfNull(context);
         long etag = context.NextEtag();
-        RevisionsStore.Add(context.Transaction, context.KeyOf(id), etag, context.EncodeVersion(id, collection, etag, lastModified, json));
+        RevisionsStore.Add(context.Transaction, context.KeyOf(id), etag, context.EncodeVersion(id, collection, etag, lastModified, json), context.Storage);
         if (DocumentExtras.Read(json) is { } extras)
             foreach (var attachment in extras.Attachments.Values)
                 if (AttachmentsStore.Find(context.Transaction, attachment.Hash) != null)
                     AttachmentsStore.AddReference(context.Transaction, attachment.Hash);
+    }
+
+    /// <summary>
+    /// Stores a revision another database instance made (replication): its JSON as stored there, under its own change
+    /// vector and time, at a new etag of this database. False when this database holds that revision already (made here
+    /// from the replicated version, or replicated before). The caller takes the references of the attachments it lists.
+    /// </summary>
+    public static bool Replicated(DocumentsWriteContext context, string id, string collection, string changeVector, DateTime lastModified, ReadOnlySpan<byte> json)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        if (RevisionsStore.GetByChangeVector(context.Transaction, changeVector, context.Storage) != null)
+            return false;
+        long etag = context.NextEtag();
+        RevisionsStore.Add(context.Transaction, context.KeyOf(id), etag, context.EncodeVersion(id, collection, etag, lastModified, json, changeVector), context.Storage);
+        return true;
     }
 
     /// <summary>Stores the revision of a version just written and trims the document's old revisions (<paramref name="keep"/>; null: no trim).</summary>
@@ -116,7 +131,7 @@ public sealed class RevisionsExtension : IDocumentExtension
     {
         var flags = extras.Clone();
         flags.IsRevision = true;
-        RevisionsStore.Add(context.Transaction, key, etag, context.EncodeVersion(id, collection, etag, changeVector, lastModified, prepared, prefixLength, flags));
+        RevisionsStore.Add(context.Transaction, key, etag, context.EncodeVersion(id, collection, etag, changeVector, lastModified, prepared, prefixLength, flags), context.Storage);
         foreach (var attachment in extras.Attachments.Values)
             AttachmentsStore.AddReference(context.Transaction, attachment.Hash); // the revision's attachments stay readable
         RevisionsStore.RemoveFromBin(context.Transaction, key);

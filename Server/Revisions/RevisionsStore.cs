@@ -44,22 +44,35 @@ public static class RevisionsStore
         return k;
     }
 
-    /// <summary>Stores a revision record (<see cref="DocumentRecord"/> format) of the document keyed <paramref name="docKey"/> at <paramref name="etag"/>.</summary>
-    public static void Add(WriteTransaction tx, ReadOnlySpan<byte> docKey, long etag, ReadOnlySpan<byte> record)
+    /// <summary>
+    /// Stores a revision record (<see cref="DocumentRecord"/> format) of the document keyed <paramref name="docKey"/> at
+    /// <paramref name="etag"/>. A revision whose change vector is more than its etag's own entry (a version replicated
+    /// here, or a local write of one) is also indexed by that change vector (<c>RevisionsByChangeVector</c>).
+    /// </summary>
+    public static void Add(WriteTransaction tx, ReadOnlySpan<byte> docKey, long etag, ReadOnlySpan<byte> record, DocumentsStorage documents)
     {
+        ArgumentNullException.ThrowIfNull(documents);
         var key = Key(docKey, etag);
         tx.CreateTree(TreeName).Put(key, record);
         tx.CreateTree(ByEtagTree).Put(DocumentsStorage.EtagKey(etag), key);
+        if (DocumentRecord.HasExplicitChangeVector(record))
+            tx.CreateTree(ByChangeVectorTree).Put(Encoding.UTF8.GetBytes(DocumentRecord.ChangeVector(record, documents)), key);
     }
+
+    internal const string ByChangeVectorTree = "RevisionsByChangeVector";
 
     /// <summary>True when the document has a revision at <paramref name="etag"/>.</summary>
     public static bool Exists(Transaction tx, ReadOnlySpan<byte> docKey, long etag) => tx.ReadTree(TreeName) is { } t && t.ContainsKey(Key(docKey, etag));
 
-    /// <summary>Writes the record of a deletion revision: only <c>@metadata</c>, flagged <c>HasRevisions, DeleteRevision</c>.</summary>
-    public static byte[] DeletionRecord(string id, string collection, long etag, string changeVector, DateTime when)
+    /// <summary>
+    /// Writes the record of a deletion revision: only <c>@metadata</c>, flagged <c>HasRevisions, DeleteRevision</c>; its
+    /// header keeps <paramref name="changeVector"/> unless it is <paramref name="documents"/>' own one-entry vector of <paramref name="etag"/>.
+    /// </summary>
+    public static byte[] DeletionRecord(string id, string collection, long etag, string changeVector, DateTime when, DocumentsStorage documents)
     {
+        ArgumentNullException.ThrowIfNull(documents);
         var buffer = new ArrayBufferWriter<byte>(256);
-        DocumentRecord.WriteHeader(buffer, id, collection, etag, when, null);
+        DocumentRecord.WriteHeader(buffer, id, collection, etag, when, changeVector == documents.LocalChangeVector(etag) ? null : changeVector);
         using (var w = new Utf8JsonWriter(buffer))
         {
             w.WriteStartObject();
@@ -79,9 +92,13 @@ public static class RevisionsStore
     private static void Remove(WriteTransaction tx, byte[] key, DocumentsStorage documents)
     {
         // A revision holds references to its attachments' content (taken when it was made): they go with it.
-        if (tx.ReadTree(TreeName) is { } t && t.TryGet(key, out var record)
-            && DocumentExtras.Read(DocumentRecord.Json(record, documents)) is { Attachments.Count: > 0 } extras)
-            Attachments.AttachmentsStore.ReleaseAll(tx, extras);
+        if (tx.ReadTree(TreeName) is { } t && t.TryGet(key, out var record))
+        {
+            if (DocumentExtras.Read(DocumentRecord.Json(record, documents)) is { Attachments.Count: > 0 } extras)
+                Attachments.AttachmentsStore.ReleaseAll(tx, extras);
+            if (DocumentRecord.HasExplicitChangeVector(record))
+                tx.CreateTree(ByChangeVectorTree).Delete(Encoding.UTF8.GetBytes(DocumentRecord.ChangeVector(record, documents)));
+        }
         tx.CreateTree(TreeName).Delete(key);
         tx.CreateTree(ByEtagTree).Delete(key.AsSpan(key.Length - 8));
     }
@@ -206,16 +223,33 @@ public static class RevisionsStore
     /// <summary>Number of revisions in the database.</summary>
     public static long CountAll(Transaction tx) => tx.ReadTree(TreeName)?.Count ?? 0;
 
-    /// <summary>The revision with this change vector (<c>A:{etag}-{database id}</c>), or null.</summary>
+    /// <summary>
+    /// The revision with this change vector, or null: a revision of a local write is found by this database's entry (its
+    /// etag), one with more entries by the <c>RevisionsByChangeVector</c> index.
+    /// </summary>
     public static StoredDocument? GetByChangeVector(Transaction tx, string changeVector, DocumentsStorage documents)
     {
-        int colon = changeVector.IndexOf(':', StringComparison.Ordinal), dash = changeVector.IndexOf('-', StringComparison.Ordinal);
-        if (colon < 0 || dash < colon || !long.TryParse(changeVector.AsSpan(colon + 1, dash - colon - 1), NumberStyles.None, CultureInfo.InvariantCulture, out long etag)
-            || !string.Equals(changeVector[(dash + 1)..], documents.DatabaseId, StringComparison.Ordinal))
+        ArgumentNullException.ThrowIfNull(documents);
+        if (tx.ReadTree(TreeName) is not { } revisions)
             return null;
-        if (tx.ReadTree(ByEtagTree) is not { } byEtag || !byEtag.TryGet(DocumentsStorage.EtagKey(etag), out var key))
+        List<ChangeVectorEntry> entries;
+        try
+        {
+            entries = ChangeVectors.Parse(changeVector);
+        }
+        catch (BadRequestException)
+        {
             return null;
-        return tx.ReadTree(TreeName)!.TryGet(key, out var v) ? DocumentRecord.Read(v, documents) : null;
+        }
+        if (entries.Count == 1 && entries[0].DatabaseId == documents.DatabaseId)
+        {
+            if (tx.ReadTree(ByEtagTree) is not { } byEtag || !byEtag.TryGet(DocumentsStorage.EtagKey(entries[0].Etag), out var key))
+                return null;
+            return revisions.TryGet(key, out var v) && DocumentRecord.ChangeVector(v, documents) == changeVector ? DocumentRecord.Read(v, documents) : null;
+        }
+        string canonical = ChangeVectors.Join(entries);
+        return tx.ReadTree(ByChangeVectorTree) is { } byChangeVector && byChangeVector.TryGet(Encoding.UTF8.GetBytes(canonical), out var at)
+            && revisions.TryGet(at, out var record) ? DocumentRecord.Read(record, documents) : null;
     }
 
     /// <summary>The newest revision of a document written at or before <paramref name="before"/>, or null.</summary>

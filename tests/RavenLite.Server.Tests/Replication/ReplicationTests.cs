@@ -236,4 +236,33 @@ public sealed class ReplicationTests
         await Eventually.HoldsAsync(async () => await Value("b", "posts/1", "Views") == null, "the deleted counter gone on b");
         Assert.Equal(115, await Value("b", "posts/1", "Likes"));
     }
+
+    [Fact]
+    public async Task Revisions_replicate_once_per_change_vector_even_where_the_destination_keeps_revisions_of_its_own()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        const string Config = """{"Collections":{"Users":{"Disabled":false}}}""";
+        foreach (string db in new[] { "a", "b" })
+            Assert.Equal(HttpStatusCode.OK, (await server.Http.PostAsync($"/databases/{db}/admin/revisions/config", TestServer.Json(Config))).StatusCode);
+        for (int v = 1; v <= 3; v++)
+            await ReplicationSetup.PutAsync(server.Http, "a", "users/1", "{\"V\":" + v + ",\"@metadata\":{\"@collection\":\"Users\"}}");
+        await ReplicationSetup.PutAsync(server.Http, "a", "users/2", """{"V":1,"@metadata":{"@collection":"Users"}}""");
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/a/docs?id=users/2")).StatusCode);
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+
+        async Task<List<string>> ChangeVectors(string db, string id) =>
+            [.. (await TestServer.ReadJson(await server.Http.GetAsync($"/databases/{db}/revisions?id={id}"))).GetProperty("Results").EnumerateArray()
+                .Select(r => r.GetProperty("@metadata").GetProperty("@change-vector").GetString()!)];
+        await Eventually.HoldsAsync(async () => (await ChangeVectors("b", "users/1")).Count == 3 && (await ChangeVectors("b", "users/2")).Count == 2,
+            "users/1's three revisions and users/2's two on b", state: async () => string.Join(" | ", await ChangeVectors("b", "users/1")) + " / " + string.Join(" | ", await ChangeVectors("b", "users/2")));
+        Assert.Equal(await ChangeVectors("a", "users/1"), await ChangeVectors("b", "users/1"));
+        Assert.Equal(await ChangeVectors("a", "users/2"), await ChangeVectors("b", "users/2"));
+        var oldest = (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/revisions?id=users/1"))).GetProperty("Results")[2];
+        Assert.Equal(1, oldest.GetProperty("V").GetInt32());
+        // A revision is found by its change vector on the destination too.
+        string cv = oldest.GetProperty("@metadata").GetProperty("@change-vector").GetString()!;
+        var byCv = await TestServer.ReadJson(await server.Http.GetAsync($"/databases/b/revisions?changeVector={Uri.EscapeDataString(cv)}"));
+        Assert.Equal(1, byCv.GetProperty("Results")[0].GetProperty("V").GetInt32());
+    }
 }
