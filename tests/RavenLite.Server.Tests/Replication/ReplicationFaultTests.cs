@@ -143,4 +143,51 @@ public sealed class ReplicationFaultTests(ITestOutputHelper output)
         var bad = await a.Http.PostAsync("/databases/db/bulk_docs?waitForReplicasTimeout=soon", TestServer.Json("""{"Commands":[]}"""));
         Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
     }
+
+    [Fact]
+    public async Task Three_processes_in_a_full_mesh_converge_to_the_same_documents_and_change_vectors_and_a_killed_node_catches_up()
+    {
+        using var dirs = new TempDirectory("ravenlite-mesh");
+        var nodes = new List<NodeProcess>();
+        try
+        {
+            foreach (string tag in new[] { "A", "B", "C" })
+                nodes.Add(await NodeProcess.StartAsync(Path.Combine(dirs.Path, tag), tag));
+            foreach (var node in nodes)
+                Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
+            foreach (var from in nodes)
+                foreach (var to in nodes.Where(n => n != from))
+                    await ReplicationSetup.ExternalAsync(from.Http, "db", to.Url, "db");
+
+            // Every node writes its own documents and the same shared ones at once.
+            await Task.WhenAll(nodes.Select(async (node, n) =>
+            {
+                for (int i = 0; i < 50; i++)
+                    await ReplicationSetup.PutAsync(node.Http, "db", $"own/{n}-{i}", "{\"N\":" + n + ",\"@metadata\":{\"@collection\":\"Items\"}}");
+                for (int i = 0; i < 10; i++)
+                    await ReplicationSetup.PutAsync(node.Http, "db", $"shared/{i}", "{\"By\":" + n + ",\"@metadata\":{\"@collection\":\"Items\"}}");
+            }));
+            async Task<string> Differences()
+            {
+                var ab = await DatabaseComparer.DifferencesAsync(nodes[0].Http, "db", nodes[1].Http, "db");
+                var ac = await DatabaseComparer.DifferencesAsync(nodes[0].Http, "db", nodes[2].Http, "db");
+                return string.Join("\n", ab.Concat(ac).Take(10));
+            }
+            async Task Converged(string what) => await Eventually.HoldsAsync(async () =>
+                (await DatabaseComparer.ReadAllAsync(nodes[0].Http, "db")).Count == 160 && await Differences() == "", what, TimeSpan.FromSeconds(60), Differences);
+            await Converged("the three databases to hold the same 160 documents");
+
+            // C dies; A and B go on; C comes back and catches up.
+            nodes[2].Kill();
+            for (int i = 0; i < 20; i++)
+                await ReplicationSetup.PutAsync(nodes[i % 2].Http, "db", $"shared/{i % 10}", "{\"After\":" + i + ",\"@metadata\":{\"@collection\":\"Items\"}}");
+            await nodes[2].RestartAsync();
+            await Converged("C to catch up after its restart");
+        }
+        finally
+        {
+            foreach (var node in nodes)
+                node.Dispose();
+        }
+    }
 }
