@@ -7,16 +7,34 @@ namespace RavenLite.Server.Tests.Replication;
 /// </summary>
 public sealed class ReplicationFaultTests(ITestOutputHelper output)
 {
+    /// <summary>Node A and node B (processes over <paramref name="dir"/>), each with database <c>db</c>, A's replicating to B's.</summary>
+    private static async Task<(NodeProcess A, NodeProcess B)> SourceAndDestinationAsync(string dir)
+    {
+        var a = await NodeProcess.StartAsync(Path.Combine(dir, "a"), "A");
+        NodeProcess? b = null;
+        try
+        {
+            b = await NodeProcess.StartAsync(Path.Combine(dir, "b"), "B");
+            foreach (var node in new[] { a, b })
+                Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
+            await ReplicationSetup.ExternalAsync(a.Http, "db", b.Url, "db");
+            return (a, b);
+        }
+        catch
+        {
+            a.Dispose(); // no process outlives a failed start
+            b?.Dispose();
+            throw;
+        }
+    }
+
     [Fact]
     public async Task R14_sigkill_of_source_and_destination_under_eight_writers_loses_nothing_and_both_sides_match()
     {
-        using var dirA = new TempDirectory("ravenlite-repl-a");
-        using var dirB = new TempDirectory("ravenlite-repl-b");
-        using var a = await NodeProcess.StartAsync(dirA.Path, "A");
-        using var b = await NodeProcess.StartAsync(dirB.Path, "B");
-        foreach (var node in new[] { a, b })
-            Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
-        await ReplicationSetup.ExternalAsync(a.Http, "db", b.Url, "db");
+        using var dirs = new TempDirectory("ravenlite-repl");
+        var (a, b) = await SourceAndDestinationAsync(dirs.Path);
+        using var source = a;
+        using var destination = b;
 
         // Per id (each writer owns its ids): the content of its last acknowledged version (null: deleted), and the
         // writes tried after it whose answer was lost when the source died (each may or may not have committed).
@@ -101,13 +119,10 @@ public sealed class ReplicationFaultTests(ITestOutputHelper output)
     [Fact]
     public async Task A_batch_acknowledged_with_one_replica_survives_sigkill_of_its_source_and_a_timeout_keeps_the_write()
     {
-        using var dirA = new TempDirectory("ravenlite-repl-a");
-        using var dirB = new TempDirectory("ravenlite-repl-b");
-        using var a = await NodeProcess.StartAsync(dirA.Path, "A");
-        using var b = await NodeProcess.StartAsync(dirB.Path, "B");
-        foreach (var node in new[] { a, b })
-            Assert.Equal(HttpStatusCode.Created, (await node.Http.PutAsync("/admin/databases?name=db", TestServer.Json("{\"DatabaseName\":\"db\"}"))).StatusCode);
-        await ReplicationSetup.ExternalAsync(a.Http, "db", b.Url, "db");
+        using var dirs = new TempDirectory("ravenlite-repl");
+        var (a, b) = await SourceAndDestinationAsync(dirs.Path);
+        using var source = a;
+        using var destination = b;
         const string Assured = "/databases/db/bulk_docs?waitForReplicasTimeout=00:00:30&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true";
         for (int i = 0; i < 5; i++)
         {
