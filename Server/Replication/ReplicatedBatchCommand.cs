@@ -24,9 +24,9 @@ internal sealed class ReplicatedBatchCommand(string sourceDatabaseId, long lastE
     public override void Execute(DocumentsWriteContext context)
     {
         int applied = 0, resolved = 0, conflicted = 0;
-        // Counters after the documents: a transaction that adds a counter rewrites its document at a later etag than the
-        // counter's change, and a counter only lands on a document that is here.
-        foreach (var item in items.Where(i => i.Counter == null).Concat(items.Where(i => i.Counter != null)))
+        // Counters and time series after the documents: a transaction that adds a counter or a series rewrites its
+        // document at a later etag than the change, and they only land on a document that is here.
+        foreach (var item in items.Where(i => i.Counter == null && i.Series == null).Concat(items.Where(i => i.Counter != null || i.Series != null)))
         {
             switch (ReplicationApply.Apply(context, item, solver, staged))
             {

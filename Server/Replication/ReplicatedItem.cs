@@ -15,6 +15,12 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
     /// <summary>A counter's state (its document's key in <see cref="Id"/>), instead of a document version; null for documents and tombstones.</summary>
     public CounterItem? Counter { get; init; }
 
+    /// <summary>A time series' change (its document's key in <see cref="Id"/>); null for other items.</summary>
+    public SeriesItem? Series { get; init; }
+
+    /// <summary>A time series' change as a batch carries it: the range, whether it was deleted, and its entries.</summary>
+    public sealed record SeriesItem(string Name, long From, long To, bool Deleted, List<TimeSeries.TimeSeriesPoint> Points);
+
     /// <summary>A counter as a batch carries it: its name, whether it was deleted, and its per-database shares.</summary>
     public sealed record CounterItem(string Name, bool Deleted, List<Counters.CounterShares.Share> Shares);
 
@@ -30,6 +36,11 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
             if (type == "Counter")
             {
                 result.Add(ParseCounter(item));
+                continue;
+            }
+            if (type == "TimeSeries")
+            {
+                result.Add(ParseSeries(item));
                 continue;
             }
             bool tombstone = type switch
@@ -50,6 +61,21 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
                 new DateTime(Math.Clamp(ticks, 0, DateTime.MaxValue.Ticks), DateTimeKind.Utc), data) { IsRevision = type == "Revision" });
         }
         return result;
+    }
+
+    private static ReplicatedItem ParseSeries(JsonElement item)
+    {
+        var points = new List<TimeSeries.TimeSeriesPoint>();
+        foreach (var p in item.GetProperty("Points").EnumerateArray())
+        {
+            var values = p[1].EnumerateArray().Select(v => v.GetDouble()).ToArray();
+            points.Add(new TimeSeries.TimeSeriesPoint(p[0].GetInt64(), values, p.GetArrayLength() > 2 ? p[2].GetString() : null));
+        }
+        return new ReplicatedItem(false, Text(item, "DocumentKey"), "", "", DateTime.MinValue, ReadOnlyMemory<byte>.Empty)
+        {
+            Series = new SeriesItem(Text(item, "Name"), item.GetProperty("From").GetInt64(), item.GetProperty("To").GetInt64(),
+                item.TryGetProperty("Deleted", out var d) && d.ValueKind == JsonValueKind.True, points),
+        };
     }
 
     private static ReplicatedItem ParseCounter(JsonElement item)

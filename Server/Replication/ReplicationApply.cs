@@ -49,6 +49,12 @@ internal static class ReplicationApply
             }
             return Outcome.Applied;
         }
+        if (item.Series is { } series)
+        {
+            // Time series never conflict: entries merge by timestamp (TimeSeriesReplication).
+            TimeSeries.TimeSeriesReplication.Merge(ctx, Encoding.UTF8.GetBytes(item.Id), series.Name, series.From, series.To, series.Deleted, series.Points);
+            return Outcome.Applied;
+        }
         if (item.Counter is { } counter)
         {
             // Counters never conflict: per-database shares merge (CounterShares).

@@ -45,7 +45,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
                     // A transaction starts here: the batch may close before it.
                     reached = Math.Max(reached, transactionEnd);
                     bool full = items >= limits.Items || bytes >= limits.Bytes;
-                    bool tooYoung = limits.Delay > TimeSpan.Zero && item.Counter == null && (item.Document?.LastModified ?? item.Revision?.LastModified ?? item.Tombstone!.Deleted) > youngest;
+                    bool tooYoung = limits.Delay > TimeSpan.Zero && item.Counter == null && item.Series == null && (item.Document?.LastModified ?? item.Revision?.LastModified ?? item.Tombstone!.Deleted) > youngest;
                     if (full || tooYoung)
                     {
                         exhausted = false;
@@ -58,6 +58,13 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
                     WriteCounter(w, counter);
                     items++;
                     bytes += 64;
+                    continue;
+                }
+                if (item.Series is { } series)
+                {
+                    WriteSeries(w, series);
+                    items++;
+                    bytes += 64 + series.Points.Count * 24L;
                     continue;
                 }
                 string changeVector = item.Document?.ChangeVector ?? item.Revision?.ChangeVector ?? item.Tombstone!.ChangeVector;
@@ -76,8 +83,9 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes) : null;
     }
 
-    /// <summary>One position of the feed: a document or tombstone, a revision, or a counter's change.</summary>
-    private sealed record FeedItem(long Etag, StoredDocument? Document, Tombstone? Tombstone, Counters.CounterShares.Change? Counter, StoredDocument? Revision = null);
+    /// <summary>One position of the feed: a document or tombstone, a revision, a counter's change or a time series' change.</summary>
+    private sealed record FeedItem(long Etag, StoredDocument? Document, Tombstone? Tombstone, Counters.CounterShares.Change? Counter, StoredDocument? Revision = null,
+        TimeSeries.TimeSeriesReplication.Change? Series = null);
 
     /// <summary>
     /// Documents, tombstones, revisions and counter changes after <paramref name="afterEtag"/>, merged in etag order (a
@@ -90,6 +98,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
             documents.ScanByEtag(tx, afterEtag).Select(d => new FeedItem(d.Etag, d.Document, d.Tombstone, null)).GetEnumerator(),
             Revisions.RevisionsStore.ScanAfter(tx, afterEtag, documents).Select(r => new FeedItem(r.Current.Etag, null, null, null, r.Current)).GetEnumerator(),
             Counters.CounterShares.ScanByEtag(tx, afterEtag).Select(c => new FeedItem(c.Etag, null, null, c)).GetEnumerator(),
+            TimeSeries.TimeSeriesReplication.ScanByEtag(tx, afterEtag).Select(t => new FeedItem(t.Etag, null, null, null, null, t)).GetEnumerator(),
         };
         try
         {
@@ -110,6 +119,32 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
             foreach (var s in sources)
                 s.Dispose();
         }
+    }
+
+    private static void WriteSeries(Utf8JsonWriter w, TimeSeries.TimeSeriesReplication.Change series)
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", "TimeSeries");
+        w.WriteString("DocumentKey", series.DocumentKey);
+        w.WriteString("Name", series.Name);
+        w.WriteNumber("From", series.From);
+        w.WriteNumber("To", series.To);
+        w.WriteBoolean("Deleted", series.Deleted);
+        w.WriteStartArray("Points");
+        foreach (var p in series.Points)
+        {
+            w.WriteStartArray();
+            w.WriteNumberValue(p.Milliseconds);
+            w.WriteStartArray();
+            foreach (double v in p.Values)
+                w.WriteNumberValue(v);
+            w.WriteEndArray();
+            if (p.Tag != null)
+                w.WriteStringValue(p.Tag);
+            w.WriteEndArray();
+        }
+        w.WriteEndArray();
+        w.WriteEndObject();
     }
 
     private static void WriteCounter(Utf8JsonWriter w, Counters.CounterShares.Change counter)

@@ -94,7 +94,7 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         using var tx = db.Environment.ReadTransaction();
         foreach (var item in items)
         {
-            if (item.IsTombstone || item.Counter != null || !ReplicationApply.HasAttachments(item.Data.Span))
+            if (item.IsTombstone || item.Counter != null || item.Series != null || !ReplicationApply.HasAttachments(item.Data.Span))
                 continue;
             if (Documents.DocumentExtras.Read(item.Data.Span) is not { Attachments.Count: > 0 } extras)
                 continue;

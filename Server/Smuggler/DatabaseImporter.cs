@@ -471,6 +471,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             var key = ctx.KeyOf(storedId);
             TimeSeries.TimeSeriesStore.Change(ctx.Transaction, key, name, points[0].Milliseconds, points[^1].Milliseconds,
                 existing => existing.Where(x => x.Milliseconds < points[0].Milliseconds || x.Milliseconds > points[^1].Milliseconds).Concat(points).OrderBy(x => x.Milliseconds).ToList());
+            TimeSeries.TimeSeriesReplication.Record(ctx, key, name, points[0].Milliseconds, points[^1].Milliseconds, deleted: false);
             ctx.UpdateExtras(storedId, extras => extras.TimeSeries.Add(name));
         }, "TimeSeries");
     }

@@ -174,11 +174,20 @@ public sealed class TimeSeriesOperation
         var tx = ctx.Transaction;
         bool existed = TimeSeriesStore.Exists(tx, key, Name);
         foreach (var (from, to) in Deletes)
+        {
             TimeSeriesStore.Change(tx, key, Name, from, to, points => points.Where(p => p.Milliseconds < from || p.Milliseconds > to).ToList());
+            TimeSeriesReplication.Record(ctx, key, Name, from, to, deleted: true);
+        }
         if (Appends.Count > 0)
+        {
             TimeSeriesStore.Change(tx, key, Name, Appends[0].Milliseconds, Appends[^1].Milliseconds, points => Merge(points, Appends));
+            TimeSeriesReplication.Record(ctx, key, Name, Appends[0].Milliseconds, Appends[^1].Milliseconds, deleted: false);
+        }
         if (Increments.Count > 0)
+        {
             TimeSeriesStore.Change(tx, key, Name, Increments[0].Ms, Increments[^1].Ms, points => Increment(points, Increments));
+            TimeSeriesReplication.Record(ctx, key, Name, Increments[0].Ms, Increments[^1].Ms, deleted: false);
+        }
         bool exists = TimeSeriesStore.Exists(tx, key, Name);
         if (exists != existed)
             ctx.UpdateExtras(doc.Id, extras => exists ? extras.TimeSeries.Add(Name) : extras.TimeSeries.Remove(Name));

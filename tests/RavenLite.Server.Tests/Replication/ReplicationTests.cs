@@ -265,4 +265,38 @@ public sealed class ReplicationTests
         var byCv = await TestServer.ReadJson(await server.Http.GetAsync($"/databases/b/revisions?changeVector={Uri.EscapeDataString(cv)}"));
         Assert.Equal(1, byCv.GetProperty("Results")[0].GetProperty("V").GetInt32());
     }
+
+    [Fact]
+    public async Task Time_series_merge_by_timestamp_both_ways_without_conflict_and_deleted_ranges_follow()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        async Task Append(string db, string json) =>
+            Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync($"/databases/{db}/timeseries?docId=sensors/1", TestServer.Json(json))).StatusCode);
+        async Task<string> Entries(string db)
+        {
+            var r = await server.Http.GetAsync($"/databases/{db}/timeseries?docId=sensors/1&name=Temp");
+            if (r.StatusCode == HttpStatusCode.NotFound)
+                return "";
+            var json = await TestServer.ReadJson(r);
+            return string.Join(" ", json.GetProperty("Entries").EnumerateArray().Select(e => $"{e.GetProperty("Timestamp").GetString()![11..16]}={e.GetProperty("Values")[0].GetDouble()}"));
+        }
+        await ReplicationSetup.PutAsync(server.Http, "a", "sensors/1", """{"@metadata":{"@collection":"Sensors"}}""");
+        await Append("a", """{"Name":"Temp","Appends":[{"Timestamp":"2026-01-01T10:00:00Z","Values":[1]},{"Timestamp":"2026-01-01T11:00:00Z","Values":[2]}]}""");
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+        await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
+        await Eventually.HoldsAsync(async () => await Entries("b") == "10:00=1 11:00=2", "the series on b", state: () => Entries("b"));
+
+        // Both sides write at once, one timestamp on both with different values: the larger wins on both.
+        await Task.WhenAll(
+            Append("a", """{"Name":"Temp","Appends":[{"Timestamp":"2026-01-01T12:00:00Z","Values":[3]},{"Timestamp":"2026-01-01T13:00:00Z","Values":[30]}]}"""),
+            Append("b", """{"Name":"Temp","Appends":[{"Timestamp":"2026-01-01T13:00:00Z","Values":[40]},{"Timestamp":"2026-01-01T14:00:00Z","Values":[5]}]}"""));
+        const string Merged = "10:00=1 11:00=2 12:00=3 13:00=40 14:00=5";
+        await Eventually.HoldsAsync(async () => await Entries("a") == Merged && await Entries("b") == Merged, "both series merged",
+            state: async () => $"a: {await Entries("a")} / b: {await Entries("b")}");
+
+        await Append("a", """{"Name":"Temp","Deletes":[{"From":"2026-01-01T10:30:00Z","To":"2026-01-01T12:30:00Z"}]}""");
+        await Eventually.HoldsAsync(async () => await Entries("b") == "10:00=1 13:00=40 14:00=5", "the deleted range gone on b", state: () => Entries("b"));
+        Assert.Equal(0, (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts"))).GetProperty("TotalResults").GetInt32());
+    }
 }
