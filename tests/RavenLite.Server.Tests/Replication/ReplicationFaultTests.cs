@@ -52,6 +52,13 @@ public sealed class ReplicationFaultTests(ITestOutputHelper output)
                 string? value = delete ? null : $"{w}:{n}";
                 try
                 {
+                    // A counter and a series on the writer's own document, beside the documents (their answers promise nothing to the audit below: the checker compares both sides).
+                    if (n % 5 == 0)
+                    {
+                        await http.PutAsync($"/databases/db/docs?id=meters/{w}", TestServer.Json("{\"@metadata\":{\"@collection\":\"Meters\"}}"));
+                        await http.PostAsync("/databases/db/counters", TestServer.Json($$$"""{"Documents":[{"DocumentId":"meters/{{{w}}}","Operations":[{"Type":"Increment","CounterName":"Writes","Delta":1}]}]}"""));
+                        await http.PostAsync($"/databases/db/timeseries?docId=meters/{w}", TestServer.Json($$$"""{"Name":"Load","Appends":[{"Timestamp":"{{{DateTime.UnixEpoch.AddSeconds(n):o}}}","Values":[{{{n}}}]}]}"""));
+                    }
                     var r = delete
                         ? await http.DeleteAsync($"/databases/db/docs?id={id}")
                         : await http.PutAsync($"/databases/db/docs?id={id}", TestServer.Json($"{{\"V\":\"{value}\",\"@metadata\":{{\"@collection\":\"Items\"}}}}"));
