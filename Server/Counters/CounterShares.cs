@@ -49,15 +49,16 @@ public static class CounterShares
     }
 
     /// <summary>
-    /// Takes a counter's state from another instance: per share, the one changed last; a delete removes it. Does nothing
-    /// when the document is not here (its counters go with it). The counter's new state flows on under a new etag.
+    /// Takes a counter's state from another instance: per share, the one changed last; a delete removes it. A document not
+    /// here yet still takes it (the feed sends a document at its latest etag, after its counters' earlier changes); one
+    /// deleted here does not. The counter's new state flows on under a new etag.
     /// </summary>
     public static void Merge(DocumentsWriteContext ctx, ReadOnlySpan<byte> docKey, string name, IReadOnlyList<Share> incoming, bool deleted)
     {
         ArgumentNullException.ThrowIfNull(ctx);
         ArgumentNullException.ThrowIfNull(incoming);
-        if (!DocumentsStorage.Docs(ctx.Transaction).TryGet(docKey, out _))
-            return;
+        if (!DocumentsStorage.Docs(ctx.Transaction).TryGet(docKey, out _) && ctx.GetTombstone(Encoding.UTF8.GetString(docKey)) != null)
+            return; // deleted here: its counters went with it
         var key = CountersStore.Key(docKey, name);
         var current = CountersStore.Get(ctx.Transaction, docKey, name);
         var shares = Read(ctx.Transaction, key, out long oldEtag, out bool wasDeleted, out _)

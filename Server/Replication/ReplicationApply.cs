@@ -128,6 +128,14 @@ internal static class ReplicationApply
         if (version.Json == null)
         {
             ctx.DeleteVersion(id, version.Collection, changeVector, version.LastModified);
+            if (replacedVersion == null)
+            {
+                // Counters and series that arrived before their document (which never came): they go with the delete.
+                var key = ctx.KeyOf(id);
+                Counters.CountersStore.DeleteAll(ctx.Transaction, key);
+                Counters.CounterShares.RemoveAll(ctx.Transaction, key);
+                TimeSeries.TimeSeriesStore.DeleteAll(ctx.Transaction, key);
+            }
             return;
         }
         var replaced = replacedVersion != null && HasAttachments(replacedVersion.Json) ? DocumentExtras.Read(replacedVersion.Json) : null;

@@ -52,15 +52,16 @@ public static class TimeSeriesReplication
     }
 
     /// <summary>
-    /// Merges a change from another instance (see the type's rules); does nothing when the document is not here. A change
+    /// Merges a change from another instance (see the type's rules). A document not here yet still takes it: the feed
+    /// sends a document at its latest etag, after changes of its series made before; one deleted here does not. A change
     /// that changed something is logged again, so it flows on; one that changed nothing is not (a ring settles).
     /// </summary>
     public static void Merge(DocumentsWriteContext ctx, ReadOnlySpan<byte> docKey, string name, long from, long to, bool deleted, List<TimeSeriesPoint> incoming)
     {
         ArgumentNullException.ThrowIfNull(ctx);
         ArgumentNullException.ThrowIfNull(incoming);
-        if (!DocumentsStorage.Docs(ctx.Transaction).TryGet(docKey, out _))
-            return;
+        if (!DocumentsStorage.Docs(ctx.Transaction).TryGet(docKey, out _) && ctx.GetTombstone(Encoding.UTF8.GetString(docKey)) != null)
+            return; // deleted here: its series went with it
         bool changed = false;
         if (deleted)
         {

@@ -16,6 +16,16 @@ public static class DatabaseComparer
         return json.GetProperty("Results").EnumerateArray().ToDictionary(d => d.GetProperty("@metadata").GetProperty("@id").GetString()!.ToLowerInvariant(), d => d.Clone());
     }
 
+    /// <summary>Where two texts first differ: a little of each around that place.</summary>
+    private static string Around(string left, string right)
+    {
+        int at = 0;
+        while (at < left.Length && at < right.Length && left[at] == right[at])
+            at++;
+        int from = Math.Max(0, at - 60);
+        return $"left ({left.Length} chars) …{left[from..Math.Min(left.Length, at + 80)]} / right ({right.Length} chars) …{right[from..Math.Min(right.Length, at + 80)]}";
+    }
+
     /// <summary>The document's counter values and time-series entries (those its metadata names), as text.</summary>
     private static async Task<string> ExtensionsAsync(HttpClient http, string database, string id, JsonElement doc)
     {
@@ -47,7 +57,7 @@ public static class DatabaseComparer
             else if (doc.ToString() != other.ToString())
                 differences.Add($"{id}: left {doc} / right {other}");
             else if (await ExtensionsAsync(left, leftDatabase, id, doc) is var l && await ExtensionsAsync(right, rightDatabase, id, doc) is var r && l != r)
-                differences.Add($"{id}: left {l} / right {r}");
+                differences.Add($"{id}: {Around(l, r)}");
         }
         foreach (string id in b.Keys.Where(k => !a.ContainsKey(k)))
             differences.Add($"{id}: only on the right");
