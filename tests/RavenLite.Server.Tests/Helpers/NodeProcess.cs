@@ -67,12 +67,27 @@ public sealed class NodeProcess : IDisposable
     private static extern int Kill(int pid, int signal);
 #pragma warning restore SYSLIB1054
 
-    /// <summary>A loopback port nothing listens on now.</summary>
+    /// <summary>
+    /// A loopback port nothing listens on now, below Linux's ephemeral range (32768 and up): a node restarted after
+    /// SIGKILL binds it again, and a port from the ephemeral range may meanwhile have become the local end of some
+    /// outgoing connection.
+    /// </summary>
     private static int FreePort()
     {
-        using var l = new TcpListener(System.Net.IPAddress.Loopback, 0);
-        l.Start();
-        return ((System.Net.IPEndPoint)l.LocalEndpoint).Port;
+        for (int attempt = 0; ; attempt++)
+        {
+            int port = Random.Shared.Next(20_000, 32_000);
+            try
+            {
+                using var l = new TcpListener(System.Net.IPAddress.Loopback, port);
+                l.Start();
+                return port;
+            }
+            catch (SocketException) when (attempt < 100)
+            {
+                // taken: try another
+            }
+        }
     }
 
     public void Dispose()
