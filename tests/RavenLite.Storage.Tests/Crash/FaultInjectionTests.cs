@@ -50,7 +50,13 @@ public class FaultInjectionTests(ITestOutputHelper output)
                 {
                     env?.Dispose();
                 }
-                Assert.True(fault.Crashed, $"crash point {n} was never reached");
+                if (!fault.Crashed)
+                {
+                    // With async commit the flush runs beside the writer, so the number of I/O operations varies from run
+                    // to run: this run may end before operation n of the counting run. Anything else is a missed crash point.
+                    Assert.True(asyncCommit && fault.OperationCount < n, $"crash point {n} was never reached ({fault.OperationCount} operations ran)");
+                    continue;
+                }
                 using var rebooted = fault.SimulatePowerLoss(mode, new Random(seed ^ (int)n));
                 try
                 {
