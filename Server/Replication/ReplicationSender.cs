@@ -134,49 +134,115 @@ internal sealed class ReplicationSender : IDisposable
         Error = null;
         Log.ReplicationConnected(_logger, _db.Name, $"{Destination.Database} at {url}", position);
         var heartbeat = HeartbeatTimeout / 3;
-        while (true)
+        Prepared? next = null;
+        try
         {
-            var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
-            var limits = new ReplicationBatch.Limits(_db.Options.ReplicationBatchItems, _db.Options.ReplicationBatchBytes, Task.DelayReplicationFor);
-            using (var snapshot = _db.Environment.ReadTransaction())
+            while (true)
             {
-                if (ReplicationBatch.Read(_db.Documents, snapshot, position, DestinationChangeVector, limits) is { } batch)
+                var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
+                var current = next ?? Prepare(position);
+                next = null;
+                if (current != null)
                 {
-                    position = await SendBatchAsync(stream, snapshot, batch, stop).ConfigureAwait(false);
+                    using (current)
+                        (position, next) = await SendBatchAsync(stream, current, stop).ConfigureAwait(false);
                     continue;
                 }
-            }
-            var wait = Task.DelayReplicationFor > TimeSpan.Zero && Task.DelayReplicationFor < heartbeat ? Task.DelayReplicationFor : heartbeat;
-            if (await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(wait, stop)).ConfigureAwait(false) != wake)
-            {
-                stop.ThrowIfCancellationRequested();
-                await ReplicationFrames.WriteAsync(stream, w =>
+                var wait = Task.DelayReplicationFor > TimeSpan.Zero && Task.DelayReplicationFor < heartbeat ? Task.DelayReplicationFor : heartbeat;
+                if (await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(wait, stop)).ConfigureAwait(false) != wake)
                 {
-                    w.WriteStartObject();
-                    w.WriteString("Type", "Heartbeat");
-                    w.WriteEndObject();
-                }, stop).ConfigureAwait(false);
-                position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
+                    stop.ThrowIfCancellationRequested();
+                    await ReplicationFrames.WriteAsync(stream, w =>
+                    {
+                        w.WriteStartObject();
+                        w.WriteString("Type", "Heartbeat");
+                        w.WriteEndObject();
+                    }, stop).ConfigureAwait(false);
+                    position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
+                }
             }
+        }
+        finally
+        {
+            next?.Dispose();
         }
     }
 
-    /// <summary>
-    /// Sends a batch; when the destination answers that it lacks attachment contents the batch refers to, streams each
-    /// from <paramref name="snapshot"/> (the batch's own snapshot) and sends the batch again. Returns the new position.
-    /// </summary>
-    private async Task<long> SendBatchAsync(Stream stream, Storage.Transactions.Transaction snapshot, ReplicationBatch batch, CancellationToken stop)
+    /// <summary>A batch read from its own snapshot, with what it was read from (so that it can be read again).</summary>
+    private sealed class Prepared(Storage.Transactions.Transaction snapshot, ReplicationBatch batch, long from, string destinationChangeVector, ReplicationBatch.Limits limits) : IDisposable
     {
-        for (int attempt = 0; ; attempt++)
+        public Storage.Transactions.Transaction Snapshot { get; } = snapshot;
+
+        /// <summary>The batch until it is sent; a sent batch is not kept (read again from the snapshot when the destination asks for contents).</summary>
+        public ReplicationBatch? Batch { get; set; } = batch;
+
+        /// <summary>The position after the batch.</summary>
+        public long LastEtag { get; } = batch.LastEtag;
+
+        public ReplicationBatch ReadAgain(Documents.DocumentsStorage documents) =>
+            ReplicationBatch.Read(documents, Snapshot, from, destinationChangeVector, limits) ?? throw new InvalidOperationException("A batch read again from its snapshot came out empty.");
+
+        public void Dispose() => Snapshot.Dispose();
+    }
+
+    /// <summary>The next batch after <paramref name="position"/> from a new snapshot, or null when there is nothing to send.</summary>
+    private Prepared? Prepare(long position)
+    {
+        var limits = new ReplicationBatch.Limits(_db.Options.ReplicationBatchItems, _db.Options.ReplicationBatchBytes, Task.DelayReplicationFor);
+        var snapshot = _db.Environment.ReadTransaction();
+        string destinationChangeVector = DestinationChangeVector;
+        if (ReplicationBatch.Read(_db.Documents, snapshot, position, destinationChangeVector, limits) is { } batch)
+            return new Prepared(snapshot, batch, position, destinationChangeVector, limits);
+        snapshot.Dispose();
+        return null;
+    }
+
+    /// <summary>
+    /// Sends a batch, and while the destination applies it reads the next one (from a new snapshot, after the position the
+    /// acknowledgement should give): the two sides work at once, and the sender still holds one batch — the sent one is
+    /// dropped. When the destination answers that it lacks attachment contents the batch refers to, streams each from the
+    /// batch's own snapshot, reads the batch again from it and sends it again. Returns the new position and the next batch
+    /// (null when the acknowledgement gave another position, or there was nothing more).
+    /// </summary>
+    private async Task<(long Position, Prepared? Next)> SendBatchAsync(Stream stream, Prepared current, CancellationToken stop)
+    {
+        await ReplicationFrames.WriteAsync(stream, current.Batch!.Frame, stop).ConfigureAwait(false);
+        current.Batch = null;
+        var reading = ReadFrameAsync(stream, stop);
+        Prepared? next = null;
+        try
         {
-            await ReplicationFrames.WriteAsync(stream, batch.Frame, stop).ConfigureAwait(false);
-            using var reply = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
-            if (ReplicationFrames.TypeOf(reply) != "Missing")
-                return Acknowledged(reply, "Ack");
-            if (attempt > 0)
-                throw new InvalidDataException("The destination still lacks attachment contents it was sent.");
-            foreach (var hash in reply.RootElement.GetProperty("Hashes").EnumerateArray())
-                await SendContentAsync(stream, snapshot, hash.GetString()!, stop).ConfigureAwait(false);
+            next = Prepare(current.LastEtag);
+            var reply = await reading.ConfigureAwait(false);
+            if (ReplicationFrames.TypeOf(reply) == "Missing")
+            {
+                using (reply)
+                {
+                    foreach (var hash in reply.RootElement.GetProperty("Hashes").EnumerateArray())
+                        await SendContentAsync(stream, current.Snapshot, hash.GetString()!, stop).ConfigureAwait(false);
+                }
+                await ReplicationFrames.WriteAsync(stream, current.ReadAgain(_db.Documents).Frame, stop).ConfigureAwait(false);
+                reply = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
+                if (ReplicationFrames.TypeOf(reply) == "Missing")
+                {
+                    reply.Dispose();
+                    throw new InvalidDataException("The destination still lacks attachment contents it was sent.");
+                }
+            }
+            long position;
+            using (reply)
+                position = Acknowledged(reply, "Ack");
+            if (position != current.LastEtag)
+            {
+                next?.Dispose();
+                next = null;
+            }
+            return (position, next);
+        }
+        catch
+        {
+            next?.Dispose();
+            throw;
         }
     }
 
