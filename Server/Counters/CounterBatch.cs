@@ -94,11 +94,12 @@ public sealed class CounterBatch
             {
                 case OpType.Increment:
                 case OpType.Put:
-                    long before = CountersStore.Get(ctx.Transaction, key, op.Name)?.Value ?? 0;
+                    // The total before: an increment's is its result less the delta (no second read on the increment path).
+                    long? before = op.Type == OpType.Put ? CountersStore.Get(ctx.Transaction, key, op.Name)?.Value ?? 0 : null;
                     var (counter, created) = op.Type == OpType.Increment
                         ? CountersStore.Increment(ctx.Transaction, key, op.Name, op.Delta)
                         : CountersStore.Put(ctx.Transaction, key, op.Name, op.Delta);
-                    CounterShares.Local(ctx, key, counter.Name, before, counter.Value, deleted: false);
+                    CounterShares.Local(ctx, key, counter.Name, before ?? counter.Value - op.Delta, counter.Value, deleted: false);
                     if (created)
                         added.Add(counter.Name);
                     removed.RemoveAll(r => string.Equals(r, counter.Name, StringComparison.OrdinalIgnoreCase));

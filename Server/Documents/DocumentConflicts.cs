@@ -28,6 +28,17 @@ public static class DocumentConflicts
         return result;
     }
 
+    /// <summary>RavenDB's 409 <c>DocumentConflictException</c> when <paramref name="id"/> (a missing document) has versions in conflict: it cannot be loaded until they are resolved.</summary>
+    public static void ThrowIfConflicted(Transaction tx, DocumentsStorage documents, string id)
+    {
+        ArgumentNullException.ThrowIfNull(documents);
+        if (Any(tx) && Of(tx, documents.KeyOf(id)).Count > 0)
+            throw new ConcurrencyException($"Conflict detected on '{id}', conflict must be resolved before the document will be accessible.", RavenExceptionTypes.DocumentConflict)
+            {
+                Extra = new Dictionary<string, string> { ["DocId"] = id },
+            };
+    }
+
     /// <summary>True when any document is in conflict.</summary>
     public static bool Any(Transaction tx) => tx.ReadTree(Tree) is { Count: > 0 };
 

@@ -16,7 +16,8 @@ public sealed class DocumentsWriteContext
     private long _lastEtag;
     private string _received; // the entries of other database instances received so far (DocumentsStorage.ReceivedChangeVector)
     private bool _receivedChanged;
-    private Dictionary<string, ChangeVectorEntry>? _receivedEntries; // _received parsed, while replicated versions arrive (joined on demand)
+    private Dictionary<string, ChangeVectorEntry>? _receivedEntries;
+    private bool? _anyConflicts; // whether the Conflicts tree holds anything, once asked in this transaction // _received parsed, while replicated versions arrive (joined on demand)
     private readonly Dictionary<string, long> _countDeltas = new(StringComparer.OrdinalIgnoreCase); // per collection, written by Complete
 
     private readonly Scratch _scratch;
@@ -245,12 +246,14 @@ public sealed class DocumentsWriteContext
         if (Get(id) is { } held)
         {
             DocumentConflicts.Add(Transaction, key, new ConflictedVersion(held.Collection, held.ChangeVector, held.LastModified, held.Json));
+            _anyConflicts = true;
             Delete(id, null, (held.ChangeVector, DateTime.UtcNow), held.Collection, runExtensions: false);
         }
         foreach (var v in versions)
         {
             Receive(v.ChangeVector);
             DocumentConflicts.Add(Transaction, key, v);
+            _anyConflicts = true;
         }
     }
 
@@ -263,7 +266,8 @@ public sealed class DocumentsWriteContext
     /// <summary>The merged change vector of the versions of <paramref name="key"/> in conflict, removing them; null when there were none.</summary>
     private string? ResolveConflicts(ReadOnlySpan<byte> key)
     {
-        if (!DocumentConflicts.Any(Transaction))
+        // Asked on every new document's put: the Conflicts tree is looked up once per transaction.
+        if (!(_anyConflicts ??= DocumentConflicts.Any(Transaction)))
             return null;
         var conflicts = DocumentConflicts.Clear(Transaction, key);
         return conflicts.Count == 0 ? null : conflicts.Aggregate("", (cv, c) => ChangeVectors.Merge(cv, c.ChangeVector));

@@ -87,17 +87,6 @@ public static class DocumentEndpoints
         await WriteByIds(context, db, ids).ConfigureAwait(false);
     }
 
-    /// <summary>Null for a missing document; RavenDB's 409 DocumentConflictException for one whose versions are in conflict.</summary>
-    private static StoredDocument? ThrowIfConflicted(Database db, RavenLite.Storage.Transactions.Transaction tx, string id)
-    {
-        if (DocumentConflicts.Any(tx) && DocumentConflicts.Of(tx, db.Documents.KeyOf(id)).Count > 0)
-            throw new ConcurrencyException($"Conflict detected on '{id}', conflict must be resolved before the document will be accessible.", RavenExceptionTypes.DocumentConflict)
-            {
-                Extra = new Dictionary<string, string> { ["DocId"] = id },
-            };
-        return null;
-    }
-
     private static Task WriteByIds(HttpContext context, Database db, List<string> ids)
     {
         var includes = context.Request.Query["include"].Where(s => !string.IsNullOrEmpty(s)).Select(s => s!).ToList();
@@ -110,7 +99,12 @@ public static class DocumentEndpoints
         using (var tx = db.Environment.ReadTransaction())
         {
             foreach (string id in ids)
-                results.Add(db.Documents.Get(tx, id) ?? ThrowIfConflicted(db, tx, id));
+            {
+                var doc = db.Documents.Get(tx, id);
+                if (doc == null)
+                    DocumentConflicts.ThrowIfConflicted(tx, db.Documents, id);
+                results.Add(doc);
+            }
             if (ids.Count == 1 && results[0] == null)
                 return JsonResponse.EmptyAsync(context, 404);
             if (ids.Count == 1 && includes.Count == 0 && counters.Count == 0 && extraIncludes == null && HttpCaching.Matches(context, results[0]!.ChangeVector))

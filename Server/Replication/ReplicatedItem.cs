@@ -67,10 +67,7 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
     {
         var points = new List<TimeSeries.TimeSeriesPoint>();
         foreach (var p in item.GetProperty("Points").EnumerateArray())
-        {
-            var values = p[1].EnumerateArray().Select(v => v.GetDouble()).ToArray();
-            points.Add(new TimeSeries.TimeSeriesPoint(p[0].GetInt64(), values, p.GetArrayLength() > 2 ? p[2].GetString() : null));
-        }
+            points.Add(TimeSeries.TimeSeriesEntryJson.ReadCompact(p));
         return new ReplicatedItem(false, Text(item, "DocumentKey"), "", "", DateTime.MinValue, ReadOnlyMemory<byte>.Empty)
         {
             Series = new SeriesItem(Text(item, "Name"), item.GetProperty("From").GetInt64(), item.GetProperty("To").GetInt64(),

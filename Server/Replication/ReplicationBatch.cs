@@ -132,17 +132,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         w.WriteBoolean("Deleted", series.Deleted);
         w.WriteStartArray("Points");
         foreach (var p in series.Points)
-        {
-            w.WriteStartArray();
-            w.WriteNumberValue(p.Milliseconds);
-            w.WriteStartArray();
-            foreach (double v in p.Values)
-                w.WriteNumberValue(v);
-            w.WriteEndArray();
-            if (p.Tag != null)
-                w.WriteStringValue(p.Tag);
-            w.WriteEndArray();
-        }
+            TimeSeries.TimeSeriesEntryJson.WriteCompact(w, p);
         w.WriteEndArray();
         w.WriteEndObject();
     }

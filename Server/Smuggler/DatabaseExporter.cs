@@ -242,15 +242,7 @@ public static class DatabaseExporter
                 long n = 0;
                 foreach (var p in TimeSeries.TimeSeriesStore.Read(tx, key, name, 0, long.MaxValue))
                 {
-                    w.WriteStartArray();
-                    w.WriteNumberValue(p.Milliseconds);
-                    w.WriteStartArray();
-                    foreach (double v in p.Values)
-                        w.WriteNumberValue(v);
-                    w.WriteEndArray();
-                    if (p.Tag != null)
-                        w.WriteStringValue(p.Tag);
-                    w.WriteEndArray();
+                    TimeSeries.TimeSeriesEntryJson.WriteCompact(w, p);
                     if (++n % 4096 == 0)
                         w.Flush();
                 }

@@ -454,12 +454,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         if (e.TryGetProperty("Entries", out var entries) && entries.ValueKind == JsonValueKind.Array)
         {
             foreach (var p in entries.EnumerateArray())
-            {
-                long ms = p[0].GetInt64();
-                var values = p[1].EnumerateArray().Select(v => v.GetDouble()).ToArray();
-                string? tag = p.GetArrayLength() > 2 && p[2].ValueKind == JsonValueKind.String ? p[2].GetString() : null;
-                points.Add(new TimeSeries.TimeSeriesPoint(ms, values, tag));
-            }
+                points.Add(TimeSeries.TimeSeriesEntryJson.ReadCompact(p));
         }
         points.Sort((a, b) => a.Milliseconds.CompareTo(b.Milliseconds));
         if (points.Count == 0)

@@ -36,6 +36,25 @@ public static class TimeSeriesEntryJson
         w.WriteEndObject();
     }
 
+    /// <summary>Writes the compact shape dumps and replication carry: <c>[ms since 0001-01-01, [values], tag?]</c>.</summary>
+    public static void WriteCompact(Utf8JsonWriter w, TimeSeriesPoint p)
+    {
+        ArgumentNullException.ThrowIfNull(w);
+        w.WriteStartArray();
+        w.WriteNumberValue(p.Milliseconds);
+        w.WriteStartArray();
+        foreach (double v in p.Values)
+            w.WriteNumberValue(v);
+        w.WriteEndArray();
+        if (p.Tag != null)
+            w.WriteStringValue(p.Tag);
+        w.WriteEndArray();
+    }
+
+    /// <summary>Reads the shape <see cref="WriteCompact"/> writes.</summary>
+    public static TimeSeriesPoint ReadCompact(JsonElement e) =>
+        new(e[0].GetInt64(), e[1].EnumerateArray().Select(v => v.GetDouble()).ToArray(), e.GetArrayLength() > 2 && e[2].ValueKind == JsonValueKind.String ? e[2].GetString() : null);
+
     /// <summary>A rollup series (<c>{name}@{policy}</c>), written by the policies.</summary>
     public static bool IsRollup(string name) => name.Contains('@', StringComparison.Ordinal);
 }
