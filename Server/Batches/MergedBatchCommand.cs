@@ -54,6 +54,19 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
             throw new ConcurrencyException(
                 "Failed to execute cluster transaction due to the following issues: " + string.Join("; ", violations), RavenExceptionTypes.ClusterTransactionConcurrency);
         TransactionIndex = CompareExchangeStore.NextIndex(context.Transaction);
+        context.ClusterTransactionIndex = TransactionIndex;
+        try
+        {
+            ApplyClusterWide(context);
+        }
+        finally
+        {
+            context.ClusterTransactionIndex = 0; // the merger's next command in this transaction is not part of it
+        }
+    }
+
+    private void ApplyClusterWide(DocumentsWriteContext context)
+    {
         foreach (var item in items)
         {
             if (item is CompareExchangeItem cx)

@@ -10,6 +10,13 @@ public static class ChangeVectors
     /// <summary>The tag of the databases of a server configured without one, and of every database created before tags could be set.</summary>
     public const string DefaultNodeTag = "A";
 
+    /// <summary>
+    /// The tag of the entry a cluster-wide transaction adds: <c>RAFT:{transaction index}-{cluster transaction id}</c>.
+    /// A version carries the entry of the latest cluster-wide transaction it descends from, which decides conflicts
+    /// (<see cref="ClusterOrder"/>).
+    /// </summary>
+    public const string RaftTag = "RAFT";
+
     /// <summary>The one-entry change vector <c>{tag}:{etag}-{databaseId}</c>.</summary>
     public static string Format(string tag, long etag, string databaseId) =>
         string.Create(CultureInfo.InvariantCulture, $"{tag}:{etag}-{databaseId}");
@@ -121,6 +128,28 @@ public static class ChangeVectors
             if (!remoteEntries.Exists(e => e.DatabaseId == l.DatabaseId))
                 localAhead = true;
         return remoteAhead ? (localAhead ? ChangeVectorOrder.Concurrent : ChangeVectorOrder.Newer) : ChangeVectorOrder.NotNewer;
+    }
+
+    /// <summary>
+    /// Which of two concurrent versions descends from the later cluster-wide transaction: 1 when <paramref name="a"/>'s
+    /// RAFT entries are at least <paramref name="b"/>'s and one is more, -1 for the reverse, 0 when neither (no RAFT
+    /// entries, equal ones, or entries of different clusters that disagree). A version without a RAFT entry loses to
+    /// one with: the cluster's order is the one every node agrees on.
+    /// </summary>
+    public static int ClusterOrder(string? a, string? b)
+    {
+        bool aAhead = false, bAhead = false;
+        var aEntries = Parse(a).FindAll(e => e.Tag == RaftTag);
+        var bEntries = Parse(b).FindAll(e => e.Tag == RaftTag);
+        foreach (var e in aEntries)
+        {
+            long other = bEntries.Find(x => x.DatabaseId == e.DatabaseId).Etag;
+            aAhead |= e.Etag > other;
+            bAhead |= e.Etag < other;
+        }
+        foreach (var e in bEntries)
+            bAhead |= !aEntries.Exists(x => x.DatabaseId == e.DatabaseId);
+        return aAhead == bAhead ? 0 : aAhead ? 1 : -1;
     }
 
     /// <summary>A new 22-character database id (base64 of a random GUID, no padding).</summary>

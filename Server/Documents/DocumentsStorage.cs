@@ -33,6 +33,7 @@ public sealed partial class DocumentsStorage
     private static readonly byte[] LastEtagKey = "LastEtag"u8.ToArray();
     private static readonly byte[] DatabaseIdKey = "DatabaseId"u8.ToArray();
     private static readonly byte[] NodeTagKey = "NodeTag"u8.ToArray();
+    private static readonly byte[] ClusterTransactionIdKey = "ClusterTransactionId"u8.ToArray();
     private static readonly byte[] ReceivedChangeVectorKey = "ReceivedChangeVector"u8.ToArray();
 
     private readonly int _maxIdBytes;
@@ -55,9 +56,13 @@ public sealed partial class DocumentsStorage
         DatabaseId = created ? ChangeVectors.NewDatabaseId() : Encoding.UTF8.GetString(idBytes);
         // Databases created before node tags were configurable have no stored tag: theirs was A.
         NodeTag = state.TryGet(NodeTagKey, out var tagBytes) ? Encoding.UTF8.GetString(tagBytes) : created ? nodeTag : ChangeVectors.DefaultNodeTag;
+        bool hasClusterId = state.TryGet(ClusterTransactionIdKey, out var clusterIdBytes);
+        ClusterTransactionId = hasClusterId ? Encoding.UTF8.GetString(clusterIdBytes) : ChangeVectors.NewDatabaseId();
         if (created)
             state.Put(DatabaseIdKey, Encoding.UTF8.GetBytes(DatabaseId));
-        if (created || tagBytes.IsEmpty)
+        if (!hasClusterId)
+            state.Put(ClusterTransactionIdKey, Encoding.UTF8.GetBytes(ClusterTransactionId));
+        if (created || tagBytes.IsEmpty || !hasClusterId)
         {
             state.Put(NodeTagKey, Encoding.UTF8.GetBytes(NodeTag));
             tx.Commit();
@@ -103,6 +108,12 @@ public sealed partial class DocumentsStorage
 
     /// <summary>This database's id, the suffix of its change vectors.</summary>
     public string DatabaseId { get; }
+
+    /// <summary>
+    /// The id of the RAFT entries its cluster-wide transactions add to change vectors (<see cref="ChangeVectors.RaftTag"/>):
+    /// its own, distinct from <see cref="DatabaseId"/>, so the entry never replaces the writer's.
+    /// </summary>
+    public string ClusterTransactionId { get; }
 
     private IDocumentExtension[] _extensions = [];
 

@@ -86,6 +86,12 @@ public sealed class DocumentsWriteContext
     /// <summary>The largest etag handed out so far.</summary>
     public long LastEtag => _lastEtag;
 
+    /// <summary>
+    /// The index of the cluster-wide transaction this context writes for (0: none). Its writes' change vectors carry
+    /// the transaction's RAFT entry, which makes them win conflicts (docs/replication.md "Conflicts").
+    /// </summary>
+    public long ClusterTransactionIndex { get; set; }
+
     /// <summary>Database id, for change vectors.</summary>
     public string DatabaseId => _storage.DatabaseId;
 
@@ -287,7 +293,8 @@ public sealed class DocumentsWriteContext
         }
         foreach (var e in ChangeVectors.Parse(changeVector))
         {
-            if (e.DatabaseId == DatabaseId || (_receivedEntries.TryGetValue(e.DatabaseId, out var held) && held.Etag >= e.Etag))
+            // RAFT entries stay with the versions that descend from their transaction: a new document is not one.
+            if (e.DatabaseId == DatabaseId || e.Tag == ChangeVectors.RaftTag || (_receivedEntries.TryGetValue(e.DatabaseId, out var held) && held.Etag >= e.Etag))
                 continue;
             _receivedEntries[e.DatabaseId] = e;
             _receivedChanged = true;
@@ -485,7 +492,7 @@ public sealed class DocumentsWriteContext
                 // Deleting an id in conflict resolves it to a delete that descends from every conflicted version.
                 long resolvedEtag = ++_lastEtag;
                 string merged = conflicts.Aggregate("", (cv, c) => ChangeVectors.Merge(cv, c.ChangeVector));
-                string resolvedCv = ChangeVectors.WithEntry(merged, _storage.NodeTag, resolvedEtag, DatabaseId);
+                string resolvedCv = LocalChangeVector(merged, resolvedEtag)!;
                 var now = DateTime.UtcNow;
                 WriteTombstone(key, conflicts[0].Collection, resolvedEtag, resolvedCv, now);
                 return new WriteResult(id, conflicts[0].Collection, resolvedEtag, resolvedCv, now, Deleted: true);
@@ -523,8 +530,12 @@ public sealed class DocumentsWriteContext
     /// <paramref name="basis"/> (the replaced version's entries, or what the database received) with this database's
     /// entry set; null when <paramref name="basis"/> is empty (the common single-node case: nothing to store).
     /// </summary>
-    private string? LocalChangeVector(string? basis, long etag) =>
-        string.IsNullOrEmpty(basis) ? null : ChangeVectors.WithEntry(basis, _storage.NodeTag, etag, DatabaseId);
+    private string? LocalChangeVector(string? basis, long etag)
+    {
+        if (ClusterTransactionIndex > 0)
+            basis = ChangeVectors.WithEntry(basis, ChangeVectors.RaftTag, ClusterTransactionIndex, _storage.ClusterTransactionId);
+        return string.IsNullOrEmpty(basis) ? null : ChangeVectors.WithEntry(basis, _storage.NodeTag, etag, DatabaseId);
+    }
 
     /// <summary>Writes a tombstone: by etag (what indexes read) and by id (its time and change vector).</summary>
     private void WriteTombstone(byte[] key, string collection, long etag, string changeVector, DateTime deleted)

@@ -168,7 +168,7 @@ public static class DatabaseEndpoints
                 w.WriteNumber("LeadersTicks", 0);
                 w.WriteEndObject();
                 w.WriteString("DatabaseTopologyIdBase64", databaseId);
-                w.WriteString("ClusterTransactionIdBase64", databaseId);
+                w.WriteString("ClusterTransactionIdBase64", db.Documents.ClusterTransactionId);
                 w.WriteEndObject();
                 w.WriteNull("Sharding");
                 w.WriteNull("ConflictSolverConfig");

@@ -7,7 +7,8 @@ namespace RavenLite.Server.Replication;
 /// How a destination takes one replicated item (docs/replication.md "Conflicts"): compared by change vector with what
 /// it holds for that id — the document, else its tombstone, else the versions in conflict. An older or equal version is
 /// left; a newer one replaces what is held; a concurrent one is a conflict. Identical documents (or two deletes) merge
-/// silently; otherwise the <see cref="ConflictSolver"/> decides: the collection's script, else the latest by
+/// silently; a version that descends from a later cluster-wide transaction than the others wins (its RAFT entry);
+/// otherwise the <see cref="ConflictSolver"/> decides: the collection's script, else the latest by
 /// last-modified time (ties: the larger change vector, so every node picks the same), else both are kept in conflict.
 /// A resolution carries the versions' change vectors merged and no new entry, so each side's resolution descends from
 /// the other's and the nodes converge.
@@ -103,6 +104,8 @@ internal static class ReplicationApply
     private static ConflictedVersion? Resolve(List<ConflictedVersion> versions, ConflictSolver solver, string collection)
     {
         var latest = versions.Aggregate((a, b) => Later(b, a) ? b : a);
+        if (ClusterWinner(versions) is { } decided)
+            return decided;
         if (versions.All(v => v.Json == null))
             return latest; // deleted everywhere
         var documents = versions.Where(v => v.Json != null).ToList();
@@ -150,6 +153,18 @@ internal static class ReplicationApply
         }
         foreach (var a in replaced?.Attachments.Values ?? Enumerable.Empty<AttachmentInfo>())
             AttachmentsStore.Release(ctx.Transaction, a.Hash);
+    }
+
+    /// <summary>
+    /// The version that descends from a later cluster-wide transaction than every other one (RavenDB: a document
+    /// written in a cluster-wide transaction wins a conflict), or null when none does.
+    /// </summary>
+    private static ConflictedVersion? ClusterWinner(List<ConflictedVersion> versions)
+    {
+        foreach (var candidate in versions)
+            if (versions.TrueForAll(v => ReferenceEquals(v, candidate) || ChangeVectors.ClusterOrder(candidate.ChangeVector, v.ChangeVector) > 0))
+                return candidate;
+        return null;
     }
 
     /// <summary>A cheap first look (no parse): only a document whose JSON names <c>@attachments</c> can have any.</summary>

@@ -110,6 +110,53 @@ public sealed class ReplicationTests
     }
 
     [Fact]
+    public async Task A_version_written_in_a_cluster_wide_transaction_wins_conflicts_over_later_plain_writes()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        async Task ClusterWide(string db, string command)
+        {
+            var response = await server.Http.PostAsync($"/databases/{db}/bulk_docs", TestServer.Json("{\"TransactionMode\":\"ClusterWide\",\"Commands\":[" + command + "]}"));
+            Assert.True(response.IsSuccessStatusCode, await response.Content.ReadAsStringAsync());
+        }
+        // b writes first in cluster-wide transactions; a writes the same ids later, plainly: resolve-to-latest would pick a's.
+        await ClusterWide("b", """{"Type":"PUT","Id":"docs/1","Document":{"V":"cluster-wide on b","@metadata":{"@collection":"Docs"}}}""");
+        await ReplicationSetup.PutAsync(server.Http, "b", "docs/2", """{"V":"to delete","@metadata":{"@collection":"Docs"}}""");
+        await ClusterWide("b", """{"Type":"DELETE","Id":"docs/2"}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/1", """{"V":"plain on a, later","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/2", """{"V":"plain on a, later","@metadata":{"@collection":"Docs"}}""");
+        await ReplicationSetup.PutAsync(server.Http, "a", "docs/3", """{"V":"plain on a, later","@metadata":{"@collection":"Docs"}}""");
+        await ClusterWide("b", """{"Type":"PUT","Id":"docs/3","Document":{"V":"cluster-wide on b, earlier","@metadata":{"@collection":"Docs"}}}""");
+        var b1 = (await ReplicationSetup.GetAsync(server.Http, "b", "docs/1"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!;
+        Assert.Contains("RAFT:", b1, StringComparison.Ordinal); // the transaction's entry beside b's own
+        Assert.Equal(2, b1.Split(',').Length);
+
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+        await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
+        async Task<string> State(string db)
+        {
+            var parts = new List<string>();
+            foreach (string id in new[] { "docs/1", "docs/2", "docs/3" })
+                parts.Add((await ReplicationSetup.GetAsync(server.Http, db, id))?.ToString() ?? "(none)");
+            return string.Join(" | ", parts);
+        }
+        async Task<bool> Converged()
+        {
+            foreach (string db in new[] { "a", "b" })
+            {
+                if ((await ReplicationSetup.GetAsync(server.Http, db, "docs/1"))?.GetProperty("V").GetString() != "cluster-wide on b"
+                    || await ReplicationSetup.GetAsync(server.Http, db, "docs/2") != null
+                    || (await ReplicationSetup.GetAsync(server.Http, db, "docs/3"))?.GetProperty("V").GetString() != "cluster-wide on b, earlier")
+                    return false;
+            }
+            return true;
+        }
+        await Eventually.HoldsAsync(Converged, "the cluster-wide versions to win on both databases", state: async () => "a: " + await State("a") + " / b: " + await State("b"));
+        var conflicts = await TestServer.ReadJson(await server.Http.GetAsync("/databases/a/replication/conflicts"));
+        Assert.Equal(0, conflicts.GetProperty("TotalResults").GetInt64());
+    }
+
+    [Fact]
     public async Task Without_a_resolver_conflicts_are_kept_listed_refused_on_load_and_resolved_by_a_write_and_a_script_resolves_its_collection()
     {
         await using var server = await TestServer.StartWithDatabaseAsync("a");
