@@ -1,3 +1,4 @@
+using System.Threading.Channels;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Logging;
 
@@ -6,8 +7,8 @@ namespace RavenLite.Server.Replication;
 /// <summary>
 /// The destination's side of one replication connection (docs/replication.md "Connection"), after the TCP header was
 /// accepted: the source's hello is answered with the position this database has applied from it and its change vector;
-/// then each batch is applied as one transaction and acknowledged with the new position, each heartbeat acknowledged
-/// as it stands. Silence longer than the heartbeat timeout ends the connection (the source reconnects).
+/// then each batch is applied as one transaction and acknowledged with the new position once durable — while the next
+/// batch is read and handed to the merger — and each heartbeat acknowledged as it stands, in order. Silence longer than the heartbeat timeout ends the connection (the source reconnects).
 /// </summary>
 internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan heartbeatTimeout, ILogger logger)
 {
@@ -24,12 +25,23 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         if (sourceId == db.Documents.DatabaseId)
             throw new InvalidDataException("A database cannot replicate to itself.");
         var incoming = db.Replication.Incoming(sourceId, sourceName, sourceUrl);
+        var acks = Channel.CreateUnbounded<PendingAck>(new UnboundedChannelOptions { SingleReader = true, SingleWriter = true });
+        Task? acker = null;
         try
         {
             await AckAsync("HelloAck", stopping).ConfigureAwait(false);
+            long expectedFrom = ReadPosition();
+            acker = AckLoopAsync(acks.Reader, incoming, stopping);
             while (true)
             {
-                using var frame = await ReadAsync(stopping).ConfigureAwait(false);
+                var reading = ReadAsync(stopping);
+                if (await Task.WhenAny(reading, acker).ConfigureAwait(false) == acker)
+                {
+                    _ = reading.ContinueWith(t => t.Result?.Dispose(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+                    await acker.ConfigureAwait(false); // it failed: so does the connection
+                    return;
+                }
+                using var frame = await reading.ConfigureAwait(false);
                 if (frame == null)
                     return;
                 switch (ReplicationFrames.TypeOf(frame))
@@ -39,19 +51,26 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
                         var items = ReplicatedItem.ParseAll(frame.RootElement);
                         if (MissingContents(items) is { Count: > 0 } missing)
                         {
-                            // The source streams them, then sends the batch again.
+                            // The source streams them, then sends the batch again; batches it sent after this one are dropped.
+                            await DrainAsync(acks.Writer).ConfigureAwait(false);
                             await ReceiveContentsAsync(missing, incoming, stopping).ConfigureAwait(false);
                             break;
                         }
-                        var command = new ReplicatedBatchCommand(sourceId, lastEtag, items, db.Replication.Solver, _staged);
-                        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
-                        await DiscardStagedAsync().ConfigureAwait(false);
-                        incoming.Received(lastEtag, command.Counts.Applied, command.Counts.Resolved, command.Counts.Conflicted);
-                        await AckAsync("Ack", stopping).ConfigureAwait(false);
+                        // Applied in order: a batch commits only on top of the one before it (a failed one fails those after it).
+                        var command = new ReplicatedBatchCommand(sourceId, expectedFrom, lastEtag, items, db.Replication.Solver,
+                            _staged.Count == 0 ? NoContents : new Dictionary<string, Attachments.StagedContent>(_staged));
+                        expectedFrom = lastEtag;
+                        acks.Writer.TryWrite(new PendingAck(command, db.Merger.EnqueueAsync(command), null));
+                        if (_staged.Count > 0)
+                        {
+                            // The contents staged for it are dropped once it is applied (those it did not attach).
+                            await DrainAsync(acks.Writer).ConfigureAwait(false);
+                            await DiscardStagedAsync().ConfigureAwait(false);
+                        }
                         break;
                     case "Heartbeat":
                         incoming.Heard();
-                        await AckAsync("Ack", stopping).ConfigureAwait(false);
+                        acks.Writer.TryWrite(new PendingAck(null, Task.CompletedTask, null)); // after the batches before it
                         break;
                     default:
                         throw new InvalidDataException($"Unexpected replication message '{ReplicationFrames.TypeOf(frame)}'.");
@@ -62,6 +81,8 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         {
             incoming.Failed(e.Message);
             Log.ReplicationReceiveFailed(logger, db.Name, sourceName, e.Message);
+            acks.Writer.TryComplete();
+            await WaitQuietly(acker).ConfigureAwait(false); // no acknowledgement is written after the error
             // Tell the source why, when the connection still carries it.
             try
             {
@@ -79,9 +100,67 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         }
         finally
         {
+            acks.Writer.TryComplete();
+            await WaitQuietly(acker).ConfigureAwait(false);
             incoming.Disconnected();
             await DiscardStagedAsync().ConfigureAwait(false);
         }
+    }
+
+    private static readonly IReadOnlyDictionary<string, Attachments.StagedContent> NoContents = new Dictionary<string, Attachments.StagedContent>();
+
+    /// <summary>
+    /// A batch handed to the merger (or a heartbeat: no command), to acknowledge once it is durable; or a drain marker
+    /// (<paramref name="Drained"/>), completed when every acknowledgement before it is written.
+    /// </summary>
+    private sealed record PendingAck(ReplicatedBatchCommand? Command, Task Applied, TaskCompletionSource? Drained);
+
+    /// <summary>
+    /// Writes the acknowledgements in order, each once its batch is durable, while the connection reads the next batch:
+    /// the only writer of the stream then (the reading side writes only after <see cref="DrainAsync"/>).
+    /// </summary>
+    private async Task AckLoopAsync(ChannelReader<PendingAck> pending, IncomingReplication incoming, CancellationToken stopping)
+    {
+        await foreach (var p in pending.ReadAllAsync(stopping).ConfigureAwait(false))
+        {
+            if (p.Drained != null)
+            {
+                p.Drained.TrySetResult();
+                continue;
+            }
+            await p.Applied.ConfigureAwait(false);
+            if (p.Command is { } command)
+                incoming.Received(command.LastEtag, command.Counts.Applied, command.Counts.Resolved, command.Counts.Conflicted);
+            await AckAsync("Ack", stopping).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Waits until every acknowledgement queued so far is written (the acknowledging side then leaves the stream alone).</summary>
+    private static async Task DrainAsync(ChannelWriter<PendingAck> acks)
+    {
+        var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        acks.TryWrite(new PendingAck(null, Task.CompletedTask, drained));
+        await drained.Task.ConfigureAwait(false);
+    }
+
+    private static async Task WaitQuietly(Task? task)
+    {
+        if (task == null)
+            return;
+        try
+        {
+            await task.ConfigureAwait(false);
+        }
+        catch (Exception)
+        {
+            // already reported by the connection's failure
+        }
+    }
+
+    private long ReadPosition()
+    {
+        using var tx = db.Environment.ReadTransaction();
+        return ReplicationPositions.Get(tx, _sourceId!);
     }
 
     // Attachment contents received for the batch being applied, by hash.
@@ -120,7 +199,13 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
         }, stopping).ConfigureAwait(false);
         foreach (var expected in missing)
         {
-            using var header = await ReadAsync(stopping).ConfigureAwait(false);
+            var header = await ReadAsync(stopping).ConfigureAwait(false);
+            while (header != null && ReplicationFrames.TypeOf(header) == "Batch")
+            {
+                header.Dispose(); // sent ahead before the source read the Missing: it sends it again after this batch
+                header = await ReadAsync(stopping).ConfigureAwait(false);
+            }
+            using var _ = header;
             if (header == null || ReplicationFrames.TypeOf(header) != "AttachmentContent")
                 throw new InvalidDataException("Expected an attachment's content from the source.");
             string hash = header.RootElement.GetProperty("Hash").GetString() ?? "";

@@ -8,8 +8,9 @@ namespace RavenLite.Server.Replication;
 /// <summary>
 /// The source's side of one destination (docs/replication.md "Connection"): finds the destination's TCP port from
 /// <c>/info/tcp</c>, opens a replication connection, learns from the destination's hello how far it has applied this
-/// database, then sends one batch at a time and waits for its acknowledgement — so it holds at most one batch — and a
-/// heartbeat when there is nothing to send. Any failure drops the connection and it reconnects (backing off up to
+/// database, then sends batches at most two ahead of their acknowledgements — the destination reads the next while it
+/// applies one; the sender holds only the batch it is reading (a sent one is dropped) — and a heartbeat when there is
+/// nothing to send. Any failure drops the connection and it reconnects (backing off up to
 /// 5 s), resuming from what the destination says it has applied: nothing is skipped, and an item sent twice is
 /// recognised by its change vector and left.
 /// </summary>
@@ -134,18 +135,51 @@ internal sealed class ReplicationSender : IDisposable
         Error = null;
         Log.ReplicationConnected(_logger, _db.Name, $"{Destination.Database} at {url}", position);
         var heartbeat = HeartbeatTimeout / 3;
-        Prepared? next = null;
+        // Batches sent and not yet acknowledged, oldest first: at most two, so the destination reads the next batch while
+        // it applies one. Each keeps only its snapshot — a sent batch itself is dropped (read again if contents are asked for).
+        var unacknowledged = new Queue<Prepared>();
+        Task<JsonDocument>? reading = null;
+        long sentUpTo = position;
         try
         {
             while (true)
             {
                 var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
-                var current = next ?? Prepare(position);
-                next = null;
-                if (current != null)
+                if (unacknowledged.Count < MaxUnacknowledged && Prepare(sentUpTo) is { } batch)
                 {
-                    using (current)
-                        (position, next) = await SendBatchAsync(stream, current, stop).ConfigureAwait(false);
+                    await ReplicationFrames.WriteAsync(stream, batch.Batch!.Frame, stop).ConfigureAwait(false);
+                    batch.Batch = null;
+                    unacknowledged.Enqueue(batch);
+                    sentUpTo = batch.LastEtag;
+                    reading ??= ReadFrameAsync(stream, stop);
+                    if (unacknowledged.Count < MaxUnacknowledged && !reading.IsCompleted)
+                        continue; // read the next batch while the destination applies this one
+                }
+                if (unacknowledged.Count > 0)
+                {
+                    var reply = await (reading ??= ReadFrameAsync(stream, stop)).ConfigureAwait(false);
+                    reading = null;
+                    var oldest = unacknowledged.Peek();
+                    if (ReplicationFrames.TypeOf(reply) == "Missing")
+                    {
+                        // The destination drops the batches sent after this one: send the contents, then this batch again.
+                        foreach (var dropped in unacknowledged.Skip(1))
+                            dropped.Dispose();
+                        unacknowledged.Clear();
+                        unacknowledged.Enqueue(oldest);
+                        reply = await SendContentsAndBatchAgainAsync(stream, oldest, reply, stop).ConfigureAwait(false);
+                        sentUpTo = oldest.LastEtag;
+                    }
+                    using (reply)
+                        position = Acknowledged(reply, "Ack");
+                    unacknowledged.Dequeue().Dispose();
+                    if (position != oldest.LastEtag)
+                    {
+                        // Not the position it was sent to reach: start again from what the destination has.
+                        while (unacknowledged.Count > 0)
+                            unacknowledged.Dequeue().Dispose();
+                        sentUpTo = position;
+                    }
                     continue;
                 }
                 var wait = Task.DelayReplicationFor > TimeSpan.Zero && Task.DelayReplicationFor < heartbeat ? Task.DelayReplicationFor : heartbeat;
@@ -159,14 +193,21 @@ internal sealed class ReplicationSender : IDisposable
                         w.WriteEndObject();
                     }, stop).ConfigureAwait(false);
                     position = await ReadAckAsync(stream, "Ack", stop).ConfigureAwait(false);
+                    sentUpTo = position;
                 }
             }
         }
         finally
         {
-            next?.Dispose();
+            while (unacknowledged.Count > 0)
+                unacknowledged.Dequeue().Dispose();
+            if (reading != null)
+                _ = reading.ContinueWith(t => t.Result.Dispose(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
         }
     }
+
+    /// <summary>Batches sent ahead of their acknowledgement: two, so the destination always has the next one to read.</summary>
+    private const int MaxUnacknowledged = 2;
 
     /// <summary>A batch read from its own snapshot, with what it was read from (so that it can be read again).</summary>
     private sealed class Prepared(Storage.Transactions.Transaction snapshot, ReplicationBatch batch, long from, string destinationChangeVector, ReplicationBatch.Limits limits) : IDisposable
@@ -198,52 +239,24 @@ internal sealed class ReplicationSender : IDisposable
     }
 
     /// <summary>
-    /// Sends a batch, and while the destination applies it reads the next one (from a new snapshot, after the position the
-    /// acknowledgement should give): the two sides work at once, and the sender still holds one batch — the sent one is
-    /// dropped. When the destination answers that it lacks attachment contents the batch refers to, streams each from the
-    /// batch's own snapshot, reads the batch again from it and sends it again. Returns the new position and the next batch
-    /// (null when the acknowledgement gave another position, or there was nothing more).
+    /// Answers the destination's <c>Missing</c> for <paramref name="batch"/>: streams each content it lacks from the
+    /// batch's own snapshot, reads the batch again from it and sends it again. Returns the destination's reply to it.
     /// </summary>
-    private async Task<(long Position, Prepared? Next)> SendBatchAsync(Stream stream, Prepared current, CancellationToken stop)
+    private async Task<JsonDocument> SendContentsAndBatchAgainAsync(Stream stream, Prepared batch, JsonDocument missing, CancellationToken stop)
     {
-        await ReplicationFrames.WriteAsync(stream, current.Batch!.Frame, stop).ConfigureAwait(false);
-        current.Batch = null;
-        var reading = ReadFrameAsync(stream, stop);
-        Prepared? next = null;
-        try
+        using (missing)
         {
-            next = Prepare(current.LastEtag);
-            var reply = await reading.ConfigureAwait(false);
-            if (ReplicationFrames.TypeOf(reply) == "Missing")
-            {
-                using (reply)
-                {
-                    foreach (var hash in reply.RootElement.GetProperty("Hashes").EnumerateArray())
-                        await SendContentAsync(stream, current.Snapshot, hash.GetString()!, stop).ConfigureAwait(false);
-                }
-                await ReplicationFrames.WriteAsync(stream, current.ReadAgain(_db.Documents).Frame, stop).ConfigureAwait(false);
-                reply = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
-                if (ReplicationFrames.TypeOf(reply) == "Missing")
-                {
-                    reply.Dispose();
-                    throw new InvalidDataException("The destination still lacks attachment contents it was sent.");
-                }
-            }
-            long position;
-            using (reply)
-                position = Acknowledged(reply, "Ack");
-            if (position != current.LastEtag)
-            {
-                next?.Dispose();
-                next = null;
-            }
-            return (position, next);
+            foreach (var hash in missing.RootElement.GetProperty("Hashes").EnumerateArray())
+                await SendContentAsync(stream, batch.Snapshot, hash.GetString()!, stop).ConfigureAwait(false);
         }
-        catch
+        await ReplicationFrames.WriteAsync(stream, batch.ReadAgain(_db.Documents).Frame, stop).ConfigureAwait(false);
+        var reply = await ReadFrameAsync(stream, stop).ConfigureAwait(false);
+        if (ReplicationFrames.TypeOf(reply) == "Missing")
         {
-            next?.Dispose();
-            throw;
+            reply.Dispose();
+            throw new InvalidDataException("The destination still lacks attachment contents it was sent.");
         }
+        return reply;
     }
 
     /// <summary>An attachment's content: a frame <c>{Type: "AttachmentContent", Hash, Size}</c>, then its bytes as they are stored.</summary>
