@@ -13,7 +13,8 @@ namespace RavenLite.Server.Replication;
 /// <param name="LastEtag">The position after the batch: the destination records it once the batch is applied.</param>
 /// <param name="Items">Items in the batch.</param>
 /// <param name="Bytes">Document bytes in the batch.</param>
-internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEtag, int Items, long Bytes)
+/// <param name="Full">It closed at its limits with more to send after it (a backlog, not the tail of live writes).</param>
+internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEtag, int Items, long Bytes, bool Full)
 {
     /// <summary>The bounds of one batch.</summary>
     public readonly record struct Limits(int Items, int Bytes, TimeSpan Delay);
@@ -32,7 +33,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         var buffer = new ArrayBufferWriter<byte>(64 * 1024);
         int items = 0;
         long bytes = 0, reached = afterEtag, transactionEnd = 0;
-        bool exhausted = true;
+        bool exhausted = true, filled = false;
         using (var w = new Utf8JsonWriter(buffer))
         {
             w.WriteStartObject();
@@ -49,6 +50,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
                     if (full || tooYoung)
                     {
                         exhausted = false;
+                        filled = full;
                         break;
                     }
                     transactionEnd = DocumentsStorage.TransactionEnd(tx, item.Etag);
@@ -80,7 +82,7 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
             w.WriteNumber(nameof(LastEtag), reached);
             w.WriteEndObject();
         }
-        return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes) : null;
+        return reached > afterEtag ? new ReplicationBatch(buffer.WrittenMemory, reached, items, bytes, filled) : null;
     }
 
     /// <summary>One position of the feed: a document or tombstone, a revision, a counter's change or a time series' change.</summary>

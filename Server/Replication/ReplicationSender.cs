@@ -139,21 +139,32 @@ internal sealed class ReplicationSender : IDisposable
         // it applies one. Each keeps only its snapshot — a sent batch itself is dropped (read again if contents are asked for).
         var unacknowledged = new Queue<Prepared>();
         Task<JsonDocument>? reading = null;
+        Prepared? held = null; // read while one is unacknowledged, but not full: sent after the acknowledgement
         long sentUpTo = position;
         try
         {
             while (true)
             {
                 var wake = Volatile.Read(ref _wake).Task; // taken before reading, so a commit during the read is not missed
-                if (unacknowledged.Count < MaxUnacknowledged && Prepare(sentUpTo) is { } batch)
+                if (unacknowledged.Count < MaxUnacknowledged && (held ?? Prepare(sentUpTo)) is { } batch)
                 {
-                    await ReplicationFrames.WriteAsync(stream, batch.Batch!.Frame, stop).ConfigureAwait(false);
-                    batch.Batch = null;
-                    unacknowledged.Enqueue(batch);
-                    sentUpTo = batch.LastEtag;
-                    reading ??= ReadFrameAsync(stream, stop);
-                    if (unacknowledged.Count < MaxUnacknowledged && !reading.IsCompleted)
-                        continue; // read the next batch while the destination applies this one
+                    held = null;
+                    // Ahead of an acknowledgement only a full batch goes: there is a backlog to pipeline. The tail of live
+                    // writes waits and goes after it, so that batches stay as large as the writes allow.
+                    if (unacknowledged.Count == 0 || batch.Batch!.Full)
+                    {
+                        await ReplicationFrames.WriteAsync(stream, batch.Batch!.Frame, stop).ConfigureAwait(false);
+                        batch.Batch = null;
+                        unacknowledged.Enqueue(batch);
+                        sentUpTo = batch.LastEtag;
+                        reading ??= ReadFrameAsync(stream, stop);
+                        if (unacknowledged.Count < MaxUnacknowledged && !reading.IsCompleted)
+                            continue; // read the next batch while the destination applies this one
+                    }
+                    else
+                    {
+                        held = batch;
+                    }
                 }
                 if (unacknowledged.Count > 0)
                 {
@@ -162,6 +173,8 @@ internal sealed class ReplicationSender : IDisposable
                     var oldest = unacknowledged.Peek();
                     if (ReplicationFrames.TypeOf(reply) == "Missing")
                     {
+                        held?.Dispose();
+                        held = null;
                         // The destination drops the batches sent after this one: send the contents, then this batch again.
                         foreach (var dropped in unacknowledged.Skip(1))
                             dropped.Dispose();
@@ -178,6 +191,8 @@ internal sealed class ReplicationSender : IDisposable
                         // Not the position it was sent to reach: start again from what the destination has.
                         while (unacknowledged.Count > 0)
                             unacknowledged.Dequeue().Dispose();
+                        held?.Dispose();
+                        held = null;
                         sentUpTo = position;
                     }
                     continue;
@@ -199,6 +214,7 @@ internal sealed class ReplicationSender : IDisposable
         }
         finally
         {
+            held?.Dispose();
             while (unacknowledged.Count > 0)
                 unacknowledged.Dequeue().Dispose();
             if (reading != null)

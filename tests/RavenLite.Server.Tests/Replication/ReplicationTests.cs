@@ -246,6 +246,33 @@ public sealed class ReplicationTests
     }
 
     [Fact]
+    public async Task Small_batches_each_asking_for_contents_while_the_next_is_in_flight_all_arrive_once()
+    {
+        // Two documents per batch, each with a content of its own: every batch answers Missing while the sender has
+        // already sent the next one, which the destination drops and the sender sends again.
+        await using var server = await TestServer.StartWithDatabaseAsync("src", o => o.ReplicationBatchItems = 2);
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=dst", TestServer.Json("{\"DatabaseName\":\"dst\"}"))).StatusCode);
+        const int count = 20;
+        for (int i = 0; i < count; i++)
+        {
+            await ReplicationSetup.PutAsync(server.Http, "src", $"files/{i}", """{"@metadata":{"@collection":"Files"}}""");
+            var r = await server.Http.PutAsync($"/databases/src/attachments?id=files/{i}&name=f.bin&contentType=application/octet-stream", new ByteArrayContent(Encoding.UTF8.GetBytes("content " + i)));
+            Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+        }
+        await ReplicationSetup.ExternalAsync(server.Http, "src", server.Url, "dst");
+        async Task<JsonElement> Stats(string db) => await TestServer.ReadJson(await server.Http.GetAsync($"/databases/{db}/stats"));
+        await Eventually.HoldsAsync(async () => (await Stats("dst")).GetProperty("CountOfAttachments").GetInt64() == count
+            && (await TestServer.ReadJson(await server.Http.GetAsync("/databases/src/tasks"))).GetProperty("OngoingTasks")[0].GetProperty("EtagLag").GetInt64() == 0,
+            "every attachment on dst", state: async () => (await Stats("dst")).ToString());
+        for (int i = 0; i < count; i++)
+            Assert.Equal("content " + i, await server.Http.GetStringAsync($"/databases/dst/attachments?id=files/{i}&name=f.bin"));
+        var incoming = (await Stats("dst")).GetProperty("Replication").GetProperty("Incoming")[0];
+        Assert.Equal(count, incoming.GetProperty("AttachmentContentsReceived").GetInt64()); // each content sent once
+        Assert.Equal(JsonValueKind.Null, incoming.GetProperty("Error").ValueKind);
+        Assert.Equal(count, (await Stats("dst")).GetProperty("CountOfUniqueAttachments").GetInt64());
+    }
+
+    [Fact]
     public async Task Counters_replicate_as_per_database_shares_that_merge_without_conflict_both_ways()
     {
         await using var server = await TestServer.StartWithDatabaseAsync("a");
