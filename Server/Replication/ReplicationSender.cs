@@ -8,7 +8,7 @@ namespace RavenLite.Server.Replication;
 /// <summary>
 /// The source's side of one destination (docs/replication.md "Connection"): finds the destination's TCP port from
 /// <c>/info/tcp</c>, opens a replication connection, learns from the destination's hello how far it has applied this
-/// database, then sends batches at most two ahead of their acknowledgements — the destination reads the next while it
+/// database, then sends batches at most three ahead of their acknowledgements — the destination reads the next while it
 /// applies one; the sender holds only the batch it is reading (a sent one is dropped) — and a heartbeat when there is
 /// nothing to send. Any failure drops the connection and it reconnects (backing off up to
 /// 5 s), resuming from what the destination says it has applied: nothing is skipped, and an item sent twice is
@@ -135,7 +135,7 @@ internal sealed class ReplicationSender : IDisposable
         Error = null;
         Log.ReplicationConnected(_logger, _db.Name, $"{Destination.Database} at {url}", position);
         var heartbeat = HeartbeatTimeout / 3;
-        // Batches sent and not yet acknowledged, oldest first: at most two, so the destination reads the next batch while
+        // Batches sent and not yet acknowledged, oldest first: at most three, so the destination reads the next batch while
         // it applies one. Each keeps only its snapshot — a sent batch itself is dropped (read again if contents are asked for).
         var unacknowledged = new Queue<Prepared>();
         Task<JsonDocument>? reading = null;
@@ -222,8 +222,8 @@ internal sealed class ReplicationSender : IDisposable
         }
     }
 
-    /// <summary>Batches sent ahead of their acknowledgement: two, so the destination always has the next one to read.</summary>
-    private const int MaxUnacknowledged = 2;
+    /// <summary>Batches sent ahead of their acknowledgements: three, so the destination has the next one queued while it reads another.</summary>
+    private const int MaxUnacknowledged = 3;
 
     /// <summary>A batch read from its own snapshot, with what it was read from (so that it can be read again).</summary>
     private sealed class Prepared(Storage.Transactions.Transaction snapshot, ReplicationBatch batch, long from, string destinationChangeVector, ReplicationBatch.Limits limits) : IDisposable
