@@ -1,3 +1,4 @@
+using RavenLite.Server.Cluster;
 using RavenLite.Server.Databases;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Http;
@@ -53,57 +54,88 @@ public static class TopologyEndpoints
         });
     }
 
+    /// <summary>
+    /// RavenDB's cluster topology as this node knows it (docs/cluster.md): every node by tag with its URL — members, and
+    /// watchers apart — the leader, the Raft term, this node's Raft state and whether it reaches each other node.
+    /// </summary>
     private static Task GetClusterTopology(HttpContext context)
     {
-        string url = NodeUrl(context);
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        var (topologyId, etag, nodes) = node.Read(s => (s.TopologyId, s.TopologyEtag, s.Nodes.ToList()));
+        if (nodes.Count == 0) // a node standing by (or not yet recorded): itself alone
+            nodes = [new(NodeTag.Of(context), new ClusterNodeInfo(NodeUrl(context), ClusterNode.Format(node.RaftEndPoint), false))];
+        var reachable = node.Reachable;
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartObject("Topology");
-            w.WriteString("TopologyId", TopologyId);
+            w.WriteString("TopologyId", topologyId.Length > 0 ? topologyId : TopologyId);
             w.WriteStartObject("AllNodes");
-            w.WriteString(NodeTag.Of(context), url);
+            foreach (var (tag, n) in nodes)
+                w.WriteString(tag, n.Url);
             w.WriteEndObject();
             w.WriteStartObject("Members");
-            w.WriteString(NodeTag.Of(context), url);
+            foreach (var (tag, n) in nodes.Where(n => !n.Value.Watcher))
+                w.WriteString(tag, n.Url);
             w.WriteEndObject();
             w.WriteStartObject("Promotables");
             w.WriteEndObject();
             w.WriteStartObject("Watchers");
+            foreach (var (tag, n) in nodes.Where(n => n.Value.Watcher))
+                w.WriteString(tag, n.Url);
             w.WriteEndObject();
-            w.WriteString("LastNodeId", NodeTag.Of(context));
-            w.WriteNumber("Etag", TopologyEtag);
+            w.WriteString("LastNodeId", nodes.Max(n => n.Key));
+            w.WriteNumber("Etag", Math.Max(etag, TopologyEtag));
             w.WriteEndObject();
-            w.WriteNumber("Etag", TopologyEtag);
-            w.WriteString("Leader", NodeTag.Of(context));
+            w.WriteNumber("Etag", Math.Max(etag, TopologyEtag));
+            if (node.LeaderTag is { } leader)
+                w.WriteString("Leader", leader);
+            else
+                w.WriteNull("Leader");
             w.WriteString("NodeTag", NodeTag.Of(context));
+            w.WriteNumber("CurrentTerm", node.Term);
             w.WriteStartObject("Status");
+            foreach (var (tag, n) in nodes)
+            {
+                if (tag == NodeTag.Of(context))
+                    continue;
+                w.WriteStartObject(tag);
+                w.WriteString("Name", tag);
+                w.WriteBoolean("Connected", reachable.TryGetValue(n.RaftEndPoint, out bool up) && up);
+                w.WriteEndObject();
+            }
             w.WriteEndObject();
-            w.WriteString("CurrentState", "Leader");
+            w.WriteString("CurrentState", node.CurrentState);
+            w.WriteString("ServerRole", node.CurrentState == "Leader" ? "Leader" : "Member");
             w.WriteEndObject();
         });
     }
 
-    private static Task GetNodeInfo(HttpContext context) => JsonResponse.WriteAsync(context, 200, w =>
+    private static Task GetNodeInfo(HttpContext context)
     {
-        w.WriteStartObject();
-        w.WriteString("NodeTag", NodeTag.Of(context));
-        w.WriteString("TopologyId", TopologyId);
-        w.WriteNull("Certificate");
-        w.WriteString("ClusterStatus", "Joined");
-        w.WriteNumber("NumberOfCores", Environment.ProcessorCount);
-        double gb = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / (double)(1L << 30);
-        w.WriteNumber("InstalledMemoryInGb", Math.Round(gb, 1));
-        w.WriteNumber("UsableMemoryInGb", Math.Round(gb, 1));
-        w.WriteNull("BuildInfo");
-        w.WriteNull("OsInfo");
-        w.WriteString("ServerId", TopologyId);
-        w.WriteString("CurrentState", "Leader");
-        w.WriteBoolean("HasFixedPort", true);
-        w.WriteNumber("ServerSchemaVersion", 0);
-        w.WriteString("ServerRole", "Member");
-        w.WriteEndObject();
-    });
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("NodeTag", NodeTag.Of(context));
+            w.WriteString("TopologyId", node.Read(s => s.TopologyId) is { Length: > 0 } id ? id : TopologyId);
+            w.WriteNull("Certificate");
+            w.WriteString("ClusterStatus", "Joined");
+            w.WriteNumber("NumberOfCores", Environment.ProcessorCount);
+            double gb = GC.GetGCMemoryInfo().TotalAvailableMemoryBytes / (double)(1L << 30);
+            w.WriteNumber("InstalledMemoryInGb", Math.Round(gb, 1));
+            w.WriteNumber("UsableMemoryInGb", Math.Round(gb, 1));
+            w.WriteNull("BuildInfo");
+            w.WriteNull("OsInfo");
+            w.WriteString("ServerId", TopologyId);
+            w.WriteString("CurrentState", node.CurrentState);
+            w.WriteBoolean("HasFixedPort", true);
+            w.WriteNumber("ServerSchemaVersion", 0);
+            w.WriteString("ServerRole", "Member");
+            w.WriteString("RaftEndPoint", ClusterNode.Format(node.RaftEndPoint));
+            w.WriteEndObject();
+        });
+    }
 
     private static Task GetVersion(HttpContext context) => JsonResponse.WriteAsync(context, 200, w =>
     {

@@ -92,6 +92,9 @@ public static class RavenExceptionTypes
     /// <summary>A request that would take the server past its memory budget for requests (503; MemoryBudget).</summary>
     public const string LowMemory = Root + "Server.LowMemoryException";
 
+    /// <summary>A cluster command with no leader to take it, or no majority to commit it (503).</summary>
+    public const string NoLeader = Root + "Cluster.NoLeaderException";
+
     /// <summary>Write assurance timed out after the write committed (answered with <c>FailImmediately</c>: the clients do not fail over).</summary>
     public const string RavenTimeout = "Raven.Client.Exceptions.RavenTimeoutException";
 

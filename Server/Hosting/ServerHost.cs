@@ -53,6 +53,9 @@ public static class ServerHost
         builder.Services.AddSingleton(new Memory.MemoryBudget((long)options.MemoryBudgetMB << 20));
         builder.Services.AddSingleton<Operations.ServerOperations>();
         builder.Services.AddSingleton<ServerClientConfiguration>();
+        builder.Services.AddSingleton<Cluster.ClusterNode>();
+        builder.Services.AddSingleton(new Cluster.NodeClient(new HttpClient { Timeout = TimeSpan.FromSeconds(60) }));
+        builder.Services.AddHostedService<ClusterHost>();
         builder.Services.AddSingleton<Tcp.TcpServer>();
         builder.Services.AddHostedService(s => s.GetRequiredService<Tcp.TcpServer>());
         StudioFiles.AddServices(builder.Services);
@@ -121,6 +124,7 @@ public static class ServerHost
         Security.SecurityHost.Use(app, options);
         app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }); // the changes API
         TopologyEndpoints.Map(app);
+        ClusterEndpoints.Map(app);
         DatabaseEndpoints.Map(app);
         DocumentEndpoints.Map(app);
         BulkDocsEndpoints.Map(app);

@@ -95,4 +95,16 @@ internal static partial class Log
 
     [LoggerMessage(82, LogLevel.Information, "Replication of database {Database} to {Destination} connected; resuming after etag {Etag}")]
     public static partial void ReplicationConnected(ILogger logger, string database, string destination, long etag);
+
+    [LoggerMessage(90, LogLevel.Information, "Cluster leader is now {Leader}")]
+    public static partial void ClusterLeaderChanged(ILogger logger, string leader);
+
+    [LoggerMessage(91, LogLevel.Information, "Cluster node {Tag} added: {Url} (Raft {RaftEndPoint})")]
+    public static partial void ClusterNodeAdded(ILogger logger, string tag, string url, string raftEndPoint);
+
+    [LoggerMessage(92, LogLevel.Information, "Standing by as node {Tag} (Raft {RaftEndPoint}) until the leader adds this node")]
+    public static partial void ClusterStandingBy(ILogger logger, string tag, string raftEndPoint);
+
+    [LoggerMessage(93, LogLevel.Warning, "This node could not record itself as the first node of its new cluster: {Reason}")]
+    public static partial void ClusterBootstrapFailed(ILogger logger, string reason);
 }

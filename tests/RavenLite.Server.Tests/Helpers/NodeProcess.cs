@@ -12,6 +12,7 @@ namespace RavenLite.Server.Tests.Helpers;
 public sealed class NodeProcess : IDisposable
 {
     private readonly string _tag;
+    private readonly int _raftPort = FreePort();
     private Process? _process;
 
     private NodeProcess(string dataDir, string tag, int port)
@@ -40,7 +41,8 @@ public sealed class NodeProcess : IDisposable
     public async Task RestartAsync()
     {
         _process?.Dispose();
-        (_process, _) = await ServerLauncher.StartAsync(DataDir, ["--ServerUrl", Url.ToString().TrimEnd('/'), "--NodeTag", _tag, "--ReplicationHeartbeatTimeoutSeconds", "3"]);
+        (_process, _) = await ServerLauncher.StartAsync(DataDir, ["--ServerUrl", Url.ToString().TrimEnd('/'), "--NodeTag", _tag, "--ReplicationHeartbeatTimeoutSeconds", "3",
+            "--RaftPort", _raftPort.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
     }
 
     /// <summary>SIGKILL, then waits for the process to be gone.</summary>

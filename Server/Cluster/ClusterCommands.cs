@@ -1,0 +1,43 @@
+namespace RavenLite.Server.Cluster;
+
+/// <summary>The commands of the cluster's Raft log (docs/cluster.md "Log"): one JSON object each, <c>{Type, ...}</c>.</summary>
+public static class ClusterCommands
+{
+    /// <summary>The first command of a new cluster: its topology id and its first node.</summary>
+    public const string Bootstrap = "Bootstrap";
+
+    /// <summary>A node joins: <c>{Tag, Url, RaftEndPoint, Watcher}</c>.</summary>
+    public const string AddNode = "AddNode";
+
+    /// <summary>A node leaves: <c>{Tag}</c>.</summary>
+    public const string RemoveNode = "RemoveNode";
+
+    public static byte[] Encode(Action<Utf8JsonWriter> write)
+    {
+        var buffer = new ArrayBufferWriter<byte>(256);
+        using (var w = new Utf8JsonWriter(buffer))
+            write(w);
+        return buffer.WrittenSpan.ToArray();
+    }
+
+    public static byte[] Node(string type, string tag, ClusterNodeInfo node, string? topologyId = null) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", type);
+        if (topologyId != null)
+            w.WriteString("TopologyId", topologyId);
+        w.WriteString("Tag", tag);
+        w.WriteString("Url", node.Url);
+        w.WriteString("RaftEndPoint", node.RaftEndPoint);
+        w.WriteBoolean("Watcher", node.Watcher);
+        w.WriteEndObject();
+    });
+
+    public static byte[] Remove(string tag) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", RemoveNode);
+        w.WriteString("Tag", tag);
+        w.WriteEndObject();
+    });
+}

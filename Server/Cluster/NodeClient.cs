@@ -1,0 +1,33 @@
+namespace RavenLite.Server.Cluster;
+
+/// <summary>What a node asks another over HTTP while changing the cluster (docs/cluster.md "Adding a node").</summary>
+public sealed class NodeClient(HttpClient http)
+{
+    /// <summary>The client the calls go through (also what forwards a follower's cluster changes to the leader).</summary>
+    public HttpClient Http => http;
+
+    /// <summary>
+    /// Asks the server at <paramref name="url"/> to stand by as node <paramref name="tag"/> of this cluster
+    /// (<c>POST /admin/cluster/join</c>); returns its Raft endpoint. 400 with its reason when it refuses or cannot be reached.
+    /// </summary>
+    public async Task<string> JoinAsync(string url, string tag, string leaderUrl, CancellationToken token)
+    {
+        HttpResponseMessage response;
+        try
+        {
+            response = await http.PostAsync($"{url}/admin/cluster/join?tag={Uri.EscapeDataString(tag)}&leader={Uri.EscapeDataString(leaderUrl)}", null, token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException && !token.IsCancellationRequested)
+        {
+            throw new BadRequestException($"Cannot reach {url} to add it to the cluster: {e.Message}");
+        }
+        using (response)
+        {
+            string body = await response.Content.ReadAsStringAsync(token).ConfigureAwait(false);
+            if (!response.IsSuccessStatusCode)
+                throw new BadRequestException($"{url} refused to join the cluster ({(int)response.StatusCode}): {body}");
+            using var json = JsonDocument.Parse(body);
+            return json.RootElement.GetProperty("RaftEndPoint").GetString() ?? throw new BadRequestException($"{url} answered no Raft endpoint.");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+using RavenLite.Server.Cluster;
+using RavenLite.Server.Http;
+using RavenLite.Server.Security;
+
+namespace RavenLite.Server.Endpoints;
+
+/// <summary>
+/// The cluster's membership and Raft index (docs/cluster.md): <c>PUT/DELETE /admin/cluster/node</c> (on a follower,
+/// forwarded to the leader), <c>GET /rachis/waitfor?index=</c>, and <c>POST /admin/cluster/join</c> — what a leader
+/// asks of a server it adds.
+/// </summary>
+public static class ClusterEndpoints
+{
+    public static void Map(IEndpointRouteBuilder app)
+    {
+        app.MapPut("/admin/cluster/node", AddNode).Requires(Access.ClusterAdmin);
+        app.MapDelete("/admin/cluster/node", RemoveNode).Requires(Access.ClusterAdmin);
+        app.MapPost("/admin/cluster/join", Join).Requires(Access.ClusterAdmin);
+        app.MapGet("/rachis/waitfor", WaitFor).Requires(Access.ValidUser);
+    }
+
+    private static async Task AddNode(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        string url = RequestParsing.Required(context.Request, "url");
+        if (!Uri.TryCreate(url, UriKind.Absolute, out var parsed) || (parsed.Scheme != Uri.UriSchemeHttp && parsed.Scheme != Uri.UriSchemeHttps))
+            throw new BadRequestException($"'{url}' is not an http(s) URL.");
+        string? tag = context.Request.Query["tag"].FirstOrDefault() is { Length: > 0 } t ? t : null;
+        bool watcher = string.Equals(context.Request.Query["watcher"], "true", StringComparison.OrdinalIgnoreCase);
+        if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
+            return;
+        var (assigned, index) = await node.AddNodeAsync(url, tag, watcher, context.RequestServices.GetRequiredService<NodeClient>(), context.RequestAborted).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("Tag", assigned);
+            w.WriteNumber("RaftCommandIndex", index);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task RemoveNode(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        string tag = RequestParsing.Required(context.Request, "nodeTag");
+        if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
+            return;
+        long index = await node.RemoveNodeAsync(tag, context.RequestAborted).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", index);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static async Task Join(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        string tag = RequestParsing.Required(context.Request, "tag");
+        string raft = await node.StandByAsync(tag, context.RequestAborted).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteString("NodeTag", tag);
+            w.WriteString("RaftEndPoint", raft);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits (up to 30 s) until this node has applied Raft index <c>?index=</c>: 200, else 504 <c>TimeoutException</c>.</summary>
+    private static async Task WaitFor(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        long index = RequestParsing.QueryLong(context.Request, "index", min: 0) ?? throw new BadRequestException("Query string 'index' is required.");
+        if (!await node.WaitForIndexAsync(index, TimeSpan.FromSeconds(30), context.RequestAborted).ConfigureAwait(false))
+            throw new UnavailableException(RavenExceptionTypes.Timeout, $"Raft index {index} was not applied on node {node.Tag} within 30 s (applied: {node.LastAppliedIndex}).");
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", node.LastAppliedIndex);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,32 @@
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using RavenLite.Server.Cluster;
+
+namespace RavenLite.Server.Hosting;
+
+/// <summary>Starts this node's Raft with the server, tells it the address the server listens on, and stops it last.</summary>
+internal sealed class ClusterHost(ClusterNode node, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+{
+    public async Task StartAsync(CancellationToken cancellationToken)
+    {
+        await node.StartAsync(cancellationToken).ConfigureAwait(false);
+        lifetime.ApplicationStarted.Register(() => _ = ListeningAsync(lifetime.ApplicationStopping));
+    }
+
+    private async Task ListeningAsync(CancellationToken stopping)
+    {
+        string? url = server.Features.Get<IServerAddressesFeature>()?.Addresses.FirstOrDefault();
+        if (url == null)
+            return;
+        try
+        {
+            await node.ListeningAsync(url.Replace("://[::]", "://127.0.0.1", StringComparison.Ordinal).Replace("://0.0.0.0", "://127.0.0.1", StringComparison.Ordinal), stopping).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not OperationCanceledException || !stopping.IsCancellationRequested)
+        {
+            Logging.Log.ClusterBootstrapFailed(logger, e.Message);
+        }
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken) => await node.DisposeAsync().ConfigureAwait(false);
+}

@@ -1,0 +1,133 @@
+namespace RavenLite.Server.Tests.Cluster;
+
+/// <summary>
+/// The cluster's consensus (docs/cluster.md) with real processes on loopback: three servers form a cluster through the
+/// HTTP API alone, agree on its topology, elect a new leader when the leader is killed (SIGKILL), take the killed node
+/// back as a follower, and forward a follower's membership change to the leader.
+/// </summary>
+public sealed class ClusterTests : IDisposable
+{
+    private readonly string _root = Path.Combine(Path.GetTempPath(), "ravenlite-cluster-" + Guid.NewGuid().ToString("N"));
+    private readonly List<NodeProcess> _nodes = [];
+
+    private static async Task<JsonElement> Topology(NodeProcess node) => await TestServer.ReadJson(await node.Http.GetAsync("/cluster/topology"));
+
+    private static async Task<string> Describe(IEnumerable<NodeProcess> nodes)
+    {
+        var parts = new List<string>();
+        foreach (var n in nodes)
+        {
+            try
+            {
+                var t = await Topology(n);
+                parts.Add($"{n.Url}: {t.GetProperty("NodeTag")} leader={t.GetProperty("Leader")} term={t.GetProperty("CurrentTerm")} state={t.GetProperty("CurrentState")} members={t.GetProperty("Topology").GetProperty("Members")}");
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+            {
+                parts.Add($"{n.Url}: {e.Message}");
+            }
+        }
+        return string.Join(" | ", parts);
+    }
+
+    /// <summary>True when every node names the same leader and all of <paramref name="tags"/> as members.</summary>
+    private static async Task<bool> AgreeAsync(IEnumerable<NodeProcess> nodes, string[] tags, Func<string, bool>? leaderIs = null)
+    {
+        string? leader = null;
+        foreach (var n in nodes)
+        {
+            JsonElement t;
+            try
+            {
+                t = await Topology(n);
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+            {
+                return false;
+            }
+            if (t.GetProperty("Leader").ValueKind != JsonValueKind.String)
+                return false;
+            string l = t.GetProperty("Leader").GetString()!;
+            if (leader != null && leader != l)
+                return false;
+            leader = l;
+            var members = t.GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().ToArray();
+            if (!members.SequenceEqual(tags))
+                return false;
+        }
+        return leader != null && (leaderIs?.Invoke(leader) ?? true);
+    }
+
+    [Fact]
+    public async Task Three_servers_form_a_cluster_through_the_http_api_and_elect_a_new_leader_when_the_leader_is_killed()
+    {
+        for (int i = 0; i < 3; i++)
+            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A"));
+        var a = _nodes[0];
+
+        // Each server alone is a cluster of one that it leads.
+        var alone = await Topology(_nodes[1]);
+        Assert.Equal("Leader", alone.GetProperty("CurrentState").GetString());
+
+        // The first server adds the others by URL; each gets the next tag.
+        var added = new List<long>();
+        foreach (var (node, tag) in new[] { (_nodes[1], "B"), (_nodes[2], "C") })
+        {
+            var r = await a.Http.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url.ToString().TrimEnd('/'))}&watcher=false", null);
+            var body = await TestServer.ReadJson(r);
+            Assert.True(r.IsSuccessStatusCode, body.ToString());
+            Assert.Equal(tag, body.GetProperty("Tag").GetString());
+            added.Add(body.GetProperty("RaftCommandIndex").GetInt64());
+        }
+        // Every node applies the last change (rachis/waitfor) and then agrees on the topology.
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={added[^1]}")).StatusCode);
+        string[] all = ["A", "B", "C"];
+        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, all, l => l == "A"), "all three to agree that A leads A, B, C", state: () => Describe(_nodes));
+        var topologyIds = new HashSet<string>();
+        foreach (var n in _nodes)
+            topologyIds.Add((await Topology(n)).GetProperty("Topology").GetProperty("TopologyId").GetString()!);
+        Assert.Single(topologyIds);
+        Assert.Equal("B", (await Topology(_nodes[1])).GetProperty("NodeTag").GetString());
+
+        // A node of a cluster with other nodes refuses to join another.
+        var refused = await _nodes[1].Http.PostAsync("/admin/cluster/join?tag=Z&leader=http://127.0.0.1:1", null);
+        Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
+
+        // Kill -9 the leader: the two others elect one of themselves.
+        a.Kill();
+        var survivors = _nodes.Skip(1).ToList();
+        await Eventually.HoldsAsync(() => AgreeAsync(survivors, all, l => l != "A"), "B and C to elect a new leader", TimeSpan.FromSeconds(30), () => Describe(survivors));
+        long term = (await Topology(_nodes[1])).GetProperty("CurrentTerm").GetInt64();
+        Assert.True(term >= 1, $"term {term}");
+
+        // The killed node comes back as a follower of the new leader.
+        await a.RestartAsync();
+        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, all, l => l != "A"), "A to rejoin as a follower", TimeSpan.FromSeconds(30), () => Describe(_nodes));
+        Assert.Equal("Follower", (await Topology(a)).GetProperty("CurrentState").GetString());
+
+        // A membership change sent to a follower is forwarded to the leader.
+        var byTag = new Dictionary<string, NodeProcess> { ["A"] = _nodes[0], ["B"] = _nodes[1], ["C"] = _nodes[2] };
+        string leaderTag = (await Topology(a)).GetProperty("Leader").GetString()!;
+        var followers = all.Where(t => t != leaderTag).ToArray(); // A and one other
+        string removed = followers.First(t => t != "A");
+        var del = await a.Http.DeleteAsync($"/admin/cluster/node?nodeTag={removed}");
+        Assert.True(del.IsSuccessStatusCode, await del.Content.ReadAsStringAsync());
+        string[] left = all.Where(t => t != removed).ToArray();
+        var remaining = left.Select(t => byTag[t]).ToList();
+        await Eventually.HoldsAsync(() => AgreeAsync(remaining, left, l => l == leaderTag), $"A and {leaderTag} to drop {removed}", state: () => Describe(remaining));
+    }
+
+    public void Dispose()
+    {
+        foreach (var n in _nodes)
+            n.Dispose();
+        try
+        {
+            Directory.Delete(_root, recursive: true);
+        }
+        catch (IOException)
+        {
+        }
+    }
+}
