@@ -10,7 +10,8 @@ internal sealed class ClusterHost(ClusterNode node, IServer server, IHostApplica
     public async Task StartAsync(CancellationToken cancellationToken)
     {
         await node.StartAsync(cancellationToken).ConfigureAwait(false);
-        lifetime.ApplicationStarted.Register(() => _ = ListeningAsync(lifetime.ApplicationStopping));
+        // Waited for inside the start: a started server's topology names it (a new cluster of one records itself at once).
+        lifetime.ApplicationStarted.Register(() => ListeningAsync(lifetime.ApplicationStopping).GetAwaiter().GetResult());
     }
 
     private async Task ListeningAsync(CancellationToken stopping)
