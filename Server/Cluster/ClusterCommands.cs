@@ -12,6 +12,21 @@ public static class ClusterCommands
     /// <summary>A node leaves: <c>{Tag}</c>.</summary>
     public const string RemoveNode = "RemoveNode";
 
+    /// <summary>A database is placed on a group of nodes: <c>{Name, Members: [tags]}</c>.</summary>
+    public const string PutDatabaseGroup = "PutDatabaseGroup";
+
+    public static byte[] Group(string name, IEnumerable<string> members) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", PutDatabaseGroup);
+        w.WriteString("Name", name);
+        w.WriteStartArray("Members");
+        foreach (string m in members)
+            w.WriteStringValue(m);
+        w.WriteEndArray();
+        w.WriteEndObject();
+    });
+
     public static byte[] Encode(Action<Utf8JsonWriter> write)
     {
         var buffer = new ArrayBufferWriter<byte>(256);

@@ -69,7 +69,7 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
 
     private async Task StartRaftAsync(bool coldStart, CancellationToken token)
     {
-        var machine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(Directory, "state")));
+        var machine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(Directory, "state"))) { Changed = () => Changed?.Invoke() };
         await machine.RestoreAsync(token).ConfigureAwait(false);
         var wal = new WriteAheadLog(new WriteAheadLog.Options { Location = Path.Combine(Directory, "log") }, machine);
         if (coldStart)
@@ -101,6 +101,9 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
             await machine.DisposeAsync().ConfigureAwait(false);
         (_raft, _wal, _machine) = (null, null, null);
     }
+
+    /// <summary>Raised (on Raft's applier thread: keep it short) after this node applied a command that changed the state.</summary>
+    public event Action? Changed;
 
     /// <summary>Reads the cluster's state as this node has applied it.</summary>
     public T Read<T>(Func<ClusterState, T> read) => _machine!.Read(read);

@@ -8,6 +8,7 @@ namespace RavenLite.Server.Cluster;
 public sealed class ClusterState
 {
     private readonly SortedDictionary<string, ClusterNodeInfo> _nodes = new(StringComparer.Ordinal);
+    private readonly SortedDictionary<string, DatabaseGroup> _databases = new(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>The cluster's id, chosen by the node that started it.</summary>
     public string TopologyId { get; private set; } = "";
@@ -20,6 +21,9 @@ public sealed class ClusterState
 
     /// <summary>The nodes, by tag.</summary>
     public IReadOnlyDictionary<string, ClusterNodeInfo> Nodes => _nodes;
+
+    /// <summary>The databases placed on groups of nodes, by name.</summary>
+    public IReadOnlyDictionary<string, DatabaseGroup> Databases => _databases;
 
     /// <summary>The tag of the node whose Raft endpoint is <paramref name="raftEndPoint"/>, or null.</summary>
     public string? TagOf(string raftEndPoint) => _nodes.FirstOrDefault(n => n.Value.RaftEndPoint == raftEndPoint).Key;
@@ -54,6 +58,10 @@ public sealed class ClusterState
                 _nodes.Remove(command.GetProperty("Tag").GetString()!);
                 TopologyEtag = index;
                 break;
+            case ClusterCommands.PutDatabaseGroup:
+                _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
+                    [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index);
+                break;
         }
         LastApplied = index;
     }
@@ -75,6 +83,18 @@ public sealed class ClusterState
             w.WriteEndObject();
         }
         w.WriteEndObject();
+        w.WriteStartObject(nameof(Databases));
+        foreach (var (name, group) in _databases)
+        {
+            w.WriteStartObject(name);
+            w.WriteStartArray(nameof(group.Members));
+            foreach (string m in group.Members)
+                w.WriteStringValue(m);
+            w.WriteEndArray();
+            w.WriteNumber(nameof(group.Etag), group.Etag);
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
         w.WriteEndObject();
     }
 
@@ -87,8 +107,15 @@ public sealed class ClusterState
         _nodes.Clear();
         foreach (var n in snapshot.GetProperty(nameof(Nodes)).EnumerateObject())
             _nodes[n.Name] = new ClusterNodeInfo(n.Value.GetProperty("Url").GetString()!, n.Value.GetProperty("RaftEndPoint").GetString()!, n.Value.GetProperty("Watcher").GetBoolean());
+        _databases.Clear();
+        if (snapshot.TryGetProperty(nameof(Databases), out var databases))
+            foreach (var d in databases.EnumerateObject())
+                _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64());
     }
 }
 
 /// <summary>A node of the cluster: its HTTP URL, its Raft endpoint (<c>host:port</c>), and whether it only watches (never votes for documents' groups).</summary>
 public sealed record ClusterNodeInfo(string Url, string RaftEndPoint, bool Watcher);
+
+/// <summary>A database's group: the nodes (tags, in the clients' order) that each hold an instance, replicating to each other; <paramref name="Etag"/> is the Raft index that placed it.</summary>
+public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag);

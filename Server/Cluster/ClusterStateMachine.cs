@@ -12,6 +12,9 @@ internal sealed class ClusterStateMachine(DirectoryInfo location) : SimpleStateM
     private const int SnapshotEvery = 1024;
     private readonly ClusterState _state = new();
 
+    /// <summary>Raised (on the applier's thread) after a command changed the state.</summary>
+    public Action? Changed { get; set; }
+
     /// <summary>Reads the state under its lock (the applier changes it on its own thread).</summary>
     public T Read<T>(Func<ClusterState, T> read)
     {
@@ -27,6 +30,7 @@ internal sealed class ClusterStateMachine(DirectoryInfo location) : SimpleStateM
             using var command = JsonDocument.Parse(payload);
             lock (_state)
                 _state.Apply(command.RootElement, entry.Index);
+            Changed?.Invoke();
         }
         return new(entry.Index % SnapshotEvery == 0);
     }
@@ -45,5 +49,6 @@ internal sealed class ClusterStateMachine(DirectoryInfo location) : SimpleStateM
         using var snapshot = JsonDocument.Parse(await File.ReadAllBytesAsync(snapshotFile.FullName, token).ConfigureAwait(false));
         lock (_state)
             _state.Read(snapshot.RootElement);
+        Changed?.Invoke();
     }
 }

@@ -68,13 +68,15 @@ public static class ClusterEndpoints
         }).ConfigureAwait(false);
     }
 
-    /// <summary>Waits (up to 30 s) until this node has applied Raft index <c>?index=</c>: 200, else 504 <c>TimeoutException</c>.</summary>
+    /// <summary>Waits (up to 30 s) until this node has applied Raft index <c>?index=</c> (and made its database instances match): 200, else 503 <c>TimeoutException</c>.</summary>
     private static async Task WaitFor(HttpContext context)
     {
         var node = context.RequestServices.GetRequiredService<ClusterNode>();
         long index = RequestParsing.QueryLong(context.Request, "index", min: 0) ?? throw new BadRequestException("Query string 'index' is required.");
         if (!await node.WaitForIndexAsync(index, TimeSpan.FromSeconds(30), context.RequestAborted).ConfigureAwait(false))
             throw new UnavailableException(RavenExceptionTypes.Timeout, $"Raft index {index} was not applied on node {node.Tag} within 30 s (applied: {node.LastAppliedIndex}).");
+        // Applied means acted on too: this node's database instances match the groups as of that index.
+        await context.RequestServices.GetRequiredService<DatabaseGroups>().ReconcileAsync(context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

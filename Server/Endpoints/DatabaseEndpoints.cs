@@ -38,7 +38,38 @@ public static class DatabaseEndpoints
                 name = bodyName;
             }
         }
-        registry.Create(name ?? throw new BadRequestException("Database name is required (?name= or DatabaseName in the body)."));
+        if (name == null)
+            throw new BadRequestException("Database name is required (?name= or DatabaseName in the body).");
+        int replicationFactor = RequestParsing.QueryInt(context.Request, "replicationFactor", 1, min: 1, max: 64);
+        var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
+        if (replicationFactor > 1 || cluster.Read(s => s.Nodes.Count) > 1)
+        {
+            // In a cluster the database is placed on a group of nodes through Raft (docs/cluster.md "Database groups").
+            if (await LeaderForward.TryAsync(context, cluster, body).ConfigureAwait(false))
+                return;
+            var (index, members) = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().CreateAsync(name, replicationFactor, context.RequestAborted).ConfigureAwait(false);
+            var urls = cluster.Read(s => members.Select(m => s.Nodes[m].Url).ToList());
+            await JsonResponse.WriteAsync(context, 201, w =>
+            {
+                w.WriteStartObject();
+                w.WriteNumber("RaftCommandIndex", index);
+                w.WriteString("Name", name);
+                w.WriteStartObject("Topology");
+                w.WriteStartArray("Members");
+                foreach (string m in members)
+                    w.WriteStringValue(m);
+                w.WriteEndArray();
+                w.WriteNumber("ReplicationFactor", members.Count);
+                w.WriteEndObject();
+                w.WriteStartArray("NodesAddedTo");
+                foreach (string u in urls)
+                    w.WriteStringValue(u);
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+            return;
+        }
+        registry.Create(name);
         long raft = registry.NextRaftIndex();
         string url = $"{context.Request.Scheme}://{context.Request.Host}";
         await JsonResponse.WriteAsync(context, 201, w =>

@@ -9,12 +9,14 @@ namespace RavenLite.Server.Endpoints;
 internal static class LeaderForward
 {
     /// <summary>True when the request was forwarded (the answer is written); false when this node leads.</summary>
-    public static async Task<bool> TryAsync(HttpContext context, ClusterNode node)
+    public static async Task<bool> TryAsync(HttpContext context, ClusterNode node, ReadOnlyMemory<byte> body = default)
     {
         if (node.CurrentState == "Leader")
             return false;
         string leader = node.LeaderUrl() ?? throw new NotLeaderException(null);
         using var request = new HttpRequestMessage(new HttpMethod(context.Request.Method), leader + context.Request.Path + context.Request.QueryString);
+        if (!body.IsEmpty)
+            request.Content = new ReadOnlyMemoryContent(body) { Headers = { ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/json") } };
         var http = context.RequestServices.GetRequiredService<NodeClient>().Http;
         using var response = await http.SendAsync(request, context.RequestAborted).ConfigureAwait(false);
         context.Response.StatusCode = (int)response.StatusCode;

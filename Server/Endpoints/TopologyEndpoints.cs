@@ -35,21 +35,30 @@ public static class TopologyEndpoints
     {
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         string name = RequestParsing.Required(context.Request, "name");
-        string stored = registry.Find(name) ?? throw new DatabaseMissingException(name);
+        var cluster = context.RequestServices.GetRequiredService<ClusterNode>();
+        // A database of a group: its members, in order (docs/cluster.md "Database groups"); else this node alone.
+        var group = cluster.Read(s => s.Databases.TryGetValue(name, out var g)
+            ? (Members: g.Members.Where(s.Nodes.ContainsKey).Select(m => (Tag: m, s.Nodes[m].Url)).ToList(), g.Etag)
+            : default);
+        string stored = registry.Find(name) ?? (group.Members != null ? name : throw new DatabaseMissingException(name));
+        var nodes = group.Members ?? [(NodeTag.Of(context), NodeUrl(context))];
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Nodes");
-            w.WriteStartObject();
-            w.WriteString("Url", NodeUrl(context));
-            w.WriteString("ClusterTag", NodeTag.Of(context));
-            w.WriteString("ServerRole", "Member");
-            w.WriteString("Database", stored);
-            w.WriteEndObject();
+            foreach (var (tag, url) in nodes)
+            {
+                w.WriteStartObject();
+                w.WriteString("Url", url);
+                w.WriteString("ClusterTag", tag);
+                w.WriteString("ServerRole", "Member");
+                w.WriteString("Database", stored);
+                w.WriteEndObject();
+            }
             w.WriteEndArray();
             w.WriteStartArray("Promotables");
             w.WriteEndArray();
-            w.WriteNumber("Etag", TopologyEtag);
+            w.WriteNumber("Etag", Math.Max(group.Etag, TopologyEtag));
             w.WriteEndObject();
         });
     }

@@ -4,14 +4,15 @@ using RavenLite.Server.Cluster;
 
 namespace RavenLite.Server.Hosting;
 
-/// <summary>Starts this node's Raft with the server, tells it the address the server listens on, and stops it last.</summary>
-internal sealed class ClusterHost(ClusterNode node, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+/// <summary>Starts this node's Raft and its database groups with the server, tells it the address the server listens on, and stops them last.</summary>
+internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
 {
     public async Task StartAsync(CancellationToken cancellationToken)
     {
         await node.StartAsync(cancellationToken).ConfigureAwait(false);
         // Waited for inside the start: a started server's topology names it (a new cluster of one records itself at once).
         lifetime.ApplicationStarted.Register(() => ListeningAsync(lifetime.ApplicationStopping).GetAwaiter().GetResult());
+        groups.Start();
     }
 
     private async Task ListeningAsync(CancellationToken stopping)
@@ -29,5 +30,9 @@ internal sealed class ClusterHost(ClusterNode node, IServer server, IHostApplica
         }
     }
 
-    public async Task StopAsync(CancellationToken cancellationToken) => await node.DisposeAsync().ConfigureAwait(false);
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await groups.DisposeAsync().ConfigureAwait(false);
+        await node.DisposeAsync().ConfigureAwait(false);
+    }
 }

@@ -54,6 +54,7 @@ public static class ServerHost
         builder.Services.AddSingleton<Operations.ServerOperations>();
         builder.Services.AddSingleton<ServerClientConfiguration>();
         builder.Services.AddSingleton<Cluster.ClusterNode>();
+        builder.Services.AddSingleton<Cluster.DatabaseGroups>();
         builder.Services.AddSingleton(new Cluster.NodeClient(new HttpClient { Timeout = TimeSpan.FromSeconds(60) }));
         builder.Services.AddHostedService<ClusterHost>();
         builder.Services.AddSingleton<Tcp.TcpServer>();

@@ -107,4 +107,7 @@ internal static partial class Log
 
     [LoggerMessage(93, LogLevel.Warning, "This node could not record itself as the first node of its new cluster: {Reason}")]
     public static partial void ClusterBootstrapFailed(ILogger logger, string reason);
+
+    [LoggerMessage(94, LogLevel.Warning, "Could not bring this node's database instances in line with their groups (retrying): {Reason}")]
+    public static partial void DatabaseGroupsFailed(ILogger logger, string reason);
 }

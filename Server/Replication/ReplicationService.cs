@@ -14,6 +14,7 @@ public sealed class ReplicationService : IDisposable
     private readonly ILogger _logger;
     private readonly object _lock = new();
     private readonly Dictionary<long, ReplicationSender> _senders = [];
+    private readonly Dictionary<string, ReplicationSender> _groupSenders = new(StringComparer.Ordinal); // by the member's tag
     private readonly Dictionary<string, IncomingReplication> _incoming = new(StringComparer.Ordinal);
     private readonly SemaphoreSlim _changes = new(1, 1);
     private TaskCompletionSource _acknowledged = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -62,6 +63,48 @@ public sealed class ReplicationService : IDisposable
             lock (_lock)
                 return [.. _senders.Values];
         }
+    }
+
+    /// <summary>The senders to the other members of this database's group (docs/cluster.md "Database groups").</summary>
+    internal IReadOnlyList<ReplicationSender> GroupSenders
+    {
+        get
+        {
+            lock (_lock)
+                return [.. _groupSenders.Values];
+        }
+    }
+
+    /// <summary>
+    /// The other members of this database's group (tag → URL): a sender to each, replicating as an external task does
+    /// but not listed among the tasks; senders of members no longer named stop.
+    /// </summary>
+    public void SetGroupMembers(IReadOnlyDictionary<string, string> others)
+    {
+        ArgumentNullException.ThrowIfNull(others);
+        var stopped = new List<ReplicationSender>();
+        lock (_lock)
+        {
+            if (_disposed)
+                return;
+            foreach (var (tag, sender) in _groupSenders.ToList())
+            {
+                if (!others.TryGetValue(tag, out string? url) || sender.Destination.TopologyDiscoveryUrls[0] != url)
+                {
+                    _groupSenders.Remove(tag);
+                    stopped.Add(sender);
+                }
+            }
+            foreach (var (tag, url) in others)
+            {
+                if (_groupSenders.ContainsKey(tag))
+                    continue;
+                var task = new ExternalReplicationTask(0, $"Group replication to {tag}", "", Disabled: false, TimeSpan.Zero);
+                _groupSenders[tag] = new ReplicationSender(_db, task, new RavenConnectionString($"group-{tag}", _db.Name, [url]), _connector, _logger, OnAcknowledged);
+            }
+        }
+        foreach (var s in stopped)
+            s.Dispose();
     }
 
     /// <summary>The sources that have replicated into this database since the server started.</summary>
@@ -195,8 +238,12 @@ public sealed class ReplicationService : IDisposable
     internal void NotifyWrites()
     {
         lock (_lock)
+        {
             foreach (var s in _senders.Values)
                 s.Notify();
+            foreach (var s in _groupSenders.Values)
+                s.Notify();
+        }
     }
 
     private void OnAcknowledged() => Interlocked.Exchange(ref _acknowledged, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
@@ -227,7 +274,7 @@ public sealed class ReplicationService : IDisposable
         while (true)
         {
             var signal = Volatile.Read(ref _acknowledged).Task;
-            var senders = Senders;
+            var senders = Senders.Concat(GroupSenders).ToList(); // the group's members count as replicas, as in RavenDB
             int needed = replicas > 0 ? replicas : senders.Count / 2 + 1;
             int confirmed = senders.Count(s => s.LastAcknowledgedEtag >= etag);
             var left = deadline - DateTime.UtcNow;
@@ -249,8 +296,9 @@ public sealed class ReplicationService : IDisposable
         lock (_lock)
         {
             _disposed = true;
-            senders = [.. _senders.Values];
+            senders = [.. _senders.Values, .. _groupSenders.Values];
             _senders.Clear();
+            _groupSenders.Clear();
         }
         foreach (var s in senders)
             s.Dispose();

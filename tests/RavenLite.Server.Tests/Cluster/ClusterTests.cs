@@ -58,6 +58,65 @@ public sealed class ClusterTests : IDisposable
         return leader != null && (leaderIs?.Invoke(leader) ?? true);
     }
 
+    /// <summary>Starts three servers and has the first add the two others (tags B, C); returns the Raft index of the last addition.</summary>
+    private async Task<long> FormAsync()
+    {
+        for (int i = 0; i < 3; i++)
+            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A"));
+        long last = 0;
+        foreach (var (node, tag) in new[] { (_nodes[1], "B"), (_nodes[2], "C") })
+        {
+            var r = await _nodes[0].Http.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url.ToString().TrimEnd('/'))}", null);
+            var body = await TestServer.ReadJson(r);
+            Assert.True(r.IsSuccessStatusCode, body.ToString());
+            Assert.Equal(tag, body.GetProperty("Tag").GetString());
+            last = body.GetProperty("RaftCommandIndex").GetInt64();
+        }
+        return last;
+    }
+
+    [Fact]
+    public async Task A_database_with_replication_factor_three_is_on_every_node_and_a_write_through_one_is_read_through_the_others()
+    {
+        long formed = await FormAsync();
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+
+        // Created through a follower: forwarded to the leader, placed on all three through Raft.
+        var created = await _nodes[1].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", TestServer.Json("""{"DatabaseName":"orders"}"""));
+        var answer = await TestServer.ReadJson(created);
+        Assert.True(created.StatusCode == HttpStatusCode.Created, answer.ToString());
+        Assert.Equal(["A", "B", "C"], answer.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).Order().ToArray());
+        long index = answer.GetProperty("RaftCommandIndex").GetInt64();
+        foreach (var n in _nodes)
+        {
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={index}")).StatusCode);
+            var topology = await TestServer.ReadJson(await n.Http.GetAsync("/topology?name=orders"));
+            Assert.Equal(3, topology.GetProperty("Nodes").GetArrayLength());
+        }
+        Assert.Equal(HttpStatusCode.Conflict, (await _nodes[0].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", null)).StatusCode);
+
+        // A write through each node is read through the two others.
+        for (int i = 0; i < 3; i++)
+            await ReplicationSetup.PutAsync(_nodes[i].Http, "orders", $"orders/{i}", "{\"Via\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        foreach (var n in _nodes)
+            for (int i = 0; i < 3; i++)
+            {
+                var node = n;
+                int k = i;
+                await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "orders", $"orders/{k}"))?.GetProperty("Via").GetInt32() == k,
+                    $"orders/{k} on {node.Url}", state: () => Describe(_nodes));
+            }
+        // The same versions everywhere: one change vector per document on all three.
+        for (int i = 0; i < 3; i++)
+        {
+            var vectors = new HashSet<string>();
+            foreach (var n in _nodes)
+                vectors.Add((await ReplicationSetup.GetAsync(n.Http, "orders", $"orders/{i}"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
+            Assert.Single(vectors);
+        }
+    }
+
     [Fact]
     public async Task Three_servers_form_a_cluster_through_the_http_api_and_elect_a_new_leader_when_the_leader_is_killed()
     {

@@ -1,0 +1,146 @@
+using RavenLite.Server.Databases;
+
+namespace RavenLite.Server.Cluster;
+
+/// <summary>
+/// Databases on groups of nodes (docs/cluster.md "Database groups"): creating one places it through Raft on
+/// ReplicationFactor nodes; every node then makes sure that each group it is a member of has its local instance and
+/// that the instance replicates to every other member (RavenDB's internal replication, on the replication feed).
+/// Reconciled whenever the cluster's state changes, and every few seconds (an instance reopened — after a settings
+/// change, say — gets its senders back).
+/// </summary>
+public sealed class DatabaseGroups : IAsyncDisposable
+{
+    private static readonly TimeSpan Every = TimeSpan.FromSeconds(5);
+    private readonly ClusterNode _node;
+    private readonly DatabaseRegistry _registry;
+    private readonly ILogger<DatabaseGroups> _logger;
+    private readonly SemaphoreSlim _gate = new(1, 1);
+    private readonly CancellationTokenSource _stop = new();
+    private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private Task _loop = Task.CompletedTask;
+
+    public DatabaseGroups(ClusterNode node, DatabaseRegistry registry, ILogger<DatabaseGroups> logger)
+    {
+        _node = node;
+        _registry = registry;
+        _logger = logger;
+        node.Changed += () => Volatile.Read(ref _changed).TrySetResult();
+    }
+
+    /// <summary>Starts reconciling in the background.</summary>
+    public void Start() => _loop = Task.Run(LoopAsync);
+
+    /// <summary>
+    /// On the leader: places database <paramref name="name"/> on <paramref name="replicationFactor"/> nodes (this one
+    /// first, then the others by tag; watchers hold none), commits it through Raft and creates the local instance.
+    /// 409 when it exists; 400 when the cluster has fewer nodes.
+    /// </summary>
+    public async Task<(long Index, IReadOnlyList<string> Members)> CreateAsync(string name, int replicationFactor, CancellationToken token)
+    {
+        DatabaseRegistry.ValidateName(name);
+        if (replicationFactor < 1)
+            throw new BadRequestException($"ReplicationFactor must be at least 1 (got {replicationFactor}).");
+        var (exists, candidates) = _node.Read(s => (s.Databases.ContainsKey(name),
+            s.Nodes.Where(n => !n.Value.Watcher).Select(n => n.Key).OrderBy(t => t == _node.Tag ? "" : t, StringComparer.Ordinal).ToList()));
+        if (exists || _registry.Find(name) != null)
+            throw new ConcurrencyException($"Database '{name}' already exists.");
+        if (replicationFactor > candidates.Count)
+            throw new BadRequestException($"ReplicationFactor {replicationFactor} is more than the cluster's {candidates.Count} member node(s).");
+        var members = candidates.Take(replicationFactor).ToList();
+        long index = await _node.ReplicateAsync(ClusterCommands.Group(name, members), token).ConfigureAwait(false);
+        await ReconcileAsync(token).ConfigureAwait(false);
+        return (index, members);
+    }
+
+    /// <summary>Makes this node's instances match the groups it is a member of (create, and replicate to the others).</summary>
+    public async Task ReconcileAsync(CancellationToken token)
+    {
+        await _gate.WaitAsync(token).ConfigureAwait(false);
+        try
+        {
+            string me = _node.Tag;
+            var groups = _node.Read(s => s.Databases.Where(d => d.Value.Members.Contains(me))
+                .Select(d => (Name: d.Key, Others: d.Value.Members.Where(m => m != me && s.Nodes.ContainsKey(m)).ToDictionary(m => m, m => s.Nodes[m].Url)))
+                .ToList());
+            foreach (var (name, others) in groups)
+            {
+                if (_registry.Find(name) == null)
+                {
+                    try
+                    {
+                        _registry.Create(name);
+                    }
+                    catch (ConcurrencyException)
+                    {
+                        // created meanwhile
+                    }
+                }
+                var db = _registry.Acquire(name);
+                try
+                {
+                    db.Replication.SetGroupMembers(others);
+                }
+                finally
+                {
+                    db.Release();
+                }
+            }
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    private async Task LoopAsync()
+    {
+        while (!_stop.IsCancellationRequested)
+        {
+            var changed = Volatile.Read(ref _changed); // taken before reconciling: a change meanwhile is not missed
+            try
+            {
+                await ReconcileAsync(_stop.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (_stop.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e) when (e is DomainException or IOException or InvalidOperationException)
+            {
+                Logging.Log.DatabaseGroupsFailed(_logger, e.Message);
+            }
+            try
+            {
+                await changed.Task.WaitAsync(Every, _stop.Token).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+            if (changed.Task.IsCompleted)
+                Interlocked.CompareExchange(ref _changed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously), changed);
+        }
+    }
+
+    private int _disposed;
+
+    /// <summary>Stops reconciling (once: the host stops it, then the container disposes it).</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+            return;
+        await _stop.CancelAsync().ConfigureAwait(false);
+        try
+        {
+            await _loop.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        _stop.Dispose();
+    }
+}
