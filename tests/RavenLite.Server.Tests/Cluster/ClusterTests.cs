@@ -5,7 +5,7 @@ namespace RavenLite.Server.Tests.Cluster;
 /// HTTP API alone, agree on its topology, elect a new leader when the leader is killed (SIGKILL), take the killed node
 /// back as a follower, and forward a follower's membership change to the leader.
 /// </summary>
-public sealed class ClusterTests : IDisposable
+public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
 {
     private readonly string _root = Path.Combine(Path.GetTempPath(), "ravenlite-cluster-" + Guid.NewGuid().ToString("N"));
     private readonly List<NodeProcess> _nodes = [];
@@ -115,6 +115,25 @@ public sealed class ClusterTests : IDisposable
                 vectors.Add((await ReplicationSetup.GetAsync(n.Http, "orders", $"orders/{i}"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
             Assert.Single(vectors);
         }
+    }
+
+    /// <summary>
+    /// tests/node-client/cluster.mjs: RavenDB's Node client given the three URLs creates a replication-factor-3 database,
+    /// writes with write assurance and reads round-robin, then kills node A (SIGKILL) and goes on through the others.
+    /// </summary>
+    [Fact]
+    public async Task The_official_node_client_fails_over_when_the_node_it_prefers_is_killed()
+    {
+        long formed = await FormAsync();
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        string[] args = ["cluster.mjs", "shop", _nodes[0].ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), .. _nodes.Select(n => n.Url.ToString().TrimEnd('/'))];
+        var (code, stdout, stderr) = await Compatibility.NodeClientTests.RunScriptAsync(output, args, new Dictionary<string, string>());
+        Assert.True(code == 0 && stdout.Contains("cluster: ok", StringComparison.Ordinal), $"cluster.mjs exited {code}:\n{stdout}\n{stderr}");
+        // Every write, before and after the kill, is on both survivors.
+        foreach (var n in _nodes.Skip(1))
+            await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"))).GetProperty("CountOfDocuments").GetInt64() == 60,
+                $"60 orders on {n.Url}");
     }
 
     [Fact]

@@ -25,6 +25,9 @@ public sealed class NodeProcess : IDisposable
 
     public string DataDir { get; }
 
+    /// <summary>The process id (what a script given it may signal).</summary>
+    public int ProcessId => _process?.Id ?? 0;
+
     public Uri Url { get; }
 
     public HttpClient Http { get; }

@@ -1,0 +1,50 @@
+// A cluster through RavenDB's official Node client (npm ravendb 7.2.x): a store given the three nodes' URLs creates a
+// database with replication factor 3 (CreateDatabaseOperation), reads its topology (three members), writes with
+// waitForReplicationAfterSaveChanges and reads back with ReadBalanceBehavior RoundRobin; then the node it prefers is
+// killed (SIGKILL, by the pid given) and the store keeps writing and reading through the two others (failover).
+// Usage: node cluster.mjs <database> <pid of the first node> <url1> <url2> <url3>.
+import { DocumentStore, CreateDatabaseOperation, GetDatabaseTopologyCommand } from "ravendb";
+import assert from "node:assert/strict";
+
+const [database, firstPid, ...urls] = process.argv.slice(2);
+const timeout = setTimeout(() => { console.error("cluster test timed out"); process.exit(3); }, 180_000);
+class Order { constructor(n) { this.n = n; } }
+const store = new DocumentStore(urls, database);
+store.conventions.readBalanceBehavior = "RoundRobin";
+store.initialize();
+
+async function writeAndRead(from, to) {
+  const session = store.openSession();
+  session.advanced.waitForReplicationAfterSaveChanges({ replicas: 1, timeout: 10_000 });
+  for (let i = from; i < to; i++)
+    await session.store(new Order(i), "orders/" + i);
+  await session.saveChanges();
+  for (let i = from; i < to; i++) {
+    const s = store.openSession();
+    const o = await s.load("orders/" + i);
+    assert.ok(o, "orders/" + i + " read back");
+    assert.equal(o.n, i);
+  }
+}
+
+try {
+  const created = await store.maintenance.server.send(new CreateDatabaseOperation({ databaseName: database }, 3));
+  assert.equal(created.topology.members.length, 3, JSON.stringify(created));
+
+  const executor = store.getRequestExecutor();
+  const topology = new GetDatabaseTopologyCommand();
+  await executor.execute(topology);
+  assert.equal(topology.result.nodes.length, 3, JSON.stringify(topology.result));
+  assert.deepEqual(topology.result.nodes.map(n => n.clusterTag).sort(), ["A", "B", "C"]);
+
+  await writeAndRead(0, 30);
+  console.log("written and read through the cluster");
+
+  process.kill(Number(firstPid), "SIGKILL");
+  await writeAndRead(30, 60);
+  console.log("written and read after node A was killed");
+  console.log("cluster: ok");
+} finally {
+  clearTimeout(timeout);
+  store.dispose();
+}
