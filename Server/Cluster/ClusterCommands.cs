@@ -27,6 +27,25 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>A compare-exchange put of a group's database: <c>{RequestId, Database, Key, Index (expected; 0: absent), Value (JSON text)}</c>.</summary>
+    public const string PutValue = "PutCompareExchange";
+
+    /// <summary>A compare-exchange delete: <c>{RequestId, Database, Key, Index}</c>.</summary>
+    public const string DeleteValue = "DeleteCompareExchange";
+
+    public static byte[] Value(string type, string requestId, string database, string key, long expectedIndex, string? json) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", type);
+        w.WriteString("RequestId", requestId);
+        w.WriteString("Database", database);
+        w.WriteString("Key", key);
+        w.WriteNumber("Index", expectedIndex);
+        if (json != null)
+            w.WriteString("Value", json);
+        w.WriteEndObject();
+    });
+
     public static byte[] Encode(Action<Utf8JsonWriter> write)
     {
         var buffer = new ArrayBufferWriter<byte>(256);

@@ -169,6 +169,54 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
         return _wal!.LastAppliedIndex;
     }
 
+    /// <summary>
+    /// A compare-exchange put (<paramref name="json"/>) or delete (null) of a group's database, through Raft (on the
+    /// leader): it happens when <paramref name="expectedIndex"/> is the value's (0: absent); a written value's index is
+    /// the command's Raft index.
+    /// </summary>
+    public async Task<ClusterValueResult> CompareExchangeAsync(string database, string key, long expectedIndex, string? json, CancellationToken token)
+    {
+        string requestId = Guid.NewGuid().ToString("N");
+        _machine!.Read(s =>
+        {
+            s.Expect(requestId);
+            return 0;
+        });
+        try
+        {
+            await ReplicateAsync(ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, requestId, database, key, expectedIndex, json), token).ConfigureAwait(false);
+            await _wal!.WaitForApplyAsync(_wal.LastCommittedEntryIndex, token).ConfigureAwait(false);
+            return Read(s => s.TakeResult(requestId)) ?? throw new InvalidOperationException($"Compare-exchange command {requestId} was committed but left no result.");
+        }
+        finally
+        {
+            Read(s =>
+            {
+                s.Forget(requestId);
+                return 0;
+            });
+        }
+    }
+
+    /// <summary>
+    /// Waits until this node has applied everything the leader had committed when asked (DotNext's read barrier): a
+    /// read after it sees every write acknowledged before it began. 503 without a leader in time.
+    /// </summary>
+    public async Task ReadBarrierAsync(CancellationToken token)
+    {
+        var raft = _raft ?? throw new UnavailableException(RavenExceptionTypes.NoLeader, "This node's cluster engine is restarting.");
+        using var cts = CancellationTokenSource.CreateLinkedTokenSource(token);
+        cts.CancelAfter(ChangeTimeout);
+        try
+        {
+            await raft.ApplyReadBarrierAsync(cts.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!token.IsCancellationRequested)
+        {
+            throw new UnavailableException(RavenExceptionTypes.NoLeader, "No leader confirmed the cluster's state in time: a majority of its nodes is not reachable.");
+        }
+    }
+
     /// <summary>The leader's HTTP URL, or null when no leader is known.</summary>
     public string? LeaderUrl() => _raft?.Leader is { } leader ? Read(s => s.Nodes.Values.FirstOrDefault(n => n.RaftEndPoint == Format(leader.EndPoint))?.Url) : null;
 

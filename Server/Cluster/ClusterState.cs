@@ -9,6 +9,9 @@ public sealed class ClusterState
 {
     private readonly SortedDictionary<string, ClusterNodeInfo> _nodes = new(StringComparer.Ordinal);
     private readonly SortedDictionary<string, DatabaseGroup> _databases = new(StringComparer.OrdinalIgnoreCase);
+    private readonly Dictionary<string, SortedDictionary<string, ClusterValue>> _values = new(StringComparer.OrdinalIgnoreCase); // database → lower-cased key → value
+    private readonly Dictionary<string, ClusterValueResult> _results = new(StringComparer.Ordinal); // by request id, for the node that asked
+    private readonly HashSet<string> _pending = new(StringComparer.Ordinal); // request ids this node asked and waits for
 
     /// <summary>The cluster's id, chosen by the node that started it.</summary>
     public string TopologyId { get; private set; } = "";
@@ -24,6 +27,35 @@ public sealed class ClusterState
 
     /// <summary>The databases placed on groups of nodes, by name.</summary>
     public IReadOnlyDictionary<string, DatabaseGroup> Databases => _databases;
+
+    /// <summary>A database's compare-exchange value (key in any casing), or null.</summary>
+    public ClusterValue? Value(string database, string key) =>
+        _values.TryGetValue(database, out var values) && values.TryGetValue(key.ToLowerInvariant(), out var v) ? v : null;
+
+    /// <summary>A database's compare-exchange values whose keys start with <paramref name="prefix"/>, in key order.</summary>
+    public List<ClusterValue> Values(string database, string prefix, int start, int pageSize) =>
+        _values.TryGetValue(database, out var values)
+            ? [.. values.Where(v => v.Key.StartsWith(prefix.ToLowerInvariant(), StringComparison.Ordinal)).Skip(start).Take(pageSize).Select(v => v.Value)]
+            : [];
+
+    /// <summary>Marks <paramref name="requestId"/> as asked here: its result is kept for <see cref="TakeResult"/>.</summary>
+    public void Expect(string requestId) => _pending.Add(requestId);
+
+    /// <summary>The result of a compare-exchange command asked here, once applied (removed as it is taken).</summary>
+    public ClusterValueResult? TakeResult(string requestId)
+    {
+        if (!_results.Remove(requestId, out var result))
+            return null;
+        _pending.Remove(requestId);
+        return result;
+    }
+
+    /// <summary>Forgets a request given up on.</summary>
+    public void Forget(string requestId)
+    {
+        _pending.Remove(requestId);
+        _results.Remove(requestId);
+    }
 
     /// <summary>The tag of the node whose Raft endpoint is <paramref name="raftEndPoint"/>, or null.</summary>
     public string? TagOf(string raftEndPoint) => _nodes.FirstOrDefault(n => n.Value.RaftEndPoint == raftEndPoint).Key;
@@ -58,12 +90,50 @@ public sealed class ClusterState
                 _nodes.Remove(command.GetProperty("Tag").GetString()!);
                 TopologyEtag = index;
                 break;
+            case ClusterCommands.PutValue:
+            case ClusterCommands.DeleteValue:
+                ApplyValue(command, index);
+                break;
             case ClusterCommands.PutDatabaseGroup:
                 _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index);
                 break;
         }
         LastApplied = index;
+    }
+
+    /// <summary>
+    /// A compare-exchange put or delete: it happens when the expected index is the value's (0: absent), and a value
+    /// written takes the command's Raft index as its own — the same on every node.
+    /// </summary>
+    private void ApplyValue(JsonElement command, long index)
+    {
+        string database = command.GetProperty("Database").GetString()!;
+        string key = command.GetProperty("Key").GetString()!;
+        long expected = command.GetProperty("Index").GetInt64();
+        if (!_values.TryGetValue(database, out var values))
+            _values[database] = values = new SortedDictionary<string, ClusterValue>(StringComparer.Ordinal);
+        values.TryGetValue(key.ToLowerInvariant(), out var current);
+        bool matches = expected == (current?.Index ?? 0);
+        ClusterValueResult result;
+        if (!matches)
+        {
+            result = new ClusterValueResult(false, current?.Index ?? 0, current?.Json);
+        }
+        else if (command.GetProperty("Type").GetString() == ClusterCommands.PutValue)
+        {
+            var written = new ClusterValue(key, index, command.GetProperty("Value").GetString()!);
+            values[key.ToLowerInvariant()] = written;
+            result = new ClusterValueResult(true, index, written.Json);
+        }
+        else
+        {
+            values.Remove(key.ToLowerInvariant());
+            result = new ClusterValueResult(current != null, index, current?.Json);
+        }
+        string requestId = command.GetProperty("RequestId").GetString()!;
+        if (_pending.Contains(requestId))
+            _results[requestId] = result;
     }
 
     /// <summary>The state as JSON (a snapshot).</summary>
@@ -95,6 +165,21 @@ public sealed class ClusterState
             w.WriteEndObject();
         }
         w.WriteEndObject();
+        w.WriteStartObject("Values");
+        foreach (var (database, values) in _values)
+        {
+            w.WriteStartArray(database);
+            foreach (var v in values.Values)
+            {
+                w.WriteStartObject();
+                w.WriteString("Key", v.Key);
+                w.WriteNumber("Index", v.Index);
+                w.WriteString("Json", v.Json);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+        }
+        w.WriteEndObject();
         w.WriteEndObject();
     }
 
@@ -111,6 +196,19 @@ public sealed class ClusterState
         if (snapshot.TryGetProperty(nameof(Databases), out var databases))
             foreach (var d in databases.EnumerateObject())
                 _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64());
+        _values.Clear();
+        if (snapshot.TryGetProperty("Values", out var all))
+        {
+            foreach (var database in all.EnumerateObject())
+            {
+                var values = _values[database.Name] = new SortedDictionary<string, ClusterValue>(StringComparer.Ordinal);
+                foreach (var v in database.Value.EnumerateArray())
+                {
+                    string key = v.GetProperty("Key").GetString()!;
+                    values[key.ToLowerInvariant()] = new ClusterValue(key, v.GetProperty("Index").GetInt64(), v.GetProperty("Json").GetString()!);
+                }
+            }
+        }
     }
 }
 
@@ -119,3 +217,9 @@ public sealed record ClusterNodeInfo(string Url, string RaftEndPoint, bool Watch
 
 /// <summary>A database's group: the nodes (tags, in the clients' order) that each hold an instance, replicating to each other; <paramref name="Etag"/> is the Raft index that placed it.</summary>
 public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag);
+
+/// <summary>A compare-exchange value of a database of a group: its key as first written, the Raft index that wrote it, and its JSON (<c>{"Object":..,"@metadata":..}</c>).</summary>
+public sealed record ClusterValue(string Key, long Index, string Json);
+
+/// <summary>What a compare-exchange command did: whether it happened, the index (the new one, or the current one when it did not), and the value.</summary>
+public sealed record ClusterValueResult(bool Successful, long Index, string? Json);

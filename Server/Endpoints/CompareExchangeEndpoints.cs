@@ -24,7 +24,38 @@ public static class CompareExchangeEndpoints
         app.MapDelete("/databases/{db}/cmpxchg", DatabaseRoute.Handle(Delete)).Requires(Access.DatabaseReadWrite);
     }
 
-    private static Task Get(HttpContext context, Database db)
+    /// <summary>True when <paramref name="db"/> is a database of a group: its values are the cluster's (docs/cluster.md "Compare-exchange").</summary>
+    private static bool OfGroup(HttpContext context, Database db, out Cluster.ClusterNode node)
+    {
+        node = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
+        return node.Read(s => s.Databases.ContainsKey(db.Name));
+    }
+
+    private static async Task Get(HttpContext context, Database db)
+    {
+        if (!OfGroup(context, db, out var node))
+        {
+            await GetLocal(context, db).ConfigureAwait(false);
+            return;
+        }
+        await node.ReadBarrierAsync(context.RequestAborted).ConfigureAwait(false);
+        var keys = context.Request.Query["key"].Where(k => !string.IsNullOrEmpty(k)).Select(k => k!).ToList();
+        string prefix = RequestParsing.Query(context.Request, "startsWith") ?? "";
+        int start = RequestParsing.QueryInt(context.Request, "start", 0);
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
+        var values = node.Read(s => keys.Count > 0 ? keys.Select(k => s.Value(db.Name, k)).OfType<Cluster.ClusterValue>().ToList() : s.Values(db.Name, prefix, start, pageSize));
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (var v in values)
+                CompareExchangeStore.WriteEntry(w, new CompareExchangeStore.Entry(v.Key, v.Index, Encoding.UTF8.GetBytes(v.Json)));
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    private static Task GetLocal(HttpContext context, Database db)
     {
         var keys = context.Request.Query["key"].Where(k => !string.IsNullOrEmpty(k)).Select(k => k!).ToList();
         var entries = new List<CompareExchangeStore.Entry>();
@@ -75,6 +106,14 @@ public static class CompareExchangeEndpoints
         byte[] json;
         using (var parsed = DocumentJson.Parse(body, 0))
             json = CompareExchangeStore.ValidateValue(parsed.RootElement, $"PUT cmpxchg '{key}'");
+        if (OfGroup(context, db, out var node))
+        {
+            if (await LeaderForward.TryAsync(context, node, body).ConfigureAwait(false))
+                return;
+            var result = await node.CompareExchangeAsync(db.Name, key, index, Encoding.UTF8.GetString(json), context.RequestAborted).ConfigureAwait(false);
+            await WriteResult(context, new CompareExchangeStore.Result(result.Successful, result.Index, result.Json == null ? null : Encoding.UTF8.GetBytes(result.Json))).ConfigureAwait(false);
+            return;
+        }
         var command = new DelegateCommand<CompareExchangeStore.Result>(
             ctx => CompareExchangeStore.Put(ctx.Transaction, key, index, json, () => CompareExchangeStore.NextIndex(ctx.Transaction)), body.Length);
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
@@ -84,6 +123,14 @@ public static class CompareExchangeEndpoints
     private static async Task Delete(HttpContext context, Database db)
     {
         var (key, index) = KeyAndIndex(context);
+        if (OfGroup(context, db, out var node))
+        {
+            if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
+                return;
+            var done = await node.CompareExchangeAsync(db.Name, key, index, null, context.RequestAborted).ConfigureAwait(false);
+            await WriteResult(context, new CompareExchangeStore.Result(done.Successful, done.Index, done.Json == null ? null : Encoding.UTF8.GetBytes(done.Json))).ConfigureAwait(false);
+            return;
+        }
         var command = new DelegateCommand<CompareExchangeStore.Result>(ctx =>
         {
             var result = CompareExchangeStore.Delete(ctx.Transaction, key, index);

@@ -136,6 +136,88 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 $"60 orders on {n.Url}");
     }
 
+    /// <summary>
+    /// Compare-exchange of a group's database goes through Raft: four clients put new keys through all three nodes while
+    /// the leader is killed (SIGKILL); every put acknowledged as successful is, afterwards, on every node — the killed one
+    /// too, once back — with the index it was acknowledged with, and no two share an index.
+    /// </summary>
+    [Fact]
+    public async Task Compare_exchange_puts_acknowledged_while_the_leader_is_killed_are_on_every_node()
+    {
+        long formed = await FormAsync();
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=kv&replicationFactor=3", null));
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+
+        var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<string, long>();
+        var dead = new System.Collections.Concurrent.ConcurrentDictionary<NodeProcess, bool>();
+        int afterKill = 0;
+        bool killed = false;
+        var deadline = DateTime.UtcNow.AddSeconds(60);
+        async Task Worker(int w)
+        {
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(5) };
+            for (int i = 0; DateTime.UtcNow < deadline && !(killed && Volatile.Read(ref afterKill) >= 40); i++)
+            {
+                var node = _nodes[(w + i) % 3];
+                if (dead.ContainsKey(node))
+                    continue;
+                string key = $"k{w}-{i}";
+                try
+                {
+                    var r = await http.PutAsync(new Uri(node.Url, $"/databases/kv/cmpxchg?key={key}&index=0"), TestServer.Json("{\"Object\":{\"v\":" + i + "}}"));
+                    if (r.StatusCode != HttpStatusCode.OK)
+                        continue; // not acknowledged (no leader for a moment, a node going down)
+                    var body = await TestServer.ReadJson(r);
+                    Assert.True(body.GetProperty("Successful").GetBoolean(), $"a new key {key} was refused: {body}");
+                    acknowledged[key] = body.GetProperty("Index").GetInt64();
+                    if (Volatile.Read(ref killed))
+                        Interlocked.Increment(ref afterKill);
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    // not acknowledged
+                }
+            }
+        }
+        var workers = Enumerable.Range(0, 4).Select(Worker).ToList();
+        await Eventually.HoldsAsync(() => Task.FromResult(acknowledged.Count >= 30), "30 puts before the kill");
+        string leaderTag = (await Topology(_nodes[0])).GetProperty("Leader").GetString()!;
+        var leader = _nodes[leaderTag[0] - 'A'];
+        dead[leader] = true;
+        leader.Kill();
+        Volatile.Write(ref killed, true);
+        await Task.WhenAll(workers);
+        Assert.True(afterKill >= 40, $"only {afterKill} puts were acknowledged after the leader ({leaderTag}) was killed; {acknowledged.Count} in all");
+        Assert.Equal(acknowledged.Count, acknowledged.Values.Distinct().Count()); // each put its own Raft index
+
+        await leader.RestartAsync();
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            async Task<string> Missing()
+            {
+                var listed = await TestServer.ReadJson(await node.Http.GetAsync("/databases/kv/cmpxchg?startsWith=k&pageSize=100000"));
+                var found = listed.GetProperty("Results").EnumerateArray().ToDictionary(e => e.GetProperty("Key").GetString()!, e => e.GetProperty("Index").GetInt64());
+                var missing = acknowledged.Where(a => !found.TryGetValue(a.Key, out long index) || index != a.Value).Select(a => a.Key).ToList();
+                return missing.Count == 0 ? "" : $"{missing.Count} of {acknowledged.Count} missing or different on {node.Url}, e.g. {missing[0]}";
+            }
+            await Eventually.HoldsAsync(async () =>
+            {
+                try
+                {
+                    return await Missing() == "";
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    return false;
+                }
+            }, $"every acknowledged put on {node.Url}", TimeSpan.FromSeconds(30), Missing);
+        }
+    }
+
     [Fact]
     public async Task Three_servers_form_a_cluster_through_the_http_api_and_elect_a_new_leader_when_the_leader_is_killed()
     {
