@@ -46,6 +46,19 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>Takes the next value of an identity of a group's database: <c>{RequestId, Database, Name}</c>.</summary>
+    public const string NextIdentity = "NextIdentity";
+
+    public static byte[] Identity(string requestId, string database, string name) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", NextIdentity);
+        w.WriteString("RequestId", requestId);
+        w.WriteString("Database", database);
+        w.WriteString("Name", name);
+        w.WriteEndObject();
+    });
+
     public static byte[] Encode(Action<Utf8JsonWriter> write)
     {
         var buffer = new ArrayBufferWriter<byte>(256);

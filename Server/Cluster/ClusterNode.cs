@@ -174,7 +174,15 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
     /// leader): it happens when <paramref name="expectedIndex"/> is the value's (0: absent); a written value's index is
     /// the command's Raft index.
     /// </summary>
-    public async Task<ClusterValueResult> CompareExchangeAsync(string database, string key, long expectedIndex, string? json, CancellationToken token)
+    public Task<ClusterValueResult> CompareExchangeAsync(string database, string key, long expectedIndex, string? json, CancellationToken token) =>
+        AskAsync(id => ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, id, database, key, expectedIndex, json), token);
+
+    /// <summary>Takes the next value of identity <paramref name="name"/> of a group's database through Raft (on the leader): never the same twice.</summary>
+    public async Task<long> NextIdentityAsync(string database, string name, CancellationToken token) =>
+        (await AskAsync(id => ClusterCommands.Identity(id, database, name), token).ConfigureAwait(false)).Index;
+
+    /// <summary>Replicates a command carrying a request id and returns the result it had when applied here.</summary>
+    private async Task<ClusterValueResult> AskAsync(Func<string, byte[]> command, CancellationToken token)
     {
         string requestId = Guid.NewGuid().ToString("N");
         _machine!.Read(s =>
@@ -184,9 +192,9 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
         });
         try
         {
-            await ReplicateAsync(ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, requestId, database, key, expectedIndex, json), token).ConfigureAwait(false);
+            await ReplicateAsync(command(requestId), token).ConfigureAwait(false);
             await _wal!.WaitForApplyAsync(_wal.LastCommittedEntryIndex, token).ConfigureAwait(false);
-            return Read(s => s.TakeResult(requestId)) ?? throw new InvalidOperationException($"Compare-exchange command {requestId} was committed but left no result.");
+            return Read(s => s.TakeResult(requestId)) ?? throw new InvalidOperationException($"Cluster command {requestId} was committed but left no result.");
         }
         finally
         {

@@ -10,6 +10,7 @@ public sealed class ClusterState
     private readonly SortedDictionary<string, ClusterNodeInfo> _nodes = new(StringComparer.Ordinal);
     private readonly SortedDictionary<string, DatabaseGroup> _databases = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, SortedDictionary<string, ClusterValue>> _values = new(StringComparer.OrdinalIgnoreCase); // database → lower-cased key → value
+    private readonly Dictionary<string, Dictionary<string, long>> _identities = new(StringComparer.OrdinalIgnoreCase); // database → "prefix|" → last value
     private readonly Dictionary<string, ClusterValueResult> _results = new(StringComparer.Ordinal); // by request id, for the node that asked
     private readonly HashSet<string> _pending = new(StringComparer.Ordinal); // request ids this node asked and waits for
 
@@ -37,6 +38,13 @@ public sealed class ClusterState
         _values.TryGetValue(database, out var values)
             ? [.. values.Where(v => v.Key.StartsWith(prefix.ToLowerInvariant(), StringComparison.Ordinal)).Skip(start).Take(pageSize).Select(v => v.Value)]
             : [];
+
+    /// <summary>A database's identities (<c>"prefix|"</c> → last value handed out).</summary>
+    public IReadOnlyDictionary<string, long> Identities(string database) =>
+        _identities.TryGetValue(database, out var identities) ? identities : new Dictionary<string, long>();
+
+    /// <summary>How an identity is named: lower-cased, ending with one <c>|</c>.</summary>
+    public static string IdentityKey(string name) => name.TrimEnd('|').ToLowerInvariant() + "|";
 
     /// <summary>Marks <paramref name="requestId"/> as asked here: its result is kept for <see cref="TakeResult"/>.</summary>
     public void Expect(string requestId) => _pending.Add(requestId);
@@ -94,6 +102,19 @@ public sealed class ClusterState
             case ClusterCommands.DeleteValue:
                 ApplyValue(command, index);
                 break;
+            case ClusterCommands.NextIdentity:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                string name = IdentityKey(command.GetProperty("Name").GetString()!);
+                if (!_identities.TryGetValue(database, out var identities))
+                    _identities[database] = identities = new Dictionary<string, long>(StringComparer.Ordinal);
+                long next = identities.GetValueOrDefault(name) + 1;
+                identities[name] = next;
+                string requestId = command.GetProperty("RequestId").GetString()!;
+                if (_pending.Contains(requestId))
+                    _results[requestId] = new ClusterValueResult(true, next, null);
+                break;
+            }
             case ClusterCommands.PutDatabaseGroup:
                 _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index);
@@ -165,6 +186,15 @@ public sealed class ClusterState
             w.WriteEndObject();
         }
         w.WriteEndObject();
+        w.WriteStartObject("Identities");
+        foreach (var (database, identities) in _identities)
+        {
+            w.WriteStartObject(database);
+            foreach (var (name, value) in identities)
+                w.WriteNumber(name, value);
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
         w.WriteStartObject("Values");
         foreach (var (database, values) in _values)
         {
@@ -196,6 +226,10 @@ public sealed class ClusterState
         if (snapshot.TryGetProperty(nameof(Databases), out var databases))
             foreach (var d in databases.EnumerateObject())
                 _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64());
+        _identities.Clear();
+        if (snapshot.TryGetProperty("Identities", out var allIdentities))
+            foreach (var database in allIdentities.EnumerateObject())
+                _identities[database.Name] = database.Value.EnumerateObject().ToDictionary(p => p.Name, p => p.Value.GetInt64(), StringComparer.Ordinal);
         _values.Clear();
         if (snapshot.TryGetProperty("Values", out var all))
         {

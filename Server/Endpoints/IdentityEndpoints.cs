@@ -34,12 +34,25 @@ public static class IdentityEndpoints
     private static async Task Next(HttpContext context, Database db)
     {
         string name = Name(context, db);
-        var command = new DelegateCommand<long>(ctx => ctx.NextIdentity(name));
-        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        long value;
+        var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
+        if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
+        {
+            // A group's database: the identity is the cluster's (docs/cluster.md "Identities").
+            if (await LeaderForward.TryAsync(context, cluster).ConfigureAwait(false))
+                return;
+            value = await cluster.NextIdentityAsync(db.Name, name, context.RequestAborted).ConfigureAwait(false);
+        }
+        else
+        {
+            var command = new DelegateCommand<long>(ctx => ctx.NextIdentity(name));
+            await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+            value = command.Result;
+        }
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("NewIdentityValue", command.Result);
+            w.WriteNumber("NewIdentityValue", value);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

@@ -137,12 +137,13 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>
-    /// Compare-exchange of a group's database goes through Raft: four clients put new keys through all three nodes while
-    /// the leader is killed (SIGKILL); every put acknowledged as successful is, afterwards, on every node — the killed one
-    /// too, once back — with the index it was acknowledged with, and no two share an index.
+    /// Compare-exchange and identities of a group's database go through Raft: four clients put new keys and take
+    /// identities through all three nodes while the leader is killed (SIGKILL); every put acknowledged as successful is,
+    /// afterwards, on every node — the killed one too, once back — with the index it was acknowledged with, no two share
+    /// an index, and no identity value is handed out twice.
     /// </summary>
     [Fact]
-    public async Task Compare_exchange_puts_acknowledged_while_the_leader_is_killed_are_on_every_node()
+    public async Task Compare_exchange_puts_and_identities_acknowledged_while_the_leader_is_killed_hold_on_every_node()
     {
         long formed = await FormAsync();
         foreach (var n in _nodes)
@@ -152,6 +153,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
 
         var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<string, long>();
+        var identities = new System.Collections.Concurrent.ConcurrentBag<long>();
         var dead = new System.Collections.Concurrent.ConcurrentDictionary<NodeProcess, bool>();
         int afterKill = 0;
         bool killed = false;
@@ -167,6 +169,13 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 string key = $"k{w}-{i}";
                 try
                 {
+                    if (i % 3 == 2)
+                    {
+                        var id = await http.PostAsync(new Uri(node.Url, "/databases/kv/identity/next?name=orders"), null);
+                        if (id.StatusCode == HttpStatusCode.OK)
+                            identities.Add((await TestServer.ReadJson(id)).GetProperty("NewIdentityValue").GetInt64());
+                        continue;
+                    }
                     var r = await http.PutAsync(new Uri(node.Url, $"/databases/kv/cmpxchg?key={key}&index=0"), TestServer.Json("{\"Object\":{\"v\":" + i + "}}"));
                     if (r.StatusCode != HttpStatusCode.OK)
                         continue; // not acknowledged (no leader for a moment, a node going down)
@@ -192,6 +201,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         await Task.WhenAll(workers);
         Assert.True(afterKill >= 40, $"only {afterKill} puts were acknowledged after the leader ({leaderTag}) was killed; {acknowledged.Count} in all");
         Assert.Equal(acknowledged.Count, acknowledged.Values.Distinct().Count()); // each put its own Raft index
+        Assert.True(identities.Count >= 10, $"{identities.Count} identities taken");
+        Assert.Equal(identities.Count, identities.Distinct().Count()); // none handed out twice
 
         await leader.RestartAsync();
         foreach (var n in _nodes)
