@@ -59,6 +59,19 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>The cluster observer moves a group's member to rehab or back: <c>{Database, Tag, Rehab}</c>.</summary>
+    public const string SetMemberState = "SetMemberState";
+
+    public static byte[] MemberState(string database, string tag, bool rehab) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", SetMemberState);
+        w.WriteString("Database", database);
+        w.WriteString("Tag", tag);
+        w.WriteBoolean("Rehab", rehab);
+        w.WriteEndObject();
+    });
+
     public static byte[] Encode(Action<Utf8JsonWriter> write)
     {
         var buffer = new ArrayBufferWriter<byte>(256);

@@ -115,6 +115,19 @@ public sealed class ClusterState
                     _results[requestId] = new ClusterValueResult(true, next, null);
                 break;
             }
+            case ClusterCommands.SetMemberState:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                string tag = command.GetProperty("Tag").GetString()!;
+                bool rehab = command.GetProperty("Rehab").GetBoolean();
+                if (_databases.TryGetValue(database, out var group) && group.All.Contains(tag))
+                {
+                    _databases[database] = rehab
+                        ? new DatabaseGroup([.. group.Members.Where(m => m != tag)], index) { Rehabs = [.. group.Rehabs.Where(r => r != tag), tag] }
+                        : new DatabaseGroup([.. group.Members.Where(m => m != tag), tag], index) { Rehabs = [.. group.Rehabs.Where(r => r != tag)] };
+                }
+                break;
+            }
             case ClusterCommands.PutDatabaseGroup:
                 _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index);
@@ -182,6 +195,10 @@ public sealed class ClusterState
             foreach (string m in group.Members)
                 w.WriteStringValue(m);
             w.WriteEndArray();
+            w.WriteStartArray(nameof(group.Rehabs));
+            foreach (string r in group.Rehabs)
+                w.WriteStringValue(r);
+            w.WriteEndArray();
             w.WriteNumber(nameof(group.Etag), group.Etag);
             w.WriteEndObject();
         }
@@ -225,7 +242,10 @@ public sealed class ClusterState
         _databases.Clear();
         if (snapshot.TryGetProperty(nameof(Databases), out var databases))
             foreach (var d in databases.EnumerateObject())
-                _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64());
+                _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64())
+                {
+                    Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
+                };
         _identities.Clear();
         if (snapshot.TryGetProperty("Identities", out var allIdentities))
             foreach (var database in allIdentities.EnumerateObject())
@@ -249,8 +269,18 @@ public sealed class ClusterState
 /// <summary>A node of the cluster: its HTTP URL, its Raft endpoint (<c>host:port</c>), and whether it only watches (never votes for documents' groups).</summary>
 public sealed record ClusterNodeInfo(string Url, string RaftEndPoint, bool Watcher);
 
-/// <summary>A database's group: the nodes (tags, in the clients' order) that each hold an instance, replicating to each other; <paramref name="Etag"/> is the Raft index that placed it.</summary>
-public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag);
+/// <summary>
+/// A database's group: the nodes (tags, in the clients' order) that each hold an instance, replicating to each other;
+/// <paramref name="Etag"/> is the Raft index of its last change. <see cref="Rehabs"/> are members the cluster observer
+/// found unreachable: they keep their instance and are fed, and come back once caught up.
+/// </summary>
+public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag)
+{
+    public IReadOnlyList<string> Rehabs { get; init; } = [];
+
+    /// <summary>Every node that holds an instance: members, then rehabs.</summary>
+    public IEnumerable<string> All => Members.Concat(Rehabs);
+}
 
 /// <summary>A compare-exchange value of a database of a group: its key as first written, the Raft index that wrote it, and its JSON (<c>{"Object":..,"@metadata":..}</c>).</summary>
 public sealed record ClusterValue(string Key, long Index, string Json);

@@ -60,8 +60,8 @@ public sealed class DatabaseGroups : IAsyncDisposable
         try
         {
             string me = _node.Tag;
-            var groups = _node.Read(s => s.Databases.Where(d => d.Value.Members.Contains(me))
-                .Select(d => (Name: d.Key, Others: d.Value.Members.Where(m => m != me && s.Nodes.ContainsKey(m)).ToDictionary(m => m, m => s.Nodes[m].Url)))
+            var groups = _node.Read(s => s.Databases.Where(d => d.Value.All.Contains(me))
+                .Select(d => (Name: d.Key, Others: d.Value.All.Where(m => m != me && s.Nodes.ContainsKey(m)).ToDictionary(m => m, m => s.Nodes[m].Url)))
                 .ToList());
             foreach (var (name, others) in groups)
             {

@@ -49,6 +49,9 @@ public sealed class ServerOptions
     /// <summary>The Raft election timeout's lower bound, in ms (the upper one is twice it). Default 300.</summary>
     public int RaftElectionTimeoutMs { get; set; } = 300;
 
+    /// <summary>How long a database group's member may stay unreachable before the cluster observer moves it to Rehab, in seconds. Default 60 (RavenDB's).</summary>
+    public int ClusterRehabDelaySeconds { get; set; } = 60;
+
     /// <summary>How long a replication connection may stay silent (no batch, heartbeat or acknowledgement) before either side drops it and the sender reconnects. Default 15 s.</summary>
     public int ReplicationHeartbeatTimeoutSeconds { get; set; } = 15;
 
@@ -178,6 +181,7 @@ public sealed class ServerOptions
             throw new InvalidOperationException("Security:WellKnownAdminCertificates must be SHA-1 thumbprints (40 hex digits), separated by commas.");
         Check(RaftPort is >= 0 and <= 65535, "RaftPort must be 0..65535.");
         Check(RaftElectionTimeoutMs is >= 50 and <= 60_000, "RaftElectionTimeoutMs must be 50..60,000.");
+        Check(ClusterRehabDelaySeconds is >= 1 and <= 86_400, "ClusterRehabDelaySeconds must be 1..86,400.");
         Check(NodeTag.Length is >= 1 and <= 4 && NodeTag.All(char.IsAsciiLetterUpper), $"NodeTag '{NodeTag}' must be one to four upper-case letters (A, B, C…).");
         Check(ReplicationHeartbeatTimeoutSeconds is >= 2 and <= 3600, "ReplicationHeartbeatTimeoutSeconds must be 2..3,600.");
         Check(ReplicationBatchItems is >= 1 and <= 1_000_000, "ReplicationBatchItems must be 1..1,000,000.");
@@ -223,7 +227,7 @@ public sealed class ServerOptions
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
         Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
-        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
+        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

@@ -38,20 +38,21 @@ public static class TopologyEndpoints
         var cluster = context.RequestServices.GetRequiredService<ClusterNode>();
         // A database of a group: its members, in order (docs/cluster.md "Database groups"); else this node alone.
         var group = cluster.Read(s => s.Databases.TryGetValue(name, out var g)
-            ? (Members: g.Members.Where(s.Nodes.ContainsKey).Select(m => (Tag: m, s.Nodes[m].Url)).ToList(), g.Etag)
+            ? (Members: g.Members.Where(s.Nodes.ContainsKey).Select(m => (Tag: m, s.Nodes[m].Url, Role: "Member"))
+                .Concat(g.Rehabs.Where(s.Nodes.ContainsKey).Select(r => (Tag: r, s.Nodes[r].Url, Role: "Rehab"))).ToList(), g.Etag)
             : default);
         string stored = registry.Find(name) ?? (group.Members != null ? name : throw new DatabaseMissingException(name));
-        var nodes = group.Members ?? [(NodeTag.Of(context), NodeUrl(context))];
+        var nodes = group.Members ?? [(NodeTag.Of(context), NodeUrl(context), "Member")];
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Nodes");
-            foreach (var (tag, url) in nodes)
+            foreach (var (tag, url, role) in nodes)
             {
                 w.WriteStartObject();
                 w.WriteString("Url", url);
                 w.WriteString("ClusterTag", tag);
-                w.WriteString("ServerRole", "Member");
+                w.WriteString("ServerRole", role);
                 w.WriteString("Database", stored);
                 w.WriteEndObject();
             }

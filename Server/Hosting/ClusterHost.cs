@@ -5,7 +5,7 @@ using RavenLite.Server.Cluster;
 namespace RavenLite.Server.Hosting;
 
 /// <summary>Starts this node's Raft and its database groups with the server, tells it the address the server listens on, and stops them last.</summary>
-internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
 {
     public async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -13,6 +13,7 @@ internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, IServ
         // Waited for inside the start: a started server's topology names it (a new cluster of one records itself at once).
         lifetime.ApplicationStarted.Register(() => ListeningAsync(lifetime.ApplicationStopping).GetAwaiter().GetResult());
         groups.Start();
+        observer.Start();
     }
 
     private async Task ListeningAsync(CancellationToken stopping)
@@ -32,6 +33,7 @@ internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, IServ
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
+        await observer.DisposeAsync().ConfigureAwait(false);
         await groups.DisposeAsync().ConfigureAwait(false);
         await node.DisposeAsync().ConfigureAwait(false);
     }

@@ -110,4 +110,10 @@ internal static partial class Log
 
     [LoggerMessage(94, LogLevel.Warning, "Could not bring this node's database instances in line with their groups (retrying): {Reason}")]
     public static partial void DatabaseGroupsFailed(ILogger logger, string reason);
+
+    [LoggerMessage(95, LogLevel.Warning, "Cluster observer: database {Database}'s node {Tag} is now {State}")]
+    public static partial void ClusterMemberState(ILogger logger, string database, string tag, string state);
+
+    [LoggerMessage(96, LogLevel.Warning, "Cluster observer failed (retrying): {Reason}")]
+    public static partial void ClusterObserverFailed(ILogger logger, string reason);
 }

@@ -59,10 +59,10 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>Starts three servers and has the first add the two others (tags B, C); returns the Raft index of the last addition.</summary>
-    private async Task<long> FormAsync()
+    private async Task<long> FormAsync(params string[] extra)
     {
         for (int i = 0; i < 3; i++)
-            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A"));
+            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A", extra));
         long last = 0;
         foreach (var (node, tag) in new[] { (_nodes[1], "B"), (_nodes[2], "C") })
         {
@@ -115,6 +115,50 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 vectors.Add((await ReplicationSetup.GetAsync(n.Http, "orders", $"orders/{i}"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
             Assert.Single(vectors);
         }
+    }
+
+    /// <summary>
+    /// The cluster observer: node C stopped (SIGSTOP) beyond the rehab delay becomes Rehab of the group — listed after the
+    /// members — while writes go on; resumed (SIGCONT) it catches up, becomes a Member again, and holds the same
+    /// documents with the same change vectors as the others.
+    /// </summary>
+    [Fact]
+    public async Task A_member_stopped_beyond_the_rehab_delay_becomes_rehab_and_returns_a_member_with_the_same_documents()
+    {
+        long formed = await FormAsync("--ClusterRehabDelaySeconds", "2");
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=rehab&replicationFactor=3", null));
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        var a = _nodes[0];
+        var c = _nodes[2];
+        async Task<string> Roles() => string.Join(",", (await TestServer.ReadJson(await a.Http.GetAsync("/topology?name=rehab"))).GetProperty("Nodes").EnumerateArray()
+            .Select(n => n.GetProperty("ClusterTag").GetString() + ":" + n.GetProperty("ServerRole").GetString()));
+        Assert.Equal("A:Member,B:Member,C:Member", await Roles());
+        for (int i = 0; i < 20; i++)
+            await ReplicationSetup.PutAsync(a.Http, "rehab", $"items/{i}", "{\"N\":" + i + ",\"@metadata\":{\"@collection\":\"Items\"}}");
+
+        c.Pause();
+        try
+        {
+            await Eventually.HoldsAsync(async () => await Roles() == "A:Member,B:Member,C:Rehab", "C to become Rehab", TimeSpan.FromSeconds(30), Roles);
+            for (int i = 20; i < 40; i++)
+                await ReplicationSetup.PutAsync(a.Http, "rehab", $"items/{i}", "{\"N\":" + i + ",\"@metadata\":{\"@collection\":\"Items\"}}");
+        }
+        finally
+        {
+            c.Resume();
+        }
+        await Eventually.HoldsAsync(async () => (await Roles()).Contains("C:Member", StringComparison.Ordinal), "C to become a Member again", TimeSpan.FromSeconds(60), Roles);
+        foreach (var other in _nodes.Skip(1))
+        {
+            var node = other;
+            await Eventually.HoldsAsync(async () => (await DatabaseComparer.DifferencesAsync(a.Http, "rehab", node.Http, "rehab")).Count == 0,
+                $"{node.Url} to hold what A holds", TimeSpan.FromSeconds(30),
+                async () => string.Join("; ", (await DatabaseComparer.DifferencesAsync(a.Http, "rehab", node.Http, "rehab")).Take(5)));
+        }
+        Assert.Equal(40, (await TestServer.ReadJson(await c.Http.GetAsync("/databases/rehab/stats"))).GetProperty("CountOfDocuments").GetInt64());
     }
 
     /// <summary>

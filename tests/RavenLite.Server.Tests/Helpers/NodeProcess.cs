@@ -12,13 +12,15 @@ namespace RavenLite.Server.Tests.Helpers;
 public sealed class NodeProcess : IDisposable
 {
     private readonly string _tag;
+    private readonly string[] _extra;
     private readonly int _raftPort = FreePort();
     private Process? _process;
 
-    private NodeProcess(string dataDir, string tag, int port)
+    private NodeProcess(string dataDir, string tag, int port, string[] extra)
     {
         DataDir = dataDir;
         _tag = tag;
+        _extra = extra;
         Url = new Uri($"http://127.0.0.1:{port}");
         Http = new HttpClient { BaseAddress = Url, Timeout = TimeSpan.FromSeconds(30) };
     }
@@ -32,10 +34,10 @@ public sealed class NodeProcess : IDisposable
 
     public HttpClient Http { get; }
 
-    /// <summary>Starts node <paramref name="tag"/> over <paramref name="dataDir"/> on a free loopback port.</summary>
-    public static async Task<NodeProcess> StartAsync(string dataDir, string tag)
+    /// <summary>Starts node <paramref name="tag"/> over <paramref name="dataDir"/> on a free loopback port, with <paramref name="extra"/> settings.</summary>
+    public static async Task<NodeProcess> StartAsync(string dataDir, string tag, params string[] extra)
     {
-        var node = new NodeProcess(dataDir, tag, FreePort());
+        var node = new NodeProcess(dataDir, tag, FreePort(), extra);
         await node.RestartAsync();
         return node;
     }
@@ -45,7 +47,7 @@ public sealed class NodeProcess : IDisposable
     {
         _process?.Dispose();
         (_process, _) = await ServerLauncher.StartAsync(DataDir, ["--ServerUrl", Url.ToString().TrimEnd('/'), "--NodeTag", _tag, "--ReplicationHeartbeatTimeoutSeconds", "3",
-            "--RaftPort", _raftPort.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            "--RaftPort", _raftPort.ToString(System.Globalization.CultureInfo.InvariantCulture), .. _extra]);
     }
 
     /// <summary>SIGKILL, then waits for the process to be gone.</summary>
