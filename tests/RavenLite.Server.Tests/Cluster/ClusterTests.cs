@@ -162,6 +162,69 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>
+    /// Eight writers prefer node A and fail over to B, then C, when a request to it fails; each batch asks for write
+    /// assurance (one replica). A is killed (SIGKILL) under the load: every write acknowledged — before the kill or after
+    /// — is on both survivors.
+    /// </summary>
+    [Fact]
+    public async Task Writes_acknowledged_with_one_replica_survive_the_kill_of_the_node_the_writers_prefer()
+    {
+        long formed = await FormAsync();
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=wa&replicationFactor=3", null));
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+
+        var acknowledged = new System.Collections.Concurrent.ConcurrentBag<string>();
+        int afterKill = 0;
+        bool killed = false;
+        var deadline = DateTime.UtcNow.AddSeconds(60);
+        async Task Writer(int w)
+        {
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            int preferred = 0;
+            for (int i = 0; DateTime.UtcNow < deadline && !(Volatile.Read(ref killed) && Volatile.Read(ref afterKill) >= 200); i++)
+            {
+                string id = $"writes/{w}-{i}";
+                string body = "{\"Commands\":[{\"Type\":\"PUT\",\"Id\":\"" + id + "\",\"Document\":{\"W\":" + w + ",\"@metadata\":{\"@collection\":\"Writes\"}}}]}";
+                try
+                {
+                    var r = await http.PostAsync(new Uri(_nodes[preferred].Url, "/databases/wa/bulk_docs?waitForReplicasTimeout=00:00:10&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true"), TestServer.Json(body));
+                    if (r.StatusCode == HttpStatusCode.Created)
+                    {
+                        acknowledged.Add(id);
+                        if (Volatile.Read(ref killed))
+                            Interlocked.Increment(ref afterKill);
+                    }
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    preferred = (preferred + 1) % 3; // fail over, as the clients do
+                }
+            }
+        }
+        var writers = Enumerable.Range(0, 8).Select(Writer).ToList();
+        await Eventually.HoldsAsync(() => Task.FromResult(acknowledged.Count >= 200), "200 writes before the kill");
+        _nodes[0].Kill();
+        Volatile.Write(ref killed, true);
+        await Task.WhenAll(writers);
+        Assert.True(afterKill >= 200, $"only {afterKill} writes were acknowledged after A was killed; {acknowledged.Count} in all");
+
+        foreach (var survivor in _nodes.Skip(1))
+        {
+            var node = survivor;
+            async Task<string> Missing()
+            {
+                var held = await DatabaseComparer.ReadAllAsync(node.Http, "wa");
+                var missing = acknowledged.Where(id => !held.ContainsKey(id)).ToList();
+                return missing.Count == 0 ? "" : $"{missing.Count} of {acknowledged.Count} acknowledged writes missing on {node.Url}, e.g. {missing[0]}";
+            }
+            await Eventually.HoldsAsync(async () => await Missing() == "", $"every acknowledged write on {node.Url}", TimeSpan.FromSeconds(30), Missing);
+        }
+    }
+
+    /// <summary>
     /// tests/node-client/cluster.mjs: RavenDB's Node client given the three URLs creates a replication-factor-3 database,
     /// writes with write assurance and reads round-robin, then kills node A (SIGKILL) and goes on through the others.
     /// </summary>
