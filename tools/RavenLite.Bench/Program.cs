@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|replication|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|replication|cluster|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -45,6 +45,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         "tls" => new TlsSuite(isQuick, work, repeats).Run(),
         "replication" => new ReplicationSuite(isQuick, work, repeats).Run(),
+        "cluster" => new ClusterSuite(isQuick, work).Run(),
         "slowloris" => new SlowlorisSuite(isQuick, work).Run(),
         "soak" => new SoakSuite(isQuick, work, r.GetValue(minutesOption)).Run(),
         "crash" => new CrashSuite(isQuick, work, r.GetValue(cyclesOption), r.GetValue(seedOption) ?? Environment.TickCount).Run(),
@@ -79,6 +80,8 @@ var live = new Command("live", "A data subscription worker reading 1M orders aga
 live.SetAction(r => RunSuite("live", r));
 var replication = new Command("replication", "64-client PUTs into a database replicating to a second server process against the source alone (alternating runs), commit-to-visible lag on the destination, and a new destination catching up 1M orders against importing them from a .ravendbdump, same run.") { quick, json, dir, repeat };
 replication.SetAction(r => RunSuite("replication", r));
+var cluster = new Command("cluster", "Three server processes form a cluster; compare-exchange puts from 16 clients through Raft against the same puts on a single server, then the time from the leader's SIGKILL to the first successful put through a survivor.") { quick, json, dir };
+cluster.SetAction(r => RunSuite("cluster", r));
 var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
 tls.SetAction(r => RunSuite("tls", r));
 var slowloris = new Command("slowloris", "A normal client's PUT/GET latency alone and while 500 connections trickle their headers.") { quick, json, dir };
@@ -91,7 +94,7 @@ var sinkCertificate = new Option<string?>("--certificate") { Description = "http
 var sinkInline = new Option<bool>("--inline-scheduling") { Description = "http-sink: run requests on the thread that read them, as the server does." };
 var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment, changes and TLS rows.") { Hidden = true, Options = { sinkCertificate, sinkInline } };
 httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
-return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, replication, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
+return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {

@@ -6,6 +6,15 @@ namespace RavenLite.Server.Tests.Replication;
 /// </summary>
 public sealed class ReplicationTests
 {
+    /// <summary>docs/1, docs/2 and docs/3 of <paramref name="db"/> as text (for a timeout's message).</summary>
+    private static async Task<string> DocsState(TestServer server, string db)
+    {
+        var parts = new List<string>();
+        foreach (string id in new[] { "docs/1", "docs/2", "docs/3" })
+            parts.Add((await ReplicationSetup.GetAsync(server.Http, db, id))?.ToString() ?? "(none)");
+        return string.Join(" | ", parts);
+    }
+
     [Fact]
     public async Task Documents_and_deletes_replicate_to_another_database_on_the_same_server()
     {
@@ -68,13 +77,7 @@ public sealed class ReplicationTests
         await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
         await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
 
-        async Task<string> State(string db)
-        {
-            var parts = new List<string>();
-            foreach (string id in new[] { "docs/1", "docs/2", "docs/3" })
-                parts.Add((await ReplicationSetup.GetAsync(server.Http, db, id))?.ToString() ?? "(none)");
-            return string.Join(" | ", parts);
-        }
+        Task<string> State(string db) => DocsState(server, db);
         async Task<bool> Converged()
         {
             var a1 = await ReplicationSetup.GetAsync(server.Http, "a", "docs/1");
@@ -133,13 +136,7 @@ public sealed class ReplicationTests
 
         await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
         await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
-        async Task<string> State(string db)
-        {
-            var parts = new List<string>();
-            foreach (string id in new[] { "docs/1", "docs/2", "docs/3" })
-                parts.Add((await ReplicationSetup.GetAsync(server.Http, db, id))?.ToString() ?? "(none)");
-            return string.Join(" | ", parts);
-        }
+        Task<string> State(string db) => DocsState(server, db);
         async Task<bool> Converged()
         {
             foreach (string db in new[] { "a", "b" })
