@@ -96,6 +96,21 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
         Assert.Equal(HttpStatusCode.Conflict, (await _nodes[0].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", null)).StatusCode);
 
+        // A client with an older topology etag is told to refresh it; a node outside a group answers 410.
+        using (var stale = new HttpRequestMessage(HttpMethod.Get, "/databases/orders/stats"))
+        {
+            stale.Headers.Add("Topology-Etag", "0");
+            var r = await _nodes[2].Http.SendAsync(stale);
+            Assert.Equal(HttpStatusCode.OK, r.StatusCode);
+            Assert.Equal("true", r.Headers.GetValues("Refresh-Topology").Single());
+        }
+        var pair = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=pair&replicationFactor=2", null));
+        Assert.Equal(["A", "B"], pair.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).ToArray());
+        Assert.Equal(HttpStatusCode.OK, (await _nodes[2].Http.GetAsync($"/rachis/waitfor?index={pair.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        var gone = await _nodes[2].Http.GetAsync("/databases/pair/stats");
+        Assert.Equal(HttpStatusCode.Gone, gone.StatusCode);
+        Assert.Equal("Raven.Client.Exceptions.Database.DatabaseNotRelevantException", (await TestServer.ReadJson(gone)).GetProperty("Type").GetString());
+
         // A write through each node is read through the two others.
         for (int i = 0; i < 3; i++)
             await ReplicationSetup.PutAsync(_nodes[i].Http, "orders", $"orders/{i}", "{\"Via\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
