@@ -177,6 +177,94 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>
+    /// Linearizability, as Jepsen checks it: eight clients read and compare-and-set three keys through all three nodes
+    /// while the leader is killed (SIGKILL), recording each operation's invocation, completion and answer; the history of
+    /// each key must be linearizable (<see cref="RavenLite.TestKit.Linearizability.RegisterChecker"/>).
+    /// </summary>
+    [Fact]
+    public async Task Compare_exchange_histories_through_every_node_across_a_leader_kill_are_linearizable()
+    {
+        long formed = await FormAsync();
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=lin&replicationFactor=3", null));
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+
+        string[] keys = ["x", "y", "z"];
+        var history = keys.ToDictionary(k => k, _ => new System.Collections.Concurrent.ConcurrentQueue<RavenLite.TestKit.Linearizability.RegisterOperation>());
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        var dead = new System.Collections.Concurrent.ConcurrentDictionary<int, bool>();
+        var stopAt = TimeSpan.FromSeconds(5);
+        async Task Client(int c)
+        {
+            var random = new Random(c);
+            var known = keys.ToDictionary(k => k, _ => 0L);
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(3) };
+            for (int i = 0; clock.Elapsed < stopAt; i++)
+            {
+                int n = random.Next(3);
+                if (dead.ContainsKey(n))
+                    continue;
+                string key = keys[random.Next(keys.Length)];
+                var url = _nodes[n].Url;
+                long invoked = clock.ElapsedTicks;
+                if (random.Next(2) == 0)
+                {
+                    try
+                    {
+                        var r = await http.GetAsync(new Uri(url, $"/databases/lin/cmpxchg?key={key}"));
+                        if (r.StatusCode != HttpStatusCode.OK)
+                            continue; // a read that failed changed nothing
+                        var results = (await TestServer.ReadJson(r)).GetProperty("Results");
+                        var state = results.GetArrayLength() == 0 ? new RavenLite.TestKit.Linearizability.RegisterState(0, null)
+                            : new RavenLite.TestKit.Linearizability.RegisterState(results[0].GetProperty("Index").GetInt64(), results[0].GetProperty("Value").GetProperty("Object").GetString());
+                        history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Read(state, invoked, clock.ElapsedTicks));
+                        known[key] = state.Index;
+                    }
+                    catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                    {
+                    }
+                    continue;
+                }
+                string value = $"{c}-{i}";
+                try
+                {
+                    var r = await http.PutAsync(new Uri(url, $"/databases/lin/cmpxchg?key={key}&index={known[key]}"), TestServer.Json("{\"Object\":\"" + value + "\"}"));
+                    if (r.StatusCode != HttpStatusCode.OK)
+                    {
+                        history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Put(known[key], value, RavenLite.TestKit.Linearizability.Outcome.Unknown, 0, invoked, 0));
+                        continue;
+                    }
+                    var answer = await TestServer.ReadJson(r);
+                    bool ok = answer.GetProperty("Successful").GetBoolean();
+                    long index = answer.GetProperty("Index").GetInt64();
+                    history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Put(known[key], value,
+                        ok ? RavenLite.TestKit.Linearizability.Outcome.Ok : RavenLite.TestKit.Linearizability.Outcome.Refused, index, invoked, clock.ElapsedTicks));
+                    known[key] = index;
+                }
+                catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+                {
+                    history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Put(known[key], value, RavenLite.TestKit.Linearizability.Outcome.Unknown, 0, invoked, 0));
+                }
+            }
+        }
+        var clients = Enumerable.Range(0, 8).Select(Client).ToList();
+        await Task.Delay(TimeSpan.FromSeconds(2)); // load before the kill; the clients run on a deadline, not this delay
+        string leaderTag = (await Topology(_nodes[1])).GetProperty("Leader").GetString()!;
+        int leader = leaderTag[0] - 'A';
+        dead[leader] = true;
+        _nodes[leader].Kill();
+        await Task.WhenAll(clients);
+        foreach (var (key, ops) in history)
+        {
+            var list = ops.ToList();
+            Assert.True(list.Count(o => o.Outcome == RavenLite.TestKit.Linearizability.Outcome.Ok) >= 10, $"only {list.Count} operations on {key}");
+            Assert.True(RavenLite.TestKit.Linearizability.RegisterChecker.IsLinearizable(list), $"the history of {key} ({list.Count} operations) is not linearizable");
+        }
+    }
+
+    /// <summary>
     /// Eight writers prefer node A and fail over to B, then C, when a request to it fails; each batch asks for write
     /// assurance (one replica). A is killed (SIGKILL) under the load: every write acknowledged — before the kill or after
     /// — is on both survivors.
