@@ -103,6 +103,10 @@ public static class DatabaseEndpoints
             throw new BadRequestException("No database named: send {\"DatabaseNames\":[...]}.");
         foreach (string n in names)
             DatabaseRegistry.ValidateName(n);
+        // A group's instance deleted here would be made again by the group (docs/cluster.md: not built yet).
+        var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
+        if (names.FirstOrDefault(n => cluster.Read(s => s.Databases.ContainsKey(n))) is { } grouped)
+            throw new BadRequestException($"Database '{grouped}' is on a group of cluster nodes; deleting a group's database is not supported yet.");
         var missing = names.Where(n => registry.Find(n) == null).ToList();
         if (missing.Count > 0)
             throw new DatabaseMissingException(missing[0]);
