@@ -38,11 +38,25 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
         string tagFile = Path.Combine(Directory, "node-tag");
         if (File.Exists(tagFile))
             options.NodeTag = (await File.ReadAllTextAsync(tagFile, token).ConfigureAwait(false)).Trim();
-        RaftEndPoint = new IPEndPoint(ListenAddress(), await RaftPortAsync(token).ConfigureAwait(false));
+        bool fresh = !File.Exists(MembersFile);
         await _gate.WaitAsync(token).ConfigureAwait(false);
         try
         {
-            await StartRaftAsync(coldStart: !File.Exists(MembersFile), token).ConfigureAwait(false);
+            for (int attempt = 0; ; attempt++)
+            {
+                bool picked = options.RaftPort == 0 && !File.Exists(Path.Combine(Directory, "raft-port"));
+                RaftEndPoint = new IPEndPoint(ListenAddress(), await RaftPortAsync(token).ConfigureAwait(false));
+                try
+                {
+                    await StartRaftAsync(coldStart: fresh, token).ConfigureAwait(false);
+                    return;
+                }
+                catch (SocketException e) when (picked && attempt < 5 && e.SocketErrorCode == SocketError.AddressAlreadyInUse)
+                {
+                    // The free port found was taken before Raft bound it (another server starting at the same moment): pick again.
+                    File.Delete(Path.Combine(Directory, "raft-port"));
+                }
+            }
         }
         finally
         {
@@ -84,7 +98,17 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
         };
         var raft = new RaftCluster(config) { AuditTrail = wal };
         raft.LeaderChanged += (_, leader) => Logging.Log.ClusterLeaderChanged(logger, leader == null ? "(none)" : Format(leader.EndPoint));
-        await raft.StartAsync(token).ConfigureAwait(false);
+        try
+        {
+            await raft.StartAsync(token).ConfigureAwait(false);
+        }
+        catch
+        {
+            raft.Dispose();
+            await wal.DisposeAsync().ConfigureAwait(false);
+            await machine.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
         (_raft, _wal, _machine) = (raft, wal, machine);
     }
 
