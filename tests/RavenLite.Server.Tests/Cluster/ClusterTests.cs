@@ -75,12 +75,25 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         return last;
     }
 
+    /// <summary>Waits until every node has applied Raft index <paramref name="index"/>.</summary>
+    private async Task AppliedEverywhereAsync(long index)
+    {
+        foreach (var n in _nodes)
+            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={index}")).StatusCode);
+    }
+
+    /// <summary>Forms the cluster, then creates <paramref name="database"/> on all three nodes and waits until each has its instance.</summary>
+    private async Task FormWithDatabaseAsync(string database, params string[] extra)
+    {
+        await AppliedEverywhereAsync(await FormAsync(extra));
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync($"/admin/databases?name={database}&replicationFactor=3", null));
+        await AppliedEverywhereAsync(created.GetProperty("RaftCommandIndex").GetInt64());
+    }
+
     [Fact]
     public async Task A_database_with_replication_factor_three_is_on_every_node_and_a_write_through_one_is_read_through_the_others()
     {
-        long formed = await FormAsync();
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        await AppliedEverywhereAsync(await FormAsync());
 
         // Created through a follower: forwarded to the leader, placed on all three through Raft.
         var created = await _nodes[1].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", TestServer.Json("""{"DatabaseName":"orders"}"""));
@@ -140,12 +153,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task A_member_stopped_beyond_the_rehab_delay_becomes_rehab_and_returns_a_member_with_the_same_documents()
     {
-        long formed = await FormAsync("--ClusterRehabDelaySeconds", "2");
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=rehab&replicationFactor=3", null));
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        await FormWithDatabaseAsync("rehab", "--ClusterRehabDelaySeconds", "2");
         var a = _nodes[0];
         var c = _nodes[2];
         async Task<string> Roles() => string.Join(",", (await TestServer.ReadJson(await a.Http.GetAsync("/topology?name=rehab"))).GetProperty("Nodes").EnumerateArray()
@@ -184,12 +192,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Compare_exchange_histories_through_every_node_across_a_leader_kill_are_linearizable()
     {
-        long formed = await FormAsync();
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=lin&replicationFactor=3", null));
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        await FormWithDatabaseAsync("lin");
 
         string[] keys = ["x", "y", "z"];
         var history = keys.ToDictionary(k => k, _ => new System.Collections.Concurrent.ConcurrentQueue<RavenLite.TestKit.Linearizability.RegisterOperation>());
@@ -272,12 +275,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Writes_acknowledged_with_one_replica_survive_the_kill_of_the_node_the_writers_prefer()
     {
-        long formed = await FormAsync();
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=wa&replicationFactor=3", null));
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        await FormWithDatabaseAsync("wa");
 
         var acknowledged = new System.Collections.Concurrent.ConcurrentBag<string>();
         int afterKill = 0;
@@ -334,9 +332,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task The_official_node_client_fails_over_when_the_node_it_prefers_is_killed()
     {
-        long formed = await FormAsync();
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
+        await AppliedEverywhereAsync(await FormAsync());
         string[] args = ["cluster.mjs", "shop", _nodes[0].ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), .. _nodes.Select(n => n.Url.ToString().TrimEnd('/'))];
         var (code, stdout, stderr) = await Compatibility.NodeClientTests.RunScriptAsync(output, args, new Dictionary<string, string>());
         Assert.True(code == 0 && stdout.Contains("cluster: ok", StringComparison.Ordinal), $"cluster.mjs exited {code}:\n{stdout}\n{stderr}");
@@ -355,12 +351,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Compare_exchange_puts_and_identities_acknowledged_while_the_leader_is_killed_hold_on_every_node()
     {
-        long formed = await FormAsync();
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={formed}")).StatusCode);
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=kv&replicationFactor=3", null));
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={created.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        await FormWithDatabaseAsync("kv");
 
         var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<string, long>();
         var identities = new System.Collections.Concurrent.ConcurrentBag<long>();
