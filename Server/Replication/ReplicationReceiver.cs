@@ -8,7 +8,8 @@ namespace RavenLite.Server.Replication;
 /// The destination's side of one replication connection (docs/replication.md "Connection"), after the TCP header was
 /// accepted: the source's hello is answered with the position this database has applied from it and its change vector;
 /// then each batch is applied as one transaction and acknowledged with the new position once durable — while the next
-/// batch is read and handed to the merger — and each heartbeat acknowledged as it stands, in order. Silence longer than the heartbeat timeout ends the connection (the source reconnects).
+/// batch is read and handed to the merger — and each heartbeat acknowledged as it stands, in order. Silence longer
+/// than the heartbeat timeout ends the connection (the source reconnects).
 /// </summary>
 internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan heartbeatTimeout, ILogger logger)
 {
@@ -52,7 +53,7 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
                         if (MissingContents(items) is { Count: > 0 } missing)
                         {
                             // The source streams them, then sends the batch again; batches it sent after this one are dropped.
-                            await DrainAsync(acks.Writer).ConfigureAwait(false);
+                            await DrainAsync(acks.Writer, acker).ConfigureAwait(false);
                             await ReceiveContentsAsync(missing, incoming, stopping).ConfigureAwait(false);
                             break;
                         }
@@ -64,7 +65,7 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
                         if (_staged.Count > 0)
                         {
                             // The contents staged for it are dropped once it is applied (those it did not attach).
-                            await DrainAsync(acks.Writer).ConfigureAwait(false);
+                            await DrainAsync(acks.Writer, acker).ConfigureAwait(false);
                             await DiscardStagedAsync().ConfigureAwait(false);
                         }
                         break;
@@ -136,11 +137,12 @@ internal sealed class ReplicationReceiver(Database db, Stream stream, TimeSpan h
     }
 
     /// <summary>Waits until every acknowledgement queued so far is written (the acknowledging side then leaves the stream alone).</summary>
-    private static async Task DrainAsync(ChannelWriter<PendingAck> acks)
+    private static async Task DrainAsync(ChannelWriter<PendingAck> acks, Task acker)
     {
         var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         acks.TryWrite(new PendingAck(null, Task.CompletedTask, drained));
-        await drained.Task.ConfigureAwait(false);
+        if (await Task.WhenAny(drained.Task, acker).ConfigureAwait(false) == acker)
+            await acker.ConfigureAwait(false); // it failed (a batch did not apply): so does the connection
     }
 
     private static async Task WaitQuietly(Task? task)
