@@ -110,9 +110,7 @@ public sealed class ClusterState
                     _identities[database] = identities = new Dictionary<string, long>(StringComparer.Ordinal);
                 long next = identities.GetValueOrDefault(name) + 1;
                 identities[name] = next;
-                string requestId = command.GetProperty("RequestId").GetString()!;
-                if (_pending.Contains(requestId))
-                    _results[requestId] = new ClusterValueResult(true, next, null);
+                Answer(command, new ClusterValueResult(true, next, null));
                 break;
             }
             case ClusterCommands.SetMemberState:
@@ -165,6 +163,12 @@ public sealed class ClusterState
             values.Remove(key.ToLowerInvariant());
             result = new ClusterValueResult(current != null, index, current?.Json);
         }
+        Answer(command, result);
+    }
+
+    /// <summary>Keeps a command's result for the node that asked it (the others never read it, so they keep nothing).</summary>
+    private void Answer(JsonElement command, ClusterValueResult result)
+    {
         string requestId = command.GetProperty("RequestId").GetString()!;
         if (_pending.Contains(requestId))
             _results[requestId] = result;

@@ -111,7 +111,7 @@ public static class CompareExchangeEndpoints
             if (await LeaderForward.TryAsync(context, node, body).ConfigureAwait(false))
                 return;
             var result = await node.CompareExchangeAsync(db.Name, key, index, Encoding.UTF8.GetString(json), context.RequestAborted).ConfigureAwait(false);
-            await WriteResult(context, new CompareExchangeStore.Result(result.Successful, result.Index, result.Json == null ? null : Encoding.UTF8.GetBytes(result.Json))).ConfigureAwait(false);
+            await WriteResult(context, Of(result)).ConfigureAwait(false);
             return;
         }
         var command = new DelegateCommand<CompareExchangeStore.Result>(
@@ -128,7 +128,7 @@ public static class CompareExchangeEndpoints
             if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
                 return;
             var done = await node.CompareExchangeAsync(db.Name, key, index, null, context.RequestAborted).ConfigureAwait(false);
-            await WriteResult(context, new CompareExchangeStore.Result(done.Successful, done.Index, done.Json == null ? null : Encoding.UTF8.GetBytes(done.Json))).ConfigureAwait(false);
+            await WriteResult(context, Of(done)).ConfigureAwait(false);
             return;
         }
         var command = new DelegateCommand<CompareExchangeStore.Result>(ctx =>
@@ -139,6 +139,10 @@ public static class CompareExchangeEndpoints
         await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         await WriteResult(context, command.Result!).ConfigureAwait(false);
     }
+
+    /// <summary>A cluster command's result in the shape the local store answers.</summary>
+    private static CompareExchangeStore.Result Of(Cluster.ClusterValueResult r) =>
+        new(r.Successful, r.Index, r.Json == null ? null : Encoding.UTF8.GetBytes(r.Json));
 
     private static Task WriteResult(HttpContext context, CompareExchangeStore.Result result) =>
         JsonResponse.WriteAsync(context, 200, w =>
