@@ -253,7 +253,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             }
         }
         var clients = Enumerable.Range(0, 8).Select(Client).ToList();
-        await Task.Delay(TimeSpan.FromSeconds(2)); // load before the kill; the clients run on a deadline, not this delay
+        await Eventually.HoldsAsync(() => Task.FromResult(history.Values.Sum(q => q.Count) >= 150), "150 operations before the kill");
         string leaderTag = (await Topology(_nodes[1])).GetProperty("Leader").GetString()!;
         int leader = leaderTag[0] - 'A';
         dead[leader] = true;
