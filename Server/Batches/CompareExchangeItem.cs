@@ -8,6 +8,9 @@ internal sealed class CompareExchangeItem(string key, long index, byte[]? json) 
 {
     public long ExpectedIndex { get; } = index;
 
+    /// <summary>The value to put (<c>{"Object":..}</c>), or null for a delete.</summary>
+    public byte[]? Value => json;
+
     private long _index;
 
     /// <summary>Null when the key's index is <see cref="ExpectedIndex"/>, else what is wrong.</summary>

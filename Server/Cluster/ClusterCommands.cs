@@ -12,14 +12,15 @@ public static class ClusterCommands
     /// <summary>A node leaves: <c>{Tag}</c>.</summary>
     public const string RemoveNode = "RemoveNode";
 
-    /// <summary>A database is placed on a group of nodes: <c>{Name, Members: [tags]}</c>.</summary>
+    /// <summary>A database is placed on a group of nodes: <c>{Name, Members: [tags], ClusterTransactionId}</c>.</summary>
     public const string PutDatabaseGroup = "PutDatabaseGroup";
 
-    public static byte[] Group(string name, IEnumerable<string> members) => Encode(w =>
+    public static byte[] Group(string name, IEnumerable<string> members, string clusterTransactionId) => Encode(w =>
     {
         w.WriteStartObject();
         w.WriteString("Type", PutDatabaseGroup);
         w.WriteString("Name", name);
+        w.WriteString("ClusterTransactionId", clusterTransactionId);
         w.WriteStartArray("Members");
         foreach (string m in members)
             w.WriteStringValue(m);
@@ -69,6 +70,26 @@ public static class ClusterCommands
         w.WriteString("Database", database);
         w.WriteString("Tag", tag);
         w.WriteBoolean("Rehab", rehab);
+        w.WriteEndObject();
+    });
+
+    /// <summary>
+    /// A cluster-wide transaction of a group's database: <c>{RequestId, Database, Values: [{Key, Index, Value?}],
+    /// Guards: [{Id, Index, Delete}], Documents: [{Type, Id, Document?}]}</c> (a value without Value is deleted).
+    /// </summary>
+    public const string ClusterTransaction = "ClusterTransaction";
+
+    /// <summary>A change to a group database's record, for every member to apply: <c>{Database, Kind, Body}</c> (<see cref="Databases.RecordChanges"/>).</summary>
+    public const string DatabaseRecordChange = "DatabaseRecordChange";
+
+    public static byte[] RecordChange(string database, string kind, JsonElement body) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", DatabaseRecordChange);
+        w.WriteString("Database", database);
+        w.WriteString("Kind", kind);
+        w.WritePropertyName("Body");
+        body.WriteTo(w);
         w.WriteEndObject();
     });
 

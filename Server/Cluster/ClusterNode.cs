@@ -14,7 +14,7 @@ namespace RavenLite.Server.Cluster;
 /// of one, started on its own. Joining another cluster resets this node's cluster state (it waits, standing by, for the
 /// leader to add it); the node's databases stay as they are. Files under <c>{DataDir}/System/Cluster</c>.
 /// </summary>
-public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logger) : IAsyncDisposable
+public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogger<ClusterNode> logger) : IAsyncDisposable
 {
     private static readonly TimeSpan ChangeTimeout = TimeSpan.FromSeconds(30);
     private readonly SemaphoreSlim _gate = new(1, 1); // one membership change or restart at a time
@@ -194,21 +194,45 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
     }
 
     /// <summary>
+    /// Appends a command through Raft from any node: the leader replicates it itself; a follower sends it to the leader
+    /// (<see cref="NodeClient.SendAsync"/>) and then waits until it has applied it too. Returns the command's Raft index.
+    /// No leader known (the minority side of a partition, or an election): 503 <c>NoLeaderException</c> at once.
+    /// </summary>
+    public async Task<long> SendAsync(byte[] command, CancellationToken token)
+    {
+        if (_raft?.Leader is { IsRemote: false })
+            return await ReplicateAsync(command, token).ConfigureAwait(false);
+        string leader = LeaderUrl() ?? throw new NotLeaderException(null);
+        long index = await client.SendAsync(leader, command, token).ConfigureAwait(false);
+        if (!await WaitForIndexAsync(index, ChangeTimeout, token).ConfigureAwait(false))
+            throw new NotLeaderException(null, $"The leader committed the command at index {index}, but this node did not apply it within {ChangeTimeout.TotalSeconds} s.");
+        return index;
+    }
+
+    /// <summary>
     /// A compare-exchange put (<paramref name="json"/>) or delete (null) of a group's database, through Raft (on the
-    /// leader): it happens when <paramref name="expectedIndex"/> is the value's (0: absent); a written value's index is
+    /// any node): it happens when <paramref name="expectedIndex"/> is the value's (0: absent); a written value's index is
     /// the command's Raft index.
     /// </summary>
     public Task<ClusterValueResult> CompareExchangeAsync(string database, string key, long expectedIndex, string? json, CancellationToken token) =>
         AskAsync(id => ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, id, database, key, expectedIndex, json), token);
 
-    /// <summary>Takes the next value of identity <paramref name="name"/> of a group's database through Raft (on the leader): never the same twice.</summary>
+    /// <summary>Takes the next value of identity <paramref name="name"/> of a group's database through Raft (from any node): never the same twice.</summary>
     public async Task<long> NextIdentityAsync(string database, string name, CancellationToken token) =>
         (await AskAsync(id => ClusterCommands.Identity(id, database, name), token).ConfigureAwait(false)).Index;
 
-    /// <summary>Replicates a command carrying a request id and returns the result it had when applied here.</summary>
-    private async Task<ClusterValueResult> AskAsync(Func<string, byte[]> command, CancellationToken token)
+    private Task<ClusterValueResult> AskAsync(Func<string, byte[]> command, CancellationToken token)
     {
-        string requestId = Guid.NewGuid().ToString("N");
+        string requestId = NewRequestId();
+        return AskAsync(requestId, command(requestId), token);
+    }
+
+    /// <summary>A new id for a command whose result the node that asks it waits for.</summary>
+    public static string NewRequestId() => Guid.NewGuid().ToString("N");
+
+    /// <summary>Sends a command carrying <paramref name="requestId"/> (from any node) and returns the result it had when applied here.</summary>
+    public async Task<ClusterValueResult> AskAsync(string requestId, byte[] command, CancellationToken token)
+    {
         _machine!.Read(s =>
         {
             s.Expect(requestId);
@@ -216,8 +240,7 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
         });
         try
         {
-            await ReplicateAsync(command(requestId), token).ConfigureAwait(false);
-            await _wal!.WaitForApplyAsync(_wal.LastCommittedEntryIndex, token).ConfigureAwait(false);
+            await SendAsync(command, token).ConfigureAwait(false);
             return Read(s => s.TakeResult(requestId)) ?? throw new InvalidOperationException($"Cluster command {requestId} was committed but left no result.");
         }
         finally
@@ -256,7 +279,7 @@ public sealed class ClusterNode(ServerOptions options, ILogger<ClusterNode> logg
     /// Adds the server at <paramref name="url"/> (on the leader): asks it to stand by under its new tag, adds its Raft
     /// endpoint to the members (the leader catches it up), then records it in the cluster's state.
     /// </summary>
-    public async Task<(string Tag, long Index)> AddNodeAsync(string url, string? tag, bool watcher, NodeClient client, CancellationToken token)
+    public async Task<(string Tag, long Index)> AddNodeAsync(string url, string? tag, bool watcher, CancellationToken token)
     {
         await _gate.WaitAsync(token).ConfigureAwait(false);
         try

@@ -13,6 +13,14 @@ public sealed class ClusterState
     private readonly Dictionary<string, Dictionary<string, long>> _identities = new(StringComparer.OrdinalIgnoreCase); // database → "prefix|" → last value
     private readonly Dictionary<string, ClusterValueResult> _results = new(StringComparer.Ordinal); // by request id, for the node that asked
     private readonly HashSet<string> _pending = new(StringComparer.Ordinal); // request ids this node asked and waits for
+    private readonly Dictionary<string, List<RecordChange>> _recordChanges = new(StringComparer.OrdinalIgnoreCase); // database → every change, by index
+    private readonly Dictionary<string, List<ClusterTransaction>> _transactions = new(StringComparer.OrdinalIgnoreCase); // database → latest committed, by index
+
+    /// <summary>
+    /// How many committed cluster-wide transactions a database keeps for its members to apply. A member further behind
+    /// gets those documents by replication from the others (with the same <c>RAFT:</c> entries), as any other write.
+    /// </summary>
+    public const int TransactionsKept = 1024;
 
     /// <summary>The cluster's id, chosen by the node that started it.</summary>
     public string TopologyId { get; private set; } = "";
@@ -42,6 +50,14 @@ public sealed class ClusterState
     /// <summary>A database's identities (<c>"prefix|"</c> → last value handed out).</summary>
     public IReadOnlyDictionary<string, long> Identities(string database) =>
         _identities.TryGetValue(database, out var identities) ? identities : new Dictionary<string, long>();
+
+    /// <summary>A database's committed cluster-wide transactions after Raft index <paramref name="after"/>, in index order.</summary>
+    public List<ClusterTransaction> Transactions(string database, long after) =>
+        _transactions.TryGetValue(database, out var list) ? list.FindAll(t => t.Index > after) : [];
+
+    /// <summary>A database's record changes after Raft index <paramref name="after"/>, in index order.</summary>
+    public List<RecordChange> RecordChanges(string database, long after) =>
+        _recordChanges.TryGetValue(database, out var list) ? list.FindAll(c => c.Index > after) : [];
 
     /// <summary>How an identity is named: lower-cased, ending with one <c>|</c>.</summary>
     public static string IdentityKey(string name) => name.TrimEnd('|').ToLowerInvariant() + "|";
@@ -121,15 +137,29 @@ public sealed class ClusterState
                 if (_databases.TryGetValue(database, out var group) && group.All.Contains(tag))
                 {
                     _databases[database] = rehab
-                        ? new DatabaseGroup([.. group.Members.Where(m => m != tag)], index) { Rehabs = [.. group.Rehabs.Where(r => r != tag), tag] }
-                        : new DatabaseGroup([.. group.Members.Where(m => m != tag), tag], index) { Rehabs = [.. group.Rehabs.Where(r => r != tag)] };
+                        ? group with { Members = [.. group.Members.Where(m => m != tag)], Etag = index, Rehabs = [.. group.Rehabs.Where(r => r != tag), tag] }
+                        : group with { Members = [.. group.Members.Where(m => m != tag), tag], Etag = index, Rehabs = [.. group.Rehabs.Where(r => r != tag)] };
                 }
                 break;
             }
             case ClusterCommands.PutDatabaseGroup:
                 _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
-                    [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index);
+                    [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index)
+                {
+                    ClusterTransactionId = command.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
+                };
                 break;
+            case ClusterCommands.ClusterTransaction:
+                ApplyTransaction(command, index);
+                break;
+            case ClusterCommands.DatabaseRecordChange:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                if (!_recordChanges.TryGetValue(database, out var changes))
+                    _recordChanges[database] = changes = [];
+                changes.Add(new RecordChange(index, command.GetProperty("Kind").GetString()!, command.GetProperty("Body").GetRawText()));
+                break;
+            }
         }
         LastApplied = index;
     }
@@ -164,6 +194,67 @@ public sealed class ClusterState
             result = new ClusterValueResult(current != null, index, current?.Json);
         }
         Answer(command, result);
+    }
+
+    /// <summary>
+    /// A cluster-wide transaction of a group's database (docs/cluster.md "Cluster-wide transactions"): every
+    /// compare-exchange index and every document's atomic guard (<c>rvn-atomic/{id}</c>, whose index is the Raft index
+    /// of the last cluster-wide transaction that wrote the document) must be as the transaction expects, or nothing
+    /// happens and the answer names each mismatch. Otherwise its values and guards take the command's Raft index, and
+    /// its documents are kept for every member to write (each member applies them in index order).
+    /// </summary>
+    private void ApplyTransaction(JsonElement command, long index)
+    {
+        string database = command.GetProperty("Database").GetString()!;
+        if (!_values.TryGetValue(database, out var values))
+            _values[database] = values = new SortedDictionary<string, ClusterValue>(StringComparer.Ordinal);
+        var violations = new List<string>();
+        foreach (var v in command.GetProperty("Values").EnumerateArray())
+        {
+            string key = v.GetProperty("Key").GetString()!;
+            long expected = v.GetProperty("Index").GetInt64();
+            long current = values.GetValueOrDefault(key.ToLowerInvariant())?.Index ?? 0;
+            bool delete = !v.TryGetProperty("Value", out _);
+            if (current != expected && !(delete && expected == 0 && current != 0))
+                violations.Add($"compare-exchange '{key}': expected index {expected}, actual {current}");
+        }
+        foreach (var g in command.GetProperty("Guards").EnumerateArray())
+        {
+            string id = g.GetProperty("Id").GetString()!;
+            long expected = g.GetProperty("Index").GetInt64();
+            long current = values.GetValueOrDefault(ClusterValue.GuardOf(id))?.Index ?? 0;
+            if (current != expected)
+                violations.Add(expected == 0
+                    ? $"document '{id}' was written by another cluster-wide transaction (at index {current}), but this one expected it to be new"
+                    : $"document '{id}' was last written by the cluster-wide transaction at index {current}, but this one loaded the version of index {expected}");
+        }
+        if (violations.Count > 0)
+        {
+            Answer(command, new ClusterValueResult(false, 0, string.Join("; ", violations)));
+            return;
+        }
+        foreach (var v in command.GetProperty("Values").EnumerateArray())
+        {
+            string key = v.GetProperty("Key").GetString()!;
+            if (v.TryGetProperty("Value", out var json))
+                values[key.ToLowerInvariant()] = new ClusterValue(key, index, json.GetString()!);
+            else
+                values.Remove(key.ToLowerInvariant());
+        }
+        foreach (var g in command.GetProperty("Guards").EnumerateArray())
+        {
+            string guard = ClusterValue.GuardOf(g.GetProperty("Id").GetString()!);
+            if (g.GetProperty("Delete").GetBoolean())
+                values.Remove(guard);
+            else
+                values[guard] = new ClusterValue(guard, index, ClusterValue.GuardJson);
+        }
+        if (!_transactions.TryGetValue(database, out var transactions))
+            _transactions[database] = transactions = [];
+        transactions.Add(new ClusterTransaction(index, command.GetProperty("RequestId").GetString()!, command.GetProperty("Documents").GetRawText()));
+        if (transactions.Count > TransactionsKept)
+            transactions.RemoveRange(0, transactions.Count - TransactionsKept);
+        Answer(command, new ClusterValueResult(true, index, null));
     }
 
     /// <summary>Keeps a command's result for the node that asked it (the others never read it, so they keep nothing).</summary>
@@ -204,6 +295,8 @@ public sealed class ClusterState
                 w.WriteStringValue(r);
             w.WriteEndArray();
             w.WriteNumber(nameof(group.Etag), group.Etag);
+            if (group.ClusterTransactionId != null)
+                w.WriteString(nameof(group.ClusterTransactionId), group.ClusterTransactionId);
             w.WriteEndObject();
         }
         w.WriteEndObject();
@@ -231,6 +324,38 @@ public sealed class ClusterState
             w.WriteEndArray();
         }
         w.WriteEndObject();
+        w.WriteStartObject("RecordChanges");
+        foreach (var (database, changes) in _recordChanges)
+        {
+            w.WriteStartArray(database);
+            foreach (var c in changes)
+            {
+                w.WriteStartObject();
+                w.WriteNumber("Index", c.Index);
+                w.WriteString("Kind", c.Kind);
+                w.WritePropertyName("Body");
+                w.WriteRawValue(c.Body, skipInputValidation: true);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+        }
+        w.WriteEndObject();
+        w.WriteStartObject("Transactions");
+        foreach (var (database, transactions) in _transactions)
+        {
+            w.WriteStartArray(database);
+            foreach (var t in transactions)
+            {
+                w.WriteStartObject();
+                w.WriteNumber("Index", t.Index);
+                w.WriteString("RequestId", t.RequestId);
+                w.WritePropertyName("Documents");
+                w.WriteRawValue(t.Documents, skipInputValidation: true);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+        }
+        w.WriteEndObject();
         w.WriteEndObject();
     }
 
@@ -249,6 +374,7 @@ public sealed class ClusterState
                 _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64())
                 {
                     Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
+                    ClusterTransactionId = d.Value.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
                 };
         _identities.Clear();
         if (snapshot.TryGetProperty("Identities", out var allIdentities))
@@ -267,6 +393,14 @@ public sealed class ClusterState
                 }
             }
         }
+        _recordChanges.Clear();
+        if (snapshot.TryGetProperty("RecordChanges", out var allChanges))
+            foreach (var database in allChanges.EnumerateObject())
+                _recordChanges[database.Name] = [.. database.Value.EnumerateArray().Select(c => new RecordChange(c.GetProperty("Index").GetInt64(), c.GetProperty("Kind").GetString()!, c.GetProperty("Body").GetRawText()))];
+        _transactions.Clear();
+        if (snapshot.TryGetProperty("Transactions", out var allTransactions))
+            foreach (var database in allTransactions.EnumerateObject())
+                _transactions[database.Name] = [.. database.Value.EnumerateArray().Select(t => new ClusterTransaction(t.GetProperty("Index").GetInt64(), t.GetProperty("RequestId").GetString()!, t.GetProperty("Documents").GetRawText()))];
     }
 }
 
@@ -282,12 +416,35 @@ public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag)
 {
     public IReadOnlyList<string> Rehabs { get; init; } = [];
 
+    /// <summary>The id of the <c>RAFT:</c> change-vector entries its cluster-wide transactions add, the same on every member (null: a group made before it had one).</summary>
+    public string? ClusterTransactionId { get; init; }
+
     /// <summary>Every node that holds an instance: members, then rehabs.</summary>
     public IEnumerable<string> All => Members.Concat(Rehabs);
 }
 
 /// <summary>A compare-exchange value of a database of a group: its key as first written, the Raft index that wrote it, and its JSON (<c>{"Object":..,"@metadata":..}</c>).</summary>
-public sealed record ClusterValue(string Key, long Index, string Json);
+public sealed record ClusterValue(string Key, long Index, string Json)
+{
+    /// <summary>The key of a document's atomic guard (lower-cased, as values are kept).</summary>
+    public static string GuardOf(string documentId) => ("rvn-atomic/" + documentId).ToLowerInvariant();
 
-/// <summary>What a compare-exchange command did: whether it happened, the index (the new one, or the current one when it did not), and the value.</summary>
+    /// <summary>What an atomic guard holds.</summary>
+    public const string GuardJson = "{\"Object\":null}";
+}
+
+/// <summary>A change to a group database's record (<see cref="Databases.RecordChanges"/>): its Raft index, kind and JSON body.</summary>
+public sealed record RecordChange(long Index, string Kind, string Body);
+
+/// <summary>
+/// A committed cluster-wide transaction of a group's database: its Raft index, the request id of the node that asked
+/// it (which answers with the results of its own write), and its documents (<c>[{Type: PUT|DELETE, Id, Document}]</c>)
+/// for the members to write.
+/// </summary>
+public sealed record ClusterTransaction(long Index, string RequestId, string Documents);
+
+/// <summary>
+/// What a compare-exchange command did: whether it happened, the index (the new one, or the current one when it did
+/// not), and the value. For a cluster-wide transaction that did not happen, <see cref="Json"/> says why.
+/// </summary>
 public sealed record ClusterValueResult(bool Successful, long Index, string? Json);

@@ -4,8 +4,9 @@ namespace RavenLite.Server.Cluster;
 
 /// <summary>
 /// Databases on groups of nodes (docs/cluster.md "Database groups"): creating one places it through Raft on
-/// ReplicationFactor nodes; every node then makes sure that each group it is a member of has its local instance and
-/// that the instance replicates to every other member (RavenDB's internal replication, on the replication feed).
+/// ReplicationFactor nodes; every node then makes sure that each group it is a member of has its local instance, that
+/// the instance replicates to every other member (RavenDB's internal replication, on the replication feed), and that it
+/// has applied the group's record changes and written its committed cluster-wide transactions.
 /// Reconciled whenever the cluster's state changes, and every few seconds (an instance reopened — after a settings
 /// change, say — gets its senders back).
 /// </summary>
@@ -14,16 +15,20 @@ public sealed class DatabaseGroups : IAsyncDisposable
     private static readonly TimeSpan Every = TimeSpan.FromSeconds(5);
     private readonly ClusterNode _node;
     private readonly DatabaseRegistry _registry;
+    private readonly ClusterTransactions _transactions;
+    private readonly DatabaseRecords _records;
     private readonly ILogger<DatabaseGroups> _logger;
     private readonly SemaphoreSlim _gate = new(1, 1);
     private readonly CancellationTokenSource _stop = new();
     private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private Task _loop = Task.CompletedTask;
 
-    public DatabaseGroups(ClusterNode node, DatabaseRegistry registry, ILogger<DatabaseGroups> logger)
+    public DatabaseGroups(ClusterNode node, DatabaseRegistry registry, ClusterTransactions transactions, DatabaseRecords records, ILogger<DatabaseGroups> logger)
     {
         _node = node;
         _registry = registry;
+        _transactions = transactions;
+        _records = records;
         _logger = logger;
         node.Changed += () => Volatile.Read(ref _changed).TrySetResult();
     }
@@ -48,7 +53,7 @@ public sealed class DatabaseGroups : IAsyncDisposable
         if (replicationFactor > candidates.Count)
             throw new BadRequestException($"ReplicationFactor {replicationFactor} is more than the cluster's {candidates.Count} member node(s).");
         var members = candidates.Take(replicationFactor).ToList();
-        long index = await _node.ReplicateAsync(ClusterCommands.Group(name, members), token).ConfigureAwait(false);
+        long index = await _node.ReplicateAsync(ClusterCommands.Group(name, members, Documents.ChangeVectors.NewDatabaseId()), token).ConfigureAwait(false);
         await ReconcileAsync(token).ConfigureAwait(false);
         return (index, members);
     }
@@ -80,6 +85,8 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 try
                 {
                     db.Replication.SetGroupMembers(others);
+                    await _records.ApplyAsync(db, token).ConfigureAwait(false);
+                    await _transactions.ApplyAsync(db, token).ConfigureAwait(false);
                 }
                 finally
                 {

@@ -30,4 +30,30 @@ public sealed class NodeClient(HttpClient http)
             return json.RootElement.GetProperty("RaftEndPoint").GetString() ?? throw new BadRequestException($"{url} answered no Raft endpoint.");
         }
     }
+
+    /// <summary>
+    /// Sends a cluster command to the leader at <paramref name="leaderUrl"/> (<c>POST /rachis/send</c>), which appends it
+    /// through Raft; returns the Raft index it was committed at. The leader's refusal (no majority, lost the leadership)
+    /// comes back as the same 503.
+    /// </summary>
+    public async Task<long> SendAsync(string leaderUrl, byte[] command, CancellationToken token)
+    {
+        HttpResponseMessage response;
+        try
+        {
+            response = await http.PostAsync($"{leaderUrl}/rachis/send", new ByteArrayContent(command), token).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException && !token.IsCancellationRequested)
+        {
+            throw new NotLeaderException(null, $"The leader ({leaderUrl}) cannot be reached: {e.Message}");
+        }
+        using (response)
+        {
+            string body = await response.Content.ReadAsStringAsync(token).ConfigureAwait(false);
+            if (!response.IsSuccessStatusCode)
+                throw new NotLeaderException(null, $"The leader ({leaderUrl}) did not commit the command ({(int)response.StatusCode}): {body}");
+            using var json = JsonDocument.Parse(body);
+            return json.RootElement.GetProperty("RaftCommandIndex").GetInt64();
+        }
+    }
 }

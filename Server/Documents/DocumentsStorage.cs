@@ -35,6 +35,8 @@ public sealed partial class DocumentsStorage
     private static readonly byte[] NodeTagKey = "NodeTag"u8.ToArray();
     private static readonly byte[] ClusterTransactionIdKey = "ClusterTransactionId"u8.ToArray();
     private static readonly byte[] ReceivedChangeVectorKey = "ReceivedChangeVector"u8.ToArray();
+    private static readonly byte[] LastClusterTransactionKey = "LastClusterTransactionIndex"u8.ToArray();
+    private static readonly byte[] LastRecordChangeKey = "LastRecordChangeIndex"u8.ToArray();
 
     private readonly int _maxIdBytes;
 
@@ -113,7 +115,41 @@ public sealed partial class DocumentsStorage
     /// The id of the RAFT entries its cluster-wide transactions add to change vectors (<see cref="ChangeVectors.RaftTag"/>):
     /// its own, distinct from <see cref="DatabaseId"/>, so the entry never replaces the writer's.
     /// </summary>
-    public string ClusterTransactionId { get; }
+    public string ClusterTransactionId { get; private set; }
+
+    /// <summary>
+    /// Takes the cluster transaction id of the database's group (in <paramref name="tx"/>): every member's cluster-wide
+    /// writes then carry the same <c>RAFT:</c> entry, which is what lets replication compare them.
+    /// </summary>
+    public void AdoptClusterTransactionId(WriteTransaction tx, string id)
+    {
+        ArgumentNullException.ThrowIfNull(tx);
+        tx.CreateTree(StateTree).Put(ClusterTransactionIdKey, Encoding.UTF8.GetBytes(id));
+        ClusterTransactionId = id;
+    }
+
+    /// <summary>The Raft index of the last cluster-wide transaction of the database's group this instance applied (0: none).</summary>
+    public static long LastClusterTransaction(Transaction tx) => ReadIndex(tx, LastClusterTransactionKey);
+
+    /// <summary>Records that this instance applied its group's cluster-wide transactions up to <paramref name="index"/>.</summary>
+    public static void WriteLastClusterTransaction(WriteTransaction tx, long index) => WriteIndex(tx, LastClusterTransactionKey, index);
+
+    /// <summary>The Raft index of the last change of the database group's record this instance applied (0: none).</summary>
+    public static long LastRecordChange(Transaction tx) => ReadIndex(tx, LastRecordChangeKey);
+
+    /// <summary>Records that this instance applied its group's record changes up to <paramref name="index"/>.</summary>
+    public static void WriteLastRecordChange(WriteTransaction tx, long index) => WriteIndex(tx, LastRecordChangeKey, index);
+
+    private static long ReadIndex(Transaction tx, byte[] key) =>
+        tx.ReadTree(StateTree) is { } t && t.TryGet(key, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
+
+    private static void WriteIndex(WriteTransaction tx, byte[] key, long index)
+    {
+        ArgumentNullException.ThrowIfNull(tx);
+        Span<byte> value = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64LittleEndian(value, index);
+        tx.CreateTree(StateTree).Put(key, value);
+    }
 
     private IDocumentExtension[] _extensions = [];
 

@@ -85,6 +85,11 @@ public static class BulkDocsEndpoints
             && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide";
         var commands = BatchParser.Parse(json.RootElement, db.Documents, options, prepared, clusterWide, streams);
         bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
+        if (clusterWide && context.RequestServices.GetRequiredService<Cluster.ClusterNode>().Read(s => s.Databases.ContainsKey(db.Name)))
+        {
+            await PostToClusterAsync(context, db, json.RootElement.GetProperty("Commands"), commands, atomicWrites).ConfigureAwait(false);
+            return;
+        }
         using var batch = new MergedBatchCommand(commands, body.Length, clusterWide, atomicWrites);
         await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
         if (WriteAssurance.Parse(context.Request) is { } assurance)
@@ -93,6 +98,37 @@ public static class BulkDocsEndpoints
         {
             w.WriteStartObject();
             batch.WriteResults(w);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary>A cluster-wide batch of a group's database: decided through Raft and written by every member (docs/cluster.md "Cluster-wide transactions").</summary>
+    private static async Task PostToClusterAsync(HttpContext context, Database db, JsonElement commands, List<BatchItem> items, bool atomicWrites)
+    {
+        var (index, documentResults) = await context.RequestServices.GetRequiredService<Cluster.ClusterTransactions>()
+            .RunAsync(db, commands, items, atomicWrites, context.RequestAborted).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 201, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            int next = 0;
+            foreach (var item in items)
+            {
+                if (item is CompareExchangeItem cx)
+                {
+                    w.WriteStartObject();
+                    w.WriteString("Type", cx.Value != null ? "CompareExchangePUT" : "CompareExchangeDELETE");
+                    w.WriteString("Key", cx.Id);
+                    w.WriteNumber("Index", index);
+                    w.WriteEndObject();
+                }
+                else
+                {
+                    w.WriteRawValue(documentResults[next++], skipInputValidation: true);
+                }
+            }
+            w.WriteEndArray();
+            w.WriteNumber("TransactionIndex", index);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

@@ -17,6 +17,7 @@ public static class ClusterEndpoints
         app.MapDelete("/admin/cluster/node", RemoveNode).Requires(Access.ClusterAdmin);
         app.MapPost("/admin/cluster/join", Join).Requires(Access.ClusterAdmin);
         app.MapGet("/rachis/waitfor", WaitFor).Requires(Access.ValidUser);
+        app.MapPost("/rachis/send", Send).Requires(Access.ClusterAdmin);
     }
 
     private static async Task AddNode(HttpContext context)
@@ -29,7 +30,7 @@ public static class ClusterEndpoints
         bool watcher = string.Equals(context.Request.Query["watcher"], "true", StringComparison.OrdinalIgnoreCase);
         if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
             return;
-        var (assigned, index) = await node.AddNodeAsync(url, tag, watcher, context.RequestServices.GetRequiredService<NodeClient>(), context.RequestAborted).ConfigureAwait(false);
+        var (assigned, index) = await node.AddNodeAsync(url, tag, watcher, context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -64,6 +65,34 @@ public static class ClusterEndpoints
             w.WriteStartObject();
             w.WriteString("NodeTag", tag);
             w.WriteString("RaftEndPoint", raft);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// A follower's cluster command, on the leader: appended through Raft as sent (the follower built and checked it);
+    /// answers <c>{RaftCommandIndex}</c>. Not the leader: 503 <c>NoLeaderException</c>.
+    /// </summary>
+    private static async Task Send(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        var options = context.RequestServices.GetRequiredService<Configuration.ServerOptions>();
+        var command = await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
+        try
+        {
+            using var parsed = JsonDocument.Parse(command);
+            if (parsed.RootElement.ValueKind != JsonValueKind.Object || !parsed.RootElement.TryGetProperty("Type", out _))
+                throw new BadRequestException("A cluster command is a JSON object with a Type.");
+        }
+        catch (JsonException e)
+        {
+            throw new BadRequestException("A cluster command is a JSON object with a Type: " + e.Message);
+        }
+        long index = await node.ReplicateAsync(command.ToArray(), context.RequestAborted).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", index);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

@@ -108,8 +108,6 @@ public static class CompareExchangeEndpoints
             json = CompareExchangeStore.ValidateValue(parsed.RootElement, $"PUT cmpxchg '{key}'");
         if (OfGroup(context, db, out var node))
         {
-            if (await LeaderForward.TryAsync(context, node, body).ConfigureAwait(false))
-                return;
             var result = await node.CompareExchangeAsync(db.Name, key, index, Encoding.UTF8.GetString(json), context.RequestAborted).ConfigureAwait(false);
             await WriteResult(context, Of(result)).ConfigureAwait(false);
             return;
@@ -125,8 +123,6 @@ public static class CompareExchangeEndpoints
         var (key, index) = KeyAndIndex(context);
         if (OfGroup(context, db, out var node))
         {
-            if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
-                return;
             var done = await node.CompareExchangeAsync(db.Name, key, index, null, context.RequestAborted).ConfigureAwait(false);
             await WriteResult(context, Of(done)).ConfigureAwait(false);
             return;

@@ -276,17 +276,18 @@ public static class DocumentEndpoints
     private static Task GetCollectionStats(HttpContext context, Database db)
     {
         SortedDictionary<string, long> counts;
-        long total;
+        long total, conflicts;
         using (var tx = db.Environment.ReadTransaction())
         {
             counts = DocumentsStorage.CollectionCounts(tx);
             total = DocumentsStorage.CountDocuments(tx);
+            conflicts = DocumentConflicts.Count(tx);
         }
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteNumber("CountOfDocuments", total);
-            w.WriteNumber("CountOfConflicts", 0);
+            w.WriteNumber("CountOfConflicts", conflicts);
             w.WriteStartObject("Collections");
             foreach (var (name, count) in counts)
                 w.WriteNumber(name, count);

@@ -39,8 +39,6 @@ public static class IdentityEndpoints
         if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
         {
             // A group's database: the identity is the cluster's (docs/cluster.md "Identities").
-            if (await LeaderForward.TryAsync(context, cluster).ConfigureAwait(false))
-                return;
             value = await cluster.NextIdentityAsync(db.Name, name, context.RequestAborted).ConfigureAwait(false);
         }
         else

@@ -23,7 +23,7 @@ public static class StatsEndpoints
         long docs, tombstones, lastEtag, counters, revisions, segments, identities = 0, values = 0;
         (long Unique, long Attachments, long Bytes) attachments;
         string changeVector;
-        long conflicts;
+        long conflicts, conflictVersions;
         var indexes = new List<(Indexing.Index Index, bool Stale)>();
         using (var tx = db.Environment.ReadTransaction())
         {
@@ -32,6 +32,7 @@ public static class StatsEndpoints
             lastEtag = DocumentsStorage.LastEtag(tx);
             changeVector = db.Documents.DatabaseChangeVector(tx);
             conflicts = DocumentConflicts.All(tx).Count;
+            conflictVersions = DocumentConflicts.Count(tx);
             counters = Counters.CountersStore.Count(tx);
             revisions = Revisions.RevisionsStore.CountAll(tx);
             segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
@@ -54,7 +55,7 @@ public static class StatsEndpoints
             w.WriteNumber("CountOfDocuments", docs);
             w.WriteNumber("CountOfTombstones", tombstones);
             w.WriteNumber("CountOfIndexes", indexes.Count);
-            w.WriteNumber("CountOfConflicts", 0);
+            w.WriteNumber("CountOfConflicts", conflictVersions);
             w.WriteNumber("CountOfAttachments", attachments.Attachments);
             w.WriteNumber("CountOfRevisionDocuments", revisions);
             w.WriteNumber("CountOfCounterEntries", counters);

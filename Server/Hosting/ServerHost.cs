@@ -55,6 +55,8 @@ public static class ServerHost
         builder.Services.AddSingleton<ServerClientConfiguration>();
         builder.Services.AddSingleton<Cluster.ClusterNode>();
         builder.Services.AddSingleton<Cluster.DatabaseGroups>();
+        builder.Services.AddSingleton<Cluster.ClusterTransactions>();
+        builder.Services.AddSingleton<Cluster.DatabaseRecords>();
         builder.Services.AddSingleton<Cluster.ClusterObserver>();
         builder.Services.AddSingleton(new Cluster.NodeClient(new HttpClient { Timeout = TimeSpan.FromSeconds(60) }));
         builder.Services.AddHostedService<ClusterHost>();

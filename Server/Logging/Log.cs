@@ -116,4 +116,10 @@ internal static partial class Log
 
     [LoggerMessage(96, LogLevel.Warning, "Cluster observer failed (retrying): {Reason}")]
     public static partial void ClusterObserverFailed(ILogger logger, string reason);
+
+    [LoggerMessage(97, LogLevel.Error, "Cluster-wide transaction at Raft index {Index} is not applied on this member (its documents come by replication): {Reason}")]
+    public static partial void ClusterTransactionSkipped(ILogger logger, long index, string reason);
+
+    [LoggerMessage(98, LogLevel.Error, "Database {Database}: change {Kind} of its record at Raft index {Index} is not applied on this member: {Reason}")]
+    public static partial void RecordChangeSkipped(ILogger logger, string database, string kind, long index, string reason);
 }

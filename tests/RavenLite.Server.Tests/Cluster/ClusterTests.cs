@@ -490,6 +490,76 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         await Eventually.HoldsAsync(() => AgreeAsync(remaining, left, l => l == leaderTag), $"A and {leaderTag} to drop {removed}", state: () => Describe(remaining));
     }
 
+    private static async Task<(HttpStatusCode Status, JsonElement Body)> ClusterWideAsync(NodeProcess node, string database, string commands)
+    {
+        var r = await node.Http.PostAsync($"/databases/{database}/bulk_docs", TestServer.Json("{\"TransactionMode\":\"ClusterWide\",\"Commands\":" + commands + "}"));
+        return (r.StatusCode, await TestServer.ReadJson(r));
+    }
+
+    /// <summary>
+    /// A cluster-wide transaction of a group's database is decided through Raft: sent through a follower, its document
+    /// is written by every member with the transaction's RAFT entry and its compare-exchange value holds the transaction's
+    /// index everywhere; of two sessions that loaded the same version, the first to commit wins whichever node each
+    /// asks, and the other is refused (atomic guard), as is a session that expected the document to be new.
+    /// </summary>
+    [Fact]
+    public async Task A_cluster_wide_transaction_is_decided_through_raft_and_written_by_every_member()
+    {
+        await FormWithDatabaseAsync("shop");
+        var (status, first) = await ClusterWideAsync(_nodes[1], "shop",
+            """[{"Type":"PUT","Id":"users/1","ChangeVector":null,"Document":{"Name":"Ann","@metadata":{"@collection":"Users"}}},{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/1"}}]""");
+        Assert.True(status == HttpStatusCode.Created, first.ToString());
+        long index = first.GetProperty("TransactionIndex").GetInt64();
+        string loaded = first.GetProperty("Results")[0].GetProperty("@change-vector").GetString()!;
+        Assert.Contains($"RAFT:{index}-", loaded, StringComparison.Ordinal);
+        Assert.Equal(index, first.GetProperty("Results")[1].GetProperty("Index").GetInt64());
+        await AppliedEverywhereAsync(index);
+        foreach (var n in _nodes)
+        {
+            var doc = await ReplicationSetup.GetAsync(n.Http, "shop", "users/1");
+            Assert.True(doc.HasValue, $"users/1 on {n.Url}");
+            Assert.Equal("Ann", doc.Value.GetProperty("Name").GetString());
+            Assert.Contains($"RAFT:{index}-", doc.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString(), StringComparison.Ordinal);
+            var value = await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/cmpxchg?key=emails/ann"));
+            Assert.Equal(index, value.GetProperty("Results")[0].GetProperty("Index").GetInt64());
+        }
+
+        // Two sessions loaded that version: the one committing first (through C) wins; the other (through A) is refused.
+        string put(string name, string? original) =>
+            "[{\"Type\":\"PUT\",\"Id\":\"users/1\",\"ChangeVector\":null" + (original == null ? "" : ",\"OriginalChangeVector\":\"" + original + "\"")
+            + ",\"Document\":{\"Name\":\"" + name + "\",\"@metadata\":{\"@collection\":\"Users\"}}}]";
+        var (wonStatus, won) = await ClusterWideAsync(_nodes[2], "shop", put("Bea", loaded));
+        Assert.True(wonStatus == HttpStatusCode.Created, won.ToString());
+        var (lostStatus, lost) = await ClusterWideAsync(_nodes[0], "shop", put("Cid", loaded));
+        Assert.Equal(HttpStatusCode.Conflict, lostStatus);
+        Assert.Contains("ClusterTransactionConcurrency", lost.GetProperty("Type").GetString(), StringComparison.Ordinal);
+        var (newStatus, _) = await ClusterWideAsync(_nodes[0], "shop", put("Dan", null));
+        Assert.Equal(HttpStatusCode.Conflict, newStatus);
+        var (takenStatus, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/2"}}]""");
+        Assert.Equal(HttpStatusCode.Conflict, takenStatus);
+        var (badId, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"PUT","Id":"users|","Document":{"@metadata":{"@collection":"Users"}}}]""");
+        Assert.Equal(HttpStatusCode.BadRequest, badId);
+
+        // Every member converges on the winner, with one change vector (the members' writes of one transaction agree).
+        await Eventually.HoldsAsync(async () =>
+        {
+            var vectors = new HashSet<string>();
+            foreach (var n in _nodes)
+            {
+                var doc = await ReplicationSetup.GetAsync(n.Http, "shop", "users/1");
+                if (doc?.GetProperty("Name").GetString() != "Bea")
+                    return false;
+                vectors.Add(doc.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
+            }
+            return vectors.Count == 1;
+        }, "users/1 to be Bea with one change vector on every node", state: () => Describe(_nodes));
+        foreach (var n in _nodes)
+        {
+            var conflicts = await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"));
+            Assert.Equal(0, conflicts.GetProperty("CountOfDocumentsConflicts").GetInt64());
+        }
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)

@@ -1,0 +1,67 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Cluster;
+
+/// <summary>
+/// The records of group databases on Raft (docs/cluster.md "Database records"): a change (<see cref="RecordChanges"/>)
+/// is committed through Raft from whichever node was asked, and every member applies the changes it has not applied yet
+/// in Raft index order — so each member holds the same index definitions and configurations, and builds its own indexes.
+/// Each instance stores the index of the last change it applied; a change is applied before that index is stored, so
+/// one interrupted between the two is applied again (every kind applies the same way twice).
+/// </summary>
+public sealed class DatabaseRecords(ClusterNode node, ILogger<DatabaseRecords> logger) : IDisposable
+{
+    private readonly SemaphoreSlim _gate = new(1, 1); // one member applying at a time: a change is never applied twice at once
+
+    /// <summary>
+    /// Commits the change (already checked by <see cref="RecordChanges.Prepare"/>) of group database <paramref name="db"/>
+    /// through Raft and applies it here; returns its Raft index.
+    /// </summary>
+    public async Task<long> SubmitAsync(Database db, string kind, JsonElement body, CancellationToken token)
+    {
+        ArgumentNullException.ThrowIfNull(db);
+        long index = await node.SendAsync(ClusterCommands.RecordChange(db.Name, kind, body), token).ConfigureAwait(false);
+        await ApplyAsync(db, token).ConfigureAwait(false);
+        return index;
+    }
+
+    /// <summary>Applies, in Raft index order, the changes of <paramref name="db"/>'s group record this instance has not applied.</summary>
+    public async Task ApplyAsync(Database db, CancellationToken token)
+    {
+        ArgumentNullException.ThrowIfNull(db);
+        await _gate.WaitAsync(token).ConfigureAwait(false);
+        try
+        {
+            long applied;
+            using (var tx = db.Environment.ReadTransaction())
+                applied = DocumentsStorage.LastRecordChange(tx);
+            foreach (var change in node.Read(s => s.RecordChanges(db.Name, applied)))
+            {
+                try
+                {
+                    using var body = JsonDocument.Parse(change.Body);
+                    await RecordChanges.Prepare(change.Kind, body.RootElement)(db).ConfigureAwait(false);
+                }
+                catch (DomainException e)
+                {
+                    // Checked where it was asked; a member that cannot apply it (a newer node's kind, say) goes on with the next.
+                    Logging.Log.RecordChangeSkipped(logger, db.Name, change.Kind, change.Index, e.Message);
+                }
+                long done = change.Index;
+                await db.Merger.EnqueueAsync(new DelegateCommand<int>(ctx =>
+                {
+                    DocumentsStorage.WriteLastRecordChange(ctx.Transaction, done);
+                    return 0;
+                })).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    public void Dispose() => _gate.Dispose();
+}
