@@ -6,7 +6,7 @@ using RavenLite.Server.TransactionMerger;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// Stores a database configuration (revisions, expiration, refresh, time series) through the merger and answers as
+/// Stores a database configuration that is not yet a record change on Raft (time series) through the merger and answers as
 /// RavenDB's configuration operations do: <c>{"RaftCommandIndex": n}</c>, the transaction index the change took.
 /// </summary>
 internal static class ConfigurationWrite

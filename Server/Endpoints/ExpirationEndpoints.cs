@@ -25,8 +25,7 @@ public static class ExpirationEndpoints
     private static async Task Set(HttpContext context, Database db, bool refresh)
     {
         using var body = await RequestBody.ReadJsonAsync(context, refresh ? "refresh configuration" : "expiration configuration").ConfigureAwait(false);
-        var configuration = ExpirationConfiguration.Parse(body.RootElement, refresh ? "RefreshFrequencyInSec" : "DeleteFrequencyInSec");
-        await ConfigurationWrite.StoreAsync(context, db, ctx => db.Expiration.Save(ctx.Transaction, refresh, configuration)).ConfigureAwait(false);
+        await RecordChangeRoute.RunAndAnswerAsync(context, db, refresh ? RecordChanges.Refresh : RecordChanges.Expiration, body.RootElement).ConfigureAwait(false);
     }
 
     private static Task Get(HttpContext context, ExpirationConfiguration? configuration, string frequencyName) =>

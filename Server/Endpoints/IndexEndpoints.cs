@@ -89,34 +89,23 @@ public static class IndexEndpoints
 
     private static async Task Put(HttpContext context, Database db)
     {
-        using (var doc = await RequestBody.ReadJsonAsync(context, "index").ConfigureAwait(false))
+        using var doc = await RequestBody.ReadJsonAsync(context, "index").ConfigureAwait(false);
+        var names = RecordChanges.Definitions(doc.RootElement).Select(d => d.Name).ToList(); // a changed index is answered by name while its replacement builds
+        long raft = await RecordChangeRoute.RunAsync(context, db, RecordChanges.PutIndexes, doc.RootElement).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 201, w =>
         {
-            if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Indexes", out var list) || list.ValueKind != JsonValueKind.Array)
-                throw new BadRequestException("The body must be {\"Indexes\":[IndexDefinition, ...]}.");
-            var definitions = list.EnumerateArray().Select(IndexDefinitionJson.Read).ToList();
-            var compiled = definitions.Select(IndexCompiler.Compile).ToList(); // every definition is checked before any is stored
-            var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
-            var results = definitions.Select((d, i) =>
-            {
-                string name = d.Name; // a changed index is answered by name while its replacement builds
-                db.Indexes.Put(d, compiled[i]);
-                return (name, registry.NextRaftIndex());
-            }).ToList();
-            await JsonResponse.WriteAsync(context, 201, w =>
+            w.WriteStartObject();
+            w.WriteStartArray("Results");
+            foreach (string name in names)
             {
                 w.WriteStartObject();
-                w.WriteStartArray("Results");
-                foreach (var (name, raft) in results)
-                {
-                    w.WriteStartObject();
-                    w.WriteString("Index", name);
-                    w.WriteNumber("RaftCommandIndex", raft);
-                    w.WriteEndObject();
-                }
-                w.WriteEndArray();
+                w.WriteString("Index", name);
+                w.WriteNumber("RaftCommandIndex", raft);
                 w.WriteEndObject();
-            }).ConfigureAwait(false);
-        }
+            }
+            w.WriteEndArray();
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
     }
 
     private static Task List(HttpContext context, Database db)
@@ -298,13 +287,12 @@ public static class IndexEndpoints
         return db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
     }
 
-    private static Task Delete(HttpContext context, Database db)
+    private static async Task Delete(HttpContext context, Database db)
     {
-        string name = RequestParsing.Required(context.Request, "name");
-        if (!db.Indexes.Delete(name))
-            throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+        string name = Find(context, db).Name;
+        using var body = JsonDocument.Parse(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["Name"] = name }));
+        await RecordChangeRoute.RunAsync(context, db, RecordChanges.DeleteIndex, body.RootElement).ConfigureAwait(false);
         context.Response.StatusCode = 204;
-        return Task.CompletedTask;
     }
 
     /// <summary>

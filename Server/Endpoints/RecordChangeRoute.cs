@@ -1,4 +1,5 @@
 using RavenLite.Server.Databases;
+using RavenLite.Server.Http;
 
 namespace RavenLite.Server.Endpoints;
 
@@ -17,5 +18,17 @@ internal static class RecordChangeRoute
             return await context.RequestServices.GetRequiredService<Cluster.DatabaseRecords>().SubmitAsync(db, kind, body, context.RequestAborted).ConfigureAwait(false);
         await apply(db).ConfigureAwait(false);
         return context.RequestServices.GetRequiredService<DatabaseRegistry>().NextRaftIndex();
+    }
+
+    /// <summary>Runs the change and answers <c>{"RaftCommandIndex": n}</c>, as RavenDB's configuration operations do.</summary>
+    public static async Task RunAndAnswerAsync(HttpContext context, Database db, string kind, JsonElement body)
+    {
+        long index = await RunAsync(context, db, kind, body).ConfigureAwait(false);
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("RaftCommandIndex", index);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
     }
 }

@@ -38,7 +38,7 @@ public static class ReplicationEndpoints
         var db = context.RequestServices.GetRequiredService<DatabaseRegistry>().Acquire(name);
         try
         {
-            long index = await db.Replication.SetSolverAsync(solver).ConfigureAwait(false);
+            long index = await RecordChangeRoute.RunAsync(context, db, RecordChanges.ConflictSolver, body.RootElement).ConfigureAwait(false);
             await JsonResponse.WriteAsync(context, 200, w =>
             {
                 w.WriteStartObject();

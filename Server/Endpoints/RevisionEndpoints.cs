@@ -32,8 +32,7 @@ public static class RevisionEndpoints
     private static async Task SetConfiguration(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "revisions configuration").ConfigureAwait(false);
-        var configuration = RevisionsConfiguration.Parse(body.RootElement);
-        await ConfigurationWrite.StoreAsync(context, db, ctx => db.Revisions.Save(ctx.Transaction, configuration)).ConfigureAwait(false);
+        await RecordChangeRoute.RunAndAnswerAsync(context, db, RecordChanges.Revisions, body.RootElement).ConfigureAwait(false);
     }
 
     private static Task GetConfiguration(HttpContext context, Database db)

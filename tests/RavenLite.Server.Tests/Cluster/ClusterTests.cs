@@ -560,6 +560,58 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    /// <summary>
+    /// The record of a group's database is Raft state: an index defined through one follower, the revisions configuration
+    /// set through the other and the conflict solver through the leader apply on every member; each member builds its
+    /// own index and answers queries from it; a member that was down (SIGKILL) while an index was deleted and another
+    /// defined catches up when it comes back.
+    /// </summary>
+    [Fact]
+    public async Task Index_definitions_and_configurations_of_a_group_database_apply_on_every_member()
+    {
+        await FormWithDatabaseAsync("books");
+        async Task<long> Changed(HttpResponseMessage r)
+        {
+            var body = await TestServer.ReadJson(r);
+            Assert.True(r.IsSuccessStatusCode, body.ToString());
+            return body.TryGetProperty("Results", out var results) ? results[0].GetProperty("RaftCommandIndex").GetInt64() : body.GetProperty("RaftCommandIndex").GetInt64();
+        }
+        await Changed(await _nodes[1].Http.PutAsync("/databases/books/admin/indexes",
+            TestServer.Json("""{"Indexes":[{"Name":"Books/ByAuthor","Maps":["from b in docs.Books select new { b.Author }"]}]}""")));
+        await Changed(await _nodes[2].Http.PostAsync("/databases/books/admin/revisions/config",
+            TestServer.Json("""{"Default":{"Disabled":false,"MinimumRevisionsToKeep":5}}""")));
+        long last = await Changed(await _nodes[0].Http.PostAsync("/admin/replication/conflicts/solver?name=books", TestServer.Json("""{"ResolveToLatest":true}""")));
+        await AppliedEverywhereAsync(last);
+        await ReplicationSetup.PutAsync(_nodes[0].Http, "books", "books/1", """{"Author":"Le Guin","@metadata":{"@collection":"Books"}}""");
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "books", "books/1")) != null, $"books/1 on {node.Url}");
+            var query = await TestServer.ReadJson(await n.Http.PostAsync("/databases/books/queries?waitForNonStaleResultsTimeout=00:00:30",
+                TestServer.Json("""{"Query":"from index 'Books/ByAuthor' where Author = 'Le Guin'","WaitForNonStaleResults":true}""")));
+            Assert.Equal("Books/ByAuthor", query.GetProperty("IndexName").GetString());
+            Assert.Equal(1, query.GetProperty("Results").GetArrayLength());
+            var revisions = await TestServer.ReadJson(await n.Http.GetAsync("/databases/books/revisions/config"));
+            Assert.Equal(5, revisions.GetProperty("Default").GetProperty("MinimumRevisionsToKeep").GetInt32());
+        }
+
+        // C is down while the index is deleted and another defined; back up, it applies both.
+        _nodes[2].Kill();
+        var deleted = await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor");
+        Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
+        last = await Changed(await _nodes[1].Http.PutAsync("/databases/books/admin/indexes",
+            TestServer.Json("""{"Indexes":[{"Name":"Books/ByTitle","Maps":["from b in docs.Books select new { b.Title }"]}]}""")));
+        await _nodes[2].RestartAsync();
+        await AppliedEverywhereAsync(last);
+        foreach (var n in _nodes)
+        {
+            var names = (await TestServer.ReadJson(await n.Http.GetAsync("/databases/books/indexes"))).GetProperty("Results").EnumerateArray()
+                .Select(i => i.GetProperty("Name").GetString()!).ToArray();
+            Assert.Equal(["Books/ByTitle"], names);
+        }
+        Assert.Equal(HttpStatusCode.NotFound, (await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor")).StatusCode);
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)
