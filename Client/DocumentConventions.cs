@@ -56,6 +56,12 @@ public sealed class DocumentConventions
     /// <summary>Requests one session may make before it throws (a guard against N+1 loops). Default 30.</summary>
     public int MaxNumberOfRequestsPerSession { get; set; } = 30;
 
+    /// <summary>
+    /// Which node of a database's group a read goes to (writes go to the preferred node): <c>None</c> (default),
+    /// <c>RoundRobin</c> or <c>FastestNode</c>. A client configuration set on the server overrides it.
+    /// </summary>
+    public Http.ReadBalanceBehavior ReadBalanceBehavior { get; set; }
+
     /// <summary>Timeout of each HTTP request. Default 60 seconds.</summary>
     public TimeSpan RequestTimeout { get; set; } = TimeSpan.FromSeconds(60);
 

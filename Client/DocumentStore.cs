@@ -90,14 +90,19 @@ public sealed class DocumentStore : IDocumentStore
         ThrowIfInitialized();
         if (_urls.Count == 0)
             throw new InvalidOperationException("DocumentStore.Urls is empty: set at least one server URL, for example http://127.0.0.1:8080.");
-        if (!Uri.TryCreate(_urls[0], UriKind.Absolute, out var url) || url.Scheme is not ("http" or "https"))
-            throw new InvalidOperationException($"'{_urls[0]}' is not an absolute http(s) URL.");
-        if (_certificate != null && url.Scheme != "https")
-            throw new InvalidOperationException($"'{_urls[0]}' is plain HTTP, but a client certificate is set: a secured server is reached over https.");
+        var urls = new List<Uri>();
+        foreach (string text in _urls)
+        {
+            if (!Uri.TryCreate(text, UriKind.Absolute, out var url) || url.Scheme is not ("http" or "https"))
+                throw new InvalidOperationException($"'{text}' is not an absolute http(s) URL.");
+            if (_certificate != null && url.Scheme != "https")
+                throw new InvalidOperationException($"'{text}' is plain HTTP, but a client certificate is set: a secured server is reached over https.");
+            urls.Add(url);
+        }
         if (_certificate is { HasPrivateKey: false })
             throw new InvalidOperationException($"The client certificate {_certificate.Subject} has no private key: load it from a PFX (or PEM with its key).");
         Conventions.Freeze();
-        _executor = new RequestExecutor(url, Conventions.RequestTimeout, Conventions, _certificate, _serverValidation);
+        _executor = new RequestExecutor(urls, Conventions.RequestTimeout, Conventions, _certificate, _serverValidation);
         Maintenance = new MaintenanceOperationExecutor(this, null);
         return this;
     }

@@ -13,10 +13,21 @@ public sealed class BatchCommand(JsonArray commands, bool clusterWide = false, I
     /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database)
     {
-        var body = new JsonObject { ["Commands"] = commands };
-        if (clusterWide)
-            body["TransactionMode"] = "ClusterWide";
-        var request = new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/bulk_docs" + (replication?.QueryString ?? "")) { Content = JsonContent(body) };
+        // Written around the commands rather than putting them in a new object: a request made again (failing over to
+        // another node) must not take them from the one before.
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var w = new System.Text.Json.Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            w.WritePropertyName("Commands");
+            commands.WriteTo(w);
+            if (clusterWide)
+                w.WriteString("TransactionMode", "ClusterWide");
+            w.WriteEndObject();
+        }
+        var content = new ByteArrayContent(buffer.WrittenSpan.ToArray());
+        content.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/json");
+        var request = new HttpRequestMessage(HttpMethod.Post, DatabasePath(database) + "/bulk_docs" + (replication?.QueryString ?? "")) { Content = content };
         if (attachmentStreams is { Count: > 0 })
         {
             // The commands, then one part per AttachmentPUT in order, streamed (never buffered by the client).

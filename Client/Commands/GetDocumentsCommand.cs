@@ -14,6 +14,9 @@ public sealed class GetDocumentsCommand(IReadOnlyList<string> ids, IReadOnlyList
     private const int MaxGetUrlIdChars = 1024;
 
     /// <inheritdoc />
+    public override bool IsReadRequest => true;
+
+    /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database)
     {
         var url = new StringBuilder(DatabasePath(database)).Append("/docs?");

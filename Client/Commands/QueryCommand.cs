@@ -13,6 +13,9 @@ public sealed class QueryCommand(string rql, JsonObject parameters, TimeSpan? wa
     public string Rql { get; } = rql;
 
     /// <inheritdoc />
+    public override bool IsReadRequest => true;
+
+    /// <inheritdoc />
     public override HttpRequestMessage CreateRequest(string? database) =>
         new(HttpMethod.Post, DatabasePath(database) + "/queries") { Content = JsonContent(Body()) };
 

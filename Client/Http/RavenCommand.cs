@@ -23,6 +23,9 @@ public abstract class RavenCommand<TResult>
     /// </summary>
     public virtual bool KeepsResponse => false;
 
+    /// <summary>True for a request that only reads (GET, and queries): it may go to any node of the database's group (<see cref="ReadBalanceBehavior"/>).</summary>
+    public virtual bool IsReadRequest => false;
+
     /// <summary>Statuses that are answers rather than errors (for example 404 for a missing document). Default: none.</summary>
     public virtual bool IsExpectedStatus(int status) => false;
 

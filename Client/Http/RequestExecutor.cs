@@ -7,20 +7,29 @@ using RavenLite.Client.Exceptions;
 namespace RavenLite.Client.Http;
 
 /// <summary>
-/// Sends commands to the server over one pooled <see cref="HttpClient"/>, and maps error answers
+/// Sends commands to the servers over one pooled <see cref="HttpClient"/>, and maps error answers
 /// (docs/protocol.md §9: JSON <c>{Url, Type, Message, Error}</c>, 503 + <c>Database-Missing</c>) to typed
-/// exceptions. Thread-safe; one per <see cref="DocumentStore"/>.
+/// exceptions. With a database in a cluster it fails over as RavenDB's clients do: it learns the database's group from
+/// <c>GET /topology?name=</c> (when the store has several URLs, or when a server answers <c>Refresh-Topology</c>), sends
+/// each request to the preferred node — for reads, per <see cref="DocumentConventions.ReadBalanceBehavior"/> — and
+/// moves on to the next node when one cannot be reached or answers 503 (no leader, shutting down) or 410 (it holds no
+/// instance of the database). Thread-safe; one per <see cref="DocumentStore"/>.
 /// </summary>
 public sealed class RequestExecutor : IDisposable
 {
     private readonly HttpClient _http;
     private readonly DocumentConventions? _conventions;
+    private readonly IReadOnlyList<Uri> _urls;
+    private readonly NodeSelector _server;
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, NodeSelector> _databases = new(StringComparer.OrdinalIgnoreCase);
     private string _clientConfigurationEtag = "0";
-    private (int MaxRequests, char Separator)? _originalConventions;
+    private (int MaxRequests, char Separator, ReadBalanceBehavior ReadBalance)? _originalConventions;
 
-    internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null, X509Certificate2? certificate = null, RemoteCertificateValidationCallback? serverValidation = null)
+    internal RequestExecutor(IReadOnlyList<Uri> urls, TimeSpan timeout, DocumentConventions? conventions = null, X509Certificate2? certificate = null, RemoteCertificateValidationCallback? serverValidation = null)
     {
         _conventions = conventions;
+        _urls = urls;
+        _server = new NodeSelector(urls);
         Certificate = certificate;
         ServerValidation = serverValidation;
         var handler = new SocketsHttpHandler
@@ -32,11 +41,16 @@ public sealed class RequestExecutor : IDisposable
             handler.SslOptions.ClientCertificates = [certificate];
         if (serverValidation != null)
             handler.SslOptions.RemoteCertificateValidationCallback = serverValidation;
-        _http = new HttpClient(handler) { BaseAddress = url, Timeout = timeout };
+        _http = new HttpClient(handler) { BaseAddress = urls[0], Timeout = timeout };
         _http.DefaultRequestHeaders.Add("Raven-Client-Version", "7.2.0");
     }
 
-    /// <summary>Base URL of the server.</summary>
+    internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null, X509Certificate2? certificate = null, RemoteCertificateValidationCallback? serverValidation = null)
+        : this([url], timeout, conventions, certificate, serverValidation)
+    {
+    }
+
+    /// <summary>Base URL of the first server (what streaming operations — bulk insert, changes — use).</summary>
     public Uri Url => _http.BaseAddress!;
 
     internal HttpClient Http => _http;
@@ -47,26 +61,57 @@ public sealed class RequestExecutor : IDisposable
     /// <summary>The server certificate check (null: the system's).</summary>
     internal RemoteCertificateValidationCallback? ServerValidation { get; }
 
-    /// <summary>Sends <paramref name="command"/> and returns its parsed answer.</summary>
-    /// <exception cref="RavenException">the server answered with an error (a typed subclass where the server's Type is known).</exception>
+    /// <summary>The nodes requests to <paramref name="database"/> may go to, in topology order (the store's URLs until a topology was read).</summary>
+    public IReadOnlyList<Uri> NodesOf(string database) => _databases.TryGetValue(database, out var s) ? s.Nodes : _urls;
+
+    /// <summary>Sends <paramref name="command"/> (failing over to the next node as needed) and returns its parsed answer.</summary>
+    /// <exception cref="RavenException">the server answered with an error (a typed subclass where the server's Type is known), or no node answered.</exception>
     public async Task<TResult> ExecuteAsync<TResult>(RavenCommand<TResult> command, string? database, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(command);
-        using var request = command.CreateRequest(database);
-        if (_conventions != null)
-            request.Headers.TryAddWithoutValidation("Client-Configuration-Etag", Volatile.Read(ref _clientConfigurationEtag));
-        HttpResponseMessage response;
-        try
+        var selector = await SelectorAsync(database, cancellationToken).ConfigureAwait(false);
+        bool read = command.IsReadRequest;
+        var behavior = _conventions?.ReadBalanceBehavior ?? ReadBalanceBehavior.None;
+        HttpResponseMessage? response = null;
+        if (selector.ShouldRace(read, behavior))
+            response = await RaceAsync(command, database, selector, cancellationToken).ConfigureAwait(false);
+        Exception? failure = null;
+        var order = selector.Order(read, behavior);
+        foreach (var node in order)
         {
-            response = await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+            if (response != null)
+                break;
+            try
+            {
+                response = await SendAsync(command, database, node, selector, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is HttpRequestException || (e is TaskCanceledException && !cancellationToken.IsCancellationRequested))
+            {
+                failure = e;
+                selector.Failed(node);
+                continue;
+            }
+            if (Unavailable(response))
+            {
+                failure = await ToExceptionAsync(response, cancellationToken).ConfigureAwait(false);
+                response.Dispose();
+                response = null;
+                selector.Failed(node);
+            }
         }
-        catch (HttpRequestException e)
+        if (response == null)
         {
-            throw new RavenException($"Could not reach the RavenLite server at {Url}: {e.Message}", e);
+            if (failure is RavenException answered)
+                throw answered;
+            throw new RavenException(order.Count == 1
+                ? $"Could not reach the RavenLite server at {order[0]}: {failure?.Message}"
+                : $"Could not reach any node of database '{database}' ({string.Join(", ", order)}): {failure?.Message}", failure!);
         }
         int status = (int)response.StatusCode;
         if (database != null && response.Headers.Contains("Refresh-Client-Configuration"))
             await RefreshClientConfigurationAsync(database, cancellationToken).ConfigureAwait(false);
+        if (database != null && response.Headers.Contains("Refresh-Topology"))
+            await RefreshTopologyAsync(database, selector, cancellationToken).ConfigureAwait(false);
         if (command.KeepsResponse && status is >= 200 and < 300)
             return await command.ParseResponseAsync(response, cancellationToken).ConfigureAwait(false); // the result disposes it
         using (response)
@@ -77,31 +122,133 @@ public sealed class RequestExecutor : IDisposable
         }
     }
 
+    /// <summary>503 other than "no such database", or 410 (this node holds no instance of the database): try another node.</summary>
+    private static bool Unavailable(HttpResponseMessage response) =>
+        response.StatusCode == HttpStatusCode.Gone
+        || (response.StatusCode == HttpStatusCode.ServiceUnavailable && !response.Headers.Contains("Database-Missing"));
+
+    private async Task<HttpResponseMessage> SendAsync<TResult>(RavenCommand<TResult> command, string? database, Uri node, NodeSelector selector, CancellationToken cancellationToken)
+    {
+        using var request = command.CreateRequest(database);
+        if (request.RequestUri is { IsAbsoluteUri: false } relative)
+            request.RequestUri = new Uri(node, relative);
+        if (_conventions != null)
+            request.Headers.TryAddWithoutValidation("Client-Configuration-Etag", Volatile.Read(ref _clientConfigurationEtag));
+        if (database != null)
+            request.Headers.TryAddWithoutValidation("Topology-Etag", Math.Max(selector.Etag, 0).ToString(System.Globalization.CultureInfo.InvariantCulture));
+        return await _http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Sends a read to every node at once (RavenDB's FastestNode): the first successful answer is used and its node
+    /// becomes the fastest; the others are dropped. Null when none succeeded (the usual order is tried then).
+    /// </summary>
+    private async Task<HttpResponseMessage?> RaceAsync<TResult>(RavenCommand<TResult> command, string? database, NodeSelector selector, CancellationToken cancellationToken)
+    {
+        var pending = selector.Nodes.Select(async node => (Node: node, Response: await SendAsync(command, database, node, selector, cancellationToken).ConfigureAwait(false))).ToList();
+        HttpResponseMessage? winner = null;
+        while (pending.Count > 0)
+        {
+            var done = await Task.WhenAny(pending).ConfigureAwait(false);
+            pending.Remove(done);
+            if (done.IsCompletedSuccessfully && winner == null && done.Result.Response.IsSuccessStatusCode)
+            {
+                winner = done.Result.Response;
+                selector.Fastest(done.Result.Node);
+                _ = DisposeAllAsync(pending);
+                return winner;
+            }
+            if (done.IsCompletedSuccessfully)
+                done.Result.Response.Dispose();
+        }
+        return null;
+    }
+
+    private static async Task DisposeAllAsync(List<Task<(Uri Node, HttpResponseMessage Response)>> pending)
+    {
+        foreach (var task in pending)
+        {
+            try
+            {
+                (await task.ConfigureAwait(false)).Response.Dispose();
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
+            {
+                // a slower node that failed: nothing to dispose
+            }
+        }
+    }
+
+    /// <summary>The nodes of <paramref name="database"/> (null: the store's URLs): read from the servers the first time when the store has several URLs.</summary>
+    private async Task<NodeSelector> SelectorAsync(string? database, CancellationToken cancellationToken)
+    {
+        if (database == null)
+            return _server;
+        if (_databases.TryGetValue(database, out var selector))
+            return selector;
+        selector = _databases.GetOrAdd(database, _ => new NodeSelector(_urls));
+        if (_urls.Count > 1)
+            await RefreshTopologyAsync(database, selector, cancellationToken).ConfigureAwait(false);
+        return selector;
+    }
+
+    /// <summary>
+    /// Reads the database's topology (<c>GET /topology?name=</c>: its nodes, members first, and its etag) from the first
+    /// node that answers; none answering leaves the nodes as they were.
+    /// </summary>
+    private async Task RefreshTopologyAsync(string database, NodeSelector selector, CancellationToken cancellationToken)
+    {
+        foreach (var node in selector.Nodes.Concat(_urls).Distinct())
+        {
+            try
+            {
+                using var response = await _http.GetAsync(new Uri(node, "/topology?name=" + Uri.EscapeDataString(database)), cancellationToken).ConfigureAwait(false);
+                if (!response.IsSuccessStatusCode)
+                    continue;
+                using var doc = JsonDocument.Parse(await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false));
+                var nodes = doc.RootElement.GetProperty("Nodes").EnumerateArray()
+                    .Select(n => n.GetProperty(nameof(Url)).GetString())
+                    .Where(u => Uri.TryCreate(u, UriKind.Absolute, out _))
+                    .Select(u => new Uri(u!)).ToList();
+                selector.Update(nodes, doc.RootElement.TryGetProperty("Etag", out var etag) ? etag.GetInt64() : 0);
+                return;
+            }
+            catch (Exception e) when (e is HttpRequestException or JsonException or KeyNotFoundException or InvalidOperationException
+                || (e is TaskCanceledException && !cancellationToken.IsCancellationRequested))
+            {
+                // this node cannot tell: ask the next
+            }
+        }
+    }
+
     /// <summary>
     /// Fetches the database's client configuration (<c>GET /databases/{db}/configuration/client</c>) after an answer
     /// said it changed, and applies it to the conventions: <c>MaxNumberOfRequestsPerSession</c> and
-    /// <c>IdentityPartsSeparator</c>; a disabled or removed configuration restores the values the store started with.
+    /// <c>IdentityPartsSeparator</c> and <c>ReadBalanceBehavior</c>; a disabled or removed configuration restores the values the store started with.
     /// </summary>
     private async Task RefreshClientConfigurationAsync(string database, CancellationToken cancellationToken)
     {
         if (_conventions == null)
             return;
-        using var response = await _http.GetAsync($"/databases/{Uri.EscapeDataString(database)}/configuration/client", cancellationToken).ConfigureAwait(false);
+        using var response = await _http.GetAsync(new Uri(NodesOf(database)[0], $"/databases/{Uri.EscapeDataString(database)}/configuration/client"), cancellationToken).ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
             return;
         using var doc = JsonDocument.Parse(await response.Content.ReadAsStringAsync(cancellationToken).ConfigureAwait(false));
         var root = doc.RootElement;
         lock (_conventions)
         {
-            _originalConventions ??= (_conventions.MaxNumberOfRequestsPerSession, _conventions.IdentityPartsSeparator);
+            _originalConventions ??= (_conventions.MaxNumberOfRequestsPerSession, _conventions.IdentityPartsSeparator, _conventions.ReadBalanceBehavior);
             var configuration = root.TryGetProperty("Configuration", out var c) ? c : default;
             bool active = configuration.ValueKind == JsonValueKind.Object && !(configuration.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True);
-            var (maxRequests, separator) = _originalConventions.Value;
+            var (maxRequests, separator, readBalance) = _originalConventions.Value;
             if (active && configuration.TryGetProperty("MaxNumberOfRequestsPerSession", out var m) && m.ValueKind == JsonValueKind.Number)
                 maxRequests = m.GetInt32();
             if (active && configuration.TryGetProperty("IdentityPartsSeparator", out var sep) && sep.GetString() is { Length: 1 } text)
                 separator = text[0];
+            if (active && configuration.TryGetProperty("ReadBalanceBehavior", out var rb) && Enum.TryParse<ReadBalanceBehavior>(rb.GetString(), out var behavior))
+                readBalance = behavior;
             _conventions.MaxNumberOfRequestsPerSession = maxRequests;
+            _conventions.ReadBalanceBehavior = readBalance;
             _conventions.IdentityPartsSeparator = separator;
             if (root.TryGetProperty("Etag", out var etag))
                 Volatile.Write(ref _clientConfigurationEtag, etag.GetRawText());

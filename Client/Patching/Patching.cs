@@ -57,7 +57,7 @@ public sealed class PatchOperation(string id, PatchRequest patch, PatchRequest? 
 
         public override HttpRequestMessage CreateRequest(string? database)
         {
-            var body = new JsonObject { ["Patch"] = patch, ["PatchIfMissing"] = patchIfMissing };
+            var body = new JsonObject { ["Patch"] = patch?.DeepClone(), ["PatchIfMissing"] = patchIfMissing?.DeepClone() }; // copies: a request made again (failover) takes them too
             var request = new HttpRequestMessage(HttpMethod.Patch, $"{DatabasePath(database)}/docs?id={Uri.EscapeDataString(id)}") { Content = JsonContent(body) };
             if (changeVector != null)
                 request.Headers.TryAddWithoutValidation("If-Match", "\"" + changeVector + "\"");

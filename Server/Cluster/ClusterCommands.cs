@@ -79,13 +79,14 @@ public static class ClusterCommands
     /// </summary>
     public const string ClusterTransaction = "ClusterTransaction";
 
-    /// <summary>A change to a group database's record, for every member to apply: <c>{Database, Kind, Body}</c> (<see cref="Databases.RecordChanges"/>).</summary>
+    /// <summary>A change to a group database's record, for every member to apply: <c>{RequestId, Database, Kind, Body}</c> (<see cref="Databases.RecordChanges"/>).</summary>
     public const string DatabaseRecordChange = "DatabaseRecordChange";
 
-    public static byte[] RecordChange(string database, string kind, JsonElement body) => Encode(w =>
+    public static byte[] RecordChange(string requestId, string database, string kind, JsonElement body) => Encode(w =>
     {
         w.WriteStartObject();
         w.WriteString("Type", DatabaseRecordChange);
+        w.WriteString("RequestId", requestId);
         w.WriteString("Database", database);
         w.WriteString("Kind", kind);
         w.WritePropertyName("Body");

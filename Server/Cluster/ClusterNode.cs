@@ -22,6 +22,10 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
     private WriteAheadLog? _wal;
     private ClusterStateMachine? _machine;
     private string? _url;
+    private TaskCompletionSource _leaderChanged = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>How long a command waits for a leader (an election after the leader failed takes a few election timeouts).</summary>
+    private static readonly TimeSpan LeaderWait = TimeSpan.FromSeconds(10);
 
     private string Directory => Path.Combine(Path.GetFullPath(options.DataDir), "System", "Cluster");
 
@@ -97,7 +101,11 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
             ConfigurationStorage = new EndPointMembershipStorage(MembersFile),
         };
         var raft = new RaftCluster(config) { AuditTrail = wal };
-        raft.LeaderChanged += (_, leader) => Logging.Log.ClusterLeaderChanged(logger, leader == null ? "(none)" : Format(leader.EndPoint));
+        raft.LeaderChanged += (_, leader) =>
+        {
+            Logging.Log.ClusterLeaderChanged(logger, leader == null ? "(none)" : Format(leader.EndPoint));
+            Interlocked.Exchange(ref _leaderChanged, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+        };
         try
         {
             await raft.StartAsync(token).ConfigureAwait(false);
@@ -196,26 +204,53 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
     /// <summary>
     /// Appends a command through Raft from any node: the leader replicates it itself; a follower sends it to the leader
     /// (<see cref="NodeClient.SendAsync"/>) and then waits until it has applied it too. Returns the command's Raft index.
-    /// No leader known (the minority side of a partition, or an election): 503 <c>NoLeaderException</c> at once.
+    /// While no leader is known, or the known one cannot be reached, no longer leads or lost the leadership before
+    /// committing, it waits for the leader to change and sends the command again (it carries a request id, which the
+    /// state applies once), up to 10 s; then 503 <c>NoLeaderException</c> — what the minority side of a partition answers.
     /// </summary>
     public async Task<long> SendAsync(byte[] command, CancellationToken token)
     {
-        if (_raft?.Leader is { IsRemote: false })
-            return await ReplicateAsync(command, token).ConfigureAwait(false);
-        string leader = LeaderUrl() ?? throw new NotLeaderException(null);
-        long index = await client.SendAsync(leader, command, token).ConfigureAwait(false);
-        if (!await WaitForIndexAsync(index, ChangeTimeout, token).ConfigureAwait(false))
-            throw new NotLeaderException(null, $"The leader committed the command at index {index}, but this node did not apply it within {ChangeTimeout.TotalSeconds} s.");
-        return index;
+        var deadline = DateTime.UtcNow + LeaderWait;
+        while (true)
+        {
+            var changed = Volatile.Read(ref _leaderChanged).Task;
+            UnavailableException refused;
+            try
+            {
+                if (_raft?.Leader is { IsRemote: false })
+                    return await ReplicateAsync(command, token).ConfigureAwait(false);
+                string leader = LeaderUrl() ?? throw new NotLeaderException(null);
+                long index = await client.SendAsync(leader, command, token).ConfigureAwait(false);
+                if (!await WaitForIndexAsync(index, ChangeTimeout, token).ConfigureAwait(false))
+                    throw new UnavailableException(RavenExceptionTypes.NoLeader, $"The leader committed the command at index {index}, but this node did not apply it within {ChangeTimeout.TotalSeconds} s.");
+                return index;
+            }
+            catch (UnavailableException e) when (e.ClientType == RavenExceptionTypes.NoLeader)
+            {
+                // Sent again safely whether or not it was appended: the state applies a request id once (ClusterState.RecentKept).
+                refused = e;
+            }
+            var left = deadline - DateTime.UtcNow;
+            if (left <= TimeSpan.Zero)
+                throw refused;
+            try
+            {
+                await changed.WaitAsync(left, token).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+                throw refused;
+            }
+        }
     }
 
     /// <summary>
-    /// A compare-exchange put (<paramref name="json"/>) or delete (null) of a group's database, through Raft (on the
+    /// A compare-exchange put (<paramref name="json"/>) or delete (null) of a group's database, under <paramref name="requestId"/>, through Raft (on the
     /// any node): it happens when <paramref name="expectedIndex"/> is the value's (0: absent); a written value's index is
     /// the command's Raft index.
     /// </summary>
-    public Task<ClusterValueResult> CompareExchangeAsync(string database, string key, long expectedIndex, string? json, CancellationToken token) =>
-        AskAsync(id => ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, id, database, key, expectedIndex, json), token);
+    public Task<ClusterValueResult> CompareExchangeAsync(string requestId, string database, string key, long expectedIndex, string? json, CancellationToken token) =>
+        AskAsync(requestId, ClusterCommands.Value(json != null ? ClusterCommands.PutValue : ClusterCommands.DeleteValue, requestId, database, key, expectedIndex, json), token);
 
     /// <summary>Takes the next value of identity <paramref name="name"/> of a group's database through Raft (from any node): never the same twice.</summary>
     public async Task<long> NextIdentityAsync(string database, string name, CancellationToken token) =>
@@ -230,27 +265,11 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
     /// <summary>A new id for a command whose result the node that asks it waits for.</summary>
     public static string NewRequestId() => Guid.NewGuid().ToString("N");
 
-    /// <summary>Sends a command carrying <paramref name="requestId"/> (from any node) and returns the result it had when applied here.</summary>
+    /// <summary>Sends a command carrying <paramref name="requestId"/> (from any node) and returns the result it had when applied.</summary>
     public async Task<ClusterValueResult> AskAsync(string requestId, byte[] command, CancellationToken token)
     {
-        _machine!.Read(s =>
-        {
-            s.Expect(requestId);
-            return 0;
-        });
-        try
-        {
-            await SendAsync(command, token).ConfigureAwait(false);
-            return Read(s => s.TakeResult(requestId)) ?? throw new InvalidOperationException($"Cluster command {requestId} was committed but left no result.");
-        }
-        finally
-        {
-            Read(s =>
-            {
-                s.Forget(requestId);
-                return 0;
-            });
-        }
+        await SendAsync(command, token).ConfigureAwait(false);
+        return Read(s => s.Result(requestId)) ?? throw new InvalidOperationException($"Cluster command {requestId} was committed but left no result.");
     }
 
     /// <summary>

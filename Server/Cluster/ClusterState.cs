@@ -11,8 +11,8 @@ public sealed class ClusterState
     private readonly SortedDictionary<string, DatabaseGroup> _databases = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, SortedDictionary<string, ClusterValue>> _values = new(StringComparer.OrdinalIgnoreCase); // database → lower-cased key → value
     private readonly Dictionary<string, Dictionary<string, long>> _identities = new(StringComparer.OrdinalIgnoreCase); // database → "prefix|" → last value
-    private readonly Dictionary<string, ClusterValueResult> _results = new(StringComparer.Ordinal); // by request id, for the node that asked
-    private readonly HashSet<string> _pending = new(StringComparer.Ordinal); // request ids this node asked and waits for
+    private readonly Dictionary<string, ClusterValueResult?> _recent = new(StringComparer.Ordinal); // request id → result, of the latest commands
+    private readonly Queue<string> _recentOrder = new(); // the same ids, oldest first
     private readonly Dictionary<string, List<RecordChange>> _recordChanges = new(StringComparer.OrdinalIgnoreCase); // database → every change, by index
     private readonly Dictionary<string, List<ClusterTransaction>> _transactions = new(StringComparer.OrdinalIgnoreCase); // database → latest committed, by index
 
@@ -62,24 +62,19 @@ public sealed class ClusterState
     /// <summary>How an identity is named: lower-cased, ending with one <c>|</c>.</summary>
     public static string IdentityKey(string name) => name.TrimEnd('|').ToLowerInvariant() + "|";
 
-    /// <summary>Marks <paramref name="requestId"/> as asked here: its result is kept for <see cref="TakeResult"/>.</summary>
-    public void Expect(string requestId) => _pending.Add(requestId);
+    /// <summary>
+    /// How many of the latest commands with a request id are remembered, with their results. A command whose request id
+    /// is remembered is not applied again: a node (or a client, with RavenDB's <c>raft-request-id</c>) that could not
+    /// tell whether its command committed — the leader failed meanwhile — sends it again safely, and reads the result
+    /// the first one had.
+    /// </summary>
+    public const int RecentKept = 4096;
 
-    /// <summary>The result of a compare-exchange command asked here, once applied (removed as it is taken).</summary>
-    public ClusterValueResult? TakeResult(string requestId)
-    {
-        if (!_results.Remove(requestId, out var result))
-            return null;
-        _pending.Remove(requestId);
-        return result;
-    }
+    /// <summary>The result a command with <paramref name="requestId"/> had, while it is remembered (null: not applied, or one without a result).</summary>
+    public ClusterValueResult? Result(string requestId) => _recent.GetValueOrDefault(requestId);
 
-    /// <summary>Forgets a request given up on.</summary>
-    public void Forget(string requestId)
-    {
-        _pending.Remove(requestId);
-        _results.Remove(requestId);
-    }
+    /// <summary>True when the command with <paramref name="requestId"/> was applied (and is still remembered).</summary>
+    public bool Applied(string requestId) => _recent.ContainsKey(requestId);
 
     /// <summary>The tag of the node whose Raft endpoint is <paramref name="raftEndPoint"/>, or null.</summary>
     public string? TagOf(string raftEndPoint) => _nodes.FirstOrDefault(n => n.Value.RaftEndPoint == raftEndPoint).Key;
@@ -100,6 +95,11 @@ public sealed class ClusterState
     /// <summary>Applies one committed command at <paramref name="index"/>; unknown commands are left (a newer node's).</summary>
     public void Apply(JsonElement command, long index)
     {
+        if (command.TryGetProperty("RequestId", out var requestId) && _recent.ContainsKey(requestId.GetString()!))
+        {
+            LastApplied = index; // sent again: applied once already
+            return;
+        }
         switch (command.GetProperty("Type").GetString())
         {
             case ClusterCommands.Bootstrap:
@@ -158,6 +158,7 @@ public sealed class ClusterState
                 if (!_recordChanges.TryGetValue(database, out var changes))
                     _recordChanges[database] = changes = [];
                 changes.Add(new RecordChange(index, command.GetProperty("Kind").GetString()!, command.GetProperty("Body").GetRawText()));
+                Answer(command, null);
                 break;
             }
         }
@@ -257,12 +258,14 @@ public sealed class ClusterState
         Answer(command, new ClusterValueResult(true, index, null));
     }
 
-    /// <summary>Keeps a command's result for the node that asked it (the others never read it, so they keep nothing).</summary>
-    private void Answer(JsonElement command, ClusterValueResult result)
+    /// <summary>Remembers a command's request id and result (the oldest remembered is forgotten past <see cref="RecentKept"/>).</summary>
+    private void Answer(JsonElement command, ClusterValueResult? result)
     {
         string requestId = command.GetProperty("RequestId").GetString()!;
-        if (_pending.Contains(requestId))
-            _results[requestId] = result;
+        _recent[requestId] = result;
+        _recentOrder.Enqueue(requestId);
+        while (_recentOrder.Count > RecentKept)
+            _recent.Remove(_recentOrder.Dequeue());
     }
 
     /// <summary>The state as JSON (a snapshot).</summary>
@@ -324,6 +327,21 @@ public sealed class ClusterState
             w.WriteEndArray();
         }
         w.WriteEndObject();
+        w.WriteStartArray("Recent");
+        foreach (string id in _recentOrder)
+        {
+            w.WriteStartObject();
+            w.WriteString("RequestId", id);
+            if (_recent[id] is { } r)
+            {
+                w.WriteBoolean("Successful", r.Successful);
+                w.WriteNumber("Index", r.Index);
+                if (r.Json != null)
+                    w.WriteString("Json", r.Json);
+            }
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
         w.WriteStartObject("RecordChanges");
         foreach (var (database, changes) in _recordChanges)
         {
@@ -391,6 +409,19 @@ public sealed class ClusterState
                     string key = v.GetProperty("Key").GetString()!;
                     values[key.ToLowerInvariant()] = new ClusterValue(key, v.GetProperty("Index").GetInt64(), v.GetProperty("Json").GetString()!);
                 }
+            }
+        }
+        _recent.Clear();
+        _recentOrder.Clear();
+        if (snapshot.TryGetProperty("Recent", out var recent))
+        {
+            foreach (var r in recent.EnumerateArray())
+            {
+                string id = r.GetProperty("RequestId").GetString()!;
+                _recent[id] = r.TryGetProperty("Successful", out var ok)
+                    ? new ClusterValueResult(ok.GetBoolean(), r.GetProperty("Index").GetInt64(), r.TryGetProperty("Json", out var j) ? j.GetString() : null)
+                    : null;
+                _recentOrder.Enqueue(id);
             }
         }
         _recordChanges.Clear();

@@ -25,14 +25,13 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
     /// <paramref name="items"/>) of group database <paramref name="db"/>: 409 <c>ClusterTransactionConcurrencyException</c>
     /// naming every mismatch, else its Raft index and the result of each document command (JSON object bodies, in order).
     /// </summary>
-    internal async Task<(long Index, List<byte[]> DocumentResults)> RunAsync(Database db, JsonElement commands, IReadOnlyList<BatchItem> items, bool atomicWrites,
+    internal async Task<(long Index, List<byte[]> DocumentResults)> RunAsync(string requestId, Database db, JsonElement commands, IReadOnlyList<BatchItem> items, bool atomicWrites,
         CancellationToken token)
     {
         foreach (var item in items)
             if (item is not CompareExchangeItem && (item.Id.EndsWith('|') || item.Id.EndsWith('/')))
                 throw new BadRequestException($"Document id '{item.Id}' cannot end with '|' or '/' in a cluster-wide transaction: the id must be the same on every node.");
         string clusterTransactionId = node.Read(s => s.Databases.GetValueOrDefault(db.Name)?.ClusterTransactionId) ?? db.Documents.ClusterTransactionId;
-        string requestId = ClusterNode.NewRequestId();
         byte[] command = Encode(requestId, db.Name, commands, items, atomicWrites, clusterTransactionId);
         var waiter = new TaskCompletionSource<List<byte[]>>(TaskCreationOptions.RunContinuationsAsynchronously);
         _waiting[requestId] = waiter;
@@ -42,6 +41,8 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
             if (!result.Successful)
                 throw new ConcurrencyException("Failed to execute cluster transaction due to the following issues: " + result.Json, RavenExceptionTypes.ClusterTransactionConcurrency);
             await ApplyAsync(db, token).ConfigureAwait(false);
+            if (!waiter.Task.IsCompleted && Applied(db, result.Index))
+                return (result.Index, await StoredResultsAsync(db, items).ConfigureAwait(false)); // applied here before this request waited (a client's retry)
             return (result.Index, await waiter.Task.WaitAsync(ApplyTimeout, token).ConfigureAwait(false));
         }
         finally
@@ -86,6 +87,35 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
         foreach (var (requestId, written) in results)
             if (_waiting.TryGetValue(requestId, out var waiter))
                 waiter.TrySetResult(written);
+    }
+
+    private static bool Applied(Database db, long index)
+    {
+        using var tx = db.Environment.ReadTransaction();
+        return DocumentsStorage.LastClusterTransaction(tx) >= index;
+    }
+
+    /// <summary>The results of a transaction this member applied earlier, from the versions it holds now.</summary>
+    private static async Task<List<byte[]>> StoredResultsAsync(Database db, IReadOnlyList<BatchItem> items)
+    {
+        var command = new DelegateCommand<List<byte[]>>(ctx =>
+        {
+            var results = new List<byte[]>();
+            foreach (var item in items.Where(i => i is not CompareExchangeItem))
+            {
+                var buffer = new ArrayBufferWriter<byte>(256);
+                using (var w = new Utf8JsonWriter(buffer))
+                {
+                    w.WriteStartObject();
+                    WriteKept(w, item, ctx.Storage.Get(ctx.Transaction, item.Id));
+                    w.WriteEndObject();
+                }
+                results.Add(buffer.WrittenSpan.ToArray());
+            }
+            return results;
+        });
+        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        return command.Result!;
     }
 
     /// <summary>Writes one transaction's documents under its Raft index; returns each command's result.</summary>
@@ -137,9 +167,9 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
     }
 
     /// <summary>The result of a command whose document this member already holds at (or after) the transaction: as if written now.</summary>
-    private static void WriteKept(Utf8JsonWriter w, BatchItem item, StoredDocument current)
+    private static void WriteKept(Utf8JsonWriter w, BatchItem item, StoredDocument? current)
     {
-        if (item is DeleteItem)
+        if (item is DeleteItem || current == null)
         {
             w.WriteString("Type", "DELETE");
             w.WriteString("Id", item.Id);

@@ -22,7 +22,7 @@ public sealed class DatabaseRecords(ClusterNode node, ILogger<DatabaseRecords> l
     public async Task<long> SubmitAsync(Database db, string kind, JsonElement body, CancellationToken token)
     {
         ArgumentNullException.ThrowIfNull(db);
-        long index = await node.SendAsync(ClusterCommands.RecordChange(db.Name, kind, body), token).ConfigureAwait(false);
+        long index = await node.SendAsync(ClusterCommands.RecordChange(ClusterNode.NewRequestId(), db.Name, kind, body), token).ConfigureAwait(false);
         await ApplyAsync(db, token).ConfigureAwait(false);
         return index;
     }

@@ -33,8 +33,8 @@ public sealed class NodeClient(HttpClient http)
 
     /// <summary>
     /// Sends a cluster command to the leader at <paramref name="leaderUrl"/> (<c>POST /rachis/send</c>), which appends it
-    /// through Raft; returns the Raft index it was committed at. The leader's refusal (no majority, lost the leadership)
-    /// comes back as the same 503.
+    /// through Raft; returns the Raft index it was committed at. Not reached, or refused (no longer the leader, no
+    /// majority, lost the leadership meanwhile — it may yet commit): 503 <c>NoLeaderException</c>.
     /// </summary>
     public async Task<long> SendAsync(string leaderUrl, byte[] command, CancellationToken token)
     {

@@ -106,7 +106,7 @@ public static class BulkDocsEndpoints
     private static async Task PostToClusterAsync(HttpContext context, Database db, JsonElement commands, List<BatchItem> items, bool atomicWrites)
     {
         var (index, documentResults) = await context.RequestServices.GetRequiredService<Cluster.ClusterTransactions>()
-            .RunAsync(db, commands, items, atomicWrites, context.RequestAborted).ConfigureAwait(false);
+            .RunAsync(RaftRequestId.Of(context.Request), db, commands, items, atomicWrites, context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();

@@ -108,7 +108,7 @@ public static class CompareExchangeEndpoints
             json = CompareExchangeStore.ValidateValue(parsed.RootElement, $"PUT cmpxchg '{key}'");
         if (OfGroup(context, db, out var node))
         {
-            var result = await node.CompareExchangeAsync(db.Name, key, index, Encoding.UTF8.GetString(json), context.RequestAborted).ConfigureAwait(false);
+            var result = await node.CompareExchangeAsync(RaftRequestId.Of(context.Request), db.Name, key, index, Encoding.UTF8.GetString(json), context.RequestAborted).ConfigureAwait(false);
             await WriteResult(context, Of(result)).ConfigureAwait(false);
             return;
         }
@@ -123,7 +123,7 @@ public static class CompareExchangeEndpoints
         var (key, index) = KeyAndIndex(context);
         if (OfGroup(context, db, out var node))
         {
-            var done = await node.CompareExchangeAsync(db.Name, key, index, null, context.RequestAborted).ConfigureAwait(false);
+            var done = await node.CompareExchangeAsync(RaftRequestId.Of(context.Request), db.Name, key, index, null, context.RequestAborted).ConfigureAwait(false);
             await WriteResult(context, Of(done)).ConfigureAwait(false);
             return;
         }

@@ -1,7 +1,9 @@
 // A cluster through RavenDB's official Node client (npm ravendb 7.2.x): a store given the three nodes' URLs creates a
 // database with replication factor 3 (CreateDatabaseOperation), reads its topology (three members), writes with
 // waitForReplicationAfterSaveChanges and reads back with ReadBalanceBehavior RoundRobin; then the node it prefers is
-// killed (SIGKILL, by the pid given) and the store keeps writing and reading through the two others (failover).
+// killed (SIGKILL, by the pid given) and the store keeps writing and reading through the two others (failover), and a
+// cluster-wide session stores a document with a compare-exchange value; of two cluster-wide sessions that loaded the
+// same version, the second to save is refused (ClusterTransactionConcurrencyException).
 // Usage: node cluster.mjs <database> <pid of the first node> <url1> <url2> <url3>.
 import { DocumentStore, CreateDatabaseOperation, GetDatabaseTopologyCommand } from "ravendb";
 import assert from "node:assert/strict";
@@ -39,11 +41,35 @@ try {
   assert.deepEqual(topology.result.nodes.map(n => n.clusterTag).sort(), ["A", "B", "C"]);
 
   await writeAndRead(0, 30, 2);
-  console.log("written and read through the cluster");
+  const served = new Set();
+  for (let i = 0; i < 6; i++) {
+    const s = store.openSession();
+    await s.load("orders/0");
+    served.add((await s.advanced.getCurrentSessionNode()).clusterTag);
+  }
+  assert.deepEqual([...served].sort(), ["A", "B", "C"], "round-robin sessions read from every node");
+  console.log("written and read through the cluster, round robin over " + [...served].sort().join(", "));
 
   process.kill(Number(firstPid), "SIGKILL");
   await writeAndRead(30, 60, 1);
   console.log("written and read after node A was killed");
+
+  const clusterWide = store.openSession({ transactionMode: "ClusterWide" });
+  await clusterWide.store(new Order(100), "orders/cw");
+  clusterWide.advanced.clusterTransaction.createCompareExchangeValue("order-numbers/100", "orders/cw");
+  await clusterWide.saveChanges();
+  const first = store.openSession({ transactionMode: "ClusterWide" });
+  const second = store.openSession({ transactionMode: "ClusterWide" });
+  const a = await first.load("orders/cw");
+  const b = await second.load("orders/cw");
+  a.n = 101;
+  b.n = 102;
+  await first.saveChanges();
+  await assert.rejects(() => second.saveChanges(), e => e.name === "ClusterTransactionConcurrencyException", "the second session loses");
+  const check = store.openSession({ transactionMode: "ClusterWide" });
+  assert.equal((await check.load("orders/cw")).n, 101);
+  assert.equal((await check.advanced.clusterTransaction.getCompareExchangeValue("order-numbers/100")).value, "orders/cw");
+  console.log("cluster-wide session transactions through the cluster");
   console.log("cluster: ok");
 } catch (e) {
   console.error("cluster.mjs failed:", e);

@@ -327,7 +327,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
 
     /// <summary>
     /// tests/node-client/cluster.mjs: RavenDB's Node client given the three URLs creates a replication-factor-3 database,
-    /// writes with write assurance and reads round-robin, then kills node A (SIGKILL) and goes on through the others.
+    /// writes with write assurance and reads round-robin (its sessions read from all three nodes), then kills node A
+    /// (SIGKILL) and goes on through the others, and runs cluster-wide session transactions (a stale one refused).
     /// </summary>
     [Fact]
     public async Task The_official_node_client_fails_over_when_the_node_it_prefers_is_killed()
@@ -338,8 +339,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         Assert.True(code == 0 && stdout.Contains("cluster: ok", StringComparison.Ordinal), $"cluster.mjs exited {code}:\n{stdout}\n{stderr}");
         // Every write, before and after the kill, is on both survivors.
         foreach (var n in _nodes.Skip(1))
-            await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"))).GetProperty("CountOfDocuments").GetInt64() == 60,
-                $"60 orders on {n.Url}");
+            await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"))).GetProperty("CountOfDocuments").GetInt64() == 61,
+                $"61 orders on {n.Url}");
     }
 
     /// <summary>
@@ -610,6 +611,134 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             Assert.Equal(["Books/ByTitle"], names);
         }
         Assert.Equal(HttpStatusCode.NotFound, (await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor")).StatusCode);
+    }
+
+    /// <summary>How many GET requests for documents of any database <paramref name="node"/> has answered (its <c>/metrics</c>).</summary>
+    private static async Task<long> DocumentReadsAsync(NodeProcess node)
+    {
+        long total = 0;
+        foreach (string line in (await node.Http.GetStringAsync("/metrics")).Split('\n'))
+            if (line.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal)
+                && line.Contains("http_request_method=\"GET\"", StringComparison.Ordinal) && line.Contains("http_route=\"/databases/{db}/docs\"", StringComparison.Ordinal))
+                total += long.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
+        return total;
+    }
+
+    private sealed class Person
+    {
+        public string? Id { get; set; }
+
+        public string? Name { get; set; }
+    }
+
+    /// <summary>
+    /// Our .NET client's cluster flow: given the three URLs it reads the group's topology; with RoundRobin its reads go
+    /// to every node in turn; a cluster-wide session stores a document with a compare-exchange value, and of two
+    /// cluster-wide sessions that loaded the same version the second to save is refused; when the node it prefers is
+    /// killed, its writes and reads fail over to the others.
+    /// </summary>
+    [Fact]
+    public async Task The_dotnet_client_reads_round_robin_runs_cluster_wide_sessions_and_fails_over()
+    {
+        await FormWithDatabaseAsync("people");
+        using var store = new RavenLite.Client.DocumentStore
+        {
+            Urls = [.. _nodes.Select(n => n.Url.ToString())],
+            Database = "people",
+            Conventions = { ReadBalanceBehavior = RavenLite.Client.Http.ReadBalanceBehavior.RoundRobin },
+        }.Initialize();
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new Person { Name = "Ann" }, "people/1");
+            await session.SaveChangesAsync();
+        }
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "people", "people/1")) != null, $"people/1 on {node.Url}");
+        }
+        var before = new List<long>();
+        foreach (var n in _nodes)
+            before.Add(await DocumentReadsAsync(n));
+        for (int i = 0; i < 6; i++)
+        {
+            using var session = store.OpenAsyncSession();
+            Assert.Equal("Ann", (await session.LoadAsync<Person>("people/1"))!.Name);
+        }
+        for (int i = 0; i < _nodes.Count; i++)
+        {
+            var node = _nodes[i];
+            long was = before[i];
+            // /metrics answers may be cached for a moment: wait for this node's count to show the reads.
+            await Eventually.HoldsAsync(async () => await DocumentReadsAsync(node) - was >= 2, $"node {node.Url} to have served two of the six round-robin reads");
+        }
+
+        var clusterWide = new RavenLite.Client.Session.SessionOptions { TransactionMode = RavenLite.Client.Session.TransactionMode.ClusterWide };
+        using (var session = store.OpenAsyncSession(clusterWide))
+        {
+            await session.StoreAsync(new Person { Name = "Bea" }, "people/2");
+            session.Advanced.ClusterTransaction.CreateCompareExchangeValue("names/bea", "people/2");
+            await session.SaveChangesAsync();
+        }
+        using (var first = store.OpenAsyncSession(clusterWide))
+        using (var second = store.OpenAsyncSession(clusterWide))
+        {
+            var a = await first.LoadAsync<Person>("people/2");
+            var b = await second.LoadAsync<Person>("people/2");
+            a!.Name = "Bea (first)";
+            b!.Name = "Bea (second)";
+            await first.SaveChangesAsync();
+            await Assert.ThrowsAsync<RavenLite.Client.Exceptions.ClusterTransactionConcurrencyException>(() => second.SaveChangesAsync());
+        }
+
+        // The preferred node (the first member) dies: writes and reads go on through the others.
+        _nodes[0].Kill();
+        using (var session = store.OpenAsyncSession())
+        {
+            await session.StoreAsync(new Person { Name = "Cid" }, "people/3");
+            await session.SaveChangesAsync();
+        }
+        using (var session = store.OpenAsyncSession())
+        {
+            Assert.Equal("Cid", (await session.LoadAsync<Person>("people/3"))!.Name);
+            Assert.Equal("Bea (first)", (await session.LoadAsync<Person>("people/2"))!.Name);
+        }
+    }
+
+    /// <summary>
+    /// A partition: the two followers stopped (SIGSTOP), the leader is the minority side — it refuses cluster operations
+    /// with RavenDB's 503 NoLeaderException and keeps taking document writes and reads; once the others resume, the
+    /// cluster commits again.
+    /// </summary>
+    [Fact]
+    public async Task The_minority_side_refuses_cluster_operations_and_keeps_serving_documents()
+    {
+        await FormWithDatabaseAsync("split");
+        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => Describe(_nodes));
+        _nodes[1].Pause();
+        _nodes[2].Pause();
+        try
+        {
+            var refused = await _nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":1}"""));
+            var error = await TestServer.ReadJson(refused);
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+            Assert.Equal("Raven.Client.Exceptions.Cluster.NoLeaderException", error.GetProperty("Type").GetString());
+            await ReplicationSetup.PutAsync(_nodes[0].Http, "split", "notes/1", """{"Text":"written on the minority side"}""");
+            Assert.Equal("written on the minority side", (await ReplicationSetup.GetAsync(_nodes[0].Http, "split", "notes/1"))!.Value.GetProperty("Text").GetString());
+        }
+        finally
+        {
+            _nodes[1].Resume();
+            _nodes[2].Resume();
+        }
+        await Eventually.HoldsAsync(async () =>
+            (await _nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":2}"""))).StatusCode == HttpStatusCode.OK,
+            "the cluster to commit again once the majority is back", TimeSpan.FromSeconds(60), () => Describe(_nodes));
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "split", "notes/1")) != null, $"notes/1 on {node.Url}");
+        }
     }
 
     public void Dispose()
