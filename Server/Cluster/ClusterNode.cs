@@ -193,6 +193,11 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
         {
             await raft.ReplicateAsync(command, null, cts.Token).ConfigureAwait(false);
         }
+        catch (Exception e) when (e is DotNext.Net.Cluster.Consensus.Raft.NotLeaderException or DotNext.Net.Cluster.Consensus.Raft.QuorumUnreachableException)
+        {
+            // Raft stepped down (it could not reach a majority, or another node won an election) before the command committed.
+            throw new NotLeaderException(null, "This node lost the leadership before the command was committed.");
+        }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {
             throw new UnavailableException(RavenExceptionTypes.NoLeader,
@@ -284,6 +289,10 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
         try
         {
             await raft.ApplyReadBarrierAsync(cts.Token).ConfigureAwait(false);
+        }
+        catch (DotNext.Net.Cluster.Consensus.Raft.QuorumUnreachableException)
+        {
+            throw new NotLeaderException(null, "No leader can confirm the cluster's state: a majority of its nodes is not reachable from this one.");
         }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {

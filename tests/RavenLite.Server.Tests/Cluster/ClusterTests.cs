@@ -721,8 +721,10 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         {
             var refused = await _nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":1}"""));
             var error = await TestServer.ReadJson(refused);
-            Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+            Assert.True(refused.StatusCode == HttpStatusCode.ServiceUnavailable, error.ToString());
             Assert.Equal("Raven.Client.Exceptions.Cluster.NoLeaderException", error.GetProperty("Type").GetString());
+            var read = await _nodes[0].Http.GetAsync("/databases/split/cmpxchg?key=k");
+            Assert.True(read.StatusCode == HttpStatusCode.ServiceUnavailable, await read.Content.ReadAsStringAsync()); // no leader to confirm a linearizable read
             await ReplicationSetup.PutAsync(_nodes[0].Http, "split", "notes/1", """{"Text":"written on the minority side"}""");
             Assert.Equal("written on the minority side", (await ReplicationSetup.GetAsync(_nodes[0].Http, "split", "notes/1"))!.Value.GetProperty("Text").GetString());
         }
