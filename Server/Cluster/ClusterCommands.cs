@@ -94,6 +94,32 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>A node joins a database's group as a promotable: <c>{Database, Tag}</c>.</summary>
+    public const string AddDatabaseNode = "AddDatabaseNode";
+
+    /// <summary>A group's members in a new order (the clients' preference): <c>{Database, Members}</c>.</summary>
+    public const string ReorderDatabaseGroup = "ReorderDatabaseGroup";
+
+    /// <summary>A group's database is deleted: every node deletes its instance: <c>{Database}</c>.</summary>
+    public const string DeleteDatabaseGroup = "DeleteDatabaseGroup";
+
+    public static byte[] GroupChange(string type, string database, string? tag = null, IEnumerable<string>? members = null) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", type);
+        w.WriteString("Database", database);
+        if (tag != null)
+            w.WriteString("Tag", tag);
+        if (members != null)
+        {
+            w.WriteStartArray("Members");
+            foreach (string m in members)
+                w.WriteStringValue(m);
+            w.WriteEndArray();
+        }
+        w.WriteEndObject();
+    });
+
     public static byte[] Encode(Action<Utf8JsonWriter> write)
     {
         var buffer = new ArrayBufferWriter<byte>(256);

@@ -7,7 +7,8 @@ namespace RavenLite.Server.Cluster;
 /// The cluster observer (docs/cluster.md "The observer"), run by the leader once a second: a database group's member
 /// that the leader's Raft has not reached for <see cref="ServerOptions.ClusterRehabDelaySeconds"/> moves to Rehab
 /// (clients stop preferring it; it keeps its instance and is still fed); a rehab that answers again and has caught up —
-/// the leader's instance has nothing it has not acknowledged — moves back to Member.
+/// the leader's instance has nothing it has not acknowledged — moves back to Member, and so does a promotable (a node
+/// added to the group) once it has caught up.
 /// </summary>
 public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry, ServerOptions options, ILogger<ClusterObserver> logger) : IAsyncDisposable
 {
@@ -67,7 +68,7 @@ public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry,
                     Logging.Log.ClusterMemberState(logger, name, tag, "Rehab");
                     await node.ReplicateAsync(ClusterCommands.MemberState(name, tag, rehab: true), token).ConfigureAwait(false);
                 }
-                else if (group.Rehabs.Contains(tag) && up && CaughtUp(name, tag))
+                else if ((group.Rehabs.Contains(tag) || group.Promotables.Contains(tag)) && up && CaughtUp(name, tag))
                 {
                     Logging.Log.ClusterMemberState(logger, name, tag, "Member");
                     await node.ReplicateAsync(ClusterCommands.MemberState(name, tag, rehab: false), token).ConfigureAwait(false);

@@ -13,6 +13,7 @@ public sealed class ClusterState
     private readonly Dictionary<string, Dictionary<string, long>> _identities = new(StringComparer.OrdinalIgnoreCase); // database → "prefix|" → last value
     private readonly Dictionary<string, ClusterValueResult?> _recent = new(StringComparer.Ordinal); // request id → result, of the latest commands
     private readonly Queue<string> _recentOrder = new(); // the same ids, oldest first
+    private readonly SortedSet<string> _deleted = new(StringComparer.OrdinalIgnoreCase); // groups deleted: their members delete their instances
     private readonly Dictionary<string, List<RecordChange>> _recordChanges = new(StringComparer.OrdinalIgnoreCase); // database → every change, by index
     private readonly Dictionary<string, List<ClusterTransaction>> _transactions = new(StringComparer.OrdinalIgnoreCase); // database → latest committed, by index
 
@@ -36,6 +37,9 @@ public sealed class ClusterState
 
     /// <summary>The databases placed on groups of nodes, by name.</summary>
     public IReadOnlyDictionary<string, DatabaseGroup> Databases => _databases;
+
+    /// <summary>Names of deleted groups (until a group of that name is made again): each node deletes its instance.</summary>
+    public IReadOnlyCollection<string> Deleted => _deleted;
 
     /// <summary>A database's compare-exchange value (key in any casing), or null.</summary>
     public ClusterValue? Value(string database, string key) =>
@@ -138,11 +142,18 @@ public sealed class ClusterState
                 {
                     _databases[database] = rehab
                         ? group with { Members = [.. group.Members.Where(m => m != tag)], Etag = index, Rehabs = [.. group.Rehabs.Where(r => r != tag), tag] }
-                        : group with { Members = [.. group.Members.Where(m => m != tag), tag], Etag = index, Rehabs = [.. group.Rehabs.Where(r => r != tag)] };
+                        : group with
+                        {
+                            Members = [.. group.Members.Where(m => m != tag), tag],
+                            Etag = index,
+                            Rehabs = [.. group.Rehabs.Where(r => r != tag)],
+                            Promotables = [.. group.Promotables.Where(p => p != tag)],
+                        };
                 }
                 break;
             }
             case ClusterCommands.PutDatabaseGroup:
+                _deleted.Remove(command.GetProperty("Name").GetString()!);
                 _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index)
                 {
@@ -152,6 +163,35 @@ public sealed class ClusterState
             case ClusterCommands.ClusterTransaction:
                 ApplyTransaction(command, index);
                 break;
+            case ClusterCommands.AddDatabaseNode:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                string tag = command.GetProperty("Tag").GetString()!;
+                if (_databases.TryGetValue(database, out var group) && _nodes.ContainsKey(tag) && !group.All.Contains(tag))
+                    _databases[database] = group with { Promotables = [.. group.Promotables, tag], Etag = index };
+                break;
+            }
+            case ClusterCommands.ReorderDatabaseGroup:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                var order = command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).ToList();
+                if (_databases.TryGetValue(database, out var group) && order.Order(StringComparer.Ordinal).SequenceEqual(group.Members.Order(StringComparer.Ordinal)))
+                    _databases[database] = group with { Members = order, Etag = index };
+                break;
+            }
+            case ClusterCommands.DeleteDatabaseGroup:
+            {
+                string database = command.GetProperty("Database").GetString()!;
+                if (_databases.Remove(database))
+                {
+                    _deleted.Add(database);
+                    _values.Remove(database);
+                    _identities.Remove(database);
+                    _transactions.Remove(database);
+                    _recordChanges.Remove(database);
+                }
+                break;
+            }
             case ClusterCommands.DatabaseRecordChange:
             {
                 string database = command.GetProperty("Database").GetString()!;
@@ -297,6 +337,10 @@ public sealed class ClusterState
             foreach (string r in group.Rehabs)
                 w.WriteStringValue(r);
             w.WriteEndArray();
+            w.WriteStartArray(nameof(group.Promotables));
+            foreach (string p in group.Promotables)
+                w.WriteStringValue(p);
+            w.WriteEndArray();
             w.WriteNumber(nameof(group.Etag), group.Etag);
             if (group.ClusterTransactionId != null)
                 w.WriteString(nameof(group.ClusterTransactionId), group.ClusterTransactionId);
@@ -327,6 +371,10 @@ public sealed class ClusterState
             w.WriteEndArray();
         }
         w.WriteEndObject();
+        w.WriteStartArray(nameof(Deleted));
+        foreach (string name in _deleted)
+            w.WriteStringValue(name);
+        w.WriteEndArray();
         w.WriteStartArray("Recent");
         foreach (string id in _recentOrder)
         {
@@ -392,6 +440,7 @@ public sealed class ClusterState
                 _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64())
                 {
                     Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
+                    Promotables = d.Value.TryGetProperty("Promotables", out var promotables) ? [.. promotables.EnumerateArray().Select(p => p.GetString()!)] : [],
                     ClusterTransactionId = d.Value.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
                 };
         _identities.Clear();
@@ -411,6 +460,10 @@ public sealed class ClusterState
                 }
             }
         }
+        _deleted.Clear();
+        if (snapshot.TryGetProperty(nameof(Deleted), out var deleted))
+            foreach (var name in deleted.EnumerateArray())
+                _deleted.Add(name.GetString()!);
         _recent.Clear();
         _recentOrder.Clear();
         if (snapshot.TryGetProperty("Recent", out var recent))
@@ -441,17 +494,21 @@ public sealed record ClusterNodeInfo(string Url, string RaftEndPoint, bool Watch
 /// <summary>
 /// A database's group: the nodes (tags, in the clients' order) that each hold an instance, replicating to each other;
 /// <paramref name="Etag"/> is the Raft index of its last change. <see cref="Rehabs"/> are members the cluster observer
-/// found unreachable: they keep their instance and are fed, and come back once caught up.
+/// found unreachable: they keep their instance and are fed, and come back once caught up; <see cref="Promotables"/>
+/// are nodes added to the group, fed until they have caught up.
 /// </summary>
 public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag)
 {
     public IReadOnlyList<string> Rehabs { get; init; } = [];
 
+    /// <summary>Nodes added to the group that are being fed by the members; the observer makes each a member once it has caught up.</summary>
+    public IReadOnlyList<string> Promotables { get; init; } = [];
+
     /// <summary>The id of the <c>RAFT:</c> change-vector entries its cluster-wide transactions add, the same on every member (null: a group made before it had one).</summary>
     public string? ClusterTransactionId { get; init; }
 
-    /// <summary>Every node that holds an instance: members, then rehabs.</summary>
-    public IEnumerable<string> All => Members.Concat(Rehabs);
+    /// <summary>Every node that holds an instance: members, then rehabs, then promotables.</summary>
+    public IEnumerable<string> All => Members.Concat(Rehabs).Concat(Promotables);
 }
 
 /// <summary>A compare-exchange value of a database of a group: its key as first written, the Raft index that wrote it, and its JSON (<c>{"Object":..,"@metadata":..}</c>).</summary>

@@ -58,6 +58,43 @@ public sealed class DatabaseGroups : IAsyncDisposable
         return (index, members);
     }
 
+    /// <summary>
+    /// Adds node <paramref name="tag"/> (null: the first node by tag that holds none, watchers aside) to group
+    /// <paramref name="name"/> as a promotable: it gets its instance, the members feed it, and the observer makes it a
+    /// member once it has caught up. 400 when the node is unknown or already in the group; 404 when no group has that name.
+    /// </summary>
+    public async Task<(long Index, string Tag)> AddNodeAsync(string name, string? tag, CancellationToken token)
+    {
+        var (group, candidates) = _node.Read(s => (s.Databases.GetValueOrDefault(name), s.Nodes.Where(n => !n.Value.Watcher).Select(n => n.Key).ToList()));
+        if (group == null)
+            throw new DatabaseMissingException(name);
+        tag ??= candidates.FirstOrDefault(c => !group.All.Contains(c)) ?? throw new BadRequestException($"Every member node of the cluster already holds database '{name}'.");
+        if (!candidates.Contains(tag))
+            throw new BadRequestException($"The cluster has no member node tagged {tag}.");
+        if (group.All.Contains(tag))
+            throw new BadRequestException($"Node {tag} already holds database '{name}'.");
+        long index = await _node.SendAsync(ClusterCommands.GroupChange(ClusterCommands.AddDatabaseNode, name, tag), token).ConfigureAwait(false);
+        await ReconcileAsync(token).ConfigureAwait(false);
+        return (index, tag);
+    }
+
+    /// <summary>Puts group <paramref name="name"/>'s members in <paramref name="order"/> (the same members): the order clients prefer them in.</summary>
+    public async Task<long> ReorderAsync(string name, IReadOnlyList<string> order, CancellationToken token)
+    {
+        var group = _node.Read(s => s.Databases.GetValueOrDefault(name)) ?? throw new DatabaseMissingException(name);
+        if (!order.Order(StringComparer.Ordinal).SequenceEqual(group.Members.Order(StringComparer.Ordinal)))
+            throw new BadRequestException($"MembersOrder must list the members of database '{name}' once each: {string.Join(", ", group.Members)}.");
+        return await _node.SendAsync(ClusterCommands.GroupChange(ClusterCommands.ReorderDatabaseGroup, name, members: order), token).ConfigureAwait(false);
+    }
+
+    /// <summary>Deletes group <paramref name="name"/>'s database: every node that holds an instance deletes it.</summary>
+    public async Task<long> DeleteAsync(string name, CancellationToken token)
+    {
+        long index = await _node.SendAsync(ClusterCommands.GroupChange(ClusterCommands.DeleteDatabaseGroup, name), token).ConfigureAwait(false);
+        await ReconcileAsync(token).ConfigureAwait(false);
+        return index;
+    }
+
     /// <summary>Makes this node's instances match the groups it is a member of (create, and replicate to the others).</summary>
     public async Task ReconcileAsync(CancellationToken token)
     {
@@ -65,6 +102,9 @@ public sealed class DatabaseGroups : IAsyncDisposable
         try
         {
             string me = _node.Tag;
+            foreach (string deleted in _node.Read(s => s.Deleted.ToList()))
+                if (_registry.Find(deleted) != null)
+                    _registry.Delete(deleted);
             var groups = _node.Read(s => s.Databases.Where(d => d.Value.All.Contains(me))
                 .Select(d => (Name: d.Key, Others: d.Value.All.Where(m => m != me && s.Nodes.ContainsKey(m)).ToDictionary(m => m, m => s.Nodes[m].Url)))
                 .ToList());

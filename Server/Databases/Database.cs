@@ -17,6 +17,10 @@ public sealed class Database : IDisposable
 
     private int _leases;
     private volatile bool _closing;
+    private readonly CancellationTokenSource _closingSource = new();
+
+    /// <summary>Canceled when the database starts closing: long-lived work holding a lease (an incoming replication connection) ends on it.</summary>
+    public CancellationToken Closing => _closingSource.Token;
 
     internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger, Replication.IReplicationConnector? replicationConnector = null)
     {
@@ -187,6 +191,7 @@ public sealed class Database : IDisposable
         if (_closing)
             return;
         _closing = true;
+        _closingSource.Cancel();
         Operations.CancelAll();
         Documents.Changes.CloseAll("The database is closing.");
         Subscriptions.DropAll();
@@ -200,5 +205,6 @@ public sealed class Database : IDisposable
         Indexes.Dispose();
         Documents.Changes.Dispose();
         Environment.Dispose();
+        _closingSource.Dispose();
     }
 }

@@ -103,16 +103,19 @@ public static class DatabaseEndpoints
             throw new BadRequestException("No database named: send {\"DatabaseNames\":[...]}.");
         foreach (string n in names)
             DatabaseRegistry.ValidateName(n);
-        // A group's instance deleted here would be made again by the group (docs/cluster.md: not built yet).
+        // A group's database is deleted through Raft: every node holding an instance deletes it (docs/cluster.md "Database groups").
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
-        if (names.FirstOrDefault(n => cluster.Read(s => s.Databases.ContainsKey(n))) is { } grouped)
-            throw new BadRequestException($"Database '{grouped}' is on a group of cluster nodes; deleting a group's database is not supported yet.");
-        var missing = names.Where(n => registry.Find(n) == null).ToList();
+        var grouped = names.Where(n => cluster.Read(s => s.Databases.ContainsKey(n))).ToList();
+        var missing = names.Where(n => registry.Find(n) == null && !grouped.Contains(n)).ToList();
         if (missing.Count > 0)
             throw new DatabaseMissingException(missing[0]);
-        foreach (string n in names)
+        long raft = 0;
+        foreach (string n in grouped)
+            raft = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().DeleteAsync(n, context.RequestAborted).ConfigureAwait(false);
+        foreach (string n in names.Except(grouped))
             registry.Delete(n);
-        long raft = registry.NextRaftIndex();
+        if (raft == 0)
+            raft = registry.NextRaftIndex();
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

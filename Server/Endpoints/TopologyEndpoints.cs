@@ -39,7 +39,8 @@ public static class TopologyEndpoints
         // A database of a group: its members, in order (docs/cluster.md "Database groups"); else this node alone.
         var group = cluster.Read(s => s.Databases.TryGetValue(name, out var g)
             ? (Members: g.Members.Where(s.Nodes.ContainsKey).Select(m => (Tag: m, s.Nodes[m].Url, Role: "Member"))
-                .Concat(g.Rehabs.Where(s.Nodes.ContainsKey).Select(r => (Tag: r, s.Nodes[r].Url, Role: "Rehab"))).ToList(), g.Etag)
+                .Concat(g.Rehabs.Where(s.Nodes.ContainsKey).Select(r => (Tag: r, s.Nodes[r].Url, Role: "Rehab"))).ToList(),
+                Promotables: g.Promotables.Where(s.Nodes.ContainsKey).Select(p => (Tag: p, s.Nodes[p].Url, Role: "Promotable")).ToList(), g.Etag)
             : default);
         string stored = registry.Find(name) ?? (group.Members != null ? name : throw new DatabaseMissingException(name));
         var nodes = group.Members ?? [(NodeTag.Of(context), NodeUrl(context), "Member")];
@@ -58,6 +59,15 @@ public static class TopologyEndpoints
             }
             w.WriteEndArray();
             w.WriteStartArray("Promotables");
+            foreach (var (tag, url, role) in group.Promotables ?? [])
+            {
+                w.WriteStartObject();
+                w.WriteString("Url", url);
+                w.WriteString("ClusterTag", tag);
+                w.WriteString("ServerRole", role);
+                w.WriteString("Database", stored);
+                w.WriteEndObject();
+            }
             w.WriteEndArray();
             w.WriteNumber("Etag", Math.Max(group.Etag, TopologyEtag));
             w.WriteEndObject();

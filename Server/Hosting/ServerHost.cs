@@ -131,6 +131,7 @@ public static class ServerHost
         TopologyEndpoints.Map(app);
         ClusterEndpoints.Map(app);
         DatabaseEndpoints.Map(app);
+        DatabaseGroupEndpoints.Map(app);
         DocumentEndpoints.Map(app);
         BulkDocsEndpoints.Map(app);
         HiLoEndpoints.Map(app);

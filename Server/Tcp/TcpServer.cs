@@ -192,7 +192,8 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
         try
         {
             await Reply(stream, "Ok", version, null, stopping).ConfigureAwait(false);
-            await new Replication.ReplicationReceiver(db, stream, TimeSpan.FromSeconds(options.ReplicationHeartbeatTimeoutSeconds), logger).RunAsync(stopping).ConfigureAwait(false);
+            using var ending = CancellationTokenSource.CreateLinkedTokenSource(stopping, db.Closing); // the database closing (deleted, reloaded) ends it too
+            await new Replication.ReplicationReceiver(db, stream, TimeSpan.FromSeconds(options.ReplicationHeartbeatTimeoutSeconds), logger).RunAsync(ending.Token).ConfigureAwait(false);
         }
         finally
         {

@@ -743,6 +743,57 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    private static async Task<string[]> GroupNodesAsync(NodeProcess node, string database) =>
+        [.. (await TestServer.ReadJson(await node.Http.GetAsync($"/topology?name={database}"))).GetProperty("Nodes").EnumerateArray().Select(n => n.GetProperty("ClusterTag").GetString()!)];
+
+    /// <summary>
+    /// A group grows, is reordered and is deleted through the HTTP API: node C added to a two-member group starts as a
+    /// promotable, is fed by the members and becomes a member once it has caught up, holding every document; the members
+    /// are put in a new order that every node's topology follows; and deleting the database deletes every instance.
+    /// </summary>
+    [Fact]
+    public async Task A_node_added_to_a_group_is_fed_and_promoted_then_the_group_is_reordered_and_deleted()
+    {
+        await AppliedEverywhereAsync(await FormAsync("--ClusterRehabDelaySeconds=2"));
+        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=grow&replicationFactor=2", null));
+        await AppliedEverywhereAsync(created.GetProperty("RaftCommandIndex").GetInt64());
+        for (int i = 0; i < 50; i++)
+            await ReplicationSetup.PutAsync(_nodes[0].Http, "grow", $"items/{i}", "{\"N\":" + i + "}");
+
+        // Asked of a follower (B); no node named: the one outside the group, C.
+        var added = await _nodes[1].Http.PutAsync("/admin/databases/node?name=grow", null);
+        var body = await TestServer.ReadJson(added);
+        Assert.True(added.IsSuccessStatusCode, body.ToString());
+        Assert.Equal(_nodes[2].Url.ToString().TrimEnd('/'), body.GetProperty("NodesAddedTo")[0].GetString());
+        Assert.Equal(["C"], body.GetProperty("Topology").GetProperty("Promotables").EnumerateArray().Select(p => p.GetString()!).ToArray());
+        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[0].Http.PutAsync("/admin/databases/node?name=grow&node=C", null)).StatusCode);
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await GroupNodesAsync(node, "grow")).Order().SequenceEqual(["A", "B", "C"]),
+                $"C to become a member of grow as {node.Url} sees it", state: () => Describe(_nodes));
+        }
+        await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await _nodes[2].Http.GetAsync("/databases/grow/stats"))).GetProperty("CountOfDocuments").GetInt64() == 50,
+            "the 50 documents on C");
+
+        var reordered = await _nodes[2].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A","B"],"Fixed":false}"""));
+        Assert.True(reordered.IsSuccessStatusCode, await reordered.Content.ReadAsStringAsync());
+        await AppliedEverywhereAsync((await TestServer.ReadJson(reordered)).GetProperty("RaftCommandIndex").GetInt64());
+        foreach (var n in _nodes)
+            Assert.Equal(["C", "A", "B"], await GroupNodesAsync(n, "grow"));
+        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[0].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A"]}"""))).StatusCode);
+
+        var deleted = await _nodes[1].Http.DeleteAsync("/admin/databases?name=grow");
+        Assert.True(deleted.IsSuccessStatusCode, await deleted.Content.ReadAsStringAsync());
+        await AppliedEverywhereAsync((await TestServer.ReadJson(deleted)).GetProperty("RaftCommandIndex").GetInt64());
+        foreach (var n in _nodes)
+        {
+            var gone = await n.Http.GetAsync("/databases/grow/stats");
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, gone.StatusCode);
+            Assert.True(gone.Headers.Contains("Database-Missing"));
+        }
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)
