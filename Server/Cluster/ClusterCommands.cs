@@ -141,6 +141,18 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>A node becomes a watcher (never leads) or a member again: <c>{Tag, Watcher}</c>.</summary>
+    public const string SetNodeRole = "SetNodeRole";
+
+    public static byte[] NodeRole(string tag, bool watcher) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", SetNodeRole);
+        w.WriteString("Tag", tag);
+        w.WriteBoolean("Watcher", watcher);
+        w.WriteEndObject();
+    });
+
     public static byte[] Remove(string tag) => Encode(w =>
     {
         w.WriteStartObject();

@@ -87,7 +87,14 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
 
     private async Task StartRaftAsync(bool coldStart, CancellationToken token)
     {
-        var machine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(Directory, "state"))) { Changed = () => Changed?.Invoke() };
+        var machine = new ClusterStateMachine(new DirectoryInfo(Path.Combine(Directory, "state")))
+        {
+            Changed = () =>
+            {
+                Changed?.Invoke();
+                _ = FollowRoleAsync();
+            },
+        };
         await machine.RestoreAsync(token).ConfigureAwait(false);
         var wal = new WriteAheadLog(new WriteAheadLog.Options { Location = Path.Combine(Directory, "log") }, machine);
         if (coldStart)
@@ -187,7 +194,7 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
         var raft = _raft ?? throw new UnavailableException(RavenExceptionTypes.NoLeader, "This node's cluster engine is restarting.");
         if (raft.Leader is not { IsRemote: false })
             throw new NotLeaderException(LeaderUrl());
-        using var cts = CancellationTokenSource.CreateLinkedTokenSource(token, raft.LeadershipToken);
+        using var cts = CancellationTokenSource.CreateLinkedTokenSource(token); // Raft ends the wait itself when this node loses the leadership (its NotLeaderException)
         cts.CancelAfter(ChangeTimeout);
         try
         {
@@ -200,8 +207,7 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
         }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {
-            throw new UnavailableException(RavenExceptionTypes.NoLeader,
-                raft.LeadershipToken.IsCancellationRequested ? "This node lost the leadership before the command was committed." : "The cluster did not commit the command in time: a majority of its nodes is not reachable.");
+            throw new UnavailableException(RavenExceptionTypes.NoLeader, "The cluster did not commit the command in time: a majority of its nodes is not reachable.");
         }
         return _wal!.LastAppliedIndex;
     }
@@ -302,6 +308,51 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
 
     /// <summary>The leader's HTTP URL, or null when no leader is known.</summary>
     public string? LeaderUrl() => _raft?.Leader is { } leader ? Read(s => s.Nodes.Values.FirstOrDefault(n => n.RaftEndPoint == Format(leader.EndPoint))?.Url) : null;
+
+    private int _followingRole;
+
+    /// <summary>
+    /// Makes this node's Raft match its role in the cluster's state: a watcher stands by (it follows and never stands
+    /// for election), a member takes part again. A watcher that leads — demoted while leading — resigns first.
+    /// </summary>
+    private async Task FollowRoleAsync()
+    {
+        if (Interlocked.Exchange(ref _followingRole, 1) != 0)
+            return;
+        try
+        {
+            if (_raft is not { } raft || _machine == null)
+                return;
+            bool watcher = Read(s => s.Nodes.GetValueOrDefault(Tag)?.Watcher ?? false);
+            if (watcher && !raft.Standby)
+            {
+                if (raft.Leader is { IsRemote: false })
+                    await ((ICluster)raft).ResignAsync(CancellationToken.None).ConfigureAwait(false);
+                await raft.EnableStandbyModeAsync(CancellationToken.None).ConfigureAwait(false);
+            }
+            else if (!watcher && raft.Standby)
+            {
+                await raft.RevertToNormalModeAsync(CancellationToken.None).ConfigureAwait(false);
+            }
+        }
+        catch (ObjectDisposedException)
+        {
+            // Raft restarted or stopped meanwhile: the next change follows the role again.
+        }
+        finally
+        {
+            Volatile.Write(ref _followingRole, 0);
+        }
+    }
+
+    /// <summary>The leader gives up its leadership (RavenDB's reelect): the nodes elect a leader again.</summary>
+    public async Task ResignAsync(CancellationToken token)
+    {
+        var raft = _raft ?? throw new NotLeaderException(null);
+        if (raft.Leader is not { IsRemote: false })
+            throw new NotLeaderException(LeaderUrl());
+        await ((ICluster)raft).ResignAsync(token).ConfigureAwait(false);
+    }
 
     /// <summary>
     /// Adds the server at <paramref name="url"/> (on the leader): asks it to stand by under its new tag, adds its Raft

@@ -114,6 +114,16 @@ public sealed class ClusterState
                     command.GetProperty("RaftEndPoint").GetString()!, command.TryGetProperty("Watcher", out var w) && w.GetBoolean());
                 TopologyEtag = index;
                 break;
+            case ClusterCommands.SetNodeRole:
+            {
+                string tag = command.GetProperty("Tag").GetString()!;
+                if (_nodes.TryGetValue(tag, out var info))
+                {
+                    _nodes[tag] = info with { Watcher = command.GetProperty("Watcher").GetBoolean() };
+                    TopologyEtag = index;
+                }
+                break;
+            }
             case ClusterCommands.RemoveNode:
                 _nodes.Remove(command.GetProperty("Tag").GetString()!);
                 TopologyEtag = index;
@@ -488,7 +498,10 @@ public sealed class ClusterState
     }
 }
 
-/// <summary>A node of the cluster: its HTTP URL, its Raft endpoint (<c>host:port</c>), and whether it only watches (never votes for documents' groups).</summary>
+/// <summary>
+/// A node of the cluster: its HTTP URL, its Raft endpoint (<c>host:port</c>), and whether it is a watcher — it never
+/// leads (Raft standby) and new database groups are not placed on it.
+/// </summary>
 public sealed record ClusterNodeInfo(string Url, string RaftEndPoint, bool Watcher);
 
 /// <summary>

@@ -16,6 +16,9 @@ public static class ClusterEndpoints
         app.MapPut("/admin/cluster/node", AddNode).Requires(Access.ClusterAdmin);
         app.MapDelete("/admin/cluster/node", RemoveNode).Requires(Access.ClusterAdmin);
         app.MapPost("/admin/cluster/join", Join).Requires(Access.ClusterAdmin);
+        app.MapPost("/admin/cluster/promote", context => SetRole(context, watcher: false)).Requires(Access.ClusterAdmin);
+        app.MapPost("/admin/cluster/demote", context => SetRole(context, watcher: true)).Requires(Access.ClusterAdmin);
+        app.MapPost("/admin/cluster/reelect", Reelect).Requires(Access.ClusterAdmin);
         app.MapGet("/rachis/waitfor", WaitFor).Requires(Access.ValidUser);
         app.MapPost("/rachis/send", Send).Requires(Access.ClusterAdmin);
     }
@@ -53,6 +56,32 @@ public static class ClusterEndpoints
             w.WriteNumber("RaftCommandIndex", index);
             w.WriteEndObject();
         }).ConfigureAwait(false);
+    }
+
+    /// <summary><c>promote</c> makes a watcher a member again; <c>demote</c> makes a member a watcher (never the leader: reelect first). 204.</summary>
+    private static async Task SetRole(HttpContext context, bool watcher)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        string tag = RequestParsing.Required(context.Request, "nodeTag");
+        var info = node.Read(s => s.Nodes.GetValueOrDefault(tag)) ?? throw new NotFoundException(RavenExceptionTypes.BadRequest, $"The cluster has no node tagged {tag}.");
+        if (info.Watcher == watcher)
+            throw new BadRequestException($"Node {tag} is already a {(watcher ? "watcher" : "member")}.");
+        if (watcher && node.LeaderTag == tag)
+            throw new BadRequestException($"Node {tag} leads the cluster: ask it to step down (POST /admin/cluster/reelect) before demoting it.");
+        if (watcher && node.Read(s => s.Nodes.Count(n => !n.Value.Watcher)) <= 1)
+            throw new BadRequestException("The cluster needs at least one member node.");
+        await node.SendAsync(ClusterCommands.NodeRole(tag, watcher), context.RequestAborted).ConfigureAwait(false);
+        context.Response.StatusCode = 204;
+    }
+
+    /// <summary>The leader steps down and the nodes elect one again (forwarded to the leader). 204.</summary>
+    private static async Task Reelect(HttpContext context)
+    {
+        var node = context.RequestServices.GetRequiredService<ClusterNode>();
+        if (await LeaderForward.TryAsync(context, node).ConfigureAwait(false))
+            return;
+        await node.ResignAsync(context.RequestAborted).ConfigureAwait(false);
+        context.Response.StatusCode = 204;
     }
 
     private static async Task Join(HttpContext context)

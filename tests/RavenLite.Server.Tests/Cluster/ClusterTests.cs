@@ -794,6 +794,54 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    /// <summary>
+    /// Membership roles: the leader cannot be demoted; B and C demoted to watchers are listed as such and never lead —
+    /// A is elected again each time it steps down (reelect, sent to a follower and forwarded) — and a promoted watcher
+    /// is a member again.
+    /// </summary>
+    [Fact]
+    public async Task Watchers_never_lead_and_a_reelect_elects_among_the_members()
+    {
+        await AppliedEverywhereAsync(await FormAsync());
+        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => Describe(_nodes));
+        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[1].Http.PostAsync("/admin/cluster/demote?nodeTag=A", null)).StatusCode);
+        foreach (string tag in new[] { "B", "C" })
+        {
+            var demoted = await _nodes[1].Http.PostAsync($"/admin/cluster/demote?nodeTag={tag}", null);
+            Assert.True(demoted.StatusCode == HttpStatusCode.NoContent, await demoted.Content.ReadAsStringAsync());
+        }
+        await Eventually.HoldsAsync(async () =>
+        {
+            var t = (await Topology(_nodes[2])).GetProperty("Topology");
+            return t.GetProperty("Watchers").EnumerateObject().Select(p => p.Name).Order().SequenceEqual(["B", "C"])
+                && t.GetProperty("Members").EnumerateObject().Select(p => p.Name).SequenceEqual(["A"]);
+        }, "B and C to be watchers as C sees it", state: () => Describe(_nodes));
+        for (int i = 0; i < 3; i++)
+        {
+            long term = (await Topology(_nodes[0])).GetProperty("CurrentTerm").GetInt64();
+            var reelect = await _nodes[2].Http.PostAsync("/admin/cluster/reelect", null);
+            Assert.True(reelect.StatusCode == HttpStatusCode.NoContent, await reelect.Content.ReadAsStringAsync());
+            await Eventually.HoldsAsync(async () =>
+            {
+                var t = await Topology(_nodes[0]);
+                return t.GetProperty("CurrentTerm").GetInt64() > term && t.GetProperty("Leader").ValueKind == JsonValueKind.String;
+            }, "an election after the leader stepped down", TimeSpan.FromSeconds(30), () => Describe(_nodes));
+            await Eventually.HoldsAsync(async () =>
+            {
+                foreach (var n in _nodes)
+                    if ((await Topology(n)).GetProperty("Leader").ValueKind != JsonValueKind.String)
+                        return false;
+                return true;
+            }, "every node to know the leader", TimeSpan.FromSeconds(30), () => Describe(_nodes));
+            foreach (var n in _nodes)
+                Assert.Equal("A", (await Topology(n)).GetProperty("Leader").GetString());
+        }
+        var promoted = await _nodes[0].Http.PostAsync("/admin/cluster/promote?nodeTag=B", null);
+        Assert.True(promoted.StatusCode == HttpStatusCode.NoContent, await promoted.Content.ReadAsStringAsync() + " " + await Describe(_nodes));
+        await Eventually.HoldsAsync(async () => (await Topology(_nodes[1])).GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().SequenceEqual(["A", "B"]),
+            "B to be a member again", state: () => Describe(_nodes));
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)
