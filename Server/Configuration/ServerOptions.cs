@@ -52,6 +52,13 @@ public sealed class ServerOptions
     /// <summary>How long a database group's member may stay unreachable before the cluster observer moves it to Rehab, in seconds. Default 60 (RavenDB's).</summary>
     public int ClusterRehabDelaySeconds { get; set; } = 60;
 
+    /// <summary>
+    /// Whether compare-exchange reads of a group's database wait on Raft's read barrier (default true: linearizable).
+    /// false serves them from whatever this node has applied — stale on a lagging follower; a diagnostic that exists so
+    /// the linearizability checker can be shown to catch it (docs/cluster.md "Failure model"), never for production.
+    /// </summary>
+    public bool ClusterReadBarrier { get; set; } = true;
+
     /// <summary>How long a replication connection may stay silent (no batch, heartbeat or acknowledgement) before either side drops it and the sender reconnects. Default 15 s.</summary>
     public int ReplicationHeartbeatTimeoutSeconds { get; set; } = 15;
 
@@ -227,7 +234,7 @@ public sealed class ServerOptions
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
         Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
-        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
+        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ClusterReadBarrier={ClusterReadBarrier} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

@@ -38,7 +38,8 @@ public static class CompareExchangeEndpoints
             await GetLocal(context, db).ConfigureAwait(false);
             return;
         }
-        await node.ReadBarrierAsync(context.RequestAborted).ConfigureAwait(false);
+        if (context.RequestServices.GetRequiredService<ServerOptions>().ClusterReadBarrier)
+            await node.ReadBarrierAsync(context.RequestAborted).ConfigureAwait(false);
         var keys = context.Request.Query["key"].Where(k => !string.IsNullOrEmpty(k)).Select(k => k!).ToList();
         string prefix = RequestParsing.Query(context.Request, "startsWith") ?? "";
         int start = RequestParsing.QueryInt(context.Request, "start", 0);

@@ -184,44 +184,49 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         Assert.Equal(40, (await TestServer.ReadJson(await c.Http.GetAsync("/databases/rehab/stats"))).GetProperty("CountOfDocuments").GetInt64());
     }
 
-    /// <summary>
-    /// Linearizability, as Jepsen checks it: eight clients read and compare-and-set three keys through all three nodes
-    /// while the leader is killed (SIGKILL), recording each operation's invocation, completion and answer; the history of
-    /// each key must be linearizable (<see cref="RavenLite.TestKit.Linearizability.RegisterChecker"/>).
-    /// </summary>
-    [Fact]
-    public async Task Compare_exchange_histories_through_every_node_across_a_leader_kill_are_linearizable()
-    {
-        await FormWithDatabaseAsync("lin");
+    private static RavenLite.TestKit.Linearizability.RegisterState StateOf(JsonElement results) =>
+        results.GetArrayLength() == 0 ? new RavenLite.TestKit.Linearizability.RegisterState(0, null)
+            : new RavenLite.TestKit.Linearizability.RegisterState(results[0].GetProperty("Index").GetInt64(), results[0].GetProperty("Value").GetProperty("Object").GetString());
 
+    /// <summary>
+    /// Jepsen-style history of compare-exchange registers: 8 clients read and index-guarded-put keys x, y, z through
+    /// random nodes until <paramref name="done"/> says stop, recording each operation's invocation and completion; a read
+    /// goes to another node than the client's last put (where a stale follower shows). <paramref name="faults"/> runs
+    /// beside them, given the number of operations recorded so far.
+    /// </summary>
+    private async Task<Dictionary<string, List<RavenLite.TestKit.Linearizability.RegisterOperation>>> RecordRegistersAsync(
+        string database, Func<Func<int>, Task> faults, Func<bool> done, System.Collections.Concurrent.ConcurrentDictionary<int, bool> dead)
+    {
         string[] keys = ["x", "y", "z"];
         var history = keys.ToDictionary(k => k, _ => new System.Collections.Concurrent.ConcurrentQueue<RavenLite.TestKit.Linearizability.RegisterOperation>());
         var clock = System.Diagnostics.Stopwatch.StartNew();
-        var dead = new System.Collections.Concurrent.ConcurrentDictionary<int, bool>();
-        var stopAt = TimeSpan.FromSeconds(5);
+        int Count() => history.Values.Sum(q => q.Count);
         async Task Client(int c)
         {
             var random = new Random(c);
             var known = keys.ToDictionary(k => k, _ => 0L);
+            int lastPut = -1;
             using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(3) };
-            for (int i = 0; clock.Elapsed < stopAt; i++)
+            for (int i = 0; !done(); i++)
             {
-                int n = random.Next(3);
-                if (dead.ContainsKey(n))
-                    continue;
                 string key = keys[random.Next(keys.Length)];
+                bool read = random.Next(2) == 0;
+                int n = read && lastPut >= 0 ? (lastPut + 1 + random.Next(2)) % 3 : random.Next(3);
+                if (dead.ContainsKey(n))
+                {
+                    await Task.Yield();
+                    continue;
+                }
                 var url = _nodes[n].Url;
                 long invoked = clock.ElapsedTicks;
-                if (random.Next(2) == 0)
+                if (read)
                 {
                     try
                     {
-                        var r = await http.GetAsync(new Uri(url, $"/databases/lin/cmpxchg?key={key}"));
+                        var r = await http.GetAsync(new Uri(url, $"/databases/{database}/cmpxchg?key={key}"));
                         if (r.StatusCode != HttpStatusCode.OK)
                             continue; // a read that failed changed nothing
-                        var results = (await TestServer.ReadJson(r)).GetProperty("Results");
-                        var state = results.GetArrayLength() == 0 ? new RavenLite.TestKit.Linearizability.RegisterState(0, null)
-                            : new RavenLite.TestKit.Linearizability.RegisterState(results[0].GetProperty("Index").GetInt64(), results[0].GetProperty("Value").GetProperty("Object").GetString());
+                        var state = StateOf((await TestServer.ReadJson(r)).GetProperty("Results"));
                         history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Read(state, invoked, clock.ElapsedTicks));
                         known[key] = state.Index;
                     }
@@ -231,9 +236,10 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                     continue;
                 }
                 string value = $"{c}-{i}";
+                lastPut = n;
                 try
                 {
-                    var r = await http.PutAsync(new Uri(url, $"/databases/lin/cmpxchg?key={key}&index={known[key]}"), TestServer.Json("{\"Object\":\"" + value + "\"}"));
+                    var r = await http.PutAsync(new Uri(url, $"/databases/{database}/cmpxchg?key={key}&index={known[key]}"), TestServer.Json("{\"Object\":\"" + value + "\"}"));
                     if (r.StatusCode != HttpStatusCode.OK)
                     {
                         history[key].Enqueue(RavenLite.TestKit.Linearizability.RegisterOperation.Put(known[key], value, RavenLite.TestKit.Linearizability.Outcome.Unknown, 0, invoked, 0));
@@ -253,18 +259,68 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             }
         }
         var clients = Enumerable.Range(0, 8).Select(Client).ToList();
-        await Eventually.HoldsAsync(() => Task.FromResult(history.Values.Sum(q => q.Count) >= 150), "150 operations before the kill");
-        string leaderTag = (await Topology(_nodes[1])).GetProperty("Leader").GetString()!;
-        int leader = leaderTag[0] - 'A';
-        dead[leader] = true;
-        _nodes[leader].Kill();
+        await faults(Count);
         await Task.WhenAll(clients);
-        foreach (var (key, ops) in history)
+        return history.ToDictionary(h => h.Key, h => h.Value.ToList());
+    }
+
+    /// <summary>
+    /// Linearizability as Jepsen checks it: 8 clients read and compare-and-set three keys through all three nodes while
+    /// a follower is stopped (SIGSTOP) and resumed and then the leader is killed (SIGKILL); each key's history is checked
+    /// with the Wing–Gong search of the test kit and none is non-linearizable.
+    /// </summary>
+    [Fact]
+    public async Task Compare_exchange_histories_through_every_node_across_a_leader_kill_are_linearizable()
+    {
+        await FormWithDatabaseAsync("lin");
+        var dead = new System.Collections.Concurrent.ConcurrentDictionary<int, bool>();
+        bool finished = false;
+        var histories = await RecordRegistersAsync("lin", async count =>
         {
-            var list = ops.ToList();
+            string leaderTag = (await Topology(_nodes[1])).GetProperty("Leader").GetString()!;
+            int leader = leaderTag[0] - 'A';
+            int follower = (leader + 1) % 3;
+            await Eventually.HoldsAsync(() => Task.FromResult(count() >= 150), "150 operations before the first fault");
+            _nodes[follower].Pause();
+            int paused = count();
+            await Eventually.HoldsAsync(() => Task.FromResult(count() >= paused + 150), "150 operations with a follower stopped");
+            _nodes[follower].Resume();
+            int resumed = count();
+            await Eventually.HoldsAsync(() => Task.FromResult(count() >= resumed + 150), "150 operations after it resumed");
+            dead[leader] = true;
+            _nodes[leader].Kill();
+            int killed = count();
+            await Eventually.HoldsAsync(() => Task.FromResult(count() >= killed + 150), "150 operations after the leader's kill", TimeSpan.FromSeconds(60));
+            Volatile.Write(ref finished, true);
+        }, () => Volatile.Read(ref finished), dead);
+        foreach (var (key, list) in histories)
+        {
             Assert.True(list.Count(o => o.Outcome == RavenLite.TestKit.Linearizability.Outcome.Ok) >= 10, $"only {list.Count} operations on {key}");
             Assert.True(RavenLite.TestKit.Linearizability.RegisterChecker.IsLinearizable(list), $"the history of {key} ({list.Count} operations) is not linearizable");
         }
+    }
+
+    /// <summary>
+    /// The checker catches the broken variant: with <c>ClusterReadBarrier=false</c> a follower answers compare-exchange
+    /// reads from what it has applied, and a read right after a put acknowledged by the leader can miss it — recorded
+    /// histories soon hold one that is not linearizable.
+    /// </summary>
+    [Fact]
+    public async Task Reads_without_the_read_barrier_give_histories_the_checker_finds_not_linearizable()
+    {
+        await FormWithDatabaseAsync("stale", "--ClusterReadBarrier=false");
+        var deadline = DateTime.UtcNow.AddSeconds(60);
+        int rounds = 0;
+        while (true)
+        {
+            rounds++;
+            var stop = DateTime.UtcNow.AddSeconds(3);
+            var histories = await RecordRegistersAsync("stale", _ => Task.CompletedTask, () => DateTime.UtcNow >= stop, new());
+            if (histories.Values.Any(h => !RavenLite.TestKit.Linearizability.RegisterChecker.IsLinearizable(h)))
+                break;
+            Assert.True(DateTime.UtcNow < deadline, $"{rounds} rounds of histories without the read barrier were all linearizable: the checker caught no stale read");
+        }
+        output.WriteLine($"a stale read was caught in round {rounds}");
     }
 
     /// <summary>
