@@ -9,7 +9,9 @@
 #   `docker kill` (SIGKILL) while a writer runs loses no acknowledged write;
 #   SIGTERM shutdown is clean (exit code 0, the log line) within 10 s;
 #   `docker-compose config` accepts the compose file and `up -d` with the host-network override brings a healthy
-#   server, `down` stops it.
+#   server, `down` stops it;
+#   docker-compose.cluster.yml brings three healthy nodes that form a cluster through the HTTP API, take a database
+#   with replication factor 3, and replicate a document written through one node to another.
 # Usage: tests/deploy/run.sh        (about 3-6 minutes the first time, most of it debootstrap)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,6 +75,7 @@ echo "image built in $(( $(date +%s) - start )) s; size $(docker image inspect "
 cleanup() {
   docker rm -f ravenlite-deploy-a ravenlite-deploy-b ravenlite-deploy-c ravenlite-deploy-d >/dev/null 2>&1 || true
   docker-compose -p ravenlite-deploy -f docker-compose.yml -f tests/deploy/docker-compose.host.yml down -v >/dev/null 2>&1 || true
+  docker-compose -p ravenlite-cluster -f docker-compose.cluster.yml down -v >/dev/null 2>&1 || true
   docker volume rm -f "$VOLUME" >/dev/null 2>&1 || true
   # The legacy builder keeps each stage's image: drop the untagged ones of this build.
   docker image prune -f --filter "label=org.opencontainers.image.title=ravenlite" >/dev/null 2>&1 || true
@@ -148,5 +151,29 @@ echo "compose service healthy: $(curl -s http://127.0.0.1:18081/readyz)"
 docker-compose -p ravenlite-deploy -f docker-compose.yml -f tests/deploy/docker-compose.host.yml down -v 2>&1 | tail -1
 [ -z "$(docker ps -q --filter "id=$cid")" ] || fail "compose down left the container running"
 echo "compose down: stopped"
+
+say "docker-compose.cluster.yml: three nodes form a cluster through the HTTP API"
+export RAVENLITE_IMAGE="$IMAGE" RAVENLITE_PORT_A=18090 RAVENLITE_PORT_B=18091 RAVENLITE_PORT_C=18092
+export RAVENLITE_RAFT_PORT_A=38090 RAVENLITE_RAFT_PORT_B=38091 RAVENLITE_RAFT_PORT_C=38092
+cluster() { docker-compose -p ravenlite-cluster -f docker-compose.cluster.yml "$@"; }
+cluster config -q && echo "docker-compose.cluster.yml: valid"
+cluster up -d --no-build 2>&1 | tail -3
+for node in node-a node-b node-c; do healthy "$(cluster ps -q $node)"; done
+for port in 18091 18092; do
+  curl -sf -X PUT "http://127.0.0.1:18090/admin/cluster/node?url=http://127.0.0.1:$port" || fail "node A could not add the node on $port"; echo
+done
+topology=$(curl -sf http://127.0.0.1:18092/cluster/topology)
+for tag in A B C; do echo "$topology" | grep -q "\"$tag\":\"http://127.0.0.1:1809" || fail "node C's topology lacks $tag: $topology"; done
+created=$(curl -sf -X PUT "http://127.0.0.1:18091/admin/databases?name=orders&replicationFactor=3" -d '{"DatabaseName":"orders"}') || fail "no database with replication factor 3"
+index=$(echo "$created" | sed -n 's/.*"RaftCommandIndex":\([0-9]*\).*/\1/p')
+for port in 18090 18091 18092; do curl -sf "http://127.0.0.1:$port/rachis/waitfor?index=$index" >/dev/null || fail "node on $port did not apply index $index"; done
+curl -sf -X PUT "http://127.0.0.1:18090/databases/orders/docs?id=orders/1" -d '{"Via":"A","@metadata":{"@collection":"Orders"}}' >/dev/null || fail "write through A"
+for _ in $(seq 1 30); do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:18092/databases/orders/docs?id=orders/1")" = 200 ] && break
+  sleep 1
+done
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:18092/databases/orders/docs?id=orders/1")" = 200 ] || fail "orders/1 written through A never reached C"
+echo "cluster of three formed; orders/1 written through A read through C"
+cluster down -v 2>&1 | tail -1
 
 say "deploy check: ok"
