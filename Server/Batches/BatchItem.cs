@@ -5,7 +5,8 @@ namespace RavenLite.Server.Batches;
 /// <summary>One command of a batch: applied in the batch's transaction (re-runnable), then its result written.</summary>
 internal abstract class BatchItem(string id, string? changeVector)
 {
-    public string Id { get; } = id;
+    /// <summary>The document's id (an identity id <c>prefix|</c> may be resolved before the batch is queued).</summary>
+    public string Id { get; set; } = id;
 
     public string? ChangeVector { get; } = changeVector;
 

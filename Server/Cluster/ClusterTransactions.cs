@@ -218,14 +218,18 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
             }
             w.WriteEndArray();
             w.WriteStartArray("Documents");
+            int next = 0;
             foreach (var c in commands.EnumerateArray())
             {
                 string type = c.GetProperty("Type").GetString()!;
                 if (type is not ("PUT" or "DELETE"))
                     continue;
+                var item = items[next++];
+                while (item is CompareExchangeItem)
+                    item = items[next++];
                 w.WriteStartObject();
                 w.WriteString("Type", type);
-                w.WriteString("Id", c.GetProperty("Id").GetString());
+                w.WriteString("Id", item.Id); // as resolved (an identity id took its number already)
                 if (type == "PUT")
                 {
                     w.WritePropertyName("Document");

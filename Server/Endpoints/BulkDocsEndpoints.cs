@@ -84,6 +84,8 @@ public static class BulkDocsEndpoints
         bool clusterWide = json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("TransactionMode", out var mode)
             && mode.ValueKind == JsonValueKind.String && mode.GetString() == "ClusterWide";
         var commands = BatchParser.Parse(json.RootElement, db.Documents, options, prepared, clusterWide, streams);
+        foreach (var put in commands.OfType<PutItem>())
+            put.Id = await GroupIdentities.ResolveAsync(context, db, put.Id).ConfigureAwait(false);
         bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
         if (clusterWide && context.RequestServices.GetRequiredService<Cluster.ClusterNode>().Read(s => s.Databases.ContainsKey(db.Name)))
         {

@@ -222,6 +222,7 @@ public static class DocumentEndpoints
         // An empty id (?id=) asks the server for a GUID, as RavenDB does; only a missing parameter is a 400.
         string id = RequestParsing.Query(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' is required.");
         db.Documents.ValidateIdToWrite(id);
+        id = await GroupIdentities.ResolveAsync(context, db, id).ConfigureAwait(false);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
         var body = await RequestBody.ReadAsync(context, options.MaxDocumentBytes, nameof(options.MaxDocumentBytes)).ConfigureAwait(false);
         // Validated and prepared here, on the request's thread; the merger thread only assigns the etag and writes.

@@ -557,7 +557,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     /// A cluster-wide transaction of a group's database is decided through Raft: sent through a follower, its document
     /// is written by every member with the transaction's RAFT entry and its compare-exchange value holds the transaction's
     /// index everywhere; of two sessions that loaded the same version, the first to commit wins whichever node each
-    /// asks, and the other is refused (atomic guard), as is a session that expected the document to be new.
+    /// asks, and the other is refused (atomic guard), as is a session that expected the document to be new; identity
+    /// ids (<c>items|</c>) take the cluster's identity through any node.
     /// </summary>
     [Fact]
     public async Task A_cluster_wide_transaction_is_decided_through_raft_and_written_by_every_member()
@@ -594,8 +595,23 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         Assert.Equal(HttpStatusCode.Conflict, newStatus);
         var (takenStatus, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/2"}}]""");
         Assert.Equal(HttpStatusCode.Conflict, takenStatus);
-        var (badId, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"PUT","Id":"users|","Document":{"@metadata":{"@collection":"Users"}}}]""");
+        var (badId, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"PUT","Id":"users/","Document":{"@metadata":{"@collection":"Users"}}}]""");
         Assert.Equal(HttpStatusCode.BadRequest, badId);
+
+        // Identity ids (items|) take the cluster's identity whichever node is asked: never the same id twice.
+        var ids = new List<string>();
+        foreach (var n in _nodes)
+        {
+            var batch = await n.Http.PostAsync("/databases/shop/bulk_docs", TestServer.Json("""{"Commands":[{"Type":"PUT","Id":"items|","Document":{"@metadata":{"@collection":"Items"}}}]}"""));
+            ids.Add((await TestServer.ReadJson(batch)).GetProperty("Results")[0].GetProperty("@id").GetString()!);
+            var single = await n.Http.PutAsync("/databases/shop/docs?id=items|", TestServer.Json("""{"@metadata":{"@collection":"Items"}}"""));
+            ids.Add((await TestServer.ReadJson(single)).GetProperty("Id").GetString()!);
+        }
+        var (cwStatus, cw) = await ClusterWideAsync(_nodes[2], "shop", """[{"Type":"PUT","Id":"items|","Document":{"@metadata":{"@collection":"Items"}}}]""");
+        Assert.True(cwStatus == HttpStatusCode.Created, cw.ToString());
+        ids.Add(cw.GetProperty("Results")[0].GetProperty("@id").GetString()!);
+        Assert.Equal(7, ids.Distinct(StringComparer.OrdinalIgnoreCase).Count());
+        Assert.All(ids, id => Assert.Matches("^items/[0-9]+$", id));
 
         // Every member converges on the winner, with one change vector (the members' writes of one transaction agree).
         await Eventually.HoldsAsync(async () =>
