@@ -11,7 +11,7 @@ namespace RavenLite.Server.Cluster;
 /// Each instance stores the index of the last change it applied; a change is applied before that index is stored, so
 /// one interrupted between the two is applied again (every kind applies the same way twice).
 /// </summary>
-public sealed class DatabaseRecords(ClusterNode node, ILogger<DatabaseRecords> logger) : IDisposable
+public sealed class DatabaseRecords(ClusterNode node, DatabaseRegistry registry, ILogger<DatabaseRecords> logger) : IDisposable
 {
     private readonly SemaphoreSlim _gate = new(1, 1); // one member applying at a time: a change is never applied twice at once
 
@@ -42,7 +42,7 @@ public sealed class DatabaseRecords(ClusterNode node, ILogger<DatabaseRecords> l
                 try
                 {
                     using var body = JsonDocument.Parse(change.Body);
-                    await RecordChanges.Prepare(change.Kind, body.RootElement)(db).ConfigureAwait(false);
+                    await RecordChanges.Prepare(change.Kind, body.RootElement)(db, registry).ConfigureAwait(false);
                 }
                 catch (DomainException e)
                 {

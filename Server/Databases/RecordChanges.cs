@@ -8,7 +8,8 @@ namespace RavenLite.Server.Databases;
 
 /// <summary>
 /// The changes to a database's record that every instance of the database applies (docs/cluster.md "Database
-/// records"): index definitions, the revisions, expiration and refresh configurations, and the conflict solver. Each is
+/// records"): index definitions and their lock mode, priority and state, the revisions, expiration, refresh and
+/// time-series configurations, the conflict solver, the client configuration and the database settings. Each is
 /// a kind and a JSON body: <see cref="Prepare"/> checks the body (400 before anything changes) and gives what applies
 /// it to one instance — on a single server at once, in a cluster on every member of the database's group, in the order
 /// Raft committed the changes.
@@ -33,15 +34,31 @@ public static class RecordChanges
     /// <summary>RavenDB's <c>ConflictSolver</c> (<c>ResolveToLatest</c>, scripts by collection).</summary>
     public const string ConflictSolver = "ConflictSolver";
 
+    /// <summary>RavenDB's <c>TimeSeriesConfiguration</c>, whole (a policy or value-names change is sent as the configuration it makes).</summary>
+    public const string TimeSeries = "TimeSeries";
+
+    /// <summary><c>{"IndexNames": [..], "Mode"?, "Priority"?, "State"?}</c>: index settings (an index gone meanwhile is skipped).</summary>
+    public const string IndexSettings = "IndexSettings";
+
+    /// <summary>RavenDB's <c>ClientConfiguration</c> of the database.</summary>
+    public const string ClientConfiguration = "ClientConfiguration";
+
+    /// <summary>The database's setting overrides (<see cref="DatabaseRecordFile.KnownSettings"/>): the instance reopens to apply them.</summary>
+    public const string Settings = "Settings";
+
     /// <summary>Checks <paramref name="body"/> for <paramref name="kind"/> (400 naming what is wrong) and returns what applies it to an instance.</summary>
-    public static Func<Database, Task> Prepare(string kind, JsonElement body) => kind switch
+    public static Func<Database, DatabaseRegistry, Task> Prepare(string kind, JsonElement body) => kind switch
     {
         PutIndexes => PrepareIndexes(body),
         DeleteIndex => PrepareDelete(body),
+        IndexSettings => PrepareIndexSettings(body),
         Revisions => Store(RevisionsConfiguration.Parse(body), (db, tx, c) => db.Revisions.Save(tx, c)),
         Expiration => Store(ExpirationConfiguration.Parse(body, "DeleteFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, false, c)),
         Refresh => Store(ExpirationConfiguration.Parse(body, "RefreshFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, true, c)),
+        TimeSeries => Store(Server.TimeSeries.TimeSeriesConfiguration.Parse(body), (db, tx, c) => db.TimeSeries.Save(tx, c)),
         ConflictSolver => PrepareSolver(body),
+        ClientConfiguration => PrepareClient(body),
+        Settings => PrepareSettings(body),
         _ => throw new BadRequestException($"'{kind}' is not a change of a database record this server knows."),
     };
 
@@ -53,11 +70,11 @@ public static class RecordChanges
         return [.. list.EnumerateArray().Select(IndexDefinitionJson.Read)];
     }
 
-    private static Func<Database, Task> PrepareIndexes(JsonElement body)
+    private static Func<Database, DatabaseRegistry, Task> PrepareIndexes(JsonElement body)
     {
         var definitions = Definitions(body);
         var compiled = definitions.Select(IndexCompiler.Compile).ToList(); // every definition is checked before any is stored
-        return db =>
+        return (db, _) =>
         {
             for (int i = 0; i < definitions.Count; i++)
                 db.Indexes.Put(definitions[i], compiled[i]);
@@ -65,26 +82,77 @@ public static class RecordChanges
         };
     }
 
-    private static Func<Database, Task> PrepareDelete(JsonElement body)
+    private static Func<Database, DatabaseRegistry, Task> PrepareDelete(JsonElement body)
     {
         string name = body.ValueKind == JsonValueKind.Object && body.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String
             ? n.GetString()! : throw new BadRequestException("The body must be {\"Name\": index name}.");
-        return db =>
+        return (db, _) =>
         {
             db.Indexes.Delete(name);
             return Task.CompletedTask;
         };
     }
 
-    private static Func<Database, Task> PrepareSolver(JsonElement body)
+    private static Func<Database, DatabaseRegistry, Task> PrepareSolver(JsonElement body)
     {
         var solver = Replication.ConflictSolver.Parse(body);
-        return db => db.Replication.SetSolverAsync(solver);
+        return (db, _) => db.Replication.SetSolverAsync(solver);
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareIndexSettings(JsonElement body)
+    {
+        if (body.ValueKind != JsonValueKind.Object || !body.TryGetProperty("IndexNames", out var names) || names.ValueKind != JsonValueKind.Array
+            || names.EnumerateArray().Any(n => n.ValueKind != JsonValueKind.String))
+            throw new BadRequestException("The body must be {\"IndexNames\": [..], \"Mode\" | \"Priority\" | \"State\": ..}.");
+        string? Setting(string property, Func<string, string> check) =>
+            body.TryGetProperty(property, out var v) && v.ValueKind == JsonValueKind.String ? check(v.GetString()!) : null;
+        string? mode = Setting("Mode", IndexDefinitionJson.CheckLockMode);
+        string? priority = Setting("Priority", IndexDefinitionJson.CheckPriority);
+        string? state = Setting("State", s => s is "Normal" or "Disabled" ? s : throw new BadRequestException($"Index state '{s}' is not Normal or Disabled."));
+        var list = names.EnumerateArray().Select(n => n.GetString()!).ToList();
+        return (db, _) =>
+        {
+            foreach (string name in list.Where(n => db.Indexes.Get(n) != null))
+                db.Indexes.UpdateSettings(name, d =>
+                {
+                    d.LockMode = mode ?? d.LockMode;
+                    d.Priority = priority ?? d.Priority;
+                    d.State = state ?? d.State;
+                });
+            return Task.CompletedTask;
+        };
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareClient(JsonElement body)
+    {
+        var configuration = DatabaseRecordFile.ParseClientConfiguration(body);
+        return (db, registry) =>
+        {
+            registry.UpdateRecord(db.Name, r =>
+            {
+                r.Client = (System.Text.Json.Nodes.JsonObject)configuration.DeepClone();
+                r.ClientEtag = Math.Max(DateTime.UtcNow.Ticks, r.ClientEtag + 1);
+            });
+            return Task.CompletedTask;
+        };
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareSettings(JsonElement body)
+    {
+        var settings = DatabaseRecordFile.ParseSettings(body);
+        return (db, registry) =>
+        {
+            registry.UpdateRecord(db.Name, r => r.Settings = new Dictionary<string, string>(settings, StringComparer.Ordinal));
+            string name = db.Name;
+            // RavenDB reloads a database whose settings changed; the caller's lease is returned first (Reload waits for it).
+            _ = Task.Run(() => registry.Reload(name));
+            return Task.CompletedTask;
+        };
     }
 
     /// <summary>A configuration stored in its database's files, through the merger.</summary>
-    private static Func<Database, Task> Store<T>(T configuration, Action<Database, Storage.Transactions.WriteTransaction, T> save) =>
-        db => db.Merger.EnqueueAsync(new DelegateCommand<int>(ctx =>
+    private static Func<Database, DatabaseRegistry, Task> Store<T>(T configuration, Action<Database, Storage.Transactions.WriteTransaction, T> save) =>
+        (db, _) => db.Merger.EnqueueAsync(new DelegateCommand<int>(ctx =>
         {
             save(db, ctx.Transaction, configuration);
             return 0;

@@ -45,12 +45,7 @@ public static class ConfigurationEndpoints
     private static async Task PutClient(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "client configuration").ConfigureAwait(false);
-        var configuration = DatabaseRecordFile.ParseClientConfiguration(body.RootElement);
-        context.RequestServices.GetRequiredService<DatabaseRegistry>().UpdateRecord(db.Name, r =>
-        {
-            r.Client = configuration;
-            r.ClientEtag = Math.Max(DateTime.UtcNow.Ticks, r.ClientEtag + 1);
-        });
+        await RecordChangeRoute.RunAsync(context, db, RecordChanges.ClientConfiguration, body.RootElement).ConfigureAwait(false);
         context.Response.StatusCode = 204; // RavenDB's clients read no body here
     }
 
@@ -80,12 +75,7 @@ public static class ConfigurationEndpoints
     private static async Task PutSettings(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "database settings").ConfigureAwait(false);
-        var settings = DatabaseRecordFile.ParseSettings(body.RootElement);
-        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
-        registry.UpdateRecord(db.Name, r => r.Settings = settings);
+        await RecordChangeRoute.RunAsync(context, db, RecordChanges.Settings, body.RootElement).ConfigureAwait(false);
         context.Response.StatusCode = 204;
-        string name = db.Name;
-        // RavenDB reloads a database whose settings changed; this request's lease is returned first.
-        _ = Task.Run(() => registry.Reload(name));
     }
 }

@@ -28,8 +28,8 @@ public static class IndexEndpoints
         app.MapPost("/databases/{db}/admin/indexes/start", DatabaseRoute.Handle((c, db) => Pause(c, db, false))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/indexes/enable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Normal"))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/admin/indexes/disable", DatabaseRoute.Handle((c, db) => SetState(c, db, "Disabled"))).Requires(Access.DatabaseAdmin);
-        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", IndexDefinitionJson.CheckLockMode, (d, v) => d.LockMode = v))).Requires(Access.DatabaseAdmin);
-        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", IndexDefinitionJson.CheckPriority, (d, v) => d.Priority = v))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", IndexDefinitionJson.CheckLockMode))).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", IndexDefinitionJson.CheckPriority))).Requires(Access.DatabaseAdmin);
         app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus)).Requires(Access.DatabaseRead);
     }
 
@@ -38,7 +38,7 @@ public static class IndexEndpoints
         i.Definition.State == "Disabled" ? "Disabled" : i.Paused || i.DiskFull ? "Paused" : i.State == "Normal" ? "Running" : "Error";
 
     /// <summary><c>set-lock</c> / <c>set-priority</c>: <c>{"IndexNames": [..], "Mode"|"Priority": ..}</c>; every name is checked before any changes (auto indexes cannot be locked).</summary>
-    private static async Task SetForMany(HttpContext context, Database db, string property, Func<string, string> check, Action<IndexDefinition, string> apply)
+    private static async Task SetForMany(HttpContext context, Database db, string property, Func<string, string> check)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "index " + property.ToLowerInvariant()).ConfigureAwait(false);
         var root = body.RootElement;
@@ -53,17 +53,16 @@ public static class IndexEndpoints
             if (property == "Mode" && index.Definition.IsAuto)
                 throw new BadRequestException($"'{name}' is an auto index: auto indexes cannot be locked.");
         }
-        foreach (string name in list)
-            db.Indexes.UpdateSettings(name, d => apply(d, value));
+        await RecordChangeRoute.RunAsync(context, db, RecordChanges.IndexSettings, root).ConfigureAwait(false);
         context.Response.StatusCode = 204;
     }
 
-    private static Task SetState(HttpContext context, Database db, string state)
+    private static async Task SetState(HttpContext context, Database db, string state)
     {
         var index = Find(context, db);
-        db.Indexes.UpdateSettings(index.Name, d => d.State = state);
+        using var body = JsonDocument.Parse(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["IndexNames"] = new[] { index.Name }, ["State"] = state }));
+        await RecordChangeRoute.RunAsync(context, db, RecordChanges.IndexSettings, body.RootElement).ConfigureAwait(false);
         context.Response.StatusCode = 204;
-        return Task.CompletedTask;
     }
 
     /// <summary><c>GET indexes/status</c>: <c>{"Status": "Running"|"Paused", "Indexes": [{"Name", "Status"}]}</c>.</summary>

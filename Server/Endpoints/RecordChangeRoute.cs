@@ -16,8 +16,9 @@ internal static class RecordChangeRoute
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
         if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
             return await context.RequestServices.GetRequiredService<Cluster.DatabaseRecords>().SubmitAsync(db, kind, body, context.RequestAborted).ConfigureAwait(false);
-        await apply(db).ConfigureAwait(false);
-        return context.RequestServices.GetRequiredService<DatabaseRegistry>().NextRaftIndex();
+        var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
+        await apply(db, registry).ConfigureAwait(false);
+        return registry.NextRaftIndex();
     }
 
     /// <summary>Runs the change and answers <c>{"RaftCommandIndex": n}</c>, as RavenDB's configuration operations do.</summary>

@@ -46,19 +46,26 @@ public static class TimeSeriesEndpoints
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }
 
-    /// <summary>Stores a configuration made from the current one by <paramref name="change"/>; answers <c>{RaftCommandIndex}</c>.</summary>
-    private static Task Configure(HttpContext context, Database db, Action<TimeSeriesConfiguration> change) =>
-        ConfigurationWrite.StoreAsync(context, db, ctx =>
-        {
-            // A copy of the current configuration (its JSON read back), changed, then stored: a failed change leaves the current one as it was.
-            var buffer = new System.Buffers.ArrayBufferWriter<byte>();
-            using (var w = new Utf8JsonWriter(buffer))
-                (db.TimeSeries.Configuration ?? new TimeSeriesConfiguration()).Write(w);
-            using var copy = JsonDocument.Parse(buffer.WrittenMemory);
-            var configuration = TimeSeriesConfiguration.Parse(copy.RootElement);
-            change(configuration);
-            db.TimeSeries.Save(ctx.Transaction, configuration);
-        });
+    /// <summary>
+    /// Stores the configuration made from the current one by <paramref name="change"/> (a database record change: on
+    /// every member of a group); answers <c>{RaftCommandIndex}</c>. A failed change leaves the current one as it was.
+    /// </summary>
+    private static async Task Configure(HttpContext context, Database db, Action<TimeSeriesConfiguration> change)
+    {
+        using var copy = Json(db.TimeSeries.Configuration ?? new TimeSeriesConfiguration());
+        var configuration = TimeSeriesConfiguration.Parse(copy.RootElement);
+        change(configuration);
+        using var changed = Json(configuration);
+        await RecordChangeRoute.RunAndAnswerAsync(context, db, Databases.RecordChanges.TimeSeries, changed.RootElement).ConfigureAwait(false);
+    }
+
+    private static JsonDocument Json(TimeSeriesConfiguration configuration)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var w = new Utf8JsonWriter(buffer))
+            configuration.Write(w);
+        return JsonDocument.Parse(buffer.WrittenMemory);
+    }
 
     private static async Task SetConfiguration(HttpContext context, Database db)
     {

@@ -668,6 +668,30 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             Assert.Equal(5, revisions.GetProperty("Default").GetProperty("MinimumRevisionsToKeep").GetInt32());
         }
 
+        // The index's lock mode, the client configuration, the time-series configuration and the settings, each asked of
+        // a different node, hold on every member too.
+        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[2].Http.PostAsync("/databases/books/indexes/set-lock",
+            TestServer.Json("""{"IndexNames":["Books/ByAuthor"],"Mode":"LockedIgnore"}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[1].Http.PutAsync("/databases/books/admin/configuration/client",
+            TestServer.Json("""{"MaxNumberOfRequestsPerSession":77,"Disabled":false}"""))).StatusCode);
+        last = await Changed(await _nodes[0].Http.PutAsync("/databases/books/admin/timeseries/policy?collection=Books",
+            TestServer.Json("""{"Name":"ByHour","RetentionTime":{"Value":604800,"Unit":"Second"},"AggregationTime":{"Value":3600,"Unit":"Second"}}""")));
+        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[2].Http.PutAsync("/databases/books/admin/configuration/settings",
+            TestServer.Json("""{"MergerMaxOperations":"500"}"""))).StatusCode);
+        foreach (var n in _nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () =>
+            {
+                var record = (await TestServer.ReadJson(await node.Http.GetAsync("/admin/databases?name=books"))).ToString();
+                var client = (await TestServer.ReadJson(await node.Http.GetAsync("/databases/books/configuration/client"))).ToString();
+                var series = (await TestServer.ReadJson(await node.Http.GetAsync("/databases/books/timeseries/config"))).ToString();
+                var index = (await TestServer.ReadJson(await node.Http.GetAsync("/databases/books/indexes?name=Books/ByAuthor"))).ToString();
+                return record.Contains("\"MergerMaxOperations\":\"500\"", StringComparison.Ordinal) && client.Contains("77", StringComparison.Ordinal)
+                    && series.Contains("ByHour", StringComparison.Ordinal) && index.Contains("LockedIgnore", StringComparison.Ordinal);
+            }, $"the settings, client, time-series and index lock changes on {node.Url}", state: () => Describe(_nodes));
+        }
+
         // C is down while the index is deleted and another defined; back up, it applies both.
         _nodes[2].Kill();
         var deleted = await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor");
