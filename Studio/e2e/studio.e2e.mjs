@@ -1,7 +1,7 @@
 // End-to-end test of the Studio: a real server (child process, temporary data dir) and Debian's Chromium driven by
 // playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
 // creates an index (a compile error first, shown at its line) and waits for it to be up to date, opens the
-// dashboard and the storage view, checks the errors shown for a malformed query and for a stopped server, runs
+// dashboard, the storage view and the cluster view (a second server added as a node from it), checks the errors shown for a malformed query and for a stopped server, runs
 // axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
 // Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
 // speed is for benchmarks).
@@ -409,12 +409,36 @@ try {
   }
   await page.setViewportSize({ width: 1280, height: 800 });
 
+  // 7. Cluster: a second server is added as node B from the Studio; a database placed on both lists both as members.
+  step('cluster');
+  const secondDir = mkdtempSync(join(tmpdir(), 'ravenlite-studio-e2e-b-'));
+  const second = await startServer(secondDir);
+  try {
+    await page.goto(base + '/studio/cluster');
+    await page.getByRole('heading', { name: /^Cluster/ }).waitFor();
+    const nodesTable = page.getByRole('table', { name: 'Nodes' });
+    await nodesTable.locator('tr[data-node="A"]').getByText('Leader').waitFor();
+    const addNode = page.getByRole('form', { name: 'Add a node' });
+    await addNode.getByLabel('Server URL').fill(second.url);
+    await addNode.getByRole('button', { name: 'Add node' }).click();
+    await page.getByRole('status').filter({ hasText: 'as node B' }).waitFor({ timeout: 60_000 });
+    await nodesTable.locator('tr[data-node="B"]').waitFor();
+    const pair = await api(`${base}/admin/databases?name=e2e-pair&replicationFactor=2`, 'PUT', { DatabaseName: 'e2e-pair' });
+    assert.equal(pair.status, 201, JSON.stringify(pair.json));
+    await page.getByRole('table', { name: 'Database groups' }).locator('tr[data-database="e2e-pair"]').getByText('A (Member), B (Member)').waitFor({ timeout: 30_000 });
+    await axe(page, 'cluster');
+    await shot(page, 'cluster');
+  } finally {
+    second.child.kill('SIGKILL');
+    rmSync(secondDir, { recursive: true, force: true });
+  }
+
   assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
 
   // 8. A stopped server: the Studio says so instead of going blank.
   step('stopped server');
   await page.goto(base + '/studio/');
-  await page.getByRole('link', { name: 'e2e' }).waitFor();
+  await page.getByRole('link', { name: 'e2e', exact: true }).waitFor();
   server.child.kill('SIGKILL');
   await new Promise((r) => server.child.once('exit', r));
   server = null;

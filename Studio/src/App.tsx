@@ -9,6 +9,7 @@ import { Query } from './pages/Query';
 import { Indexes } from './pages/Indexes';
 import { IndexEdit } from './pages/IndexEdit';
 import { Tasks } from './pages/Tasks';
+import { Cluster } from './pages/Cluster';
 
 // The two screens with charts load their code (uPlot) when first opened.
 const Dashboard = lazy(() => import('./pages/Dashboard').then((m) => m.Dashboard));
@@ -54,6 +55,7 @@ function Sidebar() {
         {current && <NavLink href={`${base}/indexes`}>Indexes</NavLink>}
         {current && <NavLink href={`${base}/tasks`}>Tasks</NavLink>}
         {current && <NavLink href={`${base}/storage`}>Storage</NavLink>}
+        <NavLink href="/cluster">Cluster</NavLink>
         <NavLink href="/dashboard">Dashboard</NavLink>
       </nav>
       <div class="hint">Ctrl+Enter runs a query or saves an editor.</div>
@@ -71,6 +73,7 @@ export function App() {
             <Switch>
               <Route path="/" component={Databases} />
               <Route path="/dashboard" component={Dashboard} />
+              <Route path="/cluster" component={Cluster} />
               <Route path="/db/:db/documents/:collection?">{(p) => <Documents db={decodeURIComponent(p.db)} collection={p.collection ? decodeURIComponent(p.collection) : undefined} />}</Route>
               <Route path="/db/:db/edit">{(p) => <DocumentEdit db={decodeURIComponent(p.db)} />}</Route>
               <Route path="/db/:db/query">{(p) => <Query db={decodeURIComponent(p.db)} />}</Route>
