@@ -400,38 +400,31 @@ public sealed class ClusterState
             w.WriteEndObject();
         }
         w.WriteEndArray();
-        w.WriteStartObject("RecordChanges");
-        foreach (var (database, changes) in _recordChanges)
+        WriteByDatabase(w, "RecordChanges", _recordChanges, c => (c.Index, "Kind", c.Kind, "Body", c.Body));
+        WriteByDatabase(w, "Transactions", _transactions, t => (t.Index, "RequestId", t.RequestId, "Documents", t.Documents));
+        w.WriteEndObject();
+    }
+
+    /// <summary>Writes <c>{database: [{Index, (text): .., (json): {..}}]}</c> — record changes and transactions alike.</summary>
+    private static void WriteByDatabase<T>(Utf8JsonWriter w, string name, Dictionary<string, List<T>> byDatabase,
+        Func<T, (long Index, string TextName, string Text, string JsonName, string Json)> fields)
+    {
+        w.WriteStartObject(name);
+        foreach (var (database, list) in byDatabase)
         {
             w.WriteStartArray(database);
-            foreach (var c in changes)
+            foreach (var item in list)
             {
+                var (index, textName, text, jsonName, json) = fields(item);
                 w.WriteStartObject();
-                w.WriteNumber("Index", c.Index);
-                w.WriteString("Kind", c.Kind);
-                w.WritePropertyName("Body");
-                w.WriteRawValue(c.Body, skipInputValidation: true);
+                w.WriteNumber("Index", index);
+                w.WriteString(textName, text);
+                w.WritePropertyName(jsonName);
+                w.WriteRawValue(json, skipInputValidation: true);
                 w.WriteEndObject();
             }
             w.WriteEndArray();
         }
-        w.WriteEndObject();
-        w.WriteStartObject("Transactions");
-        foreach (var (database, transactions) in _transactions)
-        {
-            w.WriteStartArray(database);
-            foreach (var t in transactions)
-            {
-                w.WriteStartObject();
-                w.WriteNumber("Index", t.Index);
-                w.WriteString("RequestId", t.RequestId);
-                w.WritePropertyName("Documents");
-                w.WriteRawValue(t.Documents, skipInputValidation: true);
-                w.WriteEndObject();
-            }
-            w.WriteEndArray();
-        }
-        w.WriteEndObject();
         w.WriteEndObject();
     }
 

@@ -47,31 +47,27 @@ public static class TopologyEndpoints
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteStartArray("Nodes");
-            foreach (var (tag, url, role) in nodes)
-            {
-                w.WriteStartObject();
-                w.WriteString("Url", url);
-                w.WriteString("ClusterTag", tag);
-                w.WriteString("ServerRole", role);
-                w.WriteString("Database", stored);
-                w.WriteEndObject();
-            }
-            w.WriteEndArray();
-            w.WriteStartArray("Promotables");
-            foreach (var (tag, url, role) in group.Promotables ?? [])
-            {
-                w.WriteStartObject();
-                w.WriteString("Url", url);
-                w.WriteString("ClusterTag", tag);
-                w.WriteString("ServerRole", role);
-                w.WriteString("Database", stored);
-                w.WriteEndObject();
-            }
-            w.WriteEndArray();
+            WriteServerNodes(w, "Nodes", nodes, stored);
+            WriteServerNodes(w, "Promotables", group.Promotables ?? [], stored);
             w.WriteNumber("Etag", Math.Max(group.Etag, TopologyEtag));
             w.WriteEndObject();
         });
+    }
+
+    /// <summary>RavenDB's <c>ServerNode</c>s: <c>[{Url, ClusterTag, ServerRole, Database}]</c>.</summary>
+    private static void WriteServerNodes(Utf8JsonWriter w, string name, IEnumerable<(string Tag, string Url, string Role)> nodes, string database)
+    {
+        w.WriteStartArray(name);
+        foreach (var (tag, url, role) in nodes)
+        {
+            w.WriteStartObject();
+            w.WriteString("Url", url);
+            w.WriteString("ClusterTag", tag);
+            w.WriteString("ServerRole", role);
+            w.WriteString("Database", database);
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
     }
 
     /// <summary>
