@@ -294,7 +294,9 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
         cts.CancelAfter(ChangeTimeout);
         try
         {
-            await raft.ApplyReadBarrierAsync(cts.Token).ConfigureAwait(false);
+            // Strong: the leader confirms it still leads by a round of replication rather than trusting a time lease, which
+            // a leader starved of CPU (or paused) could outlive after another was elected.
+            await raft.ApplyReadBarrierAsync(ReadBarrierType.Strong, cts.Token).ConfigureAwait(false);
         }
         catch (DotNext.Net.Cluster.Consensus.Raft.QuorumUnreachableException)
         {

@@ -296,7 +296,12 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         foreach (var (key, list) in histories)
         {
             Assert.True(list.Count(o => o.Outcome == RavenLite.TestKit.Linearizability.Outcome.Ok) >= 10, $"only {list.Count} operations on {key}");
-            Assert.True(RavenLite.TestKit.Linearizability.RegisterChecker.IsLinearizable(list), $"the history of {key} ({list.Count} operations) is not linearizable");
+            if (!RavenLite.TestKit.Linearizability.RegisterChecker.IsLinearizable(list))
+            {
+                foreach (var op in list.OrderBy(o => o.Invoked))
+                    output.WriteLine(op.ToString());
+                Assert.Fail($"the history of {key} ({list.Count} operations, written to the test output) is not linearizable");
+            }
         }
     }
 
