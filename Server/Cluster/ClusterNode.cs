@@ -14,7 +14,7 @@ namespace RavenLite.Server.Cluster;
 /// of one, started on its own. Joining another cluster resets this node's cluster state (it waits, standing by, for the
 /// leader to add it); the node's databases stay as they are. Files under <c>{DataDir}/System/Cluster</c>.
 /// </summary>
-public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogger<ClusterNode> logger) : IAsyncDisposable
+public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogger<ClusterNode> logger, IRaftTransportSecurity? transport = null) : IAsyncDisposable
 {
     private static readonly TimeSpan ChangeTimeout = TimeSpan.FromSeconds(30);
     private readonly SemaphoreSlim _gate = new(1, 1); // one membership change or restart at a time
@@ -106,6 +106,7 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
             UpperElectionTimeout = options.RaftElectionTimeoutMs * 2,
             RequestTimeout = TimeSpan.FromMilliseconds(options.RaftElectionTimeoutMs * 2),
             ConfigurationStorage = new EndPointMembershipStorage(MembersFile),
+            SslOptions = transport?.Options(),
         };
         var raft = new RaftCluster(config) { AuditTrail = wal };
         raft.LeaderChanged += (_, leader) =>

@@ -1,8 +1,14 @@
 namespace RavenLite.Server.Cluster;
 
-/// <summary>What a node asks another over HTTP while changing the cluster (docs/cluster.md "Adding a node").</summary>
-public sealed class NodeClient(HttpClient http)
+/// <summary>
+/// What a node asks another over HTTP while changing the cluster (docs/cluster.md "Forming a cluster"), through the
+/// client this server calls other servers with — its replication connector's: with its server certificate on a
+/// secured server, which the other nodes take as a node of their cluster.
+/// </summary>
+public sealed class NodeClient(Replication.IReplicationConnector? connector = null)
 {
+    private readonly HttpClient http = (connector ?? new Replication.PlainReplicationConnector()).Http;
+
     /// <summary>The client the calls go through (also what forwards a follower's cluster changes to the leader).</summary>
     public HttpClient Http => http;
 

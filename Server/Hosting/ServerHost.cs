@@ -58,7 +58,7 @@ public static class ServerHost
         builder.Services.AddSingleton<Cluster.ClusterTransactions>();
         builder.Services.AddSingleton<Cluster.DatabaseRecords>();
         builder.Services.AddSingleton<Cluster.ClusterObserver>();
-        builder.Services.AddSingleton(new Cluster.NodeClient(new HttpClient { Timeout = TimeSpan.FromSeconds(60) }));
+        builder.Services.AddSingleton<Cluster.NodeClient>();
         builder.Services.AddHostedService<ClusterHost>();
         builder.Services.AddSingleton<Tcp.TcpServer>();
         builder.Services.AddHostedService(s => s.GetRequiredService<Tcp.TcpServer>());

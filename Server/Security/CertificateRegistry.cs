@@ -50,13 +50,18 @@ public sealed class CertificateRegistry : IDisposable
     /// <summary>Every registered certificate, by name.</summary>
     public IReadOnlyList<CertificateDefinition> All => _snapshot.ByThumbprint.Values.OrderBy(d => d.Name, StringComparer.OrdinalIgnoreCase).ThenBy(d => d.Thumbprint, StringComparer.Ordinal).ToList();
 
-    /// <summary>The definition a presented certificate's thumbprint maps to: registered, or well-known (ClusterAdmin); null for neither.</summary>
+    /// <summary>
+    /// The definition a presented certificate's thumbprint maps to: registered; well-known (ClusterAdmin); this server's
+    /// own certificate (ClusterAdmin: the nodes of a secured cluster share it, and call each other with it); else null.
+    /// </summary>
     public CertificateDefinition? Find(string thumbprint)
     {
         if (_snapshot.ByThumbprint.TryGetValue(thumbprint, out var d))
             return d;
-        return _wellKnown.Contains(thumbprint)
-            ? new CertificateDefinition { Name = "Well-known admin certificate", Thumbprint = thumbprint, Certificate = "", SecurityClearance = SecurityClearance.ClusterAdmin }
+        if (_wellKnown.Contains(thumbprint))
+            return new CertificateDefinition { Name = "Well-known admin certificate", Thumbprint = thumbprint, Certificate = "", SecurityClearance = SecurityClearance.ClusterAdmin };
+        return string.Equals(thumbprint, _server.Current.Thumbprint, StringComparison.OrdinalIgnoreCase)
+            ? new CertificateDefinition { Name = "This server's certificate (a node of its cluster)", Thumbprint = thumbprint, Certificate = "", SecurityClearance = SecurityClearance.ClusterAdmin }
             : null;
     }
 

@@ -29,6 +29,7 @@ public static class SecurityHost
         services.AddSingleton<CertificateRegistry>();
         services.AddSingleton<AccessPolicy>();
         services.AddSingleton<Replication.IReplicationConnector, SecuredReplicationConnector>();
+        services.AddSingleton<Cluster.IRaftTransportSecurity, SecuredRaftTransport>();
         services.AddSingleton<IAuthorizationHandler, AccessPolicy.Handler>();
         services.AddSingleton<IAuthorizationMiddlewareResultHandler, AccessPolicy.ResultHandler>();
         // Authentication brings ASP.NET Core data protection, which RavenLite uses for nothing: keep its keys in memory

@@ -943,6 +943,91 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             "B to be a member again", state: () => Describe(_nodes));
     }
 
+    /// <summary>
+    /// A secured cluster: three HTTPS servers sharing one server certificate form a cluster through the HTTP API with an
+    /// admin client certificate — the leader calls the others, and Raft runs, over TLS with that certificate — then a
+    /// database with replication factor 3 replicates a write through one node to the others, and a compare-exchange
+    /// put through a follower commits.
+    /// </summary>
+    [Fact]
+    public async Task Secured_servers_form_a_cluster_over_tls_and_replicate()
+    {
+        var now = DateTimeOffset.UtcNow;
+        string certs = Path.Combine(_root, "certs");
+        using var ca = RavenLite.Cli.CertificateFactory.CreateCa("Cluster test CA", now.AddDays(-1), now.AddDays(30));
+        using (var serverCertificate = RavenLite.Cli.CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [System.Net.IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(30)))
+            RavenLite.Cli.CertificateFactory.Write(serverCertificate, [ca], certs, "server", null);
+        using var admin = RavenLite.Cli.CertificateFactory.CreateClient(ca, "admin", now.AddMinutes(-5), now.AddDays(30));
+        string[] secured = ["--Security:Certificate:Path", Path.Combine(certs, "server.pfx"), "--Security:WellKnownAdminCertificates", admin.Thumbprint];
+        for (int i = 0; i < 3; i++)
+            _nodes.Add(await NodeProcess.StartSecuredAsync(Path.Combine(_root, "n" + i), "A", secured));
+        using var handler = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject };
+        handler.ClientCertificates.Add(admin);
+        using var http = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(30) };
+        Uri at(int i, string path) => new(_nodes[i].Url, path);
+
+        using (var anonymous = new HttpClient(new HttpClientHandler { ServerCertificateCustomValidationCallback = (_, _, _, _) => true }) { Timeout = TimeSpan.FromSeconds(10) })
+            Assert.Equal(HttpStatusCode.Unauthorized, (await anonymous.GetAsync(at(0, "/cluster/topology"))).StatusCode);
+        long last = 0;
+        foreach (int i in new[] { 1, 2 })
+        {
+            var r = await http.PutAsync(at(0, $"/admin/cluster/node?url={Uri.EscapeDataString(_nodes[i].Url.ToString().TrimEnd('/'))}"), null);
+            var body = await TestServer.ReadJson(r);
+            Assert.True(r.IsSuccessStatusCode, body.ToString());
+            last = body.GetProperty("RaftCommandIndex").GetInt64();
+        }
+        var created = await http.PutAsync(at(1, "/admin/databases?name=vault&replicationFactor=3"), null);
+        var answer = await TestServer.ReadJson(created);
+        Assert.True(created.StatusCode == HttpStatusCode.Created, answer.ToString());
+        long index = answer.GetProperty("RaftCommandIndex").GetInt64();
+        for (int i = 0; i < 3; i++)
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(at(i, $"/rachis/waitfor?index={index}"))).StatusCode);
+        var topology = await TestServer.ReadJson(await http.GetAsync(at(2, "/cluster/topology")));
+        Assert.Equal(["A", "B", "C"], topology.GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().ToArray());
+
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync(at(0, "/databases/vault/docs?id=secrets/1"), TestServer.Json("""{"Text":"over TLS","@metadata":{"@collection":"Secrets"}}"""))).StatusCode);
+        foreach (int i in new[] { 1, 2 })
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () => (await http.GetAsync(at(n, "/databases/vault/docs?id=secrets/1"))).StatusCode == HttpStatusCode.OK, $"secrets/1 on node {n}");
+        }
+        // Raft listens with TLS and keeps only a node's connection: .NET checks a client certificate once the TLS 1.2
+        // handshake is done, so a refused one shows as the server closing the connection at once, while a node's stays
+        // open waiting for Raft's messages.
+        var raft = System.Net.IPEndPoint.Parse((await TestServer.ReadJson(await http.GetAsync(at(0, "/cluster/node-info")))).GetProperty("RaftEndPoint").GetString()!);
+        async Task<bool> ClosedByRaftAsync(System.Security.Cryptography.X509Certificates.X509Certificate2 certificate, TimeSpan wait)
+        {
+            using var tcp = new System.Net.Sockets.TcpClient();
+            await tcp.ConnectAsync(raft);
+            using var ssl = new System.Net.Security.SslStream(tcp.GetStream());
+            try
+            {
+                await ssl.AuthenticateAsClientAsync(new System.Net.Security.SslClientAuthenticationOptions
+                {
+                    TargetHost = "localhost",
+                    ClientCertificates = [certificate],
+                    EnabledSslProtocols = System.Security.Authentication.SslProtocols.Tls12,
+                    RemoteCertificateValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject,
+                }).WaitAsync(TimeSpan.FromSeconds(10));
+                var read = ssl.ReadAsync(new byte[1]).AsTask();
+                return await Task.WhenAny(read, Task.Delay(wait)) == read;
+            }
+            catch (Exception e) when (e is System.Security.Authentication.AuthenticationException or IOException)
+            {
+                return true;
+            }
+        }
+        using (var stranger = RavenLite.Cli.CertificateFactory.CreateClient(ca, "stranger", now.AddMinutes(-5), now.AddDays(30)))
+            Assert.True(await ClosedByRaftAsync(stranger, TimeSpan.FromSeconds(10)), "Raft kept a TLS connection from a certificate of no node");
+        using (var nodeCertificate = RavenLite.Cli.CertificateFactory.LoadPfx(Path.Combine(certs, "server.pfx"), null))
+            Assert.False(await ClosedByRaftAsync(nodeCertificate, TimeSpan.FromSeconds(2)), "Raft closed a TLS connection from a node's certificate");
+
+        string follower = topology.GetProperty("Leader").GetString() == "A" ? "B" : "A";
+        var put = await http.PutAsync(at(follower[0] - 'A', "/databases/vault/cmpxchg?key=k&index=0"), TestServer.Json("""{"Object":1}"""));
+        var cx = await TestServer.ReadJson(put);
+        Assert.True(put.IsSuccessStatusCode && cx.GetProperty("Successful").GetBoolean(), cx.ToString());
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)

@@ -16,12 +16,12 @@ public sealed class NodeProcess : IDisposable
     private readonly int _raftPort = FreePort();
     private Process? _process;
 
-    private NodeProcess(string dataDir, string tag, int port, string[] extra)
+    private NodeProcess(string dataDir, string tag, int port, string[] extra, string scheme = "http")
     {
         DataDir = dataDir;
         _tag = tag;
         _extra = extra;
-        Url = new Uri($"http://127.0.0.1:{port}");
+        Url = new Uri($"{scheme}://127.0.0.1:{port}");
         Http = new HttpClient { BaseAddress = Url, Timeout = TimeSpan.FromSeconds(30) };
     }
 
@@ -38,6 +38,17 @@ public sealed class NodeProcess : IDisposable
     public static async Task<NodeProcess> StartAsync(string dataDir, string tag, params string[] extra)
     {
         var node = new NodeProcess(dataDir, tag, FreePort(), extra);
+        await node.RestartAsync();
+        return node;
+    }
+
+    /// <summary>
+    /// Starts a secured node (HTTPS) over <paramref name="dataDir"/>: <paramref name="extra"/> names its certificate and
+    /// admin thumbprint; <see cref="Http"/> presents no certificate (the caller's client does).
+    /// </summary>
+    public static async Task<NodeProcess> StartSecuredAsync(string dataDir, string tag, params string[] extra)
+    {
+        var node = new NodeProcess(dataDir, tag, FreePort(), extra, "https");
         await node.RestartAsync();
         return node;
     }
