@@ -59,4 +59,25 @@ public sealed class RegisterCheckerTests
         Assert.True(RegisterChecker.IsLinearizable([lost, RegisterOperation.Read(new(7, "a"), 5, 6), RegisterOperation.Put(7, "b", Outcome.Ok, 9, 7, 8)]));
         Assert.False(RegisterChecker.IsLinearizable([lost, RegisterOperation.Read(new(7, "a"), 5, 6), RegisterOperation.Read(Absent, 7, 8)]));
     }
+
+    /// <summary>
+    /// A put without an answer that took effect and that no read saw still shows: another client's put is refused with
+    /// the index it made, and that client's next put expects it. Leaving such a put out (as an unseen one may be) would
+    /// call this linearizable history a violation.
+    /// </summary>
+    [Fact]
+    public void A_put_without_an_answer_seen_only_through_a_refusal_may_have_happened()
+    {
+        var history = new List<RegisterOperation>
+        {
+            RegisterOperation.Put(0, "a", Outcome.Ok, 5, 0, 1),
+            RegisterOperation.Put(5, "u", Outcome.Unknown, 0, 2, 0), // took effect at index 7; its client gave up
+            RegisterOperation.Put(5, "d", Outcome.Refused, 7, 3, 4),
+            RegisterOperation.Put(7, "d", Outcome.Ok, 9, 5, 6),
+            RegisterOperation.Read(new(9, "d"), 7, 8),
+        };
+        Assert.True(RegisterChecker.IsLinearizable(history));
+        // Without the put that had no answer, index 7 comes from nowhere: not linearizable.
+        Assert.False(RegisterChecker.IsLinearizable([.. history.Where(o => o.Value != "u")]));
+    }
 }

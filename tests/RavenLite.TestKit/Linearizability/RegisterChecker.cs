@@ -13,10 +13,14 @@ public static class RegisterChecker
     public static bool IsLinearizable(IReadOnlyList<RegisterOperation> history, int maxStates = 2_000_000)
     {
         ArgumentNullException.ThrowIfNull(history);
-        // A put without an answer whose value no read ever saw changes nothing anyone observed: it is left out (a
-        // refusal it may have caused is checked only for having been refused, below), which keeps the search small.
+        // A put without an answer whose value no read ever saw is left out, which keeps the search small — unless some
+        // answer names an index that no answered put produced: then a put without an answer took effect unseen (a
+        // refusal reported its index, and the refused client's next put expected it), so all of them stay in.
         var seen = history.Where(o => o.IsRead && o.Result.Value != null).Select(o => o.Result.Value).ToHashSet(StringComparer.Ordinal);
-        var ops = history.Where(o => o.Outcome != Outcome.Unknown || seen.Contains(o.Value)).OrderBy(o => o.Invoked).ToArray();
+        var produced = history.Where(o => !o.IsRead && o.Outcome == Outcome.Ok).Select(o => o.Result.Index).Append(0).ToHashSet();
+        bool unseenWrite = history.Any(o => !o.IsRead
+            && ((o.Outcome == Outcome.Refused && !produced.Contains(o.Result.Index)) || (o.Outcome == Outcome.Ok && !produced.Contains(o.ExpectedIndex))));
+        var ops = history.Where(o => o.Outcome != Outcome.Unknown || unseenWrite || seen.Contains(o.Value)).OrderBy(o => o.Invoked).ToArray();
         var done = new bool[ops.Length];
         int remaining = ops.Count(o => o.Outcome != Outcome.Unknown);
         var visited = new HashSet<string>(StringComparer.Ordinal);
@@ -77,7 +81,7 @@ public static class RegisterChecker
         return op.Outcome switch
         {
             Outcome.Ok => op.ExpectedIndex != 0 ? new RegisterState(op.Result.Index, op.Value) : null,
-            Outcome.Refused => op.ExpectedIndex != op.Result.Index ? new RegisterState(RegisterState.UnknownIndex, state.Value) : null,
+            Outcome.Refused => op.ExpectedIndex != op.Result.Index ? new RegisterState(op.Result.Index, state.Value) : null,
             _ => op.ExpectedIndex != 0 ? new RegisterState(RegisterState.UnknownIndex, op.Value) : null,
         };
     }
