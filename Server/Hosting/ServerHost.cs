@@ -126,6 +126,7 @@ public static class ServerHost
         app.UseMiddleware<ThreadPoolHop>();
         app.UseMiddleware<ErrorHandlingMiddleware>();
         Security.SecurityHost.Use(app, options);
+        app.UseMiddleware<KnownRaftIndex>();
         app.UseMiddleware<GroupTopologyHeaders>();
         app.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.FromSeconds(30) }); // the changes API
         TopologyEndpoints.Map(app);

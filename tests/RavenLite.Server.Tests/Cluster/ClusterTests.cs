@@ -656,8 +656,20 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
         await Changed(await _nodes[1].Http.PutAsync("/databases/books/admin/indexes",
             TestServer.Json("""{"Indexes":[{"Name":"Books/ByAuthor","Maps":["from b in docs.Books select new { b.Author }"]}]}""")));
-        await Changed(await _nodes[2].Http.PostAsync("/databases/books/admin/revisions/config",
+        long revisionsIndex = await Changed(await _nodes[2].Http.PostAsync("/databases/books/admin/revisions/config",
             TestServer.Json("""{"Default":{"Disabled":false,"MinimumRevisionsToKeep":5}}""")));
+        // Known-Raft-Index: read through another node, answered once that node applied the change.
+        using (var known = new HttpRequestMessage(HttpMethod.Get, "/databases/books/revisions/config"))
+        {
+            known.Headers.Add("Known-Raft-Index", revisionsIndex.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            var seen = await TestServer.ReadJson(await _nodes[1].Http.SendAsync(known));
+            Assert.Equal(5, seen.GetProperty("Default").GetProperty("MinimumRevisionsToKeep").GetInt32());
+        }
+        using (var bad = new HttpRequestMessage(HttpMethod.Get, "/databases/books/revisions/config"))
+        {
+            bad.Headers.Add("Known-Raft-Index", "soon");
+            Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[1].Http.SendAsync(bad)).StatusCode);
+        }
         long last = await Changed(await _nodes[0].Http.PostAsync("/admin/replication/conflicts/solver?name=books", TestServer.Json("""{"ResolveToLatest":true}""")));
         await AppliedEverywhereAsync(last);
         await ReplicationSetup.PutAsync(_nodes[0].Http, "books", "books/1", """{"Author":"Le Guin","@metadata":{"@collection":"Books"}}""");
