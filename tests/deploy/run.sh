@@ -160,8 +160,11 @@ cluster config -q && echo "docker-compose.cluster.yml: valid"
 cluster up -d --no-build 2>&1 | tail -3
 for node in node-a node-b node-c; do healthy "$(cluster ps -q $node)"; done
 for port in 18091 18092; do
-  curl -sf -X PUT "http://127.0.0.1:18090/admin/cluster/node?url=http://127.0.0.1:$port" || fail "node A could not add the node on $port"; echo
+  added=$(curl -sf -X PUT "http://127.0.0.1:18090/admin/cluster/node?url=http://127.0.0.1:$port") || fail "node A could not add the node on $port"
+  echo "$added"
 done
+added_index=$(echo "$added" | sed -n 's/.*"RaftCommandIndex":\([0-9]*\).*/\1/p')
+curl -sf "http://127.0.0.1:18092/rachis/waitfor?index=$added_index" >/dev/null || fail "node C did not apply index $added_index"
 topology=$(curl -sf http://127.0.0.1:18092/cluster/topology)
 for tag in A B C; do echo "$topology" | grep -q "\"$tag\":\"http://127.0.0.1:1809" || fail "node C's topology lacks $tag: $topology"; done
 created=$(curl -sf -X PUT "http://127.0.0.1:18091/admin/databases?name=orders&replicationFactor=3" -d '{"DatabaseName":"orders"}') || fail "no database with replication factor 3"
