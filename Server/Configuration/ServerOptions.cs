@@ -53,6 +53,16 @@ public sealed class ServerOptions
     public int ClusterRehabDelaySeconds { get; set; } = 60;
 
     /// <summary>
+    /// The URLs of the servers this node adds to its cluster while it leads (comma-separated; default none: nodes join
+    /// through <c>PUT /admin/cluster/node</c>). Start the other servers plain, and this one with them as its peers.
+    /// </summary>
+    public string ClusterPeers { get; set; } = "";
+
+    /// <summary>The peers of <see cref="ClusterPeers"/>, without trailing slashes.</summary>
+    public IReadOnlyList<string> ClusterPeerUrls =>
+        [.. ClusterPeers.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries).Select(u => u.TrimEnd('/'))];
+
+    /// <summary>
     /// Whether compare-exchange reads of a group's database wait on Raft's read barrier (default true: linearizable).
     /// false serves them from whatever this node has applied — stale on a lagging follower; a diagnostic that exists so
     /// the linearizability checker can be shown to catch it (docs/cluster.md "Failure model"), never for production.
@@ -189,6 +199,7 @@ public sealed class ServerOptions
         Check(RaftPort is >= 0 and <= 65535, "RaftPort must be 0..65535.");
         Check(RaftElectionTimeoutMs is >= 50 and <= 60_000, "RaftElectionTimeoutMs must be 50..60,000.");
         Check(ClusterRehabDelaySeconds is >= 1 and <= 86_400, "ClusterRehabDelaySeconds must be 1..86,400.");
+        Check(ClusterPeerUrls.All(u => Uri.TryCreate(u, UriKind.Absolute, out var peer) && peer.Scheme is "http" or "https"), $"ClusterPeers must be http(s) URLs separated by commas (got '{ClusterPeers}').");
         Check(NodeTag.Length is >= 1 and <= 4 && NodeTag.All(char.IsAsciiLetterUpper), $"NodeTag '{NodeTag}' must be one to four upper-case letters (A, B, C…).");
         Check(ReplicationHeartbeatTimeoutSeconds is >= 2 and <= 3600, "ReplicationHeartbeatTimeoutSeconds must be 2..3,600.");
         Check(ReplicationBatchItems is >= 1 and <= 1_000_000, "ReplicationBatchItems must be 1..1,000,000.");
@@ -234,7 +245,7 @@ public sealed class ServerOptions
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
         Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
-        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ClusterReadBarrier={ClusterReadBarrier} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
+        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ClusterReadBarrier={ClusterReadBarrier} ClusterPeers={ClusterPeers} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

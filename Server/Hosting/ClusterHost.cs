@@ -4,8 +4,8 @@ using RavenLite.Server.Cluster;
 
 namespace RavenLite.Server.Hosting;
 
-/// <summary>Starts this node's Raft and its database groups with the server, tells it the address the server listens on, and stops them last.</summary>
-internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+/// <summary>Starts this node's Raft, its database groups, observer and peers with the server, tells it the address the server listens on, and stops them last.</summary>
+internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, ClusterPeers peers, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
 {
     public async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -29,10 +29,12 @@ internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, Clust
         {
             Logging.Log.ClusterBootstrapFailed(logger, e.Message);
         }
+        peers.Start(); // once this node has recorded itself: the peers it adds get the next tags
     }
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
+        await peers.DisposeAsync().ConfigureAwait(false);
         await observer.DisposeAsync().ConfigureAwait(false);
         await groups.DisposeAsync().ConfigureAwait(false);
         await node.DisposeAsync().ConfigureAwait(false);

@@ -122,4 +122,10 @@ internal static partial class Log
 
     [LoggerMessage(98, LogLevel.Error, "Database {Database}: change {Kind} of its record at Raft index {Index} is not applied on this member: {Reason}")]
     public static partial void RecordChangeSkipped(ILogger logger, string database, string kind, long index, string reason);
+
+    [LoggerMessage(99, LogLevel.Information, "Cluster peer {Url} added as node {Tag}")]
+    public static partial void ClusterPeerAdded(ILogger logger, string url, string tag);
+
+    [LoggerMessage(100, LogLevel.Warning, "Cluster peer {Url} not added yet (trying again): {Reason}")]
+    public static partial void ClusterPeerNotAdded(ILogger logger, string url, string reason);
 }

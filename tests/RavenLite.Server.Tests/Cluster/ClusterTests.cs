@@ -1040,6 +1040,21 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         Assert.True(put.IsSuccessStatusCode && cx.GetProperty("Successful").GetBoolean(), cx.ToString());
     }
 
+    /// <summary>
+    /// Start-up settings alone form a cluster: B and C started plain, then A started with both as its
+    /// <c>ClusterPeers</c> — A adds them as it would through <c>PUT /admin/cluster/node</c>, and all three agree.
+    /// </summary>
+    [Fact]
+    public async Task A_node_started_with_its_peers_forms_the_cluster_by_itself()
+    {
+        var b = await NodeProcess.StartAsync(Path.Combine(_root, "n1"), "A");
+        var c = await NodeProcess.StartAsync(Path.Combine(_root, "n2"), "A");
+        string peers = string.Join(",", new[] { b, c }.Select(n => n.Url.ToString().TrimEnd('/')));
+        var a = await NodeProcess.StartAsync(Path.Combine(_root, "n0"), "A", "--ClusterPeers", peers);
+        _nodes.AddRange([a, b, c]);
+        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to add its peers B and C", TimeSpan.FromSeconds(60), () => Describe(_nodes));
+    }
+
     public void Dispose()
     {
         foreach (var n in _nodes)
