@@ -3,8 +3,8 @@ using RavenLite.Server.Cluster;
 namespace RavenLite.Server.Http;
 
 /// <summary>
-/// A request carrying <c>Known-Raft-Index: n</c> (docs/cluster.md "What clients see") is answered only once this node
-/// has applied Raft index n (and brought its database instances in line, as <c>rachis/waitfor</c>) — a client that
+/// A request to a group's database carrying <c>Known-Raft-Index: n</c> (docs/cluster.md "What clients see") — RavenDB's
+/// clients send the index of their last cluster command — is answered only once this node has applied Raft index n (and brought its database instances in line, as <c>rachis/waitfor</c>) — a client that
 /// changed the cluster through one node then reads through another and sees its change. Not applied within 30 s: 503 <c>TimeoutException</c>; a malformed header: 400.
 /// </summary>
 public sealed class KnownRaftIndex(RequestDelegate next)
@@ -13,9 +13,23 @@ public sealed class KnownRaftIndex(RequestDelegate next)
 
     private static readonly TimeSpan Wait = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Only a group's database has Raft indexes: a database on one server answers its own transaction indexes (what its
+    /// compare-exchange values carry), which a client may send back in this header and which mean nothing to Raft.
+    /// </summary>
+    private static bool OfGroup(HttpContext context, ClusterNode node)
+    {
+        string? path = context.Request.Path.Value;
+        if (path == null || !path.StartsWith("/databases/", StringComparison.OrdinalIgnoreCase))
+            return false;
+        int end = path.IndexOf('/', "/databases/".Length);
+        string name = Uri.UnescapeDataString(end < 0 ? path["/databases/".Length..] : path["/databases/".Length..end]);
+        return node.Read(s => s.Databases.ContainsKey(name));
+    }
+
     public async Task InvokeAsync(HttpContext context, ClusterNode node, DatabaseGroups groups)
     {
-        if (context.Request.Headers.TryGetValue(Header, out var values) && values.FirstOrDefault() is { Length: > 0 } text)
+        if (context.Request.Headers.TryGetValue(Header, out var values) && values.FirstOrDefault() is { Length: > 0 } text && OfGroup(context, node))
         {
             if (!long.TryParse(text.Trim('"'), NumberStyles.None, CultureInfo.InvariantCulture, out long index))
                 throw new BadRequestException($"{Header} must be a Raft index (a whole number), not '{text}'.");
