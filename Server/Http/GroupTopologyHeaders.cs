@@ -12,11 +12,8 @@ public sealed class GroupTopologyHeaders(RequestDelegate next)
 {
     public async Task InvokeAsync(HttpContext context, ClusterNode node)
     {
-        var path = context.Request.Path.Value;
-        if (path != null && path.StartsWith("/databases/", StringComparison.OrdinalIgnoreCase))
+        if (RequestDatabase.Of(context.Request) is { } name)
         {
-            int end = path.IndexOf('/', "/databases/".Length);
-            string name = Uri.UnescapeDataString(end < 0 ? path["/databases/".Length..] : path["/databases/".Length..end]);
             var group = node.Read(s => s.Databases.GetValueOrDefault(name));
             if (group != null)
             {

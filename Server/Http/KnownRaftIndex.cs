@@ -17,15 +17,8 @@ public sealed class KnownRaftIndex(RequestDelegate next)
     /// Only a group's database has Raft indexes: a database on one server answers its own transaction indexes (what its
     /// compare-exchange values carry), which a client may send back in this header and which mean nothing to Raft.
     /// </summary>
-    private static bool OfGroup(HttpContext context, ClusterNode node)
-    {
-        string? path = context.Request.Path.Value;
-        if (path == null || !path.StartsWith("/databases/", StringComparison.OrdinalIgnoreCase))
-            return false;
-        int end = path.IndexOf('/', "/databases/".Length);
-        string name = Uri.UnescapeDataString(end < 0 ? path["/databases/".Length..] : path["/databases/".Length..end]);
-        return node.Read(s => s.Databases.ContainsKey(name));
-    }
+    private static bool OfGroup(HttpContext context, ClusterNode node) =>
+        RequestDatabase.Of(context.Request) is { } name && node.Read(s => s.Databases.ContainsKey(name));
 
     public async Task InvokeAsync(HttpContext context, ClusterNode node, DatabaseGroups groups)
     {
