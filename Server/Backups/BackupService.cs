@@ -94,19 +94,21 @@ public sealed class BackupService : IDisposable
             return _tasks.GetValueOrDefault(taskId);
     }
 
-    /// <summary>Stores a task (new when its TaskId is 0 or unknown); returns the task id and the transaction index.</summary>
-    public async Task<(long TaskId, long Index)> PutAsync(PeriodicBackupConfiguration config)
+    /// <summary>
+    /// Stores a task (new when its TaskId is 0 or unknown); returns the task id: for a new one <paramref name="newId"/>
+    /// when it is above 0 (the Raft index of the change, the same on every member of a group), else the database's next index.
+    /// </summary>
+    public async Task<long> PutAsync(PeriodicBackupConfiguration config, long newId)
     {
-        var command = new DelegateCommand<(long, long)>(ctx =>
+        var command = new DelegateCommand<long>(ctx =>
         {
             var tree = ctx.Transaction.CreateTree(Tree);
-            long index = CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
             lock (_lock)
             {
                 if (config.TaskId == 0 || !_tasks.TryGetValue(config.TaskId, out var existing))
                 {
                     if (config.TaskId == 0)
-                        config.TaskId = index;
+                        config.TaskId = newId > 0 ? newId : CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
                 }
                 else
                 {
@@ -116,7 +118,7 @@ public sealed class BackupService : IDisposable
                     config.Name = $"Backup #{config.TaskId.ToString(CultureInfo.InvariantCulture)}";
             }
             tree.Put(Key("config/", config.TaskId), Serialize(config));
-            return (config.TaskId, index);
+            return config.TaskId;
         });
         await _db.Merger.EnqueueAsync(command).ConfigureAwait(false);
         lock (_lock)
@@ -152,7 +154,7 @@ public sealed class BackupService : IDisposable
         if (config == null)
             return false;
         config.Disabled = disabled;
-        await PutAsync(config).ConfigureAwait(false);
+        await PutAsync(config, 0).ConfigureAwait(false);
         return true;
     }
 
@@ -308,7 +310,8 @@ public sealed class BackupService : IDisposable
                 await Task.Delay(TimeSpan.FromSeconds(1), _stop.Token).ConfigureAwait(false);
                 foreach (var task in Tasks)
                 {
-                    if (task.Disabled || NextRun(task) is not { } next || next.At > DateTime.UtcNow)
+                    // In a group every member holds the task; the one responsible runs it (docs/cluster.md "Ongoing tasks").
+                    if (task.Disabled || !_db.Ownership.Owns(task.TaskId, task.MentorNode) || NextRun(task) is not { } next || next.At > DateTime.UtcNow)
                         continue;
                     var state = Start(null, task.TaskId, next.Full);
                     while (state.Status == OperationStatus.InProgress && !_stop.IsCancellationRequested)

@@ -52,6 +52,9 @@ public sealed class PeriodicBackupConfiguration
     /// <summary>The configuration as received, written back by the task list.</summary>
     public byte[] Json { get; set; } = [];
 
+    /// <summary>The node that runs the task while it is a member of the group (RavenDB's <c>MentorNode</c>); null: the cluster picks one.</summary>
+    public string? MentorNode { get; init; }
+
     /// <summary>The request for one backup of this task.</summary>
     public BackupRequest Request(bool incremental, string? chainFolder) =>
         new(Type, FolderPath, incremental, chainFolder, ExcludeIndexes, Compression);
@@ -108,6 +111,7 @@ public sealed class PeriodicBackupConfiguration
             Full = full,
             Incremental = incremental,
             MinimumBackupAgeToKeep = keep,
+            MentorNode = root.TryGetProperty("MentorNode", out var mentor) && mentor.ValueKind == JsonValueKind.String && mentor.GetString() is { Length: > 0 } m ? m : null,
             Json = JsonSerializer.SerializeToUtf8Bytes(root),
         };
     }

@@ -106,9 +106,10 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 if (_registry.Find(deleted) != null)
                     _registry.Delete(deleted);
             var groups = _node.Read(s => s.Databases.Where(d => d.Value.All.Contains(me))
-                .Select(d => (Name: d.Key, Others: d.Value.All.Where(m => m != me && s.Nodes.ContainsKey(m)).ToDictionary(m => m, m => s.Nodes[m].Url)))
+                .Select(d => (Name: d.Key, d.Value.Members,
+                    Urls: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(m => m, m => s.Nodes[m].Url, StringComparer.Ordinal)))
                 .ToList());
-            foreach (var (name, others) in groups)
+            foreach (var (name, members, urls) in groups)
             {
                 if (_registry.Find(name) == null)
                 {
@@ -124,7 +125,8 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 var db = _registry.Acquire(name);
                 try
                 {
-                    db.Replication.SetGroupMembers(others);
+                    db.Replication.SetGroupMembers(urls.Where(u => u.Key != me).ToDictionary(StringComparer.Ordinal));
+                    db.Ownership.SetGroup(me, members, urls);
                     await _records.ApplyAsync(db, token).ConfigureAwait(false);
                     await _transactions.ApplyAsync(db, token).ConfigureAwait(false);
                 }

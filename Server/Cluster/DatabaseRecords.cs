@@ -14,17 +14,34 @@ namespace RavenLite.Server.Cluster;
 public sealed class DatabaseRecords(ClusterNode node, DatabaseRegistry registry, ILogger<DatabaseRecords> logger) : IDisposable
 {
     private readonly SemaphoreSlim _gate = new(1, 1); // one member applying at a time: a change is never applied twice at once
+    private const int ResultsKept = 256;
+    private readonly Dictionary<(string Database, long Index), long> _results = [];
+    private readonly Queue<(string, long)> _resultOrder = new();
 
     /// <summary>
     /// Commits the change (already checked by <see cref="RecordChanges.Prepare"/>) of group database <paramref name="db"/>
-    /// through Raft and applies it here; returns its Raft index.
+    /// through Raft and applies it here; returns its Raft index and the result its apply had on this instance.
     /// </summary>
-    public async Task<long> SubmitAsync(Database db, string kind, JsonElement body, CancellationToken token)
+    public async Task<(long Index, long Result)> SubmitAsync(Database db, string kind, JsonElement body, CancellationToken token)
     {
         ArgumentNullException.ThrowIfNull(db);
         long index = await node.SendAsync(ClusterCommands.RecordChange(ClusterNode.NewRequestId(), db.Name, kind, body), token).ConfigureAwait(false);
         await ApplyAsync(db, token).ConfigureAwait(false);
-        return index;
+        lock (_results)
+            return (index, _results.GetValueOrDefault((db.Name, index)));
+    }
+
+    /// <summary>Keeps what a change's apply returned here, for the node's own submitter (the latest few are kept).</summary>
+    private void KeepResult(string database, long index, long result)
+    {
+        lock (_results)
+        {
+            if (!_results.TryAdd((database, index), result))
+                return;
+            _resultOrder.Enqueue((database, index));
+            if (_resultOrder.Count > ResultsKept)
+                _results.Remove(_resultOrder.Dequeue());
+        }
     }
 
     /// <summary>Applies, in Raft index order, the changes of <paramref name="db"/>'s group record this instance has not applied.</summary>
@@ -42,7 +59,7 @@ public sealed class DatabaseRecords(ClusterNode node, DatabaseRegistry registry,
                 try
                 {
                     using var body = JsonDocument.Parse(change.Body);
-                    await RecordChanges.Prepare(change.Kind, body.RootElement)(db, registry).ConfigureAwait(false);
+                    KeepResult(db.Name, change.Index, await RecordChanges.Prepare(change.Kind, body.RootElement)(db, registry, change.Index).ConfigureAwait(false));
                 }
                 catch (DomainException e)
                 {

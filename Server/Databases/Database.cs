@@ -161,6 +161,9 @@ public sealed class Database : IDisposable
     /// <summary>Backups: periodic tasks, their statuses and backups started by hand.</summary>
     public Backups.BackupService Backups { get; } = null!;
 
+    /// <summary>Which member of the database's group runs each ongoing task (all of them on a single server).</summary>
+    public TaskOwnership Ownership { get; } = new();
+
     /// <summary>Long-running operations (bulk inserts) and their states.</summary>
     public OperationsTable Operations { get; } = new();
 

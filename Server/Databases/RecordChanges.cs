@@ -9,13 +9,20 @@ namespace RavenLite.Server.Databases;
 /// <summary>
 /// The changes to a database's record that every instance of the database applies (docs/cluster.md "Database
 /// records"): index definitions and their lock mode, priority and state, the revisions, expiration, refresh and
-/// time-series configurations, the conflict solver, the client configuration and the database settings. Each is
-/// a kind and a JSON body: <see cref="Prepare"/> checks the body (400 before anything changes) and gives what applies
-/// it to one instance — on a single server at once, in a cluster on every member of the database's group, in the order
-/// Raft committed the changes.
+/// time-series configurations, the conflict solver, the client configuration, the database settings and the ongoing
+/// tasks (<see cref="OngoingTaskChanges"/>). Each is a kind and a JSON body: <see cref="Prepare"/> checks the body (400
+/// before anything changes) and gives what applies it to one instance — on a single server at once, in a cluster on
+/// every member of the database's group, in the order Raft committed the changes.
 /// </summary>
 public static class RecordChanges
 {
+    /// <summary>
+    /// Applies a change to one instance and returns its result (a new task's id; 0 for kinds without one).
+    /// <paramref name="changeIndex"/> is the change's Raft index in a group (every member gives a new task that id), 0 on
+    /// a single server (the database's own index counter gives it).
+    /// </summary>
+    public delegate Task<long> Apply(Database db, DatabaseRegistry registry, long changeIndex);
+
     /// <summary><c>{"Indexes": [IndexDefinition, ..]}</c>: each compiled first, then stored (a changed one rebuilds).</summary>
     public const string PutIndexes = "PutIndexes";
 
@@ -46,20 +53,32 @@ public static class RecordChanges
     /// <summary>The database's setting overrides (<see cref="DatabaseRecordFile.KnownSettings"/>): the instance reopens to apply them.</summary>
     public const string Settings = "Settings";
 
-    /// <summary>Checks <paramref name="body"/> for <paramref name="kind"/> (400 naming what is wrong) and returns what applies it to an instance.</summary>
-    public static Func<Database, DatabaseRegistry, Task> Prepare(string kind, JsonElement body) => kind switch
+    /// <summary>
+    /// Checks <paramref name="body"/> for <paramref name="kind"/> (400 naming what is wrong; with <paramref name="asked"/>,
+    /// the instance of the node that was asked, also against what it holds — 404 for a task it does not have) and returns
+    /// what applies it to an instance.
+    /// </summary>
+    public static Apply Prepare(string kind, JsonElement body, Database? asked = null) => kind switch
     {
-        PutIndexes => PrepareIndexes(body),
-        DeleteIndex => PrepareDelete(body),
-        IndexSettings => PrepareIndexSettings(body),
-        Revisions => Store(RevisionsConfiguration.Parse(body), (db, tx, c) => db.Revisions.Save(tx, c)),
-        Expiration => Store(ExpirationConfiguration.Parse(body, "DeleteFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, false, c)),
-        Refresh => Store(ExpirationConfiguration.Parse(body, "RefreshFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, true, c)),
-        TimeSeries => Store(Server.TimeSeries.TimeSeriesConfiguration.Parse(body), (db, tx, c) => db.TimeSeries.Save(tx, c)),
-        ConflictSolver => PrepareSolver(body),
-        ClientConfiguration => PrepareClient(body),
-        Settings => PrepareSettings(body),
+        PutIndexes => Done(PrepareIndexes(body)),
+        DeleteIndex => Done(PrepareDelete(body)),
+        IndexSettings => Done(PrepareIndexSettings(body)),
+        Revisions => Done(Store(RevisionsConfiguration.Parse(body), (db, tx, c) => db.Revisions.Save(tx, c))),
+        Expiration => Done(Store(ExpirationConfiguration.Parse(body, "DeleteFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, false, c))),
+        Refresh => Done(Store(ExpirationConfiguration.Parse(body, "RefreshFrequencyInSec"), (db, tx, c) => db.Expiration.Save(tx, true, c))),
+        TimeSeries => Done(Store(Server.TimeSeries.TimeSeriesConfiguration.Parse(body), (db, tx, c) => db.TimeSeries.Save(tx, c))),
+        ConflictSolver => Done(PrepareSolver(body)),
+        ClientConfiguration => Done(PrepareClient(body)),
+        Settings => Done(PrepareSettings(body)),
+        _ when OngoingTaskChanges.Knows(kind) => OngoingTaskChanges.Prepare(kind, body, asked),
         _ => throw new BadRequestException($"'{kind}' is not a change of a database record this server knows."),
+    };
+
+    /// <summary>An apply with no result.</summary>
+    internal static Apply Done(Func<Database, DatabaseRegistry, Task> apply) => async (db, registry, _) =>
+    {
+        await apply(db, registry).ConfigureAwait(false);
+        return 0;
     };
 
     /// <summary>The definitions of a <see cref="PutIndexes"/> body (400 when it is not one).</summary>

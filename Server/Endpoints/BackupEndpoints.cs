@@ -42,11 +42,7 @@ public static class BackupEndpoints
     private static async Task PutTask(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "periodic backup configuration").ConfigureAwait(false);
-        var config = PeriodicBackupConfiguration.Parse(body.RootElement, periodic: true);
-        BackupWriter.EnsureWritable(config.FolderPath);
-        if (config.TaskId != 0 && db.Backups.Get(config.TaskId) == null)
-            throw new BadRequestException($"There is no backup task {config.TaskId} to update; leave TaskId 0 to create one.");
-        var (taskId, index) = await db.Backups.PutAsync(config).ConfigureAwait(false);
+        var (index, taskId) = await RecordChangeRoute.RunWithResultAsync(context, db, OngoingTaskChanges.PutPeriodicBackup, body.RootElement).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -71,12 +67,11 @@ public static class BackupEndpoints
         bool replication = type.Equals("Replication", StringComparison.OrdinalIgnoreCase);
         if (!replication && !type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"Task type '{type}': tasks deleted here are backups and replications (subscriptions: DELETE /subscriptions).");
-        if (!await (replication ? db.Replication.DeleteTaskAsync(id) : db.Backups.DeleteAsync(id)).ConfigureAwait(false))
-            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no {(replication ? "replication" : "backup")} task {id} in database '{db.Name}'.");
+        long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.DeleteTask, OngoingTaskChanges.TaskBody(id, replication)).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", id);
+            w.WriteNumber("RaftCommandIndex", index);
             w.WriteNumber("TaskId", id);
             w.WriteEndObject();
         }).ConfigureAwait(false);

@@ -10,15 +10,19 @@ namespace RavenLite.Server.Endpoints;
 /// </summary>
 internal static class RecordChangeRoute
 {
-    public static async Task<long> RunAsync(HttpContext context, Database db, string kind, JsonElement body)
+    public static async Task<long> RunAsync(HttpContext context, Database db, string kind, JsonElement body) =>
+        (await RunWithResultAsync(context, db, kind, body).ConfigureAwait(false)).Index;
+
+    /// <summary>As <see cref="RunAsync"/>, with the result of the change's apply on this server's instance (a new task's id).</summary>
+    public static async Task<(long Index, long Result)> RunWithResultAsync(HttpContext context, Database db, string kind, JsonElement body)
     {
-        var apply = RecordChanges.Prepare(kind, body);
+        var apply = RecordChanges.Prepare(kind, body, db);
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
         if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
             return await context.RequestServices.GetRequiredService<Cluster.DatabaseRecords>().SubmitAsync(db, kind, body, context.RequestAborted).ConfigureAwait(false);
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
-        await apply(db, registry).ConfigureAwait(false);
-        return registry.NextRaftIndex();
+        long result = await apply(db, registry, 0).ConfigureAwait(false);
+        return (registry.NextRaftIndex(), result);
     }
 
     /// <summary>Runs the change and answers <c>{"RaftCommandIndex": n}</c>, as RavenDB's configuration operations do.</summary>

@@ -114,8 +114,7 @@ public static class ReplicationEndpoints
     private static async Task PutConnectionString(HttpContext context, Database db)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "connection string").ConfigureAwait(false);
-        var connectionString = RavenConnectionString.Parse(body.RootElement);
-        long index = await db.Replication.PutConnectionStringAsync(connectionString).ConfigureAwait(false);
+        long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.PutConnectionString, body.RootElement).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -153,12 +152,12 @@ public static class ReplicationEndpoints
         string type = RequestParsing.Query(context.Request, "type") ?? "Raven";
         if (!type.Equals("Raven", StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"Connection strings of type '{type}' are not kept here.");
-        if (!await db.Replication.DeleteConnectionStringAsync(name).ConfigureAwait(false))
-            throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no connection string named '{name}' in database '{db.Name}'.");
+        long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.DeleteConnectionString,
+            JsonSerializer.SerializeToElement(new Dictionary<string, string> { ["Name"] = name })).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", 0);
+            w.WriteNumber("RaftCommandIndex", index);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }
@@ -167,13 +166,14 @@ public static class ReplicationEndpoints
     {
         using var body = await RequestBody.ReadJsonAsync(context, "external replication").ConfigureAwait(false);
         var watcher = RavenConnectionString.Property(body.RootElement, "Watcher") ?? throw new BadRequestException("The body must be {\"Watcher\": {...}}.");
-        long id = await db.Replication.PutTaskAsync(ExternalReplicationTask.Parse(watcher)).ConfigureAwait(false);
+        var (index, id) = await RecordChangeRoute.RunWithResultAsync(context, db, OngoingTaskChanges.PutExternalReplication, watcher).ConfigureAwait(false);
+        string? mentor = db.Replication.Configuration.Tasks.FirstOrDefault(t => t.TaskId == id)?.MentorNode;
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", id);
+            w.WriteNumber("RaftCommandIndex", index);
             w.WriteNumber("TaskId", id);
-            w.WriteString("ResponsibleNode", NodeTag.Of(context));
+            w.WriteString("ResponsibleNode", db.Ownership.ResponsibleNode(id, mentor) ?? NodeTag.Of(context));
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

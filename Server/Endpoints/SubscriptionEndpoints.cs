@@ -168,13 +168,13 @@ public static class SubscriptionEndpoints
                 : replication
                     ? db.Replication.Configuration.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0
                     : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
-            if (!await (replication ? db.Replication.SetDisabledAsync(taskId, disable) : db.Backups.SetDisabledAsync(taskId, disable)).ConfigureAwait(false))
-                throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no {(replication ? "replication" : "backup")} task '{taskName ?? key}' in database '{db.Name}'.");
+            long index = await RecordChangeRoute.RunAsync(context, db, Databases.OngoingTaskChanges.TaskState,
+                Databases.OngoingTaskChanges.TaskBody(taskId, replication, disable)).ConfigureAwait(false);
             await JsonResponse.WriteAsync(context, 200, w =>
             {
                 w.WriteStartObject();
                 w.WriteNumber("TaskId", taskId);
-                w.WriteNumber("RaftCommandIndex", taskId);
+                w.WriteNumber("RaftCommandIndex", index);
                 w.WriteEndObject();
             }).ConfigureAwait(false);
             return;

@@ -112,7 +112,7 @@ public sealed record RavenConnectionString(string Name, string Database, IReadOn
 }
 
 /// <summary>RavenDB's <c>ExternalReplication</c> task: this database's documents flow to the connection string's database.</summary>
-public sealed record ExternalReplicationTask(long TaskId, string Name, string ConnectionStringName, bool Disabled, TimeSpan DelayReplicationFor)
+public sealed record ExternalReplicationTask(long TaskId, string Name, string ConnectionStringName, bool Disabled, TimeSpan DelayReplicationFor, string? MentorNode = null)
 {
     /// <summary>Reads the task as stored or as the clients send it (the <c>Watcher</c> of <c>UpdateExternalReplicationOperation</c>); 400 when it is not one.</summary>
     public static ExternalReplicationTask Parse(JsonElement json)
@@ -128,7 +128,8 @@ public sealed record ExternalReplicationTask(long TaskId, string Name, string Co
             throw new BadRequestException($"DelayReplicationFor '{d.GetString()}' is not a time span (hh:mm:ss).");
         if (delay < TimeSpan.Zero)
             throw new BadRequestException("DelayReplicationFor must not be negative.");
-        return new ExternalReplicationTask(id, name, RavenConnectionString.Text(json, nameof(ConnectionStringName)), disabled, delay);
+        string? mentor = RavenConnectionString.Property(json, nameof(MentorNode)) is { ValueKind: JsonValueKind.String } m && m.GetString() is { Length: > 0 } tag ? tag : null;
+        return new ExternalReplicationTask(id, name, RavenConnectionString.Text(json, nameof(ConnectionStringName)), disabled, delay, mentor);
     }
 
     public void Write(Utf8JsonWriter w)
@@ -139,6 +140,8 @@ public sealed record ExternalReplicationTask(long TaskId, string Name, string Co
         w.WriteString(nameof(ConnectionStringName), ConnectionStringName);
         w.WriteBoolean(nameof(Disabled), Disabled);
         w.WriteString(nameof(DelayReplicationFor), DelayReplicationFor.ToString("c", CultureInfo.InvariantCulture));
+        if (MentorNode != null)
+            w.WriteString(nameof(MentorNode), MentorNode);
         w.WriteEndObject();
     }
 }

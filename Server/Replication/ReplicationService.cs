@@ -32,6 +32,7 @@ public sealed class ReplicationService : IDisposable
             Configuration = ReplicationConfiguration.Read(tx);
             Solver = ConflictSolver.Read(tx);
         }
+        db.Ownership.Changed += Reconcile;
         Reconcile();
     }
 
@@ -127,9 +128,7 @@ public sealed class ReplicationService : IDisposable
         bool found = false;
         await ChangeAsync(c =>
         {
-            if (c.Tasks.FirstOrDefault(t => t.ConnectionStringName.Equals(name, StringComparison.OrdinalIgnoreCase)) is { } user)
-                throw new BadRequestException($"Connection string '{name}' is used by replication task '{user.Name}' ({user.TaskId}); delete the task first.");
-            found = c.ConnectionStrings.ContainsKey(name);
+            found = CheckDeletable(c, name);
             var strings = new Dictionary<string, RavenConnectionString>(c.ConnectionStrings, StringComparer.OrdinalIgnoreCase);
             strings.Remove(name);
             return (c with { ConnectionStrings = strings }, 0);
@@ -137,15 +136,26 @@ public sealed class ReplicationService : IDisposable
         return found;
     }
 
-    /// <summary>Adds a task (TaskId 0) or replaces one; returns its id. 400 when its connection string is missing.</summary>
-    public Task<long> PutTaskAsync(ExternalReplicationTask task) => ChangeAsync(c =>
+    /// <summary>
+    /// Adds a task (TaskId 0) or replaces one; returns its id: <paramref name="newId"/> when it is above 0 (the Raft index
+    /// of the change, the same on every member of a group), else the database's next index.
+    /// </summary>
+    public Task<long> PutTaskAsync(ExternalReplicationTask task, long newId) => ChangeAsync(c =>
+    {
+        Check(c, task);
+        return (c, task.TaskId);
+    }, task, newId);
+
+    /// <summary>400 when the task's connection string is missing, 404 when it names a task id that does not exist.</summary>
+    public void Check(ExternalReplicationTask task) => Check(Configuration, task);
+
+    private void Check(ReplicationConfiguration c, ExternalReplicationTask task)
     {
         if (!c.ConnectionStrings.ContainsKey(task.ConnectionStringName))
             throw new BadRequestException($"There is no connection string named '{task.ConnectionStringName}'; put it first (PUT /databases/{_db.Name}/admin/connection-strings).");
         if (task.TaskId != 0 && c.Tasks.All(t => t.TaskId != task.TaskId))
             throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no replication task {task.TaskId} in database '{_db.Name}'.");
-        return (c, task.TaskId);
-    }, task);
+    }
 
     /// <summary>Deletes a task; false when there is none with that id.</summary>
     public async Task<bool> DeleteTaskAsync(long taskId)
@@ -172,11 +182,21 @@ public sealed class ReplicationService : IDisposable
         return found;
     }
 
+    /// <summary>True when connection string <paramref name="name"/> exists; 400 while a task uses it.</summary>
+    public bool CheckDeletable(string name) => CheckDeletable(Configuration, name);
+
+    private static bool CheckDeletable(ReplicationConfiguration c, string name)
+    {
+        if (c.Tasks.FirstOrDefault(t => t.ConnectionStringName.Equals(name, StringComparison.OrdinalIgnoreCase)) is { } user)
+            throw new BadRequestException($"Connection string '{name}' is used by replication task '{user.Name}' ({user.TaskId}); delete the task first.");
+        return c.ConnectionStrings.ContainsKey(name);
+    }
+
     /// <summary>
     /// Applies <paramref name="change"/> to the configuration in a merged write (with <paramref name="newTask"/>, given
-    /// the next cluster index as its id when it has none), then starts and stops senders to match.
+    /// <paramref name="newId"/> or else the next index as its id when it has none), then starts and stops senders to match.
     /// </summary>
-    private async Task<long> ChangeAsync(Func<ReplicationConfiguration, (ReplicationConfiguration, long)> change, ExternalReplicationTask? newTask = null)
+    private async Task<long> ChangeAsync(Func<ReplicationConfiguration, (ReplicationConfiguration, long)> change, ExternalReplicationTask? newTask = null, long newId = 0)
     {
         await _changes.WaitAsync().ConfigureAwait(false);
         try
@@ -187,8 +207,7 @@ public sealed class ReplicationService : IDisposable
                 var (changed, id) = change(ReplicationConfiguration.Read(ctx.Transaction));
                 if (newTask != null)
                 {
-                    long index = CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
-                    id = newTask.TaskId == 0 ? index : newTask.TaskId;
+                    id = newTask.TaskId != 0 ? newTask.TaskId : newId > 0 ? newId : CompareExchange.CompareExchangeStore.NextIndex(ctx.Transaction);
                     string name = newTask.Name.Length > 0 ? newTask.Name : $"External Replication #{id.ToString(CultureInfo.InvariantCulture)}";
                     changed = changed.With(newTask with { TaskId = id, Name = name });
                 }
@@ -207,7 +226,10 @@ public sealed class ReplicationService : IDisposable
         }
     }
 
-    /// <summary>Starts a sender for each enabled task without one and stops those of tasks deleted, disabled or changed.</summary>
+    /// <summary>
+    /// Starts a sender for each enabled task this node runs (<see cref="Database.Ownership"/>) without one, and stops
+    /// those of tasks deleted, disabled, changed or moved to another member.
+    /// </summary>
     private void Reconcile()
     {
         var stopped = new List<ReplicationSender>();
@@ -219,7 +241,7 @@ public sealed class ReplicationService : IDisposable
             foreach (var (id, sender) in _senders.ToList())
             {
                 var task = config.Tasks.FirstOrDefault(t => t.TaskId == id);
-                if (task == null || task.Disabled || task != sender.Task
+                if (task == null || task.Disabled || task != sender.Task || !_db.Ownership.Owns(task.TaskId, task.MentorNode)
                     || !config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs) || cs != sender.Destination)
                 {
                     _senders.Remove(id);
@@ -227,7 +249,8 @@ public sealed class ReplicationService : IDisposable
                 }
             }
             foreach (var task in config.Tasks)
-                if (!task.Disabled && !_senders.ContainsKey(task.TaskId) && config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs))
+                if (!task.Disabled && !_senders.ContainsKey(task.TaskId) && _db.Ownership.Owns(task.TaskId, task.MentorNode)
+                    && config.ConnectionStrings.TryGetValue(task.ConnectionStringName, out var cs))
                     _senders[task.TaskId] = new ReplicationSender(_db, task, cs, _connector, _logger, OnAcknowledged);
         }
         foreach (var s in stopped)

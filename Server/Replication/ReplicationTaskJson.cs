@@ -21,12 +21,14 @@ public static class ReplicationTaskJson
         w.WriteString("TaskType", "Replication");
         w.WriteString("TaskName", task.Name);
         w.WriteString("TaskState", task.Disabled ? "Disabled" : "Enabled");
-        w.WriteString("TaskConnectionStatus", task.Disabled ? "NotActive" : sender?.Status ?? "Reconnect");
+        // In a group one member runs the task (docs/cluster.md "Ongoing tasks"); the others say so, as RavenDB's do.
+        string responsible = db.Ownership.ResponsibleNode(task.TaskId, task.MentorNode) ?? nodeTag;
+        w.WriteString("TaskConnectionStatus", task.Disabled ? "NotActive" : responsible != nodeTag ? "NotOnThisNode" : sender?.Status ?? "Reconnect");
         w.WriteStartObject("ResponsibleNode");
-        w.WriteString("NodeTag", nodeTag);
-        w.WriteString("NodeUrl", db.Options.ServerUrl);
+        w.WriteString("NodeTag", responsible);
+        w.WriteString("NodeUrl", db.Ownership.UrlOf(responsible) ?? db.Options.ServerUrl);
         w.WriteEndObject();
-        w.WriteNull("MentorNode");
+        w.WriteString("MentorNode", task.MentorNode);
         if (sender?.Error is { } error)
             w.WriteString("Error", error);
         else

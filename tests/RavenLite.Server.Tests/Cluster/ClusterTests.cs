@@ -7,139 +7,58 @@ namespace RavenLite.Server.Tests.Cluster;
 /// </summary>
 public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
 {
-    private readonly string _root = Path.Combine(Path.GetTempPath(), "ravenlite-cluster-" + Guid.NewGuid().ToString("N"));
-    private readonly List<NodeProcess> _nodes = [];
-
-    private static async Task<JsonElement> Topology(NodeProcess node) => await TestServer.ReadJson(await node.Http.GetAsync("/cluster/topology"));
-
-    private static async Task<string> Describe(IEnumerable<NodeProcess> nodes)
-    {
-        var parts = new List<string>();
-        foreach (var n in nodes)
-        {
-            try
-            {
-                var t = await Topology(n);
-                parts.Add($"{n.Url}: {t.GetProperty("NodeTag")} leader={t.GetProperty("Leader")} term={t.GetProperty("CurrentTerm")} state={t.GetProperty("CurrentState")} members={t.GetProperty("Topology").GetProperty("Members")}");
-            }
-            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
-            {
-                parts.Add($"{n.Url}: {e.Message}");
-            }
-        }
-        return string.Join(" | ", parts);
-    }
-
-    /// <summary>True when every node names the same leader and all of <paramref name="tags"/> as members.</summary>
-    private static async Task<bool> AgreeAsync(IEnumerable<NodeProcess> nodes, string[] tags, Func<string, bool>? leaderIs = null)
-    {
-        string? leader = null;
-        foreach (var n in nodes)
-        {
-            JsonElement t;
-            try
-            {
-                t = await Topology(n);
-            }
-            catch (Exception e) when (e is HttpRequestException or TaskCanceledException)
-            {
-                return false;
-            }
-            if (t.GetProperty("Leader").ValueKind != JsonValueKind.String)
-                return false;
-            string l = t.GetProperty("Leader").GetString()!;
-            if (leader != null && leader != l)
-                return false;
-            leader = l;
-            var members = t.GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().ToArray();
-            if (!members.SequenceEqual(tags))
-                return false;
-        }
-        return leader != null && (leaderIs?.Invoke(leader) ?? true);
-    }
-
-    /// <summary>Starts three servers and has the first add the two others (tags B, C); returns the Raft index of the last addition.</summary>
-    private async Task<long> FormAsync(params string[] extra)
-    {
-        for (int i = 0; i < 3; i++)
-            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A", extra));
-        long last = 0;
-        foreach (var (node, tag) in new[] { (_nodes[1], "B"), (_nodes[2], "C") })
-        {
-            var r = await _nodes[0].Http.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url.ToString().TrimEnd('/'))}", null);
-            var body = await TestServer.ReadJson(r);
-            Assert.True(r.IsSuccessStatusCode, body.ToString());
-            Assert.Equal(tag, body.GetProperty("Tag").GetString());
-            last = body.GetProperty("RaftCommandIndex").GetInt64();
-        }
-        return last;
-    }
-
-    /// <summary>Waits until every node has applied Raft index <paramref name="index"/>.</summary>
-    private async Task AppliedEverywhereAsync(long index)
-    {
-        foreach (var n in _nodes)
-            Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={index}")).StatusCode);
-    }
-
-    /// <summary>Forms the cluster, then creates <paramref name="database"/> on all three nodes and waits until each has its instance.</summary>
-    private async Task FormWithDatabaseAsync(string database, params string[] extra)
-    {
-        await AppliedEverywhereAsync(await FormAsync(extra));
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync($"/admin/databases?name={database}&replicationFactor=3", null));
-        await AppliedEverywhereAsync(created.GetProperty("RaftCommandIndex").GetInt64());
-    }
+    private readonly ClusterHarness _cluster = new();
 
     [Fact]
     public async Task A_database_with_replication_factor_three_is_on_every_node_and_a_write_through_one_is_read_through_the_others()
     {
-        await AppliedEverywhereAsync(await FormAsync());
+        await _cluster.AppliedEverywhereAsync(await _cluster.FormAsync());
 
         // Created through a follower: forwarded to the leader, placed on all three through Raft.
-        var created = await _nodes[1].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", TestServer.Json("""{"DatabaseName":"orders"}"""));
+        var created = await _cluster.Nodes[1].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", TestServer.Json("""{"DatabaseName":"orders"}"""));
         var answer = await TestServer.ReadJson(created);
         Assert.True(created.StatusCode == HttpStatusCode.Created, answer.ToString());
         Assert.Equal(["A", "B", "C"], answer.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).Order().ToArray());
         long index = answer.GetProperty("RaftCommandIndex").GetInt64();
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
         {
             Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={index}")).StatusCode);
             var topology = await TestServer.ReadJson(await n.Http.GetAsync("/topology?name=orders"));
             Assert.Equal(3, topology.GetProperty("Nodes").GetArrayLength());
         }
-        Assert.Equal(HttpStatusCode.Conflict, (await _nodes[0].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", null)).StatusCode);
+        Assert.Equal(HttpStatusCode.Conflict, (await _cluster.Nodes[0].Http.PutAsync("/admin/databases?name=orders&replicationFactor=3", null)).StatusCode);
 
         // A client with an older topology etag is told to refresh it; a node outside a group answers 410.
         using (var stale = new HttpRequestMessage(HttpMethod.Get, "/databases/orders/stats"))
         {
             stale.Headers.Add("Topology-Etag", "0");
-            var r = await _nodes[2].Http.SendAsync(stale);
+            var r = await _cluster.Nodes[2].Http.SendAsync(stale);
             Assert.Equal(HttpStatusCode.OK, r.StatusCode);
             Assert.Equal("true", r.Headers.GetValues("Refresh-Topology").Single());
         }
-        var pair = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=pair&replicationFactor=2", null));
+        var pair = await TestServer.ReadJson(await _cluster.Nodes[0].Http.PutAsync("/admin/databases?name=pair&replicationFactor=2", null));
         Assert.Equal(["A", "B"], pair.GetProperty("Topology").GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).ToArray());
-        Assert.Equal(HttpStatusCode.OK, (await _nodes[2].Http.GetAsync($"/rachis/waitfor?index={pair.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
-        var gone = await _nodes[2].Http.GetAsync("/databases/pair/stats");
+        Assert.Equal(HttpStatusCode.OK, (await _cluster.Nodes[2].Http.GetAsync($"/rachis/waitfor?index={pair.GetProperty("RaftCommandIndex").GetInt64()}")).StatusCode);
+        var gone = await _cluster.Nodes[2].Http.GetAsync("/databases/pair/stats");
         Assert.Equal(HttpStatusCode.Gone, gone.StatusCode);
         Assert.Equal("Raven.Client.Exceptions.Database.DatabaseNotRelevantException", (await TestServer.ReadJson(gone)).GetProperty("Type").GetString());
 
         // A write through each node is read through the two others.
         for (int i = 0; i < 3; i++)
-            await ReplicationSetup.PutAsync(_nodes[i].Http, "orders", $"orders/{i}", "{\"Via\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
-        foreach (var n in _nodes)
+            await ReplicationSetup.PutAsync(_cluster.Nodes[i].Http, "orders", $"orders/{i}", "{\"Via\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        foreach (var n in _cluster.Nodes)
             for (int i = 0; i < 3; i++)
             {
                 var node = n;
                 int k = i;
                 await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "orders", $"orders/{k}"))?.GetProperty("Via").GetInt32() == k,
-                    $"orders/{k} on {node.Url}", state: () => Describe(_nodes));
+                    $"orders/{k} on {node.Url}", state: () => ClusterHarness.Describe(_cluster.Nodes));
             }
         // The same versions everywhere: one change vector per document on all three.
         for (int i = 0; i < 3; i++)
         {
             var vectors = new HashSet<string>();
-            foreach (var n in _nodes)
+            foreach (var n in _cluster.Nodes)
                 vectors.Add((await ReplicationSetup.GetAsync(n.Http, "orders", $"orders/{i}"))!.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
             Assert.Single(vectors);
         }
@@ -153,9 +72,9 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task A_member_stopped_beyond_the_rehab_delay_becomes_rehab_and_returns_a_member_with_the_same_documents()
     {
-        await FormWithDatabaseAsync("rehab", "--ClusterRehabDelaySeconds", "2");
-        var a = _nodes[0];
-        var c = _nodes[2];
+        await _cluster.FormWithDatabaseAsync("rehab", "--ClusterRehabDelaySeconds", "2");
+        var a = _cluster.Nodes[0];
+        var c = _cluster.Nodes[2];
         async Task<string> Roles() => string.Join(",", (await TestServer.ReadJson(await a.Http.GetAsync("/topology?name=rehab"))).GetProperty("Nodes").EnumerateArray()
             .Select(n => n.GetProperty("ClusterTag").GetString() + ":" + n.GetProperty("ServerRole").GetString()));
         Assert.Equal("A:Member,B:Member,C:Member", await Roles());
@@ -174,7 +93,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             c.Resume();
         }
         await Eventually.HoldsAsync(async () => (await Roles()).Contains("C:Member", StringComparison.Ordinal), "C to become a Member again", TimeSpan.FromSeconds(60), Roles);
-        foreach (var other in _nodes.Skip(1))
+        foreach (var other in _cluster.Nodes.Skip(1))
         {
             var node = other;
             await Eventually.HoldsAsync(async () => (await DatabaseComparer.DifferencesAsync(a.Http, "rehab", node.Http, "rehab")).Count == 0,
@@ -217,7 +136,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                     await Task.Yield();
                     continue;
                 }
-                var url = _nodes[n].Url;
+                var url = _cluster.Nodes[n].Url;
                 long invoked = clock.ElapsedTicks;
                 if (read)
                 {
@@ -272,23 +191,23 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Compare_exchange_histories_through_every_node_across_a_leader_kill_are_linearizable()
     {
-        await FormWithDatabaseAsync("lin");
+        await _cluster.FormWithDatabaseAsync("lin");
         var dead = new System.Collections.Concurrent.ConcurrentDictionary<int, bool>();
         bool finished = false;
         var histories = await RecordRegistersAsync("lin", async count =>
         {
-            string leaderTag = (await Topology(_nodes[1])).GetProperty("Leader").GetString()!;
+            string leaderTag = (await ClusterHarness.Topology(_cluster.Nodes[1])).GetProperty("Leader").GetString()!;
             int leader = leaderTag[0] - 'A';
             int follower = (leader + 1) % 3;
             await Eventually.HoldsAsync(() => Task.FromResult(count() >= 150), "150 operations before the first fault");
-            _nodes[follower].Pause();
+            _cluster.Nodes[follower].Pause();
             int paused = count();
             await Eventually.HoldsAsync(() => Task.FromResult(count() >= paused + 150), "150 operations with a follower stopped");
-            _nodes[follower].Resume();
+            _cluster.Nodes[follower].Resume();
             int resumed = count();
             await Eventually.HoldsAsync(() => Task.FromResult(count() >= resumed + 150), "150 operations after it resumed");
             dead[leader] = true;
-            _nodes[leader].Kill();
+            _cluster.Nodes[leader].Kill();
             int killed = count();
             await Eventually.HoldsAsync(() => Task.FromResult(count() >= killed + 150), "150 operations after the leader's kill", TimeSpan.FromSeconds(60));
             Volatile.Write(ref finished, true);
@@ -313,7 +232,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Reads_without_the_read_barrier_give_histories_the_checker_finds_not_linearizable()
     {
-        await FormWithDatabaseAsync("stale", "--ClusterReadBarrier=false");
+        await _cluster.FormWithDatabaseAsync("stale", "--ClusterReadBarrier=false");
         var deadline = DateTime.UtcNow.AddSeconds(60);
         int rounds = 0;
         while (true)
@@ -336,7 +255,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Writes_acknowledged_with_one_replica_survive_the_kill_of_the_node_the_writers_prefer()
     {
-        await FormWithDatabaseAsync("wa");
+        await _cluster.FormWithDatabaseAsync("wa");
 
         var acknowledged = new System.Collections.Concurrent.ConcurrentBag<string>();
         int afterKill = 0;
@@ -352,7 +271,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 string body = "{\"Commands\":[{\"Type\":\"PUT\",\"Id\":\"" + id + "\",\"Document\":{\"W\":" + w + ",\"@metadata\":{\"@collection\":\"Writes\"}}}]}";
                 try
                 {
-                    var r = await http.PostAsync(new Uri(_nodes[preferred].Url, "/databases/wa/bulk_docs?waitForReplicasTimeout=00:00:10&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true"), TestServer.Json(body));
+                    var r = await http.PostAsync(new Uri(_cluster.Nodes[preferred].Url, "/databases/wa/bulk_docs?waitForReplicasTimeout=00:00:10&numberOfReplicasToWaitFor=1&throwOnTimeoutInWaitForReplicas=true"), TestServer.Json(body));
                     if (r.StatusCode == HttpStatusCode.Created)
                     {
                         acknowledged.Add(id);
@@ -368,12 +287,12 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
         var writers = Enumerable.Range(0, 8).Select(Writer).ToList();
         await Eventually.HoldsAsync(() => Task.FromResult(acknowledged.Count >= 200), "200 writes before the kill");
-        _nodes[0].Kill();
+        _cluster.Nodes[0].Kill();
         Volatile.Write(ref killed, true);
         await Task.WhenAll(writers);
         Assert.True(afterKill >= 200, $"only {afterKill} writes were acknowledged after A was killed; {acknowledged.Count} in all");
 
-        foreach (var survivor in _nodes.Skip(1))
+        foreach (var survivor in _cluster.Nodes.Skip(1))
         {
             var node = survivor;
             async Task<string> Missing()
@@ -394,12 +313,12 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task The_official_node_client_fails_over_when_the_node_it_prefers_is_killed()
     {
-        await AppliedEverywhereAsync(await FormAsync());
-        string[] args = ["cluster.mjs", "shop", _nodes[0].ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), .. _nodes.Select(n => n.Url.ToString().TrimEnd('/'))];
+        await _cluster.AppliedEverywhereAsync(await _cluster.FormAsync());
+        string[] args = ["cluster.mjs", "shop", _cluster.Nodes[0].ProcessId.ToString(System.Globalization.CultureInfo.InvariantCulture), .. _cluster.Nodes.Select(n => n.Url.ToString().TrimEnd('/'))];
         var (code, stdout, stderr) = await Compatibility.NodeClientTests.RunScriptAsync(output, args, new Dictionary<string, string>());
         Assert.True(code == 0 && stdout.Contains("cluster: ok", StringComparison.Ordinal), $"cluster.mjs exited {code}:\n{stdout}\n{stderr}");
         // Every write, before and after the kill, is on both survivors.
-        foreach (var n in _nodes.Skip(1))
+        foreach (var n in _cluster.Nodes.Skip(1))
             await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"))).GetProperty("CountOfDocuments").GetInt64() == 61,
                 $"61 orders on {n.Url}");
     }
@@ -413,7 +332,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Compare_exchange_puts_and_identities_acknowledged_while_the_leader_is_killed_hold_on_every_node()
     {
-        await FormWithDatabaseAsync("kv");
+        await _cluster.FormWithDatabaseAsync("kv");
 
         var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<string, long>();
         var identities = new System.Collections.Concurrent.ConcurrentBag<long>();
@@ -426,7 +345,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(5) };
             for (int i = 0; DateTime.UtcNow < deadline && !(killed && Volatile.Read(ref afterKill) >= 40); i++)
             {
-                var node = _nodes[(w + i) % 3];
+                var node = _cluster.Nodes[(w + i) % 3];
                 if (dead.ContainsKey(node))
                     continue;
                 string key = $"k{w}-{i}";
@@ -456,8 +375,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
         var workers = Enumerable.Range(0, 4).Select(Worker).ToList();
         await Eventually.HoldsAsync(() => Task.FromResult(acknowledged.Count >= 30), "30 puts before the kill");
-        string leaderTag = (await Topology(_nodes[0])).GetProperty("Leader").GetString()!;
-        var leader = _nodes[leaderTag[0] - 'A'];
+        string leaderTag = (await ClusterHarness.Topology(_cluster.Nodes[0])).GetProperty("Leader").GetString()!;
+        var leader = _cluster.Nodes[leaderTag[0] - 'A'];
         dead[leader] = true;
         leader.Kill();
         Volatile.Write(ref killed, true);
@@ -468,7 +387,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         Assert.Equal(identities.Count, identities.Distinct().Count()); // none handed out twice
 
         await leader.RestartAsync();
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             async Task<string> Missing()
@@ -496,16 +415,16 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     public async Task Three_servers_form_a_cluster_through_the_http_api_and_elect_a_new_leader_when_the_leader_is_killed()
     {
         for (int i = 0; i < 3; i++)
-            _nodes.Add(await NodeProcess.StartAsync(Path.Combine(_root, "n" + i), "A"));
-        var a = _nodes[0];
+            _cluster.Nodes.Add(await NodeProcess.StartAsync(Path.Combine(_cluster.Root, "n" + i), "A"));
+        var a = _cluster.Nodes[0];
 
         // Each server alone is a cluster of one that it leads.
-        var alone = await Topology(_nodes[1]);
+        var alone = await ClusterHarness.Topology(_cluster.Nodes[1]);
         Assert.Equal("Leader", alone.GetProperty("CurrentState").GetString());
 
         // The first server adds the others by URL; each gets the next tag.
         var added = new List<long>();
-        foreach (var (node, tag) in new[] { (_nodes[1], "B"), (_nodes[2], "C") })
+        foreach (var (node, tag) in new[] { (_cluster.Nodes[1], "B"), (_cluster.Nodes[2], "C") })
         {
             var r = await a.Http.PutAsync($"/admin/cluster/node?url={Uri.EscapeDataString(node.Url.ToString().TrimEnd('/'))}&watcher=false", null);
             var body = await TestServer.ReadJson(r);
@@ -514,42 +433,42 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             added.Add(body.GetProperty("RaftCommandIndex").GetInt64());
         }
         // Every node applies the last change (rachis/waitfor) and then agrees on the topology.
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
             Assert.Equal(HttpStatusCode.OK, (await n.Http.GetAsync($"/rachis/waitfor?index={added[^1]}")).StatusCode);
         string[] all = ["A", "B", "C"];
-        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, all, l => l == "A"), "all three to agree that A leads A, B, C", state: () => Describe(_nodes));
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(_cluster.Nodes, all, l => l == "A"), "all three to agree that A leads A, B, C", state: () => ClusterHarness.Describe(_cluster.Nodes));
         var topologyIds = new HashSet<string>();
-        foreach (var n in _nodes)
-            topologyIds.Add((await Topology(n)).GetProperty("Topology").GetProperty("TopologyId").GetString()!);
+        foreach (var n in _cluster.Nodes)
+            topologyIds.Add((await ClusterHarness.Topology(n)).GetProperty("Topology").GetProperty("TopologyId").GetString()!);
         Assert.Single(topologyIds);
-        Assert.Equal("B", (await Topology(_nodes[1])).GetProperty("NodeTag").GetString());
+        Assert.Equal("B", (await ClusterHarness.Topology(_cluster.Nodes[1])).GetProperty("NodeTag").GetString());
 
         // A node of a cluster with other nodes refuses to join another.
-        var refused = await _nodes[1].Http.PostAsync("/admin/cluster/join?tag=Z&leader=http://127.0.0.1:1", null);
+        var refused = await _cluster.Nodes[1].Http.PostAsync("/admin/cluster/join?tag=Z&leader=http://127.0.0.1:1", null);
         Assert.Equal(HttpStatusCode.BadRequest, refused.StatusCode);
 
         // Kill -9 the leader: the two others elect one of themselves.
         a.Kill();
-        var survivors = _nodes.Skip(1).ToList();
-        await Eventually.HoldsAsync(() => AgreeAsync(survivors, all, l => l != "A"), "B and C to elect a new leader", TimeSpan.FromSeconds(30), () => Describe(survivors));
-        long term = (await Topology(_nodes[1])).GetProperty("CurrentTerm").GetInt64();
+        var survivors = _cluster.Nodes.Skip(1).ToList();
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(survivors, all, l => l != "A"), "B and C to elect a new leader", TimeSpan.FromSeconds(30), () => ClusterHarness.Describe(survivors));
+        long term = (await ClusterHarness.Topology(_cluster.Nodes[1])).GetProperty("CurrentTerm").GetInt64();
         Assert.True(term >= 1, $"term {term}");
 
         // The killed node comes back as a follower of the new leader.
         await a.RestartAsync();
-        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, all, l => l != "A"), "A to rejoin as a follower", TimeSpan.FromSeconds(30), () => Describe(_nodes));
-        Assert.Equal("Follower", (await Topology(a)).GetProperty("CurrentState").GetString());
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(_cluster.Nodes, all, l => l != "A"), "A to rejoin as a follower", TimeSpan.FromSeconds(30), () => ClusterHarness.Describe(_cluster.Nodes));
+        Assert.Equal("Follower", (await ClusterHarness.Topology(a)).GetProperty("CurrentState").GetString());
 
         // A membership change sent to a follower is forwarded to the leader.
-        var byTag = new Dictionary<string, NodeProcess> { ["A"] = _nodes[0], ["B"] = _nodes[1], ["C"] = _nodes[2] };
-        string leaderTag = (await Topology(a)).GetProperty("Leader").GetString()!;
+        var byTag = new Dictionary<string, NodeProcess> { ["A"] = _cluster.Nodes[0], ["B"] = _cluster.Nodes[1], ["C"] = _cluster.Nodes[2] };
+        string leaderTag = (await ClusterHarness.Topology(a)).GetProperty("Leader").GetString()!;
         var followers = all.Where(t => t != leaderTag).ToArray(); // A and one other
         string removed = followers.First(t => t != "A");
         var del = await a.Http.DeleteAsync($"/admin/cluster/node?nodeTag={removed}");
         Assert.True(del.IsSuccessStatusCode, await del.Content.ReadAsStringAsync());
         string[] left = all.Where(t => t != removed).ToArray();
         var remaining = left.Select(t => byTag[t]).ToList();
-        await Eventually.HoldsAsync(() => AgreeAsync(remaining, left, l => l == leaderTag), $"A and {leaderTag} to drop {removed}", state: () => Describe(remaining));
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(remaining, left, l => l == leaderTag), $"A and {leaderTag} to drop {removed}", state: () => ClusterHarness.Describe(remaining));
     }
 
     private static async Task<(HttpStatusCode Status, JsonElement Body)> ClusterWideAsync(NodeProcess node, string database, string commands)
@@ -568,16 +487,16 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task A_cluster_wide_transaction_is_decided_through_raft_and_written_by_every_member()
     {
-        await FormWithDatabaseAsync("shop");
-        var (status, first) = await ClusterWideAsync(_nodes[1], "shop",
+        await _cluster.FormWithDatabaseAsync("shop");
+        var (status, first) = await ClusterWideAsync(_cluster.Nodes[1], "shop",
             """[{"Type":"PUT","Id":"users/1","ChangeVector":null,"Document":{"Name":"Ann","@metadata":{"@collection":"Users"}}},{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/1"}}]""");
         Assert.True(status == HttpStatusCode.Created, first.ToString());
         long index = first.GetProperty("TransactionIndex").GetInt64();
         string loaded = first.GetProperty("Results")[0].GetProperty("@change-vector").GetString()!;
         Assert.Contains($"RAFT:{index}-", loaded, StringComparison.Ordinal);
         Assert.Equal(index, first.GetProperty("Results")[1].GetProperty("Index").GetInt64());
-        await AppliedEverywhereAsync(index);
-        foreach (var n in _nodes)
+        await _cluster.AppliedEverywhereAsync(index);
+        foreach (var n in _cluster.Nodes)
         {
             var doc = await ReplicationSetup.GetAsync(n.Http, "shop", "users/1");
             Assert.True(doc.HasValue, $"users/1 on {n.Url}");
@@ -591,28 +510,28 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         string put(string name, string? original) =>
             "[{\"Type\":\"PUT\",\"Id\":\"users/1\",\"ChangeVector\":null" + (original == null ? "" : ",\"OriginalChangeVector\":\"" + original + "\"")
             + ",\"Document\":{\"Name\":\"" + name + "\",\"@metadata\":{\"@collection\":\"Users\"}}}]";
-        var (wonStatus, won) = await ClusterWideAsync(_nodes[2], "shop", put("Bea", loaded));
+        var (wonStatus, won) = await ClusterWideAsync(_cluster.Nodes[2], "shop", put("Bea", loaded));
         Assert.True(wonStatus == HttpStatusCode.Created, won.ToString());
-        var (lostStatus, lost) = await ClusterWideAsync(_nodes[0], "shop", put("Cid", loaded));
+        var (lostStatus, lost) = await ClusterWideAsync(_cluster.Nodes[0], "shop", put("Cid", loaded));
         Assert.Equal(HttpStatusCode.Conflict, lostStatus);
         Assert.Contains("ClusterTransactionConcurrency", lost.GetProperty("Type").GetString(), StringComparison.Ordinal);
-        var (newStatus, _) = await ClusterWideAsync(_nodes[0], "shop", put("Dan", null));
+        var (newStatus, _) = await ClusterWideAsync(_cluster.Nodes[0], "shop", put("Dan", null));
         Assert.Equal(HttpStatusCode.Conflict, newStatus);
-        var (takenStatus, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/2"}}]""");
+        var (takenStatus, _) = await ClusterWideAsync(_cluster.Nodes[0], "shop", """[{"Type":"CompareExchangePUT","Id":"emails/ann","Index":0,"Document":{"Object":"users/2"}}]""");
         Assert.Equal(HttpStatusCode.Conflict, takenStatus);
-        var (badId, _) = await ClusterWideAsync(_nodes[0], "shop", """[{"Type":"PUT","Id":"users/","Document":{"@metadata":{"@collection":"Users"}}}]""");
+        var (badId, _) = await ClusterWideAsync(_cluster.Nodes[0], "shop", """[{"Type":"PUT","Id":"users/","Document":{"@metadata":{"@collection":"Users"}}}]""");
         Assert.Equal(HttpStatusCode.BadRequest, badId);
 
         // Identity ids (items|) take the cluster's identity whichever node is asked: never the same id twice.
         var ids = new List<string>();
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
         {
             var batch = await n.Http.PostAsync("/databases/shop/bulk_docs", TestServer.Json("""{"Commands":[{"Type":"PUT","Id":"items|","Document":{"@metadata":{"@collection":"Items"}}}]}"""));
             ids.Add((await TestServer.ReadJson(batch)).GetProperty("Results")[0].GetProperty("@id").GetString()!);
             var single = await n.Http.PutAsync("/databases/shop/docs?id=items|", TestServer.Json("""{"@metadata":{"@collection":"Items"}}"""));
             ids.Add((await TestServer.ReadJson(single)).GetProperty("Id").GetString()!);
         }
-        var (cwStatus, cw) = await ClusterWideAsync(_nodes[2], "shop", """[{"Type":"PUT","Id":"items|","Document":{"@metadata":{"@collection":"Items"}}}]""");
+        var (cwStatus, cw) = await ClusterWideAsync(_cluster.Nodes[2], "shop", """[{"Type":"PUT","Id":"items|","Document":{"@metadata":{"@collection":"Items"}}}]""");
         Assert.True(cwStatus == HttpStatusCode.Created, cw.ToString());
         ids.Add(cw.GetProperty("Results")[0].GetProperty("@id").GetString()!);
         Assert.Equal(7, ids.Distinct(StringComparer.OrdinalIgnoreCase).Count());
@@ -622,7 +541,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         await Eventually.HoldsAsync(async () =>
         {
             var vectors = new HashSet<string>();
-            foreach (var n in _nodes)
+            foreach (var n in _cluster.Nodes)
             {
                 var doc = await ReplicationSetup.GetAsync(n.Http, "shop", "users/1");
                 if (doc?.GetProperty("Name").GetString() != "Bea")
@@ -630,8 +549,8 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 vectors.Add(doc.Value.GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
             }
             return vectors.Count == 1;
-        }, "users/1 to be Bea with one change vector on every node", state: () => Describe(_nodes));
-        foreach (var n in _nodes)
+        }, "users/1 to be Bea with one change vector on every node", state: () => ClusterHarness.Describe(_cluster.Nodes));
+        foreach (var n in _cluster.Nodes)
         {
             var conflicts = await TestServer.ReadJson(await n.Http.GetAsync("/databases/shop/stats"));
             Assert.Equal(0, conflicts.GetProperty("CountOfDocumentsConflicts").GetInt64());
@@ -647,33 +566,33 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Index_definitions_and_configurations_of_a_group_database_apply_on_every_member()
     {
-        await FormWithDatabaseAsync("books");
+        await _cluster.FormWithDatabaseAsync("books");
         async Task<long> Changed(HttpResponseMessage r)
         {
             var body = await TestServer.ReadJson(r);
             Assert.True(r.IsSuccessStatusCode, body.ToString());
             return body.TryGetProperty("Results", out var results) ? results[0].GetProperty("RaftCommandIndex").GetInt64() : body.GetProperty("RaftCommandIndex").GetInt64();
         }
-        await Changed(await _nodes[1].Http.PutAsync("/databases/books/admin/indexes",
+        await Changed(await _cluster.Nodes[1].Http.PutAsync("/databases/books/admin/indexes",
             TestServer.Json("""{"Indexes":[{"Name":"Books/ByAuthor","Maps":["from b in docs.Books select new { b.Author }"]}]}""")));
-        long revisionsIndex = await Changed(await _nodes[2].Http.PostAsync("/databases/books/admin/revisions/config",
+        long revisionsIndex = await Changed(await _cluster.Nodes[2].Http.PostAsync("/databases/books/admin/revisions/config",
             TestServer.Json("""{"Default":{"Disabled":false,"MinimumRevisionsToKeep":5}}""")));
         // Known-Raft-Index: read through another node, answered once that node applied the change.
         using (var known = new HttpRequestMessage(HttpMethod.Get, "/databases/books/revisions/config"))
         {
             known.Headers.Add("Known-Raft-Index", revisionsIndex.ToString(System.Globalization.CultureInfo.InvariantCulture));
-            var seen = await TestServer.ReadJson(await _nodes[1].Http.SendAsync(known));
+            var seen = await TestServer.ReadJson(await _cluster.Nodes[1].Http.SendAsync(known));
             Assert.Equal(5, seen.GetProperty("Default").GetProperty("MinimumRevisionsToKeep").GetInt32());
         }
         using (var bad = new HttpRequestMessage(HttpMethod.Get, "/databases/books/revisions/config"))
         {
             bad.Headers.Add("Known-Raft-Index", "soon");
-            Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[1].Http.SendAsync(bad)).StatusCode);
+            Assert.Equal(HttpStatusCode.BadRequest, (await _cluster.Nodes[1].Http.SendAsync(bad)).StatusCode);
         }
-        long last = await Changed(await _nodes[0].Http.PostAsync("/admin/replication/conflicts/solver?name=books", TestServer.Json("""{"ResolveToLatest":true}""")));
-        await AppliedEverywhereAsync(last);
-        await ReplicationSetup.PutAsync(_nodes[0].Http, "books", "books/1", """{"Author":"Le Guin","@metadata":{"@collection":"Books"}}""");
-        foreach (var n in _nodes)
+        long last = await Changed(await _cluster.Nodes[0].Http.PostAsync("/admin/replication/conflicts/solver?name=books", TestServer.Json("""{"ResolveToLatest":true}""")));
+        await _cluster.AppliedEverywhereAsync(last);
+        await ReplicationSetup.PutAsync(_cluster.Nodes[0].Http, "books", "books/1", """{"Author":"Le Guin","@metadata":{"@collection":"Books"}}""");
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "books", "books/1")) != null, $"books/1 on {node.Url}");
@@ -687,15 +606,15 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
 
         // The index's lock mode, the client configuration, the time-series configuration and the settings, each asked of
         // a different node, hold on every member too.
-        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[2].Http.PostAsync("/databases/books/indexes/set-lock",
+        Assert.Equal(HttpStatusCode.NoContent, (await _cluster.Nodes[2].Http.PostAsync("/databases/books/indexes/set-lock",
             TestServer.Json("""{"IndexNames":["Books/ByAuthor"],"Mode":"LockedIgnore"}"""))).StatusCode);
-        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[1].Http.PutAsync("/databases/books/admin/configuration/client",
+        Assert.Equal(HttpStatusCode.NoContent, (await _cluster.Nodes[1].Http.PutAsync("/databases/books/admin/configuration/client",
             TestServer.Json("""{"MaxNumberOfRequestsPerSession":77,"Disabled":false}"""))).StatusCode);
-        last = await Changed(await _nodes[0].Http.PutAsync("/databases/books/admin/timeseries/policy?collection=Books",
+        last = await Changed(await _cluster.Nodes[0].Http.PutAsync("/databases/books/admin/timeseries/policy?collection=Books",
             TestServer.Json("""{"Name":"ByHour","RetentionTime":{"Value":604800,"Unit":"Second"},"AggregationTime":{"Value":3600,"Unit":"Second"}}""")));
-        Assert.Equal(HttpStatusCode.NoContent, (await _nodes[2].Http.PutAsync("/databases/books/admin/configuration/settings",
+        Assert.Equal(HttpStatusCode.NoContent, (await _cluster.Nodes[2].Http.PutAsync("/databases/books/admin/configuration/settings",
             TestServer.Json("""{"MergerMaxOperations":"500"}"""))).StatusCode);
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             await Eventually.HoldsAsync(async () =>
@@ -706,24 +625,24 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
                 var index = (await TestServer.ReadJson(await node.Http.GetAsync("/databases/books/indexes?name=Books/ByAuthor"))).ToString();
                 return record.Contains("\"MergerMaxOperations\":\"500\"", StringComparison.Ordinal) && client.Contains("77", StringComparison.Ordinal)
                     && series.Contains("ByHour", StringComparison.Ordinal) && index.Contains("LockedIgnore", StringComparison.Ordinal);
-            }, $"the settings, client, time-series and index lock changes on {node.Url}", state: () => Describe(_nodes));
+            }, $"the settings, client, time-series and index lock changes on {node.Url}", state: () => ClusterHarness.Describe(_cluster.Nodes));
         }
 
         // C is down while the index is deleted and another defined; back up, it applies both.
-        _nodes[2].Kill();
-        var deleted = await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor");
+        _cluster.Nodes[2].Kill();
+        var deleted = await _cluster.Nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor");
         Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
-        last = await Changed(await _nodes[1].Http.PutAsync("/databases/books/admin/indexes",
+        last = await Changed(await _cluster.Nodes[1].Http.PutAsync("/databases/books/admin/indexes",
             TestServer.Json("""{"Indexes":[{"Name":"Books/ByTitle","Maps":["from b in docs.Books select new { b.Title }"]}]}""")));
-        await _nodes[2].RestartAsync();
-        await AppliedEverywhereAsync(last);
-        foreach (var n in _nodes)
+        await _cluster.Nodes[2].RestartAsync();
+        await _cluster.AppliedEverywhereAsync(last);
+        foreach (var n in _cluster.Nodes)
         {
             var names = (await TestServer.ReadJson(await n.Http.GetAsync("/databases/books/indexes"))).GetProperty("Results").EnumerateArray()
                 .Select(i => i.GetProperty("Name").GetString()!).ToArray();
             Assert.Equal(["Books/ByTitle"], names);
         }
-        Assert.Equal(HttpStatusCode.NotFound, (await _nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor")).StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, (await _cluster.Nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor")).StatusCode);
     }
 
     /// <summary>How many GET requests for documents of any database <paramref name="node"/> has answered (its <c>/metrics</c>).</summary>
@@ -753,10 +672,10 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task The_dotnet_client_reads_round_robin_runs_cluster_wide_sessions_and_fails_over()
     {
-        await FormWithDatabaseAsync("people");
+        await _cluster.FormWithDatabaseAsync("people");
         using var store = new RavenLite.Client.DocumentStore
         {
-            Urls = [.. _nodes.Select(n => n.Url.ToString())],
+            Urls = [.. _cluster.Nodes.Select(n => n.Url.ToString())],
             Database = "people",
             Conventions = { ReadBalanceBehavior = RavenLite.Client.Http.ReadBalanceBehavior.RoundRobin },
         }.Initialize();
@@ -765,22 +684,22 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             await session.StoreAsync(new Person { Name = "Ann" }, "people/1");
             await session.SaveChangesAsync();
         }
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "people", "people/1")) != null, $"people/1 on {node.Url}");
         }
         var before = new List<long>();
-        foreach (var n in _nodes)
+        foreach (var n in _cluster.Nodes)
             before.Add(await DocumentReadsAsync(n));
         for (int i = 0; i < 6; i++)
         {
             using var session = store.OpenAsyncSession();
             Assert.Equal("Ann", (await session.LoadAsync<Person>("people/1"))!.Name);
         }
-        for (int i = 0; i < _nodes.Count; i++)
+        for (int i = 0; i < _cluster.Nodes.Count; i++)
         {
-            var node = _nodes[i];
+            var node = _cluster.Nodes[i];
             long was = before[i];
             // /metrics answers may be cached for a moment: wait for this node's count to show the reads.
             await Eventually.HoldsAsync(async () => await DocumentReadsAsync(node) - was >= 2, $"node {node.Url} to have served two of the six round-robin reads");
@@ -805,7 +724,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
 
         // The preferred node (the first member) dies: writes and reads go on through the others.
-        _nodes[0].Kill();
+        _cluster.Nodes[0].Kill();
         using (var session = store.OpenAsyncSession())
         {
             await session.StoreAsync(new Person { Name = "Cid" }, "people/3");
@@ -826,30 +745,30 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task The_minority_side_refuses_cluster_operations_and_keeps_serving_documents()
     {
-        await FormWithDatabaseAsync("split");
-        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => Describe(_nodes));
-        _nodes[1].Pause();
-        _nodes[2].Pause();
+        await _cluster.FormWithDatabaseAsync("split");
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(_cluster.Nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => ClusterHarness.Describe(_cluster.Nodes));
+        _cluster.Nodes[1].Pause();
+        _cluster.Nodes[2].Pause();
         try
         {
-            var refused = await _nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":1}"""));
+            var refused = await _cluster.Nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":1}"""));
             var error = await TestServer.ReadJson(refused);
             Assert.True(refused.StatusCode == HttpStatusCode.ServiceUnavailable, error.ToString());
             Assert.Equal("Raven.Client.Exceptions.Cluster.NoLeaderException", error.GetProperty("Type").GetString());
-            var read = await _nodes[0].Http.GetAsync("/databases/split/cmpxchg?key=k");
+            var read = await _cluster.Nodes[0].Http.GetAsync("/databases/split/cmpxchg?key=k");
             Assert.True(read.StatusCode == HttpStatusCode.ServiceUnavailable, await read.Content.ReadAsStringAsync()); // no leader to confirm a linearizable read
-            await ReplicationSetup.PutAsync(_nodes[0].Http, "split", "notes/1", """{"Text":"written on the minority side"}""");
-            Assert.Equal("written on the minority side", (await ReplicationSetup.GetAsync(_nodes[0].Http, "split", "notes/1"))!.Value.GetProperty("Text").GetString());
+            await ReplicationSetup.PutAsync(_cluster.Nodes[0].Http, "split", "notes/1", """{"Text":"written on the minority side"}""");
+            Assert.Equal("written on the minority side", (await ReplicationSetup.GetAsync(_cluster.Nodes[0].Http, "split", "notes/1"))!.Value.GetProperty("Text").GetString());
         }
         finally
         {
-            _nodes[1].Resume();
-            _nodes[2].Resume();
+            _cluster.Nodes[1].Resume();
+            _cluster.Nodes[2].Resume();
         }
         await Eventually.HoldsAsync(async () =>
-            (await _nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":2}"""))).StatusCode == HttpStatusCode.OK,
-            "the cluster to commit again once the majority is back", TimeSpan.FromSeconds(60), () => Describe(_nodes));
-        foreach (var n in _nodes)
+            (await _cluster.Nodes[0].Http.PutAsync("/databases/split/cmpxchg?key=k&index=0", TestServer.Json("""{"Object":2}"""))).StatusCode == HttpStatusCode.OK,
+            "the cluster to commit again once the majority is back", TimeSpan.FromSeconds(60), () => ClusterHarness.Describe(_cluster.Nodes));
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "split", "notes/1")) != null, $"notes/1 on {node.Url}");
@@ -867,39 +786,39 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task A_node_added_to_a_group_is_fed_and_promoted_then_the_group_is_reordered_and_deleted()
     {
-        await AppliedEverywhereAsync(await FormAsync("--ClusterRehabDelaySeconds=2"));
-        var created = await TestServer.ReadJson(await _nodes[0].Http.PutAsync("/admin/databases?name=grow&replicationFactor=2", null));
-        await AppliedEverywhereAsync(created.GetProperty("RaftCommandIndex").GetInt64());
+        await _cluster.AppliedEverywhereAsync(await _cluster.FormAsync("--ClusterRehabDelaySeconds=2"));
+        var created = await TestServer.ReadJson(await _cluster.Nodes[0].Http.PutAsync("/admin/databases?name=grow&replicationFactor=2", null));
+        await _cluster.AppliedEverywhereAsync(created.GetProperty("RaftCommandIndex").GetInt64());
         for (int i = 0; i < 50; i++)
-            await ReplicationSetup.PutAsync(_nodes[0].Http, "grow", $"items/{i}", "{\"N\":" + i + "}");
+            await ReplicationSetup.PutAsync(_cluster.Nodes[0].Http, "grow", $"items/{i}", "{\"N\":" + i + "}");
 
         // Asked of a follower (B); no node named: the one outside the group, C.
-        var added = await _nodes[1].Http.PutAsync("/admin/databases/node?name=grow", null);
+        var added = await _cluster.Nodes[1].Http.PutAsync("/admin/databases/node?name=grow", null);
         var body = await TestServer.ReadJson(added);
         Assert.True(added.IsSuccessStatusCode, body.ToString());
-        Assert.Equal(_nodes[2].Url.ToString().TrimEnd('/'), body.GetProperty("NodesAddedTo")[0].GetString());
+        Assert.Equal(_cluster.Nodes[2].Url.ToString().TrimEnd('/'), body.GetProperty("NodesAddedTo")[0].GetString());
         Assert.Equal(["C"], body.GetProperty("Topology").GetProperty("Promotables").EnumerateArray().Select(p => p.GetString()!).ToArray());
-        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[0].Http.PutAsync("/admin/databases/node?name=grow&node=C", null)).StatusCode);
-        foreach (var n in _nodes)
+        Assert.Equal(HttpStatusCode.BadRequest, (await _cluster.Nodes[0].Http.PutAsync("/admin/databases/node?name=grow&node=C", null)).StatusCode);
+        foreach (var n in _cluster.Nodes)
         {
             var node = n;
             await Eventually.HoldsAsync(async () => (await GroupNodesAsync(node, "grow")).Order().SequenceEqual(["A", "B", "C"]),
-                $"C to become a member of grow as {node.Url} sees it", state: () => Describe(_nodes));
+                $"C to become a member of grow as {node.Url} sees it", state: () => ClusterHarness.Describe(_cluster.Nodes));
         }
-        await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await _nodes[2].Http.GetAsync("/databases/grow/stats"))).GetProperty("CountOfDocuments").GetInt64() == 50,
+        await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await _cluster.Nodes[2].Http.GetAsync("/databases/grow/stats"))).GetProperty("CountOfDocuments").GetInt64() == 50,
             "the 50 documents on C");
 
-        var reordered = await _nodes[2].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A","B"],"Fixed":false}"""));
+        var reordered = await _cluster.Nodes[2].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A","B"],"Fixed":false}"""));
         Assert.True(reordered.IsSuccessStatusCode, await reordered.Content.ReadAsStringAsync());
-        await AppliedEverywhereAsync((await TestServer.ReadJson(reordered)).GetProperty("RaftCommandIndex").GetInt64());
-        foreach (var n in _nodes)
+        await _cluster.AppliedEverywhereAsync((await TestServer.ReadJson(reordered)).GetProperty("RaftCommandIndex").GetInt64());
+        foreach (var n in _cluster.Nodes)
             Assert.Equal(["C", "A", "B"], await GroupNodesAsync(n, "grow"));
-        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[0].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A"]}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, (await _cluster.Nodes[0].Http.PostAsync("/admin/databases/reorder?name=grow", TestServer.Json("""{"MembersOrder":["C","A"]}"""))).StatusCode);
 
-        var deleted = await _nodes[1].Http.DeleteAsync("/admin/databases?name=grow");
+        var deleted = await _cluster.Nodes[1].Http.DeleteAsync("/admin/databases?name=grow");
         Assert.True(deleted.IsSuccessStatusCode, await deleted.Content.ReadAsStringAsync());
-        await AppliedEverywhereAsync((await TestServer.ReadJson(deleted)).GetProperty("RaftCommandIndex").GetInt64());
-        foreach (var n in _nodes)
+        await _cluster.AppliedEverywhereAsync((await TestServer.ReadJson(deleted)).GetProperty("RaftCommandIndex").GetInt64());
+        foreach (var n in _cluster.Nodes)
         {
             var gone = await n.Http.GetAsync("/databases/grow/stats");
             Assert.Equal(HttpStatusCode.ServiceUnavailable, gone.StatusCode);
@@ -915,44 +834,44 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task Watchers_never_lead_and_a_reelect_elects_among_the_members()
     {
-        await AppliedEverywhereAsync(await FormAsync());
-        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => Describe(_nodes));
-        Assert.Equal(HttpStatusCode.BadRequest, (await _nodes[1].Http.PostAsync("/admin/cluster/demote?nodeTag=A", null)).StatusCode);
+        await _cluster.AppliedEverywhereAsync(await _cluster.FormAsync());
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(_cluster.Nodes, ["A", "B", "C"], l => l == "A"), "A to lead", state: () => ClusterHarness.Describe(_cluster.Nodes));
+        Assert.Equal(HttpStatusCode.BadRequest, (await _cluster.Nodes[1].Http.PostAsync("/admin/cluster/demote?nodeTag=A", null)).StatusCode);
         foreach (string tag in new[] { "B", "C" })
         {
-            var demoted = await _nodes[1].Http.PostAsync($"/admin/cluster/demote?nodeTag={tag}", null);
+            var demoted = await _cluster.Nodes[1].Http.PostAsync($"/admin/cluster/demote?nodeTag={tag}", null);
             Assert.True(demoted.StatusCode == HttpStatusCode.NoContent, await demoted.Content.ReadAsStringAsync());
         }
         await Eventually.HoldsAsync(async () =>
         {
-            var t = (await Topology(_nodes[2])).GetProperty("Topology");
+            var t = (await ClusterHarness.Topology(_cluster.Nodes[2])).GetProperty("Topology");
             return t.GetProperty("Watchers").EnumerateObject().Select(p => p.Name).Order().SequenceEqual(["B", "C"])
                 && t.GetProperty("Members").EnumerateObject().Select(p => p.Name).SequenceEqual(["A"]);
-        }, "B and C to be watchers as C sees it", state: () => Describe(_nodes));
+        }, "B and C to be watchers as C sees it", state: () => ClusterHarness.Describe(_cluster.Nodes));
         for (int i = 0; i < 3; i++)
         {
-            long term = (await Topology(_nodes[0])).GetProperty("CurrentTerm").GetInt64();
-            var reelect = await _nodes[2].Http.PostAsync("/admin/cluster/reelect", null);
+            long term = (await ClusterHarness.Topology(_cluster.Nodes[0])).GetProperty("CurrentTerm").GetInt64();
+            var reelect = await _cluster.Nodes[2].Http.PostAsync("/admin/cluster/reelect", null);
             Assert.True(reelect.StatusCode == HttpStatusCode.NoContent, await reelect.Content.ReadAsStringAsync());
             await Eventually.HoldsAsync(async () =>
             {
-                var t = await Topology(_nodes[0]);
+                var t = await ClusterHarness.Topology(_cluster.Nodes[0]);
                 return t.GetProperty("CurrentTerm").GetInt64() > term && t.GetProperty("Leader").ValueKind == JsonValueKind.String;
-            }, "an election after the leader stepped down", TimeSpan.FromSeconds(30), () => Describe(_nodes));
+            }, "an election after the leader stepped down", TimeSpan.FromSeconds(30), () => ClusterHarness.Describe(_cluster.Nodes));
             await Eventually.HoldsAsync(async () =>
             {
-                foreach (var n in _nodes)
-                    if ((await Topology(n)).GetProperty("Leader").ValueKind != JsonValueKind.String)
+                foreach (var n in _cluster.Nodes)
+                    if ((await ClusterHarness.Topology(n)).GetProperty("Leader").ValueKind != JsonValueKind.String)
                         return false;
                 return true;
-            }, "every node to know the leader", TimeSpan.FromSeconds(30), () => Describe(_nodes));
-            foreach (var n in _nodes)
-                Assert.Equal("A", (await Topology(n)).GetProperty("Leader").GetString());
+            }, "every node to know the leader", TimeSpan.FromSeconds(30), () => ClusterHarness.Describe(_cluster.Nodes));
+            foreach (var n in _cluster.Nodes)
+                Assert.Equal("A", (await ClusterHarness.Topology(n)).GetProperty("Leader").GetString());
         }
-        var promoted = await _nodes[0].Http.PostAsync("/admin/cluster/promote?nodeTag=B", null);
-        Assert.True(promoted.StatusCode == HttpStatusCode.NoContent, await promoted.Content.ReadAsStringAsync() + " " + await Describe(_nodes));
-        await Eventually.HoldsAsync(async () => (await Topology(_nodes[1])).GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().SequenceEqual(["A", "B"]),
-            "B to be a member again", state: () => Describe(_nodes));
+        var promoted = await _cluster.Nodes[0].Http.PostAsync("/admin/cluster/promote?nodeTag=B", null);
+        Assert.True(promoted.StatusCode == HttpStatusCode.NoContent, await promoted.Content.ReadAsStringAsync() + " " + await ClusterHarness.Describe(_cluster.Nodes));
+        await Eventually.HoldsAsync(async () => (await ClusterHarness.Topology(_cluster.Nodes[1])).GetProperty("Topology").GetProperty("Members").EnumerateObject().Select(p => p.Name).Order().SequenceEqual(["A", "B"]),
+            "B to be a member again", state: () => ClusterHarness.Describe(_cluster.Nodes));
     }
 
     /// <summary>
@@ -965,25 +884,25 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     public async Task Secured_servers_form_a_cluster_over_tls_and_replicate()
     {
         var now = DateTimeOffset.UtcNow;
-        string certs = Path.Combine(_root, "certs");
+        string certs = Path.Combine(_cluster.Root, "certs");
         using var ca = RavenLite.Cli.CertificateFactory.CreateCa("Cluster test CA", now.AddDays(-1), now.AddDays(30));
         using (var serverCertificate = RavenLite.Cli.CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [System.Net.IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(30)))
             RavenLite.Cli.CertificateFactory.Write(serverCertificate, [ca], certs, "server", null);
         using var admin = RavenLite.Cli.CertificateFactory.CreateClient(ca, "admin", now.AddMinutes(-5), now.AddDays(30));
         string[] secured = ["--Security:Certificate:Path", Path.Combine(certs, "server.pfx"), "--Security:WellKnownAdminCertificates", admin.Thumbprint];
         for (int i = 0; i < 3; i++)
-            _nodes.Add(await NodeProcess.StartSecuredAsync(Path.Combine(_root, "n" + i), "A", secured));
+            _cluster.Nodes.Add(await NodeProcess.StartSecuredAsync(Path.Combine(_cluster.Root, "n" + i), "A", secured));
         using var handler = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject };
         handler.ClientCertificates.Add(admin);
         using var http = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(30) };
-        Uri at(int i, string path) => new(_nodes[i].Url, path);
+        Uri at(int i, string path) => new(_cluster.Nodes[i].Url, path);
 
         using (var anonymous = new HttpClient(new HttpClientHandler { ServerCertificateCustomValidationCallback = (_, _, _, _) => true }) { Timeout = TimeSpan.FromSeconds(10) })
             Assert.Equal(HttpStatusCode.Unauthorized, (await anonymous.GetAsync(at(0, "/cluster/topology"))).StatusCode);
         long last = 0;
         foreach (int i in new[] { 1, 2 })
         {
-            var r = await http.PutAsync(at(0, $"/admin/cluster/node?url={Uri.EscapeDataString(_nodes[i].Url.ToString().TrimEnd('/'))}"), null);
+            var r = await http.PutAsync(at(0, $"/admin/cluster/node?url={Uri.EscapeDataString(_cluster.Nodes[i].Url.ToString().TrimEnd('/'))}"), null);
             var body = await TestServer.ReadJson(r);
             Assert.True(r.IsSuccessStatusCode, body.ToString());
             last = body.GetProperty("RaftCommandIndex").GetInt64();
@@ -1047,24 +966,13 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     [Fact]
     public async Task A_node_started_with_its_peers_forms_the_cluster_by_itself()
     {
-        var b = await NodeProcess.StartAsync(Path.Combine(_root, "n1"), "A");
-        var c = await NodeProcess.StartAsync(Path.Combine(_root, "n2"), "A");
+        var b = await NodeProcess.StartAsync(Path.Combine(_cluster.Root, "n1"), "A");
+        var c = await NodeProcess.StartAsync(Path.Combine(_cluster.Root, "n2"), "A");
         string peers = string.Join(",", new[] { b, c }.Select(n => n.Url.ToString().TrimEnd('/')));
-        var a = await NodeProcess.StartAsync(Path.Combine(_root, "n0"), "A", "--ClusterPeers", peers);
-        _nodes.AddRange([a, b, c]);
-        await Eventually.HoldsAsync(() => AgreeAsync(_nodes, ["A", "B", "C"], l => l == "A"), "A to add its peers B and C", TimeSpan.FromSeconds(60), () => Describe(_nodes));
+        var a = await NodeProcess.StartAsync(Path.Combine(_cluster.Root, "n0"), "A", "--ClusterPeers", peers);
+        _cluster.Nodes.AddRange([a, b, c]);
+        await Eventually.HoldsAsync(() => ClusterHarness.AgreeAsync(_cluster.Nodes, ["A", "B", "C"], l => l == "A"), "A to add its peers B and C", TimeSpan.FromSeconds(60), () => ClusterHarness.Describe(_cluster.Nodes));
     }
 
-    public void Dispose()
-    {
-        foreach (var n in _nodes)
-            n.Dispose();
-        try
-        {
-            Directory.Delete(_root, recursive: true);
-        }
-        catch (IOException)
-        {
-        }
-    }
+    public void Dispose() => _cluster.Dispose();
 }

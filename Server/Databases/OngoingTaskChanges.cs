@@ -1,0 +1,102 @@
+using RavenLite.Server.Backups;
+using RavenLite.Server.Replication;
+
+namespace RavenLite.Server.Databases;
+
+/// <summary>
+/// The ongoing tasks of a database record as record changes (docs/cluster.md "Ongoing tasks"): connection strings,
+/// external replication tasks and periodic backups, their deletion and their enabling. Like every record change they
+/// apply on every member of a group in Raft order, so every member holds the same tasks under the same ids (a new
+/// task's id is the change's Raft index); <see cref="Database.Ownership"/> decides which member runs each.
+/// </summary>
+public static class OngoingTaskChanges
+{
+    /// <summary>A <c>RavenConnectionString</c>, added or replaced by name.</summary>
+    public const string PutConnectionString = "PutConnectionString";
+
+    /// <summary><c>{"Name": ..}</c>: the connection string goes (400 while a task uses it).</summary>
+    public const string DeleteConnectionString = "DeleteConnectionString";
+
+    /// <summary>RavenDB's <c>ExternalReplication</c> (TaskId 0: a new task).</summary>
+    public const string PutExternalReplication = "PutExternalReplication";
+
+    /// <summary>RavenDB's <c>PeriodicBackupConfiguration</c> (TaskId 0: a new task).</summary>
+    public const string PutPeriodicBackup = "PutPeriodicBackup";
+
+    /// <summary><c>{"TaskId": n, "Type": "Replication" | "Backup"}</c>: the task goes.</summary>
+    public const string DeleteTask = "DeleteTask";
+
+    /// <summary><c>{"TaskId": n, "Type": "Replication" | "Backup", "Disabled": bool}</c>.</summary>
+    public const string TaskState = "TaskState";
+
+    private static readonly HashSet<string> Kinds = [PutConnectionString, DeleteConnectionString, PutExternalReplication, PutPeriodicBackup, DeleteTask, TaskState];
+
+    /// <summary>True for the kinds this class prepares.</summary>
+    public static bool Knows(string kind) => Kinds.Contains(kind);
+
+    /// <summary>The body of <see cref="DeleteTask"/> or <see cref="TaskState"/>.</summary>
+    public static JsonElement TaskBody(long taskId, bool replication, bool? disabled = null) =>
+        JsonSerializer.SerializeToElement(disabled is { } d
+            ? new Dictionary<string, object> { ["TaskId"] = taskId, ["Type"] = replication ? "Replication" : "Backup", ["Disabled"] = d }
+            : new Dictionary<string, object> { ["TaskId"] = taskId, ["Type"] = replication ? "Replication" : "Backup" });
+
+    /// <summary>See <see cref="RecordChanges.Prepare"/>.</summary>
+    public static RecordChanges.Apply Prepare(string kind, JsonElement body, Database? asked)
+    {
+        switch (kind)
+        {
+            case PutConnectionString:
+            {
+                var connectionString = RavenConnectionString.Parse(body);
+                return async (db, _, _) => await db.Replication.PutConnectionStringAsync(connectionString).ConfigureAwait(false);
+            }
+            case DeleteConnectionString:
+            {
+                string name = RavenConnectionString.Text(body, "Name");
+                if (asked != null && !asked.Replication.CheckDeletable(name))
+                    throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no connection string named '{name}' in database '{asked.Name}'.");
+                return async (db, _, _) => await db.Replication.DeleteConnectionStringAsync(name).ConfigureAwait(false) ? 1 : 0;
+            }
+            case PutExternalReplication:
+            {
+                var task = ExternalReplicationTask.Parse(body);
+                asked?.Replication.Check(task);
+                return (db, _, index) => db.Replication.PutTaskAsync(task, index);
+            }
+            case PutPeriodicBackup:
+            {
+                var parsed = PeriodicBackupConfiguration.Parse(body, periodic: true);
+                BackupWriter.EnsureWritable(parsed.FolderPath);
+                long given = parsed.TaskId;
+                if (asked != null && given != 0 && asked.Backups.Get(given) == null)
+                    throw new BadRequestException($"There is no backup task {given} to update; leave TaskId 0 to create one.");
+                var json = body.Clone();
+                // Parsed afresh per instance: a configuration object is the instance's own (its id and times are set on it).
+                return (db, _, index) => db.Backups.PutAsync(PeriodicBackupConfiguration.Parse(json, periodic: true), index);
+            }
+            case DeleteTask:
+            case TaskState:
+            {
+                long taskId = body.ValueKind == JsonValueKind.Object && body.TryGetProperty("TaskId", out var id) && id.TryGetInt64(out long n) ? n
+                    : throw new BadRequestException("The body must name a TaskId.");
+                bool replication = RavenConnectionString.Text(body, "Type") switch
+                {
+                    "Replication" => true,
+                    "Backup" => false,
+                    var other => throw new BadRequestException($"Task type '{other}': the tasks changed here are Replication and Backup."),
+                };
+                if (asked != null && !Exists(asked, taskId, replication))
+                    throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no {(replication ? "replication" : "backup")} task {taskId} in database '{asked.Name}'.");
+                if (kind == DeleteTask)
+                    return async (db, _, _) => await (replication ? db.Replication.DeleteTaskAsync(taskId) : db.Backups.DeleteAsync(taskId)).ConfigureAwait(false) ? 1 : 0;
+                bool disabled = body.TryGetProperty("Disabled", out var dis) && dis.ValueKind == JsonValueKind.True;
+                return async (db, _, _) => await (replication ? db.Replication.SetDisabledAsync(taskId, disabled) : db.Backups.SetDisabledAsync(taskId, disabled)).ConfigureAwait(false) ? 1 : 0;
+            }
+            default:
+                throw new BadRequestException($"'{kind}' is not an ongoing-task change.");
+        }
+    }
+
+    private static bool Exists(Database db, long taskId, bool replication) =>
+        replication ? db.Replication.Configuration.Tasks.Any(t => t.TaskId == taskId) : db.Backups.Get(taskId) != null;
+}
