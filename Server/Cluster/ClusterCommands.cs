@@ -94,6 +94,23 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
+    /// <summary>
+    /// A server-wide item every node keeps (a registered certificate, the server's client configuration):
+    /// <c>{RequestId, Key, Value?}</c>, the value as JSON text; without Value the item is deleted.
+    /// </summary>
+    public const string PutServerItem = "PutServerItem";
+
+    public static byte[] ServerItem(string requestId, string key, string? json) => Encode(w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("Type", PutServerItem);
+        w.WriteString("RequestId", requestId);
+        w.WriteString("Key", key);
+        if (json != null)
+            w.WriteString("Value", json);
+        w.WriteEndObject();
+    });
+
     /// <summary>A node joins a database's group as a promotable: <c>{Database, Tag}</c>.</summary>
     public const string AddDatabaseNode = "AddDatabaseNode";
 

@@ -16,6 +16,7 @@ public sealed class ClusterState
     private readonly SortedSet<string> _deleted = new(StringComparer.OrdinalIgnoreCase); // groups deleted: their members delete their instances
     private readonly Dictionary<string, List<RecordChange>> _recordChanges = new(StringComparer.OrdinalIgnoreCase); // database → every change, by index
     private readonly Dictionary<string, List<ClusterTransaction>> _transactions = new(StringComparer.OrdinalIgnoreCase); // database → latest committed, by index
+    private readonly SortedDictionary<string, ServerItem> _serverItems = new(StringComparer.Ordinal); // key → item; a deleted one is kept without its value
 
     /// <summary>
     /// How many committed cluster-wide transactions a database keeps for its members to apply. A member further behind
@@ -58,6 +59,9 @@ public sealed class ClusterState
     /// <summary>A database's committed cluster-wide transactions after Raft index <paramref name="after"/>, in index order.</summary>
     public List<ClusterTransaction> Transactions(string database, long after) =>
         _transactions.TryGetValue(database, out var list) ? list.FindAll(t => t.Index > after) : [];
+
+    /// <summary>The server-wide items whose keys start with <paramref name="prefix"/>, deleted ones included (their Json null).</summary>
+    public List<ServerItem> ServerItems(string prefix) => [.. _serverItems.Values.Where(i => i.Key.StartsWith(prefix, StringComparison.Ordinal))];
 
     /// <summary>A database's record changes after Raft index <paramref name="after"/>, in index order.</summary>
     public List<RecordChange> RecordChanges(string database, long after) =>
@@ -173,6 +177,13 @@ public sealed class ClusterState
             case ClusterCommands.ClusterTransaction:
                 ApplyTransaction(command, index);
                 break;
+            case ClusterCommands.PutServerItem:
+            {
+                string key = command.GetProperty("Key").GetString()!;
+                _serverItems[key] = new ServerItem(key, index, command.TryGetProperty("Value", out var value) ? value.GetString() : null);
+                Answer(command, new ClusterValueResult(true, index, null));
+                break;
+            }
             case ClusterCommands.AddDatabaseNode:
             {
                 string database = command.GetProperty("Database").GetString()!;
@@ -402,6 +413,17 @@ public sealed class ClusterState
         w.WriteEndArray();
         WriteByDatabase(w, "RecordChanges", _recordChanges, c => (c.Index, "Kind", c.Kind, "Body", c.Body));
         WriteByDatabase(w, "Transactions", _transactions, t => (t.Index, "RequestId", t.RequestId, "Documents", t.Documents));
+        w.WriteStartArray("ServerItems");
+        foreach (var item in _serverItems.Values)
+        {
+            w.WriteStartObject();
+            w.WriteString("Key", item.Key);
+            w.WriteNumber("Index", item.Index);
+            if (item.Json != null)
+                w.WriteString("Json", item.Json);
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
         w.WriteEndObject();
     }
 
@@ -488,6 +510,13 @@ public sealed class ClusterState
         if (snapshot.TryGetProperty("Transactions", out var allTransactions))
             foreach (var database in allTransactions.EnumerateObject())
                 _transactions[database.Name] = [.. database.Value.EnumerateArray().Select(t => new ClusterTransaction(t.GetProperty("Index").GetInt64(), t.GetProperty("RequestId").GetString()!, t.GetProperty("Documents").GetRawText()))];
+        _serverItems.Clear();
+        if (snapshot.TryGetProperty("ServerItems", out var items))
+            foreach (var item in items.EnumerateArray())
+            {
+                string key = item.GetProperty("Key").GetString()!;
+                _serverItems[key] = new ServerItem(key, item.GetProperty("Index").GetInt64(), item.TryGetProperty("Json", out var j) ? j.GetString() : null);
+            }
     }
 }
 
@@ -542,3 +571,6 @@ public sealed record ClusterTransaction(long Index, string RequestId, string Doc
 /// not), and the value. For a cluster-wide transaction that did not happen, <see cref="Json"/> says why.
 /// </summary>
 public sealed record ClusterValueResult(bool Successful, long Index, string? Json);
+
+/// <summary>A server-wide item of the cluster (a registered certificate, the server's client configuration): its JSON, null once deleted.</summary>
+public sealed record ServerItem(string Key, long Index, string? Json);

@@ -69,7 +69,7 @@ public static class CertificateEndpoints
             PublicKeyPinningHash = CertificateDefinition.PinningHash(leaf),
             Issuers = issuers.Select(i => Convert.ToBase64String(i.RawData)).ToList(),
         };
-        registry.Put(definition);
+        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().PutCertificateAsync(definition, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, leaf.Thumbprint, "registered", clearance.ToString());
         context.Response.StatusCode = 201;
     }
@@ -91,12 +91,12 @@ public static class CertificateEndpoints
             SecurityClearance = clearance,
             Permissions = ParsePermissions(root, clearance),
         };
-        registry.Put(edited);
+        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().PutCertificateAsync(edited, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), edited.Name, thumbprint, "edited", clearance.ToString());
         context.Response.StatusCode = 204;
     }
 
-    private static Task Delete(HttpContext context)
+    private static async Task Delete(HttpContext context)
     {
         var registry = Registry(context);
         string thumbprint = RequestParsing.Query(context.Request, "thumbprint") is { Length: > 0 } t ? SecurityOptions.NormalizeThumbprint(t) : throw new BadRequestException("DELETE /admin/certificates needs ?thumbprint=.");
@@ -104,10 +104,9 @@ public static class CertificateEndpoints
         var caller = Caller(context, registry);
         if (existing.SecurityClearance == SecurityClearance.ClusterAdmin && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
             throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may delete a ClusterAdmin certificate.");
-        registry.Delete(thumbprint);
+        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().DeleteCertificateAsync(thumbprint, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), existing.Name, thumbprint, "deleted", existing.SecurityClearance.ToString());
         context.Response.StatusCode = 204;
-        return Task.CompletedTask;
     }
 
     private static Task Get(HttpContext context)

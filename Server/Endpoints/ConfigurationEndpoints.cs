@@ -67,8 +67,8 @@ public static class ConfigurationEndpoints
     private static async Task PutServerClient(HttpContext context)
     {
         using var body = await RequestBody.ReadJsonAsync(context, "client configuration").ConfigureAwait(false);
-        var server = context.RequestServices.GetRequiredService<ServerClientConfiguration>();
-        server.Set(DatabaseRecordFile.ParseClientConfiguration(body.RootElement));
+        await context.RequestServices.GetRequiredService<Cluster.ServerItems>()
+            .PutClientConfigurationAsync(DatabaseRecordFile.ParseClientConfiguration(body.RootElement), context.RequestAborted).ConfigureAwait(false);
         context.Response.StatusCode = 204;
     }
 

@@ -4,8 +4,8 @@ using RavenLite.Server.Cluster;
 
 namespace RavenLite.Server.Hosting;
 
-/// <summary>Starts this node's Raft, its database groups, observer and peers with the server, tells it the address the server listens on, and stops them last.</summary>
-internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, ClusterPeers peers, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+/// <summary>Starts this node's Raft, its database groups, observer, server-wide items and peers with the server, tells it the address the server listens on, and stops them last.</summary>
+internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, ClusterPeers peers, ServerItems items, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
 {
     public async Task StartAsync(CancellationToken cancellationToken)
     {
@@ -14,6 +14,7 @@ internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, Clust
         lifetime.ApplicationStarted.Register(() => ListeningAsync(lifetime.ApplicationStopping).GetAwaiter().GetResult());
         groups.Start();
         observer.Start();
+        await items.SyncAsync(cancellationToken).ConfigureAwait(false); // the items applied from the log before this node listened
     }
 
     private async Task ListeningAsync(CancellationToken stopping)

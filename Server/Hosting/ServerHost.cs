@@ -57,6 +57,7 @@ public static class ServerHost
         builder.Services.AddSingleton<Cluster.DatabaseGroups>();
         builder.Services.AddSingleton<Cluster.ClusterTransactions>();
         builder.Services.AddSingleton<Cluster.DatabaseRecords>();
+        builder.Services.AddSingleton<Cluster.ServerItems>();
         builder.Services.AddSingleton<Cluster.ClusterObserver>();
         builder.Services.AddSingleton<Cluster.ClusterPeers>();
         builder.Services.AddSingleton<Cluster.NodeClient>();

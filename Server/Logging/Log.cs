@@ -128,4 +128,7 @@ internal static partial class Log
 
     [LoggerMessage(100, LogLevel.Warning, "Cluster peer {Url} not added yet (trying again): {Reason}")]
     public static partial void ClusterPeerNotAdded(ILogger logger, string url, string reason);
+
+    [LoggerMessage(101, LogLevel.Warning, "Could not bring this node's certificates and client configuration in line with the cluster's (retrying at the next change): {Reason}")]
+    public static partial void ServerItemsFailed(ILogger logger, string reason);
 }

@@ -628,8 +628,11 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             }, $"the settings, client, time-series and index lock changes on {node.Url}", state: () => ClusterHarness.Describe(_cluster.Nodes));
         }
 
-        // C is down while the index is deleted and another defined; back up, it applies both.
+        // C is down while the index is deleted, another defined and the server-wide client configuration set; back up,
+        // it applies all three.
         _cluster.Nodes[2].Kill();
+        Assert.Equal(HttpStatusCode.NoContent, (await _cluster.Nodes[1].Http.PutAsync("/admin/configuration/client",
+            TestServer.Json("""{"MaxNumberOfRequestsPerSession":55,"Disabled":false}"""))).StatusCode);
         var deleted = await _cluster.Nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor");
         Assert.Equal(HttpStatusCode.NoContent, deleted.StatusCode);
         last = await Changed(await _cluster.Nodes[1].Http.PutAsync("/databases/books/admin/indexes",
@@ -641,6 +644,9 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             var names = (await TestServer.ReadJson(await n.Http.GetAsync("/databases/books/indexes"))).GetProperty("Results").EnumerateArray()
                 .Select(i => i.GetProperty("Name").GetString()!).ToArray();
             Assert.Equal(["Books/ByTitle"], names);
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await TestServer.ReadJson(await node.Http.GetAsync("/configuration/client"))).ToString().Contains("55", StringComparison.Ordinal),
+                $"the server-wide client configuration set through B on {node.Url}");
         }
         Assert.Equal(HttpStatusCode.NotFound, (await _cluster.Nodes[0].Http.DeleteAsync("/databases/books/indexes?name=Books/ByAuthor")).StatusCode);
     }
@@ -957,6 +963,36 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         var put = await http.PutAsync(at(follower[0] - 'A', "/databases/vault/cmpxchg?key=k&index=0"), TestServer.Json("""{"Object":1}"""));
         var cx = await TestServer.ReadJson(put);
         Assert.True(put.IsSuccessStatusCode && cx.GetProperty("Successful").GetBoolean(), cx.ToString());
+
+        // Registered certificates are cluster state: one registered through C opens every node, deleted through A none.
+        using var reader = RavenLite.Cli.CertificateFactory.CreateClient(ca, "reader", now.AddMinutes(-5), now.AddDays(30));
+        var registration = new JsonObject
+        {
+            ["Name"] = "reader",
+            ["Certificate"] = Convert.ToBase64String(reader.RawData),
+            ["SecurityClearance"] = "ValidUser",
+            ["Permissions"] = new JsonObject { ["vault"] = "Read" },
+        };
+        var registered = await http.PutAsync(at(2, "/admin/certificates"), TestServer.Json(registration.ToJsonString()));
+        Assert.True(registered.StatusCode == HttpStatusCode.Created, await registered.Content.ReadAsStringAsync());
+        using var readerHandler = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject };
+        readerHandler.ClientCertificates.Add(reader);
+        using var readerHttp = new HttpClient(readerHandler) { Timeout = TimeSpan.FromSeconds(30) };
+        for (int i = 0; i < 3; i++)
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () => (await readerHttp.GetAsync(at(n, "/databases/vault/docs?id=secrets/1"))).StatusCode == HttpStatusCode.OK,
+                $"the certificate registered through C to read on node {n}");
+            var listed = await TestServer.ReadJson(await http.GetAsync(at(n, $"/admin/certificates?thumbprint={reader.Thumbprint}")));
+            Assert.Contains("reader", listed.ToString(), StringComparison.Ordinal);
+        }
+        Assert.Equal(HttpStatusCode.NoContent, (await http.DeleteAsync(at(0, $"/admin/certificates?thumbprint={reader.Thumbprint}"))).StatusCode);
+        for (int i = 0; i < 3; i++)
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () => (await readerHttp.GetAsync(at(n, "/databases/vault/docs?id=secrets/1"))).StatusCode is HttpStatusCode.Forbidden or HttpStatusCode.Unauthorized,
+                $"the certificate deleted through A to be refused on node {n}");
+        }
     }
 
     /// <summary>
