@@ -111,7 +111,7 @@ public static class ClusterCommands
         w.WriteEndObject();
     });
 
-    /// <summary>A node joins a database's group as a promotable: <c>{Database, Tag}</c>.</summary>
+    /// <summary>A node joins a database's group as a promotable: <c>{Database, Tag, Mentor?}</c> (the member to feed it).</summary>
     public const string AddDatabaseNode = "AddDatabaseNode";
 
     /// <summary>A group's members in a new order (the clients' preference): <c>{Database, Members}</c>.</summary>
@@ -120,13 +120,15 @@ public static class ClusterCommands
     /// <summary>A group's database is deleted: every node deletes its instance: <c>{Database}</c>.</summary>
     public const string DeleteDatabaseGroup = "DeleteDatabaseGroup";
 
-    public static byte[] GroupChange(string type, string database, string? tag = null, IEnumerable<string>? members = null) => Encode(w =>
+    public static byte[] GroupChange(string type, string database, string? tag = null, IEnumerable<string>? members = null, string? mentor = null) => Encode(w =>
     {
         w.WriteStartObject();
         w.WriteString("Type", type);
         w.WriteString("Database", database);
         if (tag != null)
             w.WriteString("Tag", tag);
+        if (mentor != null)
+            w.WriteString("Mentor", mentor);
         if (members != null)
         {
             w.WriteStartArray("Members");

@@ -7,10 +7,10 @@ namespace RavenLite.Server.Cluster;
 /// The cluster observer (docs/cluster.md "The observer"), run by the leader once a second: a database group's member
 /// that the leader's Raft has not reached for <see cref="ServerOptions.ClusterRehabDelaySeconds"/> moves to Rehab
 /// (clients stop preferring it; it keeps its instance and is still fed); a rehab that answers again and has caught up —
-/// the leader's instance has nothing it has not acknowledged — moves back to Member, and so does a promotable (a node
-/// added to the group) once it has caught up.
+/// its mentor's instance (<see cref="DatabaseGroup.MentorOf"/>, asked over HTTP when it is another node) has nothing it
+/// has not acknowledged — moves back to Member, and so does a promotable (a node added to the group) once it has caught up.
 /// </summary>
-public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry, ServerOptions options, ILogger<ClusterObserver> logger) : IAsyncDisposable
+public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry, NodeClient client, ServerOptions options, ILogger<ClusterObserver> logger) : IAsyncDisposable
 {
     private readonly CancellationTokenSource _stop = new();
     private readonly Dictionary<(string Database, string Tag), DateTime> _unreachableSince = [];
@@ -51,9 +51,10 @@ public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry,
         var reachable = node.Reachable;
         string me = node.Tag;
         var groups = node.Read(s => s.Databases.Select(d => (Name: d.Key, Group: d.Value,
-            EndPoints: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(t => t, t => s.Nodes[t].RaftEndPoint))).ToList());
+            EndPoints: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(t => t, t => s.Nodes[t].RaftEndPoint),
+            Urls: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(t => t, t => s.Nodes[t].Url))).ToList());
         var now = DateTime.UtcNow;
-        foreach (var (name, group, endPoints) in groups)
+        foreach (var (name, group, endPoints, urls) in groups)
         {
             foreach (string tag in group.All)
             {
@@ -68,7 +69,7 @@ public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry,
                     Logging.Log.ClusterMemberState(logger, name, tag, "Rehab");
                     await node.ReplicateAsync(ClusterCommands.MemberState(name, tag, rehab: true), token).ConfigureAwait(false);
                 }
-                else if ((group.Rehabs.Contains(tag) || group.Promotables.Contains(tag)) && up && CaughtUp(name, tag))
+                else if ((group.Rehabs.Contains(tag) || group.Promotables.Contains(tag)) && up && await CaughtUpAsync(name, group, tag, urls, token).ConfigureAwait(false))
                 {
                     Logging.Log.ClusterMemberState(logger, name, tag, "Member");
                     await node.ReplicateAsync(ClusterCommands.MemberState(name, tag, rehab: false), token).ConfigureAwait(false);
@@ -77,19 +78,20 @@ public sealed class ClusterObserver(ClusterNode node, DatabaseRegistry registry,
         }
     }
 
-    /// <summary>Whether the rehab <paramref name="tag"/> has acknowledged everything the leader's instance holds (true when the leader holds none).</summary>
-    private bool CaughtUp(string database, string tag)
+    /// <summary>Whether rehab or promotable <paramref name="tag"/> has acknowledged everything its mentor's instance holds.</summary>
+    private async Task<bool> CaughtUpAsync(string database, DatabaseGroup group, string tag, Dictionary<string, string> urls, CancellationToken token)
     {
+        string? mentor = group.MentorOf(tag);
+        if (mentor == null || !urls.TryGetValue(mentor, out string? url))
+            return false;
+        if (mentor != node.Tag)
+            return await client.CaughtUpAsync(url, database, tag, token).ConfigureAwait(false);
         if (registry.Find(database) == null)
-            return true;
+            return false;
         var db = registry.Acquire(database);
         try
         {
-            var sender = db.Replication.GroupSenders.FirstOrDefault(s => s.Destination.Name == $"group-{tag}");
-            if (sender == null)
-                return false;
-            using var tx = db.Environment.ReadTransaction();
-            return sender.LastAcknowledgedEtag >= Documents.DocumentsStorage.LastEtag(tx);
+            return db.Replication.CaughtUp(tag);
         }
         finally
         {

@@ -189,7 +189,12 @@ public sealed class ClusterState
                 string database = command.GetProperty("Database").GetString()!;
                 string tag = command.GetProperty("Tag").GetString()!;
                 if (_databases.TryGetValue(database, out var group) && _nodes.ContainsKey(tag) && !group.All.Contains(tag))
-                    _databases[database] = group with { Promotables = [.. group.Promotables, tag], Etag = index };
+                {
+                    var mentors = new Dictionary<string, string>(group.PredefinedMentors, StringComparer.Ordinal);
+                    if (command.TryGetProperty("Mentor", out var mentor) && mentor.GetString() is { Length: > 0 } m)
+                        mentors[tag] = m;
+                    _databases[database] = group with { Promotables = [.. group.Promotables, tag], Etag = index, PredefinedMentors = mentors };
+                }
                 break;
             }
             case ClusterCommands.ReorderDatabaseGroup:
@@ -365,6 +370,10 @@ public sealed class ClusterState
             w.WriteNumber(nameof(group.Etag), group.Etag);
             if (group.ClusterTransactionId != null)
                 w.WriteString(nameof(group.ClusterTransactionId), group.ClusterTransactionId);
+            w.WriteStartObject(nameof(group.PredefinedMentors));
+            foreach (var (promotable, mentor) in group.PredefinedMentors)
+                w.WriteString(promotable, mentor);
+            w.WriteEndObject();
             w.WriteEndObject();
         }
         w.WriteEndObject();
@@ -467,6 +476,9 @@ public sealed class ClusterState
                     Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
                     Promotables = d.Value.TryGetProperty("Promotables", out var promotables) ? [.. promotables.EnumerateArray().Select(p => p.GetString()!)] : [],
                     ClusterTransactionId = d.Value.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
+                    PredefinedMentors = d.Value.TryGetProperty("PredefinedMentors", out var mentors)
+                        ? mentors.EnumerateObject().ToDictionary(m => m.Name, m => m.Value.GetString()!, StringComparer.Ordinal)
+                        : new Dictionary<string, string>(StringComparer.Ordinal),
                 };
         _identities.Clear();
         if (snapshot.TryGetProperty("Identities", out var allIdentities))
@@ -542,8 +554,35 @@ public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag)
     /// <summary>The id of the <c>RAFT:</c> change-vector entries its cluster-wide transactions add, the same on every member (null: a group made before it had one).</summary>
     public string? ClusterTransactionId { get; init; }
 
+    /// <summary>Mentors asked for when a node was added (RavenDB's <c>PredefinedMentors</c>: promotable → member).</summary>
+    public IReadOnlyDictionary<string, string> PredefinedMentors { get; init; } = new Dictionary<string, string>(StringComparer.Ordinal);
+
     /// <summary>Every node that holds an instance: members, then rehabs, then promotables.</summary>
     public IEnumerable<string> All => Members.Concat(Rehabs).Concat(Promotables);
+
+    /// <summary>
+    /// The member that feeds promotable or rehab <paramref name="tag"/> and tells the observer whether it has caught up:
+    /// the mentor asked for while it is a member, else one picked by the tag's hash among the members sorted by tag —
+    /// the same on every node, and another one once the first leaves the members. Null when the group has no member.
+    /// </summary>
+    public string? MentorOf(string tag)
+    {
+        if (PredefinedMentors.TryGetValue(tag, out string? mentor) && Members.Contains(mentor, StringComparer.Ordinal))
+            return mentor;
+        if (Members.Count == 0)
+            return null;
+        var sorted = Members.Order(StringComparer.Ordinal).ToList();
+        return sorted[(int)(System.IO.Hashing.XxHash32.HashToUInt32(Encoding.UTF8.GetBytes(tag)) % (uint)sorted.Count)];
+    }
+
+    /// <summary>
+    /// Where node <paramref name="me"/>'s instance replicates to: a member feeds the other members, the rehabs and the
+    /// promotables it mentors; a rehab or promotable sends what it holds to the members and rehabs.
+    /// </summary>
+    public IEnumerable<string> DestinationsOf(string me) =>
+        Members.Contains(me, StringComparer.Ordinal)
+            ? Members.Concat(Rehabs).Concat(Promotables.Where(p => MentorOf(p) == me)).Where(t => t != me)
+            : Members.Concat(Rehabs).Where(t => t != me);
 }
 
 /// <summary>A compare-exchange value of a database of a group: its key as first written, the Raft index that wrote it, and its JSON (<c>{"Object":..,"@metadata":..}</c>).</summary>

@@ -60,10 +60,10 @@ public sealed class DatabaseGroups : IAsyncDisposable
 
     /// <summary>
     /// Adds node <paramref name="tag"/> (null: the first node by tag that holds none, watchers aside) to group
-    /// <paramref name="name"/> as a promotable: it gets its instance, the members feed it, and the observer makes it a
-    /// member once it has caught up. 400 when the node is unknown or already in the group; 404 when no group has that name.
+    /// <paramref name="name"/> as a promotable: it gets its instance, its mentor (<paramref name="mentor"/>, a member; null:
+    /// one the cluster picks) feeds it, and the observer makes it a member once the mentor finds it caught up. 400 when the node is unknown or already in the group; 404 when no group has that name.
     /// </summary>
-    public async Task<(long Index, string Tag)> AddNodeAsync(string name, string? tag, CancellationToken token)
+    public async Task<(long Index, string Tag)> AddNodeAsync(string name, string? tag, string? mentor, CancellationToken token)
     {
         var (group, candidates) = _node.Read(s => (s.Databases.GetValueOrDefault(name), s.Nodes.Where(n => !n.Value.Watcher).Select(n => n.Key).ToList()));
         if (group == null)
@@ -73,7 +73,9 @@ public sealed class DatabaseGroups : IAsyncDisposable
             throw new BadRequestException($"The cluster has no member node tagged {tag}.");
         if (group.All.Contains(tag))
             throw new BadRequestException($"Node {tag} already holds database '{name}'.");
-        long index = await _node.SendAsync(ClusterCommands.GroupChange(ClusterCommands.AddDatabaseNode, name, tag), token).ConfigureAwait(false);
+        if (mentor != null && !group.Members.Contains(mentor))
+            throw new BadRequestException($"The mentor must be a member of database '{name}' ({string.Join(", ", group.Members)}); {mentor} is not.");
+        long index = await _node.SendAsync(ClusterCommands.GroupChange(ClusterCommands.AddDatabaseNode, name, tag, mentor: mentor), token).ConfigureAwait(false);
         await ReconcileAsync(token).ConfigureAwait(false);
         return (index, tag);
     }
@@ -106,10 +108,10 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 if (_registry.Find(deleted) != null)
                     _registry.Delete(deleted);
             var groups = _node.Read(s => s.Databases.Where(d => d.Value.All.Contains(me))
-                .Select(d => (Name: d.Key, d.Value.Members,
+                .Select(d => (Name: d.Key, d.Value.Members, Destinations: d.Value.DestinationsOf(me).Where(s.Nodes.ContainsKey).ToList(),
                     Urls: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(m => m, m => s.Nodes[m].Url, StringComparer.Ordinal)))
                 .ToList());
-            foreach (var (name, members, urls) in groups)
+            foreach (var (name, members, destinations, urls) in groups)
             {
                 if (_registry.Find(name) == null)
                 {
@@ -125,7 +127,7 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 var db = _registry.Acquire(name);
                 try
                 {
-                    db.Replication.SetGroupMembers(urls.Where(u => u.Key != me).ToDictionary(StringComparer.Ordinal));
+                    db.Replication.SetGroupMembers(destinations.ToDictionary(t => t, t => urls[t], StringComparer.Ordinal));
                     db.Ownership.SetGroup(me, members, urls);
                     await _records.ApplyAsync(db, token).ConfigureAwait(false);
                     await _transactions.ApplyAsync(db, token).ConfigureAwait(false);

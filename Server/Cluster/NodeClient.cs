@@ -38,6 +38,27 @@ public sealed class NodeClient(Replication.IReplicationConnector? connector = nu
     }
 
     /// <summary>
+    /// Asks the mentor at <paramref name="url"/> whether group node <paramref name="tag"/> has acknowledged everything
+    /// the mentor's instance of <paramref name="database"/> holds (<c>GET /admin/cluster/caught-up</c>); false when it
+    /// cannot be reached.
+    /// </summary>
+    public async Task<bool> CaughtUpAsync(string url, string database, string tag, CancellationToken token)
+    {
+        try
+        {
+            using var response = await http.GetAsync($"{url}/admin/cluster/caught-up?name={Uri.EscapeDataString(database)}&node={Uri.EscapeDataString(tag)}", token).ConfigureAwait(false);
+            if (!response.IsSuccessStatusCode)
+                return false;
+            using var json = JsonDocument.Parse(await response.Content.ReadAsStringAsync(token).ConfigureAwait(false));
+            return json.RootElement.GetProperty("CaughtUp").GetBoolean();
+        }
+        catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException && !token.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
     /// Sends a cluster command to the leader at <paramref name="leaderUrl"/> (<c>POST /rachis/send</c>), which appends it
     /// through Raft; returns the Raft index it was committed at. Not reached, or refused (no longer the leader, no
     /// majority, lost the leadership meanwhile — it may yet commit): 503 <c>NoLeaderException</c>.

@@ -5,8 +5,8 @@ using RavenLite.Server.Security;
 namespace RavenLite.Server.Endpoints;
 
 /// <summary>
-/// A database's group (docs/cluster.md "Database groups"): <c>PUT /admin/databases/node?name=&amp;node=</c> adds a node
-/// as a promotable, <c>POST /admin/databases/promote?name=&amp;node=</c> makes a promotable or rehab a member at once,
+/// A database's group (docs/cluster.md "Database groups"): <c>PUT /admin/databases/node?name=&amp;node=&amp;mentor=</c> adds a node
+/// as a promotable (fed by the mentor), <c>POST /admin/databases/promote?name=&amp;node=</c> makes a promotable or rehab a member at once,
 /// <c>POST /admin/databases/reorder?name=</c> (<c>{MembersOrder: [tags]}</c>) sets the order clients prefer the members in.
 /// </summary>
 public static class DatabaseGroupEndpoints
@@ -16,6 +16,30 @@ public static class DatabaseGroupEndpoints
         app.MapPut("/admin/databases/node", AddNode).Requires(Access.Operator);
         app.MapPost("/admin/databases/promote", Promote).Requires(Access.Operator);
         app.MapPost("/admin/databases/reorder", Reorder).Requires(Access.Operator);
+        app.MapGet("/admin/cluster/caught-up", CaughtUp).Requires(Access.ClusterAdmin);
+    }
+
+    /// <summary>What the observer asks a mentor: <c>{CaughtUp}</c> — whether node <c>?node=</c> has acknowledged all this instance of <c>?name=</c> holds.</summary>
+    private static async Task CaughtUp(HttpContext context)
+    {
+        string name = RequestParsing.Required(context.Request, "name");
+        string tag = RequestParsing.Required(context.Request, "node");
+        var db = context.RequestServices.GetRequiredService<Databases.DatabaseRegistry>().Acquire(name);
+        bool caughtUp;
+        try
+        {
+            caughtUp = db.Replication.CaughtUp(tag);
+        }
+        finally
+        {
+            db.Release();
+        }
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteBoolean("CaughtUp", caughtUp);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
     }
 
     private static async Task AddNode(HttpContext context)
@@ -23,7 +47,8 @@ public static class DatabaseGroupEndpoints
         string name = RequestParsing.Required(context.Request, "name");
         string? tag = context.Request.Query["node"].FirstOrDefault() is { Length: > 0 } t ? t : null;
         var groups = context.RequestServices.GetRequiredService<DatabaseGroups>();
-        var (index, added) = await groups.AddNodeAsync(name, tag, context.RequestAborted).ConfigureAwait(false);
+        string? mentor = context.Request.Query["mentor"].FirstOrDefault() is { Length: > 0 } m ? m : null;
+        var (index, added) = await groups.AddNodeAsync(name, tag, mentor, context.RequestAborted).ConfigureAwait(false);
         var node = context.RequestServices.GetRequiredService<ClusterNode>();
         var (group, url) = node.Read(s => (s.Databases[name], s.Nodes[added].Url));
         await JsonResponse.WriteAsync(context, 200, w =>
@@ -35,6 +60,10 @@ public static class DatabaseGroupEndpoints
             WriteTags(w, "Members", group.Members);
             WriteTags(w, "Promotables", group.Promotables);
             WriteTags(w, "Rehabs", group.Rehabs);
+            w.WriteStartObject("PredefinedMentors");
+            foreach (var (promotable, predefined) in group.PredefinedMentors)
+                w.WriteString(promotable, predefined);
+            w.WriteEndObject();
             w.WriteNumber("ReplicationFactor", group.All.Count());
             w.WriteEndObject();
             w.WriteStartArray("NodesAddedTo");

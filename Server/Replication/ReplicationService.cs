@@ -108,6 +108,18 @@ public sealed class ReplicationService : IDisposable
             s.Dispose();
     }
 
+    /// <summary>Whether group node <paramref name="tag"/> has acknowledged everything this instance holds (false when this instance does not feed it).</summary>
+    public bool CaughtUp(string tag)
+    {
+        ReplicationSender? sender;
+        lock (_lock)
+            sender = _groupSenders.GetValueOrDefault(tag);
+        if (sender == null)
+            return false;
+        using var tx = _db.Environment.ReadTransaction();
+        return sender.LastAcknowledgedEtag >= Documents.DocumentsStorage.LastEtag(tx);
+    }
+
     /// <summary>The sources that have replicated into this database since the server started.</summary>
     public IReadOnlyList<IncomingReplication> IncomingSources
     {
