@@ -72,8 +72,15 @@ internal sealed class ClusterSuite(bool quick, string workDir)
         }
     }
 
-    /// <summary>16 clients put new keys for <paramref name="duration"/>: operations, seconds, p50 and p99 (ms).</summary>
-    private static (long Ops, double Seconds, double P50, double P99) Puts(HttpClient http, string prefix, TimeSpan duration)
+    /// <summary>16 clients put new compare-exchange keys for <paramref name="duration"/>: operations, seconds, p50 and p99 (ms).</summary>
+    internal static (long Ops, double Seconds, double P50, double P99) Puts(HttpClient http, string prefix, TimeSpan duration) =>
+        Load(duration, HttpStatusCode.OK, (c, i) => http.PutAsync($"/databases/kv/cmpxchg?key={prefix}-{c}-{i}&index=0", new StringContent("{\"Object\":{\"n\":" + i + "}}")));
+
+    /// <summary>
+    /// 16 clients each send <paramref name="send"/>(client, i) in a loop for <paramref name="duration"/>, each answer
+    /// expected to be <paramref name="expected"/>: operations, seconds, p50 and p99 (ms).
+    /// </summary>
+    internal static (long Ops, double Seconds, double P50, double P99) Load(TimeSpan duration, HttpStatusCode expected, Func<int, int, Task<HttpResponseMessage>> send)
     {
         var latencies = new List<double>[Clients];
         var sw = Stopwatch.StartNew();
@@ -83,9 +90,9 @@ internal sealed class ClusterSuite(bool quick, string workDir)
             for (int i = 0; sw.Elapsed < duration; i++)
             {
                 long start = Stopwatch.GetTimestamp();
-                using var r = await http.PutAsync($"/databases/kv/cmpxchg?key={prefix}-{c}-{i}&index=0", new StringContent("{\"Object\":{\"n\":" + i + "}}"));
-                if (r.StatusCode != HttpStatusCode.OK)
-                    throw new InvalidOperationException($"cmpxchg put answered {(int)r.StatusCode}: {await r.Content.ReadAsStringAsync()}");
+                using var r = await send(c, i);
+                if (r.StatusCode != expected)
+                    throw new InvalidOperationException($"{r.RequestMessage?.Method} {r.RequestMessage?.RequestUri} answered {(int)r.StatusCode}: {await r.Content.ReadAsStringAsync()}");
                 mine.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
             }
         })).ToArray();
@@ -95,7 +102,7 @@ internal sealed class ClusterSuite(bool quick, string workDir)
         return (all.Length, seconds, all[all.Length / 2], all[Math.Min(all.Length - 1, (int)(all.Length * 0.99))]);
     }
 
-    private static string Check(HttpResponseMessage r, HttpStatusCode expected)
+    internal static string Check(HttpResponseMessage r, HttpStatusCode expected)
     {
         string body = r.Content.ReadAsStringAsync().Result;
         if (r.StatusCode != expected)

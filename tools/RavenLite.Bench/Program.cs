@@ -13,6 +13,7 @@ var clients = new Option<int[]>("--clients") { Description = "writes: run only t
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 var cyclesOption = new Option<int>("--cycles") { Description = "crash: SIGKILL cycles (default 2000; --quick runs 20).", DefaultValueFactory = _ => 2000 };
 var seedOption = new Option<int?>("--seed") { Description = "crash: random seed (kill moments, audit samples)." };
+var baselineOption = new Option<DirectoryInfo?>("--baseline") { Description = "cluster: instead of the cluster rows, a single server of this build against one of the build in this folder (RavenLite.Server.dll), alternating rounds (--repeat, default 3)." };
 var minutesOption = new Option<double>("--minutes") { Description = "soak: length of the run (default 30; --quick runs 2).", DefaultValueFactory = _ => 30 };
 
 int RunSuite(string suite, System.CommandLine.ParseResult r)
@@ -45,7 +46,9 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         "tls" => new TlsSuite(isQuick, work, repeats).Run(),
         "replication" => new ReplicationSuite(isQuick, work, repeats).Run(),
-        "cluster" => new ClusterSuite(isQuick, work).Run(),
+        "cluster" => r.GetValue(baselineOption) is { } baseline
+            ? new SingleNodeComparison(isQuick, work, baseline.FullName, repeats).Run()
+            : new ClusterSuite(isQuick, work).Run(),
         "slowloris" => new SlowlorisSuite(isQuick, work).Run(),
         "soak" => new SoakSuite(isQuick, work, r.GetValue(minutesOption)).Run(),
         "crash" => new CrashSuite(isQuick, work, r.GetValue(cyclesOption), r.GetValue(seedOption) ?? Environment.TickCount).Run(),
@@ -80,7 +83,7 @@ var live = new Command("live", "A data subscription worker reading 1M orders aga
 live.SetAction(r => RunSuite("live", r));
 var replication = new Command("replication", "64-client PUTs into a database replicating to a second server process against the source alone (alternating runs), commit-to-visible lag on the destination, and a new destination catching up 1M orders against importing them from a .ravendbdump, same run.") { quick, json, dir, repeat };
 replication.SetAction(r => RunSuite("replication", r));
-var cluster = new Command("cluster", "Three server processes form a cluster; compare-exchange puts from 16 clients through Raft against the same puts on a single server, then the time from the leader's SIGKILL to the first successful put through a survivor.") { quick, json, dir };
+var cluster = new Command("cluster", "Three server processes form a cluster; compare-exchange puts from 16 clients through Raft against the same puts on a single server, then the time from the leader's SIGKILL to the first successful put through a survivor; with --baseline, single-node compare-exchange and document puts of this build against another's.") { quick, json, dir, repeat, baselineOption };
 cluster.SetAction(r => RunSuite("cluster", r));
 var tls = new Command("tls", "64-client PUTs against a secured server (HTTPS + client certificates, kept alive) and the same server over plain HTTP, alternating runs, same run.") { quick, json, dir, repeat };
 tls.SetAction(r => RunSuite("tls", r));
