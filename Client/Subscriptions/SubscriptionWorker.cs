@@ -75,6 +75,7 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private TcpClient? _client;
     private Task? _running;
+    private Uri? _node; // the node to connect through (null: the store's first); a redirect or a failure moves it
 
     internal SubscriptionWorker(DocumentStore store, string database, SubscriptionWorkerOptions options)
     {
@@ -118,9 +119,17 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
             {
                 return;
             }
+            catch (SubscriptionDoesNotBelongToNodeException e)
+            {
+                // In a cluster one node serves each subscription: go there (the next node when it cannot be found).
+                OnConnectionRetry?.Invoke(e);
+                _node = await NodeByTagAsync(e.AppropriateNode).ConfigureAwait(false) ?? NextNode();
+            }
             catch (Exception e) when (e is IOException or SocketException or HttpRequestException || e is SubscriptionClosedException { CanReconnect: true })
             {
                 OnConnectionRetry?.Invoke(e);
+                if (e is not SubscriptionClosedException)
+                    _node = NextNode(); // that node is down or unreachable: try the database's next one
                 try
                 {
                     await Task.Delay(_options.TimeToWaitBeforeConnectionRetry, _stop.Token).ConfigureAwait(false);
@@ -133,10 +142,46 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
         }
     }
 
+    /// <summary>The node after the current one among the database's nodes (its topology once known, else the store's URLs).</summary>
+    private Uri? NextNode()
+    {
+        var nodes = _store.Executor.NodesOf(_database);
+        if (nodes.Count < 2)
+            return null;
+        int at = _node == null ? 0 : nodes.ToList().FindIndex(n => n.Equals(_node));
+        return nodes[(at + 1) % nodes.Count];
+    }
+
+    /// <summary>The URL of the node tagged <paramref name="tag"/> in the database's topology (<c>/topology?name=</c>), or null.</summary>
+    private async Task<Uri?> NodeByTagAsync(string? tag)
+    {
+        if (tag == null)
+            return null;
+        foreach (var node in _store.Executor.NodesOf(_database))
+        {
+            try
+            {
+                using var response = await _store.Executor.Http.GetAsync(new Uri(node, $"/topology?name={Uri.EscapeDataString(_database)}"), _stop.Token).ConfigureAwait(false);
+                if (!response.IsSuccessStatusCode)
+                    continue;
+                var topology = JsonNode.Parse(await response.Content.ReadAsStringAsync(_stop.Token).ConfigureAwait(false));
+                foreach (var n in topology?["Nodes"]?.AsArray() ?? [])
+                    if ((string?)n?["ClusterTag"] == tag && (string?)n?["Url"] is { } url)
+                        return new Uri(url.TrimEnd('/') + "/");
+            }
+            catch (Exception e) when (e is HttpRequestException or TaskCanceledException or JsonException && !_stop.IsCancellationRequested)
+            {
+                // that node is down: ask the next
+            }
+        }
+        return null;
+    }
+
     /// <summary>Where the TCP port is, and (on a secured server) the certificate it presents.</summary>
     private async Task<(string Url, string? Certificate)> TcpInfoAsync()
     {
-        using var response = await _store.Executor.Http.GetAsync(new Uri("/info/tcp?tag=Subscription", UriKind.Relative), _stop.Token).ConfigureAwait(false);
+        var at = _node is { } node ? new Uri(node, "/info/tcp?tag=Subscription") : new Uri("/info/tcp?tag=Subscription", UriKind.Relative);
+        using var response = await _store.Executor.Http.GetAsync(at, _stop.Token).ConfigureAwait(false);
         string text = await response.Content.ReadAsStringAsync(_stop.Token).ConfigureAwait(false);
         if (!response.IsSuccessStatusCode)
             throw new RavenException($"GET /info/tcp answered {(int)response.StatusCode}: {text}");
@@ -318,6 +363,11 @@ public sealed class SubscriptionWorker<T> : IAsyncDisposable
                 throw new SubscriptionInUseException(message);
             case "Invalid":
                 throw new SubscriptionInvalidStateException(message);
+            case "Redirect":
+                throw new SubscriptionDoesNotBelongToNodeException(message)
+                {
+                    AppropriateNode = status.TryGetProperty("Data", out var redirect) && redirect.ValueKind == JsonValueKind.Object ? Text(redirect, "RedirectedTag") : null,
+                };
             case "Closed" when closedNormally:
                 return;
             case "Closed":

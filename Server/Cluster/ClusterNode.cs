@@ -145,6 +145,12 @@ public sealed class ClusterNode(ServerOptions options, NodeClient client, ILogge
     /// <summary>Raised (on Raft's applier thread: keep it short) after this node applied a command that changed the state.</summary>
     public event Action? Changed;
 
+    /// <summary>
+    /// The database groups as this node has applied them, read without a lock — what every request to a database checks
+    /// (empty on a server whose databases are all its own).
+    /// </summary>
+    public System.Collections.Immutable.ImmutableSortedDictionary<string, DatabaseGroup> Groups => _machine!.Groups;
+
     /// <summary>Reads the cluster's state as this node has applied it.</summary>
     public T Read<T>(Func<ClusterState, T> read) => _machine!.Read(read);
 

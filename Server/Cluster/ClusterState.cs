@@ -1,3 +1,5 @@
+using System.Collections.Immutable;
+
 namespace RavenLite.Server.Cluster;
 
 /// <summary>
@@ -8,7 +10,9 @@ namespace RavenLite.Server.Cluster;
 public sealed class ClusterState
 {
     private readonly SortedDictionary<string, ClusterNodeInfo> _nodes = new(StringComparer.Ordinal);
-    private readonly SortedDictionary<string, DatabaseGroup> _databases = new(StringComparer.OrdinalIgnoreCase);
+    // Immutable and replaced whole on each change (groups change rarely): every request to a database reads it without
+    // the state's lock (Groups).
+    private volatile ImmutableSortedDictionary<string, DatabaseGroup> _databases = ImmutableSortedDictionary.Create<string, DatabaseGroup>(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, SortedDictionary<string, ClusterValue>> _values = new(StringComparer.OrdinalIgnoreCase); // database → lower-cased key → value
     private readonly Dictionary<string, Dictionary<string, long>> _identities = new(StringComparer.OrdinalIgnoreCase); // database → "prefix|" → last value
     private readonly Dictionary<string, ClusterValueResult?> _recent = new(StringComparer.Ordinal); // request id → result, of the latest commands
@@ -38,6 +42,9 @@ public sealed class ClusterState
 
     /// <summary>The databases placed on groups of nodes, by name.</summary>
     public IReadOnlyDictionary<string, DatabaseGroup> Databases => _databases;
+
+    /// <summary>The database groups as last applied, readable without the state's lock (an immutable map).</summary>
+    public ImmutableSortedDictionary<string, DatabaseGroup> Groups => _databases;
 
     /// <summary>Names of deleted groups (until a group of that name is made again): each node deletes its instance.</summary>
     public IReadOnlyCollection<string> Deleted => _deleted;
@@ -154,7 +161,7 @@ public sealed class ClusterState
                 bool rehab = command.GetProperty("Rehab").GetBoolean();
                 if (_databases.TryGetValue(database, out var group) && group.All.Contains(tag))
                 {
-                    _databases[database] = rehab
+                    _databases = _databases.SetItem(database, rehab
                         ? group with { Members = [.. group.Members.Where(m => m != tag)], Etag = index, Rehabs = [.. group.Rehabs.Where(r => r != tag), tag] }
                         : group with
                         {
@@ -162,17 +169,17 @@ public sealed class ClusterState
                             Etag = index,
                             Rehabs = [.. group.Rehabs.Where(r => r != tag)],
                             Promotables = [.. group.Promotables.Where(p => p != tag)],
-                        };
+                        });
                 }
                 break;
             }
             case ClusterCommands.PutDatabaseGroup:
                 _deleted.Remove(command.GetProperty("Name").GetString()!);
-                _databases[command.GetProperty("Name").GetString()!] = new DatabaseGroup(
+                _databases = _databases.SetItem(command.GetProperty("Name").GetString()!, new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index)
                 {
                     ClusterTransactionId = command.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
-                };
+                });
                 break;
             case ClusterCommands.ClusterTransaction:
                 ApplyTransaction(command, index);
@@ -193,7 +200,7 @@ public sealed class ClusterState
                     var mentors = new Dictionary<string, string>(group.PredefinedMentors, StringComparer.Ordinal);
                     if (command.TryGetProperty("Mentor", out var mentor) && mentor.GetString() is { Length: > 0 } m)
                         mentors[tag] = m;
-                    _databases[database] = group with { Promotables = [.. group.Promotables, tag], Etag = index, PredefinedMentors = mentors };
+                    _databases = _databases.SetItem(database, group with { Promotables = [.. group.Promotables, tag], Etag = index, PredefinedMentors = mentors });
                 }
                 break;
             }
@@ -202,14 +209,15 @@ public sealed class ClusterState
                 string database = command.GetProperty("Database").GetString()!;
                 var order = command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!).ToList();
                 if (_databases.TryGetValue(database, out var group) && order.Order(StringComparer.Ordinal).SequenceEqual(group.Members.Order(StringComparer.Ordinal)))
-                    _databases[database] = group with { Members = order, Etag = index };
+                    _databases = _databases.SetItem(database, group with { Members = order, Etag = index });
                 break;
             }
             case ClusterCommands.DeleteDatabaseGroup:
             {
                 string database = command.GetProperty("Database").GetString()!;
-                if (_databases.Remove(database))
+                if (_databases.ContainsKey(database))
                 {
+                    _databases = _databases.Remove(database);
                     _deleted.Add(database);
                     _values.Remove(database);
                     _identities.Remove(database);
@@ -468,10 +476,10 @@ public sealed class ClusterState
         _nodes.Clear();
         foreach (var n in snapshot.GetProperty(nameof(Nodes)).EnumerateObject())
             _nodes[n.Name] = new ClusterNodeInfo(n.Value.GetProperty("Url").GetString()!, n.Value.GetProperty("RaftEndPoint").GetString()!, n.Value.GetProperty("Watcher").GetBoolean());
-        _databases.Clear();
+        _databases = _databases.Clear();
         if (snapshot.TryGetProperty(nameof(Databases), out var databases))
             foreach (var d in databases.EnumerateObject())
-                _databases[d.Name] = new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64())
+                _databases = _databases.SetItem(d.Name, new DatabaseGroup([.. d.Value.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], d.Value.GetProperty("Etag").GetInt64())
                 {
                     Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
                     Promotables = d.Value.TryGetProperty("Promotables", out var promotables) ? [.. promotables.EnumerateArray().Select(p => p.GetString()!)] : [],
@@ -479,7 +487,7 @@ public sealed class ClusterState
                     PredefinedMentors = d.Value.TryGetProperty("PredefinedMentors", out var mentors)
                         ? mentors.EnumerateObject().ToDictionary(m => m.Name, m => m.Value.GetString()!, StringComparer.Ordinal)
                         : new Dictionary<string, string>(StringComparer.Ordinal),
-                };
+                });
         _identities.Clear();
         if (snapshot.TryGetProperty("Identities", out var allIdentities))
             foreach (var database in allIdentities.EnumerateObject())

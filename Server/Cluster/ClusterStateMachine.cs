@@ -15,6 +15,9 @@ internal sealed class ClusterStateMachine(DirectoryInfo location) : SimpleStateM
     /// <summary>Raised (on the applier's thread) after a command changed the state.</summary>
     public Action? Changed { get; set; }
 
+    /// <summary>The database groups as last applied, without the state's lock (an immutable map, replaced on each change).</summary>
+    public System.Collections.Immutable.ImmutableSortedDictionary<string, DatabaseGroup> Groups => _state.Groups;
+
     /// <summary>Reads the state under its lock (the applier changes it on its own thread).</summary>
     public T Read<T>(Func<ClusterState, T> read)
     {

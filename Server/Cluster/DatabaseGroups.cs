@@ -129,6 +129,7 @@ public sealed class DatabaseGroups : IAsyncDisposable
                 {
                     db.Replication.SetGroupMembers(destinations.ToDictionary(t => t, t => urls[t], StringComparer.Ordinal));
                     db.Ownership.SetGroup(me, members, urls);
+                    db.Documents.IdentitiesFromCluster = true;
                     await _records.ApplyAsync(db, token).ConfigureAwait(false);
                     await _transactions.ApplyAsync(db, token).ConfigureAwait(false);
                 }

@@ -48,6 +48,7 @@ public sealed class Database : IDisposable
             Indexes = new Indexing.IndexStore(this, logger);
             OpenTimes = ((long)System.Diagnostics.Stopwatch.GetElapsedTime(started, storageDone).TotalMilliseconds, (long)System.Diagnostics.Stopwatch.GetElapsedTime(storageDone).TotalMilliseconds);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
+            Ownership.Changed += Subscriptions.OwnershipChanged;
             Replication = new Replication.ReplicationService(this, replicationConnector ?? new Replication.PlainReplicationConnector(), logger);
             Merger.Committed = () =>
             {

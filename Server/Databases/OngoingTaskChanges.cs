@@ -5,7 +5,7 @@ namespace RavenLite.Server.Databases;
 
 /// <summary>
 /// The ongoing tasks of a database record as record changes (docs/cluster.md "Ongoing tasks"): connection strings,
-/// external replication tasks and periodic backups, their deletion and their enabling. Like every record change they
+/// external replication tasks, periodic backups and data subscriptions, their deletion and their enabling. Like every record change they
 /// apply on every member of a group in Raft order, so every member holds the same tasks under the same ids (a new
 /// task's id is the change's Raft index); <see cref="Database.Ownership"/> decides which member runs each.
 /// </summary>
@@ -29,7 +29,17 @@ public static class OngoingTaskChanges
     /// <summary><c>{"TaskId": n, "Type": "Replication" | "Backup", "Disabled": bool}</c>.</summary>
     public const string TaskState = "TaskState";
 
-    private static readonly HashSet<string> Kinds = [PutConnectionString, DeleteConnectionString, PutExternalReplication, PutPeriodicBackup, DeleteTask, TaskState];
+    /// <summary>A new data subscription: <c>{Name?, Query, ChangeVector?, Disabled?, MentorNode?}</c> (RavenDB's <c>SubscriptionCreationOptions</c>).</summary>
+    public const string PutSubscription = "PutSubscription";
+
+    /// <summary>A subscription changed: <c>{Name | Id, Query?, ChangeVector?, Disabled?, CreateNew?}</c> (RavenDB's <c>SubscriptionUpdateOptions</c>).</summary>
+    public const string UpdateSubscription = "UpdateSubscription";
+
+    /// <summary><c>{"Name": ..}</c>: the subscription goes.</summary>
+    public const string DeleteSubscription = "DeleteSubscription";
+
+    private static readonly HashSet<string> Kinds = [PutConnectionString, DeleteConnectionString, PutExternalReplication, PutPeriodicBackup, DeleteTask, TaskState,
+        PutSubscription, UpdateSubscription, DeleteSubscription];
 
     /// <summary>True for the kinds this class prepares.</summary>
     public static bool Knows(string kind) => Kinds.Contains(kind);
@@ -92,10 +102,53 @@ public static class OngoingTaskChanges
                 bool disabled = body.TryGetProperty("Disabled", out var dis) && dis.ValueKind == JsonValueKind.True;
                 return async (db, _, _) => await (replication ? db.Replication.SetDisabledAsync(taskId, disabled) : db.Backups.SetDisabledAsync(taskId, disabled)).ConfigureAwait(false) ? 1 : 0;
             }
+            case PutSubscription:
+            {
+                string query = Text(body, "Query") ?? throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
+                string? name = Text(body, "Name"), changeVector = Text(body, "ChangeVector"), mentor = Text(body, "MentorNode");
+                bool disabled = body.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True;
+                if (asked != null)
+                {
+                    asked.Subscriptions.Compile(query);
+                    if (name != null && asked.Subscriptions.Get(name) != null)
+                        throw new BadRequestException($"A subscription named '{name}' already exists.");
+                }
+                return async (db, _, index) =>
+                    (await db.Subscriptions.CreateAsync(name, query, changeVector, disabled, mentor, index, checkCollection: asked != null).ConfigureAwait(false)).SubscriptionId;
+            }
+            case UpdateSubscription:
+            {
+                long? id = body.TryGetProperty("Id", out var i) && i.TryGetInt64(out long n) ? n : null;
+                string? name = Text(body, "Name"), query = Text(body, "Query"), changeVector = Text(body, "ChangeVector");
+                if (name == null && id == null)
+                    throw new BadRequestException("An update names the subscription by Name or Id.");
+                bool? disabled = body.TryGetProperty("Disabled", out var d) && d.ValueKind is JsonValueKind.True or JsonValueKind.False ? d.GetBoolean() : null;
+                bool createNew = body.TryGetProperty("CreateNew", out var c) && c.ValueKind == JsonValueKind.True;
+                if (asked != null)
+                {
+                    if (query != null)
+                        asked.Subscriptions.Compile(query);
+                    bool exists = name != null ? asked.Subscriptions.Get(name) != null : asked.Subscriptions.All().Any(s => s.SubscriptionId == id);
+                    if (!exists && !(createNew && query != null))
+                        throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
+                }
+                return async (db, _, index) =>
+                    (await db.Subscriptions.UpdateAsync(name, id, query, changeVector, disabled, createNew, index, checkCollection: asked != null).ConfigureAwait(false)).SubscriptionId;
+            }
+            case DeleteSubscription:
+            {
+                string name = Text(body, "Name") ?? throw new BadRequestException("The body must be {\"Name\": subscription name}.");
+                if (asked != null && asked.Subscriptions.Get(name) == null)
+                    throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+                return async (db, _, _) => await db.Subscriptions.DeleteAsync(name).ConfigureAwait(false) ? 1 : 0;
+            }
             default:
                 throw new BadRequestException($"'{kind}' is not an ongoing-task change.");
         }
     }
+
+    private static string? Text(JsonElement body, string name) =>
+        body.ValueKind == JsonValueKind.Object && body.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String && v.GetString() is { Length: > 0 } s ? s : null;
 
     private static bool Exists(Database db, long taskId, bool replication) =>
         replication ? db.Replication.Configuration.Tasks.Any(t => t.TaskId == taskId) : db.Backups.Get(taskId) != null;

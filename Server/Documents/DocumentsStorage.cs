@@ -118,6 +118,13 @@ public sealed partial class DocumentsStorage
     public string ClusterTransactionId { get; private set; }
 
     /// <summary>
+    /// Set while the database is an instance of a group: its identities (ids ending in <c>|</c>) come from the cluster,
+    /// asked before a write is queued (PUTs and batches), so a write that would take one in its own transaction — a
+    /// bulk insert, a patch's <c>put()</c> — is refused rather than hand out a value another member also hands out.
+    /// </summary>
+    public bool IdentitiesFromCluster { get; set; }
+
+    /// <summary>
     /// Takes the cluster transaction id of the database's group (in <paramref name="tx"/>): every member's cluster-wide
     /// writes then carry the same <c>RAFT:</c> entry, which is what lets replication compare them.
     /// </summary>

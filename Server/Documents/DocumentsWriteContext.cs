@@ -146,6 +146,8 @@ public sealed class DocumentsWriteContext
             return Guid.NewGuid().ToString();
         if (id.EndsWith('|'))
         {
+            if (_storage.IdentitiesFromCluster)
+                throw new BadRequestException($"'{id}' asks for an identity, which a database on a group of nodes takes from the cluster: store it with a PUT or a batch (session), not a bulk insert or a patch.");
             string prefix = id[..^1];
             return prefix + "/" + NextIdentity(prefix).ToString(System.Globalization.CultureInfo.InvariantCulture);
         }

@@ -87,7 +87,7 @@ public static class BulkDocsEndpoints
         foreach (var put in commands.OfType<PutItem>())
             put.Id = await GroupIdentities.ResolveAsync(context, db, put.Id).ConfigureAwait(false);
         bool atomicWrites = clusterWide && !string.Equals(RequestParsing.Query(context.Request, "disableAtomicDocumentWrites"), "true", StringComparison.OrdinalIgnoreCase);
-        if (clusterWide && context.RequestServices.GetRequiredService<Cluster.ClusterNode>().Read(s => s.Databases.ContainsKey(db.Name)))
+        if (clusterWide && context.RequestServices.GetRequiredService<Cluster.ClusterNode>().Groups.ContainsKey(db.Name))
         {
             await PostToClusterAsync(context, db, json.RootElement.GetProperty("Commands"), commands, atomicWrites).ConfigureAwait(false);
             return;

@@ -28,7 +28,7 @@ public static class CompareExchangeEndpoints
     private static bool OfGroup(HttpContext context, Database db, out Cluster.ClusterNode node)
     {
         node = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
-        return node.Read(s => s.Databases.ContainsKey(db.Name));
+        return node.Groups.ContainsKey(db.Name);
     }
 
     private static async Task Get(HttpContext context, Database db)

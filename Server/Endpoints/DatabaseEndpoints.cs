@@ -105,7 +105,7 @@ public static class DatabaseEndpoints
             DatabaseRegistry.ValidateName(n);
         // A group's database is deleted through Raft: every node holding an instance deletes it (docs/cluster.md "Database groups").
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
-        var grouped = names.Where(n => cluster.Read(s => s.Databases.ContainsKey(n))).ToList();
+        var grouped = names.Where(cluster.Groups.ContainsKey).ToList();
         var missing = names.Where(n => registry.Find(n) == null && !grouped.Contains(n)).ToList();
         if (missing.Count > 0)
             throw new DatabaseMissingException(missing[0]);

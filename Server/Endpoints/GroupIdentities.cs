@@ -15,7 +15,7 @@ internal static class GroupIdentities
         if (!id.EndsWith('|'))
             return id;
         var cluster = context.RequestServices.GetRequiredService<ClusterNode>();
-        if (!cluster.Read(s => s.Databases.ContainsKey(db.Name)))
+        if (!cluster.Groups.ContainsKey(db.Name))
             return id;
         string prefix = id[..^1];
         long value = await cluster.NextIdentityAsync(db.Name, prefix, context.RequestAborted).ConfigureAwait(false);

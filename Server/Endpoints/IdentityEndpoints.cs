@@ -36,7 +36,7 @@ public static class IdentityEndpoints
         string name = Name(context, db);
         long value;
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
-        if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
+        if (cluster.Groups.ContainsKey(db.Name))
         {
             // A group's database: the identity is the cluster's (docs/cluster.md "Identities").
             value = await cluster.NextIdentityAsync(db.Name, name, context.RequestAborted).ConfigureAwait(false);

@@ -18,7 +18,7 @@ internal static class RecordChangeRoute
     {
         var apply = RecordChanges.Prepare(kind, body, db);
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
-        if (cluster.Read(s => s.Databases.ContainsKey(db.Name)))
+        if (cluster.Groups.ContainsKey(db.Name))
             return await context.RequestServices.GetRequiredService<Cluster.DatabaseRecords>().SubmitAsync(db, kind, body, context.RequestAborted).ConfigureAwait(false);
         var registry = context.RequestServices.GetRequiredService<DatabaseRegistry>();
         long result = await apply(db, registry, 0).ConfigureAwait(false);

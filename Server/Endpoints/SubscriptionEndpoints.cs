@@ -60,16 +60,22 @@ public static class SubscriptionEndpoints
         var root = doc.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
             throw new BadRequestException("The subscription is {Name?, Query, ChangeVector?, Disabled?}.");
-        string query = String(root, "Query") ?? throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
-        var state = await db.Subscriptions.CreateAsync(String(root, "Name"), query, String(root, "ChangeVector"),
-            root.TryGetProperty("Disabled", out var d) && d.ValueKind == JsonValueKind.True).ConfigureAwait(false);
-        await JsonResponse.WriteAsync(context, 201, w =>
+        var (_, id) = await RecordChangeRoute.RunWithResultAsync(context, db, Databases.OngoingTaskChanges.PutSubscription, root).ConfigureAwait(false);
+        await AnswerAsync(context, 201, db, id).ConfigureAwait(false);
+    }
+
+    /// <summary><c>{Name, RaftCommandIndex}</c> of subscription <paramref name="id"/> (its id is the index that made it).</summary>
+    private static Task AnswerAsync(HttpContext context, int status, Database db, long id)
+    {
+        var state = db.Subscriptions.All().FirstOrDefault(s => s.SubscriptionId == id)
+            ?? throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"Subscription {id} is gone already.");
+        return JsonResponse.WriteAsync(context, status, w =>
         {
             w.WriteStartObject();
             w.WriteString("Name", state.SubscriptionName);
             w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
             w.WriteEndObject();
-        }).ConfigureAwait(false);
+        });
     }
 
     private static async Task Update(HttpContext context, Database db)
@@ -78,27 +84,15 @@ public static class SubscriptionEndpoints
         var root = doc.RootElement;
         if (root.ValueKind != JsonValueKind.Object)
             throw new BadRequestException("The update is {Name or Id, Query?, ChangeVector?, Disabled?, CreateNew?}.");
-        long? id = root.TryGetProperty("Id", out var i) && i.TryGetInt64(out long n) ? n : null;
-        string? name = String(root, "Name");
-        if (name == null && id == null)
-            throw new BadRequestException("An update names the subscription by Name or Id.");
-        bool? disabled = root.TryGetProperty("Disabled", out var d) && d.ValueKind is JsonValueKind.True or JsonValueKind.False ? d.GetBoolean() : null;
-        var state = await db.Subscriptions.UpdateAsync(name, id, String(root, "Query"), String(root, "ChangeVector"), disabled,
-            root.TryGetProperty("CreateNew", out var c) && c.ValueKind == JsonValueKind.True).ConfigureAwait(false);
-        await JsonResponse.WriteAsync(context, 200, w =>
-        {
-            w.WriteStartObject();
-            w.WriteString("Name", state.SubscriptionName);
-            w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
-            w.WriteEndObject();
-        }).ConfigureAwait(false);
+        var (_, id) = await RecordChangeRoute.RunWithResultAsync(context, db, Databases.OngoingTaskChanges.UpdateSubscription, root).ConfigureAwait(false);
+        await AnswerAsync(context, 200, db, id).ConfigureAwait(false);
     }
 
     private static async Task Delete(HttpContext context, Database db)
     {
         string name = RequestParsing.Query(context.Request, "taskName") ?? RequestParsing.Required(context.Request, "name");
-        if (!await db.Subscriptions.DeleteAsync(name).ConfigureAwait(false))
-            throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name}'.");
+        await RecordChangeRoute.RunAsync(context, db, Databases.OngoingTaskChanges.DeleteSubscription,
+            JsonSerializer.SerializeToElement(new Dictionary<string, string> { ["Name"] = name })).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }
 
@@ -109,8 +103,8 @@ public static class SubscriptionEndpoints
         w.WriteString("ChangeVectorForNextBatchStartingPoint", s.ChangeVectorForNextBatchStartingPoint);
         w.WriteNumber("SubscriptionId", s.SubscriptionId);
         w.WriteString("SubscriptionName", s.SubscriptionName);
-        w.WriteNull("MentorNode");
-        w.WriteString("NodeTag", db.Documents.NodeTag);
+        w.WriteString("MentorNode", s.MentorNode);
+        w.WriteString("NodeTag", db.Ownership.ResponsibleNode(s.SubscriptionId, s.MentorNode) ?? db.Documents.NodeTag); // the node that serves it
         w.WriteString("LastBatchAckTime", s.LastBatchAckTime is { } a ? JsonDates.FormatDate(a) : null);
         w.WriteString("LastClientConnectionTime", s.LastClientConnectionTime is { } c ? JsonDates.FormatDate(c) : null);
         w.WriteNumber("RaftCommandIndex", s.SubscriptionId);
@@ -182,12 +176,18 @@ public static class SubscriptionEndpoints
         if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions, backups and replications.");
         long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
-        var state = await db.Subscriptions.UpdateAsync(taskName ?? (id == null ? key : null), id, null, null, disable, createNew: false).ConfigureAwait(false);
+        var update = new Dictionary<string, object> { ["Disabled"] = disable };
+        if ((taskName ?? (id == null ? key : null)) is { } subscriptionName)
+            update["Name"] = subscriptionName;
+        else
+            update["Id"] = id!.Value;
+        var (_, subscriptionId) = await RecordChangeRoute.RunWithResultAsync(context, db, Databases.OngoingTaskChanges.UpdateSubscription,
+            JsonSerializer.SerializeToElement(update)).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("TaskId", state.SubscriptionId);
-            w.WriteNumber("RaftCommandIndex", state.SubscriptionId);
+            w.WriteNumber("TaskId", subscriptionId);
+            w.WriteNumber("RaftCommandIndex", subscriptionId);
             w.WriteEndObject();
         }).ConfigureAwait(false);
     }

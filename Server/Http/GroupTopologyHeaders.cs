@@ -12,10 +12,10 @@ public sealed class GroupTopologyHeaders(RequestDelegate next)
 {
     public async Task InvokeAsync(HttpContext context, ClusterNode node)
     {
-        if (RequestDatabase.Of(context.Request) is { } name)
+        var groups = node.Groups;
+        if (!groups.IsEmpty && RequestDatabase.Of(context.Request) is { } name)
         {
-            var group = node.Read(s => s.Databases.GetValueOrDefault(name));
-            if (group != null)
+            if (groups.TryGetValue(name, out var group))
             {
                 if (!group.All.Contains(node.Tag))
                 {

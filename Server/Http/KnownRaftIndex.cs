@@ -18,7 +18,7 @@ public sealed class KnownRaftIndex(RequestDelegate next)
     /// compare-exchange values carry), which a client may send back in this header and which mean nothing to Raft.
     /// </summary>
     private static bool OfGroup(HttpContext context, ClusterNode node) =>
-        RequestDatabase.Of(context.Request) is { } name && node.Read(s => s.Databases.ContainsKey(name));
+        !node.Groups.IsEmpty && RequestDatabase.Of(context.Request) is { } name && node.Groups.ContainsKey(name);
 
     public async Task InvokeAsync(HttpContext context, ClusterNode node, DatabaseGroups groups)
     {

@@ -38,6 +38,12 @@ public sealed class SubscriptionConnection : IDisposable
     /// <summary>The subscription's name as the worker gave it.</summary>
     public string Name { get; }
 
+    /// <summary>The subscription's id and mentor once the worker is registered (which member serves it).</summary>
+    internal long SubscriptionId { get; private set; }
+
+    /// <inheritdoc cref="SubscriptionId"/>
+    internal string? MentorNode { get; private set; }
+
     /// <summary>Ends the connection with a <c>ConnectionStatus</c> of <paramref name="status"/> (Closed, InUse) saying why.</summary>
     public void Close(string status, string message, bool canReconnect)
     {
@@ -73,7 +79,19 @@ public sealed class SubscriptionConnection : IDisposable
             w.WriteString("Message", message);
             w.WriteString("Exception", message);
         }
-        if (canReconnect != null)
+        if (status == "Redirect")
+        {
+            // RavenDB's clients find the node by this tag in the database's topology and connect there.
+            string? responsible = _db.Ownership.ResponsibleNode(SubscriptionId, MentorNode);
+            w.WriteStartObject("Data");
+            w.WriteString("RedirectedTag", responsible);
+            w.WriteString("CurrentTag", _db.Documents.NodeTag);
+            w.WriteStartObject("Reasons");
+            w.WriteString(_db.Documents.NodeTag, message);
+            w.WriteEndObject();
+            w.WriteEndObject();
+        }
+        else if (canReconnect != null)
         {
             w.WriteStartObject("Data");
             w.WriteBoolean("CanReconnect", canReconnect.Value);
@@ -99,6 +117,13 @@ public sealed class SubscriptionConnection : IDisposable
         if (state.Disabled)
         {
             await SendStatusAsync("Closed", $"Subscription '{Name}' is disabled.", false, serverStopping).ConfigureAwait(false);
+            return;
+        }
+        (SubscriptionId, MentorNode) = (state.SubscriptionId, state.MentorNode);
+        if (!_db.Ownership.Owns(state.SubscriptionId, state.MentorNode))
+        {
+            // In a group one member serves each subscription (docs/cluster.md "Ongoing tasks"); the worker is sent there.
+            await SendStatusAsync("Redirect", $"Subscription '{Name}' is served by node {_db.Ownership.ResponsibleNode(state.SubscriptionId, state.MentorNode)}, not {_db.Documents.NodeTag}.", null, serverStopping).ConfigureAwait(false);
             return;
         }
         string strategy = options.TryGetProperty("Strategy", out var st) && st.ValueKind == JsonValueKind.String ? st.GetString()! : "OpenIfFree";

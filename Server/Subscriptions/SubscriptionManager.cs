@@ -23,8 +23,12 @@ public sealed partial class SubscriptionManager(Database db)
     public Task WaitForWritesAsync(TimeSpan max, CancellationToken cancellation) =>
         Task.WhenAny(Volatile.Read(ref _writes).Task, Task.Delay(max, cancellation));
 
-    /// <summary>Parses and checks a subscription query; 400 naming what is wrong (syntax, unsupported clauses, a collection with no documents).</summary>
-    public QueryRunner.SubscriptionMatcher Compile(string query)
+    /// <summary>
+    /// Parses and checks a subscription query; 400 naming what is wrong (syntax, unsupported clauses, and with
+    /// <paramref name="checkCollection"/> a collection with no documents — not checked by a group's member applying a
+    /// subscription the node asked already checked: its documents may not have replicated yet).
+    /// </summary>
+    public QueryRunner.SubscriptionMatcher Compile(string query, bool checkCollection = true)
     {
         if (string.IsNullOrWhiteSpace(query))
             throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
@@ -33,7 +37,7 @@ public sealed partial class SubscriptionManager(Database db)
         if (revisions.Success)
             query = query.Remove(revisions.Groups["marker"].Index, revisions.Groups["marker"].Length);
         var matcher = QueryRunner.ForSubscription(db, RqlParser.Parse(query), revisions.Success);
-        if (matcher.Collection is { } collection)
+        if (checkCollection && matcher.Collection is { } collection)
         {
             using var tx = db.Environment.ReadTransaction();
             if (!DocumentsStorage.CollectionCounts(tx).ContainsKey(collection))
@@ -56,14 +60,19 @@ public sealed partial class SubscriptionManager(Database db)
             : throw new BadRequestException($"ChangeVector '{changeVector}' is not a change vector, 'BeginningOfTime', 'LastDocument' or 'DoNotChange'.");
     }
 
-    /// <summary>Creates a subscription (a name is generated when none is given); 400 when the name is taken or the query is bad.</summary>
-    public async Task<SubscriptionState> CreateAsync(string? name, string query, string? changeVector, bool disabled)
+    /// <summary>
+    /// Creates a subscription (a name is generated from its id when none is given); 400 when the name is taken or the
+    /// query is bad. Its id is <paramref name="newId"/> when above 0 (the Raft index of the change, the same on every
+    /// member of a group), else the next of this database.
+    /// </summary>
+    public async Task<SubscriptionState> CreateAsync(string? name, string query, string? changeVector, bool disabled,
+        string? mentorNode = null, long newId = 0, bool checkCollection = true)
     {
-        Compile(query);
+        Compile(query, checkCollection);
         long start = StartingEtag(changeVector);
         var command = new DelegateCommand<SubscriptionState>(ctx =>
         {
-            long id = NextId(ctx);
+            long id = newId > 0 ? newId : NextId(ctx);
             string finalName = string.IsNullOrWhiteSpace(name) ? id.ToString(CultureInfo.InvariantCulture) : name;
             if (SubscriptionStore.Get(ctx.Transaction, finalName) != null)
                 throw new BadRequestException($"A subscription named '{finalName}' already exists.");
@@ -75,6 +84,7 @@ public sealed partial class SubscriptionManager(Database db)
                 LastEtag = start,
                 ChangeVectorForNextBatchStartingPoint = start == 0 ? null : ctx.Storage.LocalChangeVector(start),
                 Disabled = disabled,
+                MentorNode = mentorNode,
             };
             SubscriptionStore.Put(ctx, state);
             return state;
@@ -89,10 +99,11 @@ public sealed partial class SubscriptionManager(Database db)
     /// Changes a subscription's query, starting point or state (found by name or id); its worker is disconnected and
     /// resumes under the new definition. With <paramref name="createNew"/> a missing one is created. 404 when missing.
     /// </summary>
-    public async Task<SubscriptionState> UpdateAsync(string? name, long? id, string? query, string? changeVector, bool? disabled, bool createNew)
+    public async Task<SubscriptionState> UpdateAsync(string? name, long? id, string? query, string? changeVector, bool? disabled, bool createNew,
+        long newId = 0, bool checkCollection = true)
     {
         if (query != null)
-            Compile(query);
+            Compile(query, checkCollection);
         long? start = changeVector is null or "DoNotChange" ? null : StartingEtag(changeVector);
         var command = new DelegateCommand<SubscriptionState?>(ctx =>
         {
@@ -116,7 +127,7 @@ public sealed partial class SubscriptionManager(Database db)
         if (command.Result == null)
         {
             if (createNew && query != null)
-                return await CreateAsync(name, query, changeVector, disabled ?? false).ConfigureAwait(false);
+                return await CreateAsync(name, query, changeVector, disabled ?? false, null, newId, checkCollection).ConfigureAwait(false);
             throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
         }
         Drop(command.Result.SubscriptionName, "The subscription was changed.", canReconnect: !command.Result.Disabled);
@@ -220,6 +231,19 @@ public sealed partial class SubscriptionManager(Database db)
             _active.TryGetValue(name, out connection);
         connection?.Close("Closed", reason, canReconnect);
         return connection != null;
+    }
+
+    /// <summary>
+    /// The group's members changed: a worker of a subscription this node no longer serves is told to go to the one that
+    /// does (RavenDB's <c>Redirect</c>).
+    /// </summary>
+    internal void OwnershipChanged()
+    {
+        List<SubscriptionConnection> moved;
+        lock (_lock)
+            moved = [.. _active.Values.Where(c => !db.Ownership.Owns(c.SubscriptionId, c.MentorNode))];
+        foreach (var c in moved)
+            c.Close("Redirect", $"Subscription '{c.Name}' is now served by node {db.Ownership.ResponsibleNode(c.SubscriptionId, c.MentorNode)}.", canReconnect: true);
     }
 
     /// <summary>Disconnects every worker (the database is closing).</summary>

@@ -26,6 +26,9 @@ public sealed class SubscriptionState
     /// <summary>Documents up to this etag were delivered and acknowledged.</summary>
     public long LastEtag { get; set; }
 
+    /// <summary>The node that serves it while it is a member of the database's group (RavenDB's <c>MentorNode</c>); null: the cluster picks one.</summary>
+    public string? MentorNode { get; set; }
+
     /// <summary>A disabled subscription accepts no worker.</summary>
     public bool Disabled { get; set; }
 

@@ -118,6 +118,82 @@ public sealed class ClusterTaskTests : IDisposable
         }
     }
 
+    private sealed class Order
+    {
+        public string? Id { get; set; }
+
+        public int N { get; set; }
+    }
+
+    /// <summary>
+    /// A data subscription of a group's database is part of its record: created through C, every member lists it under
+    /// one id and names the same node serving it. Our .NET client, pointed first at a node that does not serve it, is
+    /// redirected (RavenDB's <c>Redirect</c>) and gets every document; the serving node killed (SIGKILL), the
+    /// subscription moves to another member once the killed one is Rehab, and the worker gets every document written
+    /// since — at least once.
+    /// </summary>
+    [Fact]
+    public async Task A_subscription_is_served_by_one_member_redirects_workers_there_and_moves_when_it_is_killed()
+    {
+        await _cluster.FormWithDatabaseAsync("feed", "--ClusterRehabDelaySeconds", "2");
+        var nodes = _cluster.Nodes;
+        for (int i = 0; i < 10; i++)
+            await ReplicationSetup.PutAsync(nodes[0].Http, "feed", $"orders/{i}", "{\"N\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        foreach (var n in nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => await ReplicationSetup.GetAsync(node.Http, "feed", "orders/9") != null, $"orders/9 on {node.Url}");
+        }
+        var created = await nodes[2].Http.PutAsync("/databases/feed/subscriptions", TestServer.Json("""{"Name":"orders-feed","Query":"from Orders"}"""));
+        Assert.True(created.StatusCode == HttpStatusCode.Created, await created.Content.ReadAsStringAsync());
+        long id = (await TestServer.ReadJson(created)).GetProperty("RaftCommandIndex").GetInt64();
+        await _cluster.AppliedEverywhereAsync(id);
+        var serving = new HashSet<string>();
+        foreach (var n in nodes)
+        {
+            var listed = (await TestServer.ReadJson(await n.Http.GetAsync("/databases/feed/subscriptions"))).GetProperty("Results");
+            Assert.Equal(1, listed.GetArrayLength());
+            Assert.Equal(id, listed[0].GetProperty("SubscriptionId").GetInt64());
+            serving.Add(listed[0].GetProperty("NodeTag").GetString()!);
+        }
+        string responsible = Assert.Single(serving);
+        var tags = new List<string>();
+        foreach (var n in nodes)
+            tags.Add((await ClusterHarness.Topology(n)).GetProperty("NodeTag").GetString()!);
+        var owner = nodes[tags.IndexOf(responsible)];
+
+        // The store's first URL is a node that does not serve the subscription.
+        var urls = nodes.Where(n => n != owner).Concat([owner]).Select(n => n.Url.ToString()).ToArray();
+        using var store = new RavenLite.Client.DocumentStore { Urls = urls, Database = "feed" }.Initialize();
+        var seen = new System.Collections.Concurrent.ConcurrentDictionary<string, int>();
+        int redirects = 0;
+        await using var worker = store.Subscriptions.GetSubscriptionWorker<Order>(
+            new RavenLite.Client.Subscriptions.SubscriptionWorkerOptions("orders-feed") { TimeToWaitBeforeConnectionRetry = TimeSpan.FromMilliseconds(200) });
+        worker.OnConnectionRetry += e =>
+        {
+            if (e is RavenLite.Client.Exceptions.SubscriptionDoesNotBelongToNodeException)
+                Interlocked.Increment(ref redirects);
+        };
+        var run = worker.Run(batch =>
+        {
+            foreach (var item in batch.Items)
+                seen.AddOrUpdate(item.Id, 1, (_, k) => k + 1);
+        });
+        await Eventually.HoldsAsync(() => Task.FromResult(seen.Count == 10 || run.IsFaulted), "the worker to get the first 10 orders");
+        Assert.False(run.IsFaulted, run.Exception?.ToString());
+        Assert.True(redirects >= 1, "the worker was not redirected to the node serving the subscription");
+
+        owner.Kill();
+        var survivor = nodes.First(n => n != owner);
+        for (int i = 10; i < 20; i++)
+            await ReplicationSetup.PutAsync(survivor.Http, "feed", $"orders/{i}", "{\"N\":" + i + ",\"@metadata\":{\"@collection\":\"Orders\"}}");
+        await Eventually.HoldsAsync(() => Task.FromResult(seen.Count == 20 || run.IsFaulted), "the worker to get the 10 orders written after the kill",
+            TimeSpan.FromSeconds(60), async () => string.Join(" | ", await Task.WhenAll(nodes.Where(n => n != owner).Select(async n =>
+                (await TestServer.ReadJson(await n.Http.GetAsync("/databases/feed/subscriptions"))).GetProperty("Results")[0].GetProperty("NodeTag").GetString()))));
+        Assert.False(run.IsFaulted, run.Exception?.ToString());
+        Assert.All(Enumerable.Range(0, 20), i => Assert.True(seen.ContainsKey($"orders/{i}"), $"orders/{i} was never delivered"));
+    }
+
     public void Dispose()
     {
         _destination?.Dispose();

@@ -66,5 +66,32 @@ public sealed class DatabaseGroupTests : IDisposable
         Assert.Equal(30, await CountAsync(c, "mentored"));
     }
 
+    /// <summary>
+    /// A group database's identities come from the cluster: a PUT of <c>users|</c> through any member takes the next
+    /// one, while a bulk insert — which would take one in its own transaction, apart from the cluster — is refused with a
+    /// 400 and writes nothing.
+    /// </summary>
+    [Fact]
+    public async Task An_identity_id_in_a_bulk_insert_of_a_group_database_is_refused_while_puts_take_the_clusters()
+    {
+        await _cluster.FormWithDatabaseAsync("ids");
+        var ids = new List<string>();
+        foreach (var n in _cluster.Nodes)
+        {
+            var r = await n.Http.PutAsync("/databases/ids/docs?id=users|", TestServer.Json("""{"Name":"x","@metadata":{"@collection":"Users"}}"""));
+            var body = await TestServer.ReadJson(r);
+            Assert.True(r.StatusCode == HttpStatusCode.Created, body.ToString());
+            ids.Add(body.GetProperty("Id").GetString()!);
+        }
+        Assert.Equal(["users/1", "users/2", "users/3"], ids);
+        var bulk = await _cluster.Nodes[1].Http.PostAsync("/databases/ids/bulk_insert?id=5",
+            TestServer.Json("""[{"Id":"users|","Type":"PUT","Document":{"Name":"bulk","@metadata":{"@collection":"Users"}}}]"""));
+        string answer = await bulk.Content.ReadAsStringAsync();
+        Assert.True(bulk.StatusCode == HttpStatusCode.BadRequest, $"{(int)bulk.StatusCode}: {answer}");
+        Assert.Contains("identity", answer, StringComparison.Ordinal);
+        await Eventually.HoldsAsync(async () => await CountAsync(_cluster.Nodes[1], "ids") == 3, "the three users on B");
+        Assert.Null(await ReplicationSetup.GetAsync(_cluster.Nodes[1].Http, "ids", "users/4"));
+    }
+
     public void Dispose() => _cluster.Dispose();
 }
