@@ -12,13 +12,17 @@ public static class ClusterCommands
     /// <summary>A node leaves: <c>{Tag}</c>.</summary>
     public const string RemoveNode = "RemoveNode";
 
-    /// <summary>A database is placed on a group of nodes: <c>{Name, Members: [tags], ClusterTransactionId}</c>.</summary>
+    /// <summary>
+    /// A database is placed on a group of nodes: <c>{RequestId, Name, Members: [tags], ClusterTransactionId}</c>; it does
+    /// not happen (an unsuccessful result) when a group of that name exists.
+    /// </summary>
     public const string PutDatabaseGroup = "PutDatabaseGroup";
 
-    public static byte[] Group(string name, IEnumerable<string> members, string clusterTransactionId) => Encode(w =>
+    public static byte[] Group(string requestId, string name, IEnumerable<string> members, string clusterTransactionId) => Encode(w =>
     {
         w.WriteStartObject();
         w.WriteString("Type", PutDatabaseGroup);
+        w.WriteString("RequestId", requestId);
         w.WriteString("Name", name);
         w.WriteString("ClusterTransactionId", clusterTransactionId);
         w.WriteStartArray("Members");

@@ -174,6 +174,14 @@ public sealed class ClusterState
                 break;
             }
             case ClusterCommands.PutDatabaseGroup:
+                if (command.TryGetProperty("RequestId", out _))
+                {
+                    // Asked of any node, so two may race for one name: the first committed wins.
+                    bool exists = _databases.ContainsKey(command.GetProperty("Name").GetString()!);
+                    Answer(command, new ClusterValueResult(!exists, index, null));
+                    if (exists)
+                        break;
+                }
                 _deleted.Remove(command.GetProperty("Name").GetString()!);
                 _databases = _databases.SetItem(command.GetProperty("Name").GetString()!, new DatabaseGroup(
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index)

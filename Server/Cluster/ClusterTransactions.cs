@@ -166,10 +166,13 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
         return results;
     }
 
-    /// <summary>The result of a command whose document this member already holds at (or after) the transaction: as if written now.</summary>
+    /// <summary>
+    /// The result of a command whose document this member already holds at (or after) the transaction: as if written
+    /// now. A PUT whose document a later write deleted meanwhile answers the PUT's shape without a version.
+    /// </summary>
     private static void WriteKept(Utf8JsonWriter w, BatchItem item, StoredDocument? current)
     {
-        if (item is DeleteItem || current == null)
+        if (item is DeleteItem)
         {
             w.WriteString("Type", "DELETE");
             w.WriteString("Id", item.Id);
@@ -178,6 +181,12 @@ public sealed class ClusterTransactions(ClusterNode node, ServerOptions options,
             return;
         }
         w.WriteString("Type", "PUT");
+        if (current == null)
+        {
+            w.WriteString("@id", item.Id);
+            w.WriteNull("@change-vector");
+            return;
+        }
         w.WriteString("@id", current.Id);
         if (current.Collection != Collections.Empty)
             w.WriteString("@collection", current.Collection);

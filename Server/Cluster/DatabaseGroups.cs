@@ -37,15 +37,19 @@ public sealed class DatabaseGroups : IAsyncDisposable
     public void Start() => _loop = Task.Run(LoopAsync);
 
     /// <summary>
-    /// On the leader: places database <paramref name="name"/> on <paramref name="replicationFactor"/> nodes (this one
+    /// From any node: places database <paramref name="name"/> on <paramref name="replicationFactor"/> nodes (this one
     /// first, then the others by tag; watchers hold none), commits it through Raft and creates the local instance.
-    /// 409 when it exists; 400 when the cluster has fewer nodes.
+    /// 409 when it exists (checked here, and again when applied: of two nodes asked at once, the first committed wins);
+    /// 400 when the cluster has fewer nodes.
     /// </summary>
     public async Task<(long Index, IReadOnlyList<string> Members)> CreateAsync(string name, int replicationFactor, CancellationToken token)
     {
         DatabaseRegistry.ValidateName(name);
         if (replicationFactor < 1)
             throw new BadRequestException($"ReplicationFactor must be at least 1 (got {replicationFactor}).");
+        // Asked of any node: it first applies everything already committed, so it places the database on the nodes the
+        // leader knows (a node added a moment ago included).
+        await _node.ReadBarrierAsync(token).ConfigureAwait(false);
         var (exists, candidates) = _node.Read(s => (s.Databases.ContainsKey(name),
             s.Nodes.Where(n => !n.Value.Watcher).Select(n => n.Key).OrderBy(t => t == _node.Tag ? "" : t, StringComparer.Ordinal).ToList()));
         if (exists || _registry.Find(name) != null)
@@ -53,7 +57,11 @@ public sealed class DatabaseGroups : IAsyncDisposable
         if (replicationFactor > candidates.Count)
             throw new BadRequestException($"ReplicationFactor {replicationFactor} is more than the cluster's {candidates.Count} member node(s).");
         var members = candidates.Take(replicationFactor).ToList();
-        long index = await _node.ReplicateAsync(ClusterCommands.Group(name, members, Documents.ChangeVectors.NewDatabaseId()), token).ConfigureAwait(false);
+        string requestId = ClusterNode.NewRequestId();
+        var result = await _node.AskAsync(requestId, ClusterCommands.Group(requestId, name, members, Documents.ChangeVectors.NewDatabaseId()), token).ConfigureAwait(false);
+        if (!result.Successful)
+            throw new ConcurrencyException($"Database '{name}' already exists.");
+        long index = result.Index;
         await ReconcileAsync(token).ConfigureAwait(false);
         return (index, members);
     }
@@ -65,6 +73,7 @@ public sealed class DatabaseGroups : IAsyncDisposable
     /// </summary>
     public async Task<(long Index, string Tag)> AddNodeAsync(string name, string? tag, string? mentor, CancellationToken token)
     {
+        await _node.ReadBarrierAsync(token).ConfigureAwait(false);
         var (group, candidates) = _node.Read(s => (s.Databases.GetValueOrDefault(name), s.Nodes.Where(n => !n.Value.Watcher).Select(n => n.Key).ToList()));
         if (group == null)
             throw new DatabaseMissingException(name);

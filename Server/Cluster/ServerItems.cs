@@ -1,62 +1,45 @@
 using System.Text.Json.Nodes;
-using RavenLite.Server.Configuration;
-using RavenLite.Server.Security;
 
 namespace RavenLite.Server.Cluster;
 
 /// <summary>
 /// The server-wide state every node of the cluster keeps alike (docs/cluster.md "Server-wide state"): the registered
 /// client certificates and the server's client configuration. A change goes through Raft as a
-/// <see cref="ClusterCommands.PutServerItem"/> from whichever node was asked; every node then brings its own copy — the
-/// certificate registry in its system storage, <c>server.json</c> — in line with the cluster's items, whenever it
-/// applies a command (and once it has committed its own change, before answering). Level-triggered: a node that was
-/// down catches up from the items, whatever it missed.
+/// <see cref="ClusterCommands.PutServerItem"/> from whichever node was asked; every node then brings its own copies in
+/// line with the cluster's items — each kind through its <see cref="IServerItemFollower"/> — whenever it applies a
+/// command (and once it has committed its own change, before answering). Level-triggered: a node that was down catches
+/// up from the items, whatever it missed.
 /// </summary>
 public sealed class ServerItems : IDisposable
 {
-    /// <summary>Items <c>certificates/{THUMBPRINT}</c>: a <see cref="CertificateDefinition"/> as JSON.</summary>
-    public const string CertificatePrefix = "certificates/";
-
     /// <summary>The item holding the server's client configuration (RavenDB's <c>ClientConfiguration</c>).</summary>
     public const string ClientConfigurationKey = "configuration/client";
 
     private readonly ClusterNode _node;
-    private readonly ServerClientConfiguration _client;
-    private readonly CertificateRegistry? _certificates;
     private readonly ILogger<ServerItems> _logger;
     private readonly SemaphoreSlim _gate = new(1, 1);
     private readonly Dictionary<string, long> _synced = new(StringComparer.Ordinal); // key → index brought in line here
+    private IServerItemFollower[] _followers = [];
 
-    public ServerItems(ClusterNode node, ServerClientConfiguration client, ServerOptions options, IServiceProvider services, ILogger<ServerItems> logger)
+    public ServerItems(ClusterNode node, ILogger<ServerItems> logger)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(services);
         _node = node;
-        _client = client;
-        _certificates = options.Security.Secured ? services.GetRequiredService<CertificateRegistry>() : null;
         _logger = logger;
         node.Changed += () => _ = Task.Run(SyncInBackgroundAsync);
     }
 
-    /// <summary>Registers (or replaces) a client certificate on every node; returns the Raft index.</summary>
-    public Task<long> PutCertificateAsync(CertificateDefinition definition, CancellationToken token)
-    {
-        ArgumentNullException.ThrowIfNull(definition);
-        return SubmitAsync(CertificatePrefix + definition.Thumbprint, JsonSerializer.Serialize(definition), token);
-    }
-
-    /// <summary>Removes a client certificate's registration from every node; returns the Raft index.</summary>
-    public Task<long> DeleteCertificateAsync(string thumbprint, CancellationToken token) =>
-        SubmitAsync(CertificatePrefix + SecurityOptions.NormalizeThumbprint(thumbprint), null, token);
+    /// <summary>The followers of the kinds this node keeps (set at start-up, before the first sync).</summary>
+    public void Follow(IEnumerable<IServerItemFollower> followers) => _followers = [.. followers];
 
     /// <summary>Sets the server-wide client configuration on every node; returns the Raft index.</summary>
     public Task<long> PutClientConfigurationAsync(JsonObject configuration, CancellationToken token)
     {
         ArgumentNullException.ThrowIfNull(configuration);
-        return SubmitAsync(ClientConfigurationKey, configuration.ToJsonString(), token);
+        return PutAsync(ClientConfigurationKey, configuration.ToJsonString(), token);
     }
 
-    private async Task<long> SubmitAsync(string key, string? json, CancellationToken token)
+    /// <summary>Puts item <paramref name="key"/> (<paramref name="json"/> null: deletes it) through Raft and brings this node in line; returns the Raft index.</summary>
+    public async Task<long> PutAsync(string key, string? json, CancellationToken token)
     {
         long index = await _node.SendAsync(ClusterCommands.ServerItem(ClusterNode.NewRequestId(), key, json), token).ConfigureAwait(false);
         await SyncAsync(token).ConfigureAwait(false);
@@ -75,9 +58,11 @@ public sealed class ServerItems : IDisposable
         }
     }
 
-    /// <summary>Brings this node's certificate registry and client configuration in line with the cluster's items.</summary>
+    /// <summary>Hands each follower the cluster's items of its kind that changed since it was last handed them.</summary>
     public async Task SyncAsync(CancellationToken token)
     {
+        if (_followers.Length == 0)
+            return; // not started yet: nothing is marked as brought in line before its follower is known
         await _gate.WaitAsync(token).ConfigureAwait(false);
         try
         {
@@ -85,10 +70,9 @@ public sealed class ServerItems : IDisposable
             {
                 if (_synced.GetValueOrDefault(item.Key) == item.Index)
                     continue;
-                if (item.Key.StartsWith(CertificatePrefix, StringComparison.Ordinal))
-                    SyncCertificate(item.Key[CertificatePrefix.Length..], item.Json);
-                else if (item.Key == ClientConfigurationKey && item.Json != null && _client.Client?.ToJsonString() != item.Json)
-                    _client.Set(JsonNode.Parse(item.Json) as JsonObject ?? throw new JsonException("The cluster's client configuration is not a JSON object."));
+                foreach (var follower in _followers)
+                    if (item.Key.StartsWith(follower.Prefix, StringComparison.Ordinal))
+                        follower.Apply(item.Key, item.Json);
                 _synced[item.Key] = item.Index;
             }
         }
@@ -96,21 +80,6 @@ public sealed class ServerItems : IDisposable
         {
             _gate.Release();
         }
-    }
-
-    private void SyncCertificate(string thumbprint, string? json)
-    {
-        if (_certificates == null)
-            return; // an unsecured node has no registry (a secured cluster is secured on every node)
-        var registered = _certificates.Registered(thumbprint);
-        if (json == null)
-        {
-            if (registered != null)
-                _certificates.Delete(thumbprint);
-            return;
-        }
-        if (registered == null || JsonSerializer.Serialize(registered) != json)
-            _certificates.Put(JsonSerializer.Deserialize<CertificateDefinition>(json)!);
     }
 
     public void Dispose() => _gate.Dispose();

@@ -69,7 +69,7 @@ public static class CertificateEndpoints
             PublicKeyPinningHash = CertificateDefinition.PinningHash(leaf),
             Issuers = issuers.Select(i => Convert.ToBase64String(i.RawData)).ToList(),
         };
-        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().PutCertificateAsync(definition, context.RequestAborted).ConfigureAwait(false);
+        await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(definition, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, leaf.Thumbprint, "registered", clearance.ToString());
         context.Response.StatusCode = 201;
     }
@@ -91,7 +91,7 @@ public static class CertificateEndpoints
             SecurityClearance = clearance,
             Permissions = ParsePermissions(root, clearance),
         };
-        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().PutCertificateAsync(edited, context.RequestAborted).ConfigureAwait(false);
+        await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(edited, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), edited.Name, thumbprint, "edited", clearance.ToString());
         context.Response.StatusCode = 204;
     }
@@ -104,7 +104,7 @@ public static class CertificateEndpoints
         var caller = Caller(context, registry);
         if (existing.SecurityClearance == SecurityClearance.ClusterAdmin && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
             throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may delete a ClusterAdmin certificate.");
-        await context.RequestServices.GetRequiredService<Cluster.ServerItems>().DeleteCertificateAsync(thumbprint, context.RequestAborted).ConfigureAwait(false);
+        await context.RequestServices.GetRequiredService<ClusterCertificates>().DeleteAsync(thumbprint, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), existing.Name, thumbprint, "deleted", existing.SecurityClearance.ToString());
         context.Response.StatusCode = 204;
     }

@@ -45,8 +45,6 @@ public static class DatabaseEndpoints
         if (replicationFactor > 1 || cluster.Read(s => s.Nodes.Count) > 1)
         {
             // In a cluster the database is placed on a group of nodes through Raft (docs/cluster.md "Database groups").
-            if (await LeaderForward.TryAsync(context, cluster, body).ConfigureAwait(false))
-                return;
             var (index, members) = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().CreateAsync(name, replicationFactor, context.RequestAborted).ConfigureAwait(false);
             var urls = cluster.Read(s => members.Select(m => s.Nodes[m].Url).ToList());
             await JsonResponse.WriteAsync(context, 201, w =>

@@ -5,10 +5,11 @@ using RavenLite.Server.Cluster;
 namespace RavenLite.Server.Hosting;
 
 /// <summary>Starts this node's Raft, its database groups, observer, server-wide items and peers with the server, tells it the address the server listens on, and stops them last.</summary>
-internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, ClusterPeers peers, ServerItems items, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
+internal sealed class ClusterHost(ClusterNode node, DatabaseGroups groups, ClusterObserver observer, ClusterPeers peers, ServerItems items, IEnumerable<IServerItemFollower> followers, IServer server, IHostApplicationLifetime lifetime, ILogger<ClusterHost> logger) : IHostedService
 {
     public async Task StartAsync(CancellationToken cancellationToken)
     {
+        items.Follow(followers);
         await node.StartAsync(cancellationToken).ConfigureAwait(false);
         // Waited for inside the start: a started server's topology names it (a new cluster of one records itself at once).
         lifetime.ApplicationStarted.Register(() => ListeningAsync(lifetime.ApplicationStopping).GetAwaiter().GetResult());

@@ -58,6 +58,7 @@ public static class ServerHost
         builder.Services.AddSingleton<Cluster.ClusterTransactions>();
         builder.Services.AddSingleton<Cluster.DatabaseRecords>();
         builder.Services.AddSingleton<Cluster.ServerItems>();
+        builder.Services.AddSingleton<Cluster.IServerItemFollower, Cluster.ClientConfigurationFollower>();
         builder.Services.AddSingleton<Cluster.ClusterObserver>();
         builder.Services.AddSingleton<Cluster.ClusterPeers>();
         builder.Services.AddSingleton<Cluster.NodeClient>();

@@ -27,6 +27,8 @@ public static class SecurityHost
         var services = builder.Services;
         services.AddSingleton(_ => certificate);
         services.AddSingleton<CertificateRegistry>();
+        services.AddSingleton<ClusterCertificates>();
+        services.AddSingleton<Cluster.IServerItemFollower>(s => s.GetRequiredService<ClusterCertificates>());
         services.AddSingleton<AccessPolicy>();
         services.AddSingleton<Replication.IReplicationConnector, SecuredReplicationConnector>();
         services.AddSingleton<Cluster.IRaftTransportSecurity, SecuredRaftTransport>();
