@@ -3,7 +3,7 @@ namespace RavenLite.Client.Http;
 /// <summary>
 /// The nodes a database's requests may go to, in the order of its topology (<c>GET /topology?name=</c>: members, then
 /// rehabs), and which one to try first: the preferred node (the first that answers; a node that fails passes the
-/// preference to the next), for reads the next in turn (round robin) or the fastest. Thread-safe: the state is one
+/// preference to the next, and takes it back once it answers again — <see cref="NodeHealthChecks"/>), for reads the next in turn (round robin) or the fastest. Thread-safe: the state is one
 /// immutable record swapped whole.
 /// </summary>
 internal sealed class NodeSelector(IReadOnlyList<Uri> initial)
@@ -52,6 +52,16 @@ internal sealed class NodeSelector(IReadOnlyList<Uri> initial)
             Preferred = s.Preferred == i ? (i + 1) % s.Nodes.Count : s.Preferred,
             Fastest = s.Fastest == i ? -1 : s.Fastest,
         };
+    });
+
+    /// <summary>
+    /// <paramref name="node"/>, which had failed, answers again: preferred again when the topology lists it before the
+    /// node preferred now (the order the cluster asks the clients to prefer).
+    /// </summary>
+    public void Restored(Uri node) => Swap(s =>
+    {
+        int i = IndexOf(s.Nodes, node);
+        return i >= 0 && i < s.Preferred ? s with { Preferred = i } : s;
     });
 
     /// <summary><paramref name="node"/> answered a race first.</summary>

@@ -22,6 +22,7 @@ public sealed class RequestExecutor : IDisposable
     private readonly IReadOnlyList<Uri> _urls;
     private readonly NodeSelector _server;
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, NodeSelector> _databases = new(StringComparer.OrdinalIgnoreCase);
+    private readonly NodeHealthChecks _health;
     private string _clientConfigurationEtag = "0";
     private (int MaxRequests, char Separator, ReadBalanceBehavior ReadBalance)? _originalConventions;
 
@@ -43,6 +44,7 @@ public sealed class RequestExecutor : IDisposable
             handler.SslOptions.RemoteCertificateValidationCallback = serverValidation;
         _http = new HttpClient(handler) { BaseAddress = urls[0], Timeout = timeout };
         _http.DefaultRequestHeaders.Add("Raven-Client-Version", "7.2.0");
+        _health = new NodeHealthChecks(_http);
     }
 
     internal RequestExecutor(Uri url, TimeSpan timeout, DocumentConventions? conventions = null, X509Certificate2? certificate = null, RemoteCertificateValidationCallback? serverValidation = null)
@@ -89,6 +91,7 @@ public sealed class RequestExecutor : IDisposable
             {
                 failure = e;
                 selector.Failed(node);
+                _health.Watch(database, selector, node);
                 continue;
             }
             if (Unavailable(response))
@@ -97,6 +100,7 @@ public sealed class RequestExecutor : IDisposable
                 response.Dispose();
                 response = null;
                 selector.Failed(node);
+                _health.Watch(database, selector, node);
             }
         }
         if (response == null)
@@ -308,6 +312,10 @@ public sealed class RequestExecutor : IDisposable
         };
     }
 
-    /// <summary>Closes the connection pool.</summary>
-    public void Dispose() => _http.Dispose();
+    /// <summary>Ends the node checks and closes the connection pool.</summary>
+    public void Dispose()
+    {
+        _health.Dispose();
+        _http.Dispose();
+    }
 }

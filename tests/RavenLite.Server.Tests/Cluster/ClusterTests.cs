@@ -673,7 +673,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     /// Our .NET client's cluster flow: given the three URLs it reads the group's topology; with RoundRobin its reads go
     /// to every node in turn; a cluster-wide session stores a document with a compare-exchange value, and of two
     /// cluster-wide sessions that loaded the same version the second to save is refused; when the node it prefers is
-    /// killed, its writes and reads fail over to the others.
+    /// killed, its writes and reads fail over to the others, and once it is back its writes go to it again.
     /// </summary>
     [Fact]
     public async Task The_dotnet_client_reads_round_robin_runs_cluster_wide_sessions_and_fails_over()
@@ -741,6 +741,30 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             Assert.Equal("Cid", (await session.LoadAsync<Person>("people/3"))!.Name);
             Assert.Equal("Bea (first)", (await session.LoadAsync<Person>("people/2"))!.Name);
         }
+
+        // Back up, the preferred node gets the writes again: the client checked it in the background.
+        await _cluster.Nodes[0].RestartAsync();
+        int written = 0;
+        await Eventually.HoldsAsync(async () =>
+        {
+            using (var session = store.OpenAsyncSession())
+            {
+                await session.StoreAsync(new Person { Name = "Dee" }, $"people/dee-{written++}");
+                await session.SaveChangesAsync();
+            }
+            return await BatchesAsync(_cluster.Nodes[0]) > 0;
+        }, "a session's writes to go to the restarted preferred node again");
+    }
+
+    /// <summary>How many session batches (<c>POST /databases/{db}/bulk_docs</c>) <paramref name="node"/> has answered since it started (its <c>/metrics</c>).</summary>
+    private static async Task<long> BatchesAsync(NodeProcess node)
+    {
+        long total = 0;
+        foreach (string line in (await node.Http.GetStringAsync("/metrics")).Split('\n'))
+            if (line.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal)
+                && line.Contains("http_request_method=\"POST\"", StringComparison.Ordinal) && line.Contains("http_route=\"/databases/{db}/bulk_docs\"", StringComparison.Ordinal))
+                total += long.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
+        return total;
     }
 
     /// <summary>
