@@ -173,7 +173,9 @@ public sealed class DocumentStore : IDocumentStore
     public Changes.DatabaseChanges Changes(string? database = null)
     {
         ObjectDisposedException.ThrowIf(_disposed, this);
-        return new Changes.DatabaseChanges(Executor.Url, database ?? Database ?? throw new InvalidOperationException("Set DocumentStore.Database or pass a database."));
+        string name = database ?? Database ?? throw new InvalidOperationException("Set DocumentStore.Database or pass a database.");
+        var executor = Executor;
+        return new Changes.DatabaseChanges(() => executor.NodesOf(name), name);
     }
 
     /// <summary>Returns unused HiLo ranges (best effort) and closes the connection pool.</summary>

@@ -30,11 +30,14 @@ public interface IChangesObservable<out T> : IObservable<T>
 /// <summary>
 /// The changes API (<c>store.Changes()</c>): one WebSocket to <c>/databases/{db}/changes</c> carrying every subscription
 /// of this object. When the connection drops (or the server closes it for reading too slowly) it reconnects after a
-/// second and subscribes again to everything still observed; changes made while disconnected are not replayed.
+/// second — in a cluster to the database's next node, as RavenDB's clients fail over — and subscribes again to
+/// everything still observed; changes made while disconnected are not replayed.
 /// </summary>
 public sealed class DatabaseChanges : IDisposable
 {
-    private readonly Uri _uri;
+    private readonly Func<IReadOnlyList<Uri>> _nodes;
+    private readonly string _database;
+    private int _node; // which of the database's nodes to connect to; a failed connection moves on to the next
     private readonly CancellationTokenSource _stop = new();
     private readonly SemaphoreSlim _sendLock = new(1, 1);
     private readonly ConcurrentDictionary<long, TaskCompletionSource> _confirmations = new();
@@ -44,12 +47,16 @@ public sealed class DatabaseChanges : IDisposable
     private long _commandId;
     private readonly Task _worker;
 
-    internal DatabaseChanges(Uri server, string database)
+    /// <summary>Connects to the first of <paramref name="nodes"/> (the database's nodes, read afresh at each connection) and, when a connection fails, to the next.</summary>
+    internal DatabaseChanges(Func<IReadOnlyList<Uri>> nodes, string database)
     {
-        var builder = new UriBuilder(server) { Scheme = server.Scheme == "https" ? "wss" : "ws", Path = "/databases/" + Uri.EscapeDataString(database) + "/changes" };
-        _uri = builder.Uri;
+        _nodes = nodes;
+        _database = database;
         _worker = Task.Run(RunAsync);
     }
+
+    private Uri ChangesUri(Uri server) =>
+        new UriBuilder(server) { Scheme = server.Scheme == "https" ? "wss" : "ws", Path = "/databases/" + Uri.EscapeDataString(_database) + "/changes" }.Uri;
 
     /// <summary>Raised with a connection error or an error notification from the server.</summary>
     public event Action<Exception>? OnError;
@@ -136,12 +143,15 @@ public sealed class DatabaseChanges : IDisposable
 
     private async Task RunAsync()
     {
+        int failedBeforeFirst = 0;
         while (!_stop.IsCancellationRequested)
         {
             var socket = new ClientWebSocket();
+            var nodes = _nodes();
+            var uri = ChangesUri(nodes[(int)((uint)_node % (uint)nodes.Count)]);
             try
             {
-                await socket.ConnectAsync(_uri, _stop.Token).ConfigureAwait(false);
+                await socket.ConnectAsync(uri, _stop.Token).ConfigureAwait(false);
                 _socket = socket;
                 var resubscribe = _subscriptions.Values.Select(s => s.SubscribeAsync()).ToList();
                 _firstConnection.TrySetResult();
@@ -150,12 +160,14 @@ public sealed class DatabaseChanges : IDisposable
             }
             catch (Exception e) when (e is WebSocketException or IOException or HttpRequestException || (e is OperationCanceledException && !_stop.IsCancellationRequested))
             {
-                if (!_firstConnection.Task.IsCompleted)
+                _node++; // in a cluster the next node serves the database's changes too
+                if (!_firstConnection.Task.IsCompleted && ++failedBeforeFirst >= nodes.Count)
                 {
-                    _firstConnection.TrySetException(new Exceptions.RavenException($"Could not connect the changes API at {_uri}: {e.Message}", e));
+                    _firstConnection.TrySetException(new Exceptions.RavenException($"Could not connect the changes API at {uri}: {e.Message}", e));
                     return;
                 }
-                OnError?.Invoke(e);
+                if (_firstConnection.Task.IsCompleted)
+                    OnError?.Invoke(e);
             }
             catch (OperationCanceledException)
             {

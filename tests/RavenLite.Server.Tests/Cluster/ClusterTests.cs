@@ -673,7 +673,7 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     /// Our .NET client's cluster flow: given the three URLs it reads the group's topology; with RoundRobin its reads go
     /// to every node in turn; a cluster-wide session stores a document with a compare-exchange value, and of two
     /// cluster-wide sessions that loaded the same version the second to save is refused; when the node it prefers is
-    /// killed, its writes and reads fail over to the others, and once it is back its writes go to it again.
+    /// killed, its writes, reads and changes fail over to the others, and once it is back its writes go to it again.
     /// </summary>
     [Fact]
     public async Task The_dotnet_client_reads_round_robin_runs_cluster_wide_sessions_and_fails_over()
@@ -729,16 +729,33 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             await Assert.ThrowsAsync<RavenLite.Client.Exceptions.ClusterTransactionConcurrencyException>(() => second.SaveChangesAsync());
         }
 
-        // The preferred node (the first member) dies: writes and reads go on through the others.
+        // The preferred node (the first member) dies: writes and reads go on through the others, and the changes API
+        // reconnects to another node.
+        using var changes = store.Changes();
+        await changes.EnsureConnectedNow();
+        var changed = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        var observed = changes.ForAllDocuments();
+        using var watching = RavenLite.Client.Changes.ChangesObservableExtensions.Subscribe(observed, c => changed.Enqueue(c.Id));
+        await observed.EnsureSubscribedNow();
         _cluster.Nodes[0].Kill();
         using (var session = store.OpenAsyncSession())
         {
             await session.StoreAsync(new Person { Name = "Cid" }, "people/3");
             await session.SaveChangesAsync();
         }
+        await Eventually.HoldsAsync(async () =>
+        {
+            if (changed.Contains("people/3"))
+                return true;
+            using var session = store.OpenAsyncSession(); // written again until the changes connection is back
+            var cid = (await session.LoadAsync<Person>("people/3"))!;
+            cid.Name += ".";
+            await session.SaveChangesAsync();
+            return false;
+        }, "the changes API to report people/3 through another node");
         using (var session = store.OpenAsyncSession())
         {
-            Assert.Equal("Cid", (await session.LoadAsync<Person>("people/3"))!.Name);
+            Assert.StartsWith("Cid", (await session.LoadAsync<Person>("people/3"))!.Name, StringComparison.Ordinal);
             Assert.Equal("Bea (first)", (await session.LoadAsync<Person>("people/2"))!.Name);
         }
 
