@@ -652,12 +652,18 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>How many GET requests for documents of any database <paramref name="node"/> has answered (its <c>/metrics</c>).</summary>
-    private static async Task<long> DocumentReadsAsync(NodeProcess node)
+    private static Task<long> DocumentReadsAsync(NodeProcess node) => RequestsAsync(node, "GET", "/databases/{db}/docs");
+
+    /// <summary>How many session batches (<c>POST /databases/{db}/bulk_docs</c>) <paramref name="node"/> has answered since it started.</summary>
+    private static Task<long> BatchesAsync(NodeProcess node) => RequestsAsync(node, "POST", "/databases/{db}/bulk_docs");
+
+    /// <summary>How many <paramref name="method"/> requests to <paramref name="route"/> <paramref name="node"/> has answered (its <c>/metrics</c>).</summary>
+    private static async Task<long> RequestsAsync(NodeProcess node, string method, string route)
     {
         long total = 0;
         foreach (string line in (await node.Http.GetStringAsync("/metrics")).Split('\n'))
             if (line.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal)
-                && line.Contains("http_request_method=\"GET\"", StringComparison.Ordinal) && line.Contains("http_route=\"/databases/{db}/docs\"", StringComparison.Ordinal))
+                && line.Contains($"http_request_method=\"{method}\"", StringComparison.Ordinal) && line.Contains($"http_route=\"{route}\"", StringComparison.Ordinal))
                 total += long.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
         return total;
     }
@@ -771,17 +777,6 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             }
             return await BatchesAsync(_cluster.Nodes[0]) > 0;
         }, "a session's writes to go to the restarted preferred node again");
-    }
-
-    /// <summary>How many session batches (<c>POST /databases/{db}/bulk_docs</c>) <paramref name="node"/> has answered since it started (its <c>/metrics</c>).</summary>
-    private static async Task<long> BatchesAsync(NodeProcess node)
-    {
-        long total = 0;
-        foreach (string line in (await node.Http.GetStringAsync("/metrics")).Split('\n'))
-            if (line.StartsWith("http_server_request_duration_seconds_count{", StringComparison.Ordinal)
-                && line.Contains("http_request_method=\"POST\"", StringComparison.Ordinal) && line.Contains("http_route=\"/databases/{db}/bulk_docs\"", StringComparison.Ordinal))
-                total += long.Parse(line[(line.LastIndexOf(' ') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
-        return total;
     }
 
     /// <summary>
