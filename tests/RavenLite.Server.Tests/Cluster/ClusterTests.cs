@@ -724,6 +724,12 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             session.Advanced.ClusterTransaction.CreateCompareExchangeValue("names/bea", "people/2");
             await session.SaveChangesAsync();
         }
+        // Every member writes a cluster-wide transaction when it applies it; round-robin loads may go to any of them.
+        foreach (var n in _cluster.Nodes)
+        {
+            var node = n;
+            await Eventually.HoldsAsync(async () => (await ReplicationSetup.GetAsync(node.Http, "people", "people/2")) != null, $"people/2 on {node.Url}");
+        }
         using (var first = store.OpenAsyncSession(clusterWide))
         using (var second = store.OpenAsyncSession(clusterWide))
         {
