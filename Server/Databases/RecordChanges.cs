@@ -131,8 +131,10 @@ public static class RecordChanges
         var list = names.EnumerateArray().Select(n => n.GetString()!).ToList();
         return (db, _) =>
         {
+            // RavenDB's IndexChange types for each setting (state changes have their own: enabled, disabled).
+            string change = mode != null ? "LockModeChanged" : priority != null ? "PriorityChanged" : state == "Disabled" ? "IndexDemotedToDisabled" : "IndexPromotedFromIdle";
             foreach (string name in list.Where(n => db.Indexes.Get(n) != null))
-                db.Indexes.UpdateSettings(name, d =>
+                db.Indexes.UpdateSettings(name, change, d =>
                 {
                     d.LockMode = mode ?? d.LockMode;
                     d.Priority = priority ?? d.Priority;

@@ -31,6 +31,9 @@ public static class IndexEndpoints
         app.MapPost("/databases/{db}/indexes/set-lock", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Mode", IndexDefinitionJson.CheckLockMode))).Requires(Access.DatabaseAdmin);
         app.MapPost("/databases/{db}/indexes/set-priority", DatabaseRoute.Handle((c, db) => SetForMany(c, db, "Priority", IndexDefinitionJson.CheckPriority))).Requires(Access.DatabaseAdmin);
         app.MapGet("/databases/{db}/indexes/status", DatabaseRoute.Handle(IndexingStatus)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/indexes/terms", DatabaseRoute.Handle(Terms)).Requires(Access.DatabaseRead);
+        app.MapPost("/databases/{db}/indexes/has-changed", DatabaseRoute.Handle(HasChanged)).Requires(Access.DatabaseRead);
+        app.MapDelete("/databases/{db}/indexes/errors", DatabaseRoute.Handle(ClearErrors)).Requires(Access.DatabaseAdmin);
     }
 
     /// <summary>RavenDB's index status: Running, Paused (indexing stopped, or waiting for disk space), Disabled, or Error.</summary>
@@ -72,7 +75,7 @@ public static class IndexEndpoints
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
-            w.WriteString("Status", all.Count > 0 && all.All(i => i.Paused) ? "Paused" : "Running");
+            w.WriteString("Status", db.Indexes.IndexingStopped ? "Paused" : "Running");
             w.WriteStartArray("Indexes");
             foreach (var i in all)
             {
@@ -286,9 +289,15 @@ public static class IndexEndpoints
         return db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
     }
 
+    /// <summary>DELETE of an index: 204, or 404 without a body when there is none (RavenDB's answer, not an error).</summary>
     private static async Task Delete(HttpContext context, Database db)
     {
-        string name = Find(context, db).Name;
+        if (db.Indexes.Get(RequestParsing.Required(context.Request, "name")) is not { } index)
+        {
+            context.Response.StatusCode = 404;
+            return;
+        }
+        string name = index.Name;
         using var body = JsonDocument.Parse(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, string> { ["Name"] = name }));
         await RecordChangeRoute.RunAsync(context, db, RecordChanges.DeleteIndex, body.RootElement).ConfigureAwait(false);
         context.Response.StatusCode = 204;
@@ -300,13 +309,59 @@ public static class IndexEndpoints
     /// </summary>
     private static async Task Pause(HttpContext context, Database db, bool paused)
     {
-        var targets = RequestParsing.Query(context.Request, "name") is not null ? [Find(context, db)] : db.Indexes.All;
+        bool all = RequestParsing.Query(context.Request, "name") is null;
+        var targets = all ? db.Indexes.All : [Find(context, db)];
+        if (all)
+            db.Indexes.IndexingStopped = paused;
         if (paused)
             await Task.WhenAll(targets.Select(i => i.StopAsync(TimeSpan.FromSeconds(30))));
         else
             foreach (var i in targets)
                 i.Paused = false;
         context.Response.StatusCode = 204;
+    }
+
+    /// <summary><c>GET indexes/terms?name=&amp;field=&amp;fromValue=&amp;pageSize=</c>: <c>{Terms: [..]}</c>, the field's terms in order after fromValue.</summary>
+    private static Task Terms(HttpContext context, Database db)
+    {
+        var index = Find(context, db);
+        string field = RequestParsing.Required(context.Request, "field");
+        string? from = RequestParsing.Query(context.Request, "fromValue") is { Length: > 0 } f ? f : null;
+        int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", 1024, min: 1);
+        var terms = IndexTerms.Of(index, field, from, pageSize);
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteStartArray("Terms");
+            foreach (string t in terms)
+                w.WriteStringValue(t);
+            w.WriteEndArray();
+            w.WriteEndObject();
+        });
+    }
+
+    /// <summary><c>POST indexes/has-changed</c> with a definition: <c>{Changed}</c>, whether putting it would change the index.</summary>
+    private static async Task HasChanged(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "index definition").ConfigureAwait(false);
+        bool changed = db.Indexes.HasChanged(IndexDefinitionJson.Read(body.RootElement));
+        await JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteBoolean("Changed", changed);
+            w.WriteEndObject();
+        }).ConfigureAwait(false);
+    }
+
+    /// <summary><c>DELETE indexes/errors[?name=..]</c>: forgets the errors of the named indexes (or of all).</summary>
+    private static Task ClearErrors(HttpContext context, Database db)
+    {
+        var names = context.Request.Query["name"].Where(n => !string.IsNullOrEmpty(n)).ToList();
+        var targets = names.Count == 0 ? db.Indexes.All : names.Select(n => db.Indexes.Get(n!) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{n}' does not exist.")).ToList();
+        foreach (var index in targets)
+            index.ClearErrors();
+        context.Response.StatusCode = 204;
+        return Task.CompletedTask;
     }
 
     private static Task Reset(HttpContext context, Database db)

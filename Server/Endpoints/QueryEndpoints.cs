@@ -92,6 +92,22 @@ public static class QueryEndpoints
         var query = RqlParser.Parse(rql);
         if (query.UpdateScript != null)
             throw new InvalidQueryException("A query with 'update { ... }' is a patch by query: send it with PATCH /databases/{db}/queries.");
+        if (string.Equals(RequestParsing.Query(context.Request, "debug"), "explain", StringComparison.OrdinalIgnoreCase))
+        {
+            var (index, reason) = QueryRunner.Explain(db, query, parameters);
+            await JsonResponse.WriteAsync(context, 200, w =>
+            {
+                w.WriteStartObject();
+                w.WriteStartArray("Results");
+                w.WriteStartObject();
+                w.WriteString("Index", index);
+                w.WriteString("Reason", reason);
+                w.WriteEndObject();
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }).ConfigureAwait(false);
+            return;
+        }
         var answer = await QueryRunner.RunAsync(db, query, parameters, options with { Memory = RequestMemory.For(context) }, context.RequestAborted).ConfigureAwait(false);
         // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
         // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.

@@ -26,6 +26,9 @@ public static class ErrorMapping
     {
         BadRequestException or InvalidQueryException or IndexCompilationException => 400,
         AccessDeniedException => 403,
+        // RavenDB answers these with 500 and the exception's type: its clients read a 404 as "no such document" (a null
+        // result), and raise the named exception only from an error answer.
+        NotFoundException { ClientType: RavenExceptionTypes.IndexDoesNotExist or RavenExceptionTypes.SubscriptionDoesNotExist } => 500,
         NotFoundException => 404,
         ReplicationTimeoutException => 408,
         ConcurrencyException => 409,

@@ -54,7 +54,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             return null;
         Exact = IsExact(where);
         // A lone search() or moreLikeThis(): Lucene's hits come in order already, no set to build and sort.
-        if (where is RqlMethod { Name: "search" } lone && Field(lone.Field) is { Indexing: FieldIndexing.Search } searched && resolve(lone.Value!).ValueKind == JsonValueKind.String)
+        if (where is RqlMethod { IsSearch: true } lone && Field(lone.Field) is { Indexing: FieldIndexing.Search } searched && resolve(lone.Value!).ValueKind == JsonValueKind.String)
         {
             var hits = Search(lone, searched, resolve(lone.Value!).GetString()!, keep);
             Total = hits.Total;
@@ -100,8 +100,10 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 return resolve(c.Value).ValueKind == JsonValueKind.Number;
             case RqlBetween bt when Field(bt.Field) is { Spatial: false }:
                 return resolve(bt.Low).ValueKind == JsonValueKind.Number && resolve(bt.High).ValueKind == JsonValueKind.Number;
-            case RqlMethod { Name: "search" } m when Field(m.Field) is { Indexing: FieldIndexing.Search }:
+            case RqlMethod { IsSearch: true } m when Field(m.Field) is { Indexing: FieldIndexing.Search }:
                 return resolve(m.Value!).ValueKind == JsonValueKind.String;
+            case RqlBoost boost:
+                return IsExact(boost.Inner);
             default:
                 return false;
         }
@@ -141,6 +143,8 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             case RqlCompare c when Field(c.Field) is { } f:
             {
                 var v = resolve(c.Value);
+                if (c.Op != "=" && QueryRunner.IsOpenBound(v))
+                    return c.Op == "!=" ? null : Exists(f);
                 return c.Op switch
                 {
                     "=" => Equal(f, v),
@@ -150,7 +154,11 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 };
             }
             case RqlBetween bt when Field(bt.Field) is { } f:
-                return Range(f, resolve(bt.Low), resolve(bt.High));
+            {
+                var (low, high) = (resolve(bt.Low), resolve(bt.High));
+                bool lowOpen = QueryRunner.IsOpenBound(low), highOpen = QueryRunner.IsOpenBound(high);
+                return lowOpen && highOpen ? Exists(f) : Range(f, lowOpen ? null : low, highOpen ? null : high);
+            }
             case RqlIn { All: true } i when Field(i.Field) is { } f:
             {
                 // Every listed value: the intersection of their entries.
@@ -193,6 +201,18 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 return sp.Relation == "disjoint" ? Exists(f) : Spatial(f, spatialShape(sp));
             case RqlMoreLikeThis m:
                 return [.. MoreLikeThis(m).Docs];
+            case RqlBoost boost:
+                return Set(boost.Inner);
+            case RqlExact exact:
+                return Set(exact.Inner); // the terms are lower-cased: a superset of the case-sensitive matches
+            case RqlIntersect intersect:
+                return intersect.Parts.Select(Set).Aggregate((HashSet<long>?)null, (all, one) =>
+                {
+                    if (all == null || one == null)
+                        return all ?? one;
+                    all.IntersectWith(one);
+                    return all;
+                });
             default:
                 return null; // not, true, id(), unknown fields: every entry
         }
@@ -324,7 +344,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         {
             case "startswith":
                 return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Text), IndexKeys.TextTerm(text), prefixOnly: true, high: null);
-            case "search" when f.Indexing == FieldIndexing.Search:
+            case "search" or "lucene" when f.Indexing == FieldIndexing.Search:
                 return [.. Search(m, f, text).Docs];
             default:
                 return Exists(f); // endsWith, search on a field without words

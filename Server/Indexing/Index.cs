@@ -190,8 +190,18 @@ public sealed partial class Index : IDisposable
         }
     }
 
-    /// <summary>Errors since the index was opened.</summary>
+    /// <summary>Errors since the index was opened (or its errors were last cleared).</summary>
     public long ErrorCount => Interlocked.Read(ref _errorCount);
+
+    /// <summary>Forgets the recorded errors (<c>DELETE indexes/errors</c>); the next failing document records anew.</summary>
+    public void ClearErrors()
+    {
+        lock (_errorsLock)
+        {
+            _errors.Clear();
+            Interlocked.Exchange(ref _errorCount, 0);
+        }
+    }
 
     /// <summary>When the worker last committed (UTC), or null.</summary>
     public DateTime? LastIndexingTime => Interlocked.Read(ref _lastIndexingTicks) is var t && t > 0 ? new DateTime(t, DateTimeKind.Utc) : null;

@@ -19,7 +19,7 @@ public static class IndexCompiler
         if (definition.IsAuto)
         {
             var autoFields = definition.AutoFields.Select((f, i) => new IndexField(f.Path, (ushort)i, f.Search ? FieldIndexing.Search : FieldIndexing.Default)).ToList();
-            return new CompiledIndex([definition.Collection!], autoFields, definition.AutoFields.Select(f => f.Path.Split('.')).ToList());
+            return new CompiledIndex([definition.Collection!], autoFields, definition.AutoFields.Select(f => f.Path.Split('.')).ToList()) { MissingFieldsAsNull = definition.MissingFieldsAsNull };
         }
         if (definition.Maps.Count == 0)
             throw new IndexCompilationException($"Index '{definition.Name}' has no maps.", "Maps", "");
@@ -113,7 +113,7 @@ public static class IndexCompiler
         bool createsFields = definition.IsJavaScript ? code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
         if (createsFields && reduce != null)
             throw new IndexCompilationException($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
-        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references };
+        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references, MissingFieldsAsNull = definition.MissingFieldsAsNull };
     }
 }
 
@@ -214,6 +214,12 @@ public sealed class CompiledIndex
 
     /// <summary>The maps load other documents (LoadDocument, load()): their changes map the documents that loaded them again.</summary>
     public bool UsesLoad { get; init; }
+
+    /// <summary>
+    /// The definition's <c>Indexing.IndexMissingFieldsAsNull</c>: an entry without a field equals null in queries. Off by
+    /// default, as RavenDB: only a field whose value is null matches <c>= null</c>.
+    /// </summary>
+    public bool MissingFieldsAsNull { get; init; }
 
     /// <summary>Map-reduce with an output collection: the id pattern of the reference documents listing its outputs, else null.</summary>
     public ReferencePattern? OutputReferences { get; init; }

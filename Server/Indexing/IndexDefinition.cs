@@ -65,6 +65,13 @@ public sealed class IndexDefinition
     /// <summary>Field options by name as the client sent them (static indexes): <c>{"Name":{"Indexing":"Search"}}</c>.</summary>
     public Dictionary<string, JsonElement> FieldOptions { get; set; } = [];
 
+    /// <summary>RavenDB's per-index configuration (<c>{"Indexing.IndexMissingFieldsAsNull": "true"}</c>), kept as sent.</summary>
+    public Dictionary<string, string> Configuration { get; set; } = [];
+
+    /// <summary><c>Indexing.IndexMissingFieldsAsNull</c> is true (<see cref="CompiledIndex.MissingFieldsAsNull"/>).</summary>
+    [JsonIgnore]
+    public bool MissingFieldsAsNull => Configuration.TryGetValue("Indexing.IndexMissingFieldsAsNull", out string? v) && string.Equals(v, "true", StringComparison.OrdinalIgnoreCase);
+
     /// <summary>Auto index: its collection.</summary>
     public string? Collection { get; set; }
 

@@ -37,6 +37,9 @@ public static class IndexDefinitionJson
             definition.LockMode = CheckLockMode(lockMode.GetString()!);
         if (e.TryGetProperty("Priority", out var priority) && priority.ValueKind == JsonValueKind.String)
             definition.Priority = CheckPriority(priority.GetString()!);
+        if (e.TryGetProperty("Configuration", out var configuration) && configuration.ValueKind == JsonValueKind.Object)
+            foreach (var setting in configuration.EnumerateObject())
+                definition.Configuration[setting.Name] = setting.Value.ValueKind == JsonValueKind.String ? setting.Value.GetString()! : setting.Value.GetRawText();
         if (e.TryGetProperty("Fields", out var fields) && fields.ValueKind == JsonValueKind.Object)
             foreach (var f in fields.EnumerateObject())
                 definition.FieldOptions[f.Name] = f.Value.Clone();
@@ -71,7 +74,16 @@ public static class IndexDefinitionJson
         }
         w.WriteEndObject();
         w.WriteStartObject("Configuration");
+        foreach (var (key, value) in d.Configuration)
+            w.WriteString(key, value);
         w.WriteEndObject();
+        w.WriteStartObject("AdditionalSources");
+        foreach (var (key, value) in d.AdditionalSources)
+            w.WriteString(key, value);
+        w.WriteEndObject();
+        w.WriteString("OutputReduceToCollection", d.OutputReduceToCollection);
+        w.WriteString("PatternForOutputReduceToCollectionReferences", d.PatternForOutputReduceToCollectionReferences);
+        w.WriteString("PatternReferencesCollectionName", d.PatternReferencesCollectionName);
         w.WriteString("LockMode", i.Definition.LockMode);
         w.WriteString("Priority", i.Definition.Priority);
         w.WriteString("State", i.Definition.State);

@@ -195,23 +195,41 @@ public sealed class IndexStore : IDisposable
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            var sameCollection = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
-            var covering = sameCollection.Where(i => Covers(i.Definition.AutoFields, fields)).OrderBy(i => i.Definition.AutoFields.Count).FirstOrDefault();
+            var (covering, definition) = PlanAutoLocked(collection, fields);
             if (covering != null)
                 return (covering, covering.FirstBuildPending);
-            var union = new Dictionary<string, bool>(StringComparer.Ordinal);
-            foreach (var f in sameCollection.SelectMany(i => i.Definition.AutoFields).Concat(fields))
-                union[f.Path] = union.GetValueOrDefault(f.Path) || f.Search;
-            var autoFields = union.OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => new AutoField(kv.Key, kv.Value)).ToList();
-            var definition = new IndexDefinition
-            {
-                Name = IndexDefinition.AutoName(collection, autoFields),
-                Type = "AutoMap",
-                Collection = collection,
-                AutoFields = autoFields,
-            };
-            return (StartFirstBuild(CreateLocked(definition, IndexCompiler.Compile(definition))), true);
+            return (StartFirstBuild(CreateLocked(definition!, IndexCompiler.Compile(definition!))), true);
         }
+    }
+
+    /// <summary>What <see cref="GetOrCreateAuto"/> would do, doing nothing: the covering index, or the name of the one it would create.</summary>
+    public (Index? Covering, string Name) PlanAuto(string collection, IReadOnlyList<AutoField> fields)
+    {
+        lock (_lock)
+        {
+            var (covering, definition) = PlanAutoLocked(collection, fields);
+            return (covering, covering?.Name ?? definition!.Name);
+        }
+    }
+
+    /// <summary>The existing auto index covering <paramref name="fields"/>, else the definition of the one to create.</summary>
+    private (Index? Covering, IndexDefinition? Definition) PlanAutoLocked(string collection, IReadOnlyList<AutoField> fields)
+    {
+        var sameCollection = _indexes.Values.Where(i => i.Definition.IsAuto && string.Equals(i.Definition.Collection, collection, StringComparison.OrdinalIgnoreCase)).ToList();
+        var covering = sameCollection.Where(i => Covers(i.Definition.AutoFields, fields)).OrderBy(i => i.Definition.AutoFields.Count).FirstOrDefault();
+        if (covering != null)
+            return (covering, null);
+        var union = new Dictionary<string, bool>(StringComparer.Ordinal);
+        foreach (var f in sameCollection.SelectMany(i => i.Definition.AutoFields).Concat(fields))
+            union[f.Path] = union.GetValueOrDefault(f.Path) || f.Search;
+        var autoFields = union.OrderBy(kv => kv.Key, StringComparer.Ordinal).Select(kv => new AutoField(kv.Key, kv.Value)).ToList();
+        return (null, new IndexDefinition
+        {
+            Name = IndexDefinition.AutoName(collection, autoFields),
+            Type = "AutoMap",
+            Collection = collection,
+            AutoFields = autoFields,
+        });
     }
 
     /// <summary>The auto map-reduce index of a group by query (<see cref="AutoMapReduce"/>), created when missing (<c>Created</c>).</summary>
@@ -280,7 +298,9 @@ public sealed class IndexStore : IDisposable
         && a.AdditionalSources.Count == b.AdditionalSources.Count
         && a.AdditionalSources.All(kv => b.AdditionalSources.TryGetValue(kv.Key, out var v) && v == kv.Value)
         && a.FieldOptions.Count == b.FieldOptions.Count
-        && a.FieldOptions.All(kv => b.FieldOptions.TryGetValue(kv.Key, out var o) && o.GetRawText() == kv.Value.GetRawText());
+        && a.FieldOptions.All(kv => b.FieldOptions.TryGetValue(kv.Key, out var o) && o.GetRawText() == kv.Value.GetRawText())
+        && a.Configuration.Count == b.Configuration.Count
+        && a.Configuration.All(kv => b.Configuration.TryGetValue(kv.Key, out var v) && v == kv.Value);
 
     private Index CreateLocked(IndexDefinition definition, CompiledIndex compiled)
     {
@@ -301,9 +321,10 @@ public sealed class IndexStore : IDisposable
 
     /// <summary>
     /// Changes an index's lock mode, priority or state (<paramref name="change"/> edits its definition), stores the
-    /// definition and applies it. 404 IndexDoesNotExistException when there is no such index.
+    /// definition, applies it and publishes <paramref name="changeType"/> (an IndexChange). IndexDoesNotExistException when
+    /// there is no such index.
     /// </summary>
-    public void UpdateSettings(string name, Action<IndexDefinition> change)
+    public void UpdateSettings(string name, string changeType, Action<IndexDefinition> change)
     {
         lock (_lock)
         {
@@ -313,6 +334,20 @@ public sealed class IndexStore : IDisposable
             WriteDefinition(index.Folder, index.Definition);
             index.ApplySettings();
         }
+        _db.Documents.Changes.Publish(new Changes.ChangeEvent(Changes.ChangeKind.Index, changeType, Name: name));
+    }
+
+    /// <summary>
+    /// Indexing was stopped for the whole database (<c>admin/indexes/stop</c> without a name) and not started since: the
+    /// database's indexing status is Paused. Stopping single indexes leaves it Running, as RavenDB.
+    /// </summary>
+    public bool IndexingStopped { get; set; }
+
+    /// <summary>Whether <paramref name="definition"/> differs from the index of its name (true when there is none): what a PUT would rebuild.</summary>
+    public bool HasChanged(IndexDefinition definition)
+    {
+        ArgumentNullException.ThrowIfNull(definition);
+        return Get(definition.Name) is not { } existing || !SameDefinition(existing.Definition, definition);
     }
 
     private static void WriteDefinition(string folder, IndexDefinition definition)

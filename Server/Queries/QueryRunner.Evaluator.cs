@@ -12,6 +12,30 @@ public sealed partial class QueryRunner
     /// </summary>
     private bool Matches(RqlExpression? condition, Row row) => condition == null || (_exactTotal != null && row.EntryNumber >= 0) || Evaluate(condition, row);
 
+    /// <summary>Whether a row is an answer: it matches the where clause and its document passes the filter clause.</summary>
+    private bool Kept(Row row) => Matches(_query.Where, row) && Filtered(row);
+
+    /// <summary>
+    /// The filter clause, checked on the document itself (not an index entry), for at most filter_limit documents; once
+    /// that many were checked, no further row passes.
+    /// </summary>
+    private bool Filtered(Row row)
+    {
+        if (_query.Filter == null)
+            return true;
+        _filterLimit ??= _query.FilterLimit == null ? int.MaxValue : ToInt(_query.FilterLimit, "filter_limit");
+        if (_filterScanned >= _filterLimit)
+            return false;
+        _filterScanned++;
+        if (row.Bind(_db.Documents).Document is not { } document)
+            return false;
+        using var documentRow = Row.ForDocument(document);
+        return Evaluate(_query.Filter, documentRow);
+    }
+
+    private int? _filterLimit;
+    private int _filterScanned;
+
     /// <summary>The where clause has a moreLikeThis() (answered by relevance unless ordered; only from an index).</summary>
     private bool HasMoreLikeThis => _hasMoreLikeThis ??= Find<RqlMoreLikeThis>(_query.Where).Any();
 
@@ -20,32 +44,37 @@ public sealed partial class QueryRunner
     /// <summary>Every condition of type <typeparamref name="T"/> in <paramref name="e"/> (not inside moreLikeThis()).</summary>
     private static IEnumerable<T> Find<T>(RqlExpression? e) where T : RqlExpression
     {
-        switch (e)
+        if (e is T t)
         {
-            case T t:
-                yield return t;
-                break;
-            case RqlBinary b:
-                foreach (var x in Find<T>(b.Left).Concat(Find<T>(b.Right)))
-                    yield return x;
-                break;
-            case RqlNot n:
-                foreach (var x in Find<T>(n.Operand))
-                    yield return x;
-                break;
+            yield return t;
+            yield break;
         }
+        if (e is RqlMoreLikeThis)
+            yield break;
+        foreach (var child in e?.Children ?? [])
+            foreach (var x in Find<T>(child))
+                yield return x;
     }
 
     private void ResolveAll(RqlExpression e)
     {
+        foreach (var child in e.Children)
+            ResolveAll(child);
         switch (e)
         {
-            case RqlBinary b:
-                ResolveAll(b.Left);
-                ResolveAll(b.Right);
+            case RqlBoost boost:
+                if (Resolve(boost.Factor) is not { ValueKind: JsonValueKind.Number } factor || factor.GetDouble() < 0)
+                    throw new InvalidQueryException($"Invalid query at position {boost.Factor.Position}: boost() takes a factor that is a number of at least 0, got {Resolve(boost.Factor).GetRawText()}.");
                 break;
-            case RqlNot n:
-                ResolveAll(n.Operand);
+            case RqlFuzzy fuzzy:
+                ResolveAll(fuzzy.Compare);
+                if (Resolve(fuzzy.Similarity) is not { ValueKind: JsonValueKind.Number } similarity || similarity.GetDouble() < 0)
+                    throw new InvalidQueryException($"Invalid query at position {fuzzy.Similarity.Position}: fuzzy() takes a similarity that is a number of at least 0, got {Resolve(fuzzy.Similarity).GetRawText()}.");
+                if (Resolve(fuzzy.Compare.Value).ValueKind != JsonValueKind.String)
+                    throw new InvalidQueryException($"Invalid query at position {fuzzy.Compare.Value.Position}: fuzzy() compares text, got {Resolve(fuzzy.Compare.Value).GetRawText()}.");
+                break;
+            case RqlMethod { Proximity: { } distance, Value: { } terms } near:
+                _resolved[terms] = ProximityPhrase(near, Resolve(terms), distance);
                 break;
             case RqlCompare c:
                 Resolve(c.Value);
@@ -59,7 +88,7 @@ public sealed partial class QueryRunner
                     Resolve(v);
                 break;
             case RqlMethod { Value: { } mv } m:
-                if (Resolve(mv).ValueKind != JsonValueKind.String)
+                if (m.Proximity == null && Resolve(mv).ValueKind != JsonValueKind.String)
                     throw new InvalidQueryException($"Invalid query at position {mv.Position}: {m.Name}() needs a string value.");
                 if (m.Name == "regex")
                     RegexOf(m);
@@ -69,7 +98,7 @@ public sealed partial class QueryRunner
                 break;
             case RqlMoreLikeThis mlt:
                 if (mlt.Source != null)
-                    ResolveAll(mlt.Source);
+                    ResolveAll(mlt.Source); // not a child: its condition picks the source document, it does not match rows
                 if (mlt.Document != null)
                     Resolve(mlt.Document);
                 if (mlt.Options != null)
@@ -147,11 +176,29 @@ public sealed partial class QueryRunner
                 return !Evaluate(n.Operand, row);
             case RqlTrue:
                 return true;
+            case RqlBoost boost:
+                return Evaluate(boost.Inner, row);
+            case RqlIntersect intersect:
+                return intersect.Parts.All(p => Evaluate(p, row));
+            case RqlExact exact:
+                _exactDepth++;
+                try
+                {
+                    return Evaluate(exact.Inner, row);
+                }
+                finally
+                {
+                    _exactDepth--;
+                }
+            case RqlFuzzy fuzzy:
+                return Fuzzy(fuzzy, row);
             case RqlCompare c:
             {
                 var values = row.Values(c.Field);
                 var target = Resolve(c.Value);
                 bool exact = IsExact(c.Field);
+                if (c.Op is "<" or "<=" or ">" or ">=" && IsOpenBound(target))
+                    return values.Any(v => v.ValueKind != JsonValueKind.Null);
                 if (c.Op == "=")
                     return EqualsAny(values, target, exact);
                 if (c.Op == "!=")
@@ -169,7 +216,9 @@ public sealed partial class QueryRunner
                 var low = Resolve(bt.Low);
                 var high = Resolve(bt.High);
                 bool exact = IsExact(bt.Field);
-                return row.Values(bt.Field).Any(v => Compare(v, low, exact) >= 0 && Compare(v, high, exact) <= 0);
+                bool lowOpen = IsOpenBound(low), highOpen = IsOpenBound(high);
+                return row.Values(bt.Field).Any(v => v.ValueKind != JsonValueKind.Null
+                    && (lowOpen || Compare(v, low, exact) >= 0) && (highOpen || Compare(v, high, exact) <= 0));
             }
             case RqlIn { All: true } i:
             {
@@ -217,7 +266,9 @@ public sealed partial class QueryRunner
         }
     }
 
-    private bool IsExact(RqlPath path) => _compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact;
+    private bool IsExact(RqlPath path) => _exactDepth > 0 || (_compiled != null && !path.IsId && _compiled.Field(path.ToString())?.Indexing == FieldIndexing.Exact);
+
+    private int _exactDepth; // inside exact(): text compares case-sensitively
 
     private bool Method(RqlMethod m, Row row)
     {
@@ -248,7 +299,7 @@ public sealed partial class QueryRunner
                     throw new InvalidQueryException($"Invalid query at position {m.Value!.Position}: the regex() pattern took longer than {RegexTimeout.TotalMilliseconds} ms on one value; simplify it.");
                 }
             }
-            default:
+            case "lucene" or "search":
                 // search(): an entry the index answered for (its document unchanged since) is a match when
                 // Lucene matched it; anything else is matched against its text values the same way.
                 if (row.EntryNumber >= 0 && _searchHits != null && _searchHits.TryGetValue(m, out var hits))
@@ -257,12 +308,19 @@ public sealed partial class QueryRunner
                     _searchQueries[m] = query = SearchQuery.Parse(arg.GetString()!, null, m.Value!.Position, m.AllTerms,
                         m.Field.IsId ? null : _compiled?.Field(m.Field.ToString())?.TextAnalyzer);
                 return query.Matches(values.Where(v => v.ValueKind == JsonValueKind.String).Select(v => v.GetString()!).ToList());
+            default:
+                throw new InvalidOperationException("unknown method " + m.Name);
         }
     }
 
-    /// <summary>A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered by the index).</summary>
+    /// <summary>
+    /// A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered
+    /// by the index); under boost(), a matching condition scores at least 1 and is multiplied by the factor.
+    /// </summary>
     private double Score(Row row)
     {
+        if (HasBoost)
+            return ScoreOf(_query.Where!, row);
         double score = 0;
         if (_searchHits != null)
         {
@@ -277,10 +335,22 @@ public sealed partial class QueryRunner
         return score;
     }
 
-    private static bool EqualsAny(List<JsonElement> values, JsonElement target, bool exact)
+    /// <summary>
+    /// A range bound that means "unbounded": the <c>'*'</c> (and, as an upper bound, <c>'NULL'</c>) RavenDB's clients
+    /// send for a missing end of whereBetween / whereGreaterThan / whereLessThan.
+    /// </summary>
+    internal static bool IsOpenBound(JsonElement bound) => bound.ValueKind == JsonValueKind.String && bound.GetString() is "*" or "NULL";
+
+    /// <summary>
+    /// An equality on one field's values: a missing field equals null only where the index says so
+    /// (<see cref="CompiledIndex.MissingFieldsAsNull"/>); objects and arrays compare as JSON.
+    /// </summary>
+    private bool EqualsAny(List<JsonElement> values, JsonElement target, bool exact)
     {
         if (values.Count == 0)
-            return target.ValueKind == JsonValueKind.Null;
+            return target.ValueKind == JsonValueKind.Null && _compiled?.MissingFieldsAsNull == true;
+        if (target.ValueKind is JsonValueKind.Object)
+            return values.Any(v => JsonElement.DeepEquals(v, target));
         foreach (var v in values)
         {
             if (v.ValueKind == JsonValueKind.Null || target.ValueKind == JsonValueKind.Null)
@@ -310,5 +380,74 @@ public sealed partial class QueryRunner
         if (ab && bb)
             return a.GetBoolean().CompareTo(b.GetBoolean());
         return null;
+    }
+
+    /// <summary>The where clause has a boost() (relevance is then summed over the condition tree).</summary>
+    private bool HasBoost => _hasBoost ??= Find<RqlBoost>(_query.Where).Any();
+
+    private bool? _hasBoost;
+
+    private double ScoreOf(RqlExpression e, Row row)
+    {
+        switch (e)
+        {
+            case RqlBoost boost:
+                return Evaluate(boost.Inner, row) ? Resolve(boost.Factor).GetDouble() * Math.Max(1, ScoreOf(boost.Inner, row)) : 0;
+            case RqlNot:
+                return 0;
+            case RqlMethod or RqlMoreLikeThis:
+                long entry = e is RqlMoreLikeThis ? row.IndexEntry : row.EntryNumber;
+                return entry >= 0 && _searchHits != null && _searchHits.TryGetValue(e, out var hits) && hits.TryGetValue(entry, out float s) ? s : 0;
+            default:
+                return e.Children.Sum(c => ScoreOf(c, row));
+        }
+    }
+
+    /// <summary>
+    /// fuzzy(field = 'text', similarity): a text value (lower-cased) within the edits Lucene's FuzzyQuery allows for the
+    /// similarity and the text's length (at most 2; transpositions count as one), matched with Lucene's Levenshtein automaton.
+    /// </summary>
+    private bool Fuzzy(RqlFuzzy fuzzy, Row row)
+    {
+        if (!_fuzzyAutomata.TryGetValue(fuzzy, out var automaton))
+        {
+            string text = Resolve(fuzzy.Compare.Value).GetString()!.ToLowerInvariant();
+            // Lucene's conversion of a similarity to edits: 1 or more is an edit count, under 1 the share of the text's length that may differ.
+            double similarity = Resolve(fuzzy.Similarity).GetDouble();
+            int most = Lucene.Net.Util.Automaton.LevenshteinAutomata.MAXIMUM_SUPPORTED_DISTANCE;
+            int edits = similarity >= 1 ? (int)Math.Min(similarity, most) : Math.Min((int)((1 - similarity) * text.Length), most);
+            _fuzzyAutomata[fuzzy] = automaton = new Lucene.Net.Util.Automaton.LevenshteinAutomata(text, true).ToAutomaton(edits);
+        }
+        return row.Values(fuzzy.Compare.Field).Any(v => v.ValueKind == JsonValueKind.String && Lucene.Net.Util.Automaton.BasicOperations.Run(automaton, v.GetString()!.ToLowerInvariant()));
+    }
+
+    private readonly Dictionary<RqlFuzzy, Lucene.Net.Util.Automaton.Automaton> _fuzzyAutomata = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>
+    /// proximity(search(field, 'a b'), n) as the Lucene phrase <c>"a b"~n</c> (what search() then parses), with RavenDB's
+    /// errors: the terms must be plain words, and more than one after analysis.
+    /// </summary>
+    private JsonElement ProximityPhrase(RqlMethod search, JsonElement terms, RqlValue distance)
+    {
+        if (Resolve(distance) is not { ValueKind: JsonValueKind.Number } n || !n.TryGetInt32(out int slop) || slop < 0)
+            throw new InvalidQueryException($"Invalid query at position {distance.Position}: proximity() takes a distance that is a whole number of at least 0, got {Resolve(distance).GetRawText()}.");
+        if (terms.ValueKind != JsonValueKind.String)
+            throw new InvalidQueryException($"Invalid query at position {search.Value!.Position}: {search.Name}() needs a string value.");
+        string text = terms.GetString()!;
+        if (text.IndexOfAny(['*', '?']) >= 0)
+            throw new InvalidQueryException("Proximity search works only on simple string terms, not wildcard or prefix ones");
+        var analyzer = AnalyzerOf(search.Field);
+        int count = 0;
+        using (var tokens = analyzer.GetTokenStream(SearchQuery.LooseField, text))
+        {
+            tokens.Reset();
+            while (tokens.IncrementToken())
+                count++;
+            tokens.End();
+        }
+        if (count < 2)
+            throw new InvalidQueryException("Proximity search works only on multiple search terms");
+        string phrase = text.Replace("\\", "\\\\", StringComparison.Ordinal).Replace("\"", "\\\"", StringComparison.Ordinal);
+        return JsonSerializer.SerializeToElement($"\"{phrase}\"~{slop}");
     }
 }

@@ -136,16 +136,11 @@ public sealed partial class QueryRunner
         var searches = new List<RqlMethod>();
         void Collect(RqlExpression? e)
         {
-            switch (e)
-            {
-                case RqlBinary b:
-                    Collect(b.Left);
-                    Collect(b.Right);
-                    break;
-                case RqlMethod { Name: "search" } m when m.Field.Text == path.Text:
-                    searches.Add(m);
-                    break;
-            }
+            if (e is RqlMethod { IsSearch: true } m && m.Field.Text == path.Text)
+                searches.Add(m);
+            else if (e is not (RqlNot or null))
+                foreach (var child in e.Children)
+                    Collect(child);
         }
         Collect(_query.Where);
         if (searches.Count == 0)

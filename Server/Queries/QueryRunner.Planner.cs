@@ -31,6 +31,37 @@ public sealed partial class QueryRunner
         return auto;
     }
 
+    /// <summary>
+    /// <c>?debug=explain</c>: which index the query would read and why, without running it or creating an index
+    /// (RavenDB's <c>{Results: [{Index, Reason}]}</c>).
+    /// </summary>
+    public static (string Index, string Reason) Explain(Databases.Database db, RqlQuery query, JsonElement parameters)
+    {
+        ArgumentNullException.ThrowIfNull(db);
+        ArgumentNullException.ThrowIfNull(query);
+        var runner = new QueryRunner(db, query, parameters);
+        if (query.Facets.Count > 0)
+            runner._facets = FacetPlan.Resolve(query.Facets, runner.Resolve, runner.LoadJson);
+        if (query.Source.Index is { } name)
+        {
+            var index = db.Indexes.Get(name) ?? throw new NotFoundException(RavenExceptionTypes.IndexDoesNotExist, $"Index '{name}' does not exist.");
+            return (index.Name, "The query names the index");
+        }
+        if (query.Source.AllDocs)
+            return ("AllDocs", "The query reads every document: a scan, no index");
+        if (query.GroupBy.Count > 0)
+        {
+            string reduce = AutoMapReduce.Name(query.Source.Collection!, query.GroupBy, query.GroupSums);
+            return (reduce, db.Indexes.Get(reduce) != null ? "The auto map-reduce index of this group by exists" : "No index groups by these fields: this auto map-reduce index will be created");
+        }
+        var fields = runner.QueryFields();
+        if (fields.Count == 0)
+            return ("collection/" + query.Source.Collection, "The query has no field to look up or sort by: a scan of the collection, no index");
+        var (covering, autoName) = db.Indexes.PlanAuto(query.Source.Collection!, fields.Select(kv => new AutoField(kv.Key, kv.Value)).ToList());
+        return (autoName, covering != null ? "The auto index covers every field the query uses"
+            : "No auto index covers the query's fields: this one will be created (with the fields of the collection's other auto indexes)");
+    }
+
     /// <summary>The document fields the where clause and order by use (not id()), each with "used by search()".</summary>
     private Dictionary<string, bool> QueryFields()
     {
@@ -62,14 +93,12 @@ public sealed partial class QueryRunner
             string name = p.ToString();
             fields[name] = fields.GetValueOrDefault(name) || search;
         }
+        foreach (var child in e.Children)
+            CollectFields(child, fields);
         switch (e)
         {
-            case RqlBinary b:
-                CollectFields(b.Left, fields);
-                CollectFields(b.Right, fields);
-                break;
-            case RqlNot n:
-                CollectFields(n.Operand, fields);
+            case RqlFuzzy fuzzy:
+                Add(fuzzy.Compare.Field, false);
                 break;
             case RqlCompare c:
                 Add(c.Field, false);
@@ -81,7 +110,7 @@ public sealed partial class QueryRunner
                 Add(i.Field, false);
                 break;
             case RqlMethod m:
-                Add(m.Field, m.Name == "search");
+                Add(m.Field, m.IsSearch);
                 break;
             case RqlSpatial sp:
                 foreach (var p in sp.Target.Paths())

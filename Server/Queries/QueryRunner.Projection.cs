@@ -17,7 +17,7 @@ public sealed partial class QueryRunner
         byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
             : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
             : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
-        return _searchHits is { Count: > 0 } ? new ResultJson(output, Score(row)) : output;
+        return _searchHits is { Count: > 0 } || HasBoost ? new ResultJson(output, Score(row)) : output;
     }
 
     /// <summary>The projection without its @metadata, for distinct.</summary>

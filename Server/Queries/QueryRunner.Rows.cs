@@ -43,7 +43,7 @@ public sealed partial class QueryRunner
             stale = _stale = Indexing.Index.IsBehind(snapshot.Position, target);
             // The index may also be ahead of this query's database snapshot (it indexed writes committed after the
             // snapshot began): then an entry can hold a newer value than the document the query reads.
-            _inStep = !_stale && !Indexing.Index.IsBehind(target, snapshot.Position);
+            _inStep = !_stale && !Indexing.Index.IsBehind(target, snapshot.Position) && _query.Filter == null; // a filter's answers are known only by reading documents
             _timings?.Add("Staleness", since);
         }
         catch

@@ -36,6 +36,8 @@ public sealed partial class QueryRunner
             throw new InvalidQueryException("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where);
+        if (query.Filter != null)
+            runner.ResolveAll(query.Filter);
         return runner.WithIndexAsync(options, index => runner.StreamRows(index, skip, take, onStats, onResult, cancellation), cancellation).GetAwaiter().GetResult();
     }
 
@@ -62,7 +64,7 @@ public sealed partial class QueryRunner
             bool stale = false;
             using var rows = (index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale)).GetEnumerator();
             bool more = rows.MoveNext(); // an index's candidates are found here: an exact count is known after it
-            long total = _exactTotal ?? (index == null && _query.Where == null ? SourceCount(dbTx) : -1);
+            long total = _exactTotal ?? (index == null && _query.Where == null && _query.Filter == null ? SourceCount(dbTx) : -1);
             onStats(new QueryStreamStats(lastEtag, stale, indexName, total, index?.LastIndexingTime ?? DateTime.UtcNow));
             using var projection = NewProjection(dbTx);
             long written = 0;
@@ -71,7 +73,7 @@ public sealed partial class QueryRunner
             {
                 cancellation.ThrowIfCancellationRequested();
                 using var row = rows.Current;
-                if (!Matches(_query.Where, row))
+                if (!Kept(row))
                     continue;
                 if (_exactTotal == null && skipped < skip)
                 {

@@ -23,7 +23,7 @@ public sealed partial class QueryRunner
             : query.Facets.Count > 0 || query.Suggestions.Count > 0 ? "facets or suggestions"
             : query.UpdateScript != null ? "update { } (a patch by query)"
             : query.Distinct ? "distinct"
-            : Find<RqlMethod>(query.Where).Any(m => m.Name == "search") || Find<RqlMoreLikeThis>(query.Where).Any() ? "search() or moreLikeThis() (they need an index)"
+            : Find<RqlMethod>(query.Where).Any(m => m.IsSearch) || Find<RqlMoreLikeThis>(query.Where).Any() ? "search() or moreLikeThis() (they need an index)"
             : null;
         if (refused != null)
             throw new InvalidQueryException("A subscription query cannot have " + refused + ".");

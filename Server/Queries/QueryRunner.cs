@@ -72,6 +72,8 @@ public sealed partial class QueryRunner
             throw new InvalidQueryException("limit skip and take must not be negative.");
         if (query.Where != null)
             runner.ResolveAll(query.Where); // a missing or mistyped parameter is a 400 even when nothing would be read
+        if (query.Filter != null)
+            runner.ResolveAll(query.Filter);
         if (query.Facets.Count > 0)
             runner._facets = FacetPlan.Resolve(query.Facets, runner.Resolve, runner.LoadJson);
         return await runner.WithIndexAsync(options, index => runner.Execute(index, skip, take), cancellation).ConfigureAwait(false);
@@ -105,7 +107,7 @@ public sealed partial class QueryRunner
         {
             using (row)
             {
-                if ((_query.Where == null || Evaluate(_query.Where, row)) && row.Bind(_db.Documents).Document is { } doc)
+                if ((_query.Where == null || Evaluate(_query.Where, row)) && Filtered(row) && row.Bind(_db.Documents).Document is { } doc)
                     ids.Add(doc.Id);
             }
         }
@@ -236,7 +238,7 @@ public sealed partial class QueryRunner
         bool stale = false;
         foreach (var row in index == null ? ScanRows(dbTx) : IndexRows(index, dbTx, out stale))
         {
-            bool keep = Matches(_query.Where, row);
+            bool keep = Kept(row);
             if (keep)
                 total++;
             if (facets != null)

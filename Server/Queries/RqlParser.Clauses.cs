@@ -25,6 +25,8 @@ public sealed partial class RqlParser
         public string? SelectScript;
         public string? Update;
         public int UpdatePosition;
+        public RqlExpression? Filter;
+        public RqlValue? FilterLimit;
     }
 
     private RqlQuery Query()
@@ -55,8 +57,12 @@ public sealed partial class RqlParser
                 Limit(tail);
             else if (AcceptWord("update"))
                 Update(tail);
+            else if (tail.Filter == null && AcceptWord("filter"))
+                tail.Filter = Or(0);
+            else if (tail.FilterLimit == null && AcceptWord("filter_limit"))
+                tail.FilterLimit = Value();
             else
-                throw Error($"unexpected {Describe(Peek)}; expected select, include, limit, update or the end of the query", Peek.Position);
+                throw Error($"unexpected {Describe(Peek)}; expected load, filter, select, include, limit, filter_limit, update or the end of the query", Peek.Position);
         }
         return new RqlQuery(source, where, order, tail.Select, tail.Distinct, tail.Include, tail.Skip, tail.Take)
         {
@@ -77,6 +83,8 @@ public sealed partial class RqlParser
             CompareExchangeIncludes = tail.CompareExchangeIncludes,
             Timings = tail.Timings,
             Explanations = tail.Explanations,
+            Filter = tail.Filter,
+            FilterLimit = tail.FilterLimit,
         };
     }
 

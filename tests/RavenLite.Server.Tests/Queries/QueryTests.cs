@@ -494,7 +494,7 @@ public sealed class QueryTests(ITestOutputHelper output)
     public async Task Index_queries_and_bodies_that_are_not_queries()
     {
         await using var server = await TestServer.StartWithDatabaseAsync();
-        var idx = await Query(server, "from index 'Users/ByName'", expect: HttpStatusCode.NotFound);
+        var idx = await Query(server, "from index 'Users/ByName'", expect: HttpStatusCode.InternalServerError);
         Assert.EndsWith("IndexDoesNotExistException", idx.GetProperty("Type").GetString(), StringComparison.Ordinal);
         foreach (string body in new[] { "not json", "[]", "{\"Query\":5}", "{\"Query\":\"from Users\",\"QueryParameters\":[1]}" })
         {

