@@ -9,7 +9,8 @@ namespace RavenLite.Server.Indexing;
 /// The analyzers an index definition may name for a field (<c>"Analyzer"</c> in its field options, as
 /// RavenDB): any public <see cref="Analyzer"/> of Lucene.Net or Lucene.Net.Analysis.Common with a
 /// <c>(LuceneVersion)</c> or parameterless constructor, by class name (<c>EnglishAnalyzer</c>) or full
-/// name (<c>Lucene.Net.Analysis.En.EnglishAnalyzer</c>, with or without <c>, assembly</c>), any casing.
+/// name (<c>Lucene.Net.Analysis.En.EnglishAnalyzer</c>, with or without <c>, assembly</c>; Lucene 3's full names such as
+/// <c>Lucene.Net.Analysis.WhitespaceAnalyzer</c> by their class name), any casing.
 /// One shared instance per analyzer (Lucene analyzers are thread-safe). Thread-safe.
 /// </summary>
 internal static class AnalyzerCatalog
@@ -21,7 +22,9 @@ internal static class AnalyzerCatalog
     public static Analyzer? Resolve(string name)
     {
         string key = name.Split(',')[0].Trim();
-        if (!Types.Value.TryGetValue(key, out var type))
+        // Lucene 3 names (Lucene.Net.Analysis.WhitespaceAnalyzer, what RavenDB's clients send) moved to sub-namespaces
+        // in Lucene.Net 4.8 (Lucene.Net.Analysis.Core.WhitespaceAnalyzer): a full name not found is looked up by its class name.
+        if (!Types.Value.TryGetValue(key, out var type) && !(key.Contains('.', StringComparison.Ordinal) && Types.Value.TryGetValue(key[(key.LastIndexOf('.') + 1)..], out type)))
             return null;
         return Instances.GetOrAdd(type, Create);
     }

@@ -200,7 +200,7 @@ public sealed partial class Index
             foreach (var output in outputs)
             {
                 using var entry = Compiled.EntryOfResult(output, _fieldValues);
-                var doc = Entry(key, 0, entry.Json, _fieldValues, terms);
+                var doc = Entry(key, 0, entry.Json, _fieldValues, terms, null);
                 doc.Add(new StoredField(ReduceResultField, output));
                 documents.Add(doc);
             }

@@ -50,7 +50,7 @@ public sealed partial class Index
             {
                 return (null, e.Message);
             }
-            return (mapped.Json.Length > 0 ? Entry(lowerId, etag, mapped.Json, fieldValues, terms) : null, null);
+            return (mapped.Json.Length > 0 ? Entry(lowerId, etag, mapped.Json, fieldValues, terms, mapped.Boosts) : null, null);
         }
         finally
         {
@@ -163,7 +163,7 @@ public sealed partial class Index
     }
 
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
-    private Document Entry(string lowerId, long etag, byte[] entry, List<List<JsonElement>> fieldValues, HashSet<(string Field, string Term)> terms)
+    private Document Entry(string lowerId, long etag, byte[] entry, List<List<JsonElement>> fieldValues, HashSet<(string Field, string Term)> terms, float[]? boosts)
     {
         terms.Clear();
         var fields = Compiled.Fields;
@@ -213,10 +213,12 @@ public sealed partial class Index
             IndexKeys.TermsOf(field, values, terms);
             if (field.Indexing != FieldIndexing.Search)
                 continue;
-            // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search().
+            // Search fields are also analyzed text (SearchAnalyzer, the writer's analyzer) for search(); a boost
+            // (.Boost(n) in the map) goes into the field's norm, so Lucene scores its matches that much higher.
+            float boost = boosts != null && i < boosts.Length ? boosts[i] : 1;
             foreach (var v in values)
                 if (v.ValueKind == JsonValueKind.String)
-                    doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO));
+                    doc.Add(new TextField(SearchQuery.FieldName(field.Id), v.GetString()!, Field.Store.NO) { Boost = boost });
         }
         var tokens = new List<string>(terms.Count);
         foreach (var (field, term) in terms)

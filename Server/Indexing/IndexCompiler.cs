@@ -427,6 +427,7 @@ public sealed class CompiledIndex
             }
             return new MappedEntry(buffer.WrittenSpan.ToArray(), null);
         }
+        float[]? boosts = null;
         var (map, ids) = _maps![collection];
         var perField = new List<object?>[Fields.Count];
         for (int i = 0; i < perField.Length; i++)
@@ -449,6 +450,7 @@ public sealed class CompiledIndex
                     scratch = values;
                     scratch.Clear();
                 }
+                boosts = TakeBoosts(flat);
                 if (_dynamicField != null)
                     MoveDynamicFields(flat);
                 var fields = Fields;
@@ -471,7 +473,30 @@ public sealed class CompiledIndex
             }
         }
         byte[] json = buffer.WrittenSpan.ToArray();
-        return fieldValues == null ? new MappedEntry(json, null) : WithValues(json, fieldValues);
+        return (fieldValues == null ? new MappedEntry(json, null) : WithValues(json, fieldValues)) with { Boosts = boosts };
+    }
+
+    /// <summary>
+    /// Unwraps the boosted values (<c>.Boost(n)</c>) of each field; returns each field's boost (the largest of its
+    /// values', as Lucene keeps one per field of a document), or null when nothing was boosted.
+    /// </summary>
+    private static float[]? TakeBoosts(List<List<object?>> flat)
+    {
+        float[]? boosts = null;
+        for (int i = 0; i < flat.Count; i++)
+        {
+            var values = flat[i];
+            for (int k = 0; k < values.Count; k++)
+            {
+                if (values[k] is not BoostedValue boosted)
+                    continue;
+                var (value, boost) = BoostedValue.Unwrap(boosted);
+                values[k] = value;
+                boosts ??= Enumerable.Repeat(1f, flat.Count).ToArray();
+                boosts[i] = k == 0 || boosts[i] == 1 ? boost : Math.Max(boosts[i], boost);
+            }
+        }
+        return boosts;
     }
 
     /// <summary>Moves each <see cref="DynamicField"/> value (whatever field holds it) to the values of the field it names (added when new).</summary>
@@ -518,5 +543,8 @@ public sealed class IndexMapException(string message, Exception inner) : Excepti
 /// <summary>A mapped entry's JSON; the field values given to <see cref="CompiledIndex.MapEntry"/> stay valid until it is disposed.</summary>
 public readonly record struct MappedEntry(byte[] Json, JsonDocument? Values) : IDisposable
 {
+    /// <summary>Each field's index-time boost (<c>.Boost(n)</c>; by field position), or null when none was boosted.</summary>
+    public float[]? Boosts { get; init; }
+
     public void Dispose() => Values?.Dispose();
 }

@@ -315,7 +315,7 @@ public sealed partial class QueryRunner
 
     /// <summary>
     /// A row's relevance: the sum of its scores in the query's search() matches (0 when it has none, or was not answered
-    /// by the index); under boost(), a matching condition scores at least 1 and is multiplied by the factor.
+    /// by the index); under boost(), a match scores its own relevance (1 for a condition without one) times the factor.
     /// </summary>
     private double Score(Row row)
     {
@@ -392,7 +392,7 @@ public sealed partial class QueryRunner
         switch (e)
         {
             case RqlBoost boost:
-                return Evaluate(boost.Inner, row) ? Resolve(boost.Factor).GetDouble() * Math.Max(1, ScoreOf(boost.Inner, row)) : 0;
+                return Evaluate(boost.Inner, row) ? Resolve(boost.Factor).GetDouble() * (ScoreOf(boost.Inner, row) is > 0 and var inner ? inner : 1) : 0;
             case RqlNot:
                 return 0;
             case RqlMethod or RqlMoreLikeThis:

@@ -177,7 +177,7 @@ internal static class CSharpIndexCompiler
         {
             string text = maps[m].Trim().TrimEnd(';').TrimEnd();
             texts.Add(text);
-            var parsed = Parse(m, text, maps.Count);
+            var parsed = RewriteBoosts(Parse(m, text, maps.Count));
             var sources = parsed.DescendantNodesAndSelf().Where(IsDocsCollection).ToList();
             var names = sources.Select(CollectionName).Distinct(StringComparer.OrdinalIgnoreCase).ToList();
             if (names.Count != 1)
@@ -258,6 +258,8 @@ internal static class CSharpIndexCompiler
             var type = finalModel.GetTypeInfo(finalBodies[m]).Type;
             var element = type?.AllInterfaces.Append(type as INamedTypeSymbol).OfType<INamedTypeSymbol>()
                 .FirstOrDefault(i => i.OriginalDefinition.SpecialType == SpecialType.System_Collections_Generic_IEnumerable_T)?.TypeArguments[0];
+            if (element is INamedTypeSymbol { Name: "BoostedEntry", TypeArguments: [var boosted] })
+                element = boosted; // select new { ... }.Boost(n): the entry's fields
             if (element is not INamedTypeSymbol { IsAnonymousType: true } anonymous)
                 throw Error(m, texts[m], 0, $"{(m < maps.Count ? "a map's entries" : "a reduce's results")} must be anonymous objects (select new {{ Name = ... }}), not {element?.ToDisplayString() ?? type?.ToDisplayString() ?? "unknown"}", maps.Count);
             fields.Add(anonymous.GetMembers().OfType<IPropertySymbol>().Select(p => p.Name).ToList());
@@ -282,6 +284,26 @@ internal static class CSharpIndexCompiler
         if (parsed.Span.End < text.Length)
             throw Error(index, text, parsed.Span.End, "unexpected text after the expression", mapCount);
         return parsed.ReplaceNodes(parsed.DescendantNodesAndSelf(), (o, r) => r.WithAdditionalAnnotations(new SyntaxAnnotation(PositionAnnotation, o.SpanStart.ToString(System.Globalization.CultureInfo.InvariantCulture))));
+    }
+
+    /// <summary>
+    /// RavenDB's <c>x.Boost(n)</c> as calls C# can bind on dynamic values: <c>Boost(x, n)</c> for a value,
+    /// <c>BoostEntry(new { ... }, n)</c> for a whole entry (its anonymous type kept, so its fields are still known).
+    /// </summary>
+    private static ExpressionSyntax RewriteBoosts(ExpressionSyntax map)
+    {
+        var boosts = map.DescendantNodesAndSelf().OfType<InvocationExpressionSyntax>()
+            .Where(i => i.Expression is MemberAccessExpressionSyntax { Name.Identifier.Text: "Boost" } && i.ArgumentList.Arguments.Count == 1).ToList();
+        if (boosts.Count == 0)
+            return map;
+        return map.ReplaceNodes(boosts, (original, rewritten) =>
+        {
+            var receiver = ((MemberAccessExpressionSyntax)rewritten.Expression).Expression;
+            string function = receiver is AnonymousObjectCreationExpressionSyntax ? "BoostEntry" : "Boost";
+            var args = SyntaxFactory.SeparatedList([SyntaxFactory.Argument(receiver.WithoutTrivia()), rewritten.ArgumentList.Arguments[0]]);
+            return SyntaxFactory.InvocationExpression(SyntaxFactory.IdentifierName(function), SyntaxFactory.ArgumentList(args))
+                .WithTriviaFrom(rewritten).WithAdditionalAnnotations(original.GetAnnotations(PositionAnnotation));
+        });
     }
 
     /// <summary>The reduce's group-by key: its variable and expression (<c>group r by KEY</c> or <c>GroupBy(r =&gt; KEY)</c>).</summary>

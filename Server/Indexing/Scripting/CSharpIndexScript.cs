@@ -72,6 +72,12 @@ public abstract class CSharpIndexScript
     public object CreateField(string name, object? value, CreateFieldOptions options) =>
         DynamicField.Create(name, value, options?.Indexing, options?.Storage == FieldStorage.Yes);
 
+    /// <summary><c>value.Boost(n)</c> (rewritten to this call): the value, whose matches in search() score n times higher.</summary>
+    public object Boost(object? value, float boost) => new BoostedValue(value, boost);
+
+    /// <summary><c>new { ... }.Boost(n)</c> (rewritten to this call): an entry whose every field scores n times higher.</summary>
+    public BoostedEntry<T> BoostEntry<T>(T entry, float boost) => new(entry, boost);
+
     /// <summary>A spatial point from a latitude and a longitude; no value when either is null.</summary>
     public object CreateSpatialField(object? latitude, object? longitude) => SpatialField(latitude, longitude);
 
@@ -219,4 +225,48 @@ public enum FieldTermVector
     WithPositions,
     WithOffsets,
     WithPositionsAndOffsets,
+}
+
+/// <summary>A mapped value with an index-time boost (RavenDB's <c>.Boost(n)</c>): Lucene scores its search() matches n times higher.</summary>
+public sealed class BoostedValue(object? value, float boost)
+{
+    /// <summary>The value itself.</summary>
+    public object? Value { get; } = value;
+
+    /// <summary>The factor.</summary>
+    public float Boost { get; } = boost;
+
+    /// <summary>The value unwrapped and the product of the boosts of any wrappers around it.</summary>
+    public static (object? Value, float Boost) Unwrap(object? value)
+    {
+        float boost = 1;
+        while (value is BoostedValue b)
+        {
+            boost *= b.Boost;
+            value = b.Value;
+        }
+        return (value, boost);
+    }
+}
+
+/// <summary>What an untyped caller reads of a <see cref="BoostedEntry{T}"/>.</summary>
+public interface IBoostedEntry
+{
+    /// <summary>The entry (an anonymous object).</summary>
+    object? Entry { get; }
+
+    /// <summary>The factor every field of it is boosted by.</summary>
+    float Boost { get; }
+}
+
+/// <summary>A whole map entry boosted (<c>select new { ... }.Boost(n)</c>); typed, so the compiler still sees the entry's fields.</summary>
+public sealed class BoostedEntry<T>(T entry, float boost) : IBoostedEntry
+{
+    /// <summary>The entry.</summary>
+    public T Entry { get; } = entry;
+
+    /// <summary>The factor.</summary>
+    public float Boost { get; } = boost;
+
+    object? IBoostedEntry.Entry => Entry;
 }

@@ -81,21 +81,25 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 
     public override void Map(JsonElement document, string id, List<object?>[] values)
     {
-        foreach (var entry in compiled.Run([new DynamicJsonObject(document, id)]))
+        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id)]))
         {
+            var (entry, boost) = mapped is IBoostedEntry boosted ? (boosted.Entry, boosted.Boost) : (mapped, 1f);
             if (entry == null)
                 continue;
             var props = EntryValues.PropertiesOf(entry.GetType(), compiled.Fields);
             for (int i = 0; i < props.Length; i++)
-                values[i].Add(props[i]?.GetValue(entry));
+            {
+                var value = props[i]?.GetValue(entry);
+                values[i].Add(boost == 1 ? value : new BoostedValue(value, boost));
+            }
         }
     }
 
     public override void MapResults(JsonElement document, string id, List<byte[]> results)
     {
-        foreach (var entry in compiled.Run([new DynamicJsonObject(document, id)]))
-            if (entry != null)
-                results.Add(EntryValues.ObjectJson(entry, compiled.Fields));
+        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id)]))
+            if ((mapped is IBoostedEntry boosted ? boosted.Entry : mapped) is { } entry)
+                results.Add(EntryValues.ObjectJson(entry, compiled.Fields)); // boosts score search(); map results are not searched
     }
 }
 
@@ -182,6 +186,16 @@ internal static class EntryValues
                 case null or string or DynamicJsonObject or DynamicNull:
                     into.Add(v);
                     break;
+                case BoostedValue boosted:
+                {
+                    // Each item of a boosted sequence keeps the boost.
+                    var (inner, boost) = BoostedValue.Unwrap(boosted);
+                    var items = new List<object?>();
+                    Flatten([inner], items);
+                    foreach (var item in items)
+                        into.Add(new BoostedValue(item, boost));
+                    break;
+                }
                 case IEnumerable<object?> items:
                     Flatten(items, into);
                     break;
@@ -210,6 +224,9 @@ internal static class EntryValues
             case DynamicNull n:
                 if (!n.IsMissing)
                     w.WriteNullValue();
+                break;
+            case BoostedValue b:
+                Write(w, BoostedValue.Unwrap(b).Value);
                 break;
             case string s:
                 w.WriteStringValue(s);

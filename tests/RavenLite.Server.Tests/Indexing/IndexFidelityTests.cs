@@ -1,0 +1,144 @@
+namespace RavenLite.Server.Tests.Indexing;
+
+/// <summary>
+/// Index definitions and index administration as RavenDB's clients use them: <c>.Boost(n)</c> in C# maps (on a value
+/// and on a whole entry) scoring search() matches, Lucene 3 analyzer names, <c>indexes/terms</c>,
+/// <c>indexes/has-changed</c>, <c>DELETE indexes/errors</c>, the database's indexing status after stopping one index,
+/// and the definition's Configuration and output-collection fields in <c>GET /indexes</c>.
+/// </summary>
+public sealed class IndexFidelityTests
+{
+    private static async Task<TestServer> StartAsync(params string[] docs)
+    {
+        var server = await TestServer.StartWithDatabaseAsync();
+        var commands = new JsonArray();
+        for (int i = 0; i < docs.Length; i++)
+            commands.Add(new JsonObject { ["Id"] = $"users/{i + 1}", ["Type"] = "PUT", ["Document"] = JsonNode.Parse(docs[i]) });
+        if (docs.Length > 0)
+            Assert.Equal(HttpStatusCode.Created, (await server.Http.PostAsync("/databases/db/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()))).StatusCode);
+        return server;
+    }
+
+    private static async Task PutIndex(TestServer server, string definition) =>
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json($$"""{"Indexes":[{{definition}}]}"""))).StatusCode);
+
+    private static async Task<List<(string Name, double Score)>> Scored(TestServer server, string rql)
+    {
+        var body = new JsonObject { ["Query"] = rql, ["WaitForNonStaleResults"] = true, ["WaitForNonStaleResultsTimeout"] = "00:00:30" };
+        var r = await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(r.StatusCode == HttpStatusCode.OK, json.ToString());
+        return json.GetProperty("Results").EnumerateArray()
+            .Select(x => (x.GetProperty("Name").GetString()!, x.GetProperty("@metadata").GetProperty("@index-score").GetDouble())).ToList();
+    }
+
+    [Fact]
+    public async Task Boost_in_a_CSharp_map_scores_search_matches_higher()
+    {
+        await using var server = await StartAsync(
+            """{"Name":"John","LastName":"Doe","@metadata":{"@collection":"Users"}}""",
+            """{"Name":"Doe","LastName":"Smith","@metadata":{"@collection":"Users"}}""");
+        await PutIndex(server, """{"Name":"Plain","Maps":["from u in docs.Users select new { u.LastName, u.Name }"],"Fields":{"LastName":{"Indexing":"Search"},"Name":{"Indexing":"Search"}}}""");
+        await PutIndex(server, """{"Name":"ByLastName","Maps":["from u in docs.Users select new { LastName = u.LastName.Boost(10), u.Name }"],"Fields":{"LastName":{"Indexing":"Search"},"Name":{"Indexing":"Search"}}}""");
+        await PutIndex(server, """{"Name":"Whole","Maps":["from u in docs.Users select new { u.LastName, u.Name }.Boost(3)"],"Fields":{"LastName":{"Indexing":"Search"},"Name":{"Indexing":"Search"}}}""");
+        const string where = "where search(LastName, 'doe') or search(Name, 'doe') order by score() select Name";
+        var plain = await Scored(server, "from index Plain " + where);
+        var boosted = await Scored(server, "from index ByLastName " + where);
+        // Both match once, on different fields; the boost puts the LastName match ten times above the same match unboosted.
+        Assert.Equal(2, plain.Count);
+        Assert.Equal(plain[0].Score, plain[1].Score, 3);
+        Assert.Equal(["John", "Doe"], boosted.Select(b => b.Name));
+        Assert.Equal(plain.Single(p => p.Name == "John").Score * 10, boosted[0].Score, 3);
+        Assert.Equal(plain.Single(p => p.Name == "Doe").Score, boosted[1].Score, 3);
+        var whole = await Scored(server, "from index Whole " + where);
+        Assert.All(whole, w => Assert.Equal(plain.Single(p => p.Name == w.Name).Score * 3, w.Score, 3));
+        // The entry's values are unchanged by a boost.
+        var terms = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/terms?name=ByLastName&field=LastName"));
+        Assert.Equal(["doe", "smith"], terms.GetProperty("Terms").EnumerateArray().Select(t => t.GetString()));
+    }
+
+    [Fact]
+    public async Task Lucene_3_analyzer_names_resolve_to_their_Lucene_4_8_classes()
+    {
+        await using var server = await StartAsync("""{"Name":"Hello-World Again","@metadata":{"@collection":"Users"}}""");
+        foreach (var (analyzer, expected) in new[]
+                 {
+                     ("Lucene.Net.Analysis.WhitespaceAnalyzer", new[] { "Hello-World", "Again" }),
+                     ("Lucene.Net.Analysis.SimpleAnalyzer", ["again", "hello", "world"]),
+                     ("Lucene.Net.Analysis.StopAnalyzer", ["again", "hello", "world"]),
+                     ("Lucene.Net.Analysis.KeywordAnalyzer", ["Hello-World Again"]),
+                     ("Lucene.Net.Analysis.Standard.StandardAnalyzer", ["again", "hello", "world"]),
+                 })
+        {
+            string name = "By" + analyzer.Split('.')[^1];
+            await PutIndex(server, new JsonObject
+            {
+                ["Name"] = name,
+                ["Maps"] = new JsonArray("from u in docs.Users select new { u.Name }"),
+                ["Fields"] = new JsonObject { ["Name"] = new JsonObject { ["Indexing"] = "Search", ["Analyzer"] = analyzer } },
+            }.ToJsonString());
+            var body = new JsonObject { ["Query"] = $"from index '{name}'", ["WaitForNonStaleResults"] = true };
+            Assert.Equal(HttpStatusCode.OK, (await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()))).StatusCode);
+            var terms = await TestServer.ReadJson(await server.Http.GetAsync($"/databases/db/indexes/terms?name={name}&field=Name"));
+            Assert.Equal(expected.Order(StringComparer.Ordinal), terms.GetProperty("Terms").EnumerateArray().Select(t => t.GetString()!));
+        }
+        var bad = await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json("""{"Indexes":[{"Name":"Bad","Maps":["from u in docs.Users select new { u.Name }"],"Fields":{"Name":{"Indexing":"Search","Analyzer":"Lucene.Net.Analysis.NoSuchAnalyzer"}}}]}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, bad.StatusCode);
+    }
+
+    [Fact]
+    public async Task Terms_has_changed_errors_and_status()
+    {
+        await using var server = await StartAsync(
+            """{"Name":"b","Age":3,"@metadata":{"@collection":"Users"}}""",
+            """{"Name":"A","Age":0,"@metadata":{"@collection":"Users"}}""",
+            """{"Name":"c","Age":12.5,"@metadata":{"@collection":"Users"}}""");
+        const string definition = """{"Name":"Users/Ratio","Maps":["from u in docs.Users select new { u.Name, u.Age, Ratio = 10 / (int)u.Age }"],"Configuration":{"Indexing.MapBatchSize":"128"}}""";
+        await PutIndex(server, definition);
+        var body = new JsonObject { ["Query"] = "from index 'Users/Ratio'", ["WaitForNonStaleResults"] = true };
+        Assert.Equal(HttpStatusCode.OK, (await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()))).StatusCode);
+
+        async Task<string[]> Terms(string query) =>
+            (await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/terms?name=Users/Ratio&" + query))).GetProperty("Terms").EnumerateArray().Select(t => t.GetString()!).ToArray();
+        Assert.Equal(["b", "c"], await Terms("field=Name")); // users/2's map failed: it has no entry
+        Assert.Equal(["c"], await Terms("field=Name&fromValue=b"));
+        Assert.Equal(["b"], await Terms("field=Name&pageSize=1"));
+        Assert.Equal(["12.5", "3"], await Terms("field=Age"));
+        Assert.Equal(HttpStatusCode.BadRequest, (await server.Http.GetAsync("/databases/db/indexes/terms?name=Users/Ratio&field=Nope")).StatusCode);
+        var missing = await server.Http.GetAsync("/databases/db/indexes/terms?name=Nope&field=Name");
+        Assert.Equal(HttpStatusCode.InternalServerError, missing.StatusCode);
+        Assert.EndsWith("IndexDoesNotExistException", (await TestServer.ReadJson(missing)).GetProperty("Type").GetString(), StringComparison.Ordinal);
+
+        async Task<bool> Changed(string d) =>
+            (await TestServer.ReadJson(await server.Http.PostAsync("/databases/db/indexes/has-changed", TestServer.Json(d)))).GetProperty("Changed").GetBoolean();
+        Assert.False(await Changed(definition));
+        Assert.True(await Changed(definition.Replace("u.Age }", "u.Age, X = 1 }", StringComparison.Ordinal)));
+        Assert.True(await Changed(definition.Replace("128", "256", StringComparison.Ordinal)));
+        Assert.True(await Changed(definition.Replace("Users/Ratio", "Users/Other", StringComparison.Ordinal)));
+
+        async Task<int> ErrorCount() => (await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/errors?name=Users/Ratio")))
+            .GetProperty("Results")[0].GetProperty("Errors").GetArrayLength();
+        Assert.Equal(1, await ErrorCount());
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/db/indexes/errors?name=Users/Ratio")).StatusCode);
+        Assert.Equal(0, await ErrorCount());
+        Assert.Equal(HttpStatusCode.InternalServerError, (await server.Http.DeleteAsync("/databases/db/indexes/errors?name=Nope")).StatusCode);
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/db/indexes/errors")).StatusCode);
+
+        async Task<JsonElement> Status() => await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/status"));
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/stop?name=Users/Ratio", null)).StatusCode);
+        var one = await Status();
+        Assert.Equal("Running", one.GetProperty("Status").GetString());
+        Assert.Equal("Paused", one.GetProperty("Indexes")[0].GetProperty("Status").GetString());
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/stop", null)).StatusCode);
+        Assert.Equal("Paused", (await Status()).GetProperty("Status").GetString());
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/admin/indexes/start", null)).StatusCode);
+        Assert.Equal("Running", (await Status()).GetProperty("Status").GetString());
+
+        var listed = (await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes?name=Users/Ratio"))).GetProperty("Results")[0];
+        Assert.Equal("128", listed.GetProperty("Configuration").GetProperty("Indexing.MapBatchSize").GetString());
+        Assert.Equal(JsonValueKind.Null, listed.GetProperty("OutputReduceToCollection").ValueKind);
+        Assert.Equal(JsonValueKind.Null, listed.GetProperty("PatternForOutputReduceToCollectionReferences").ValueKind);
+        Assert.Equal(JsonValueKind.Null, listed.GetProperty("PatternReferencesCollectionName").ValueKind);
+        Assert.Equal(HttpStatusCode.NotFound, (await server.Http.DeleteAsync("/databases/db/indexes?name=Nope")).StatusCode);
+    }
+}
