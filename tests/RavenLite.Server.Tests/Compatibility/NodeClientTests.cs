@@ -55,6 +55,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("mlt")]
     [InlineData("spatial")]
     [InlineData("indexes")]
+    [InlineData("queryoptions")]
     [InlineData("operations")]
     [InlineData("counters")]
     [InlineData("cmpxchg")]
