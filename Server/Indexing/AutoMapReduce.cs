@@ -46,10 +46,10 @@ public static class AutoMapReduce
                 return "x" + Indexer(path[(array.Length + 2)..]);
             return "d" + Indexer(path);
         }
-        var members = groupBy.Select(g => $"{Field(g)} = {Access(g)}").Append($"{CountField} = 1").Concat(sums.Select(s => $"{Field(s)} = {Access(s)}"));
+        var members = groupBy.Select(g => $"{Name(g)} = {Access(g)}").Append($"{CountField} = 1").Concat(sums.Select(s => $"{Name(s)} = {Access(s)}"));
         string map = $"from d in docs[{Literal(collection)}] {(array != null ? $"from x in d{Indexer(array)} " : "")}select new {{ {string.Join(", ", members)} }}";
-        var outputs = groupBy.Select(g => $"{Field(g)} = g.Key.{Field(g)}").Append($"{CountField} = g.Sum(v => v.{CountField})").Concat(sums.Select(s => $"{Field(s)} = g.Sum(v => v.{Field(s)})"));
-        string reduce = $"from r in results group r by new {{ {string.Join(", ", groupBy.Select(g => "r." + Field(g)))} }} into g select new {{ {string.Join(", ", outputs)} }}";
+        var outputs = groupBy.Select(g => $"{Name(g)} = g.Key.{Name(g)}").Append($"{CountField} = g.Sum(v => v.{CountField})").Concat(sums.Select(s => $"{Name(s)} = g.Sum(v => v.{Name(s)})"));
+        string reduce = $"from r in results group r by new {{ {string.Join(", ", groupBy.Select(g => "r." + Name(g)))} }} into g select new {{ {string.Join(", ", outputs)} }}";
         return new IndexDefinition
         {
             Name = Name(collection, groupBy, sums),
@@ -58,6 +58,16 @@ public static class AutoMapReduce
             Maps = [map],
             Reduce = reduce,
         };
+    }
+
+    /// <summary>
+    /// A path's field as a C# identifier in the generated code: escaped with <c>@</c> when it is a keyword (<c>group by
+    /// group</c>, <c>select</c>, <c>from</c>), which leaves the member's name as it is.
+    /// </summary>
+    private static string Name(string path)
+    {
+        string field = Field(path);
+        return SyntaxFacts.GetKeywordKind(field) != SyntaxKind.None || SyntaxFacts.GetContextualKeywordKind(field) != SyntaxKind.None ? "@" + field : field;
     }
 
     private static string Indexer(string path) =>

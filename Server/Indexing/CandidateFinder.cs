@@ -96,7 +96,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 return WholeTerm(text.GetString()!);
             // Number terms hold the exact double, so inclusive numeric comparisons find exactly the entries with a
             // value in range (values equal as doubles but not as decimals, beyond 15 significant digits, aside).
-            case RqlCompare { Op: "=" or "<=" or ">=" } c when Field(c.Field) is { Spatial: false }:
+            case RqlCompare { Op: "=" or "<=" or ">=" or "<" or ">" } c when Field(c.Field) is { Spatial: false }:
                 return resolve(c.Value).ValueKind == JsonValueKind.Number;
             case RqlBetween bt when Field(bt.Field) is { Spatial: false }:
                 return resolve(bt.Low).ValueKind == JsonValueKind.Number && resolve(bt.High).ValueKind == JsonValueKind.Number;
@@ -148,8 +148,8 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
                 return c.Op switch
                 {
                     "=" => Equal(f, v),
-                    "<" or "<=" => Range(f, null, v),
-                    ">" or ">=" => Range(f, v, null),
+                    "<" or "<=" => Range(f, null, v, strict: c.Op == "<"),
+                    ">" or ">=" => Range(f, v, null, strict: c.Op == ">"),
                     _ => null,
                 };
             }
@@ -359,16 +359,22 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         _ => null, // null also matches documents without the field
     };
 
-    /// <summary>Inclusive range on numbers or on text (case-insensitive fields); anything else: every entry with the field.</summary>
-    private HashSet<long>? Range(IndexField f, JsonElement? low, JsonElement? high)
+    /// <summary>
+    /// A range on numbers or on text (case-insensitive fields), inclusive; <paramref name="strict"/> leaves a number bound
+    /// out (each number has one term of one length, so the terms strictly after or before it are exactly the larger or
+    /// smaller numbers). Anything else: every entry with the field.
+    /// </summary>
+    private HashSet<long>? Range(IndexField f, JsonElement? low, JsonElement? high, bool strict = false)
     {
         var kind = (low ?? high)!.Value.ValueKind;
         if ((low != null && low.Value.ValueKind != kind) || (high != null && high.Value.ValueKind != kind))
             return null;
         if (kind == JsonValueKind.Number)
         {
-            return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Number), low is { } l ? IndexKeys.NumberTerm(l.GetDouble()) : "",
-                prefixOnly: false, high: high is { } h ? IndexKeys.NumberTerm(h.GetDouble()) : null);
+            // Strictly above: from the bound's term plus U+0000 (after it, before any longer-or-equal greater term).
+            string from = low is { } l ? IndexKeys.NumberTerm(l.GetDouble()) + (strict ? "\0" : "") : "";
+            return Scan(IndexKeys.FieldName(f.Id, IndexKeys.Number), from, prefixOnly: false,
+                high: high is { } h ? IndexKeys.NumberTerm(h.GetDouble()) : null, highExclusive: strict);
         }
         if (kind == JsonValueKind.String && f.Indexing != FieldIndexing.Exact)
         {
@@ -403,8 +409,8 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
         return result;
     }
 
-    /// <summary>Entries holding a term of one field kind that starts with <paramref name="from"/> (prefixOnly) or lies in [from, high].</summary>
-    private HashSet<long> Scan(string field, string from, bool prefixOnly, string? high)
+    /// <summary>Entries holding a term of one field kind that starts with <paramref name="from"/> (prefixOnly) or lies in [from, high] (or [from, high)).</summary>
+    private HashSet<long> Scan(string field, string from, bool prefixOnly, string? high, bool highExclusive = false)
     {
         var result = new HashSet<long>();
         var fieldPrefix = new BytesRef(IndexKeys.TermText(field, ""));
@@ -415,7 +421,7 @@ internal sealed class CandidateFinder(CompiledIndex index, IndexReader reader, F
             var live = leaf.AtomicReader.LiveDocs;
             DocsEnum? docs = null;
             foreach (var te in IndexKeys.SegmentTerms(leaf.AtomicReader, fieldPrefix, start,
-                term => prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) > 0))
+                term => prefixOnly ? !StringHelper.StartsWith(term, start) : end != null && term.CompareTo(end) >= (highExclusive ? 0 : 1)))
             {
                 docs = te.Docs(null, docs, DocsFlags.NONE);
                 Collect(docs, leaf.DocBase, live, result);

@@ -22,7 +22,9 @@ internal sealed class FacetAccumulator
     /// <param name="plans">The resolved facets.</param>
     /// <param name="inRange">Whether a match satisfies a range condition (the query's own evaluation).</param>
     /// <param name="terms">How a field's values become facet terms.</param>
-    public FacetAccumulator(List<FacetPlan> plans, Func<RqlExpression, Row, bool> inRange, Func<RqlPath, FieldTerms> terms)
+    /// <param name="indexed">Whether the index has a field (an aggregated field it lacks counts 0 per match, as RavenDB's
+    /// field cache answers for it).</param>
+    public FacetAccumulator(List<FacetPlan> plans, Func<RqlExpression, Row, bool> inRange, Func<RqlPath, FieldTerms> terms, Func<RqlPath, bool> indexed)
     {
         _plans = plans;
         _inRange = inRange;
@@ -33,6 +35,7 @@ internal sealed class FacetAccumulator
         {
             _byTerm[i] = new Dictionary<string, Bucket>(StringComparer.Ordinal);
             _byRange[i] = plans[i].Ranges.Select(_ => new Bucket(plans[i].Aggregations.Count)).ToArray();
+            plans[i].ZeroWhenMissing = plans[i].Aggregations.Select(a => !indexed(a.Field)).ToArray();
         }
     }
 
@@ -132,14 +135,14 @@ internal sealed class FacetAccumulator
     {
         if (plan.Aggregations.Count == 0)
         {
-            WriteValue(w, range, range, bucket.Count, null, null);
+            WriteValue(w, null, range, bucket.Count, null, null); // RavenDB's Name is the aggregated field: none here
             return;
         }
         for (int a = 0; a < plan.Aggregations.Count; a++)
             WriteValue(w, plan.Aggregations[a].Name, range, bucket.Count, plan.Aggregations[a].Operations, bucket.Aggregates[a]);
     }
 
-    private static void WriteValue(Utf8JsonWriter w, string name, string range, int count, HashSet<string>? ops, Aggregate? aggregate)
+    private static void WriteValue(Utf8JsonWriter w, string? name, string range, int count, HashSet<string>? ops, Aggregate? aggregate)
     {
         w.WriteStartObject();
         w.WriteString("Name", name);
@@ -231,8 +234,12 @@ internal sealed class FacetAccumulator
         {
             Count++;
             for (int a = 0; a < Aggregates.Length; a++)
+            {
                 if (row.Values(plan.Aggregations[a].Field) is [{ ValueKind: JsonValueKind.Number } v, ..])
                     Aggregates[a].Add(v.GetDouble());
+                else if (plan.ZeroWhenMissing[a])
+                    Aggregates[a].Add(0);
+            }
         }
     }
 

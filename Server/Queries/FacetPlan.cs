@@ -28,6 +28,9 @@ internal sealed class FacetPlan
     /// <summary>Aggregated fields (by field and output name), each with the operations asked for it.</summary>
     public IReadOnlyList<FacetAggregationPlan> Aggregations { get; init; } = [];
 
+    /// <summary>Per aggregation: the index lacks its field, so each match counts 0 (set by <see cref="FacetAccumulator"/>).</summary>
+    public bool[] ZeroWhenMissing { get; set; } = [];
+
     public FacetOptionsPlan Options { get; init; } = FacetOptionsPlan.Default;
 
     /// <summary>Fields the facet reads (for choosing and checking the index).</summary>

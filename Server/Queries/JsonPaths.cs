@@ -24,6 +24,27 @@ public static class JsonPaths
             Walk(child, parts, index + 1, result);
     }
 
+    /// <summary>
+    /// The values <paramref name="parts"/> reaches for a projection: arrays on the way are walked item by item, but a
+    /// value at the end is kept whole (an array of arrays stays one, as RavenDB projects it).
+    /// </summary>
+    public static void WalkToValues(JsonElement node, IReadOnlyList<string> parts, int index, List<JsonElement> result)
+    {
+        if (index == parts.Count)
+        {
+            result.Add(node);
+            return;
+        }
+        if (node.ValueKind == JsonValueKind.Array)
+        {
+            foreach (var e in node.EnumerateArray())
+                WalkToValues(e, parts, index, result);
+            return;
+        }
+        if (node.ValueKind == JsonValueKind.Object && node.TryGetProperty(parts[index], out var child))
+            WalkToValues(child, parts, index + 1, result);
+    }
+
     /// <summary>True when the document has the path (a null value counts; through arrays, in any item).</summary>
     public static bool Exists(JsonElement node, IReadOnlyList<string> parts, int index = 0)
     {

@@ -122,7 +122,14 @@ public sealed partial class QueryRunner
     /// <summary>400 when a static index is queried or sorted on a field its map does not output.</summary>
     private void CheckFieldsIndexed(CompiledIndex compiled)
     {
-        foreach (string name in QueryFields().Keys)
+        // A facet may aggregate a field the index lacks (RavenDB counts it 0 per match).
+        var conditions = new Dictionary<string, bool>(StringComparer.Ordinal);
+        if (_query.Where != null)
+            CollectFields(_query.Where, conditions);
+        var aggregatedOnly = _facets?.SelectMany(f => f.Aggregations.Select(a => a.Field.ToString()))
+            .Except(_facets.SelectMany(f => new[] { f.Field, f.RangeField }).Where(p => p != null).Select(p => p!.ToString()))
+            .Except(conditions.Keys).Except(_query.OrderBy.Where(o => o.Field != null).Select(o => o.Field!.ToString())).ToHashSet(StringComparer.Ordinal) ?? [];
+        foreach (string name in QueryFields().Keys.Where(n => !aggregatedOnly.Contains(n)))
             if (compiled.Field(name) == null)
                 throw new InvalidQueryException($"The field '{name}' is not indexed by index '{_query.Source.Index}'; its fields are: {string.Join(", ", compiled.Fields.Select(x => x.Name))}.");
     }

@@ -120,7 +120,7 @@ public sealed partial class QueryRunner
                 }
                 else
                 {
-                    JsonPaths.Walk(root, f.Path.Parts, 0, values);
+                    JsonPaths.WalkToValues(root, f.Path.Parts, 0, values);
                     throughArray = JsonPaths.PassesArray(root, f.Path.Parts);
                     if (values.Count == 0 && _projectionBehavior == "FromDocumentOrThrow" && !JsonPaths.Exists(root, f.Path.Parts))
                         throw new InvalidQueryException($"ProjectionBehavior FromDocumentOrThrow: document '{doc.Id}' has no '{f.Path}'.");

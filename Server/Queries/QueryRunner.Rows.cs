@@ -106,7 +106,7 @@ public sealed partial class QueryRunner
             {
                 throw new InvalidOperationException("The query kept only a page of its candidates but does not answer a page of them.");
             }
-            else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && _inStep
+            else if (_facetCounts != null && (candidates == null ? _query.Where == null : finder.Exact) && _inStep && _query.Include.Count == 0
                 && _facetCounts.TryAddFromIndex(reader, index.Compiled, MatchSet(reader, candidates), Resolve))
             {
                 // Exact matches of an index in step with the snapshot: the facets were counted from its terms and doc values.

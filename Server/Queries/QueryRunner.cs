@@ -45,6 +45,7 @@ public sealed partial class QueryRunner
     private QueryTimings? _timings;
     private Lucene.Net.Index.IndexReader? _heldReader; // a reference kept for explanations() and page scores computed late, given back when the query ends
     private Lucene.Net.Search.Query? _explainQuery;
+    private AnswerIncludes? _facetIncludes; // a facet query's include clause
 
     private QueryRunner(Database db, RqlQuery query, JsonElement parameters)
     {
@@ -173,7 +174,7 @@ public sealed partial class QueryRunner
         var matches = new List<Row>();
         // Without order by, moreLikeThis() answers the most similar first (as RavenDB: Lucene's relevance order).
         bool byRelevance = _query.OrderBy.Count == 0 && HasMoreLikeThis;
-        var facets = _facetCounts = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms);
+        var facets = _facetCounts = _facets == null ? null : new FacetAccumulator(_facets, Evaluate, FacetTerms, p => _compiled == null || p.IsId || _compiled.Field(p.ToString()) != null);
         // A sorted page keeps only its best skip+take matches as they come (never sorting them all).
         long limit = (long)skip + take;
         var top = _query.OrderBy.Count > 0 && !_query.Distinct && facets == null && limit <= TopRowsLimit ? new TopRows(this, (int)limit) : null;
@@ -184,6 +185,8 @@ public sealed partial class QueryRunner
             using var dbTx = _db.Environment.ReadTransaction();
             long lastEtag = DocumentsStorage.LastEtag(dbTx);
             long phase = Stopwatch.GetTimestamp();
+            // A facet query's matches are let go as they are counted: what they include is noted meanwhile.
+            _facetIncludes = facets != null && _query.Include.Count > 0 ? new AnswerIncludes(this, dbTx) : null;
             var (total, stale) = CollectMatches(index, dbTx, matches, facets, top, byRelevance, limit);
             if (top != null && !_presorted)
                 matches = top.Ranked();
@@ -200,7 +203,8 @@ public sealed partial class QueryRunner
                 phase = Stopwatch.GetTimestamp();
                 var facetResults = facets.Results();
                 _timings?.Add("Facets", phase);
-                return new QueryAnswer(facetResults.ConvertAll(r => (ResultJson)r), total, new Dictionary<string, StoredDocument?>(), lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
+                var included = _facetIncludes?.ReadDocuments() ?? new Dictionary<string, StoredDocument?>();
+                return new QueryAnswer(facetResults.ConvertAll(r => (ResultJson)r), total, included, lastEtag, indexName, stale, index?.LastIndexingTime) { WriteExtras = _timings == null ? null : _timings.Write };
             }
             phase = Stopwatch.GetTimestamp();
             if (_query.OrderBy.Count > 0 && !_presorted && top == null)
@@ -245,7 +249,10 @@ public sealed partial class QueryRunner
             {
                 // A facet query answers counts: each match is counted and let go.
                 if (keep)
+                {
                     facets.Add(row);
+                    _facetIncludes?.Add(row.Bind(_db.Documents));
+                }
                 row.Dispose();
                 continue;
             }
@@ -267,7 +274,8 @@ public sealed partial class QueryRunner
     {
         long phase = Stopwatch.GetTimestamp();
         var highlights = _query.Highlights.Count == 0 ? null : new HighlightCollector(_query.Highlights, Resolve, SearchOn, AnalyzerOf);
-        var explanations = _query.Explanations == null ? null : new Dictionary<string, string>(StringComparer.Ordinal);
+        var explanations = _query.Explanations == null ? null : new Dictionary<string, List<string>>(StringComparer.Ordinal);
+        string? groupKey = ExplanationGroupKey();
         var includes = new AnswerIncludes(this, dbTx);
         var results = new List<ResultJson>();
         var seen = _query.Distinct ? new HashSet<string>(StringComparer.Ordinal) : null;
@@ -299,7 +307,13 @@ public sealed partial class QueryRunner
             _memory?.Add(output.Length + 24);
             highlights?.Add(row, row.Document!.Id);
             if (explanations != null && _explainQuery != null && _heldReader != null && row.IndexEntry >= 0)
-                explanations[row.Document!.Id] = new Lucene.Net.Search.IndexSearcher(_heldReader).Explain(_explainQuery, (int)row.IndexEntry).ToString();
+            {
+                // Keyed by the document's id, or (a map-reduce answer has none) by the GroupKey option's field of the result.
+                string key = groupKey != null && row.DocumentJson.TryGetProperty(groupKey, out var k) ? (k.ValueKind == JsonValueKind.String ? k.GetString()! : k.GetRawText()) : row.Document!.Id;
+                if (!explanations.TryGetValue(key, out var texts))
+                    explanations[key] = texts = [];
+                texts.Add(new Lucene.Net.Search.IndexSearcher(_heldReader).Explain(_explainQuery, (int)row.IndexEntry).ToString());
+            }
             includes.Add(row);
         }
         _timings?.Add("Projection", phase);
@@ -325,15 +339,41 @@ public sealed partial class QueryRunner
         };
     }
 
-    private static void WriteExplanations(Utf8JsonWriter w, Dictionary<string, string> explanations)
+    private static void WriteExplanations(Utf8JsonWriter w, Dictionary<string, List<string>> explanations)
     {
         w.WriteStartObject("Explanations");
-        foreach (var (id, text) in explanations)
+        foreach (var (key, texts) in explanations)
         {
-            w.WriteStartArray(id);
-            w.WriteStringValue(text);
+            w.WriteStartArray(key);
+            foreach (string text in texts)
+                w.WriteStringValue(text);
             w.WriteEndArray();
         }
         w.WriteEndObject();
+    }
+
+    /// <summary>
+    /// <c>include explanations($options)</c> with RavenDB's ExplanationOptions <c>{GroupKey: "Field"}</c>: the field whose
+    /// value keys each explanation (map-reduce answers have no id); null for none. Other options are a 400.
+    /// </summary>
+    private string? ExplanationGroupKey()
+    {
+        if (_query.Explanations is not { } options || (options.Parameter == null && options.Literal == null))
+            return null;
+        var value = Resolve(options);
+        if (value.ValueKind == JsonValueKind.Null)
+            return null;
+        if (value.ValueKind != JsonValueKind.Object)
+            throw new InvalidQueryException($"Invalid query at position {options.Position}: explanations() takes ExplanationOptions {{GroupKey}}, got {value.GetRawText()}.");
+        foreach (var p in value.EnumerateObject())
+        {
+            if (!p.Name.Equals("GroupKey", StringComparison.OrdinalIgnoreCase))
+                throw new InvalidQueryException($"Invalid query at position {options.Position}: '{p.Name}' is not an explanations() option (GroupKey).");
+            if (p.Value.ValueKind is JsonValueKind.String)
+                return p.Value.GetString();
+            if (p.Value.ValueKind != JsonValueKind.Null)
+                throw new InvalidQueryException($"Invalid query at position {options.Position}: GroupKey is a field name, got {p.Value.GetRawText()}.");
+        }
+        return null;
     }
 }

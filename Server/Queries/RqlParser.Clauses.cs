@@ -286,7 +286,11 @@ public sealed partial class RqlParser
             }
             else
             {
-                tail.Include.Add(Path().ToString());
+                // A quoted path ('u.Roles[].Role', as the clients write one with an alias) is one token: its alias goes here.
+                string path = Path().ToString();
+                if (_alias != null && path.StartsWith(_alias + ".", StringComparison.Ordinal))
+                    path = path[(_alias.Length + 1)..];
+                tail.Include.Add(path);
             }
         }
         while (AcceptSymbol(","));

@@ -539,7 +539,7 @@ public sealed partial class RqlParser
             ExpectSymbol(")");
             if (_groupBy!.Count != 1)
                 throw Error("key() names the group-by field of a query grouped by one field; select the fields by name", t.Position);
-            _groupAlias = "Key";
+            _groupAlias = _groupBy[0].Split('.')[^1].Replace("[]", "", StringComparison.Ordinal); // the field's name, as RavenDB answers key()
             return new RqlPath([Indexing.AutoMapReduce.Field(_groupBy[0])], false);
         }
         var (p, name) = SourcePath();
@@ -575,12 +575,15 @@ public sealed partial class RqlParser
         {
             throw Error($"'{_alias}' is the document; name one of its fields ({_alias}.Name)", t.Position);
         }
+        // Lines[].Product: RavenDB's mark of a path through an array; paths go through arrays anyway.
+        AcceptSymbol("[]");
         while (AcceptSymbol("."))
         {
             var p = Next();
             if (p.Kind is not (Kind.Word or Kind.String))
                 throw Error($"expected a field name after '.' but found {Describe(p)}", p.Position);
             parts.Add(p.Text);
+            AcceptSymbol("[]");
         }
         return new RqlPath(parts, false);
     }

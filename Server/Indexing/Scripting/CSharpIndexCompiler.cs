@@ -480,13 +480,13 @@ internal static class CSharpIndexCompiler
                 case MemberAccessExpressionSyntax access when access.Expression == use:
                     if (access.Parent is InvocationExpressionSyntax call && call.Expression == access || access.Name is not IdentifierNameSyntax)
                         return null;
-                    reads.Add(access.Name.Identifier.Text);
+                    reads.Add(access.Name.Identifier.ValueText); // ValueText: o.@group reads "group"
                     continue;
                 case ConditionalAccessExpressionSyntax conditional when conditional.Expression == use:
                     if (FirstBinding(conditional.WhenNotNull) is not { Name: IdentifierNameSyntax name } binding
                         || binding.Parent is InvocationExpressionSyntax invoked && invoked.Expression == binding)
                         return null;
-                    reads.Add(name.Identifier.Text);
+                    reads.Add(name.Identifier.ValueText);
                     continue;
                 case ArgumentSyntax { Parent: ArgumentListSyntax { Arguments.Count: 1, Parent: InvocationExpressionSyntax { Expression: IdentifierNameSyntax function } } }
                     when function.Identifier.Text is "Id" or "MetadataFor":
