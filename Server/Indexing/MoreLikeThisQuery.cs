@@ -107,18 +107,43 @@ internal static class MoreLikeThisQuery
         return query;
     }
 
-    /// <summary>The string values of a field in the source (a value or an array of values).</summary>
+    /// <summary>
+    /// The string values of a field in the source (a value or an array of values): the property of the field's name, else
+    /// (an artificial document, written by the client in its own casing and shape) the first property whose name, any
+    /// case, is the field's — at the top level or nested, by its leaf name or its path joined with <c>.</c> or <c>_</c>
+    /// (<c>{"Property":{"Body":"x"}}</c> gives fields Body, Property.Body and Property_Body).
+    /// </summary>
     private static List<string> Values(JsonElement entry, string field)
     {
         var result = new List<string>();
-        if (entry.ValueKind != JsonValueKind.Object || !entry.TryGetProperty(field, out var v))
+        if (entry.ValueKind != JsonValueKind.Object)
             return result;
+        if (!entry.TryGetProperty(field, out var v))
+        {
+            if (Find(entry, field, "") is not { } found)
+                return result;
+            v = found;
+        }
         foreach (var x in v.ValueKind == JsonValueKind.Array ? v.EnumerateArray().ToList() : [v])
             if (x.ValueKind == JsonValueKind.String)
                 result.Add(x.GetString()!);
             else if (x.ValueKind == JsonValueKind.Number)
                 result.Add(x.GetRawText());
         return result;
+    }
+
+    private static JsonElement? Find(JsonElement node, string field, string prefix)
+    {
+        foreach (var p in node.EnumerateObject())
+        {
+            string path = prefix + p.Name;
+            if (p.Name.Equals(field, StringComparison.OrdinalIgnoreCase) || path.Equals(field, StringComparison.OrdinalIgnoreCase)
+                || path.Replace('.', '_').Equals(field, StringComparison.OrdinalIgnoreCase))
+                return p.Value;
+            if (p.Value.ValueKind == JsonValueKind.Object && Find(p.Value, field, path + ".") is { } nested)
+                return nested;
+        }
+        return null;
     }
 
 

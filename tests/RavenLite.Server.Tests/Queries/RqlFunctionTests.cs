@@ -145,4 +145,16 @@ public sealed class RqlFunctionTests
         var missing = await Query(server, "from index 'Nope'", expect: HttpStatusCode.InternalServerError, path: explain);
         Assert.EndsWith("IndexDoesNotExistException", missing.GetProperty("Type").GetString(), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public async Task MoreLikeThis_matches_an_artificial_document_by_field_names_in_any_case_or_nesting()
+    {
+        await using var server = await StartAsync();
+        var index = """{"Indexes":[{"Name":"Users/ByBio","Maps":["from u in docs.Users select new { u.Bio }"],"Fields":{"Bio":{"Indexing":"Search"}}}]}""";
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json(index))).StatusCode);
+        var options = new JsonObject { ["MinimumTermFrequency"] = 1, ["MinimumDocumentFrequency"] = 1 };
+        foreach (string artificial in new[] { """{"Bio":"red jumps"}""", """{"bio":"red jumps"}""", """{"Property":{"Bio":"red jumps"}}""", """{"Property":{"BIO":"red jumps"}}""" })
+            Assert.Equal(["Jane"], await Names(server, "from index 'Users/ByBio' where moreLikeThis($d, $o)", new JsonObject { ["d"] = artificial, ["o"] = options.DeepClone() }));
+        Assert.Empty(await Names(server, "from index 'Users/ByBio' where moreLikeThis($d, $o)", new JsonObject { ["d"] = """{"Other":"red jumps"}""", ["o"] = options.DeepClone() }));
+    }
 }
