@@ -33,7 +33,7 @@ public static class IndexCompiler
         }
         else
         {
-            var compiled = CSharpIndexCompiler.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null, [.. definition.AdditionalSources.Values]);
+            var compiled = CSharpIndexCompiler.Compile(definition.Maps, definition.IsMapReduce ? definition.Reduce : null, [.. definition.AdditionalSources.Values], assemblies: definition.AdditionalAssemblies);
             maps = compiled.Maps.Select(m => (ScriptMap)new CSharpMap(m)).ToList();
             reduce = compiled.Reduce == null ? null : new CSharpReduce(compiled.Reduce);
         }

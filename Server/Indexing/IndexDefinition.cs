@@ -46,6 +46,13 @@ public sealed class IndexDefinition
     /// <summary>Code the maps and reduce may call, by name (RavenDB's AdditionalSources): JavaScript functions, or C# classes.</summary>
     public Dictionary<string, string> AdditionalSources { get; set; } = [];
 
+    /// <summary>
+    /// Runtime assemblies the C# code may use, by name (RavenDB's <c>AdditionalAssemblies</c> from
+    /// <c>AdditionalAssembly.FromRuntime</c>); their types are allowed in index code except those that reach files,
+    /// the network, processes, reflection or threads.
+    /// </summary>
+    public List<string> AdditionalAssemblies { get; set; } = [];
+
     /// <summary>The reduce of a map-reduce index (C# or JavaScript), else null.</summary>
     public string? Reduce { get; set; }
 

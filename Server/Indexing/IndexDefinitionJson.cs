@@ -30,6 +30,9 @@ public static class IndexDefinitionJson
             foreach (var source in sources.EnumerateObject())
                 if (source.Value.ValueKind == JsonValueKind.String)
                     definition.AdditionalSources[source.Name] = source.Value.GetString()!;
+        if (e.TryGetProperty("AdditionalAssemblies", out var assemblies) && assemblies.ValueKind == JsonValueKind.Array)
+            foreach (var assembly in assemblies.EnumerateArray())
+                definition.AdditionalAssemblies.Add(AdditionalAssembly(assembly));
         string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
         definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
             : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
@@ -77,6 +80,18 @@ public static class IndexDefinitionJson
         foreach (var (key, value) in d.Configuration)
             w.WriteString(key, value);
         w.WriteEndObject();
+        w.WriteStartArray("AdditionalAssemblies");
+        foreach (string name in d.AdditionalAssemblies)
+        {
+            w.WriteStartObject();
+            w.WriteString("AssemblyName", name);
+            w.WriteNull("AssemblyPath");
+            w.WriteNull("PackageName");
+            w.WriteNull("PackageVersion");
+            w.WriteNull("PackageSourceUrl");
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
         w.WriteStartObject("AdditionalSources");
         foreach (var (key, value) in d.AdditionalSources)
             w.WriteString(key, value);
@@ -88,6 +103,21 @@ public static class IndexDefinitionJson
         w.WriteString("Priority", i.Definition.Priority);
         w.WriteString("State", i.Definition.State);
         w.WriteEndObject();
+    }
+
+    /// <summary>
+    /// One of RavenDB's AdditionalAssembly entries: a runtime assembly's name; a NuGet package or a file path is RavenDB's
+    /// 400 "Cannot load ..." (index code loads no code from outside the runtime).
+    /// </summary>
+    private static string AdditionalAssembly(JsonElement a)
+    {
+        string? Text(string name) => a.ValueKind == JsonValueKind.Object && a.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String && v.GetString()!.Length > 0 ? v.GetString() : null;
+        if (Text("PackageName") is { } package)
+            throw new IndexCompilationException($"Cannot load NuGet package '{package}' version '{Text("PackageVersion")}' from '{Text("PackageSourceUrl") ?? "https://api.nuget.org/v3/index.json"}'. " +
+                "RavenLite does not fetch NuGet packages for index code: use runtime assemblies (AdditionalAssembly.FromRuntime) or AdditionalSources.", "AdditionalAssemblies", package);
+        if (Text("AssemblyPath") is { } path)
+            throw new IndexCompilationException($"Cannot load assembly from path '{path}': RavenLite index code does not load assemblies from files; use runtime assemblies (AdditionalAssembly.FromRuntime) or AdditionalSources.", "AdditionalAssemblies", path);
+        return Text("AssemblyName") ?? throw new IndexCompilationException("An AdditionalAssemblies entry needs AssemblyName, PackageName or AssemblyPath.", "AdditionalAssemblies", a.GetRawText());
     }
 
     /// <summary>A lock mode the clients may set, or a 400.</summary>

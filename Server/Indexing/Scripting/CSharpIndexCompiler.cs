@@ -53,6 +53,22 @@ internal static class CSharpIndexCompiler
     });
 
     /// <summary>
+    /// The runtime assemblies an index names (AdditionalAssemblies): <c>{name}.dll</c> of the running .NET; a name that is
+    /// not one is RavenDB's 400 "Cannot load assembly".
+    /// </summary>
+    private static MetadataReference[] RuntimeReferences(IReadOnlyList<string> names)
+    {
+        string runtime = Path.GetDirectoryName(typeof(object).Assembly.Location)!;
+        return names.Select(name =>
+        {
+            string path = Path.Combine(runtime, name + ".dll");
+            if (name.IndexOfAny(['/', '\\']) >= 0 || !File.Exists(path))
+                throw new IndexCompilationException($"Cannot load assembly '{name}'. Could not load file or assembly '{name}': it is not an assembly of the .NET runtime.", "AdditionalAssemblies", name);
+            return (MetadataReference)MetadataReference.CreateFromFile(path);
+        }).ToArray();
+    }
+
+    /// <summary>
     /// Where compiled indexes are kept across restarts (<c>{DataDir}/System/CompiledIndexes</c>, set at start-up), or null.
     /// Roslyn takes seconds per index on a small machine (7 s for the first one in a process here), so a restart would
     /// otherwise wait that long per C# index before the database answers. An entry is the emitted assembly and what
@@ -66,12 +82,15 @@ internal static class CSharpIndexCompiler
     private static readonly string BuildId = typeof(CSharpIndexScript).Assembly.ManifestModule.ModuleVersionId.ToString("N");
 
     /// <summary>The compiled maps (and reduce) of a definition (from the cache when the same text was compiled before).</summary>
-    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null, IReadOnlyList<string>? additionalSources = null, string? diskCache = null)
+    public static CompiledCSharp Compile(IReadOnlyList<string> maps, string? reduce = null, IReadOnlyList<string>? additionalSources = null, string? diskCache = null,
+        IReadOnlyList<string>? assemblies = null)
     {
         diskCache ??= DiskCache;
         additionalSources ??= [];
-        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce + "\u0002" + string.Join("\u0000", additionalSources) + "\u0003" + BuildId)));
-        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => LoadCached(diskCache, key, maps.Count, reduce != null) ?? CompileNew(diskCache, key, maps, reduce, additionalSources)));
+        assemblies ??= [];
+        string key = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(string.Join("\u0000", maps) + "\u0001" + reduce + "\u0002" + string.Join("\u0000", additionalSources)
+            + "\u0004" + string.Join("\u0000", assemblies) + "\u0003" + BuildId)));
+        var lazy = Cache.GetOrAdd(key, _ => new Lazy<CompiledCSharp>(() => LoadCached(diskCache, key, maps.Count, reduce != null) ?? CompileNew(diskCache, key, maps, reduce, additionalSources, RuntimeReferences(assemblies))));
         try
         {
             return lazy.Value;
@@ -154,7 +173,7 @@ internal static class CSharpIndexCompiler
 
     // Kept whole: one Roslyn compilation from source text to a loaded assembly (or its disk cache), diagnostics
     // mapped back to the definition's text at each step.
-    private static CompiledCSharp CompileNew(string? diskCache, string key, IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources)
+    private static CompiledCSharp CompileNew(string? diskCache, string key, IReadOnlyList<string> maps, string? reduce, IReadOnlyList<string> additionalSources, MetadataReference[] extra)
     {
         // Additional sources: C# classes the maps may call (checked like index code).
         var sourceTrees = new List<SyntaxTree>();
@@ -211,7 +230,7 @@ internal static class CSharpIndexCompiler
         SyntaxTree tree;
         for (int pass = 0; ; pass++)
         {
-            (tree, compilation) = Build(collections, bodies, maps.Count, keyVariable, sourceTrees);
+            (tree, compilation) = Build(collections, bodies, maps.Count, keyVariable, sourceTrees, extra);
             var model = compilation.GetSemanticModel(tree);
             var placed = MapBodies(tree);
             bool changed = false;
@@ -238,7 +257,7 @@ internal static class CSharpIndexCompiler
         foreach (var sourceTree in sourceTrees)
         {
             var model = compilation.GetSemanticModel(sourceTree);
-            Sandbox.Check(sourceTree.GetRoot(), model, compilation.Assembly, (node, message) =>
+            Sandbox.Check(sourceTree.GetRoot(), model, compilation.Assembly, extra: extra.Select(r => compilation.GetAssemblyOrModuleSymbol(r)).OfType<IAssemblySymbol>().ToHashSet<IAssemblySymbol>(SymbolEqualityComparer.Default), error: (node, message) =>
             {
                 var at = node.GetLocation().GetLineSpan().StartLinePosition;
                 return new IndexCompilationException($"Additional source, line {at.Line + 1}, column {at.Character + 1}: {message}", "AdditionalSources", sourceTree.ToString());
@@ -249,8 +268,9 @@ internal static class CSharpIndexCompiler
             var (map, offset) = Locate(finalBodies, tree, error.Location.SourceSpan);
             throw Error(map, texts[map], offset, error.GetMessage(System.Globalization.CultureInfo.InvariantCulture), maps.Count);
         }
+        var added = extra.Select(r => compilation.GetAssemblyOrModuleSymbol(r)).OfType<IAssemblySymbol>().ToHashSet<IAssemblySymbol>(SymbolEqualityComparer.Default);
         for (int m = 0; m < finalBodies.Count; m++)
-            Sandbox.Check(finalBodies[m], finalModel, compilation.Assembly, (node, message) => Error(m, texts[m], OriginalOffset(node), message, maps.Count));
+            Sandbox.Check(finalBodies[m], finalModel, compilation.Assembly, (node, message) => Error(m, texts[m], OriginalOffset(node), message, maps.Count), added);
 
         var fields = new List<IReadOnlyList<string>>();
         for (int m = 0; m < Math.Min(finalBodies.Count, maps.Count + 1); m++)
@@ -320,7 +340,7 @@ internal static class CSharpIndexCompiler
         return null;
     }
 
-    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies, int mapCount, string? keyVariable, List<SyntaxTree> sources)
+    private static (SyntaxTree, CSharpCompilation) Build(List<string> collections, List<ExpressionSyntax> bodies, int mapCount, string? keyVariable, List<SyntaxTree> sources, MetadataReference[] extra)
     {
         var sb = new StringBuilder();
         sb.AppendLine("using System; using System.Linq; using System.Collections.Generic; using System.Globalization; using System.Text.RegularExpressions;");
@@ -338,7 +358,7 @@ internal static class CSharpIndexCompiler
         var placeholders = root.DescendantNodes().OfType<IdentifierNameSyntax>().Where(n => n.Identifier.Text.StartsWith("__map", StringComparison.Ordinal)).ToList();
         root = root.ReplaceNodes(placeholders, (o, _) => SyntaxFactory.ParenthesizedExpression(bodies[int.Parse(o.Identifier.Text[5..], System.Globalization.CultureInfo.InvariantCulture)]).WithAdditionalAnnotations(new SyntaxAnnotation("map", o.Identifier.Text[5..])));
         var tree = CSharpSyntaxTree.Create((CSharpSyntaxNode)root);
-        var compilation = CSharpCompilation.Create("index-" + Guid.NewGuid().ToString("N"), [tree, .. sources], References.Value,
+        var compilation = CSharpCompilation.Create("index-" + Guid.NewGuid().ToString("N"), [tree, .. sources], [.. References.Value, .. extra],
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, optimizationLevel: OptimizationLevel.Release, allowUnsafe: false, nullableContextOptions: NullableContextOptions.Disable));
         return (tree, compilation);
     }
@@ -602,10 +622,23 @@ internal static class CSharpIndexCompiler
             "UnderlyingSystemType", "BaseType", "MakeGenericType", "MakeGenericMethod", "GetInterfaces", "TargetSite",
         ];
 
-        public static void Check(SyntaxNode body, SemanticModel model, IAssemblySymbol own, Func<SyntaxNode, string, Exception> error)
+        /// <summary>
+        /// Namespaces refused even in an assembly the index adds (AdditionalAssemblies): what reaches files, the network,
+        /// processes, reflection, threads, native code or the process's security.
+        /// </summary>
+        private static readonly string[] DeniedNamespaces =
+        [
+            "System.IO", "System.Net", "System.Reflection", "System.Diagnostics", "System.Threading", "System.Runtime", "System.Security",
+            "Microsoft.Win32", "System.Resources", "System.Configuration",
+        ];
+
+        public static void Check(SyntaxNode body, SemanticModel model, IAssemblySymbol own, Func<SyntaxNode, string, Exception> error, IReadOnlySet<IAssemblySymbol>? extra = null)
         {
             foreach (var node in body.DescendantNodesAndSelf())
             {
+                // typeof(T).Name / FullName / Namespace: the name of a type, as RavenDB's samples use it; no Type value escapes.
+                if (IsTypeName(node))
+                    continue;
                 switch (node)
                 {
                     case TypeOfExpressionSyntax or PointerTypeSyntax or FunctionPointerTypeSyntax or StackAllocArrayCreationExpressionSyntax
@@ -623,13 +656,36 @@ internal static class CSharpIndexCompiler
                 var symbol = info.Symbol ?? info.CandidateSymbols.FirstOrDefault();
                 if (symbol != null && SymbolEqualityComparer.Default.Equals(symbol.ContainingAssembly, own) && symbol is not IMethodSymbol { MethodKind: MethodKind.DelegateInvoke })
                     continue; // the index's own code (additional sources, checked themselves)
-                if (symbol != null && !Allowed(symbol))
+                if (symbol != null && !Allowed(symbol) && !FromAdded(symbol, extra))
                     throw error(node, $"'{symbol.ToDisplayString()}' is not allowed in index code");
                 if (symbol is IMethodSymbol { MethodKind: MethodKind.DelegateInvoke })
                     throw error(node, "calling a delegate is not allowed in index code (no recursion)");
-                if (node is ExpressionSyntax && model.GetTypeInfo(node).Type is { } type && !SymbolEqualityComparer.Default.Equals(type.ContainingAssembly, own) && !AllowedType(type))
+                if (node is ExpressionSyntax && model.GetTypeInfo(node).Type is { } type && !SymbolEqualityComparer.Default.Equals(type.ContainingAssembly, own) && !AllowedType(type)
+                    && !FromAdded(type, extra))
                     throw error(node, $"a value of type '{type.ToDisplayString()}' is not allowed in index code");
             }
+        }
+
+        /// <summary><c>typeof(T).Name</c> (or FullName, Namespace), or the <c>typeof(T)</c> or type inside it.</summary>
+        private static bool IsTypeName(SyntaxNode node) => node switch
+        {
+            MemberAccessExpressionSyntax { Expression: TypeOfExpressionSyntax, Name.Identifier.Text: "Name" or "FullName" or "Namespace" } => true,
+            TypeOfExpressionSyntax t => t.Parent != null && IsTypeName(t.Parent),
+            IdentifierNameSyntax { Parent: MemberAccessExpressionSyntax { Expression: TypeOfExpressionSyntax } access } name when access.Name == name => IsTypeName(access),
+            TypeSyntax ts when ts.Ancestors().OfType<TypeOfExpressionSyntax>().FirstOrDefault() is { } t => t.Parent != null && IsTypeName(t.Parent),
+            _ => false,
+        };
+
+        /// <summary>A symbol of an assembly the index added, outside <see cref="DeniedNamespaces"/>, not a way into reflection.</summary>
+        private static bool FromAdded(ISymbol symbol, IReadOnlySet<IAssemblySymbol>? extra)
+        {
+            if (extra == null || extra.Count == 0 || DeniedNames.Contains(symbol.Name))
+                return false;
+            var type = symbol as ITypeSymbol ?? symbol.ContainingType;
+            if (type == null || !extra.Contains(type.ContainingAssembly))
+                return false;
+            string ns = type.ContainingNamespace?.ToDisplayString() ?? "";
+            return !DeniedNamespaces.Any(d => ns == d || ns.StartsWith(d + ".", StringComparison.Ordinal));
         }
 
         private static bool Allowed(ISymbol symbol) => symbol switch

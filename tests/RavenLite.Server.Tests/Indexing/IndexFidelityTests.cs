@@ -141,4 +141,36 @@ public sealed class IndexFidelityTests
         Assert.Equal(JsonValueKind.Null, listed.GetProperty("PatternReferencesCollectionName").ValueKind);
         Assert.Equal(HttpStatusCode.NotFound, (await server.Http.DeleteAsync("/databases/db/indexes?name=Nope")).StatusCode);
     }
+
+    [Fact]
+    public async Task Additional_runtime_assemblies_compile_and_NuGet_packages_get_RavenDBs_error()
+    {
+        await using var server = await StartAsync("""{"Name":"<a>x</a>","@metadata":{"@collection":"Companies"}}""");
+        const string xml = """{"AssemblyName":"System.Xml"},{"AssemblyName":"System.Xml.ReaderWriter"},{"AssemblyName":"System.Private.Xml"}""";
+        await PutIndex(server, """{"Name":"XmlIndex","Maps":["from c in docs.Companies select new { Name = typeof(System.Xml.XmlNode).Name }"],"AdditionalAssemblies":[""" + xml + "]}");
+        await PutIndex(server, """{"Name":"XmlText","Maps":["from c in docs.Companies select new { Text = System.Xml.Linq.XElement.Parse((string)c.Name).Value }"],"AdditionalAssemblies":[{"AssemblyName":"System.Private.Xml.Linq"},{"AssemblyName":"System.Private.Xml"},{"AssemblyName":"System.Xml.Linq"}]}""");
+        var body = new JsonObject { ["Query"] = "from index 'XmlText' where Text = 'x'", ["WaitForNonStaleResults"] = true };
+        var found = await TestServer.ReadJson(await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString())));
+        Assert.Equal(1, found.GetProperty("TotalResults").GetInt32());
+        var names = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes/terms?name=XmlIndex&field=Name"));
+        Assert.Equal(["xmlnode"], names.GetProperty("Terms").EnumerateArray().Select(t => t.GetString()));
+        var listed = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/indexes?name=XmlIndex"));
+        Assert.Equal(3, listed.GetProperty("Results")[0].GetProperty("AdditionalAssemblies").GetArrayLength());
+
+        async Task<string> Refused(string definition)
+        {
+            var r = await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json($$"""{"Indexes":[{{definition}}]}"""));
+            var json = await TestServer.ReadJson(r);
+            Assert.Equal(HttpStatusCode.BadRequest, r.StatusCode);
+            Assert.True(json.GetProperty("Type").GetString()!.EndsWith("IndexCompilationException", StringComparison.Ordinal), json.ToString());
+            return json.GetProperty("Message").GetString()!;
+        }
+        Assert.StartsWith("Cannot load assembly 'Some.Assembly.That.Does.Not.Exist'", await Refused("""{"Name":"A","Maps":["from c in docs.Companies select new { c.Name }"],"AdditionalAssemblies":[{"AssemblyName":"Some.Assembly.That.Does.Not.Exist"}]}"""));
+        Assert.StartsWith("Cannot load NuGet package 'Some.Assembly.That.Does.Not.Exist' version '4.3.1' from 'https://api.nuget.org/v3/index.json'",
+            await Refused("""{"Name":"B","Maps":["from c in docs.Companies select new { c.Name }"],"AdditionalAssemblies":[{"PackageName":"Some.Assembly.That.Does.Not.Exist","PackageVersion":"4.3.1"}]}"""));
+        Assert.StartsWith("Cannot load assembly from path", await Refused("""{"Name":"C","Maps":["from c in docs.Companies select new { c.Name }"],"AdditionalAssemblies":[{"AssemblyPath":"/tmp/x.dll"}]}"""));
+        // An added assembly does not open the sandbox: files, and a Type beyond its name, stay refused.
+        Assert.Contains("System.IO.File", await Refused("""{"Name":"D","Maps":["from c in docs.Companies select new { Name = System.IO.File.ReadAllText(\"/etc/hostname\") }"],"AdditionalAssemblies":[{"AssemblyName":"System.IO.FileSystem"}]}"""), StringComparison.Ordinal);
+        Assert.Contains("Assembly", await Refused("""{"Name":"E","Maps":["from c in docs.Companies select new { Name = typeof(string).Assembly }"]}"""), StringComparison.Ordinal);
+    }
 }
