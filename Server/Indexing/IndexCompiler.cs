@@ -42,7 +42,7 @@ public static class IndexCompiler
             foreach (string name in fields)
                 if (!names.Contains(name, StringComparer.Ordinal))
                     names.Add(name);
-        if (names.Count == 0)
+        if (names.Count == 0 && !(definition.IsJavaScript && reduce == null))
             throw new IndexCompilationException($"Index '{definition.Name}': the maps output no fields.", "Maps", definition.Maps[0]);
         var collections = new List<string>();
         foreach (var map in maps)
@@ -110,7 +110,8 @@ public static class IndexCompiler
         }
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
-        bool createsFields = definition.IsJavaScript ? code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
+        // A JavaScript map's fields are what it returns at run time (RavenDB collects them so): any may be new.
+        bool createsFields = definition.IsJavaScript ? reduce == null || code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
         if (createsFields && reduce != null)
             throw new IndexCompilationException($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
         return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references, MissingFieldsAsNull = definition.MissingFieldsAsNull };
@@ -377,17 +378,21 @@ public sealed class CompiledIndex
     /// <summary>The id of a field no entry has (see <see cref="Field"/>).</summary>
     public const ushort UnknownFieldId = ushort.MaxValue;
 
-    /// <summary>The entry of <paramref name="document"/> as JSON; <c>{}</c> (no values) when the map fails for it.</summary>
-    public byte[] EntryOrEmpty(JsonElement document, string collection, string id, DocumentLoader? loader)
+    /// <summary>The entry of <paramref name="document"/> as JSON; <c>{}</c> (no values) when the map fails for it or outputs nothing.</summary>
+    public byte[] EntryOrEmpty(JsonElement document, string collection, string id, DocumentLoader? loader) =>
+        EntryOrNone(document, collection, id, loader) ?? "{}"u8.ToArray();
+
+    /// <summary>The entry of <paramref name="document"/> as JSON, or null when the map fails for it or outputs nothing (no entry).</summary>
+    public byte[]? EntryOrNone(JsonElement document, string collection, string id, DocumentLoader? loader)
     {
         try
         {
             using var mapped = MapEntry(document, collection, id, null, loader);
-            return mapped.Json;
+            return mapped.Json.Length > 0 ? mapped.Json : null;
         }
         catch (IndexMapException)
         {
-            return "{}"u8.ToArray();
+            return null;
         }
     }
 
@@ -439,7 +444,8 @@ public sealed class CompiledIndex
         {
             try
             {
-                map.Map(document, id, mapValues);
+                var runtimeFields = new List<object?>();
+                map.Map(document, id, mapValues, runtimeFields);
                 // Each field's values flattened; a field's list, once flattened, takes the next field's values (no list per field).
                 var flat = new List<List<object?>>(perField.Length);
                 var scratch = new List<object?>();
@@ -451,8 +457,14 @@ public sealed class CompiledIndex
                     scratch.Clear();
                 }
                 boosts = TakeBoosts(flat);
+                if (runtimeFields.Count > 0)
+                    flat.Add(runtimeFields); // after every field: MoveDynamicFields takes its values to theirs
                 if (_dynamicField != null)
                     MoveDynamicFields(flat);
+                // A static map that output nothing for the document (a where clause, a JavaScript map returning null,
+                // entries without values) gives it no entry, as RavenDB's IndexEmptyEntries default.
+                if (flat.All(values => values.Count == 0))
+                    return new MappedEntry([], null);
                 var fields = Fields;
                 using var w = new Utf8JsonWriter(buffer);
                 w.WriteStartObject();
@@ -508,7 +520,7 @@ public sealed class CompiledIndex
             var values = flat[i];
             if (!values.Any(v => v is DynamicField))
                 continue;
-            flat[i] = values.Where(v => v is not DynamicField).ToList();
+            flat[i] = values.Where(v => v is not DynamicField).ToList(); // a new list: the one read below is not written
             foreach (var created in values.OfType<DynamicField>())
             {
                 var field = AddDynamicField(created.Name, created.Indexing, created.Stored);

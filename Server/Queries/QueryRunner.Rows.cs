@@ -148,9 +148,11 @@ public sealed partial class QueryRunner
                 }
                 // Changed after it was indexed: check the current version, mapped the same way.
                 var current = DocumentRecord.Read(record, _db.Documents);
-                byte[] entry;
+                byte[]? entry;
                 using (var parsed = JsonDocument.Parse(current.Json))
-                    entry = index.Compiled.EntryOrEmpty(parsed.RootElement, current.Collection, current.Id, Indexing.DocumentLoaders.From(_db.Documents, dbTx));
+                    entry = index.Compiled.EntryOrNone(parsed.RootElement, current.Collection, current.Id, Indexing.DocumentLoaders.From(_db.Documents, dbTx));
+                if (entry == null)
+                    continue; // it no longer has an entry
                 yield return Row.ForEntry(entry, lowerId, current, changed: true, docs, entryId);
             }
         }

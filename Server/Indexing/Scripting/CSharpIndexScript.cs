@@ -143,11 +143,16 @@ internal static class ScriptContext
     /// <summary>Keeps <paramref name="document"/> alive until the current scope ends.</summary>
     public static void Keep(JsonDocument document) => (t_loaded ??= []).Add(document);
 
-    public static object Load(object id, string? collection)
+    /// <summary>
+    /// Another document for index code; <paramref name="tracked"/> false (<c>noTracking.load</c>) does not note it as a
+    /// reference, so a change of it does not map this document again.
+    /// </summary>
+    public static object Load(object id, string? collection, bool tracked = true)
     {
         if (id is not string s || t_loader == null)
             return DynamicNull.Instance;
-        t_loadedIds?.Add(s.ToLowerInvariant());
+        if (tracked)
+            t_loadedIds?.Add(s.ToLowerInvariant());
         if (t_loader(s) is not { } found || (collection != null && !string.Equals(found.Collection, collection, StringComparison.OrdinalIgnoreCase)))
             return DynamicNull.Instance;
         return new DynamicJsonObject(found.Json, found.Id);

@@ -10,8 +10,10 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// JavaScript index maps run in Jint, as RavenDB does: <c>map('Orders', o =&gt; ({ Company: o.Company }))</c> (or a
 /// <c>function (o) { ... return { ... }; }</c>), several per index; a map may return an array of objects
 /// (fan-out) and call <c>id(doc)</c>, <c>load(id, collection?)</c>, <c>getMetadata(doc)</c> and
-/// <c>createSpatialField(lat, lng | wkt)</c> and <c>createField(name, value, options)</c> (a field named at run time). The fields are the keys of the object literals the map returns
-/// (read from the parsed script). A property read on null or undefined gives null or undefined. Each document runs under limits — statements, recursion depth, time and
+/// <c>createSpatialField(lat, lng | wkt)</c>, <c>createField(name, value, options)</c> (a field named at run time),
+/// <c>noTracking.load(id)</c> (a load that is not a reference) and <c>attachmentsFor(doc)</c>. The fields are what the map
+/// returns when it runs: the keys of its object literals are known up front, any other property (an object built
+/// step by step, a computed key, RavenDB's <c>_: {$name, $value, $options}</c>) is a field from the first document that has it. A property read on null or undefined gives null or undefined. Each document runs under limits — statements, recursion depth, time and
 /// memory — and a document that breaks one, or throws, fails alone (an index error). No .NET types are reachable.
 /// </summary>
 internal static class JavaScriptIndex
@@ -27,6 +29,9 @@ internal static class JavaScriptIndex
 
     /// <summary>Per document: at most this much memory allocated.</summary>
     internal const long MaxMemory = 256L << 20;
+
+    /// <summary>RavenDB's property for fields named at run time: <c>_: {$value, $name, $options}</c> or an array of them.</summary>
+    internal const string DynamicFieldsKey = "_";
 
     private const string SpatialMarker = "$spatial$";
     private const string FieldMarker = "$field$";
@@ -53,20 +58,22 @@ internal static class JavaScriptIndex
                     throw Error(s, scripts[s], call, "map() takes a collection name and a function: map('Orders', o => ({ ... }))");
                 var fields = new List<string>();
                 var spatial = new HashSet<string>(StringComparer.Ordinal);
+                if (call.Arguments[1] is not (ArrowFunctionExpression or FunctionExpression or Identifier))
+                    throw Error(s, scripts[s], call, "map() takes a collection name and a function: map('Orders', o => ({ ... }))");
+                // The literals' plain keys are known fields (spatial ones among them); whatever else a map returns is
+                // collected when it runs, as RavenDB does (a built object, a switch, a computed key).
                 foreach (var literal in ReturnedObjects(call.Arguments[1]))
                 {
                     foreach (var p in literal.Properties)
                     {
-                        if (p is not Property { Computed: false } prop || KeyName(prop.Key) is not { } key)
-                            throw Error(s, scripts[s], p, "a map's object literal needs plain property names");
+                        if (p is not Property { Computed: false } prop || KeyName(prop.Key) is not { } key || key == DynamicFieldsKey)
+                            continue;
                         if (!fields.Contains(key))
                             fields.Add(key);
                         if (prop.Value is CallExpression { Callee: Identifier { Name: "createSpatialField" } })
                             spatial.Add(key);
                     }
                 }
-                if (fields.Count == 0)
-                    throw Error(s, scripts[s], call, "a map must return an object literal, or an array of them: map('Orders', o => ({ Company: o.Company }))");
                 found.Add((collection.Value, fields, spatial));
             }
         }
@@ -171,7 +178,11 @@ internal static class JavaScriptIndex
             engine.SetValue("map", new Action<string, JsValue>((collection, fn) => maps[collection] = fn));
             engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
             engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
-            engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection)));
+            engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection, tracked: true)));
+            var noTracking = new JsObject(engine);
+            noTracking.Set("load", JsValue.FromObject(engine, new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection, tracked: false))));
+            engine.SetValue("noTracking", noTracking);
+            engine.SetValue("attachmentsFor", new Func<JsValue, JsValue>(doc => AttachmentsFor(engine, doc)));
             engine.SetValue("createSpatialField", new Func<JsValue, JsValue, JsValue>((a, b) => Spatial(engine, a, b)));
             engine.SetValue("createField", new Func<JsValue, JsValue, JsValue, JsValue>((name, value, options) => CreatedField(engine, name, value, options)));
             engine.SetValue("groupBy", new Func<JsValue, JsValue>(key =>
@@ -193,11 +204,27 @@ internal static class JavaScriptIndex
             return (engine, maps);
         }
 
-        private static JsValue Load(Engine engine, JsValue id, JsValue collection)
+        private static JsValue Load(Engine engine, JsValue id, JsValue collection, bool tracked)
         {
-            if (id is null || !id.IsString() || ScriptContext.Load(id.AsString(), collection is not null && collection.IsString() ? collection.AsString() : null) is not DynamicJsonObject doc)
+            if (id is null || !id.IsString() || ScriptContext.Load(id.AsString(), collection is not null && collection.IsString() ? collection.AsString() : null, tracked) is not DynamicJsonObject doc)
                 return JsValue.Null;
             return Document(engine, doc.Element, doc.DocumentId!);
+        }
+
+        /// <summary>attachmentsFor(doc): the document's attachments as its metadata lists them, <c>[{Name, Hash, ContentType, Size}]</c>.</summary>
+        private static JsArray AttachmentsFor(Engine engine, JsValue doc)
+        {
+            if (doc is not ObjectInstance o || o.Get("@metadata") is not ObjectInstance meta || meta.Get("@attachments") is not JsArray list)
+                return new JsArray(engine);
+            return new JsArray(engine, list.Select(a => a is ObjectInstance item ? Attachment(engine, item) : JsValue.Null).ToArray());
+        }
+
+        private static JsObject Attachment(Engine engine, ObjectInstance item)
+        {
+            var result = new JsObject(engine);
+            foreach (string name in new[] { "Name", "Hash", "ContentType", "Size" })
+                result.Set(name, item.Get(name));
+            return result;
         }
 
         private static JsValue Spatial(Engine engine, JsValue a, JsValue b)
@@ -309,6 +336,33 @@ internal static class JavaScriptIndex
         return v.ToString();
     }
 
+    /// <summary>
+    /// RavenDB's <c>{$value, $name, $options: {indexing, storage}}</c> dynamic field (or a createField() result) as a
+    /// <see cref="DynamicField"/>; anything else is an error of the document's map.
+    /// </summary>
+    internal static DynamicField NamedField(Engine engine, JsValue item)
+    {
+        if (ToEntryValue(engine, item) is DynamicField created)
+            return created;
+        if (item is not ObjectInstance o || !o.HasOwnProperty("$name"))
+            throw new ArgumentException("the _ property holds dynamic fields: { $name: 'Field', $value: value, $options: { indexing, storage } }, or an array of them.");
+        FieldIndexing? indexing = null;
+        bool stored = false;
+        if (o.Get("$options") is ObjectInstance options)
+        {
+            var i = options.Get("indexing");
+            if (i.IsString())
+                indexing = Enum.TryParse<FieldIndexing>(i.AsString(), true, out var parsed) ? parsed
+                    : throw new ArgumentException($"dynamic field: indexing '{i.AsString()}' is not Default, Exact or Search.");
+            var st = options.Get("storage");
+            stored = st.IsBoolean() ? st.AsBoolean() : st.IsString() && string.Equals(st.AsString(), "Yes", StringComparison.OrdinalIgnoreCase);
+        }
+        var name = o.Get("$name");
+        return DynamicField.Create(name.IsString() ? name.AsString() : ToClrName(name), ToEntryValue(engine, o.Get("$value")), indexing, stored);
+    }
+
+    private static string? ToClrName(JsValue v) => v.IsNull() || v.IsUndefined() ? null : v.ToString();
+
     /// <summary>A JavaScript value as JSON (UTF-8).</summary>
     internal static byte[] JsonOf(Engine engine, JsValue value) => System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(engine).Serialize(value).AsString());
 }
@@ -322,7 +376,7 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
 
     public override IReadOnlySet<string> SpatialFields => spatial;
 
-    public override void Map(JsonElement document, string id, List<object?>[] values)
+    public override void Map(JsonElement document, string id, List<object?>[] values, List<object?> runtimeFields)
     {
         var (engine, maps) = runtime.Current;
         var fn = maps[collection];
@@ -333,11 +387,11 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
             if (result.IsArray())
             {
                 foreach (var item in result.AsArray())
-                    Add(engine, item, values);
+                    Add(engine, item, values, runtimeFields);
             }
             else
             {
-                Add(engine, result, values);
+                Add(engine, result, values, runtimeFields); // null or undefined: no entry
             }
         }
         finally
@@ -363,16 +417,37 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
         }
     }
 
-    private void Add(Engine engine, JsValue entry, List<object?>[] values)
+    /// <summary>
+    /// One returned entry: its known fields' values, and each other own property as a field named at run time; the
+    /// <c>_</c> property holds RavenDB's dynamic fields (<c>{$value, $name, $options}</c>, one or an array).
+    /// </summary>
+    private void Add(Engine engine, JsValue entry, List<object?>[] values, List<object?> runtimeFields)
     {
         if (entry is not ObjectInstance o)
             return;
-        for (int i = 0; i < fields.Count; i++)
+        foreach (var key in o.GetOwnPropertyKeys(Jint.Runtime.Types.String))
         {
-            var v = o.Get(fields[i]);
-            if (!v.IsUndefined())
-                values[i].Add(JavaScriptIndex.ToEntryValue(engine, v));
+            string name = key.AsString();
+            var v = o.Get(name);
+            if (v.IsUndefined())
+                continue;
+            int known = IndexOf(name);
+            if (known >= 0)
+                values[known].Add(JavaScriptIndex.ToEntryValue(engine, v));
+            else if (name == JavaScriptIndex.DynamicFieldsKey)
+                foreach (var item in v.IsArray() ? v.AsArray().ToArray() : [v])
+                    runtimeFields.Add(JavaScriptIndex.NamedField(engine, item));
+            else
+                runtimeFields.Add(DynamicField.Create(name, JavaScriptIndex.ToEntryValue(engine, v), null, false));
         }
+    }
+
+    private int IndexOf(string name)
+    {
+        for (int i = 0; i < fields.Count; i++)
+            if (fields[i] == name)
+                return i;
+        return -1;
     }
 }
 

@@ -18,10 +18,11 @@ internal abstract class ScriptMap
 
     /// <summary>
     /// Maps one document: adds the values of every entry it outputs to <paramref name="values"/> (one list per
-    /// field of <see cref="Fields"/>; CLR values as <see cref="EntryValues.Write"/> takes them). Throws when the
-    /// index code fails for this document.
+    /// field of <see cref="Fields"/>; CLR values as <see cref="EntryValues.Write"/> takes them), and to
+    /// <paramref name="runtimeFields"/> a <see cref="DynamicField"/> per value of a field known only when the map ran
+    /// (a JavaScript map's properties that are not in its literals). Throws when the index code fails for this document.
     /// </summary>
-    public abstract void Map(JsonElement document, string id, List<object?>[] values);
+    public abstract void Map(JsonElement document, string id, List<object?>[] values, List<object?> runtimeFields);
 
     /// <summary>Map-reduce: adds each entry the map outputs for the document to <paramref name="results"/> as a JSON object.</summary>
     public abstract void MapResults(JsonElement document, string id, List<byte[]> results);
@@ -79,7 +80,7 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 
     public override IReadOnlySet<string> SpatialFields => compiled.SpatialFields;
 
-    public override void Map(JsonElement document, string id, List<object?>[] values)
+    public override void Map(JsonElement document, string id, List<object?>[] values, List<object?> runtimeFields)
     {
         foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id)]))
         {

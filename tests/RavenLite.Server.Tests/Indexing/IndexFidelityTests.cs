@@ -173,4 +173,59 @@ public sealed class IndexFidelityTests
         Assert.Contains("System.IO.File", await Refused("""{"Name":"D","Maps":["from c in docs.Companies select new { Name = System.IO.File.ReadAllText(\"/etc/hostname\") }"],"AdditionalAssemblies":[{"AssemblyName":"System.IO.FileSystem"}]}"""), StringComparison.Ordinal);
         Assert.Contains("Assembly", await Refused("""{"Name":"E","Maps":["from c in docs.Companies select new { Name = typeof(string).Assembly }"]}"""), StringComparison.Ordinal);
     }
+
+    private static async Task<string[]> Names(TestServer server, string rql)
+    {
+        var body = new JsonObject { ["Query"] = rql + " select Name", ["WaitForNonStaleResults"] = true, ["WaitForNonStaleResultsTimeout"] = "00:00:30" };
+        var r = await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString()));
+        var json = await TestServer.ReadJson(r);
+        Assert.True(r.StatusCode == HttpStatusCode.OK, rql + " → " + json);
+        return json.GetProperty("Results").EnumerateArray().Select(x => x.GetProperty("Name").GetString()!).ToArray();
+    }
+
+    [Fact]
+    public async Task JavaScript_maps_index_the_fields_they_return_at_run_time()
+    {
+        await using var server = await StartAsync(
+            """{"Name":"Ann","Kind":"a","Tags":["x","y"],"Friend":"users/2","@metadata":{"@collection":"Users"}}""",
+            """{"Name":"Bob","Kind":"b","Friend":"users/1","@metadata":{"@collection":"Users"}}""",
+            """{"Name":"Cid","Kind":"skip","@metadata":{"@collection":"Users"}}""");
+        const string map = """
+            map('Users', function (u) {
+                if (u.Kind === 'skip') return null;
+                var result = {};
+                result.Name = u.Name;
+                switch (u.Kind) { case 'a': result.Score = 1; break; default: result.Other = u.Kind; }
+                result['Is' + u.Name] = true;
+                result._ = [{ $name: 'Tag', $value: u.Tags || [], $options: { indexing: 'Exact' } }, createField('Made', u.Kind, { indexing: 'Search' })];
+                var friend = noTracking.load(u.Friend);
+                result.FriendName = friend ? friend.Name : null;
+                return result;
+            })
+            """;
+        await PutIndex(server, new JsonObject { ["Name"] = "Users/Js", ["Type"] = "JavaScriptMap", ["Maps"] = new JsonArray(map) }.ToJsonString());
+        Assert.Equal(["Ann", "Bob"], await Names(server, "from index 'Users/Js'")); // null: no entry
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Js' where Score = 1"));
+        Assert.Equal(["Bob"], await Names(server, "from index 'Users/Js' where Other = 'b'"));
+        Assert.Equal(["Bob"], await Names(server, "from index 'Users/Js' where IsBob = true"));
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Js' where Tag = 'y'"));
+        Assert.Empty(await Names(server, "from index 'Users/Js' where Tag = 'Y'")); // Exact
+        Assert.Equal(["Bob"], await Names(server, "from index 'Users/Js' where search(Made, 'b')"));
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Js' where FriendName = 'Bob'"));
+        // A C# map that outputs nothing for a document (its where clause) gives it no entry either.
+        await PutIndex(server, """{"Name":"Users/NotSkipped","Maps":["from u in docs.Users where u.Kind != \"skip\" select new { u.Name }"]}""");
+        Assert.Equal(["Ann", "Bob"], await Names(server, "from index 'Users/NotSkipped'"));
+    }
+
+    [Fact]
+    public async Task JavaScript_maps_read_attachments_from_the_metadata()
+    {
+        await using var server = await StartAsync("""{"Name":"Ann","@metadata":{"@collection":"Users"}}""", """{"Name":"Bob","@metadata":{"@collection":"Users"}}""");
+        var put = await server.Http.PutAsync("/databases/db/attachments?id=users/1&name=photo.png&contentType=image/png", new ByteArrayContent([1, 2, 3]));
+        Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        const string map = "map('Users', u => ({ Name: u.Name, Files: attachmentsFor(u).map(a => a.Name), Types: attachmentsFor(u).map(a => a.ContentType), Sizes: attachmentsFor(u).map(a => a.Size) }))";
+        await PutIndex(server, new JsonObject { ["Name"] = "Users/Files", ["Maps"] = new JsonArray(map) }.ToJsonString());
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Files' where Files = 'photo.png' and Types = 'image/png' and Sizes = 3"));
+        Assert.Equal(["Bob"], await Names(server, "from index 'Users/Files' where not exists(Files) and Name = 'Bob'"));
+    }
 }
