@@ -155,6 +155,15 @@ public sealed partial class RqlParser
         var groupBy = new List<string>();
         do
         {
+            if (IsFunction("array"))
+            {
+                // group by array(Lines[].Product): the whole list of values is the key (not one group per item).
+                _pos += 2;
+                var (inner, _) = SourcePath();
+                ExpectSymbol(")");
+                groupBy.Add(Indexing.AutoMapReduce.ArrayKey(inner));
+                continue;
+            }
             var (path, _) = SourcePath();
             groupBy.Add(path);
         }

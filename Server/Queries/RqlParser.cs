@@ -539,7 +539,7 @@ public sealed partial class RqlParser
             ExpectSymbol(")");
             if (_groupBy!.Count != 1)
                 throw Error("key() names the group-by field of a query grouped by one field; select the fields by name", t.Position);
-            _groupAlias = _groupBy[0].Split('.')[^1].Replace("[]", "", StringComparison.Ordinal); // the field's name, as RavenDB answers key()
+            _groupAlias = Indexing.AutoMapReduce.InnerPath(_groupBy[0]).Split('.')[^1].Replace("[]", "", StringComparison.Ordinal); // the field's name, as RavenDB answers key()
             return new RqlPath([Indexing.AutoMapReduce.Field(_groupBy[0])], false);
         }
         var (p, name) = SourcePath();

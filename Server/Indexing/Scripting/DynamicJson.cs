@@ -114,6 +114,17 @@ public sealed class DynamicJsonArray : DynamicObject, IEnumerable<object>
     }
 
     public override string ToString() => "[" + string.Join(",", _items.Select(i => i is string s ? JsonSerializer.Serialize(s) : Convert.ToString(i, CultureInfo.InvariantCulture))) + "]";
+
+    /// <summary>Equal items in order: two arrays of the same values are one key when a reduce groups by them.</summary>
+    public override bool Equals(object? obj) => obj is DynamicJsonArray other && _items.SequenceEqual(other._items);
+
+    public override int GetHashCode()
+    {
+        var hash = new HashCode();
+        foreach (var item in _items)
+            hash.Add(item);
+        return hash.ToHashCode();
+    }
 }
 
 /// <summary>

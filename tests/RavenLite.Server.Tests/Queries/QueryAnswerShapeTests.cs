@@ -65,6 +65,10 @@ public sealed class QueryAnswerShapeTests
         Assert.Equal([6, 1], byProduct.Select(g => g.GetProperty("Qty").GetInt32()));
         var aliased = (await Query(server, "from Orders group by group select key() as G")).GetProperty("Results")[0];
         Assert.True(aliased.TryGetProperty("G", out _));
+        // group by array(): the whole list of values is the key.
+        var byList = (await Query(server, "from Orders group by array(Lines[].Product) select key() as Products, count()")).GetProperty("Results").EnumerateArray()
+            .ToDictionary(g => g.GetProperty("Products").GetRawText(), g => g.GetProperty("Count").GetInt32());
+        Assert.Equal(new Dictionary<string, int> { ["""["p1","p2"]"""] = 1, ["""["p1"]"""] = 1, ["[]"] = 1 }, byList);
     }
 
     [Fact]
