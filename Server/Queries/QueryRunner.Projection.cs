@@ -62,21 +62,34 @@ public sealed partial class QueryRunner
         _timeSeriesQueries ??= _query.TimeSeries.Select(t => TimeSeries.TimeSeriesQuery.Parse(t.Text, _parameters)).ToList();
         var key = _db.Documents.KeyOf(doc.Id);
         var buffer = new System.Buffers.ArrayBufferWriter<byte>();
-        using (var w = new Utf8JsonWriter(buffer))
+        void Metadata(Utf8JsonWriter w)
         {
-            w.WriteStartObject();
-            for (int i = 0; i < _timeSeriesQueries.Count; i++)
-            {
-                var q = _timeSeriesQueries[i];
-                w.WritePropertyName(_query.TimeSeries[i].Alias);
-                q.Write(w, TimeSeries.TimeSeriesStore.Read(tx, key, q.Name, q.From, q.To));
-            }
             w.WriteStartObject("@metadata");
             w.WriteBoolean("@projection", true);
             w.WriteString("@id", doc.Id);
             w.WriteString("@change-vector", doc.ChangeVector);
             w.WriteEndObject();
-            w.WriteEndObject();
+        }
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            if (_query.TimeSeries is [{ Unnamed: true }])
+            {
+                // select ts(x) of a declared time series, no alias: the result itself.
+                var q = _timeSeriesQueries[0];
+                q.Write(w, TimeSeries.TimeSeriesStore.Read(tx, key, q.Name, q.From, q.To), Metadata);
+            }
+            else
+            {
+                w.WriteStartObject();
+                for (int i = 0; i < _timeSeriesQueries.Count; i++)
+                {
+                    var q = _timeSeriesQueries[i];
+                    w.WritePropertyName(_query.TimeSeries[i].Alias);
+                    q.Write(w, TimeSeries.TimeSeriesStore.Read(tx, key, q.Name, q.From, q.To));
+                }
+                Metadata(w);
+                w.WriteEndObject();
+            }
         }
         return buffer.WrittenSpan.ToArray();
     }

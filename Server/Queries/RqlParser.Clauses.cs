@@ -95,6 +95,11 @@ public sealed partial class RqlParser
         while (AcceptWord("declare"))
         {
             int start = _tokens[_pos - 1].Position;
+            if (AcceptWord("timeseries"))
+            {
+                DeclareTimeSeries();
+                continue;
+            }
             ExpectWord("function");
             var name = Next();
             if (name.Kind != Kind.Word)
@@ -112,6 +117,54 @@ public sealed partial class RqlParser
             _declared.Add(name.Text);
         }
         return declared;
+    }
+
+    /// <summary>
+    /// <c>declare timeseries name(x) { from x.HeartRate between $a and $b group by 1h select avg() }</c> (after
+    /// <c>declare timeseries</c>): a time-series query that <c>select name(x)</c> runs per document; its parameters name
+    /// the document (the query's alias).
+    /// </summary>
+    private void DeclareTimeSeries()
+    {
+        var name = Next();
+        if (name.Kind != Kind.Word)
+            throw Error($"expected a function name but found {Describe(name)}", name.Position);
+        ExpectSymbol("(");
+        while (!AcceptSymbol(")"))
+        {
+            if (Next().Kind == Kind.End)
+                throw Error("the declared time series' parameters are not closed with ')'", name.Position);
+        }
+        var body = Next();
+        if (body.Kind != Kind.Script)
+            throw Error($"expected the declared time series' body {{ from Name ... }} but found {Describe(body)}", body.Position);
+        _declaredTimeSeries[name.Text] = body.Text[1..^1];
+    }
+
+    /// <summary>
+    /// <c>select name(x) [as alias], ..</c> of declared time series (the function name next). One call without an alias
+    /// answers the time-series result itself, as RavenDB does (clients read it as a TimeSeriesAggregationResult).
+    /// </summary>
+    private List<RqlTimeSeries> DeclaredTimeSeriesSelects()
+    {
+        var list = new List<RqlTimeSeries>();
+        do
+        {
+            var name = Next();
+            if (!_declaredTimeSeries.TryGetValue(name.Text, out string? body))
+                throw Error($"'{name.Text}' is not a declared time series; a time-series select holds only such calls", name.Position);
+            ExpectSymbol("(");
+            while (!AcceptSymbol(")"))
+            {
+                if (Next().Kind == Kind.End)
+                    throw Error($"{name.Text}( is not closed with ')'", name.Position);
+            }
+            list.Add(AcceptWord("as") ? new RqlTimeSeries(body, Alias()) : new RqlTimeSeries(body, name.Text) { Unnamed = true });
+        }
+        while (AcceptSymbol(","));
+        if (list.Count > 1 && list.Any(t => t.Unnamed))
+            throw Error("several declared time series in one select each need an alias: select a(x) as A, b(x) as B", Peek.Position);
+        return list;
     }
 
     /// <summary><c>from Collection</c>, <c>from index 'Name'</c> or <c>from @all_docs</c>, then an optional <c>as alias</c>.</summary>
@@ -199,6 +252,8 @@ public sealed partial class RqlParser
             tail.SelectScript = DeclaredFunctionCall();
         else if (IsFunction("timeseries"))
             tail.TimeSeries.AddRange(TimeSeriesSelects());
+        else if (Peek.Kind == Kind.Word && _declaredTimeSeries.ContainsKey(Peek.Text) && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+            tail.TimeSeries.AddRange(DeclaredTimeSeriesSelects());
         else if (IsFunction("facet"))
             tail.Facets.AddRange(Only("facet", "a facet query", Facet));
         else if (IsFunction("suggest"))

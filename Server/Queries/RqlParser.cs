@@ -24,6 +24,7 @@ public sealed partial class RqlParser
     private readonly List<string> _sums = [];
     private string? _alias; // from Users as u: paths may start with u.
     private readonly List<string> _declared = []; // names of declared functions
+    private readonly Dictionary<string, string> _declaredTimeSeries = new(StringComparer.Ordinal); // declare timeseries name(x) { body }: body by name
     private readonly HashSet<string> _loadAliases = new(StringComparer.Ordinal); // load x as c: paths may start with c.
     private string _groupAlias = ""; // the name a group by query's last path gets in select without an alias
 

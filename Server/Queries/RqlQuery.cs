@@ -169,8 +169,12 @@ public sealed record RqlTimeSeriesInclude(RqlPath? Path, RqlValue Name, RqlValue
     public RqlValue? LastUnit { get; init; }
 }
 
-/// <summary>One <c>timeseries(...)</c> of a select: its inner text and the result's property name.</summary>
-public sealed record RqlTimeSeries(string Text, string Alias);
+/// <summary>One <c>timeseries(...)</c> (or declared time series) of a select: its inner text and the result's property name.</summary>
+public sealed record RqlTimeSeries(string Text, string Alias)
+{
+    /// <summary>A lone declared time series without an alias: the answer is its result itself, not a property of one.</summary>
+    public bool Unnamed { get; init; }
+}
 
 /// <summary>One <c>include counters(..)</c>: the counter <see cref="Name"/> (null: all) of the result, or of the documents whose ids are at <see cref="Path"/>.</summary>
 public sealed record RqlCounterInclude(RqlPath? Path, RqlValue? Name);

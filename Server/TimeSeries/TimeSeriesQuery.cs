@@ -10,7 +10,8 @@ namespace RavenLite.Server.TimeSeries;
 /// entries (<c>{"Count","Results":[{"Timestamp","Tag","Values","IsRollup"}]}</c>); otherwise one aggregation per period
 /// (or one over everything): <c>{"Count","Results":[{"From","To","Count":[..],"Min":[..],...}]}</c>, an aggregate per value position.
 /// Dates and numbers may be <c>$parameters</c>. Periods: <c>'1 hour'</c>, <c>1h</c>, <c>'30 minutes'</c>, seconds, days, weeks
-/// (milliseconds too), aligned on whole periods since 0001-01-01.
+/// (milliseconds too), aligned on whole periods since 0001-01-01; <c>'1 month'</c>, quarters and <c>'1 year'</c> follow the
+/// calendar (UTC months, aligned on whole numbers of them since 0001-01).
 /// </summary>
 public sealed partial class TimeSeriesQuery
 {
@@ -33,8 +34,13 @@ public sealed partial class TimeSeriesQuery
     /// <summary>Range end (ms, inclusive).</summary>
     public long To { get; private set; } = long.MaxValue;
 
-    /// <summary>Group period in ms (0: none).</summary>
+    /// <summary>Group period in ms (0: none, or a calendar period: <see cref="Months"/>).</summary>
     public long Period { get; private set; }
+
+    /// <summary>A calendar group period in months (<c>'1 month'</c>, <c>'1 year'</c> is 12), else 0.</summary>
+    public int Months { get; private set; }
+
+    private bool Grouped => Period > 0 || Months > 0;
 
     /// <summary>The aggregations selected (empty: raw entries, unless grouped, which then takes them all).</summary>
     public List<string> Aggregations { get; } = [];
@@ -104,9 +110,9 @@ public sealed partial class TimeSeriesQuery
             {
                 Expect("by");
                 string period = Next();
-                if (_pos < _tokens.Count && char.IsDigit(period[0]) && !char.IsLetter(period[^1]) && IsUnit(Peek))
+                if (_pos < _tokens.Count && char.IsDigit(period[0]) && !char.IsLetter(period[^1]) && (IsUnit(Peek) || CalendarMonths(Peek) > 0))
                     period += " " + Next();
-                Period = PeriodOf(Unquote(period));
+                (Period, Months) = GroupPeriodOf(Unquote(period));
             }
             else if (Accept("select"))
             {
@@ -134,8 +140,40 @@ public sealed partial class TimeSeriesQuery
                 throw Error($"unexpected '{Peek}'; expected between, last, where, group by or select");
             }
         }
-        if (Period > 0 && Aggregations.Count == 0)
+        if (Grouped && Aggregations.Count == 0)
             Aggregations.AddRange(["First", "Last", "Min", "Max", "Sum", "Count", "Average"]);
+    }
+
+    /// <summary>Months in a calendar unit (month: 1, quarter: 3, year: 12), else 0.</summary>
+    private static int CalendarMonths(string unit) => unit.ToLowerInvariant().TrimEnd('s') switch
+    {
+        "mo" or "mon" or "month" => 1,
+        "quarter" => 3,
+        "y" or "yr" or "year" => 12,
+        _ => 0,
+    };
+
+    /// <summary>A group-by period: fixed milliseconds, or calendar months (months and years are not fixed lengths).</summary>
+    private static (long Ms, int Months) GroupPeriodOf(string text)
+    {
+        var m = Regex.Match(text.Trim(), @"^(\d+)\s*([A-Za-z]+)$");
+        if (m.Success && CalendarMonths(m.Groups[2].Value) is > 0 and var months && int.TryParse(m.Groups[1].Value, NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0)
+            return (0, n * months);
+        return (PeriodOf(text), 0);
+    }
+
+    /// <summary>The period an entry falls in: fixed periods aligned on 0001-01-01, calendar ones on whole months (UTC).</summary>
+    private (long Start, long End) PeriodOf(long ms)
+    {
+        if (Months == 0)
+        {
+            long start = ms / Period * Period;
+            return (start, start + Period);
+        }
+        var t = new DateTime(ms * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc);
+        int index = ((t.Year - 1) * 12 + t.Month - 1) / Months * Months;
+        var from = new DateTime(index / 12 + 1, index % 12 + 1, 1, 0, 0, 0, DateTimeKind.Utc);
+        return (TimeSeriesPoint.ToMilliseconds(from), TimeSeriesPoint.ToMilliseconds(from.AddMonths(Months)));
     }
 
     private static bool IsUnit(string s) => UnitMs(s) > 0;
@@ -266,8 +304,11 @@ public sealed partial class TimeSeriesQuery
     /// <summary>True when the entry passes the where clause.</summary>
     public bool Matches(TimeSeriesPoint p) => _filter == null || _filter(p);
 
-    /// <summary>Writes the answer for the entries of one document's series (already within From..To).</summary>
-    public void Write(Utf8JsonWriter w, IEnumerable<TimeSeriesPoint> entries)
+    /// <summary>
+    /// Writes the answer for the entries of one document's series (already within From..To); <paramref name="more"/>
+    /// writes further properties into the answer's object (the result's <c>@metadata</c> when it is the result itself).
+    /// </summary>
+    public void Write(Utf8JsonWriter w, IEnumerable<TimeSeriesPoint> entries, Action<Utf8JsonWriter>? more = null)
     {
         var matched = entries.Where(Matches).ToList();
         w.WriteStartObject();
@@ -280,11 +321,11 @@ public sealed partial class TimeSeriesQuery
         }
         else
         {
-            foreach (var group in Period > 0 ? matched.GroupBy(p => p.Milliseconds / Period * Period) : matched.GroupBy(_ => long.MinValue))
+            foreach (var group in Grouped ? matched.GroupBy(p => PeriodOf(p.Milliseconds)) : matched.GroupBy(_ => (Start: long.MinValue, End: long.MinValue)))
             {
                 var points = group.ToList();
-                long start = Period > 0 ? group.Key : points[0].Milliseconds;
-                long end = Period > 0 ? group.Key + Period : points[^1].Milliseconds;
+                long start = Grouped ? group.Key.Start : points[0].Milliseconds;
+                long end = Grouped ? group.Key.End : points[^1].Milliseconds;
                 w.WriteStartObject();
                 w.WriteString(nameof(From), JsonDates.FormatDate(new DateTime(start * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
                 w.WriteString(nameof(To), JsonDates.FormatDate(new DateTime(end * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
@@ -313,6 +354,7 @@ public sealed partial class TimeSeriesQuery
             }
         }
         w.WriteEndArray();
+        more?.Invoke(w);
         w.WriteEndObject();
     }
 }

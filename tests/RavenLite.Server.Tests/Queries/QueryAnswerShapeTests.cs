@@ -122,4 +122,36 @@ public sealed class QueryAnswerShapeTests
         // A field the index lacks is still a 400 where it is not an aggregation.
         await Query(server, "from index 'Orders/ForFacets' select facet(Nope)", expect: HttpStatusCode.BadRequest);
     }
+
+    [Fact]
+    public async Task Declared_time_series_and_calendar_periods()
+    {
+        await using var server = await StartAsync();
+        string[] times = ["2025-01-15T10:00:00Z", "2025-01-31T23:59:00Z", "2025-02-01T00:00:00Z", "2025-03-10T00:00:00Z", "2026-01-01T00:00:00Z"];
+        var appends = string.Join(",", times.Select((t, i) => $$"""{"Timestamp":"{{t}}","Values":[{{i + 1}}],"Tag":"watches/1"}"""));
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync("/databases/db/timeseries?docId=users/1", TestServer.Json($$"""{"Name":"HeartRate","Appends":[{{appends}}]}"""))).StatusCode);
+        var p = new JsonObject { ["a"] = "2025-01-01T00:00:00Z", ["b"] = "2026-12-31T00:00:00Z" };
+
+        // A lone declared time series without an alias answers its result itself (RavenDB's TimeSeriesAggregationResult).
+        var monthly = (await Query(server, """
+            declare timeseries out(u) { from u.HeartRate between $a and $b group by '1 month' select sum(), count() }
+            from Users as u where id() = 'users/1' select out(u)
+            """, p)).GetProperty("Results")[0];
+        Assert.Equal(5, monthly.GetProperty("Count").GetInt32());
+        Assert.Equal("users/1", monthly.GetProperty("@metadata").GetProperty("@id").GetString());
+        var months = monthly.GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["2025-01-01T00:00:00.0000000Z", "2025-02-01T00:00:00.0000000Z", "2025-03-01T00:00:00.0000000Z", "2026-01-01T00:00:00.0000000Z"], months.Select(m => m.GetProperty("From").GetString()));
+        Assert.Equal(["2025-02-01T00:00:00.0000000Z", "2025-03-01T00:00:00.0000000Z", "2025-04-01T00:00:00.0000000Z", "2026-02-01T00:00:00.0000000Z"], months.Select(m => m.GetProperty("To").GetString()));
+        Assert.Equal([3.0, 3, 4, 5], months.Select(m => m.GetProperty("Sum")[0].GetDouble()));
+        Assert.Equal([2.0, 1, 1, 1], months.Select(m => m.GetProperty("Count")[0].GetDouble()));
+
+        // With an alias it is a property; '1 year' groups by calendar years.
+        var yearly = (await Query(server, """
+            declare timeseries byYear(u) { from u.HeartRate group by '1 year' select count() }
+            from Users as u where id() = 'users/1' select byYear(u) as Years
+            """)).GetProperty("Results")[0].GetProperty("Years").GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["2025-01-01T00:00:00.0000000Z", "2026-01-01T00:00:00.0000000Z"], yearly.Select(y => y.GetProperty("From").GetString()));
+        Assert.Equal([4.0, 1], yearly.Select(y => y.GetProperty("Count")[0].GetDouble()));
+        await Query(server, "from Users select nope(u)", expect: HttpStatusCode.BadRequest);
+    }
 }
