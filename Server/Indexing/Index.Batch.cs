@@ -118,13 +118,16 @@ public sealed partial class Index
         private void MapCollections()
         {
             var byCollection = _dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
-            foreach (string collection in _index.Compiled.Collections)
+            foreach (string source in _index.Compiled.Collections)
             {
                 if (Spent)
                     break;
-                var cursor = byCollection.CreateCursor();
-                cursor.Prefix = DocumentsStorage.CollectionPrefix(collection);
-                if (!cursor.Seek(DocumentsStorage.CollectionEtagKey(collection, Etags.GetValueOrDefault(collection) + 1)))
+                // An all-documents map (from doc in docs) reads every document in etag order; its position is one etag.
+                bool all = source == CompiledIndex.AllDocuments;
+                var cursor = all ? _dbTx.ReadTree(DocumentsStorage.EtagTree)!.CreateCursor() : byCollection.CreateCursor();
+                if (!all)
+                    cursor.Prefix = DocumentsStorage.CollectionPrefix(source);
+                if (!cursor.Seek(all ? DocumentsStorage.EtagKey(Etags.GetValueOrDefault(source) + 1) : DocumentsStorage.CollectionEtagKey(source, Etags.GetValueOrDefault(source) + 1)))
                     continue;
                 do
                 {
@@ -132,6 +135,7 @@ public sealed partial class Index
                     var lowerId = cursor.Value;
                     if (_docs.TryGet(lowerId, out var record))
                     {
+                        string collection = all ? DocumentRecord.Collection(record) : source;
                         _attempts++;
                         if (_mapping != null)
                         {
@@ -145,7 +149,7 @@ public sealed partial class Index
                             _successes++;
                         }
                     }
-                    Etags[collection] = etag;
+                    Etags[source] = etag;
                     Changed = true;
                 }
                 while (--_budget > 0 && _bytes < BatchBytes && ((_budget & 255) != 0 || Stopwatch.GetElapsedTime(_started) < _batchTime) && cursor.MoveNext());
@@ -227,9 +231,10 @@ public sealed partial class Index
                     continue;
                 string sourceCollection = DocumentRecord.Collection(sourceRecord);
                 long sourceEtag = DocumentRecord.Etag(sourceRecord);
-                if (!collections.Contains(sourceCollection, StringComparer.OrdinalIgnoreCase) || sourceEtag > Etags.GetValueOrDefault(sourceCollection))
+                string? position = _index.Compiled.SourceOf(sourceCollection);
+                if (position == null || sourceEtag > Etags.GetValueOrDefault(position))
                     continue;
-                MapDocument(source, sourceRecord, collections.First(c => string.Equals(c, sourceCollection, StringComparison.OrdinalIgnoreCase)), sourceEtag);
+                MapDocument(source, sourceRecord, position == CompiledIndex.AllDocuments ? sourceCollection : position, sourceEtag);
             }
         }
 
@@ -249,8 +254,8 @@ public sealed partial class Index
                 var lowerId = v[(2 + colLen)..];
                 // A document re-created since (in one of this index's collections) is, or will be, indexed at its
                 // new etag: its entry must stay.
-                bool recreated = _docs.TryGet(lowerId, out var live) && collections.Contains(DocumentRecord.Collection(live), StringComparer.OrdinalIgnoreCase);
-                if (!recreated && collections.Contains(collection, StringComparer.OrdinalIgnoreCase))
+                bool recreated = _docs.TryGet(lowerId, out var live) && _index.Compiled.SourceOf(DocumentRecord.Collection(live)) != null;
+                if (!recreated && _index.Compiled.SourceOf(collection) != null)
                 {
                     if (_index._mapReduce != null)
                         _index._mapReduce.Replace(MapResultsTx, lowerId, [], _dirtied);

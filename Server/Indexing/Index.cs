@@ -397,6 +397,12 @@ public sealed partial class Index : IDisposable
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
         foreach (string c in Compiled.Collections)
         {
+            if (c == CompiledIndex.AllDocuments)
+            {
+                var all = dbTx.ReadTree(DocumentsStorage.EtagTree)!.CreateCursor();
+                etags[c] = all.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(all.Key) : 0;
+                continue;
+            }
             var cursor = byCollection.CreateCursor();
             cursor.Prefix = DocumentsStorage.CollectionPrefix(c);
             etags[c] = cursor.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(cursor.Key[^8..]) : 0;

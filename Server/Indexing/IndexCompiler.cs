@@ -51,6 +51,8 @@ public static class IndexCompiler
                 throw new IndexCompilationException($"Index '{definition.Name}' has two maps over '{map.Collection}'; use one.", "Maps", map.Collection);
             collections.Add(map.Collection);
         }
+        if (collections.Count > 1 && collections.Contains(CompiledIndex.AllDocuments))
+            throw new IndexCompilationException($"Index '{definition.Name}': a map over every document (from doc in docs) maps each collection already; it is the index's only map.", "Maps", definition.Maps[0]);
         var options = new Dictionary<string, FieldIndexing>(StringComparer.Ordinal);
         var analyzers = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var (name, element) in definition.FieldOptions)
@@ -166,7 +168,7 @@ public sealed class CompiledIndex
     /// What the map of <paramref name="collection"/> reads of a document (its top-level properties), or null when it
     /// may use a document whole: the documents it maps may be handed to it cut down to those properties.
     /// </summary>
-    internal DocumentProjection? ProjectionOf(string collection) => _projections.GetValueOrDefault(collection);
+    internal DocumentProjection? ProjectionOf(string collection) => _projections.TryGetValue(collection, out var p) ? p : _projections.GetValueOrDefault(AllDocuments);
 
     /// <summary>The maps create fields at run time (<c>CreateField</c>): a query may name a field no entry has yet (it matches nothing).</summary>
     public bool HasDynamicFields => _dynamicField != null;
@@ -251,7 +253,7 @@ public sealed class CompiledIndex
         {
             try
             {
-                _maps![collection].Map.MapResults(document, id, results);
+                MapOf(collection).Map.MapResults(document, id, results);
                 var groups = new Dictionary<string, List<byte[]>>(StringComparer.Ordinal);
                 foreach (var r in results)
                 {
@@ -362,8 +364,24 @@ public sealed class CompiledIndex
         return result;
     }
 
-    /// <summary>Collections read, in definition order.</summary>
+    /// <summary>Collections read, in definition order (<see cref="AllDocuments"/>: every document).</summary>
     public IReadOnlyList<string> Collections { get; }
+
+    /// <summary>The collection name of an all-documents map (<c>from doc in docs</c>), RavenDB's name for every document.</summary>
+    public const string AllDocuments = "@all_docs";
+
+    /// <summary>Which of <see cref="Collections"/> maps a document of <paramref name="collection"/> (its own, or all documents), or null.</summary>
+    public string? SourceOf(string collection)
+    {
+        foreach (string c in Collections)
+            if (c == AllDocuments || string.Equals(c, collection, StringComparison.OrdinalIgnoreCase))
+                return c;
+        return null;
+    }
+
+    /// <summary>The map of a document's collection (an all-documents map maps every collection).</summary>
+    private (ScriptMap Map, int[] FieldIds) MapOf(string collection) =>
+        _maps!.TryGetValue(collection, out var map) ? map : _maps[AllDocuments];
 
     /// <summary>Fields, by id (the static ones, then those created at run time).</summary>
     public IReadOnlyList<IndexField> Fields => _fields.List;
@@ -433,7 +451,7 @@ public sealed class CompiledIndex
             return new MappedEntry(buffer.WrittenSpan.ToArray(), null);
         }
         float[]? boosts = null;
-        var (map, ids) = _maps![collection];
+        var (map, ids) = MapOf(collection);
         var perField = new List<object?>[Fields.Count];
         for (int i = 0; i < perField.Length; i++)
             perField[i] = [];

@@ -199,6 +199,9 @@ internal static class CSharpIndexCompiler
             var parsed = RewriteBoosts(Parse(m, text, maps.Count));
             var sources = parsed.DescendantNodesAndSelf().Where(IsDocsCollection).ToList();
             var names = sources.Select(CollectionName).Distinct(StringComparer.OrdinalIgnoreCase).ToList();
+            // from doc in docs / docs.Select(doc => ..): every document, whatever its collection.
+            if (names.Count == 0 && parsed.DescendantNodesAndSelf().OfType<IdentifierNameSyntax>().Any(n => n.Identifier.Text == "docs" && !(n.Parent is MemberAccessExpressionSyntax access && access.Name == n)))
+                names.Add(CompiledIndex.AllDocuments);
             if (names.Count != 1)
                 throw Error(m, text, 0, names.Count == 0
                     ? "a map reads one collection: from o in docs.Orders select new { ... } or docs.Orders.Select(o => new { ... })"
@@ -541,6 +544,8 @@ internal static class CSharpIndexCompiler
 
     private static bool IsDocsCollection(SyntaxNode n) => n switch
     {
+        // docs.Select(..) is LINQ over every document, not a collection named Select.
+        MemberAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" }, Name.Identifier.Text: "Select" or "Where" or "SelectMany", Parent: InvocationExpressionSyntax } => false,
         MemberAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" } } => true,
         ElementAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" }, ArgumentList.Arguments: [{ Expression: LiteralExpressionSyntax { RawKind: (int)SyntaxKind.StringLiteralExpression } }] } => true,
         _ => false,

@@ -228,4 +228,22 @@ public sealed class IndexFidelityTests
         Assert.Equal(["Ann"], await Names(server, "from index 'Users/Files' where Files = 'photo.png' and Types = 'image/png' and Sizes = 3"));
         Assert.Equal(["Bob"], await Names(server, "from index 'Users/Files' where not exists(Files) and Name = 'Bob'"));
     }
+
+    [Fact]
+    public async Task All_documents_maps_index_every_collection()
+    {
+        await using var server = await StartAsync("""{"Name":"John","@metadata":{"@collection":"Users"}}""", """{"Name":"admin","@metadata":{"@collection":"Roles"}}""");
+        await PutIndex(server, """{"Name":"All/ByName","Maps":["from doc in docs select new { doc.Name, Collection = MetadataFor(doc)[\"@collection\"] }"]}""");
+        await PutIndex(server, """{"Name":"All/Lambda","Maps":["docs.Select(doc => new { doc.Name })"]}""");
+        await PutIndex(server, """{"Name":"All/Js","Maps":["map('@all_docs', d => ({ Name: d.Name }))"]}""");
+        foreach (string index in new[] { "All/ByName", "All/Lambda", "All/Js" })
+            Assert.Equal(["John", "admin"], await Names(server, $"from index '{index}'"));
+        Assert.Equal(["admin"], await Names(server, "from index 'All/ByName' where Collection = 'Roles'"));
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/databases/db/docs?id=companies/1", TestServer.Json("""{"Name":"Acme","@metadata":{"@collection":"Companies"}}"""))).StatusCode);
+        Assert.Equal(HttpStatusCode.NoContent, (await server.Http.DeleteAsync("/databases/db/docs?id=users/1")).StatusCode);
+        foreach (string index in new[] { "All/ByName", "All/Lambda", "All/Js" })
+            Assert.Equal(["admin", "Acme"], await Names(server, $"from index '{index}'"));
+        var both = await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json("""{"Indexes":[{"Name":"Mixed","Maps":["from doc in docs select new { doc.Name }","from u in docs.Users select new { u.Name }"]}]}"""));
+        Assert.Equal(HttpStatusCode.BadRequest, both.StatusCode);
+    }
 }
