@@ -45,8 +45,12 @@ internal abstract partial class GeoShape
 
     internal static double Rad(double degrees) => degrees * Math.PI / 180;
 
-    /// <summary>Parses WKT: <c>POINT (lng lat)</c> or <c>POLYGON ((lng lat, ..), (hole..))</c>, any case; null when it does not parse.</summary>
-    public static GeoShape? ParseWkt(string wkt)
+    /// <summary>
+    /// Parses WKT: <c>POINT (lng lat)</c>, <c>POLYGON ((lng lat, ..), (hole..))</c>, <c>LINESTRING (lng lat, ..)</c> or
+    /// RavenDB's <c>CIRCLE (lng lat d=radius)</c> (the radius in kilometres times <paramref name="kmPerUnit"/>), any case; null
+    /// when it does not parse.
+    /// </summary>
+    public static GeoShape? ParseWkt(string wkt, double kmPerUnit = 1)
     {
         var m = WktPattern().Match(wkt);
         if (!m.Success)
@@ -67,6 +71,20 @@ internal abstract partial class GeoShape
                     if (rings.Count == 0 || rings.Any(r => r.Count < 4 || r[0] != r[^1]))
                         return null; // a ring is closed: at least 3 corners and the first again
                     return new GeoPolygon(rings);
+                }
+                case "LINESTRING":
+                {
+                    var line = Coordinates(body);
+                    return line.Count >= 2 ? new GeoPolygon([line], line: true) : null;
+                }
+                case "CIRCLE":
+                {
+                    var circle = CirclePattern().Match(body);
+                    if (!circle.Success)
+                        return null;
+                    var center = Coordinates(circle.Groups[1].Value);
+                    double radius = double.Parse(circle.Groups[2].Value, NumberStyles.Float, CultureInfo.InvariantCulture);
+                    return center.Count == 1 && radius >= 0 && GeoPoint.Create(center[0].Lat, center[0].Lng) is { } c ? new GeoCircle(c, radius * kmPerUnit) : null;
                 }
                 default:
                     return null;
@@ -95,8 +113,11 @@ internal abstract partial class GeoShape
         return result;
     }
 
-    [GeneratedRegex(@"^\s*(POINT|POLYGON)\s*\((.*)\)\s*$", RegexOptions.IgnoreCase | RegexOptions.Singleline)]
+    [GeneratedRegex(@"^\s*(POINT|POLYGON|LINESTRING|CIRCLE)\s*\((.*)\)\s*$", RegexOptions.IgnoreCase | RegexOptions.Singleline)]
     private static partial Regex WktPattern();
+
+    [GeneratedRegex(@"^([^d]*?)\s+d\s*=\s*(\S+)$", RegexOptions.IgnoreCase)]
+    private static partial Regex CirclePattern();
 
     [GeneratedRegex(@"\(([^()]*)\)")]
     private static partial Regex RingPattern();
@@ -183,14 +204,19 @@ internal sealed class GeoCircle(GeoPoint center, double radiusKm) : GeoShape
     };
 }
 
-/// <summary>A polygon: an outer ring and holes, straight edges in longitude/latitude.</summary>
+/// <summary>
+/// A polygon (an outer ring and holes) or, <c>line</c>, a line string (no inside: it holds only the points on it); straight
+/// edges in longitude/latitude.
+/// </summary>
 internal sealed class GeoPolygon : GeoShape
 {
     private readonly List<List<(double Lat, double Lng)>> _rings;
+    private readonly bool _line;
 
-    public GeoPolygon(List<List<(double Lat, double Lng)>> rings)
+    public GeoPolygon(List<List<(double Lat, double Lng)>> rings, bool line = false)
     {
         _rings = rings;
+        _line = line;
         var outer = rings[0];
         Bounds = (outer.Min(p => p.Lat), outer.Max(p => p.Lat), outer.Min(p => p.Lng), outer.Max(p => p.Lng));
         Center = GeoPoint.Create((Bounds.MinLat + Bounds.MaxLat) / 2, (Bounds.MinLng + Bounds.MaxLng) / 2)!;
@@ -205,7 +231,7 @@ internal sealed class GeoPolygon : GeoShape
     private IEnumerable<((double Lat, double Lng) A, (double Lat, double Lng) B)> Edges =>
         _rings.SelectMany(r => r.Zip(r.Skip(1)));
 
-    /// <summary>Inside the outer ring and outside every hole (even-odd rule over all rings); edges count as inside.</summary>
+    /// <summary>Inside the outer ring and outside every hole (even-odd rule over all rings); edges count as inside. A line holds its points.</summary>
     public bool Holds(double lat, double lng)
     {
         bool inside = false;
@@ -213,6 +239,8 @@ internal sealed class GeoPolygon : GeoShape
         {
             if (OnSegment(a, b, (lat, lng)))
                 return true;
+            if (_line)
+                continue;
             if ((a.Lat > lat) != (b.Lat > lat) && lng < (b.Lng - a.Lng) * (lat - a.Lat) / (b.Lat - a.Lat) + a.Lng)
                 inside = !inside;
         }

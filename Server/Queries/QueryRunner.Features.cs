@@ -197,8 +197,17 @@ public sealed partial class QueryRunner
             default:
             {
                 var text = Resolve(s.Args[0]);
-                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!) : null)
-                    ?? throw new InvalidQueryException(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat) or POLYGON ((lng lat, ..)), closed rings, degrees)."));
+                // A CIRCLE's radius is in the units given (else the field's: kilometres unless it is in miles).
+                bool inMiles = miles;
+                if (s.Args.Count > 1 && Resolve(s.Args[1]) is { ValueKind: JsonValueKind.String } units)
+                    inMiles = units.GetString() switch
+                    {
+                        "Miles" => true,
+                        "Kilometers" => false,
+                        var other => throw new InvalidQueryException(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
+                    };
+                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!, inMiles ? GeoShape.KmPerMile : 1) : null)
+                    ?? throw new InvalidQueryException(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat), POLYGON ((lng lat, ..)) with closed rings, LINESTRING (lng lat, ..) or CIRCLE (lng lat d=radius), degrees)."));
                 break;
             }
         }

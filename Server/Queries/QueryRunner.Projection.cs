@@ -17,7 +17,39 @@ public sealed partial class QueryRunner
         byte[] output = projection != null ? projection.Project(row.Document!, row.DocumentJson)
             : _query.TimeSeries.Count > 0 ? ProjectTimeSeries(row.Document!, dbTx)
             : _query.Select.Count > 0 ? Project(row) : row.Document!.Json;
-        return _searchHits is { Count: > 0 } || HasBoost ? new ResultJson(output, Score(row)) : output;
+        return new ResultJson(output, _searchHits is { Count: > 0 } || HasBoost ? Score(row) : null, SpatialMetadata(row));
+    }
+
+    /// <summary>
+    /// A distance-ordered answer's <c>@spatial</c> metadata, as RavenDB writes it: <c>{"Distance", "Latitude", "Longitude"}</c>
+    /// of the row's shape nearest to the point of the first <c>order by spatial.distance()</c> (its units, unrounded); null otherwise.
+    /// </summary>
+    private byte[]? SpatialMetadata(Row row)
+    {
+        if (_query.OrderBy.FirstOrDefault(o => o.Type == RqlOrderType.Distance) is not { } key)
+            return null;
+        var from = ShapeOf(key.DistanceFrom!, false).Center;
+        var shapes = ShapesOf(key.DistanceOf!, row);
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(96);
+        using (var w = new Utf8JsonWriter(buffer))
+        {
+            w.WriteStartObject();
+            if (shapes.Count == 0)
+            {
+                w.WriteNull("Distance");
+                w.WriteNull("Latitude");
+                w.WriteNull("Longitude");
+            }
+            else
+            {
+                var nearest = shapes.MinBy(x => Indexing.GeoShape.Haversine(from.Lat, from.Lng, x.Center.Lat, x.Center.Lng))!.Center;
+                w.WriteNumber("Distance", Indexing.GeoShape.Haversine(from.Lat, from.Lng, nearest.Lat, nearest.Lng) / (Miles(key.DistanceOf!) ? Indexing.GeoShape.KmPerMile : 1));
+                w.WriteNumber("Latitude", nearest.Lat);
+                w.WriteNumber("Longitude", nearest.Lng);
+            }
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
     }
 
     /// <summary>The projection without its @metadata, for distinct.</summary>
