@@ -2,11 +2,14 @@
 // proximity() (and RavenDB's errors for it), intersect(), whereLucene(), exact whereEquals, filter() with a limit, open
 // whereBetween / whereGreaterThan bounds, an explained query, C# .Boost() in a map, getTerms, indexHasChanged,
 // deleteIndexErrors, the indexing status, IndexChange notifications of set-lock / set-priority, and
-// IndexDoesNotExistException for a query of a missing index.
+// IndexDoesNotExistException for a query of a missing index; then an index over every document, a JavaScript index whose
+// fields are built at run time, group by array(), a WKT circle, moreLikeThis with an artificial document, a facet query's
+// includes and a declared time series answered as the result itself.
 // Usage: node queryoptions.mjs <url> <database>.
 import { DocumentStore, CreateDatabaseOperation, PutIndexesOperation, IndexDefinition, GetTermsOperation, IndexHasChangedOperation,
   DeleteIndexErrorsOperation, GetIndexErrorsOperation, GetIndexingStatusOperation, StopIndexOperation, StartIndexOperation,
-  SetIndexesLockOperation, SetIndexesPriorityOperation, ExplainQueryCommand, IndexQuery } from "ravendb";
+  SetIndexesLockOperation, SetIndexesPriorityOperation, ExplainQueryCommand, IndexQuery, AbstractCsharpIndexCreationTask,
+  AbstractJavaScriptIndexCreationTask, GroupBy, PointField } from "ravendb";
 import assert from "node:assert/strict";
 
 const [url, database] = process.argv.slice(2);
@@ -113,6 +116,56 @@ try {
 
   // A query of a missing index: IndexDoesNotExistException (RavenDB answers it with a 500, which the client raises).
   await assert.rejects(store.openSession().advanced.rawQuery("from index 'Nope'", User).all(), e => e.name === "IndexDoesNotExistException");
+  // An index over every document, and a JavaScript map whose fields are what it returns.
+  class AllDocs extends AbstractCsharpIndexCreationTask {
+    constructor() { super(); this.map = "from doc in docs select new { Name = doc.name }"; }
+  }
+  class Built extends AbstractJavaScriptIndexCreationTask {
+    constructor() {
+      super();
+      this.map("Users", u => { const r = {}; r.Name = u.name; r["Is" + u.name] = true; if (u.age > 40) return null; return r; });
+    }
+  }
+  await new AllDocs().execute(store);
+  await new Built().execute(store);
+  {
+    const s = store.openSession();
+    await s.store({ name: "Acme", lat: 10, lng: 10, lines: [{ product: "p1" }, { product: "p2" }] }, "orders/1");
+    await s.store({ name: "Beta", lat: 10.5, lng: 10.5, lines: [{ product: "p1" }, { product: "p2" }] }, "orders/2");
+    await s.store({ name: "Gamma", lat: 20, lng: 20, lines: [{ product: "p1" }] }, "orders/3");
+    await s.saveChanges();
+  }
+  const allNames = (await store.openSession().query({ indexName: "AllDocs" }).waitForNonStaleResults().whereEquals("Name", "Acme").all()).length;
+  assert.equal(allNames, 1);
+  const built = await store.openSession().query({ indexName: "Built" }).waitForNonStaleResults().whereEquals("IsJane", true).all();
+  assert.deepEqual(built.map(u => u.name), ["Jane"]);
+  assert.equal((await store.openSession().query({ indexName: "Built" }).waitForNonStaleResults().whereEquals("IsjOHN", true).all()).length, 0); // age 41: no entry
+
+  // group by array(): the list of products is the key.
+  const byList = await store.openSession().query({ collection: "Users" }).waitForNonStaleResults().all(); // warm-up of the collection
+  assert.ok(byList.length > 0);
+  const groups = await store.openSession().advanced.rawQuery("from Users group by array(lines[].product) select key() as products, count()").waitForNonStaleResults().all();
+  const counts = Object.fromEntries(groups.map(g => [JSON.stringify(g.products), g.Count]));
+  assert.equal(counts['["p1","p2"]'], 2, JSON.stringify(groups));
+  assert.equal(counts['["p1"]'], 1, JSON.stringify(groups));
+
+  // A WKT circle (kilometres) around a point; Beta is 78 km away.
+  const near = await store.openSession().query({ collection: "Users" }).waitForNonStaleResults()
+    .spatial(new PointField("lat", "lng"), f => f.relatesToShape("CIRCLE(10 10 d=100)", "Within")).all();
+  assert.deepEqual(near.map(o => o.name).sort(), ["Acme", "Beta"]);
+
+  // A declared time series, selected alone: the result is the aggregation itself.
+  {
+    const s = store.openSession();
+    s.timeSeriesFor("orders/1", "Sales").append(new Date("2025-01-15T00:00:00Z"), 5);
+    s.timeSeriesFor("orders/1", "Sales").append(new Date("2025-01-16T00:00:00Z"), 7);
+    s.timeSeriesFor("orders/1", "Sales").append(new Date("2025-02-01T00:00:00Z"), 1);
+    await s.saveChanges();
+  }
+  const [monthly] = await store.openSession().advanced.rawQuery(
+    "declare timeseries sales(o) { from o.Sales group by '1 month' select sum() } from Users as o where id() = 'orders/1' select sales(o)").all();
+  assert.equal(monthly.Count, 3, JSON.stringify(monthly));
+  assert.deepEqual(monthly.Results.map(r => r.Sum[0]), [12, 1]);
   console.log("queryoptions: ok");
 } finally {
   clearTimeout(timeout);
