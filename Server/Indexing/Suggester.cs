@@ -4,49 +4,38 @@ using Lucene.Net.Util;
 namespace RavenLite.Server.Indexing;
 
 /// <summary>
-/// <c>suggest(field, term)</c>: the terms an index holds for a field that are most like the given word, as
-/// RavenDB's suggestions (built on Lucene term enumeration; Lucene.Net.Suggest is not served). The candidates
-/// are the field's index terms — a Search field's analyzed words, else its whole lower-cased values — each
-/// with its document frequency. A candidate is kept when its similarity to the (lower-cased) word is at
-/// least <see cref="SuggestOptions.Accuracy"/> and it is not the word itself; they are ranked by popularity
-/// (document frequency, then similarity) or by similarity alone, ties by term, and the first
-/// <see cref="SuggestOptions.PageSize"/> returned. Similarities, 1 = equal:
+/// <c>suggest(field, term)</c>: the terms an index holds for a field that are most like the given word, as RavenDB's
+/// suggestions from Lucene's SpellChecker (<see cref="SpellIndex"/>: its n-gram candidates, then its similarity, accuracy
+/// and ordering). The words are the field's index terms — a Search field's analyzed words, else its whole lower-cased
+/// values — with their document frequencies. Several asked words give the best of all their suggestions. Similarities,
+/// 1 = equal, as Lucene's StringDistance implementations compute them:
 /// <list type="bullet">
-/// <item>Levenshtein (default): 1 − edit distance / length of the longer word (Lucene's LevensteinDistance).</item>
-/// <item>JaroWinkler: Jaro similarity, raised for a common prefix of up to 4 characters when over 0.7.</item>
-/// <item>NGram: Dice coefficient of the two words' character bigrams (each word padded with one space at both ends).</item>
+/// <item>Levenshtein (default): 1 − edit distance / length of the longer word.</item>
+/// <item>JaroWinkler: Jaro similarity; at 0.7 or more, raised by min(0.1, 1 / longer length) × the common prefix × (1 − Jaro).</item>
+/// <item>NGram: Kondrak's bigram edit distance (a first character padded), 1 − distance / longer length.</item>
 /// </list>
-/// Cost: one pass over the field's terms per call. Thread-safe (no state).
+/// Thread-safe (the spell index of a snapshot is built once).
 /// </summary>
 internal static class Suggester
 {
     /// <summary>Suggestions for <paramref name="words"/> from <paramref name="field"/>'s terms in <paramref name="reader"/>.</summary>
     public static List<string> Suggest(IndexReader reader, IndexField field, IReadOnlyList<string> words, SuggestOptions options)
     {
-        var best = new Dictionary<string, (float Score, int Freq)>(StringComparer.Ordinal);
-        var lowered = words.Select(w => w.ToLowerInvariant()).ToList();
-        foreach (var (term, freq) in Terms(reader, field))
-        {
-            foreach (string word in lowered)
-            {
-                if (term == word)
-                    continue;
-                float score = Similarity(options.Distance, word, term);
-                if (score < options.Accuracy)
-                    continue;
-                if (!best.TryGetValue(term, out var seen) || seen.Score < score)
-                    best[term] = (score, freq);
-            }
-        }
-        var ranked = best.ToList();
+        var spell = SpellIndex.Of(reader, field, () => Terms(reader, field));
+        var all = new Dictionary<string, SpellIndex.Candidate>(StringComparer.Ordinal);
+        foreach (string word in words.Select(w => w.ToLowerInvariant()))
+            foreach (var c in spell.Suggest(word, options.PageSize, options.Accuracy, (a, b) => Similarity(options.Distance, a, b), options.Popularity))
+                if (!all.TryGetValue(c.Word, out var seen) || seen.Score < c.Score)
+                    all[c.Word] = c;
+        var ranked = all.Values.ToList();
         ranked.Sort((a, b) =>
         {
-            int c = options.Popularity ? b.Value.Freq.CompareTo(a.Value.Freq) : b.Value.Score.CompareTo(a.Value.Score);
+            int c = options.Popularity ? b.Freq.CompareTo(a.Freq) : b.Score.CompareTo(a.Score);
             if (c == 0)
-                c = options.Popularity ? b.Value.Score.CompareTo(a.Value.Score) : b.Value.Freq.CompareTo(a.Value.Freq);
-            return c != 0 ? c : string.CompareOrdinal(a.Key, b.Key);
+                c = options.Popularity ? b.Score.CompareTo(a.Score) : b.Freq.CompareTo(a.Freq);
+            return c != 0 ? c : string.CompareOrdinal(a.Word, b.Word);
         });
-        return ranked.Take(options.PageSize).Select(kv => kv.Key).ToList();
+        return ranked.Take(options.PageSize).Select(c => c.Word).ToList();
     }
 
     /// <summary>The field's terms and their document frequencies (across segments).</summary>
@@ -105,62 +94,79 @@ internal static class Suggester
         return 1f - (float)prev[b.Length] / Math.Max(a.Length, b.Length);
     }
 
+    /// <summary>Jaro–Winkler as Lucene computes it: matches within half the longer word, the whole common prefix counted.</summary>
     private static float JaroWinkler(string a, string b)
     {
-        if (a.Length == 0 || b.Length == 0)
-            return a.Length == b.Length ? 1 : 0;
-        int window = Math.Max(0, Math.Max(a.Length, b.Length) / 2 - 1);
-        var usedA = new bool[a.Length];
-        var usedB = new bool[b.Length];
-        int matches = 0;
-        for (int i = 0; i < a.Length; i++)
+        string longer = a.Length > b.Length ? a : b, shorter = a.Length > b.Length ? b : a;
+        int window = Math.Max(longer.Length / 2 - 1, 0);
+        var taken = new bool[longer.Length];
+        var matchedShort = new List<char>();
+        for (int i = 0; i < shorter.Length; i++)
         {
-            for (int j = Math.Max(0, i - window); j < Math.Min(b.Length, i + window + 1); j++)
+            for (int k = Math.Max(i - window, 0); k < Math.Min(i + window + 1, longer.Length); k++)
             {
-                if (usedB[j] || a[i] != b[j])
+                if (taken[k] || shorter[i] != longer[k])
                     continue;
-                usedA[i] = usedB[j] = true;
-                matches++;
+                taken[k] = true;
+                matchedShort.Add(shorter[i]);
                 break;
             }
         }
-        if (matches == 0)
+        float m = matchedShort.Count;
+        if (m == 0)
             return 0;
-        int transpositions = 0;
-        for (int i = 0, j = 0; i < a.Length; i++)
-        {
-            if (!usedA[i])
-                continue;
-            while (!usedB[j])
-                j++;
-            if (a[i] != b[j])
-                transpositions++;
-            j++;
-        }
-        float m = matches;
-        float jaro = (m / a.Length + m / b.Length + (m - transpositions / 2f) / m) / 3f;
-        if (jaro <= 0.7f)
-            return jaro;
+        var matchedLong = longer.Where((_, k) => taken[k]).ToList();
+        int halfTranspositions = matchedShort.Where((c, k) => c != matchedLong[k]).Count() / 2;
         int prefix = 0;
-        while (prefix < Math.Min(4, Math.Min(a.Length, b.Length)) && a[prefix] == b[prefix])
+        while (prefix < shorter.Length && a[prefix] == b[prefix])
             prefix++;
-        return jaro + prefix * 0.1f * (1 - jaro);
+        float jaro = (m / a.Length + m / b.Length + (m - halfTranspositions) / m) / 3;
+        return jaro < 0.7f ? jaro : jaro + Math.Min(0.1f, 1f / longer.Length) * prefix * (1 - jaro);
     }
 
-    private static float Bigrams(string a, string b)
+    /// <summary>
+    /// Kondrak's n-gram distance with bigrams, as Lucene's NGramDistance: an edit distance whose substitution cost is the
+    /// share of differing characters between the two words' bigrams at each position (the source padded with one NUL in
+    /// front, matches on the padding not counted); words shorter than 2 compare position by position.
+    /// </summary>
+    private static float Bigrams(string source, string target)
     {
-        static Dictionary<(char, char), int> Of(string s)
+        const int n = 2;
+        if (source.Length == 0 || target.Length == 0)
+            return source.Length == target.Length ? 1 : 0;
+        if (source.Length < n || target.Length < n)
         {
-            string padded = " " + s + " ";
-            var grams = new Dictionary<(char, char), int>();
-            for (int i = 0; i + 1 < padded.Length; i++)
-                grams[(padded[i], padded[i + 1])] = grams.GetValueOrDefault((padded[i], padded[i + 1])) + 1;
-            return grams;
+            int same = 0;
+            for (int i = 0; i < Math.Min(source.Length, target.Length); i++)
+                if (source[i] == target[i])
+                    same++;
+            return (float)same / Math.Max(source.Length, target.Length);
         }
-        var ga = Of(a);
-        var gb = Of(b);
-        int common = ga.Sum(kv => Math.Min(kv.Value, gb.GetValueOrDefault(kv.Key)));
-        return 2f * common / (a.Length + 1 + b.Length + 1);
+        string padded = new string('\0', n - 1) + source;
+        var previous = new float[source.Length + 1];
+        var current = new float[source.Length + 1];
+        for (int i = 0; i <= source.Length; i++)
+            previous[i] = i;
+        for (int j = 1; j <= target.Length; j++)
+        {
+            // The j-th bigram of the target, padded in front like the source.
+            string gram = j < n ? new string('\0', n - j) + target[..j] : target.Substring(j - n, n);
+            current[0] = j;
+            for (int i = 1; i <= source.Length; i++)
+            {
+                int cost = 0, counted = n;
+                for (int k = 0; k < n; k++)
+                {
+                    if (padded[i - 1 + k] != gram[k])
+                        cost++;
+                    else if (padded[i - 1 + k] == '\0')
+                        counted--;
+                }
+                current[i] = Math.Min(Math.Min(current[i - 1] + 1, previous[i] + 1), previous[i - 1] + (float)cost / counted);
+            }
+            (previous, current) = (current, previous);
+        }
+        return 1f - previous[source.Length] / Math.Max(source.Length, target.Length);
     }
 }
 

@@ -21,11 +21,19 @@ public sealed class SuggesterTests
     public void JaroWinkler_matches_winklers_examples(string a, string b, double expected) =>
         Assert.Equal(expected, Suggester.Similarity("JaroWinkler", a, b), 3);
 
-    [Fact]
-    public void NGram_is_the_dice_coefficient_of_padded_bigrams()
-    {
-        // " night " and " nacht ": bigrams " n","ni","ig","gh","ht","t " / " n","na","ac","ch","ht","t ": 3 shared of 6 + 6.
-        Assert.Equal(0.5f, Suggester.Similarity("NGram", "night", "nacht"), 5);
-        Assert.Equal(1f, Suggester.Similarity("NGram", "same", "same"), 5);
-    }
+    /// <summary>Lucene's NGramDistance (bigrams), the figures of its own tests.</summary>
+    [Theory]
+    [InlineData("al", "al", 1)]
+    [InlineData("a", "a", 1)]
+    [InlineData("b", "a", 0)]
+    [InlineData("martha", "marhta", 0.6666)]
+    [InlineData("jones", "johnson", 0.4285)]
+    [InlineData("natural", "contrary", 0.25)]
+    [InlineData("abcvwxyz", "cabvwxyz", 0.625)]
+    [InlineData("a", "aa", 0.5)]
+    [InlineData("dwayne", "duane", 0.5833)]
+    [InlineData("dixon", "dicksonx", 0.5)]
+    [InlineData("six", "ten", 0)]
+    public void NGram_is_kondraks_bigram_distance(string a, string b, double expected) =>
+        Assert.InRange(Suggester.Similarity("NGram", a, b), expected - 0.001, expected + 0.001);
 }
