@@ -69,6 +69,8 @@ public sealed partial class Index
         /// <summary>Runs the batch; throws (after <see cref="Abort"/>-able state) when a step fails.</summary>
         public void Run()
         {
+            // JavaScript maps' loadAttachment() reads contents through this batch's snapshot (the maps run on this thread).
+            using var attachments = Scripting.ScriptContext.EnterAttachments(AttachmentLoaders.From(_dbTx));
             if (_index._reduceDirty && _index._mapReduce != null)
             {
                 // Opened from a commit (start, or after a rollback): reduce again, from all their map results, the keys whose

@@ -567,6 +567,26 @@ public static class DocumentLoaders
     };
 }
 
+/// <summary>Reads an attachment's content for index code (<c>loadAttachment</c>) by its hash: the bytes, or null when there is none.</summary>
+public delegate byte[]? AttachmentLoader(string hash);
+
+/// <summary>Attachment loaders over a storage transaction.</summary>
+public static class AttachmentLoaders
+{
+    /// <summary>Contents larger than this are not handed to index code (null, as a missing one): a map holds one whole.</summary>
+    public const long MaxBytes = 16 << 20;
+
+    /// <summary>Contents read through <paramref name="tx"/>.</summary>
+    public static AttachmentLoader From(Storage.Transactions.Transaction tx) => hash =>
+    {
+        if (Attachments.AttachmentsStore.Find(tx, hash) is not { } found || found.Size > MaxBytes)
+            return null;
+        using var content = new MemoryStream((int)found.Size);
+        Attachments.AttachmentsStore.CopyToAsync(tx, found.ContentId, 0, found.Size, content, CancellationToken.None).GetAwaiter().GetResult(); // a memory stream: no wait
+        return content.ToArray();
+    };
+}
+
 /// <summary>Index code failed for one document (an index error; the document gets no entry).</summary>
 public sealed class IndexMapException(string message, Exception inner) : Exception(message, inner);
 

@@ -140,6 +140,25 @@ internal static class ScriptContext
         return new Scope(previous);
     }
 
+    [ThreadStatic]
+    private static AttachmentLoader? t_attachments;
+
+    /// <summary>Makes <paramref name="loader"/> where index code reads attachment contents on this thread until the scope ends.</summary>
+    public static AttachmentScope EnterAttachments(AttachmentLoader loader)
+    {
+        var previous = t_attachments;
+        t_attachments = loader;
+        return new AttachmentScope(previous);
+    }
+
+    /// <summary>An attachment's content by its hash, or null (none, too large, or no reader on this thread).</summary>
+    public static byte[]? AttachmentContent(string hash) => t_attachments?.Invoke(hash);
+
+    public readonly struct AttachmentScope(AttachmentLoader? previous) : IDisposable
+    {
+        public void Dispose() => t_attachments = previous;
+    }
+
     /// <summary>Keeps <paramref name="document"/> alive until the current scope ends.</summary>
     public static void Keep(JsonDocument document) => (t_loaded ??= []).Add(document);
 

@@ -11,7 +11,8 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// <c>function (o) { ... return { ... }; }</c>), several per index; a map may return an array of objects
 /// (fan-out) and call <c>id(doc)</c>, <c>load(id, collection?)</c>, <c>getMetadata(doc)</c> and
 /// <c>createSpatialField(lat, lng | wkt)</c>, <c>createField(name, value, options)</c> (a field named at run time),
-/// <c>noTracking.load(id)</c> (a load that is not a reference) and <c>attachmentsFor(doc)</c>. The fields are what the map
+/// <c>noTracking.load(id)</c> (a load that is not a reference), <c>attachmentsFor(doc)</c> and <c>loadAttachment(doc, name)</c> /
+/// <c>loadAttachments(doc)</c> (with <c>getContentAsString()</c>). The fields are what the map
 /// returns when it runs: the keys of its object literals are known up front, any other property (an object built
 /// step by step, a computed key, RavenDB's <c>_: {$name, $value, $options}</c>) is a field from the first document that has it. A property read on null or undefined gives null or undefined. Each document runs under limits — statements, recursion depth, time and
 /// memory — and a document that breaks one, or throws, fails alone (an index error). No .NET types are reachable.
@@ -183,6 +184,9 @@ internal static class JavaScriptIndex
             noTracking.Set("load", JsValue.FromObject(engine, new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection, tracked: false))));
             engine.SetValue("noTracking", noTracking);
             engine.SetValue("attachmentsFor", new Func<JsValue, JsValue>(doc => AttachmentsFor(engine, doc)));
+            engine.SetValue("loadAttachment", new Func<JsValue, JsValue, JsValue>((doc, name) => LoadAttachment(engine, doc, name)));
+            engine.SetValue("loadAttachments", new Func<JsValue, JsValue>(doc => new JsArray(engine, AttachmentsFor(engine, doc)
+                .Select(a => a is ObjectInstance o ? LoadAttachment(engine, doc, o.Get("Name")) : JsValue.Null).ToArray())));
             engine.SetValue("createSpatialField", new Func<JsValue, JsValue, JsValue>((a, b) => Spatial(engine, a, b)));
             engine.SetValue("createField", new Func<JsValue, JsValue, JsValue, JsValue>((name, value, options) => CreatedField(engine, name, value, options)));
             engine.SetValue("groupBy", new Func<JsValue, JsValue>(key =>
@@ -217,6 +221,35 @@ internal static class JavaScriptIndex
             if (doc is not ObjectInstance o || o.Get("@metadata") is not ObjectInstance meta || meta.Get("@attachments") is not JsArray list)
                 return new JsArray(engine);
             return new JsArray(engine, list.Select(a => a is ObjectInstance item ? Attachment(engine, item) : JsValue.Null).ToArray());
+        }
+
+        /// <summary>
+        /// loadAttachment(doc, name): the attachment's Name, ContentType, Hash and Size, and <c>getContentAsString([encoding])</c>
+        /// (UTF-8 unless 'utf16'/'unicode', 'ascii' or 'latin1' is named); null when the document has no such attachment.
+        /// </summary>
+        private static JsValue LoadAttachment(Engine engine, JsValue doc, JsValue name)
+        {
+            if (name is null || !name.IsString()) // Jint passes null for an argument not given
+                return JsValue.Null;
+            var item = AttachmentsFor(engine, doc).OfType<ObjectInstance>().FirstOrDefault(a => a.Get("Name").IsString() && a.Get("Name").AsString() == name.AsString());
+            if (item == null)
+                return JsValue.Null;
+            var result = Attachment(engine, item);
+            string? hash = item.Get("Hash").IsString() ? item.Get("Hash").AsString() : null;
+            result.Set("getContentAsString", JsValue.FromObject(engine, new Func<JsValue, JsValue>(encoding =>
+            {
+                if (hash == null || ScriptContext.AttachmentContent(hash) is not { } bytes)
+                    return JsValue.Null;
+                var decoder = (encoding is not null && encoding.IsString() ? encoding.AsString().ToLowerInvariant() : "utf8") switch
+                {
+                    "utf16" or "unicode" => Encoding.Unicode,
+                    "ascii" => Encoding.ASCII,
+                    "latin1" => Encoding.Latin1,
+                    _ => Encoding.UTF8,
+                };
+                return decoder.GetString(bytes);
+            })));
+            return result;
         }
 
         private static JsObject Attachment(Engine engine, ObjectInstance item)

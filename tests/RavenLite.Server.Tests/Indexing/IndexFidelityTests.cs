@@ -227,6 +227,15 @@ public sealed class IndexFidelityTests
         await PutIndex(server, new JsonObject { ["Name"] = "Users/Files", ["Maps"] = new JsonArray(map) }.ToJsonString());
         Assert.Equal(["Ann"], await Names(server, "from index 'Users/Files' where Files = 'photo.png' and Types = 'image/png' and Sizes = 3"));
         Assert.Equal(["Bob"], await Names(server, "from index 'Users/Files' where not exists(Files) and Name = 'Bob'"));
+
+        // loadAttachment() / loadAttachments(): the content as text.
+        var note = await server.Http.PutAsync("/databases/db/attachments?id=users/2&name=note.txt&contentType=text/plain", new ByteArrayContent("hello world"u8.ToArray()));
+        Assert.Equal(HttpStatusCode.Created, note.StatusCode);
+        const string contents = "map('Users', u => { const a = loadAttachment(u, 'note.txt'); return { Name: u.Name, Note: a ? a.getContentAsString() : null, Type: a ? a.ContentType : null, All: loadAttachments(u).map(x => x.Name) }; })";
+        await PutIndex(server, new JsonObject { ["Name"] = "Users/Notes", ["Maps"] = new JsonArray(contents), ["Fields"] = new JsonObject { ["Note"] = new JsonObject { ["Indexing"] = "Search" } } }.ToJsonString());
+        Assert.Equal(["Bob"], await Names(server, "from index 'Users/Notes' where search(Note, 'world') and Type = 'text/plain'"));
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Notes' where All = 'photo.png'"));
+        Assert.Equal(["Ann"], await Names(server, "from index 'Users/Notes' where Note = null"));
     }
 
     [Fact]
