@@ -35,11 +35,12 @@ public sealed class MultiGetTests
               {"Url":"/databases/db/docs","Query":"?id=users/404"},
               {"Url":"/databases/db/queries","Method":"POST","Content":{"Query":"from Users where"}},
               {"Url":"/databases/db/nothing-here","Query":""},
-              {"Url":"/databases/db/docs","Query":"?id=users/1","Headers":{"If-None-Match":"\"ETAG\""}}
+              {"Url":"/databases/db/docs","Query":"?id=users/1","Headers":{"If-None-Match":"\"ETAG\""}},
+              {"Url":"/databases/db/queries","Method":"POST","Content":{"Query":"from index 'Missing'"}}
             ]}
             """.Replace("ETAG", etag.Trim('"'), StringComparison.Ordinal));
         var results = answer.GetProperty("Results");
-        Assert.Equal(7, results.GetArrayLength());
+        Assert.Equal(8, results.GetArrayLength());
 
         Assert.Equal(200, results[0].GetProperty("StatusCode").GetInt32());
         Assert.Equal(aloneJson.GetRawText(), results[0].GetProperty("Result").GetRawText());
@@ -57,6 +58,10 @@ public sealed class MultiGetTests
 
         Assert.Equal(304, results[6].GetProperty("StatusCode").GetInt32());
         Assert.Equal(JsonValueKind.Null, results[6].GetProperty("Result").ValueKind);
+
+        // A missing index is RavenDB's 500 IndexDoesNotExistException inside multi_get too (a 404 would read as "no result").
+        Assert.Equal(500, results[7].GetProperty("StatusCode").GetInt32());
+        Assert.EndsWith("IndexDoesNotExistException", results[7].GetProperty("Result").GetProperty("Type").GetString(), StringComparison.Ordinal);
     }
 
     [Fact]
