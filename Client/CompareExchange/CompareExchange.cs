@@ -48,8 +48,12 @@ public sealed class GetCompareExchangeValueOperation<T>(string key) : IMaintenan
     {
         public override HttpRequestMessage CreateRequest(string? database) => new(HttpMethod.Get, $"{DatabasePath(database)}/cmpxchg?key={Uri.EscapeDataString(key)}");
 
+        /// <summary>A 404 is the answer for a key with no value (as RavenDB answers one asked key).</summary>
+        public override bool IsExpectedStatus(int status) => status == 404;
+
         public override async Task<CompareExchangeValue<T>?> ParseResponseAsync(HttpResponseMessage response, CancellationToken cancellationToken) =>
-            CompareExchangeJson.Values<T>(await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false), conventions).Values.FirstOrDefault();
+            (int)response.StatusCode == 404 ? null
+                : CompareExchangeJson.Values<T>(await ReadObjectAsync(response, cancellationToken).ConfigureAwait(false), conventions).Values.FirstOrDefault();
     }
 }
 

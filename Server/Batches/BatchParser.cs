@@ -27,7 +27,10 @@ internal static class BatchParser
             if (c.ValueKind != JsonValueKind.Object)
                 throw new BadRequestException($"Commands[{index}] must be an object.");
             string type = c.TryGetProperty("Type", out var t) && t.ValueKind == JsonValueKind.String ? t.GetString()! : throw new BadRequestException($"Commands[{index}] has no Type.");
-            string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()! : throw new BadRequestException($"Commands[{index}] ({type}) has no Id.");
+            // A PUT without an id (null, or empty) is given one by the server, as PUT /docs?id= is (a GUID).
+            string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()!
+                : type == "PUT" && i.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined ? ""
+                : throw new BadRequestException($"Commands[{index}] ({type}) has no Id.");
             string? cv = null;
             if (c.TryGetProperty("ChangeVector", out var v))
                 cv = v.ValueKind switch

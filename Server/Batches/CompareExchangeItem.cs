@@ -28,7 +28,7 @@ internal sealed class CompareExchangeItem(string key, long index, byte[]? json) 
         if (json != null)
             CompareExchangeStore.Put(context.Transaction, Id, ExpectedIndex, json, () => transactionIndex);
         else
-            CompareExchangeStore.Delete(context.Transaction, Id, ExpectedIndex);
+            CompareExchangeStore.Delete(context.Transaction, Id, ExpectedIndex == 0 ? null : ExpectedIndex); // checked above: 0 deletes what there is
     }
 
     public override void Execute(DocumentsWriteContext context) => throw new InvalidOperationException("Compare-exchange commands run only in a cluster-wide batch.");

@@ -141,16 +141,16 @@ public static class CompareExchangeStore
         return new Result(true, index, json);
     }
 
-    /// <summary>Removes <paramref name="key"/> when its index is <paramref name="expectedIndex"/> (0: whatever it is).</summary>
-    public static Result Delete(WriteTransaction tx, string key, long expectedIndex)
+    /// <summary>Removes <paramref name="key"/> when its index is <paramref name="expectedIndex"/> (null: whatever it is).</summary>
+    public static Result Delete(WriteTransaction tx, string key, long? expectedIndex)
     {
         var tree = tx.CreateTree(TreeName);
         var k = Key(key);
         if (!tree.TryGet(k, out var v))
             return new Result(false, LastIndex(tx), null);
         var current = Decode(v);
-        if (expectedIndex != 0 && current.Index != expectedIndex)
-            return new Result(false, current.Index, current.Json);
+        if (expectedIndex is { } expected && current.Index != expected)
+            return new Result(false, current.Index, current.Json); // RavenDB's index check: 0 deletes nothing that exists
         tree.Delete(k);
         UpdateExpiry(tx, k, current.Json, null);
         return new Result(true, current.Index, current.Json);
@@ -212,7 +212,7 @@ public static class CompareExchangeStore
     {
         if (Get(tx, key) is not { } entry || Expiry(entry.Json) is not { } at || at > now.Ticks)
             return false;
-        return Delete(tx, key, 0).Successful;
+        return Delete(tx, key, null).Successful;
     }
 
     /// <summary>The atomic guard key of a document.</summary>
@@ -226,6 +226,17 @@ public static class CompareExchangeStore
     }
 
     /// <summary>Writes <c>{"Key","Index","Value","ChangeVector"}</c> for an entry.</summary>
+    /// <summary>A requested key with no value, as RavenDB answers it among others: <c>{Key, Index: -1, Value: null}</c>.</summary>
+    public static void WriteMissing(Utf8JsonWriter w, string key)
+    {
+        w.WriteStartObject();
+        w.WriteString("Key"u8, key);
+        w.WriteNumber("Index"u8, -1);
+        w.WriteNull("Value"u8);
+        w.WriteNull("ChangeVector"u8);
+        w.WriteEndObject();
+    }
+
     public static void WriteEntry(Utf8JsonWriter w, Entry e)
     {
         w.WriteStartObject();

@@ -114,7 +114,7 @@ public static class OngoingTaskChanges
                         throw new BadRequestException($"A subscription named '{name}' already exists.");
                 }
                 return async (db, _, index) =>
-                    (await db.Subscriptions.CreateAsync(name, query, changeVector, disabled, mentor, index, checkCollection: asked != null).ConfigureAwait(false)).SubscriptionId;
+                    (await db.Subscriptions.CreateAsync(name, query, changeVector, disabled, mentor, index).ConfigureAwait(false)).SubscriptionId;
             }
             case UpdateSubscription:
             {
@@ -133,7 +133,7 @@ public static class OngoingTaskChanges
                         throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
                 }
                 return async (db, _, index) =>
-                    (await db.Subscriptions.UpdateAsync(name, id, query, changeVector, disabled, createNew, index, checkCollection: asked != null).ConfigureAwait(false)).SubscriptionId;
+                    (await db.Subscriptions.UpdateAsync(name, id, query, changeVector, disabled, createNew, index).ConfigureAwait(false)).SubscriptionId;
             }
             case DeleteSubscription:
             {

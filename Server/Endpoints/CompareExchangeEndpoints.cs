@@ -44,13 +44,23 @@ public static class CompareExchangeEndpoints
         string prefix = RequestParsing.Query(context.Request, "startsWith") ?? "";
         int start = RequestParsing.QueryInt(context.Request, "start", 0);
         int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
-        var values = node.Read(s => keys.Count > 0 ? keys.Select(k => s.Value(db.Name, k)).OfType<Cluster.ClusterValue>().ToList() : s.Values(db.Name, prefix, start, pageSize));
+        var values = node.Read(s => keys.Count > 0 ? keys.Select(k => s.Value(db.Name, k)).ToList() : s.Values(db.Name, prefix, start, pageSize).Cast<Cluster.ClusterValue?>().ToList());
+        if (keys.Count == 1 && values[0] == null)
+        {
+            context.Response.StatusCode = 404; // one key asked, none there: RavenDB's "null" answer
+            return;
+        }
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Results");
-            foreach (var v in values)
-                CompareExchangeStore.WriteEntry(w, new CompareExchangeStore.Entry(v.Key, v.Index, Encoding.UTF8.GetBytes(v.Json)));
+            for (int i = 0; i < values.Count; i++)
+            {
+                if (values[i] is { } v)
+                    CompareExchangeStore.WriteEntry(w, new CompareExchangeStore.Entry(v.Key, v.Index, Encoding.UTF8.GetBytes(v.Json)));
+                else
+                    CompareExchangeStore.WriteMissing(w, keys[i]); // every asked key answers, as RavenDB
+            }
             w.WriteEndArray();
             w.WriteEndObject();
         }).ConfigureAwait(false);
@@ -59,29 +69,38 @@ public static class CompareExchangeEndpoints
     private static Task GetLocal(HttpContext context, Database db)
     {
         var keys = context.Request.Query["key"].Where(k => !string.IsNullOrEmpty(k)).Select(k => k!).ToList();
-        var entries = new List<CompareExchangeStore.Entry>();
+        var entries = new List<CompareExchangeStore.Entry?>();
         using (var tx = db.Environment.ReadTransaction())
         {
             if (keys.Count > 0)
             {
                 foreach (string key in keys)
-                    if (CompareExchangeStore.Get(tx, key) is { } e)
-                        entries.Add(e);
+                    entries.Add(CompareExchangeStore.Get(tx, key)); // null: answered with a null value, as RavenDB answers every asked key
+                if (keys.Count == 1 && entries[0] == null)
+                {
+                    context.Response.StatusCode = 404; // one key asked, none there: RavenDB's "null" answer
+                    return Task.CompletedTask;
+                }
             }
             else
             {
                 string prefix = RequestParsing.Query(context.Request, "startsWith") ?? "";
                 int start = RequestParsing.QueryInt(context.Request, "start", 0);
                 int pageSize = RequestParsing.QueryInt(context.Request, "pageSize", int.MaxValue, 0);
-                entries = CompareExchangeStore.List(tx, prefix, start, pageSize);
+                entries = [.. CompareExchangeStore.List(tx, prefix, start, pageSize)];
             }
         }
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartArray("Results");
-            foreach (var e in entries)
-                CompareExchangeStore.WriteEntry(w, e);
+            for (int i = 0; i < entries.Count; i++)
+            {
+                if (entries[i] is { } e)
+                    CompareExchangeStore.WriteEntry(w, e);
+                else
+                    CompareExchangeStore.WriteMissing(w, keys[i]);
+            }
             w.WriteEndArray();
             w.WriteEndObject();
         });

@@ -24,11 +24,10 @@ public sealed partial class SubscriptionManager(Database db)
         Task.WhenAny(Volatile.Read(ref _writes).Task, Task.Delay(max, cancellation));
 
     /// <summary>
-    /// Parses and checks a subscription query; 400 naming what is wrong (syntax, unsupported clauses, and with
-    /// <paramref name="checkCollection"/> a collection with no documents — not checked by a group's member applying a
-    /// subscription the node asked already checked: its documents may not have replicated yet).
+    /// Parses and checks a subscription query; 400 naming what is wrong (syntax, unsupported clauses). A collection with
+    /// no documents yet is fine, as RavenDB: applications create subscriptions before they store data.
     /// </summary>
-    public QueryRunner.SubscriptionMatcher Compile(string query, bool checkCollection = true)
+    public QueryRunner.SubscriptionMatcher Compile(string query)
     {
         if (string.IsNullOrWhiteSpace(query))
             throw new BadRequestException("A subscription needs a Query (RQL: from Orders where ...).");
@@ -37,12 +36,6 @@ public sealed partial class SubscriptionManager(Database db)
         if (revisions.Success)
             query = query.Remove(revisions.Groups["marker"].Index, revisions.Groups["marker"].Length);
         var matcher = QueryRunner.ForSubscription(db, RqlParser.Parse(query), revisions.Success);
-        if (checkCollection && matcher.Collection is { } collection)
-        {
-            using var tx = db.Environment.ReadTransaction();
-            if (!DocumentsStorage.CollectionCounts(tx).ContainsKey(collection))
-                throw new BadRequestException($"The subscription's collection '{collection}' has no documents in database '{db.Name}' (misspelt?); create it after the first document is stored.");
-        }
         return matcher;
     }
 
@@ -66,9 +59,9 @@ public sealed partial class SubscriptionManager(Database db)
     /// member of a group), else the next of this database.
     /// </summary>
     public async Task<SubscriptionState> CreateAsync(string? name, string query, string? changeVector, bool disabled,
-        string? mentorNode = null, long newId = 0, bool checkCollection = true)
+        string? mentorNode = null, long newId = 0)
     {
-        Compile(query, checkCollection);
+        Compile(query);
         long start = StartingEtag(changeVector);
         var command = new DelegateCommand<SubscriptionState>(ctx =>
         {
@@ -100,10 +93,10 @@ public sealed partial class SubscriptionManager(Database db)
     /// resumes under the new definition. With <paramref name="createNew"/> a missing one is created. 404 when missing.
     /// </summary>
     public async Task<SubscriptionState> UpdateAsync(string? name, long? id, string? query, string? changeVector, bool? disabled, bool createNew,
-        long newId = 0, bool checkCollection = true)
+        long newId = 0)
     {
         if (query != null)
-            Compile(query, checkCollection);
+            Compile(query);
         long? start = changeVector is null or "DoNotChange" ? null : StartingEtag(changeVector);
         var command = new DelegateCommand<SubscriptionState?>(ctx =>
         {
@@ -127,7 +120,7 @@ public sealed partial class SubscriptionManager(Database db)
         if (command.Result == null)
         {
             if (createNew && query != null)
-                return await CreateAsync(name, query, changeVector, disabled ?? false, null, newId, checkCollection).ConfigureAwait(false);
+                return await CreateAsync(name, query, changeVector, disabled ?? false, null, newId).ConfigureAwait(false);
             throw new NotFoundException(RavenExceptionTypes.SubscriptionDoesNotExist, $"There is no subscription '{name ?? id?.ToString(CultureInfo.InvariantCulture)}'.");
         }
         Drop(command.Result.SubscriptionName, "The subscription was changed.", canReconnect: !command.Result.Disabled);

@@ -77,7 +77,7 @@ public sealed class BulkDocsAndHiLoTests
     [InlineData("""{"Commands":[{"Id":"a","Type":"Revisions"}]}""", "does not support")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PATCH","Patch":{}}]}""", "needs {\"Script\"")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT"}]}""", "needs a Document")]
-    [InlineData("""{"Commands":[{"Type":"PUT","Document":{}}]}""", "has no Id")]
+    [InlineData("""{"Commands":[{"Type":"DELETE"}]}""", "has no Id")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT","Document":[]}]}""", "needs a Document")]
     [InlineData("""{"Commands":{}}""", "Commands")]
     [InlineData("""{"Commands":[{"Id":"a","Type":"PUT","Document":{"@metadata":{"@collection":5}}}]}""", "@collection")]

@@ -74,7 +74,7 @@ public sealed class SecurityTests(ITestOutputHelper output)
         Assert.True(withoutRule.Count == 0, "routes without an access rule: " + string.Join(", ", withoutRule));
 
         // Independently of the rules: a route that can change a database is never open to Read access.
-        string[] readOnlyPosts = ["/docs", "/queries", "/multi_get", "/streams/queries", "/subscriptions/try", "/smuggler/export", "/attachments"];
+        string[] readOnlyPosts = ["/docs", "/queries", "/multi_get", "/streams/queries", "/subscriptions/try", "/smuggler/export", "/attachments", "/indexes/has-changed"];
         foreach (var e in endpoints.Where(e => e.RoutePattern.RawText!.StartsWith("/databases/{db}/", StringComparison.Ordinal)))
         {
             string rest = e.RoutePattern.RawText!["/databases/{db}".Length..];

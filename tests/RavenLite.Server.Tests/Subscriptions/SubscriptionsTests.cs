@@ -21,7 +21,6 @@ public sealed class SubscriptionsTests
             {
                 """{"Name":"x"}""",
                 """{"Name":"x","Query":"from Orders where"}""",
-                """{"Name":"x","Query":"from Ordres"}""",
                 """{"Name":"x","Query":"from index 'Orders/All'"}""",
                 """{"Name":"x","Query":"from Orders order by Freight"}""",
                 """{"Name":"x","Query":"from Orders where search(Name, 'a')"}""",

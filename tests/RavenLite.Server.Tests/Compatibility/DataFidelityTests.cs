@@ -1,0 +1,70 @@
+namespace RavenLite.Server.Tests.Compatibility;
+
+/// <summary>
+/// Data routes answered as RavenDB answers them where its clients read the difference: a subscription on a collection
+/// with no documents yet, a batch PUT without an id, compare-exchange reads of several keys (and one missing key), and
+/// the index check of a compare-exchange delete.
+/// </summary>
+public sealed class DataFidelityTests
+{
+    private static async Task<JsonElement> Send(TestServer server, HttpMethod method, string path, string? body, HttpStatusCode expect)
+    {
+        using var request = new HttpRequestMessage(method, path) { Content = body == null ? null : TestServer.Json(body) };
+        var r = await server.Http.SendAsync(request);
+        string text = await r.Content.ReadAsStringAsync();
+        Assert.True(expect == r.StatusCode, $"{method} {path} → {(int)r.StatusCode}: {text}");
+        return text.Length == 0 ? default : JsonDocument.Parse(text).RootElement.Clone();
+    }
+
+    [Fact]
+    public async Task A_subscription_on_a_collection_without_documents_is_created()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var created = await Send(server, HttpMethod.Put, "/databases/db/subscriptions", """{"Query":"from Orders","Name":"Early"}""", HttpStatusCode.Created);
+        Assert.Equal("Early", created.GetProperty("Name").GetString());
+        var state = await Send(server, HttpMethod.Get, "/databases/db/subscriptions/state?name=Early", null, HttpStatusCode.OK);
+        Assert.Equal("from Orders", state.GetProperty("Query").GetString());
+        // Still a 400 for a query that does not parse.
+        await Send(server, HttpMethod.Put, "/databases/db/subscriptions", """{"Query":"from Orders where","Name":"Bad"}""", HttpStatusCode.BadRequest);
+    }
+
+    [Fact]
+    public async Task A_batch_put_without_an_id_gets_one()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var answer = await Send(server, HttpMethod.Post, "/databases/db/bulk_docs",
+            """{"Commands":[{"Id":null,"Type":"PUT","Document":{"A":1,"@metadata":{"@collection":"Things"}}},{"Id":"","Type":"PUT","Document":{"A":2,"@metadata":{"@collection":"Things"}}},{"Type":"PUT","Document":{"A":3,"@metadata":{"@collection":"Things"}}}]}""",
+            HttpStatusCode.Created);
+        var ids = answer.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("@id").GetString()!).ToList();
+        Assert.Equal(3, ids.Distinct().Count());
+        Assert.All(ids, id => Assert.True(Guid.TryParse(id, out _), id));
+        foreach (string id in ids)
+            await Send(server, HttpMethod.Get, "/databases/db/docs?id=" + id, null, HttpStatusCode.OK);
+        // Other commands still need an id.
+        await Send(server, HttpMethod.Post, "/databases/db/bulk_docs", """{"Commands":[{"Id":null,"Type":"DELETE"}]}""", HttpStatusCode.BadRequest);
+    }
+
+    [Fact]
+    public async Task Compare_exchange_reads_answer_every_key_and_deletes_check_the_index()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var put = await Send(server, HttpMethod.Put, "/databases/db/cmpxchg?key=a&index=0", """{"Object":1}""", HttpStatusCode.OK);
+        long index = put.GetProperty("Index").GetInt64();
+        var both = await Send(server, HttpMethod.Get, "/databases/db/cmpxchg?key=a&key=b", null, HttpStatusCode.OK);
+        var results = both.GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(["a", "b"], results.Select(r => r.GetProperty("Key").GetString()));
+        Assert.Equal(1, results[0].GetProperty("Value").GetProperty("Object").GetInt32());
+        Assert.Equal(JsonValueKind.Null, results[1].GetProperty("Value").ValueKind);
+        // One missing key alone: RavenDB's 404 (its clients read it as null).
+        await Send(server, HttpMethod.Get, "/databases/db/cmpxchg?key=b", null, HttpStatusCode.NotFound);
+
+        // index=0 is not "any index": the value (index > 0) stays.
+        var refused = await Send(server, HttpMethod.Delete, "/databases/db/cmpxchg?key=a&index=0", null, HttpStatusCode.OK);
+        Assert.False(refused.GetProperty("Successful").GetBoolean());
+        Assert.Equal(index, refused.GetProperty("Index").GetInt64());
+        await Send(server, HttpMethod.Get, "/databases/db/cmpxchg?key=a", null, HttpStatusCode.OK);
+        var deleted = await Send(server, HttpMethod.Delete, $"/databases/db/cmpxchg?key=a&index={index}", null, HttpStatusCode.OK);
+        Assert.True(deleted.GetProperty("Successful").GetBoolean());
+        await Send(server, HttpMethod.Get, "/databases/db/cmpxchg?key=a", null, HttpStatusCode.NotFound);
+    }
+}
