@@ -49,15 +49,16 @@ public sealed class ServerClientConfiguration
     }
 
     /// <summary>
-    /// What a database's clients apply: its own configuration unless absent or disabled, else the server's unless
-    /// absent or disabled; and the etag that changes when either changes. <paramref name="own"/> and
-    /// <paramref name="ownEtag"/> are the database's (from its record).
+    /// What a database's clients are given: its own configuration unless absent or disabled, else the server's unless
+    /// absent or disabled, else a disabled one as it is (<c>Disabled: true</c>: RavenDB answers it, its clients then apply
+    /// nothing); and the etag that changes when either changes. <paramref name="own"/> and <paramref name="ownEtag"/> are
+    /// the database's (from its record).
     /// </summary>
     public (JsonObject? Configuration, long Etag) EffectiveFor(JsonObject? own, long ownEtag)
     {
         var server = Client;
-        JsonObject? effective = own != null && !((bool?)own["Disabled"] ?? false) ? own
-            : server != null && !((bool?)server["Disabled"] ?? false) ? server : null;
+        static bool Enabled(JsonObject? c) => c != null && !((bool?)c["Disabled"] ?? false);
+        JsonObject? effective = Enabled(own) ? own : Enabled(server) ? server : own ?? server;
         return (effective, Math.Max(ownEtag, Etag));
     }
 }

@@ -25,7 +25,7 @@ public sealed class DatabaseRecordFile
     /// <summary>The database's name in its creation casing.</summary>
     public string DatabaseName { get; set; } = "";
 
-    /// <summary>Setting overrides (<see cref="KnownSettings"/>).</summary>
+    /// <summary>Setting overrides: <see cref="KnownSettings"/> apply, any other key is kept as the client sent it.</summary>
     public Dictionary<string, string> Settings { get; set; } = new(StringComparer.Ordinal);
 
     /// <summary>RavenDB's <c>ClientConfiguration</c> as stored (null: none).</summary>
@@ -82,7 +82,10 @@ public sealed class DatabaseRecordFile
             w.WriteRawValue(Client.ToJsonString(), skipInputValidation: true);
     }
 
-    /// <summary>Validates settings sent to <c>admin/configuration/settings</c>: 400 naming an unknown key or a bad value.</summary>
+    /// <summary>
+    /// Validates settings sent to <c>admin/configuration/settings</c>: 400 naming a bad value of a <see cref="KnownSettings"/>
+    /// key. Other keys (RavenDB settings that mean nothing here, which clients set) are kept verbatim and read back, unused.
+    /// </summary>
     public static Dictionary<string, string> ParseSettings(JsonElement body)
     {
         if (body.ValueKind != JsonValueKind.Object)
@@ -90,14 +93,20 @@ public sealed class DatabaseRecordFile
         var settings = new Dictionary<string, string>(StringComparer.Ordinal);
         foreach (var p in body.EnumerateObject())
         {
-            if (!KnownSettings.ContainsKey(p.Name))
-                throw new BadRequestException($"'{p.Name}' is not a setting a RavenLite database has; they are: {string.Join("; ", KnownSettings.Select(k => k.Key + " (" + k.Value + ")"))}.");
             string value = p.Value.ValueKind switch
             {
                 JsonValueKind.String => p.Value.GetString()!,
-                JsonValueKind.Number => p.Value.GetRawText(),
-                _ => throw new BadRequestException($"Setting '{p.Name}' must be a string or a number."),
+                JsonValueKind.Number or JsonValueKind.True or JsonValueKind.False => p.Value.GetRawText(),
+                JsonValueKind.Null => "",
+                _ => throw new BadRequestException($"Setting '{p.Name}' must be a string, a number or a boolean."),
             };
+            if (string.IsNullOrWhiteSpace(p.Name) || p.Name.Length > 256)
+                throw new BadRequestException("A setting's name must be non-empty text of at most 256 characters.");
+            if (!KnownSettings.ContainsKey(p.Name))
+            {
+                settings[p.Name] = value;
+                continue;
+            }
             bool valid = p.Name switch
             {
                 "Durability" => Enum.TryParse<DurabilityMode>(value, ignoreCase: true, out _),

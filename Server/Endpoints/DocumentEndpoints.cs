@@ -36,7 +36,7 @@ public static class DocumentEndpoints
     private static Task Get(HttpContext context, Database db)
     {
         var request = context.Request;
-        var ids = request.Query["id"].Where(s => s != null).Select(s => s!).ToList();
+        var ids = request.Query["id"].Select(s => string.IsNullOrEmpty(s) ? null : s).ToList();
         if (ids.Count > 0)
             return WriteByIds(context, db, ids);
         if (RequestParsing.Query(request, "startsWith") is { } prefix)
@@ -81,13 +81,19 @@ public static class DocumentEndpoints
         using var doc = DocumentJson.Parse(body, 2);
         if (doc.RootElement.ValueKind != JsonValueKind.Object || !doc.RootElement.TryGetProperty("Ids", out var arr) || arr.ValueKind != JsonValueKind.Array)
             throw new BadRequestException("Body must be {\"Ids\":[...]}.");
-        var ids = new List<string>();
+        var ids = new List<string?>();
         foreach (var e in arr.EnumerateArray())
-            ids.Add(e.ValueKind == JsonValueKind.String ? e.GetString()! : throw new BadRequestException("Ids must hold strings."));
+            ids.Add(e.ValueKind switch
+            {
+                JsonValueKind.String => e.GetString(),
+                JsonValueKind.Null => null, // answered as a null result, as RavenDB
+                _ => throw new BadRequestException("Ids must hold strings (or null)."),
+            });
         await WriteByIds(context, db, ids).ConfigureAwait(false);
     }
 
-    private static Task WriteByIds(HttpContext context, Database db, List<string> ids)
+    /// <summary>The documents of <paramref name="ids"/>, in order; a null (or empty) id is a null result, as a missing document is.</summary>
+    private static Task WriteByIds(HttpContext context, Database db, List<string?> ids)
     {
         var includes = context.Request.Query["include"].Where(s => !string.IsNullOrEmpty(s)).Select(s => s!).ToList();
         var counters = context.Request.Query["counter"].Select(s => s ?? "").ToList();
@@ -98,10 +104,10 @@ public static class DocumentEndpoints
         var extraIncludes = ExtraIncludes.Parse(k => context.Request.Query[k]);
         using (var tx = db.Environment.ReadTransaction())
         {
-            foreach (string id in ids)
+            foreach (string? id in ids)
             {
-                var doc = db.Documents.Get(tx, id);
-                if (doc == null)
+                var doc = string.IsNullOrEmpty(id) ? null : db.Documents.Get(tx, id);
+                if (doc == null && !string.IsNullOrEmpty(id))
                     DocumentConflicts.ThrowIfConflicted(tx, db.Documents, id);
                 results.Add(doc);
             }

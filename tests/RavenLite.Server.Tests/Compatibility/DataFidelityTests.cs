@@ -67,4 +67,25 @@ public sealed class DataFidelityTests
         Assert.True(deleted.GetProperty("Successful").GetBoolean());
         await Send(server, HttpMethod.Get, "/databases/db/cmpxchg?key=a", null, HttpStatusCode.NotFound);
     }
+
+    [Fact]
+    public async Task Null_ids_read_as_null_results_and_a_disabled_client_configuration_is_answered()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"Name":"a","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        var posted = await Send(server, HttpMethod.Post, "/databases/db/docs", """{"Ids":["users/1",null,"users/2"]}""", HttpStatusCode.OK);
+        var results = posted.GetProperty("Results").EnumerateArray().ToList();
+        Assert.Equal(3, results.Count);
+        Assert.Equal("a", results[0].GetProperty("Name").GetString());
+        Assert.Equal(JsonValueKind.Null, results[1].ValueKind);
+        Assert.Equal(JsonValueKind.Null, results[2].ValueKind);
+        var got = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1&id=", null, HttpStatusCode.OK);
+        Assert.Equal(JsonValueKind.Null, got.GetProperty("Results")[1].ValueKind);
+        await Send(server, HttpMethod.Post, "/databases/db/docs", """{"Ids":[1]}""", HttpStatusCode.BadRequest);
+
+        await Send(server, HttpMethod.Put, "/databases/db/admin/configuration/client", """{"Disabled":true,"MaxNumberOfRequestsPerSession":50}""", HttpStatusCode.NoContent);
+        var configuration = (await Send(server, HttpMethod.Get, "/databases/db/configuration/client", null, HttpStatusCode.OK)).GetProperty("Configuration");
+        Assert.True(configuration.GetProperty("Disabled").GetBoolean());
+        Assert.Equal(50, configuration.GetProperty("MaxNumberOfRequestsPerSession").GetInt32());
+    }
 }

@@ -38,8 +38,13 @@ public sealed class AdministrationTests
         var record = await ReadJson(await s.Http.GetAsync("/databases/db/admin/record"));
         Assert.Equal("64", record.GetProperty("Settings").GetProperty("MergerMaxOperations").GetString());
 
-        foreach (string bad in new[] { """{"Durability":"Sometimes"}""", """{"MergerMaxOperations":"0"}""", """{"Indexing.MapBatchSize":"1"}""", "[1]" })
+        foreach (string bad in new[] { """{"Durability":"Sometimes"}""", """{"MergerMaxOperations":"0"}""", """{"Indexing.MapBatchSize":{}}""", "[1]" })
             Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.PutAsync("/databases/db/admin/configuration/settings", Json(bad))).StatusCode);
+        // RavenDB settings RavenLite does not use are kept as sent and read back (clients set them).
+        Assert.True((await s.Http.PutAsync("/databases/db/admin/configuration/settings", Json("""{"Indexing.MapBatchSize":"128","Durability":"Buffered"}"""))).IsSuccessStatusCode);
+        var kept = (await ReadJson(await s.Http.GetAsync("/databases/db/admin/record"))).GetProperty("Settings");
+        Assert.Equal("128", kept.GetProperty("Indexing.MapBatchSize").GetString());
+        Assert.Equal("Buffered", kept.GetProperty("Durability").GetString());
         foreach (string bad in new[] { """{"MaxNumberOfRequestsPerSession":0}""", """{"IdentityPartsSeparator":"|"}""", """{"ReadBalanceBehavior":"Fast"}""" })
             Assert.Equal(HttpStatusCode.BadRequest, (await s.Http.PutAsync("/databases/db/admin/configuration/client", Json(bad))).StatusCode);
     }
