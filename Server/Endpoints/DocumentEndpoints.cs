@@ -31,6 +31,7 @@ public static class DocumentEndpoints
         app.MapMethods("/databases/{db}/docs", ["HEAD"], DatabaseRoute.Handle(Head)).Requires(Access.DatabaseRead);
         app.MapGet("/databases/{db}/collections/docs", DatabaseRoute.Handle(GetCollectionDocs)).Requires(Access.DatabaseRead);
         app.MapGet("/databases/{db}/collections/stats", DatabaseRoute.Handle(GetCollectionStats)).Requires(Access.DatabaseRead);
+        app.MapGet("/databases/{db}/collections/stats/detailed", DatabaseRoute.Handle(GetDetailedCollectionStats)).Requires(Access.DatabaseRead);
     }
 
     private static Task Get(HttpContext context, Database db)
@@ -278,6 +279,39 @@ public static class DocumentEndpoints
         using var tx = db.Environment.ReadTransaction();
         var docs = db.Documents.GetByCollection(tx, name, start, pageSize);
         return WriteResults(context, docs, []);
+    }
+
+    /// <summary>RavenDB's DetailedCollectionStatistics: counts and stored sizes per collection (<see cref="CollectionSizes"/>).</summary>
+    private static Task GetDetailedCollectionStats(HttpContext context, Database db)
+    {
+        SortedDictionary<string, CollectionSizes.Details> collections;
+        long total, conflicts;
+        using (var tx = db.Environment.ReadTransaction())
+        {
+            collections = CollectionSizes.Of(tx);
+            total = DocumentsStorage.CountDocuments(tx);
+            conflicts = DocumentConflicts.Count(tx);
+        }
+        return JsonResponse.WriteAsync(context, 200, w =>
+        {
+            w.WriteStartObject();
+            w.WriteNumber("CountOfDocuments", total);
+            w.WriteNumber("CountOfConflicts", conflicts);
+            w.WriteStartObject("Collections");
+            foreach (var c in collections.Values)
+            {
+                w.WriteStartObject(c.Name);
+                w.WriteString("Name", c.Name);
+                w.WriteNumber("CountOfDocuments", c.Documents);
+                Formatting.Sizes.Write(w, "Size", c.DocumentsBytes + c.TombstonesBytes + c.RevisionsBytes);
+                Formatting.Sizes.Write(w, "DocumentsSize", c.DocumentsBytes);
+                Formatting.Sizes.Write(w, "TombstonesSize", c.TombstonesBytes);
+                Formatting.Sizes.Write(w, "RevisionsSize", c.RevisionsBytes);
+                w.WriteEndObject();
+            }
+            w.WriteEndObject();
+            w.WriteEndObject();
+        });
     }
 
     private static Task GetCollectionStats(HttpContext context, Database db)

@@ -98,8 +98,8 @@ public static class StatsEndpoints
                 w.WriteEndObject();
             }
             w.WriteEndArray();
-            WriteSize(w, "SizeOnDisk", size);
-            WriteSize(w, "TempBuffersSizeOnDisk", 0);
+            Formatting.Sizes.Write(w, "SizeOnDisk", size);
+            Formatting.Sizes.Write(w, "TempBuffersSizeOnDisk", 0);
             w.WriteStartObject("Merger");
             w.WriteNumber("Transactions", merger.Transactions);
             w.WriteNumber("Operations", merger.Operations);
@@ -146,27 +146,6 @@ public static class StatsEndpoints
             w.WriteEndObject();
             w.WriteEndObject();
         });
-    }
-
-    private static void WriteSize(System.Text.Json.Utf8JsonWriter w, string name, long bytes)
-    {
-        w.WriteStartObject(name);
-        w.WriteString("HumaneSize", Humane(bytes));
-        w.WriteNumber("SizeInBytes", bytes);
-        w.WriteEndObject();
-    }
-
-    private static string Humane(long bytes)
-    {
-        string[] units = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
-        double v = bytes;
-        int u = 0;
-        while (v >= 1024 && u < units.Length - 1)
-        {
-            v /= 1024;
-            u++;
-        }
-        return u == 0 ? $"{bytes} Bytes" : string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{v:0.##} {units[u]}");
     }
 
     private static long DirectorySize(string dir)

@@ -88,4 +88,26 @@ public sealed class DataFidelityTests
         Assert.True(configuration.GetProperty("Disabled").GetBoolean());
         Assert.Equal(50, configuration.GetProperty("MaxNumberOfRequestsPerSession").GetInt32());
     }
+
+    [Fact]
+    public async Task Detailed_collection_statistics_count_documents_and_their_stored_sizes()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        for (int i = 1; i <= 3; i++)
+            await Send(server, HttpMethod.Put, $"/databases/db/docs?id=users/{i}", new JsonObject { ["Name"] = new string('x', 100 * i), ["@metadata"] = new JsonObject { ["@collection"] = "Users" } }.ToJsonString(), HttpStatusCode.Created);
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=orders/1", """{"Total":1,"@metadata":{"@collection":"Orders"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Delete, "/databases/db/docs?id=orders/1", null, HttpStatusCode.NoContent);
+        var stats = await Send(server, HttpMethod.Get, "/databases/db/collections/stats/detailed", null, HttpStatusCode.OK);
+        Assert.Equal(3, stats.GetProperty("CountOfDocuments").GetInt64());
+        var users = stats.GetProperty("Collections").GetProperty("Users");
+        Assert.Equal("Users", users.GetProperty("Name").GetString());
+        Assert.Equal(3, users.GetProperty("CountOfDocuments").GetInt64());
+        long documents = users.GetProperty("DocumentsSize").GetProperty("SizeInBytes").GetInt64();
+        Assert.InRange(documents, 600, 600 + 3 * 200); // the names' bytes and each record's header and metadata
+        Assert.Equal(documents, users.GetProperty("Size").GetProperty("SizeInBytes").GetInt64());
+        Assert.EndsWith("Bytes", users.GetProperty("Size").GetProperty("HumaneSize").GetString(), StringComparison.Ordinal);
+        var orders = stats.GetProperty("Collections").GetProperty("Orders");
+        Assert.Equal(0, orders.GetProperty("CountOfDocuments").GetInt64());
+        Assert.True(orders.GetProperty("TombstonesSize").GetProperty("SizeInBytes").GetInt64() > 0);
+    }
 }
