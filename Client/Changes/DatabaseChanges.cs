@@ -241,7 +241,7 @@ public sealed class DatabaseChanges : IDisposable
                 Notify(new CounterChange((string)v["Type"]!, (string)v["Name"]!, (long?)v["Value"] ?? 0, (string)v["DocumentId"]!, (string?)v["CollectionName"], (string?)v["ChangeVector"]));
                 return;
             case "TimeSeriesChange" when v != null:
-                Notify(new TimeSeriesChange((string)v["Type"]!, (string)v["Name"]!, Date(v["From"]), Date(v["To"]), (string)v["DocumentId"]!, (string?)v["CollectionName"], (string?)v["ChangeVector"]));
+                Notify(new TimeSeriesChange((string)v["Type"]!, (string)v["Name"]!, Date(v["From"], DateTime.MinValue), Date(v["To"], DateTime.MaxValue), (string)v["DocumentId"]!, (string?)v["CollectionName"], (string?)v["ChangeVector"]));
                 return;
             case "OperationStatusChange" when v != null:
                 Notify(new OperationStatusChange((long?)v["OperationId"] ?? 0, v["State"] as JsonObject ?? []));
@@ -249,7 +249,9 @@ public sealed class DatabaseChanges : IDisposable
         }
     }
 
-    private static DateTime Date(JsonNode? n) => DateTime.Parse((string)n!, System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.AdjustToUniversal);
+    /// <summary>A date of a notification; null is an open end (a whole series deleted), given as <paramref name="open"/>.</summary>
+    private static DateTime Date(JsonNode? n, DateTime open) => n is null ? open
+        : DateTime.SpecifyKind(DateTime.Parse((string)n!, System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.AdjustToUniversal), DateTimeKind.Utc);
 
     private void Notify<T>(T change)
     {

@@ -68,8 +68,9 @@ public sealed record ChangeEvent(ChangeKind Kind, string Type, string? Id = null
                 case ChangeKind.TimeSeries:
                     w.WriteString("Type", Type);
                     w.WriteString("Name", Name);
-                    w.WriteString("From", JsonDates.FormatDate(From));
-                    w.WriteString("To", JsonDates.FormatDate(To));
+                    // A whole series deleted spans all time: open ends are null, as RavenDB writes them.
+                    JsonDates.WriteBound(w, "From", From.Ticks / TimeSpan.TicksPerMillisecond);
+                    JsonDates.WriteBound(w, "To", To.Ticks / TimeSpan.TicksPerMillisecond);
                     w.WriteString("DocumentId", Id);
                     w.WriteString("CollectionName", Collection);
                     w.WriteString("ChangeVector", ChangeVector);

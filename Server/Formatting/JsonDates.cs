@@ -13,4 +13,20 @@ public static class JsonDates
 
     /// <summary>Bytes of a formatted date (4-digit years).</summary>
     public const int DateLength = 28;
+
+    /// <summary>The last millisecond (since 0001-01-01) a DateTime holds: a range bound at or after it is the end of time.</summary>
+    public const long MaxMilliseconds = 315_537_897_599_999;
+
+    /// <summary>
+    /// A range bound (milliseconds since 0001-01-01) as a date, or null for an open end (at or before 0, or at or after
+    /// <see cref="MaxMilliseconds"/>), as RavenDB writes time-series ranges (its clients cache ranges by these bounds).
+    /// </summary>
+    public static void WriteBound(Utf8JsonWriter w, string name, long ms)
+    {
+        ArgumentNullException.ThrowIfNull(w);
+        if (ms <= 0 || ms >= MaxMilliseconds)
+            w.WriteNull(name);
+        else
+            w.WriteString(name, FormatDate(new DateTime(ms * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+    }
 }

@@ -22,12 +22,15 @@ public static class TimeSeriesEntryJson
         w.WriteEndObject();
     }
 
-    /// <summary>Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>.</summary>
+    /// <summary>
+    /// Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>; an unbounded end is null, as RavenDB writes it (its clients
+    /// cache ranges by these bounds).
+    /// </summary>
     public static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total, bool isRollup = false)
     {
         w.WriteStartObject();
-        w.WriteString("From", from <= 0 ? JsonDates.FormatDate(DateTime.MinValue) : JsonDates.FormatDate(new DateTime(from * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
-        w.WriteString("To", to == long.MaxValue ? JsonDates.FormatDate(DateTime.MaxValue) : JsonDates.FormatDate(new DateTime(to * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc)));
+        JsonDates.WriteBound(w, "From", from);
+        JsonDates.WriteBound(w, "To", to);
         w.WriteStartArray("Entries");
         foreach (var p in entries)
             Write(w, p, isRollup);

@@ -33,7 +33,7 @@ try {
     const got = await store.operations.send(new GetCompareExchangeValueOperation("emails/ann@x.com"));
     assert.equal(got.value, "users/3");
     assert.equal(got.index, update.index);
-    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/none")), null);
+    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/none")) ?? null, null); // 404: no result
     await store.operations.send(new PutCompareExchangeValueOperation("emails/bob@x.com", { owner: "users/9", since: 2020 }, 0));
     const byPrefix = await store.operations.send(new GetCompareExchangeValuesOperation({ startWith: "emails/" }));
     assert.deepEqual(Object.keys(byPrefix).sort(), ["emails/ann@x.com", "emails/bob@x.com"]);
@@ -42,7 +42,7 @@ try {
     assert.equal(stale.successful, false);
     const del = await store.operations.send(new DeleteCompareExchangeValueOperation("emails/bob@x.com", byPrefix["emails/bob@x.com"].index));
     assert.equal(del.successful, true);
-    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/bob@x.com")), null);
+    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/bob@x.com")) ?? null, null);
   }
   {
     // a unique value and its document, atomically
@@ -67,7 +67,7 @@ try {
     assert.equal(v4.value, "users/cy-renamed");
     s4.advanced.clusterTransaction.deleteCompareExchangeValue(v4);
     await s4.saveChanges();
-    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/cy@x.com")), null);
+    assert.equal(await store.operations.send(new GetCompareExchangeValueOperation("emails/cy@x.com")) ?? null, null);
   }
   {
     // atomic guards: two sessions load the same document; the second to save loses
@@ -140,7 +140,7 @@ try {
     await store.operations.send(new PutCompareExchangeValueOperation("locks/ttl", "held", 0, { "@expires": new Date(Date.now() - 1000).toISOString() }));
     let v = "present";
     for (let i = 0; i < 100 && v !== null; i++) {
-      v = await store.operations.send(new GetCompareExchangeValueOperation("locks/ttl"));
+      v = (await store.operations.send(new GetCompareExchangeValueOperation("locks/ttl"))) ?? null;
       if (v !== null) await new Promise(r => setTimeout(r, 100));
     }
     assert.equal(v, null);

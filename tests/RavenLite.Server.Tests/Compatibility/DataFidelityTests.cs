@@ -110,4 +110,24 @@ public sealed class DataFidelityTests
         Assert.Equal(0, orders.GetProperty("CountOfDocuments").GetInt64());
         Assert.True(orders.GetProperty("TombstonesSize").GetProperty("SizeInBytes").GetInt64() > 0);
     }
+
+    [Fact]
+    public async Task Unbounded_time_series_ranges_have_null_ends()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"Name":"a","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Post, "/databases/db/timeseries?docId=users/1",
+            """{"Name":"HeartRate","Appends":[{"Timestamp":"2026-01-01T00:00:00Z","Values":[60]},{"Timestamp":"2026-01-02T00:00:00Z","Values":[70]}]}""", HttpStatusCode.NoContent);
+        var whole = await Send(server, HttpMethod.Get, "/databases/db/timeseries?docId=users/1&name=HeartRate", null, HttpStatusCode.OK);
+        Assert.Equal(JsonValueKind.Null, whole.GetProperty("From").ValueKind);
+        Assert.Equal(JsonValueKind.Null, whole.GetProperty("To").ValueKind);
+        Assert.Equal(2, whole.GetProperty("Entries").GetArrayLength());
+        var bounded = await Send(server, HttpMethod.Get, "/databases/db/timeseries?docId=users/1&name=HeartRate&from=2026-01-01T12:00:00Z", null, HttpStatusCode.OK);
+        Assert.Equal("2026-01-01T12:00:00.0000000Z", bounded.GetProperty("From").GetString());
+        Assert.Equal(JsonValueKind.Null, bounded.GetProperty("To").ValueKind);
+        var loaded = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1&timeseries=HeartRate&from=&to=", null, HttpStatusCode.OK);
+        var range = loaded.GetProperty("TimeSeriesIncludes").GetProperty("users/1").GetProperty("HeartRate")[0];
+        Assert.Equal(JsonValueKind.Null, range.GetProperty("From").ValueKind);
+        Assert.Equal(JsonValueKind.Null, range.GetProperty("To").ValueKind);
+    }
 }
