@@ -104,19 +104,26 @@ public sealed partial class RqlParser
             var name = Next();
             if (name.Kind != Kind.Word)
                 throw Error($"expected a function name but found {Describe(name)}", name.Position);
-            ExpectSymbol("(");
-            while (!AcceptSymbol(")"))
-            {
-                if (Next().Kind == Kind.End)
-                    throw Error("the declared function's parameters are not closed with ')'", start);
-            }
-            var body = Next();
-            if (body.Kind != Kind.Script)
-                throw Error($"expected the declared function's body {{ ... }} but found {Describe(body)}", body.Position);
+            var body = DeclaredBody("function", start);
             declared.Add(_text[start..(body.Position + body.Text.Length)][("declare".Length)..].Trim());
             _declared.Add(name.Text);
         }
         return declared;
+    }
+
+    /// <summary>A declaration's <c>(parameters)</c> (skipped: they name the document) and its <c>{ body }</c> token (the function name read).</summary>
+    private RqlToken DeclaredBody(string what, int start)
+    {
+        ExpectSymbol("(");
+        while (!AcceptSymbol(")"))
+        {
+            if (Next().Kind == Kind.End)
+                throw Error($"the declared {what}'s parameters are not closed with ')'", start);
+        }
+        var body = Next();
+        if (body.Kind != Kind.Script)
+            throw Error($"expected the declared {what}'s body {{ ... }} but found {Describe(body)}", body.Position);
+        return body;
     }
 
     /// <summary>
@@ -129,15 +136,7 @@ public sealed partial class RqlParser
         var name = Next();
         if (name.Kind != Kind.Word)
             throw Error($"expected a function name but found {Describe(name)}", name.Position);
-        ExpectSymbol("(");
-        while (!AcceptSymbol(")"))
-        {
-            if (Next().Kind == Kind.End)
-                throw Error("the declared time series' parameters are not closed with ')'", name.Position);
-        }
-        var body = Next();
-        if (body.Kind != Kind.Script)
-            throw Error($"expected the declared time series' body {{ from Name ... }} but found {Describe(body)}", body.Position);
+        var body = DeclaredBody("time series", name.Position);
         _declaredTimeSeries[name.Text] = body.Text[1..^1];
     }
 

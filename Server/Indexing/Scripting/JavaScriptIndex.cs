@@ -273,17 +273,7 @@ internal static class JavaScriptIndex
         /// <summary>createField(name, value, { indexing, storage, termVector }): an object the entry conversion reads as a <see cref="DynamicField"/>.</summary>
         private static JsObject CreatedField(Engine engine, JsValue name, JsValue value, JsValue options)
         {
-            FieldIndexing? indexing = null;
-            bool stored = false;
-            if (options is ObjectInstance o)
-            {
-                var i = o.Get("indexing");
-                if (i.IsString())
-                    indexing = Enum.TryParse<FieldIndexing>(i.AsString(), true, out var parsed) ? parsed
-                        : throw new ArgumentException($"createField: indexing '{i.AsString()}' is not Default, Exact or Search.");
-                var st = o.Get("storage");
-                stored = st.IsBoolean() ? st.AsBoolean() : st.IsString() && string.Equals(st.AsString(), "Yes", StringComparison.OrdinalIgnoreCase);
-            }
+            var (indexing, stored) = FieldOptions(options, "createField");
             var field = DynamicField.Create(name.IsString() ? name.AsString() : ToClr(name), null, indexing, stored); // checks the name
             var marker = new JsObject(engine);
             marker.Set(FieldMarker, field.Name);
@@ -379,19 +369,23 @@ internal static class JavaScriptIndex
             return created;
         if (item is not ObjectInstance o || !o.HasOwnProperty("$name"))
             throw new ArgumentException("the _ property holds dynamic fields: { $name: 'Field', $value: value, $options: { indexing, storage } }, or an array of them.");
-        FieldIndexing? indexing = null;
-        bool stored = false;
-        if (o.Get("$options") is ObjectInstance options)
-        {
-            var i = options.Get("indexing");
-            if (i.IsString())
-                indexing = Enum.TryParse<FieldIndexing>(i.AsString(), true, out var parsed) ? parsed
-                    : throw new ArgumentException($"dynamic field: indexing '{i.AsString()}' is not Default, Exact or Search.");
-            var st = options.Get("storage");
-            stored = st.IsBoolean() ? st.AsBoolean() : st.IsString() && string.Equals(st.AsString(), "Yes", StringComparison.OrdinalIgnoreCase);
-        }
+        var (indexing, stored) = FieldOptions(o.Get("$options"), "dynamic field");
         var name = o.Get("$name");
         return DynamicField.Create(name.IsString() ? name.AsString() : ToClrName(name), ToEntryValue(engine, o.Get("$value")), indexing, stored);
+    }
+
+    /// <summary>A dynamic field's <c>{ indexing, storage }</c> options (either form: createField's or <c>$options</c>).</summary>
+    internal static (FieldIndexing? Indexing, bool Stored) FieldOptions(JsValue? options, string what)
+    {
+        if (options is not ObjectInstance o)
+            return (null, false);
+        FieldIndexing? indexing = null;
+        var i = o.Get("indexing");
+        if (i.IsString())
+            indexing = Enum.TryParse<FieldIndexing>(i.AsString(), true, out var parsed) ? parsed
+                : throw new ArgumentException($"{what}: indexing '{i.AsString()}' is not Default, Exact or Search.");
+        var st = o.Get("storage");
+        return (indexing, st.IsBoolean() ? st.AsBoolean() : st.IsString() && string.Equals(st.AsString(), "Yes", StringComparison.OrdinalIgnoreCase));
     }
 
     private static string? ToClrName(JsValue v) => v.IsNull() || v.IsUndefined() ? null : v.ToString();
