@@ -206,7 +206,7 @@ public static class IndexEndpoints
         w.WriteString("Status", StatusOf(i));
         w.WriteNumber("EntriesCount", position.Entries);
         w.WriteNumber("ErrorsCount", i.ErrorCount);
-        w.WriteString("SourceType", "Documents");
+        w.WriteString("SourceType", i.Definition.SourceType.ToString());
         w.WriteBoolean("IsInvalidIndex", false);
         var files = i.Files();
         w.WriteStartObject("Lucene"); // RavenLite's own: the index's files as queries see them

@@ -90,7 +90,7 @@ public static class StatsEndpoints
                 w.WriteString("LockMode", index.Definition.LockMode);
                 w.WriteString("Priority", index.Definition.Priority);
                 w.WriteString("Type", index.Definition.Type);
-                w.WriteString("SourceType", "Documents");
+                w.WriteString("SourceType", index.Definition.SourceType.ToString());
                 if (index.LastIndexingTime is { } t)
                     w.WriteString("LastIndexingTime", JsonDates.FormatDate(t));
                 else

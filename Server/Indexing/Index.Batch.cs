@@ -47,7 +47,7 @@ public sealed partial class Index
             _batchTime = index._catchingUp ? CatchUpBatchTime : BatchTime;
             _lookup = new EntryLookup(index._snapshot.Reader); // the worker's own reference: only the worker replaces it
             _loader = DocumentLoaders.From(index._db.Documents, _dbTx);
-            _mapping = index._references == null && (index._mapReduce != null ? index.Compiled.MapResultsRunOnAnyThread : index.Compiled.MapEntryRunsOnAnyThread)
+            _mapping = index._references == null && index.Compiled.SourceType == IndexSourceType.Documents && (index._mapReduce != null ? index.Compiled.MapResultsRunOnAnyThread : index.Compiled.MapEntryRunsOnAnyThread)
                 ? new Queue<Task<MappedDocument[]>>() : null;
         }
 
@@ -81,7 +81,10 @@ public sealed partial class Index
                     _mapResultsTx = _index._db.Environment.WriteTransaction();
                 _index._reduceDirty = false;
             }
-            MapCollections();
+            if (_index.Compiled.SourceType == IndexSourceType.Documents)
+                MapCollections();
+            else
+                MapItemChanges();
             _index._catchingUp = Spent;
             if (_mapping != null)
             {
@@ -158,13 +161,41 @@ public sealed partial class Index
             }
         }
 
-        /// <summary>Maps one document (its map results, or its entry) and records what it loaded; false when the map failed.</summary>
+        /// <summary>
+        /// Counters and time series: the documents whose items changed after the position (the change log of their kind,
+        /// in etag order), each mapped again with all the items the index reads; a document seen once per batch.
+        /// </summary>
+        private void MapItemChanges()
+        {
+            var kind = _index.Compiled.SourceType;
+            string key = IndexItems.PositionKey(kind);
+            var seen = new HashSet<string>(StringComparer.Ordinal);
+            foreach (var (etag, docKey) in IndexItems.ChangedAfter(_dbTx, kind, Etags.GetValueOrDefault(key)))
+            {
+                if (Spent)
+                    break;
+                if (seen.Add(Encoding.UTF8.GetString(docKey)) && _docs.TryGet(docKey, out var record)
+                    && _index.Compiled.SourceOf(DocumentRecord.Collection(record)) != null)
+                {
+                    _attempts++;
+                    if (MapDocument(docKey, record, DocumentRecord.Collection(record), DocumentRecord.Etag(record)))
+                        _successes++;
+                }
+                Etags[key] = etag;
+                Changed = true;
+                _budget--;
+            }
+        }
+
+        /// <summary>Maps one document (its map results, or its entry, or its items' entries) and records what it loaded; false when the map failed.</summary>
         private bool MapDocument(ReadOnlySpan<byte> lowerId, ReadOnlySpan<byte> record, string collection, long etag)
         {
             var loaded = _index._references != null ? new HashSet<string>(StringComparer.Ordinal) : null;
             var json = DocumentRecord.Json(record, _index._db.Documents, ref _jsonBuffer);
             _bytes += json.Length;
-            bool ok = _index._mapReduce != null
+            bool ok = _index.Compiled.SourceType != IndexSourceType.Documents
+                ? _index.WriteItems(_dbTx, _index._mapReduce != null ? MapResultsTx : null, lowerId, DocumentRecord.Id(record), collection, etag, json, _loader, _dirtied, Terms, loaded)
+                : _index._mapReduce != null
                 ? _index.WriteMapResults(MapResultsTx, lowerId, DocumentRecord.Id(record), collection, json, _loader, _dirtied, loaded)
                 : _index.Write(lowerId, DocumentRecord.Id(record), collection, etag, json, _lookup, Terms, _loader, loaded);
             if (loaded != null)
@@ -234,7 +265,9 @@ public sealed partial class Index
                 string sourceCollection = DocumentRecord.Collection(sourceRecord);
                 long sourceEtag = DocumentRecord.Etag(sourceRecord);
                 string? position = _index.Compiled.SourceOf(sourceCollection);
-                if (position == null || sourceEtag > Etags.GetValueOrDefault(position))
+                // A document not indexed yet (after the position) is mapped when the position reaches it; items indexes
+                // follow their change log, so a source of theirs is always mapped again.
+                if (position == null || (_index.Compiled.SourceType == IndexSourceType.Documents && sourceEtag > Etags.GetValueOrDefault(position)))
                     continue;
                 MapDocument(source, sourceRecord, position == CompiledIndex.AllDocuments ? sourceCollection : position, sourceEtag);
             }

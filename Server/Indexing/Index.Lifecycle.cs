@@ -86,7 +86,7 @@ public sealed partial class Index
     private void OpenReader(IDictionary<string, string> committedData)
     {
         var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
-        foreach (string c in _references != null ? Compiled.Collections.Append(ReferencesKey) : Compiled.Collections)
+        foreach (string c in PositionKeys)
             etags[c] = committedData.TryGetValue(EtagKeyPrefix + c.ToLowerInvariant(), out var v) ? long.Parse(v, CultureInfo.InvariantCulture) : 0;
         long tomb = committedData.TryGetValue(TombstoneKey, out var t) ? long.Parse(t, CultureInfo.InvariantCulture) : 0;
         // The committed entries' dynamic fields keep their ids; those added since the commit are gone with its entries.

@@ -162,6 +162,54 @@ public sealed partial class Index
         return error == null;
     }
 
+    /// <summary>
+    /// Counters and time series: maps the items of one document that the index reads (<see cref="IndexItems"/>) and
+    /// replaces the document's entries — one per map output, each storing the output as the answer — or, map-reduce,
+    /// its map results; false when the map failed (an index error; the document loses its entries).
+    /// </summary>
+    private bool WriteItems(Transaction dbTx, WriteTransaction? mapResultsTx, ReadOnlySpan<byte> lowerId, string id, string collection, long etag, ReadOnlySpan<byte> json,
+        DocumentLoader loader, Dictionary<string, MapReduceStore.KeyChange> dirtied, HashSet<(string Field, string Term)> terms, HashSet<string>? loaded)
+    {
+        List<byte[]> results;
+        List<(string KeyJson, byte[] Results)> groups = [];
+        string? error = null;
+        try
+        {
+            using var document = JsonDocument.Parse(json.ToArray());
+            var items = new List<(Scripting.ScriptMap Map, byte[] Item)>();
+            foreach (var map in Compiled.ItemMaps(collection))
+                foreach (var (_, item) in IndexItems.Of(dbTx, map.Source, lowerId, id, document.RootElement))
+                    items.Add((map, item));
+            results = Compiled.ItemResults(items, id, loader, loaded);
+            if (_mapReduce != null)
+                groups = Compiled.GroupByReduceKey(results);
+        }
+        catch (Exception e) when (e is JsonException or IndexMapException)
+        {
+            error = e.Message;
+            results = [];
+            groups = [];
+        }
+        if (error != null)
+            RecordError(id, error);
+        if (_mapReduce != null)
+        {
+            _mapReduce.Replace(mapResultsTx!, lowerId, groups, dirtied);
+            return error == null;
+        }
+        string key = Encoding.UTF8.GetString(lowerId);
+        var entries = new List<Document>(results.Count);
+        foreach (var output in results)
+        {
+            using var entry = Compiled.EntryOfResult(output, _fieldValues);
+            var doc = Entry(key, etag, entry.Json, _fieldValues, terms, null);
+            doc.Add(new StoredField(ReduceResultField, output));
+            entries.Add(doc);
+        }
+        _writer.UpdateDocuments(new Term(IdField, key), entries);
+        return error == null;
+    }
+
     /// <summary>The Lucene document of one entry: id, etag, sort keys and entry in one doc value; every term of its fields indexed.</summary>
     private Document Entry(string lowerId, long etag, byte[] entry, List<List<JsonElement>> fieldValues, HashSet<(string Field, string Term)> terms, float[]? boosts)
     {

@@ -390,12 +390,27 @@ public sealed partial class Index : IDisposable
     /// <summary>Hands back a snapshot from <see cref="AcquireSnapshot"/>.</summary>
     public static void ReleaseSnapshot(IndexSnapshot snapshot) => snapshot.Reader.DecRef();
 
+    /// <summary>
+    /// The keys of the index's position: its collections (documents), or the change log of its counters or time series;
+    /// and <see cref="ReferencesKey"/> when its maps load documents.
+    /// </summary>
+    private IEnumerable<string> PositionKeys
+    {
+        get
+        {
+            var keys = Compiled.SourceType == IndexSourceType.Documents ? Compiled.Collections : [IndexItems.PositionKey(Compiled.SourceType)];
+            return _references != null ? keys.Append(ReferencesKey) : keys;
+        }
+    }
+
     /// <summary>The last etags of the index's collections and of tombstones in a database snapshot.</summary>
     public IndexPosition TargetOf(Transaction dbTx)
     {
         var etags = new Dictionary<string, long>(StringComparer.OrdinalIgnoreCase);
         var byCollection = dbTx.ReadTree(DocumentsStorage.CollectionEtagTree)!;
-        foreach (string c in Compiled.Collections)
+        if (Compiled.SourceType != IndexSourceType.Documents)
+            etags[IndexItems.PositionKey(Compiled.SourceType)] = IndexItems.LastEtag(dbTx, Compiled.SourceType);
+        foreach (string c in Compiled.SourceType == IndexSourceType.Documents ? Compiled.Collections : [])
         {
             if (c == CompiledIndex.AllDocuments)
             {

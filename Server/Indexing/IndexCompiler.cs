@@ -45,11 +45,16 @@ public static class IndexCompiler
         if (names.Count == 0 && !(definition.IsJavaScript && reduce == null))
             throw new IndexCompilationException($"Index '{definition.Name}': the maps output no fields.", "Maps", definition.Maps[0]);
         var collections = new List<string>();
+        var sources = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         foreach (var map in maps)
         {
-            if (collections.Contains(map.Collection, StringComparer.OrdinalIgnoreCase))
-                throw new IndexCompilationException($"Index '{definition.Name}' has two maps over '{map.Collection}'; use one.", "Maps", map.Collection);
-            collections.Add(map.Collection);
+            if (map.Source.Kind != definition.SourceType)
+                throw new IndexCompilationException($"Index '{definition.Name}' has SourceType {definition.SourceType}, but a map reads {map.Source.Kind} "
+                    + "(documents: from o in docs.Orders; counters: from c in counters.Companies; time series: from ts in timeSeries.Companies.HeartRate).", "Maps", map.Collection);
+            if (!sources.Add(map.Source.Key))
+                throw new IndexCompilationException($"Index '{definition.Name}' has two maps over '{map.Source.Key}'; use one.", "Maps", map.Collection);
+            if (!collections.Contains(map.Collection, StringComparer.OrdinalIgnoreCase))
+                collections.Add(map.Collection);
         }
         if (collections.Count > 1 && collections.Contains(CompiledIndex.AllDocuments))
             throw new IndexCompilationException($"Index '{definition.Name}': a map over every document (from doc in docs) maps each collection already; it is the index's only map.", "Maps", definition.Maps[0]);
@@ -158,8 +163,70 @@ public sealed class CompiledIndex
         _staticFields = fields.Count;
         _dynamicField = dynamicField;
         Reducer = reduce;
-        _maps = maps.ToDictionary(m => m.Collection, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_fields.ByName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
-        _projections = maps.ToDictionary(m => m.Collection, m => m.Reads is { } reads ? new DocumentProjection(reads) : null, StringComparer.OrdinalIgnoreCase);
+        _maps = maps.ToDictionary(m => m.Source.Key, m => (m, reduce != null ? [] : m.Fields.Select(f => (int)_fields.ByName[f].Id).ToArray()), StringComparer.OrdinalIgnoreCase);
+        _projections = maps.ToDictionary(m => m.Source.Key, m => m.Reads is { } reads && m.Source.Kind == IndexSourceType.Documents ? new DocumentProjection(reads) : null, StringComparer.OrdinalIgnoreCase);
+        SourceType = maps.Count > 0 ? maps[0].Source.Kind : IndexSourceType.Documents;
+    }
+
+    /// <summary>What the maps read: documents, or the counters or time series of documents (then each map output is an entry of its own, see <see cref="StoresAnswers"/>).</summary>
+    public IndexSourceType SourceType { get; } = IndexSourceType.Documents;
+
+    /// <summary>
+    /// The index's entries are answers themselves, stored with them: reduce results, and each output of a counters or
+    /// time-series map (RavenDB answers such queries from the index, there being no document per entry).
+    /// </summary>
+    public bool StoresAnswers => IsMapReduce || SourceType != IndexSourceType.Documents;
+
+    /// <summary>Counters and time series: the maps that read items of documents of <paramref name="collection"/>.</summary>
+    internal IEnumerable<ScriptMap> ItemMaps(string collection) =>
+        _maps!.Values.Select(m => m.Map).Where(m => m.Collection == AllDocuments || string.Equals(m.Collection, collection, StringComparison.OrdinalIgnoreCase));
+
+    /// <summary>
+    /// Counters and time series: what the maps output for one document's items (each map with the items it reads), as
+    /// JSON objects; a new property of a JavaScript map's output becomes a field. Throws IndexMapException when index code fails.
+    /// </summary>
+    internal List<byte[]> ItemResults(IReadOnlyList<(ScriptMap Map, byte[] Item)> items, string documentId, DocumentLoader? loader, HashSet<string>? loadedIds)
+    {
+        var results = new List<byte[]>();
+        using (ScriptContext.Enter(loader, loadedIds))
+        {
+            foreach (var (map, item) in items)
+            {
+                try
+                {
+                    using var parsed = JsonDocument.Parse(item);
+                    map.MapResults(parsed.RootElement, documentId, results);
+                }
+                catch (Exception e) when (e is not (OutOfMemoryException or DomainException))
+                {
+                    throw new IndexMapException($"The map of '{map.Source.Key}' failed for '{documentId}': {Cause(e)}", e);
+                }
+            }
+        }
+        if (_dynamicField != null && Reducer == null)
+            foreach (var r in results)
+            {
+                using var parsed = JsonDocument.Parse(r);
+                foreach (var p in parsed.RootElement.EnumerateObject())
+                    if (p.Name != "@metadata")
+                        AddDynamicField(p.Name, null, false);
+            }
+        return results;
+    }
+
+    /// <summary>Map-reduce: map results grouped by reduce key (canonical JSON), each group as a JSON array.</summary>
+    internal List<(string KeyJson, byte[] Results)> GroupByReduceKey(List<byte[]> results)
+    {
+        var groups = new Dictionary<string, List<byte[]>>(StringComparer.Ordinal);
+        foreach (var r in results)
+        {
+            using var parsed = JsonDocument.Parse(r);
+            string key = Reducer!.KeyOf(parsed.RootElement);
+            if (!groups.TryGetValue(key, out var list))
+                groups[key] = list = [];
+            list.Add(r);
+        }
+        return groups.Select(g => (g.Key, JsonArray(g.Value))).ToList();
     }
 
     private readonly Dictionary<string, DocumentProjection?> _projections;
@@ -254,16 +321,7 @@ public sealed class CompiledIndex
             try
             {
                 MapOf(collection).Map.MapResults(document, id, results);
-                var groups = new Dictionary<string, List<byte[]>>(StringComparer.Ordinal);
-                foreach (var r in results)
-                {
-                    using var parsed = JsonDocument.Parse(r);
-                    string key = Reducer!.KeyOf(parsed.RootElement);
-                    if (!groups.TryGetValue(key, out var list))
-                        groups[key] = list = [];
-                    list.Add(r);
-                }
-                return groups.Select(g => (g.Key, JsonArray(g.Value))).ToList();
+                return GroupByReduceKey(results);
             }
             catch (Exception e) when (e is not (OutOfMemoryException or DomainException))
             {

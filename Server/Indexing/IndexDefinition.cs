@@ -40,6 +40,13 @@ public sealed class IndexDefinition
     /// <summary>RavenDB IndexType: <c>AutoMap</c>, <c>AutoMapReduce</c>, <c>Map</c>, <c>MapReduce</c>, <c>JavaScriptMap</c> or <c>JavaScriptMapReduce</c>.</summary>
     public string Type { get; set; } = "Map";
 
+    /// <summary>
+    /// What the maps read (RavenDB's <c>SourceType</c>): <c>Documents</c>, <c>Counters</c> or <c>TimeSeries</c>. A
+    /// definition sent without it takes its maps' source (<c>counters.Companies</c>, <c>timeSeries.map(..)</c>).
+    /// </summary>
+    [JsonConverter(typeof(JsonStringEnumConverter<IndexSourceType>))]
+    public IndexSourceType SourceType { get; set; } = IndexSourceType.Documents;
+
     /// <summary>The map texts as the client sent them (static indexes).</summary>
     public List<string> Maps { get; set; } = [];
 
@@ -122,8 +129,24 @@ public sealed class IndexDefinition
     public static string DetectType(string firstMap, string? reduce = null)
     {
         string text = System.Text.RegularExpressions.Regex.Replace(firstMap, @"/\*[^*]*(?:\*(?!/)[^*]*)*\*/|//.*", "").TrimStart();
-        bool csharp = text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase);
+        bool csharp = text.StartsWith("from", StringComparison.OrdinalIgnoreCase) || text.StartsWith("docs", StringComparison.OrdinalIgnoreCase)
+            || (text.StartsWith("timeseries", StringComparison.OrdinalIgnoreCase) && !text.StartsWith("timeseries.map", StringComparison.OrdinalIgnoreCase))
+            || (text.StartsWith("counters", StringComparison.OrdinalIgnoreCase) && !text.StartsWith("counters.map", StringComparison.OrdinalIgnoreCase));
         return (csharp ? "" : "JavaScript") + (string.IsNullOrWhiteSpace(reduce) ? "Map" : "MapReduce");
+    }
+
+    /// <summary>
+    /// What a map reads when the client did not say, as RavenDB's clients decide: time series when it starts with
+    /// <c>timeSeries</c> (or is <c>from x in timeSeries...</c>), counters likewise, else documents.
+    /// </summary>
+    public static IndexSourceType DetectSourceType(string map)
+    {
+        string text = System.Text.RegularExpressions.Regex.Replace(map, @"/\*[^*]*(?:\*(?!/)[^*]*)*\*/|//.*", "").Trim();
+        text = System.Text.RegularExpressions.Regex.Replace(text, @"\s+", " ").ToLowerInvariant();
+        var tokens = text.Split(' ', 5, StringSplitOptions.RemoveEmptyEntries);
+        string head = tokens.Length >= 4 && tokens[0] == "from" && tokens[2] == "in" ? tokens[3] : text;
+        return head.StartsWith("timeseries", StringComparison.Ordinal) ? IndexSourceType.TimeSeries
+            : head.StartsWith("counters", StringComparison.Ordinal) ? IndexSourceType.Counters : IndexSourceType.Documents;
     }
 
     /// <summary>The prefix of a side-by-side replacement's name: <c>ReplacementOf/Orders/Totals</c>.</summary>

@@ -36,6 +36,10 @@ public static class IndexDefinitionJson
         string reduceSuffix = definition.IsMapReduce ? "MapReduce" : "Map";
         definition.Type = type.StartsWith("JavaScript", StringComparison.Ordinal) ? "JavaScript" + reduceSuffix
             : definition.Maps.Count > 0 && type is "Map" or "MapReduce" or "None" ? IndexDefinition.DetectType(definition.Maps[0], definition.Reduce) : reduceSuffix;
+        definition.SourceType = e.TryGetProperty("SourceType", out var sourceType) && sourceType.ValueKind == JsonValueKind.String && sourceType.GetString() is { } st && st != "None"
+            ? Enum.TryParse<IndexSourceType>(st, ignoreCase: true, out var parsedSource) ? parsedSource
+                : throw new IndexCompilationException($"Index '{name}': SourceType '{st}' is not Documents, Counters or TimeSeries.", "SourceType", st)
+            : definition.Maps.Count > 0 ? IndexDefinition.DetectSourceType(definition.Maps[0]) : IndexSourceType.Documents;
         if (e.TryGetProperty("LockMode", out var lockMode) && lockMode.ValueKind == JsonValueKind.String)
             definition.LockMode = CheckLockMode(lockMode.GetString()!);
         if (e.TryGetProperty("Priority", out var priority) && priority.ValueKind == JsonValueKind.String)
@@ -55,7 +59,7 @@ public static class IndexDefinitionJson
         w.WriteStartObject();
         w.WriteString("Name", d.Name);
         w.WriteString("Type", d.Type);
-        w.WriteString("SourceType", "Documents");
+        w.WriteString("SourceType", d.SourceType.ToString());
         w.WriteStartArray("Maps");
         if (d.IsAuto)
             w.WriteStringValue($"from '{d.Collection}' index fields: {string.Join(", ", d.AutoFields.Select(f => f.Search ? $"search({f.Path})" : f.Path))}");

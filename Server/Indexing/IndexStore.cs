@@ -300,6 +300,7 @@ public sealed class IndexStore : IDisposable
         && a.FieldOptions.Count == b.FieldOptions.Count
         && a.FieldOptions.All(kv => b.FieldOptions.TryGetValue(kv.Key, out var o) && o.GetRawText() == kv.Value.GetRawText())
         && a.AdditionalAssemblies.SequenceEqual(b.AdditionalAssemblies, StringComparer.Ordinal)
+        && a.SourceType == b.SourceType
         && a.Configuration.Count == b.Configuration.Count
         && a.Configuration.All(kv => b.Configuration.TryGetValue(kv.Key, out var v) && v == kv.Value);
 

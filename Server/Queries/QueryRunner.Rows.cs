@@ -121,9 +121,9 @@ public sealed partial class QueryRunner
                 (_exactTotal, _presorted) = (top.Total, true);
                 ids = top.Page;
             }
-            if (index.Compiled.IsMapReduce)
+            if (index.Compiled.StoresAnswers)
             {
-                // Reduce results are the answers themselves (no documents behind them).
+                // Reduce results, and the outputs of counters and time-series maps, are the answers themselves (no documents behind them).
                 foreach (long entryId in ids)
                 {
                     var (lowerId, _, indexed) = entries.Read((int)entryId);

@@ -98,8 +98,8 @@ public sealed partial class QueryRunner
 
     private List<string> MatchingIds(Indexing.Index? index)
     {
-        if (index?.Compiled.IsMapReduce == true)
-            throw new InvalidQueryException($"Index '{index.Name}' is a map-reduce index: its results are not documents to patch or delete.");
+        if (index?.Compiled.StoresAnswers == true)
+            throw new InvalidQueryException($"Index '{index.Name}' is a {(index.Compiled.IsMapReduce ? "map-reduce" : index.Compiled.SourceType == Indexing.IndexSourceType.Counters ? "counters" : "time-series")} index: its results are not documents to patch or delete.");
         _compiled = index?.Compiled;
         (_skip, _take) = (0, int.MaxValue);
         var ids = new List<string>();

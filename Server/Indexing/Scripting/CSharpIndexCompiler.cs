@@ -199,6 +199,19 @@ internal static class CSharpIndexCompiler
             var parsed = RewriteBoosts(Parse(m, text, maps.Count));
             var sources = parsed.DescendantNodesAndSelf().Where(IsDocsCollection).ToList();
             var names = sources.Select(CollectionName).Distinct(StringComparer.OrdinalIgnoreCase).ToList();
+            // counters.Companies[.Likes] / timeSeries.Companies[.HeartRate]: the map reads items, not documents.
+            var items = parsed.DescendantNodesAndSelf().Select(ItemSource).OfType<(SyntaxNode Top, IndexSource Source)>().ToList();
+            if (items.Count > 0)
+            {
+                if (names.Count > 0 || items.Select(i => i.Source).Distinct().Count() > 1)
+                    throw Error(m, text, 0, "a map reads one source: documents (docs.Orders), counters (counters.Companies.Likes) or time series (timeSeries.Companies.HeartRate)", maps.Count);
+                collections.Add(items[0].Source.Encode());
+                parsed = parsed.ReplaceNodes(items.Select(i => i.Top), (_, r) => SyntaxFactory.IdentifierName("docs").WithTriviaFrom(r).WithAdditionalAnnotations(r.GetAnnotations(PositionAnnotation)));
+                spatial.Add([]);
+                reads.Add(null);
+                bodies.Add(parsed);
+                continue;
+            }
             // from doc in docs / docs.Select(doc => ..): every document, whatever its collection.
             if (names.Count == 0 && parsed.DescendantNodesAndSelf().OfType<IdentifierNameSyntax>().Any(n => n.Identifier.Text == "docs" && !(n.Parent is MemberAccessExpressionSyntax access && access.Name == n)))
                 names.Add(CompiledIndex.AllDocuments);
@@ -550,6 +563,32 @@ internal static class CSharpIndexCompiler
         ElementAccessExpressionSyntax { Expression: IdentifierNameSyntax { Identifier.Text: "docs" }, ArgumentList.Arguments: [{ Expression: LiteralExpressionSyntax { RawKind: (int)SyntaxKind.StringLiteralExpression } }] } => true,
         _ => false,
     };
+
+    /// <summary>
+    /// <c>counters</c>, <c>counters.Companies</c>, <c>counters.Companies.Likes</c> (and <c>timeSeries</c>/<c>timeseries</c>,
+    /// member or string-indexer forms) starting at <paramref name="n"/>: the whole expression and what it reads; else null.
+    /// </summary>
+    private static (SyntaxNode Top, IndexSource Source)? ItemSource(SyntaxNode n)
+    {
+        if (n is not IdentifierNameSyntax { Identifier.Text: "counters" or "timeSeries" or "timeseries" } root
+            || root.Parent is MemberAccessExpressionSyntax { Name: var member } && member == root)
+            return null;
+        var kind = root.Identifier.Text == "counters" ? IndexSourceType.Counters : IndexSourceType.TimeSeries;
+        SyntaxNode top = root;
+        var parts = new List<string>();
+        while (parts.Count < 2)
+        {
+            if (top.Parent is MemberAccessExpressionSyntax ma && ma.Expression == top
+                && !(ma.Parent is InvocationExpressionSyntax && ma.Name.Identifier.Text is "Select" or "Where" or "SelectMany" or "OrderBy" or "GroupBy" or "Take" or "Skip"))
+                parts.Add(ma.Name.Identifier.Text);
+            else if (top.Parent is ElementAccessExpressionSyntax { ArgumentList.Arguments: [{ Expression: LiteralExpressionSyntax { RawKind: (int)SyntaxKind.StringLiteralExpression } literal }] } ea && ea.Expression == top)
+                parts.Add(literal.Token.ValueText);
+            else
+                break;
+            top = top.Parent;
+        }
+        return (top, new IndexSource(kind, parts.Count > 0 ? parts[0] : CompiledIndex.AllDocuments, parts.Count > 1 ? parts[1] : null));
+    }
 
     private static string CollectionName(SyntaxNode n) => n switch
     {

@@ -32,6 +32,15 @@ public abstract class CSharpIndexScript
     /// <summary>The document's <c>@metadata</c> (with <c>@id</c>).</summary>
     public dynamic MetadataFor(object document) => document is DynamicJsonObject o ? o["@metadata"] : DynamicNull.Instance;
 
+    /// <summary>The names of the document's counters, as its metadata lists them (RavenDB's <c>CounterNamesFor</c>).</summary>
+    public IEnumerable<string> CounterNamesFor(object document) => MetadataNames(document, "@counters");
+
+    /// <summary>The names of the document's time series, as its metadata lists them (RavenDB's <c>TimeSeriesNamesFor</c>).</summary>
+    public IEnumerable<string> TimeSeriesNamesFor(object document) => MetadataNames(document, "@timeseries");
+
+    private static string[] MetadataNames(object document, string key) =>
+        document is DynamicJsonObject o && o["@metadata"] is DynamicJsonObject meta && meta[key] is DynamicJsonArray names ? names.OfType<string>().ToArray() : [];
+
     /// <summary>The document as it is (RavenDB's <c>AsJson</c>).</summary>
     public dynamic AsJson(object document) => document;
 

@@ -11,11 +11,16 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// </summary>
 public static class DynamicJson
 {
-    /// <summary>The dynamic view of <paramref name="e"/>.</summary>
-    public static object Wrap(JsonElement e) => e.ValueKind switch
+    /// <summary>
+    /// The dynamic view of <paramref name="e"/>. With <paramref name="dates"/> (a time-series item, whose times the
+    /// server wrote), strings in the server's date format are <see cref="DateTime"/>s (UTC), as RavenDB hands them to maps.
+    /// </summary>
+    public static object Wrap(JsonElement e, bool dates = false) => e.ValueKind switch
     {
-        JsonValueKind.Object => new DynamicJsonObject(e),
-        JsonValueKind.Array => new DynamicJsonArray(e),
+        JsonValueKind.Object => new DynamicJsonObject(e, dates: dates),
+        JsonValueKind.Array => new DynamicJsonArray(e, dates),
+        JsonValueKind.String when dates && e.GetString() is { Length: 28 } text && text[^1] == 'Z'
+            && DateTime.TryParseExact(text, "yyyy-MM-ddTHH:mm:ss.fffffffZ", CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var time) => time,
         JsonValueKind.String => e.GetString()!,
         JsonValueKind.Number => e.TryGetInt64(out long l) ? l : e.GetDouble(),
         JsonValueKind.True => true,
@@ -30,11 +35,14 @@ public static class DynamicJson
 /// <summary>A JSON object: properties by member access (<c>o.Name</c>) or indexer (<c>o["Name"]</c>).</summary>
 public sealed class DynamicJsonObject : DynamicObject
 {
-    internal DynamicJsonObject(JsonElement element, string? id = null)
+    internal DynamicJsonObject(JsonElement element, string? id = null, bool dates = false)
     {
         Element = element;
         DocumentId = id;
+        _dates = dates;
     }
+
+    private readonly bool _dates;
 
     internal JsonElement Element { get; }
 
@@ -42,7 +50,7 @@ public sealed class DynamicJsonObject : DynamicObject
     internal string? DocumentId { get; }
 
     /// <summary>A property's value, <see cref="DynamicNull"/> when there is none.</summary>
-    public object this[string name] => Element.TryGetProperty(name, out var v) ? DynamicJson.Wrap(v) : name == "Id" && DocumentId != null ? DocumentId : DynamicNull.Missing;
+    public object this[string name] => Element.TryGetProperty(name, out var v) ? DynamicJson.Wrap(v, _dates) : name == "Id" && DocumentId != null ? DocumentId : DynamicNull.Missing;
 
     public override bool TryGetMember(GetMemberBinder binder, out object? result)
     {
@@ -80,12 +88,12 @@ public sealed class DynamicJsonArray : DynamicObject, IEnumerable<object>
 {
     private readonly object[] _items;
 
-    internal DynamicJsonArray(JsonElement element)
+    internal DynamicJsonArray(JsonElement element, bool dates = false)
     {
         _items = new object[element.GetArrayLength()];
         int i = 0;
         foreach (var e in element.EnumerateArray())
-            _items[i++] = DynamicJson.Wrap(e);
+            _items[i++] = DynamicJson.Wrap(e, dates);
     }
 
     /// <summary>The number of items.</summary>

@@ -39,7 +39,7 @@ internal static class JavaScriptIndex
 
     public static (IReadOnlyList<ScriptMap> Maps, ScriptReduce? Reduce) Compile(IReadOnlyList<string> scripts, string? reduce = null, IReadOnlyList<string>? additionalSources = null)
     {
-        var found = new List<(string Collection, List<string> Fields, HashSet<string> Spatial)>();
+        var found = new List<(IndexSource Source, List<string> Fields, HashSet<string> Spatial)>();
         for (int s = 0; s < scripts.Count; s++)
         {
             Script ast;
@@ -53,17 +53,20 @@ internal static class JavaScriptIndex
             }
             foreach (var call in Descendants(ast).OfType<CallExpression>())
             {
-                if (call.Callee is not Identifier { Name: "map" })
+                if (SourceKind(call.Callee) is not { } kind)
                     continue;
-                if (call.Arguments.Count != 2 || call.Arguments[0] is not StringLiteral collection)
-                    throw Error(s, scripts[s], call, "map() takes a collection name and a function: map('Orders', o => ({ ... }))");
+                string usage = kind == IndexSourceType.Documents ? "map() takes a collection name and a function: map('Orders', o => ({ ... }))"
+                    : $"{(kind == IndexSourceType.Counters ? "counters" : "timeSeries")}.map() takes a collection name, optionally a {(kind == IndexSourceType.Counters ? "counter" : "time series")} name, and a function: {(kind == IndexSourceType.Counters ? "counters.map('Companies', 'Likes', c => ({ ... }))" : "timeSeries.map('Companies', 'HeartRate', ts => ts.Entries.map(e => ({ ... })))")}";
+                int expected = kind == IndexSourceType.Documents ? 2 : call.Arguments.Count == 3 ? 3 : 2;
+                if (call.Arguments.Count != expected || call.Arguments[0] is not StringLiteral collection || (expected == 3 && call.Arguments[1] is not StringLiteral))
+                    throw Error(s, scripts[s], call, usage);
                 var fields = new List<string>();
                 var spatial = new HashSet<string>(StringComparer.Ordinal);
-                if (call.Arguments[1] is not (ArrowFunctionExpression or FunctionExpression or Identifier))
-                    throw Error(s, scripts[s], call, "map() takes a collection name and a function: map('Orders', o => ({ ... }))");
+                if (call.Arguments[^1] is not (ArrowFunctionExpression or FunctionExpression or Identifier))
+                    throw Error(s, scripts[s], call, usage);
                 // The literals' plain keys are known fields (spatial ones among them); whatever else a map returns is
                 // collected when it runs, as RavenDB does (a built object, a switch, a computed key).
-                foreach (var literal in ReturnedObjects(call.Arguments[1]))
+                foreach (var literal in ReturnedObjects(call.Arguments[^1]))
                 {
                     foreach (var p in literal.Properties)
                     {
@@ -75,7 +78,7 @@ internal static class JavaScriptIndex
                             spatial.Add(key);
                     }
                 }
-                found.Add((collection.Value, fields, spatial));
+                found.Add((new IndexSource(kind, collection.Value, expected == 3 ? ((StringLiteral)call.Arguments[1]).Value : null), fields, spatial));
             }
         }
         if (found.Count == 0)
@@ -100,7 +103,7 @@ internal static class JavaScriptIndex
         }
         var runtime = new Runtime([.. additionalSources ?? [], .. scripts, .. reduce == null ? Array.Empty<string>() : [reduce]], reduce != null);
         runtime.Check(); // runs the scripts once, so that an error in them is found now
-        return (found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Collection, f.Fields, f.Spatial)).ToList(),
+        return (found.Select(f => (ScriptMap)new JavaScriptMap(runtime, f.Source, f.Fields, f.Spatial)).ToList(),
             reduceFields == null ? null : new JavaScriptReduce(runtime, reduceFields));
     }
 
@@ -177,6 +180,19 @@ internal static class JavaScriptIndex
             var engine = CreateEngine();
             var maps = new Dictionary<string, JsValue>(StringComparer.OrdinalIgnoreCase);
             engine.SetValue("map", new Action<string, JsValue>((collection, fn) => maps[collection] = fn));
+            foreach (var (global, kind) in new[] { ("counters", IndexSourceType.Counters), ("timeSeries", IndexSourceType.TimeSeries), ("timeseries", IndexSourceType.TimeSeries) })
+            {
+                // counters.map('Companies', ['Likes',] fn) / timeSeries.map(..): registered under the source's encoded name.
+                var items = new JsObject(engine);
+                items.Set("map", JsValue.FromObject(engine, new Action<JsValue, JsValue, JsValue>((collection, nameOrFn, fn) =>
+                {
+                    bool named = nameOrFn.IsString();
+                    maps[new IndexSource(kind, collection.ToString(), named ? nameOrFn.AsString() : null).Encode()] = named ? fn : nameOrFn;
+                })));
+                engine.SetValue(global, items);
+            }
+            engine.SetValue("counterNamesFor", new Func<JsValue, JsValue>(doc => MetadataList(engine, doc, "@counters")));
+            engine.SetValue("timeSeriesNamesFor", new Func<JsValue, JsValue>(doc => MetadataList(engine, doc, "@timeseries")));
             engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
             engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
             engine.SetValue("load", new Func<JsValue, JsValue, JsValue>((id, collection) => Load(engine, id, collection, tracked: true)));
@@ -207,6 +223,10 @@ internal static class JavaScriptIndex
             engine.Constraints.Reset();
             return (engine, maps);
         }
+
+        /// <summary>counterNamesFor(doc) / timeSeriesNamesFor(doc): the names the document's metadata lists (an empty array when none).</summary>
+        private static JsArray MetadataList(Engine engine, JsValue doc, string key) =>
+            doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance meta && meta.Get(key) is JsArray list ? new JsArray(engine, list.ToArray()) : new JsArray(engine);
 
         private static JsValue Load(Engine engine, JsValue id, JsValue collection, bool tracked)
         {
@@ -306,6 +326,38 @@ internal static class JavaScriptIndex
     /// <summary>A document as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
     internal static JsValue Document(Engine engine, JsonElement json, string id) => Document(engine, json.GetRawText(), id);
 
+    /// <summary>The map function's kind of source: <c>map</c> (documents), <c>counters.map</c> or <c>timeSeries.map</c>; null for any other call.</summary>
+    private static IndexSourceType? SourceKind(Expression callee) => callee switch
+    {
+        Identifier { Name: "map" } => IndexSourceType.Documents,
+        MemberExpression { Object: Identifier { Name: "counters" }, Property: Identifier { Name: "map" } } => IndexSourceType.Counters,
+        MemberExpression { Object: Identifier { Name: "timeSeries" or "timeseries" }, Property: Identifier { Name: "map" } } => IndexSourceType.TimeSeries,
+        _ => null,
+    };
+
+    /// <summary>
+    /// A counter or time-series item (<see cref="IndexItems"/>) as a JavaScript object; a series' times (<c>Start</c>,
+    /// <c>End</c>, each entry's <c>Timestamp</c>) as Dates, as RavenDB hands them to maps.
+    /// </summary>
+    internal static JsValue Item(Engine engine, JsonElement json, IndexSourceType kind)
+    {
+        var value = new JsonParser(engine).Parse(json.GetRawText());
+        if (kind != IndexSourceType.TimeSeries || value is not ObjectInstance o)
+            return value;
+        static void ToDate(Engine engine, ObjectInstance target, string name)
+        {
+            if (target.Get(name) is { } v && v.IsString() && DateTime.TryParse(v.AsString(), CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t))
+                target.Set(name, JsValue.FromObject(engine, t));
+        }
+        ToDate(engine, o, "Start");
+        ToDate(engine, o, "End");
+        if (o.Get("Entries") is JsArray entries)
+            foreach (var e in entries)
+                if (e is ObjectInstance entry)
+                    ToDate(engine, entry, "Timestamp");
+        return value;
+    }
+
     /// <summary>A document (JSON text) as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
     internal static JsValue Document(Engine engine, string json, string id)
     {
@@ -395,9 +447,9 @@ internal static class JavaScriptIndex
 }
 
 /// <summary>One <c>map()</c> of a JavaScript index.</summary>
-internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string collection, IReadOnlyList<string> fields, IReadOnlySet<string> spatial) : ScriptMap
+internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, IndexSource source, IReadOnlyList<string> fields, IReadOnlySet<string> spatial) : ScriptMap
 {
-    public override string Collection => collection;
+    public override IndexSource Source => source;
 
     public override IReadOnlyList<string> Fields => fields;
 
@@ -406,11 +458,11 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
     public override void Map(JsonElement document, string id, List<object?>[] values, List<object?> runtimeFields)
     {
         var (engine, maps) = runtime.Current;
-        var fn = maps[collection];
+        var fn = maps[source.Encode()];
         engine.Constraints.Reset();
         try
         {
-            var result = engine.Invoke(fn, JavaScriptIndex.Document(engine, document, id));
+            var result = engine.Invoke(fn, Argument(engine, document, id));
             if (result.IsArray())
             {
                 foreach (var item in result.AsArray())
@@ -433,7 +485,7 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
         engine.Constraints.Reset();
         try
         {
-            var result = engine.Invoke(maps[collection], JavaScriptIndex.Document(engine, document, id));
+            var result = engine.Invoke(maps[source.Encode()], Argument(engine, document, id));
             foreach (var item in result.IsArray() ? result.AsArray().ToArray() : [result])
                 if (item is ObjectInstance)
                     results.Add(JavaScriptIndex.JsonOf(engine, item));
@@ -443,6 +495,10 @@ internal sealed class JavaScriptMap(JavaScriptIndex.Runtime runtime, string coll
             engine.Advanced.ResetCallStack();
         }
     }
+
+    /// <summary>What the map function is given: the document, or the counter or time-series item.</summary>
+    private JsValue Argument(Engine engine, JsonElement document, string id) =>
+        source.Kind == IndexSourceType.Documents ? JavaScriptIndex.Document(engine, document, id) : JavaScriptIndex.Item(engine, document, source.Kind);
 
     /// <summary>
     /// One returned entry: its known fields' values, and each other own property as a field named at run time; the

@@ -7,8 +7,11 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// <summary>One map of a static index (C# or JavaScript): the collection it reads and the fields its entries have.</summary>
 internal abstract class ScriptMap
 {
-    /// <summary>The collection whose documents it maps.</summary>
-    public abstract string Collection { get; }
+    /// <summary>The collection whose documents (or whose documents' counters or time series) it maps.</summary>
+    public string Collection => Source.Collection;
+
+    /// <summary>What it maps: a collection's documents, or their counters or time series (one, or all).</summary>
+    public abstract IndexSource Source { get; }
 
     /// <summary>The fields of its entries, in order.</summary>
     public abstract IReadOnlyList<string> Fields { get; }
@@ -70,7 +73,7 @@ internal sealed class CSharpReduce(CompiledReduce compiled) : ScriptReduce
 /// <summary>A C# map compiled by <see cref="CSharpIndexCompiler"/>: entries are anonymous objects.</summary>
 internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 {
-    public override string Collection => compiled.Collection;
+    public override IndexSource Source { get; } = IndexSource.Decode(compiled.Collection);
 
     public override bool RunsOnAnyThread => true;
 
@@ -82,7 +85,7 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 
     public override void Map(JsonElement document, string id, List<object?>[] values, List<object?> runtimeFields)
     {
-        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id)]))
+        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id, dates: Source.Kind == IndexSourceType.TimeSeries)]))
         {
             var (entry, boost) = mapped is IBoostedEntry boosted ? (boosted.Entry, boosted.Boost) : (mapped, 1f);
             if (entry == null)
@@ -98,7 +101,7 @@ internal sealed class CSharpMap(CompiledMap compiled) : ScriptMap
 
     public override void MapResults(JsonElement document, string id, List<byte[]> results)
     {
-        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id)]))
+        foreach (var mapped in compiled.Run([new DynamicJsonObject(document, id, dates: Source.Kind == IndexSourceType.TimeSeries)]))
             if ((mapped is IBoostedEntry boosted ? boosted.Entry : mapped) is { } entry)
                 results.Add(EntryValues.ObjectJson(entry, compiled.Fields)); // boosts score search(); map results are not searched
     }

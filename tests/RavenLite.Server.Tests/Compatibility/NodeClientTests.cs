@@ -56,6 +56,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("spatial")]
     [InlineData("indexes")]
     [InlineData("queryoptions")]
+    [InlineData("itemindexes")]
     [InlineData("operations")]
     [InlineData("counters")]
     [InlineData("cmpxchg")]
