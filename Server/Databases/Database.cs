@@ -22,13 +22,15 @@ public sealed class Database : IDisposable
     /// <summary>Canceled when the database starts closing: long-lived work holding a lease (an incoming replication connection) ends on it.</summary>
     public CancellationToken Closing => _closingSource.Token;
 
-    internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger, Replication.IReplicationConnector? replicationConnector = null)
+    internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger, Replication.IReplicationConnector? replicationConnector = null,
+        Indexing.Analysis.CustomAnalysis? serverAnalysis = null)
     {
         Options = options;
         Name = name;
         Directory = directory;
         DatabaseCompaction.Recover(directory);
         Record = File.Exists(Path.Combine(directory, DatabaseRecordFile.FileName)) ? DatabaseRecordFile.Read(directory) : new DatabaseRecordFile { DatabaseName = name };
+        Analysis = new Indexing.Analysis.CustomAnalysis(() => Record.Analyzers, () => Record.Sorters, serverAnalysis);
         var settings = Record.Settings;
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
         Environment = StorageEnvironment.Open(new StorageOptions
@@ -100,6 +102,9 @@ public sealed class Database : IDisposable
 
     /// <summary>The time-series configuration and its hooks.</summary>
     public TimeSeries.TimeSeriesExtension TimeSeries => Documents.Extension<TimeSeries.TimeSeriesExtension>();
+
+    /// <summary>The custom analyzers and sorters this database's indexes and queries may name: its record's, then the server's.</summary>
+    public Indexing.Analysis.CustomAnalysis Analysis { get; }
 
     /// <summary>The record file as last written (settings, client configuration); replaced by <see cref="DatabaseRegistry.UpdateRecord"/>.</summary>
     public DatabaseRecordFile Record { get; internal set; }

@@ -5,7 +5,7 @@ namespace RavenLite.Server.Databases;
 
 /// <summary>
 /// A database's record file <c>database.json</c> beside its storage: its name, its settings (RavenLite's per-database
-/// overrides of server options, read when the database opens) and its client configuration (what RavenDB's clients
+/// overrides of server options, read when the database opens), its custom analyzers and sorters, and its client configuration (what RavenDB's clients
 /// apply to their conventions, with the etag that tells them to fetch it again). Written atomically (temp file,
 /// fsync, rename). Thread-safety: callers serialize writes per database (the registry's or the endpoint's lock).
 /// </summary>
@@ -34,6 +34,12 @@ public sealed class DatabaseRecordFile
     /// <summary>Changes whenever <see cref="Client"/> does (UTC ticks of the change).</summary>
     public long ClientEtag { get; set; }
 
+    /// <summary>The database's custom analyzers (RavenDB's <c>Analyzers</c> of the record): name → C# source.</summary>
+    public Dictionary<string, string> Analyzers { get; set; } = new(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>The database's custom sorters (RavenDB's <c>Sorters</c>): name → C# source.</summary>
+    public Dictionary<string, string> Sorters { get; set; } = new(StringComparer.OrdinalIgnoreCase);
+
     /// <summary>Reads the record of folder <paramref name="dir"/>.</summary>
     /// <exception cref="JsonException">the file is not a record.</exception>
     public static DatabaseRecordFile Read(string dir)
@@ -45,6 +51,10 @@ public sealed class DatabaseRecordFile
                 record.Settings[k] = (string?)v ?? "";
         record.Client = json[nameof(Client)]?.DeepClone() as JsonObject;
         record.ClientEtag = (long?)json[nameof(ClientEtag)] ?? 0;
+        foreach (var (target, property) in new[] { (record.Analyzers, nameof(Analyzers)), (record.Sorters, nameof(Sorters)) })
+            if (json[property] is JsonObject code)
+                foreach (var (k, v) in code)
+                    target[k] = (string?)v ?? "";
         return record;
     }
 
@@ -57,6 +67,8 @@ public sealed class DatabaseRecordFile
             [nameof(Settings)] = new JsonObject(Settings.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
             [nameof(Client)] = Client?.DeepClone(),
             [nameof(ClientEtag)] = ClientEtag,
+            [nameof(Analyzers)] = new JsonObject(Analyzers.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
+            [nameof(Sorters)] = new JsonObject(Sorters.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
         };
         string tmp = Path.Combine(dir, FileName + ".tmp");
         using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))

@@ -32,8 +32,12 @@ public sealed partial class DatabaseRegistry : IDisposable
     // How this server's replication senders reach their destinations (TLS with the server certificate when secured).
     private readonly Replication.IReplicationConnector _replicationConnector;
 
-    public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger, Replication.IReplicationConnector? replicationConnector = null)
+    private readonly Indexing.Analysis.CustomAnalysis? _serverAnalysis;
+
+    public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger, Replication.IReplicationConnector? replicationConnector = null,
+        Indexing.Analysis.CustomAnalysis? serverAnalysis = null)
     {
+        _serverAnalysis = serverAnalysis;
         _options = options;
         _logger = logger;
         _replicationConnector = replicationConnector ?? new Replication.PlainReplicationConnector();
@@ -276,7 +280,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                 if (!_open.TryGetValue(name, out db))
                 {
                     long started = System.Diagnostics.Stopwatch.GetTimestamp();
-                    db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector);
+                    db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector, _serverAnalysis);
                     _open[stored] = db;
                     Log.Opened(_logger, stored, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, db.OpenTimes.StorageMs, db.Environment.RecoveredTransactions, db.OpenTimes.IndexesMs);
                 }

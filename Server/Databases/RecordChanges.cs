@@ -53,6 +53,12 @@ public static class RecordChanges
     /// <summary>The database's setting overrides (<see cref="DatabaseRecordFile.KnownSettings"/>): the instance reopens to apply them.</summary>
     public const string Settings = "Settings";
 
+    /// <summary>Custom analyzers put (<c>{"Analyzers":[{Name, Code}]}</c>) or deleted (<c>{"Name"}</c>).</summary>
+    public const string PutAnalyzers = "PutAnalyzers", DeleteAnalyzer = "DeleteAnalyzer";
+
+    /// <summary>Custom sorters put (<c>{"Sorters":[{Name, Code}]}</c>) or deleted (<c>{"Name"}</c>).</summary>
+    public const string PutSorters = "PutSorters", DeleteSorter = "DeleteSorter";
+
     /// <summary>
     /// Checks <paramref name="body"/> for <paramref name="kind"/> (400 naming what is wrong; with <paramref name="asked"/>,
     /// the instance of the node that was asked, also against what it holds — 404 for a task it does not have) and returns
@@ -60,7 +66,9 @@ public static class RecordChanges
     /// </summary>
     public static Apply Prepare(string kind, JsonElement body, Database? asked = null) => kind switch
     {
-        PutIndexes => Done(PrepareIndexes(body)),
+        PutIndexes => Done(PrepareIndexes(body, asked)),
+        PutAnalyzers or PutSorters => Done(PrepareCustomCode(kind == PutSorters, body)),
+        DeleteAnalyzer or DeleteSorter => Done(PrepareCustomCodeDelete(kind == DeleteSorter, body)),
         DeleteIndex => Done(PrepareDelete(body)),
         IndexSettings => Done(PrepareIndexSettings(body)),
         Revisions => Done(Store(RevisionsConfiguration.Parse(body), (db, tx, c) => db.Revisions.Save(tx, c))),
@@ -89,14 +97,41 @@ public static class RecordChanges
         return [.. list.EnumerateArray().Select(IndexDefinitionJson.Read)];
     }
 
-    private static Func<Database, DatabaseRegistry, Task> PrepareIndexes(JsonElement body)
+    private static Func<Database, DatabaseRegistry, Task> PrepareIndexes(JsonElement body, Database? asked)
     {
         var definitions = Definitions(body);
-        var compiled = definitions.Select(IndexCompiler.Compile).ToList(); // every definition is checked before any is stored
+        // Every definition is checked before any is stored (custom analyzers against the asked node's database); an
+        // instance compiles them again with its own analyzers unless it is the one asked.
+        var compiled = definitions.Select(d => IndexCompiler.Compile(d, asked?.Analysis, checkAnalyzers: asked != null)).ToList();
         return (db, _) =>
         {
             for (int i = 0; i < definitions.Count; i++)
-                db.Indexes.Put(definitions[i], compiled[i]);
+                db.Indexes.Put(definitions[i], db == asked ? compiled[i] : IndexCompiler.Compile(definitions[i], db.Analysis, checkAnalyzers: false));
+            return Task.CompletedTask;
+        };
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareCustomCode(bool sorters, JsonElement body)
+    {
+        var definitions = Indexing.Analysis.CustomAnalysis.Definitions(body, sorters);
+        return (db, registry) =>
+        {
+            registry.UpdateRecord(db.Name, r =>
+            {
+                foreach (var (name, code) in definitions)
+                    (sorters ? r.Sorters : r.Analyzers)[name] = code;
+            });
+            return Task.CompletedTask;
+        };
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareCustomCodeDelete(bool sorter, JsonElement body)
+    {
+        string name = body.ValueKind == JsonValueKind.Object && body.TryGetProperty("Name", out var n) && n.ValueKind == JsonValueKind.String
+            ? n.GetString()! : throw new BadRequestException("The body must be {\"Name\": name}.");
+        return (db, registry) =>
+        {
+            registry.UpdateRecord(db.Name, r => (sorter ? r.Sorters : r.Analyzers).Remove(name));
             return Task.CompletedTask;
         };
     }

@@ -59,6 +59,8 @@ public static class ServerHost
         builder.Services.AddSingleton<Cluster.DatabaseRecords>();
         builder.Services.AddSingleton<Cluster.ServerItems>();
         builder.Services.AddSingleton<Cluster.IServerItemFollower, Cluster.ClientConfigurationFollower>();
+        builder.Services.AddSingleton(_ => new Indexing.Analysis.CustomAnalysis());
+        builder.Services.AddSingleton<Cluster.IServerItemFollower, Cluster.CustomAnalysisFollower>();
         builder.Services.AddSingleton<Cluster.ClusterObserver>();
         builder.Services.AddSingleton<Cluster.ClusterPeers>();
         builder.Services.AddSingleton<Cluster.NodeClient>();
@@ -156,6 +158,7 @@ public static class ServerHost
         BackupEndpoints.Map(app);
         ReplicationEndpoints.Map(app);
         ConfigurationEndpoints.Map(app);
+        AnalysisEndpoints.Map(app);
         CertificateEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);

@@ -14,7 +14,11 @@ public static class IndexCompiler
     // Kept whole: the dispatch over index kinds (auto, C#, JavaScript, map-reduce) and the checks every kind
     // shares.
     /// <summary>Compiles <paramref name="definition"/> (400 IndexCompilationException naming the problem).</summary>
-    public static CompiledIndex Compile(IndexDefinition definition)
+    /// <param name="definition">The definition.</param>
+    /// <param name="analysis">The custom analyzers its fields may name (a database's); null: none.</param>
+    /// <param name="checkAnalyzers">True: a field naming an analyzer that is neither Lucene's nor in <paramref name="analysis"/> is refused
+    /// (a definition being stored); false: such a field is analyzed as a default search field until the analyzer exists (a stored definition opening).</param>
+    public static CompiledIndex Compile(IndexDefinition definition, Analysis.CustomAnalysis? analysis = null, bool checkAnalyzers = true)
     {
         if (definition.IsAuto)
         {
@@ -67,8 +71,8 @@ public static class IndexCompiler
             if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Analyzer", out var an) && an.ValueKind == JsonValueKind.String && !string.IsNullOrWhiteSpace(an.GetString()))
             {
                 analyzer = an.GetString()!;
-                if (AnalyzerCatalog.Resolve(analyzer) == null)
-                    throw new IndexCompilationException($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer).", "Fields", analyzer);
+                if (checkAnalyzers && AnalyzerCatalog.Resolve(analyzer) == null && analysis?.Analyzer(analyzer) == null)
+                    throw new IndexCompilationException($"Field '{name}': there is no analyzer '{analyzer}' (name a Lucene.Net or Lucene.Net.Analysis.Common analyzer, e.g. StandardAnalyzer, EnglishAnalyzer, WhitespaceAnalyzer, or a custom analyzer of the database or the server).", "Fields", analyzer);
             }
             if (element.ValueKind == JsonValueKind.Object && element.TryGetProperty("Indexing", out var ix) && ix.ValueKind == JsonValueKind.String)
             {
@@ -101,11 +105,11 @@ public static class IndexCompiler
         }
         var stored = definition.FieldOptions.Where(kv => kv.Value.ValueKind == JsonValueKind.Object && kv.Value.TryGetProperty("Storage", out var st) && st.ValueKind == JsonValueKind.String && st.GetString() == "Yes")
             .Select(kv => kv.Key).ToHashSet(StringComparer.Ordinal);
-        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n))).ToList();
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n)) { Analysis = analysis }).ToList();
         // Fields named at run time (CreateField) take the definition's options for their name, unless the call gives its own.
         IndexField DynamicField(string name, ushort id, FieldIndexing? indexing, bool isStored) =>
             new(name, id, indexing ?? options.GetValueOrDefault(name), indexing is null or FieldIndexing.Search ? analyzers.GetValueOrDefault(name) : null,
-                Stored: isStored || stored.Contains(name));
+                Stored: isStored || stored.Contains(name)) { Analysis = analysis };
         if (definition.OutputReduceToCollection is { } outputCollection && collections.Contains(outputCollection, StringComparer.OrdinalIgnoreCase))
             throw new IndexCompilationException($"Index '{definition.Name}': OutputReduceToCollection '{outputCollection}' is a collection the index maps; its results would be mapped again.", "OutputReduceToCollection", outputCollection);
         ReferencePattern? references = null;

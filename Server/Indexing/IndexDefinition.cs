@@ -23,8 +23,12 @@ public enum FieldIndexing
 /// <param name="Stored">Field option <c>Storage: Yes</c>: a projection of the field reads the index's values by default (every entry keeps its values, so any field can be read from the index).</param>
 public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null, bool Spatial = false, bool Miles = false, bool Stored = false)
 {
-    /// <summary>The analyzer of this field's searchable text.</summary>
-    internal Lucene.Net.Analysis.Analyzer TextAnalyzer => Analyzer == null ? SearchAnalyzer.Instance : AnalyzerCatalog.Resolve(Analyzer) ?? SearchAnalyzer.Instance;
+    /// <summary>Where a custom <see cref="Analyzer"/> is found (the database's and the server's), or null.</summary>
+    internal Analysis.CustomAnalysis? Analysis { get; init; }
+
+    /// <summary>The analyzer of this field's searchable text: Lucene's of that name, else the custom one (looked up when used: one stored later applies from then on).</summary>
+    internal Lucene.Net.Analysis.Analyzer TextAnalyzer => Analyzer == null ? SearchAnalyzer.Instance
+        : AnalyzerCatalog.Resolve(Analyzer) ?? Analysis?.Analyzer(Analyzer) ?? SearchAnalyzer.Instance;
 }
 
 /// <summary>

@@ -40,7 +40,7 @@ public sealed class IndexStore : IDisposable
             try
             {
                 var definition = IndexDefinition.Deserialize(File.ReadAllBytes(file));
-                var index = new Index(db, definition, IndexCompiler.Compile(definition), folder, logger);
+                var index = new Index(db, definition, IndexCompiler.Compile(definition, db.Analysis, checkAnalyzers: false), folder, logger);
                 _indexes[definition.Name] = index;
             }
             catch (Exception e) when (e is JsonException or DomainException or IOException)
@@ -94,7 +94,7 @@ public sealed class IndexStore : IDisposable
             throw new BadRequestException($"Index names starting with 'Auto/' are reserved for auto indexes: '{definition.Name}'.");
         if (definition.Name.StartsWith(IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase))
             throw new BadRequestException($"Index names starting with '{IndexDefinition.ReplacementPrefix}' are reserved for side-by-side replacements: '{definition.Name}'.");
-        compiled ??= IndexCompiler.Compile(definition);
+        compiled ??= IndexCompiler.Compile(definition, _db.Analysis);
         Index replacement;
         lock (_lock)
         {
@@ -198,7 +198,7 @@ public sealed class IndexStore : IDisposable
             var (covering, definition) = PlanAutoLocked(collection, fields);
             if (covering != null)
                 return (covering, covering.FirstBuildPending);
-            return (StartFirstBuild(CreateLocked(definition!, IndexCompiler.Compile(definition!))), true);
+            return (StartFirstBuild(CreateLocked(definition!, IndexCompiler.Compile(definition!, _db.Analysis, checkAnalyzers: false))), true);
         }
     }
 
@@ -242,7 +242,7 @@ public sealed class IndexStore : IDisposable
             if (_indexes.TryGetValue(name, out var existing))
                 return (existing, existing.FirstBuildPending);
             var definition = AutoMapReduce.Definition(collection, groupBy, sums);
-            return (StartFirstBuild(CreateLocked(definition, IndexCompiler.Compile(definition))), true);
+            return (StartFirstBuild(CreateLocked(definition, IndexCompiler.Compile(definition, _db.Analysis, checkAnalyzers: false))), true);
         }
     }
 

@@ -250,6 +250,14 @@ public sealed partial class QueryRunner
                     return new SortKey(1, round > 0 ? Math.Round(d / round) * round : d, null);
                 });
             }
+            else if (key.Type == RqlOrderType.Custom)
+            {
+                var sorter = _db.Analysis.Sorter(key.Sorter!, key.Field!.ToString(), key.Descending)
+                    ?? throw new InvalidQueryException($"There is no sorter '{key.Sorter}' (PUT /databases/{_db.Name}/admin/sorters or /admin/sorters stores one).");
+                result.Add(m => m.Values(key.Field!) is { Count: > 0 } values && values[0].ValueKind != JsonValueKind.Null
+                    ? new SortKey(2, 0, values[0].ValueKind == JsonValueKind.String ? values[0].GetString() : values[0].GetRawText()) { Sorter = sorter }
+                    : new SortKey(0, 0, null));
+            }
             else if (key.Type == RqlOrderType.Random)
             {
                 var rnd = key.RandomSeed is { } seed ? new Random(StableHash(seed)) : new Random();
@@ -317,6 +325,9 @@ public sealed partial class QueryRunner
     private sealed record SortKey(int Rank, double Number, string? Text)
     {
         public bool Natural { get; init; }
+
+        /// <summary><c>order by custom(..)</c>: compares the texts of two keys that both have a value.</summary>
+        public Indexing.Analysis.CustomSorter? Sorter { get; init; }
     }
 
     private sealed class SortKeyComparer : IComparer<SortKey>
@@ -331,6 +342,8 @@ public sealed partial class QueryRunner
                 return x.Number.CompareTo(y.Number);
             if (x.Rank == 0)
                 return 0;
+            if (x.Sorter != null)
+                return x.Sorter.Compare(x.Text, y.Text);
             return x.Natural ? NaturalCompare(x.Text!, y.Text!) : JsonPaths.CompareText(x.Text!, y.Text!);
         }
 

@@ -456,6 +456,21 @@ public sealed partial class RqlParser
             ExpectSymbol(")");
             return new RqlOrder(null, RqlOrderType.Random, false, seed);
         }
+        if (IsWord("custom") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
+        {
+            // custom(Field, 'SorterName'): ordered by a custom sorter (PUT admin/sorters).
+            _pos += 2;
+            var field = Path();
+            ExpectSymbol(",");
+            var sorter = Next();
+            if (sorter.Kind != Kind.String)
+                throw Error($"custom() takes a field and the name of a sorter in quotes, not {Describe(sorter)}", sorter.Position);
+            ExpectSymbol(")");
+            bool reversed = AcceptWord("desc") || AcceptWord("descending");
+            if (!reversed)
+                _ = AcceptWord("asc") || AcceptWord("ascending");
+            return new RqlOrder(field, RqlOrderType.Custom, reversed, null) { Sorter = sorter.Text };
+        }
         if (IsWord("score") && _tokens[_pos + 1] is { Kind: Kind.Symbol, Text: "(" })
         {
             _pos += 2;

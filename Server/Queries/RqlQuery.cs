@@ -103,6 +103,9 @@ public sealed record RqlOrder(RqlPath? Field, RqlOrderType Type, bool Descending
 
     /// <summary><c>spatial.distance</c>: distances are rounded to multiples of this (kilometres), or null.</summary>
     public RqlValue? RoundFactor { get; init; }
+
+    /// <summary><c>custom(field, 'Name')</c>: the custom sorter's name.</summary>
+    public string? Sorter { get; init; }
 }
 
 /// <summary>How an order-by key compares.</summary>
@@ -122,6 +125,8 @@ public enum RqlOrderType
     Random,
     /// <summary><c>spatial.distance(..)</c>: nearest first (kilometres; missing values first).</summary>
     Distance,
+    /// <summary><c>custom(field, 'Name')</c>: the values compared by a custom sorter (<c>Indexing.Analysis.CustomSorter</c>); missing values first.</summary>
+    Custom,
     /// <summary><c>score()</c>: the relevance of the query's search() matches, best first (<c>desc</c>: worst first), as RavenDB.</summary>
     Score,
 }

@@ -371,7 +371,7 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
         try
         {
             var parsed = IndexDefinitionJson.Read(definition);
-            db.Indexes.Put(parsed, Indexing.IndexCompiler.Compile(parsed));
+            db.Indexes.Put(parsed, Indexing.IndexCompiler.Compile(parsed, db.Analysis, checkAnalyzers: false));
             Counts.Add("Indexes");
         }
         catch (DomainException x)

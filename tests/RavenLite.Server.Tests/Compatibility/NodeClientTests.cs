@@ -57,6 +57,7 @@ public sealed class NodeClientTests(ITestOutputHelper output)
     [InlineData("indexes")]
     [InlineData("queryoptions")]
     [InlineData("itemindexes")]
+    [InlineData("analysis")]
     [InlineData("operations")]
     [InlineData("counters")]
     [InlineData("cmpxchg")]
