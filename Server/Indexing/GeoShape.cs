@@ -45,12 +45,25 @@ internal abstract partial class GeoShape
 
     internal static double Rad(double degrees) => degrees * Math.PI / 180;
 
+    /// <summary>The distance between two points: great-circle kilometres, or Euclidean in <paramref name="plane"/>'s units.</summary>
+    public static double Distance(GeoPoint a, GeoPoint b, GeoPlane? plane) => plane?.Distance(a, b) ?? Haversine(a.Lat, a.Lng, b.Lat, b.Lng);
+
+    /// <summary>The shape's bounding box as a polygon (a field or query under the BoundingBox strategy relates boxes only).</summary>
+    public GeoShape Box()
+    {
+        var (minLat, maxLat, minLng, maxLng) = Bounds;
+        return new GeoPolygon([[(minLat, minLng), (minLat, maxLng), (maxLat, maxLng), (maxLat, minLng), (minLat, minLng)]]);
+    }
+
     /// <summary>
     /// Parses WKT: <c>POINT (lng lat)</c>, <c>POLYGON ((lng lat, ..), (hole..))</c>, <c>LINESTRING (lng lat, ..)</c> or
     /// RavenDB's <c>CIRCLE (lng lat d=radius)</c> (the radius in kilometres times <paramref name="kmPerUnit"/>), any case; null
     /// when it does not parse.
     /// </summary>
-    public static GeoShape? ParseWkt(string wkt, double kmPerUnit = 1)
+    /// <param name="wkt">The text.</param>
+    /// <param name="kmPerUnit">Kilometres per unit of a CIRCLE's radius (geographic shapes).</param>
+    /// <param name="plane">For a Cartesian field: coordinates are x y of that plane, a radius in its units; null: longitude latitude.</param>
+    public static GeoShape? ParseWkt(string wkt, double kmPerUnit = 1, GeoPlane? plane = null)
     {
         var m = WktPattern().Match(wkt);
         if (!m.Success)
@@ -62,19 +75,19 @@ internal abstract partial class GeoShape
             {
                 case "POINT":
                 {
-                    var c = Coordinates(body);
+                    var c = Coordinates(body, plane);
                     return c.Count == 1 ? GeoPoint.Create(c[0].Lat, c[0].Lng) : null;
                 }
                 case "POLYGON":
                 {
-                    var rings = RingPattern().Matches(body).Select(r => Coordinates(r.Groups[1].Value)).ToList();
+                    var rings = RingPattern().Matches(body).Select(r => Coordinates(r.Groups[1].Value, plane)).ToList();
                     if (rings.Count == 0 || rings.Any(r => r.Count < 4 || r[0] != r[^1]))
                         return null; // a ring is closed: at least 3 corners and the first again
                     return new GeoPolygon(rings);
                 }
                 case "LINESTRING":
                 {
-                    var line = Coordinates(body);
+                    var line = Coordinates(body, plane);
                     return line.Count >= 2 ? new GeoPolygon([line], line: true) : null;
                 }
                 case "CIRCLE":
@@ -82,9 +95,10 @@ internal abstract partial class GeoShape
                     var circle = CirclePattern().Match(body);
                     if (!circle.Success)
                         return null;
-                    var center = Coordinates(circle.Groups[1].Value);
+                    var center = Coordinates(circle.Groups[1].Value, plane);
                     double radius = double.Parse(circle.Groups[2].Value, NumberStyles.Float, CultureInfo.InvariantCulture);
-                    return center.Count == 1 && radius >= 0 && GeoPoint.Create(center[0].Lat, center[0].Lng) is { } c ? new GeoCircle(c, radius * kmPerUnit) : null;
+                    return center.Count == 1 && radius >= 0 && GeoPoint.Create(center[0].Lat, center[0].Lng) is { } c
+                        ? new GeoCircle(c, plane == null ? radius * kmPerUnit : radius, plane) : null;
                 }
                 default:
                     return null;
@@ -96,7 +110,7 @@ internal abstract partial class GeoShape
         }
     }
 
-    private static List<(double Lat, double Lng)> Coordinates(string text)
+    private static List<(double Lat, double Lng)> Coordinates(string text, GeoPlane? plane)
     {
         var result = new List<(double, double)>();
         foreach (string pair in text.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
@@ -106,6 +120,11 @@ internal abstract partial class GeoShape
                 throw new FormatException(pair);
             double lng = double.Parse(xy[0], NumberStyles.Float, CultureInfo.InvariantCulture);
             double lat = double.Parse(xy[1], NumberStyles.Float, CultureInfo.InvariantCulture);
+            if (plane != null)
+            {
+                var onPlane = plane.ToGeo(lng, lat) ?? throw new FormatException(pair); // x y, within the plane
+                (lat, lng) = (onPlane.Lat, onPlane.Lng);
+            }
             if (lat is < -90 or > 90 || lng is < -180 or > 180)
                 throw new FormatException(pair);
             result.Add((lat, lng));
@@ -158,17 +177,27 @@ internal sealed class GeoPoint : GeoShape
     public string ToWkt() => string.Create(CultureInfo.InvariantCulture, $"POINT ({Lng:R} {Lat:R})");
 }
 
-/// <summary>A circle: centre and radius in kilometres.</summary>
-internal sealed class GeoCircle(GeoPoint center, double radiusKm) : GeoShape
+/// <summary>A circle: centre and radius in kilometres (on a Cartesian <c>plane</c>: in its units, distances Euclidean).</summary>
+internal sealed class GeoCircle(GeoPoint center, double radiusKm, GeoPlane? plane = null) : GeoShape
 {
     public double RadiusKm { get; } = radiusKm;
 
     public override GeoPoint Center { get; } = center;
 
+    /// <summary>The distance between two points: great-circle kilometres, or Euclidean on the circle's plane.</summary>
+    private double Distance(GeoPoint a, GeoPoint b) => Distance(a, b, plane);
+
     public override (double MinLat, double MaxLat, double MinLng, double MaxLng) Bounds
     {
         get
         {
+            if (plane != null)
+            {
+                var (x, y) = plane.ToPlane(Center.Lat, Center.Lng);
+                var low = plane.ToGeo(Math.Max(plane.MinX, x - RadiusKm), Math.Max(plane.MinY, y - RadiusKm))!;
+                var high = plane.ToGeo(Math.Min(plane.MaxX, x + RadiusKm), Math.Min(plane.MaxY, y + RadiusKm))!;
+                return (low.Lat, high.Lat, low.Lng, high.Lng);
+            }
             double dLat = RadiusKm / EarthRadiusKm * 180 / Math.PI;
             double minLat = Center.Lat - dLat, maxLat = Center.Lat + dLat;
             if (minLat <= -90 || maxLat >= 90)
@@ -181,16 +210,22 @@ internal sealed class GeoCircle(GeoPoint center, double radiusKm) : GeoShape
         }
     }
 
-    public bool Holds(GeoPoint p) => Haversine(Center.Lat, Center.Lng, p.Lat, p.Lng) <= RadiusKm;
+    public bool Holds(GeoPoint p) => Distance(Center, p) <= RadiusKm;
 
-    /// <summary>A point in kilometres east/north of the centre (equirectangular, for edge distances).</summary>
-    public (double X, double Y) Project(double lat, double lng) =>
-        (Rad(lng - Center.Lng) * Math.Cos(Rad(Center.Lat)) * EarthRadiusKm, Rad(lat - Center.Lat) * EarthRadiusKm);
+    /// <summary>A point in kilometres east/north of the centre (equirectangular, for edge distances; on a plane, its units).</summary>
+    public (double X, double Y) Project(double lat, double lng)
+    {
+        if (plane == null)
+            return (Rad(lng - Center.Lng) * Math.Cos(Rad(Center.Lat)) * EarthRadiusKm, Rad(lat - Center.Lat) * EarthRadiusKm);
+        var (x, y) = plane.ToPlane(lat, lng);
+        var (cx, cy) = plane.ToPlane(Center.Lat, Center.Lng);
+        return (x - cx, y - cy);
+    }
 
     public override bool Intersects(GeoShape other) => other switch
     {
         GeoPoint p => Holds(p),
-        GeoCircle c => Haversine(Center.Lat, Center.Lng, c.Center.Lat, c.Center.Lng) <= RadiusKm + c.RadiusKm,
+        GeoCircle c => Distance(Center, c.Center) <= RadiusKm + c.RadiusKm,
         GeoPolygon g => g.Intersects(this),
         _ => false,
     };
@@ -198,7 +233,7 @@ internal sealed class GeoCircle(GeoPoint center, double radiusKm) : GeoShape
     public override bool IsWithin(GeoShape other) => other switch
     {
         GeoPoint => false,
-        GeoCircle c => Haversine(Center.Lat, Center.Lng, c.Center.Lat, c.Center.Lng) + RadiusKm <= c.RadiusKm,
+        GeoCircle c => Distance(Center, c.Center) + RadiusKm <= c.RadiusKm,
         GeoPolygon g => g.Holds(Center.Lat, Center.Lng) && g.EdgeDistanceKm(this) >= RadiusKm,
         _ => false,
     };

@@ -94,18 +94,24 @@ public static class IndexCompiler
         }
         var spatial = maps.SelectMany(m => m.SpatialFields).ToHashSet(StringComparer.Ordinal);
         var miles = new HashSet<string>(StringComparer.Ordinal);
+        var planes = new Dictionary<string, GeoPlane>(StringComparer.Ordinal);
+        var boxes = new HashSet<string>(StringComparer.Ordinal);
         foreach (var (name, element) in definition.FieldOptions)
         {
             if (element.ValueKind != JsonValueKind.Object || !element.TryGetProperty("Spatial", out var so) || so.ValueKind != JsonValueKind.Object)
                 continue;
-            if (so.TryGetProperty("Type", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() != "Geography")
-                throw new IndexCompilationException($"Field '{name}': spatial Type '{type.GetString()}' is not supported (Geography only).", "Fields", name);
-            if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
+            if (so.TryGetProperty("Type", out var type) && type.ValueKind == JsonValueKind.String && type.GetString() is not ("Geography" or "Cartesian"))
+                throw new IndexCompilationException($"Field '{name}': spatial Type '{type.GetString()}' is not Geography or Cartesian.", "Fields", name);
+            if (GeoPlane.Of(name, so) is { } plane)
+                planes[name] = plane;
+            else if (so.TryGetProperty("Units", out var units) && units.ValueKind == JsonValueKind.String && units.GetString() == "Miles")
                 miles.Add(name);
+            if (so.TryGetProperty("Strategy", out var strategy) && strategy.ValueKind == JsonValueKind.String && strategy.GetString() == "BoundingBox")
+                boxes.Add(name);
         }
         var stored = definition.FieldOptions.Where(kv => kv.Value.ValueKind == JsonValueKind.Object && kv.Value.TryGetProperty("Storage", out var st) && st.ValueKind == JsonValueKind.String && st.GetString() == "Yes")
             .Select(kv => kv.Key).ToHashSet(StringComparer.Ordinal);
-        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n)) { Analysis = analysis }).ToList();
+        var fieldList = names.Select((n, i) => new IndexField(n, (ushort)i, options.GetValueOrDefault(n), analyzers.GetValueOrDefault(n), spatial.Contains(n), miles.Contains(n), stored.Contains(n)) { Analysis = analysis, Plane = planes.GetValueOrDefault(n), BoundingBox = boxes.Contains(n) }).ToList();
         // Fields named at run time (CreateField) take the definition's options for their name, unless the call gives its own.
         IndexField DynamicField(string name, ushort id, FieldIndexing? indexing, bool isStored) =>
             new(name, id, indexing ?? options.GetValueOrDefault(name), indexing is null or FieldIndexing.Search ? analyzers.GetValueOrDefault(name) : null,

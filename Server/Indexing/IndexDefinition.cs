@@ -23,6 +23,12 @@ public enum FieldIndexing
 /// <param name="Stored">Field option <c>Storage: Yes</c>: a projection of the field reads the index's values by default (every entry keeps its values, so any field can be read from the index).</param>
 public sealed record IndexField(string Name, ushort Id, FieldIndexing Indexing, string? Analyzer = null, bool Spatial = false, bool Miles = false, bool Stored = false)
 {
+    /// <summary>A Cartesian spatial field's plane (<c>Spatial.Type: Cartesian</c>); null: geographic.</summary>
+    internal GeoPlane? Plane { get; init; }
+
+    /// <summary>Spatial <c>Strategy: BoundingBox</c>: the field's shapes, and the shapes it is queried with, relate as their bounding boxes.</summary>
+    internal bool BoundingBox { get; init; }
+
     /// <summary>Where a custom <see cref="Analyzer"/> is found (the database's and the server's), or null.</summary>
     internal Analysis.CustomAnalysis? Analysis { get; init; }
 

@@ -85,7 +85,7 @@ internal static class IndexKeys
     {
         foreach (var v in values)
         {
-            if (v.ValueKind != JsonValueKind.String || GeoShape.ParseWkt(v.GetString()!) is not { } shape)
+            if (v.ValueKind != JsonValueKind.String || GeoShape.ParseWkt(v.GetString()!, plane: field.Plane) is not { } shape)
                 continue;
             var cells = shape is GeoPoint p ? [GeoHash.Encode(p.Lat, p.Lng, GeoHash.MaxLevel)] : GeoHash.Cover(shape.Bounds, MaxGeoCells).Cells;
             foreach (string cell in cells)

@@ -94,7 +94,7 @@ public sealed partial class QueryRunner
                     RegexOf(m);
                 break;
             case RqlSpatial sp:
-                ShapeOf(sp.Shape, Miles(sp.Target)); // a shape that does not parse is a 400 before anything is read
+                ShapeOf(sp.Shape, sp.Target, checkOnly: true); // a shape that does not parse is a 400 before anything is read
                 break;
             case RqlMoreLikeThis mlt:
                 if (mlt.Source != null)
@@ -248,8 +248,14 @@ public sealed partial class QueryRunner
                 return Method(m, row);
             case RqlSpatial sp:
             {
-                var query = ShapeOf(sp.Shape, Miles(sp.Target));
+                var query = ShapeOf(sp.Shape, sp.Target);
                 var shapes = ShapesOf(sp.Target, row);
+                if (SpatialField(sp.Target) is { BoundingBox: true })
+                {
+                    // The BoundingBox strategy relates the boxes of the shapes, not the shapes.
+                    query = query.Box();
+                    shapes = [.. shapes.Select(x => x.Box())];
+                }
                 return sp.Relation switch
                 {
                     "within" => shapes.Any(x => x.IsWithin(query)),

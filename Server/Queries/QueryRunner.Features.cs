@@ -154,15 +154,39 @@ public sealed partial class QueryRunner
     private Lucene.Net.Analysis.Analyzer AnalyzerOf(RqlPath path) =>
         (path.IsId ? null : _compiled?.Field(path.ToString())?.TextAnalyzer) ?? SearchAnalyzer.Instance;
 
-    private readonly Dictionary<RqlShape, GeoShape> _shapes = new(ReferenceEqualityComparer.Instance);
+    private readonly Dictionary<(RqlShape Shape, GeoPlane? Plane, bool Miles), GeoShape> _shapes = [];
 
     /// <summary>True when a spatial target's circle radii and distances are in miles (its index field says so).</summary>
-    private bool Miles(RqlSpatialTarget target) => target.Field != null && _compiled?.Field(target.Field.ToString())?.Miles == true;
+    private bool Miles(RqlSpatialTarget target) => SpatialField(target)?.Miles == true;
 
-    /// <summary>A query shape (computed once per query); 400 naming it when it is not one.</summary>
-    private GeoShape ShapeOf(RqlShape s, bool miles)
+    /// <summary>The index field a spatial target names, or null (a document's point or WKT, or no index).</summary>
+    private IndexField? SpatialField(RqlSpatialTarget target) => target.Field != null ? _compiled?.Field(target.Field.ToString()) : null;
+
+    /// <summary>A Cartesian field's plane (its shapes' and queries' coordinates are x and y on it), or null.</summary>
+    private GeoPlane? PlaneOf(RqlSpatialTarget target) => SpatialField(target)?.Plane;
+
+    /// <summary>The distance between two points of <paramref name="target"/>: in its units (kilometres, miles, or its plane's).</summary>
+    private double DistanceBetween(RqlSpatialTarget target, GeoPoint a, GeoPoint b) =>
+        GeoShape.Distance(a, b, PlaneOf(target)) / (Miles(target) ? GeoShape.KmPerMile : 1);
+
+    /// <summary>The coordinates a stored point is answered with: latitude and longitude, or, on a plane, y and x.</summary>
+    private (double Lat, double Lng) Answered(RqlSpatialTarget target, GeoPoint p)
     {
-        if (_shapes.TryGetValue(s, out var known))
+        if (PlaneOf(target) is not { } plane)
+            return (p.Lat, p.Lng);
+        var (x, y) = plane.ToPlane(p.Lat, p.Lng);
+        return (y, x);
+    }
+
+    /// <summary>A query shape for <paramref name="target"/> (computed once per query); 400 naming it when it is not one.</summary>
+    /// <param name="s">The shape.</param>
+    /// <param name="target">What it is compared with (its field's units and plane).</param>
+    /// <param name="checkOnly">Before the index is known (a field's plane is not): the shape is checked for well-formed WKT in any plane.</param>
+    private GeoShape ShapeOf(RqlShape s, RqlSpatialTarget target, bool checkOnly = false)
+    {
+        bool miles = Miles(target);
+        var plane = checkOnly && target.Field != null && _compiled == null ? GeoPlane.Unbounded : PlaneOf(target);
+        if (_shapes.TryGetValue((s, plane, miles), out var known))
             return known;
         string Bad(string what) => $"Invalid query at position {s.Position}: spatial.{s.Kind}() {what}";
         double Number(RqlValue v, string what) => Resolve(v) is { ValueKind: JsonValueKind.Number } n ? n.GetDouble()
@@ -184,14 +208,16 @@ public sealed partial class QueryRunner
                 }
                 if (!(radius >= 0) || !double.IsFinite(radius))
                     throw new InvalidQueryException(Bad($"radius {radius} must be 0 or more."));
-                var center = GeoPoint.Create(lat, lng) ?? throw new InvalidQueryException(Bad($"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
-                shape = new GeoCircle(center, miles ? radius * GeoShape.KmPerMile : radius);
+                var center = PointOf(lat, lng) ?? throw new InvalidQueryException(Bad(plane == null
+                    ? $"centre ({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."
+                    : $"centre (y {lat}, x {lng}) is outside the field's plane ({plane.MinX}..{plane.MaxX}, {plane.MinY}..{plane.MaxY})."));
+                shape = new GeoCircle(center, plane == null && miles ? radius * GeoShape.KmPerMile : radius, plane);
                 break;
             }
             case "point":
             {
                 double lat = Number(s.Args[0], "latitude"), lng = Number(s.Args[1], "longitude");
-                shape = GeoPoint.Create(lat, lng) ?? throw new InvalidQueryException(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180)."));
+                shape = PointOf(lat, lng) ?? throw new InvalidQueryException(Bad($"({lat}, {lng}) is not a latitude (-90..90) and a longitude (-180..180){(plane == null ? "" : " on the field's plane")}."));
                 break;
             }
             default:
@@ -206,18 +232,22 @@ public sealed partial class QueryRunner
                         "Kilometers" => false,
                         var other => throw new InvalidQueryException(Bad($"units '{other}' are unknown (Kilometers, Miles).")),
                     };
-                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!, inMiles ? GeoShape.KmPerMile : 1) : null)
+                shape = (text.ValueKind == JsonValueKind.String ? GeoShape.ParseWkt(text.GetString()!, inMiles ? GeoShape.KmPerMile : 1, plane) : null)
                     ?? throw new InvalidQueryException(Bad($"shape {text.GetRawText()} is not WKT this server reads (POINT (lng lat), POLYGON ((lng lat, ..)) with closed rings, LINESTRING (lng lat, ..) or CIRCLE (lng lat d=radius), degrees)."));
                 break;
             }
         }
-        _shapes[s] = shape;
+        _shapes[(s, plane, miles)] = shape;
         return shape;
+
+        // spatial.point(lat, lng) / circle(r, lat, lng): on a plane the first coordinate is y, the second x.
+        GeoPoint? PointOf(double lat, double lng) => plane != null ? plane.ToGeo(lng, lat) : GeoPoint.Create(lat, lng);
     }
 
     /// <summary>A row's shapes under a spatial target: a spatial field's WKT values, or the document's point or WKT.</summary>
-    private static List<GeoShape> ShapesOf(RqlSpatialTarget target, Row row)
+    private List<GeoShape> ShapesOf(RqlSpatialTarget target, Row row)
     {
+        var plane = PlaneOf(target);
         var result = new List<GeoShape>();
         if (target.Latitude != null)
         {
@@ -228,7 +258,7 @@ public sealed partial class QueryRunner
             return result;
         }
         foreach (var v in row.Values(target.Field ?? target.Wkt!))
-            if (v.ValueKind == JsonValueKind.String && GeoShape.ParseWkt(v.GetString()!) is { } shape)
+            if (v.ValueKind == JsonValueKind.String && GeoShape.ParseWkt(v.GetString()!, plane: plane) is { } shape)
                 result.Add(shape);
         return result;
     }

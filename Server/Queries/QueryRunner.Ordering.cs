@@ -238,15 +238,14 @@ public sealed partial class QueryRunner
             }
             else if (key.Type == RqlOrderType.Distance)
             {
-                var from = ShapeOf(key.DistanceFrom!, false).Center;
-                bool miles = Miles(key.DistanceOf!);
+                var from = ShapeOf(key.DistanceFrom!, key.DistanceOf!).Center;
                 double round = key.RoundFactor is { } rf && Resolve(rf) is { ValueKind: JsonValueKind.Number } r && r.GetDouble() > 0 ? r.GetDouble() : 0;
                 result.Add(m =>
                 {
                     var shapes = ShapesOf(key.DistanceOf!, m);
                     if (shapes.Count == 0)
                         return new SortKey(0, 0, null);
-                    double d = shapes.Min(x => GeoShape.Haversine(from.Lat, from.Lng, x.Center.Lat, x.Center.Lng)) / (miles ? GeoShape.KmPerMile : 1);
+                    double d = shapes.Min(x => DistanceBetween(key.DistanceOf!, from, x.Center));
                     return new SortKey(1, round > 0 ? Math.Round(d / round) * round : d, null);
                 });
             }

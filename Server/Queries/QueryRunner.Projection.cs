@@ -28,7 +28,7 @@ public sealed partial class QueryRunner
     {
         if (_query.OrderBy.FirstOrDefault(o => o.Type == RqlOrderType.Distance) is not { } key)
             return null;
-        var from = ShapeOf(key.DistanceFrom!, false).Center;
+        var from = ShapeOf(key.DistanceFrom!, key.DistanceOf!).Center;
         var shapes = ShapesOf(key.DistanceOf!, row);
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(96);
         using (var w = new Utf8JsonWriter(buffer))
@@ -42,10 +42,11 @@ public sealed partial class QueryRunner
             }
             else
             {
-                var nearest = shapes.MinBy(x => Indexing.GeoShape.Haversine(from.Lat, from.Lng, x.Center.Lat, x.Center.Lng))!.Center;
-                w.WriteNumber("Distance", Indexing.GeoShape.Haversine(from.Lat, from.Lng, nearest.Lat, nearest.Lng) / (Miles(key.DistanceOf!) ? Indexing.GeoShape.KmPerMile : 1));
-                w.WriteNumber("Latitude", nearest.Lat);
-                w.WriteNumber("Longitude", nearest.Lng);
+                var nearest = shapes.MinBy(x => DistanceBetween(key.DistanceOf!, from, x.Center))!.Center;
+                w.WriteNumber("Distance", DistanceBetween(key.DistanceOf!, from, nearest));
+                var (lat, lng) = Answered(key.DistanceOf!, nearest);
+                w.WriteNumber("Latitude", lat);
+                w.WriteNumber("Longitude", lng);
             }
             w.WriteEndObject();
         }

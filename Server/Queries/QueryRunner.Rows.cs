@@ -64,7 +64,7 @@ public sealed partial class QueryRunner
             var docs = DocumentsStorage.Docs(dbTx);
             // Every hit's score is needed to order by it (score(), or moreLikeThis() without order by); else only the page's.
             bool allScores = _query.OrderBy.Any(o => o.Type == RqlOrderType.Score) || (_query.OrderBy.Count == 0 && HasMoreLikeThis);
-            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, Miles(sp.Target)), allScores);
+            var finder = new CandidateFinder(index.Compiled, reader, Resolve, MoreLikeThisQueries(index.Compiled, reader, dbTx), sp => ShapeOf(sp.Shape, sp.Target), allScores);
             _searchHits = finder.SearchHits;
             var entries = new EntryReader(reader);
             long since = Stopwatch.GetTimestamp();

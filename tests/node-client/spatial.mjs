@@ -2,7 +2,7 @@
 // withinRadius (kilometres and miles), within/intersects/disjoint a WKT polygon, orderByDistance /
 // orderByDistanceDescending, and a dynamic query on a PointField; each answer is checked against haversine /
 // point-in-rectangle brute force over the stored points. Usage: node spatial.mjs <url> <database>.
-import { DocumentStore, CreateDatabaseOperation, PutIndexesOperation, PointField } from "ravendb";
+import { DocumentStore, CreateDatabaseOperation, PutIndexesOperation, PointField, SpatialOptionsFactory, SpatialBounds } from "ravendb";
 import assert from "node:assert/strict";
 
 const [url, database] = process.argv.slice(2);
@@ -64,6 +64,33 @@ try {
   assert.deepEqual(ids(session, found), within8);
 
   await assert.rejects(q(store.openSession()).spatial("Location", f => f.within("POLYGON((1 1, 2 2))")).all(), (e) => e.name === "InvalidQueryException" && /WKT/.test(e.message));
+  // A Cartesian field (SpatialOptionsFactory.cartesian()), quad tree over 0..1000 and bounding box: x y coordinates,
+  // Euclidean radii, and boxes related by the BoundingBox strategy.
+  class Part { constructor(name, wkt) { Object.assign(this, { name, wkt }); } }
+  {
+    const s = store.openSession();
+    await s.store(new Part("origin", "POINT (10 10)"), "parts/1");
+    await s.store(new Part("far", "POINT (900 100)"), "parts/2");
+    await s.store(new Part("triangle", "POLYGON ((0 0, 80 0, 0 80, 0 0))"), "parts/3");
+    await s.saveChanges();
+  }
+  const factory = new SpatialOptionsFactory();
+  const fields = (options) => ({ wkt: { spatial: options } });
+  const map = "from p in docs.Parts select new { p.name, wkt = CreateSpatialField(p.wkt) }";
+  await store.maintenance.send(new PutIndexesOperation(
+    { name: "Parts/Plane", maps: new Set([map]), fields: fields(factory.cartesian().quadPrefixTreeIndex(12, new SpatialBounds(0, 0, 1000, 1000))) },
+    { name: "Parts/Boxes", maps: new Set([map]), fields: fields(factory.cartesian().boundingBoxIndex()) }));
+  const parts = async (index, build) => (await build(store.openSession().query({ indexName: index, documentType: Part }).waitForNonStaleResults()).all()).map(p => p.name).sort();
+  assert.deepEqual(await parts("Parts/Plane", x => x.spatial("wkt", f => f.withinRadius(5, 10, 12))), ["origin"]);
+  assert.deepEqual(await parts("Parts/Plane", x => x.spatial("wkt", f => f.within("POLYGON ((800 0, 1000 0, 1000 200, 800 200, 800 0))"))), ["far"]);
+  assert.deepEqual(await parts("Parts/Plane", x => x.spatial("wkt", f => f.intersects("POINT (70 70)"))), []);
+  assert.deepEqual(await parts("Parts/Boxes", x => x.spatial("wkt", f => f.intersects("POINT (70 70)"))), ["triangle"]);
+  {
+    const s = store.openSession();
+    const near = await s.query({ indexName: "Parts/Plane", documentType: Part }).waitForNonStaleResults()
+      .spatial("wkt", f => f.within("POLYGON ((1 1, 999 1, 999 999, 1 999, 1 1))")).orderByDistanceDescending("wkt", 0, 0).all();
+    assert.deepEqual(near.map(p => p.name), ["far", "origin"]);
+  }
   console.log("spatial: ok");
   clearTimeout(timeout);
   store.dispose();

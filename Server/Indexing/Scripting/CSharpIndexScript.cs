@@ -98,10 +98,12 @@ public abstract class CSharpIndexScript
     {
         if (DynamicJson.IsNull(latitude) || DynamicJson.IsNull(longitude))
             return DynamicNull.Instance;
+        // A Cartesian field's y and x may lie outside latitudes and longitudes: the field checks its shapes' coordinates when it indexes them.
         if (latitude is not (long or double or int or decimal or float) || longitude is not (long or double or int or decimal or float)
-            || GeoPoint.Create(Convert.ToDouble(latitude, CultureInfo.InvariantCulture), Convert.ToDouble(longitude, CultureInfo.InvariantCulture)) is not { } point)
-            throw new ArgumentException($"CreateSpatialField: ({latitude}, {longitude}) is not a latitude and a longitude.");
-        return new SpatialValue(point.ToWkt());
+            || Convert.ToDouble(latitude, CultureInfo.InvariantCulture) is var lat && !double.IsFinite(lat)
+            || Convert.ToDouble(longitude, CultureInfo.InvariantCulture) is var lng && !double.IsFinite(lng))
+            throw new ArgumentException($"CreateSpatialField: ({latitude}, {longitude}) is not a latitude and a longitude (or y and x).");
+        return new SpatialValue(string.Create(CultureInfo.InvariantCulture, $"POINT ({lng:R} {lat:R})"));
     }
 
     /// <summary>CreateSpatialField(wkt) of C# and JavaScript index code.</summary>
@@ -109,7 +111,7 @@ public abstract class CSharpIndexScript
     {
         if (DynamicJson.IsNull(wkt))
             return DynamicNull.Instance;
-        if (wkt is not string s || GeoShape.ParseWkt(s) == null)
+        if (wkt is not string s || GeoShape.ParseWkt(s, plane: GeoPlane.Unbounded) == null)
             throw new ArgumentException($"CreateSpatialField: {JsonSerializer.Serialize(wkt?.ToString())} is not a WKT POINT or POLYGON.");
         return new SpatialValue(s);
     }
