@@ -77,6 +77,39 @@ public static class CompareExchangeStore
         return next;
     }
 
+    internal const string ChangesTree = "CompareExchangeChanges";
+    private static readonly byte[] ChangeSequenceKey = "CompareExchangeChangeSequence"u8.ToArray();
+
+    /// <summary>
+    /// Logs a change of <paramref name="lowerKey"/> under the next change number (<c>CompareExchangeChanges</c>): indexes
+    /// whose maps read compare-exchange values map the documents that read that key again. Atomic guards are not logged.
+    /// </summary>
+    private static void LogChange(WriteTransaction tx, byte[] lowerKey)
+    {
+        if (lowerKey.AsSpan().StartsWith("rvn-atomic/"u8))
+            return;
+        var state = tx.CreateTree(DocumentsStorage.StateTree);
+        long next = (state.TryGet(ChangeSequenceKey, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0) + 1;
+        Span<byte> number = stackalloc byte[8];
+        BinaryPrimitives.WriteInt64LittleEndian(number, next);
+        state.Put(ChangeSequenceKey, number);
+        tx.CreateTree(ChangesTree).Put(DocumentsStorage.EtagKey(next), lowerKey);
+    }
+
+    /// <summary>The last change number of <see cref="ChangesTree"/> (0: none).</summary>
+    public static long LastChange(Transaction tx) =>
+        tx.ReadTree(DocumentsStorage.StateTree) is { } t && t.TryGet(ChangeSequenceKey, out var v) ? BinaryPrimitives.ReadInt64LittleEndian(v) : 0;
+
+    /// <summary>Changes after number <paramref name="after"/>, in order: the number and the lower-cased key.</summary>
+    public static IEnumerable<(long Number, string Key)> ChangedAfter(Transaction tx, long after)
+    {
+        if (tx.ReadTree(ChangesTree) is not { } log)
+            yield break;
+        var c = log.CreateCursor();
+        for (bool ok = c.Seek(DocumentsStorage.EtagKey(after + 1)); ok; ok = c.MoveNext())
+            yield return (BinaryPrimitives.ReadInt64BigEndian(c.Key), Encoding.UTF8.GetString(c.Value));
+    }
+
     /// <summary>The value under <paramref name="key"/> (any casing), or null.</summary>
     public static Entry? Get(Transaction tx, string key) =>
         tx.ReadTree(TreeName) is { } t && t.TryGet(Key(key), out var v) ? Decode(v) : null;
@@ -138,6 +171,7 @@ public static class CompareExchangeStore
         json.CopyTo(value, 10 + keyLen);
         tree.Put(k, value);
         UpdateExpiry(tx, k, current?.Json, json);
+        LogChange(tx, k);
         return new Result(true, index, json);
     }
 
@@ -153,6 +187,7 @@ public static class CompareExchangeStore
             return new Result(false, current.Index, current.Json); // RavenDB's index check: 0 deletes nothing that exists
         tree.Delete(k);
         UpdateExpiry(tx, k, current.Json, null);
+        LogChange(tx, k);
         return new Result(true, current.Index, current.Json);
     }
 

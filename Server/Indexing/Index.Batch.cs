@@ -69,8 +69,9 @@ public sealed partial class Index
         /// <summary>Runs the batch; throws (after <see cref="Abort"/>-able state) when a step fails.</summary>
         public void Run()
         {
-            // JavaScript maps' loadAttachment() reads contents through this batch's snapshot (the maps run on this thread).
+            // JavaScript maps' loadAttachment() and cmpxchg() read through this batch's snapshot (the maps run on this thread).
             using var attachments = Scripting.ScriptContext.EnterAttachments(AttachmentLoaders.From(_dbTx));
+            using var compareExchange = Scripting.ScriptContext.EnterCompareExchange(key => CompareExchange.CompareExchangeStore.GetObject(_dbTx, key));
             if (_index._reduceDirty && _index._mapReduce != null)
             {
                 // Opened from a commit (start, or after a rollback): reduce again, from all their map results, the keys whose
@@ -92,8 +93,10 @@ public sealed partial class Index
                 while (_mapping.Count > 0)
                     StoreMapped(_mapping.Dequeue());
             }
-            if (_index._references != null && _budget > 0)
+            if (_index.Compiled.UsesLoad && _budget > 0)
                 RemapLoadersOfChanged();
+            if (_index.Compiled.UsesCompareExchange && _budget > 0)
+                RemapReadersOfChangedCompareExchange();
             Interlocked.Add(ref _index._mapAttempts, _attempts);
             Interlocked.Add(ref _index._mapSuccesses, _successes);
             Interlocked.Add(ref _index._mapErrors, _attempts - _successes);
@@ -252,6 +255,19 @@ public sealed partial class Index
                 Changed = true;
             }
             while (--_budget > 0 && changes.MoveNext());
+        }
+
+        /// <summary>Compare-exchange values changed since the position: map again the (already indexed) documents that read them.</summary>
+        private void RemapReadersOfChangedCompareExchange()
+        {
+            foreach (var (number, key) in CompareExchange.CompareExchangeStore.ChangedAfter(_dbTx, Etags.GetValueOrDefault(CompareExchangeKey)))
+            {
+                RemapSourcesOf(Encoding.UTF8.GetBytes(Scripting.ScriptContext.CompareExchangeMarker + key));
+                Etags[CompareExchangeKey] = number;
+                Changed = true;
+                if (--_budget <= 0)
+                    break;
+            }
         }
 
         /// <summary>Maps again the (already indexed) documents that loaded this one.</summary>

@@ -120,6 +120,9 @@ public sealed partial class Index : IDisposable
 
     /// <summary>The position key of the last document change examined for loaded documents (maps that load documents).</summary>
     internal const string ReferencesKey = "@references";
+
+    /// <summary>The position key of the last compare-exchange change examined (maps that read compare-exchange values).</summary>
+    internal const string CompareExchangeKey = "@cmpxchg";
     private readonly HashSet<string> _reducedSinceCommit = []; // map-reduce: keys (hash hex) whose results the next Lucene commit makes durable
     private Task? _mapResultsDurable; // map-reduce: the last storage commit of map and reduce results
     private bool _reduceDirty; // map-reduce: reduce every dirty key before the next batch (writer opened from a commit)
@@ -137,7 +140,8 @@ public sealed partial class Index : IDisposable
         _luceneDir = Path.Combine(folder, "lucene");
         _fieldValues = compiled.Fields.Select(_ => new List<JsonElement>()).ToList();
         _mapReduce = compiled.IsMapReduce ? new MapReduceStore(definition.StoreId ?? definition.Name) : null;
-        _references = compiled.UsesLoad ? new ReferenceStore(definition.StoreId ?? definition.Name) : null;
+        // Loaded documents and read compare-exchange keys (ScriptContext.CompareExchangeMarker + key) are references alike.
+        _references = compiled.UsesLoad || compiled.UsesCompareExchange ? new ReferenceStore(definition.StoreId ?? definition.Name) : null;
         // Before Lucene.Net, an index was a storage environment in `storage/`: that format is gone, and the
         // index is rebuilt from the documents into `lucene/`.
         string legacy = Path.Combine(folder, "storage");
@@ -398,8 +402,10 @@ public sealed partial class Index : IDisposable
     {
         get
         {
-            var keys = Compiled.SourceType == IndexSourceType.Documents ? Compiled.Collections : [IndexItems.PositionKey(Compiled.SourceType)];
-            return _references != null ? keys.Append(ReferencesKey) : keys;
+            IEnumerable<string> keys = Compiled.SourceType == IndexSourceType.Documents ? Compiled.Collections : [IndexItems.PositionKey(Compiled.SourceType)];
+            if (Compiled.UsesLoad)
+                keys = keys.Append(ReferencesKey);
+            return Compiled.UsesCompareExchange ? keys.Append(CompareExchangeKey) : keys;
         }
     }
 
@@ -422,11 +428,13 @@ public sealed partial class Index : IDisposable
             cursor.Prefix = DocumentsStorage.CollectionPrefix(c);
             etags[c] = cursor.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(cursor.Key[^8..]) : 0;
         }
-        if (_references != null)
+        if (Compiled.UsesLoad)
         {
             var all = dbTx.ReadTree(DocumentsStorage.EtagTree)!.CreateCursor();
             etags[ReferencesKey] = all.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(all.Key) : 0;
         }
+        if (Compiled.UsesCompareExchange)
+            etags[CompareExchangeKey] = CompareExchange.CompareExchangeStore.LastChange(dbTx);
         var tomb = dbTx.ReadTree(DocumentsStorage.TombstoneTree)!.CreateCursor();
         long lastTomb = tomb.SeekToLast() ? BinaryPrimitives.ReadInt64BigEndian(tomb.Key) : 0;
         return new IndexPosition(etags, lastTomb, 0);

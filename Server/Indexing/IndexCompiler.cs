@@ -127,11 +127,12 @@ public static class IndexCompiler
         }
         string code = string.Join("\n", definition.Maps.Concat(definition.AdditionalSources.Values));
         bool usesLoad = definition.IsJavaScript ? code.Contains("load(", StringComparison.Ordinal) : code.Contains("LoadDocument", StringComparison.Ordinal);
+        bool usesCompareExchange = code.Contains(definition.IsJavaScript ? "cmpxchg(" : "LoadCompareExchangeValue", StringComparison.Ordinal);
         // A JavaScript map's fields are what it returns at run time (RavenDB collects them so): any may be new.
         bool createsFields = definition.IsJavaScript ? reduce == null || code.Contains("createField(", StringComparison.Ordinal) : code.Contains("CreateField(", StringComparison.Ordinal);
         if (createsFields && reduce != null)
             throw new IndexCompilationException($"Index '{definition.Name}': CreateField is for map indexes; a map-reduce index's fields are its reduce's.", "Maps", definition.Maps[0]);
-        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, OutputReferences = references, MissingFieldsAsNull = definition.MissingFieldsAsNull };
+        return new CompiledIndex(collections, fieldList, maps, reduce, createsFields ? DynamicField : null) { UsesLoad = usesLoad, UsesCompareExchange = usesCompareExchange, OutputReferences = references, MissingFieldsAsNull = definition.MissingFieldsAsNull };
     }
 }
 
@@ -295,6 +296,9 @@ public sealed class CompiledIndex
     /// <summary>The maps load other documents (LoadDocument, load()): their changes map the documents that loaded them again.</summary>
     public bool UsesLoad { get; init; }
 
+    /// <summary>The maps read compare-exchange values (cmpxchg(), LoadCompareExchangeValue): their changes map the documents that read them again.</summary>
+    public bool UsesCompareExchange { get; init; }
+
     /// <summary>
     /// The definition's <c>Indexing.IndexMissingFieldsAsNull</c>: an entry without a field equals null in queries. Off by
     /// default, as RavenDB: only a field whose value is null matches <c>= null</c>.
@@ -314,13 +318,13 @@ public sealed class CompiledIndex
     /// Map-reduce: <see cref="MapResults"/> may run on several threads at once — every map and the reduce key are
     /// compiled C# and no map loads other documents (a load reads through the worker's transaction).
     /// </summary>
-    internal bool MapResultsRunOnAnyThread => Reducer is { RunsOnAnyThread: true } && !UsesLoad && _maps!.Values.All(m => m.Map.RunsOnAnyThread);
+    internal bool MapResultsRunOnAnyThread => Reducer is { RunsOnAnyThread: true } && !UsesLoad && !UsesCompareExchange && _maps!.Values.All(m => m.Map.RunsOnAnyThread);
 
     /// <summary>
     /// A simple map: <see cref="MapEntry"/> may run on several threads at once — an auto index's paths, or maps that are
     /// all compiled C#, load no other documents and create no fields (a new field changes the field list).
     /// </summary>
-    internal bool MapEntryRunsOnAnyThread => Reducer == null && !UsesLoad && _dynamicField == null && (_paths != null || _maps!.Values.All(m => m.Map.RunsOnAnyThread));
+    internal bool MapEntryRunsOnAnyThread => Reducer == null && !UsesLoad && !UsesCompareExchange && _dynamicField == null && (_paths != null || _maps!.Values.All(m => m.Map.RunsOnAnyThread));
 
     /// <summary>Map-reduce: the map results of one document, grouped by reduce key (canonical JSON) as JSON arrays.</summary>
     internal List<(string KeyJson, byte[] Results)> MapResults(JsonElement document, string collection, string id, DocumentLoader? loader, HashSet<string>? loadedIds = null)

@@ -4,10 +4,10 @@
 // a ClusterWide session creating a unique value and a document atomically, a second session claiming the same
 // value failing with ClusterTransactionConcurrencyException and writing nothing, atomic guards making two
 // sessions that loaded the same document race safely, and a session that did not load a guarded document
-// failing to overwrite it; cmpxchg() in RQL where clauses and projections; values included on load and in queries; a value with @expires deleted once it passes. Usage: node cmpxchg.mjs <url> <database>.
+// failing to overwrite it; cmpxchg() in RQL where clauses, projections and JavaScript index maps; values included on load and in queries; a value with @expires deleted once it passes. Usage: node cmpxchg.mjs <url> <database>.
 import {
   DocumentStore, CreateDatabaseOperation, PutCompareExchangeValueOperation, GetCompareExchangeValueOperation,
-  GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation, ConfigureExpirationOperation,
+  GetCompareExchangeValuesOperation, DeleteCompareExchangeValueOperation, ConfigureExpirationOperation, PutIndexesOperation,
 } from "ravendb";
 import assert from "node:assert/strict";
 
@@ -144,6 +144,18 @@ try {
       if (v !== null) await new Promise(r => setTimeout(r, 100));
     }
     assert.equal(v, null);
+  }
+  {
+    // cmpxchg() in a JavaScript index map: the value is indexed, and a change of it re-indexes the documents that read it
+    await store.operations.send(new PutCompareExchangeValueOperation("tiers/Fay", { tier: "gold" }, 0));
+    await store.maintenance.send(new PutIndexesOperation({ name: "Users/ByTier",
+      maps: new Set(["map('Users', u => ({ name: u.name, tier: (cmpxchg('tiers/' + u.name) || {}).tier || null }))"]) }));
+    const tierOf = async (tier) => (await store.openSession().query({ indexName: "Users/ByTier" }).waitForNonStaleResults().whereEquals("tier", tier).all()).map(u => u.name);
+    assert.deepEqual(await tierOf("gold"), ["Fay"]);
+    const current = await store.operations.send(new GetCompareExchangeValueOperation("tiers/Fay"));
+    await store.operations.send(new PutCompareExchangeValueOperation("tiers/Fay", { tier: "silver" }, current.index));
+    assert.deepEqual(await tierOf("silver"), ["Fay"]);
+    assert.deepEqual(await tierOf("gold"), []);
   }
   console.log("cmpxchg: ok");
 } catch (e) {

@@ -32,6 +32,9 @@ public abstract class CSharpIndexScript
     /// <summary>The document's <c>@metadata</c> (with <c>@id</c>).</summary>
     public dynamic MetadataFor(object document) => document is DynamicJsonObject o ? o["@metadata"] : DynamicNull.Instance;
 
+    /// <summary>The compare-exchange value under <paramref name="key"/> (its <c>Object</c>), null when there is none (RavenDB's <c>LoadCompareExchangeValue</c>).</summary>
+    public dynamic LoadCompareExchangeValue(object key) => key is string k ? DynamicJson.Wrap(ScriptContext.CompareExchange(k)) : DynamicNull.Instance;
+
     /// <summary>The names of the document's counters, as its metadata lists them (RavenDB's <c>CounterNamesFor</c>).</summary>
     public IEnumerable<string> CounterNamesFor(object document) => MetadataNames(document, "@counters");
 
@@ -168,6 +171,40 @@ internal static class ScriptContext
     public readonly struct AttachmentScope(AttachmentLoader? previous) : IDisposable
     {
         public void Dispose() => t_attachments = previous;
+    }
+
+    [ThreadStatic]
+    private static Func<string, JsonElement>? t_compareExchange;
+
+    /// <summary>
+    /// The prefix of a compare-exchange key among the ids a map read (<see cref="Enter"/>'s set): the batch keeps them
+    /// apart from document references. No lower-cased document id a map loads starts with NUL.
+    /// </summary>
+    public const string CompareExchangeMarker = "\0cmpxchg\0";
+
+    /// <summary>Makes <paramref name="reader"/> (a key's value <c>Object</c>, JSON null when none) where index code reads compare-exchange values on this thread until the scope ends.</summary>
+    public static CompareExchangeScope EnterCompareExchange(Func<string, JsonElement> reader)
+    {
+        var previous = t_compareExchange;
+        t_compareExchange = reader;
+        return new CompareExchangeScope(previous);
+    }
+
+    /// <summary>
+    /// A compare-exchange value for index code (JavaScript <c>cmpxchg(key)</c>, C# <c>LoadCompareExchangeValue(key)</c>): its
+    /// <c>Object</c>, JSON null when there is none or no reader; the key is noted so that a change of it maps this document again.
+    /// </summary>
+    public static JsonElement CompareExchange(string key)
+    {
+        t_loadedIds?.Add(CompareExchangeMarker + key.ToLowerInvariant());
+        return t_compareExchange?.Invoke(key) ?? NullValue;
+    }
+
+    private static readonly JsonElement NullValue = JsonDocument.Parse("null").RootElement.Clone();
+
+    public readonly struct CompareExchangeScope(Func<string, JsonElement>? previous) : IDisposable
+    {
+        public void Dispose() => t_compareExchange = previous;
     }
 
     /// <summary>Keeps <paramref name="document"/> alive until the current scope ends.</summary>

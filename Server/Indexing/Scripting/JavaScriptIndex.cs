@@ -191,6 +191,8 @@ internal static class JavaScriptIndex
                 })));
                 engine.SetValue(global, items);
             }
+            engine.SetValue("cmpxchg", new Func<JsValue, JsValue>(key => key.IsString() && ScriptContext.CompareExchange(key.AsString()) is { ValueKind: not JsonValueKind.Null } value
+                ? new JsonParser(engine).Parse(value.GetRawText()) : JsValue.Null));
             engine.SetValue("counterNamesFor", new Func<JsValue, JsValue>(doc => MetadataList(engine, doc, "@counters")));
             engine.SetValue("timeSeriesNamesFor", new Func<JsValue, JsValue>(doc => MetadataList(engine, doc, "@timeseries")));
             engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));

@@ -255,4 +255,43 @@ public sealed class IndexFidelityTests
         var both = await server.Http.PutAsync("/databases/db/admin/indexes", TestServer.Json("""{"Indexes":[{"Name":"Mixed","Maps":["from doc in docs select new { doc.Name }","from u in docs.Users select new { u.Name }"]}]}"""));
         Assert.Equal(HttpStatusCode.BadRequest, both.StatusCode);
     }
+    [Fact]
+    public async Task Maps_read_compare_exchange_values_and_follow_their_changes()
+    {
+        await using var server = await StartAsync(
+            """{"Name":"ann","@metadata":{"@collection":"Users"}}""",
+            """{"Name":"bob","@metadata":{"@collection":"Users"}}""");
+        async Task<long> PutValue(string key, string level, long index)
+        {
+            var r = await server.Http.PutAsync($"/databases/db/cmpxchg?key={key}&index={index}", TestServer.Json(new JsonObject { ["Object"] = new JsonObject { ["Level"] = level } }.ToJsonString()));
+            var json = await TestServer.ReadJson(r);
+            Assert.True(json.GetProperty("Successful").GetBoolean(), json.ToString());
+            return json.GetProperty("Index").GetInt64();
+        }
+        long ann = await PutValue("plans/ann", "gold", 0);
+        await PutIndex(server, """{"Name":"JsPlans","Maps":["map('Users', u => ({ Name: u.Name, Plan: (cmpxchg('plans/' + u.Name) || {}).Level || null }))"]}""");
+        await PutIndex(server, """{"Name":"CsPlans","Maps":["from u in docs.Users let p = LoadCompareExchangeValue(\"plans/\" + u.Name) select new { u.Name, Plan = p.Level }"]}""");
+        async Task<string[]> WithPlan(string index, string plan)
+        {
+            var body = new JsonObject { ["Query"] = $"from index {index} where Plan = '{plan}' select Name", ["WaitForNonStaleResults"] = true, ["WaitForNonStaleResultsTimeout"] = "00:00:30" };
+            var json = await TestServer.ReadJson(await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body.ToJsonString())));
+            Assert.False(json.GetProperty("IsStale").GetBoolean());
+            return json.GetProperty("Results").EnumerateArray().Select(r => r.GetProperty("Name").GetString()!).OrderBy(n => n, StringComparer.Ordinal).ToArray();
+        }
+        foreach (string index in new[] { "JsPlans", "CsPlans" })
+            Assert.Equal(["ann"], await WithPlan(index, "gold"));
+        // A value changed, one created, one deleted: the documents that read them are mapped again (the documents did not change).
+        await PutValue("plans/ann", "silver", ann);
+        await PutValue("plans/bob", "gold", 0);
+        foreach (string index in new[] { "JsPlans", "CsPlans" })
+        {
+            Assert.Equal(["ann"], await WithPlan(index, "silver"));
+            Assert.Equal(["bob"], await WithPlan(index, "gold"));
+        }
+        var current = await TestServer.ReadJson(await server.Http.GetAsync("/databases/db/cmpxchg?key=plans/bob"));
+        long bobIndex = current.GetProperty("Results")[0].GetProperty("Index").GetInt64();
+        Assert.Equal(HttpStatusCode.OK, (await server.Http.DeleteAsync($"/databases/db/cmpxchg?key=plans/bob&index={bobIndex}")).StatusCode);
+        foreach (string index in new[] { "JsPlans", "CsPlans" })
+            Assert.Empty(await WithPlan(index, "gold"));
+    }
 }
