@@ -9,7 +9,8 @@ public sealed record AttachmentWrite(string DocumentId, string Name, string Docu
 /// Attachment writes inside a write transaction: each changes the document's <c>@attachments</c> (a new document
 /// change vector) and the content references in the same transaction. Re-runnable (the merger may run a command
 /// again after a rollback). A missing document is a 400 DocumentDoesNotExistException, a missing source attachment
-/// a 400 AttachmentDoesNotExistException, a document change vector that does not match <c>expected</c> a 409.
+/// a 400 AttachmentDoesNotExistException, a document change vector that does not match <c>expected</c> a 409, and so is a copy
+/// or move onto a name the destination already has.
 /// </summary>
 public static class AttachmentOperations
 {
@@ -34,6 +35,10 @@ public static class AttachmentOperations
     /// <summary>Removes attachment <paramref name="name"/>; nothing happens when there is none. Null when nothing changed.</summary>
     public static WriteResult? Delete(DocumentsWriteContext ctx, string documentId, string name, string? expected)
     {
+        // A document that is not there has no attachments to delete (a batch that deleted it first, as RavenDB allows), unless
+        // the write expected a version of it.
+        if (ctx.Get(documentId) == null && string.IsNullOrEmpty(expected))
+            return null;
         var doc = Document(ctx, documentId, expected);
         return ctx.UpdateExtras(doc.Id, extras =>
         {
@@ -49,6 +54,9 @@ public static class AttachmentOperations
     {
         var source = Find(ctx, Document(ctx, documentId, expected), name);
         var destination = Document(ctx, destinationId, null);
+        bool onItself = string.Equals(documentId, destinationId, StringComparison.OrdinalIgnoreCase) && string.Equals(name, destinationName, StringComparison.OrdinalIgnoreCase);
+        if (!onItself && DocumentExtras.Read(destination.Json) is { } existing && existing.Attachments.ContainsKey(destinationName))
+            throw new ConcurrencyException($"Cannot copy or move attachment '{name}' of '{documentId}' to '{destinationName}' of '{destination.Id}': the destination already has an attachment named '{destinationName}'.");
         AttachmentsStore.AddReference(ctx.Transaction, source.Hash);
         var info = source with { Name = destinationName };
         var write = ctx.UpdateExtras(destination.Id, extras => Set(ctx, extras, info))!;

@@ -30,6 +30,7 @@ internal static class BatchParser
             // A PUT without an id (null, or empty) is given one by the server, as PUT /docs?id= is (a GUID).
             string id = c.TryGetProperty("Id", out var i) && i.ValueKind == JsonValueKind.String ? i.GetString()!
                 : type == "PUT" && i.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined ? ""
+                : type == "BatchPATCH" ? "" // its documents are its Ids
                 : throw new BadRequestException($"Commands[{index}] ({type}) has no Id.");
             string? cv = null;
             if (c.TryGetProperty("ChangeVector", out var v))
@@ -80,6 +81,24 @@ internal static class BatchParser
                     bool returnDocument = c.TryGetProperty("ReturnDocument", out var rd) && rd.ValueKind == JsonValueKind.True;
                     list.Add(new PatchItem(id, cv, patch, returnDocument));
                     break;
+                case "BatchPATCH":
+                {
+                    if (!c.TryGetProperty("Ids", out var ids) || ids.ValueKind != JsonValueKind.Array || ids.GetArrayLength() == 0)
+                        throw new BadRequestException($"Commands[{index}] (BatchPATCH) needs Ids: [{{\"Id\": .., \"ChangeVector\": ..}}, ..].");
+                    var targets = new List<(string, string?)>();
+                    foreach (var entry in ids.EnumerateArray())
+                    {
+                        string? target = entry.ValueKind == JsonValueKind.Object && entry.TryGetProperty("Id", out var ti) && ti.ValueKind == JsonValueKind.String ? ti.GetString() : null;
+                        if (string.IsNullOrWhiteSpace(target))
+                            throw new BadRequestException($"Commands[{index}] (BatchPATCH): each of Ids needs an Id.");
+                        documents.ValidateIdToWrite(target);
+                        targets.Add((target, entry.TryGetProperty("ChangeVector", out var tcv) && tcv.ValueKind == JsonValueKind.String ? tcv.GetString() : null));
+                    }
+                    var batchPatch = Operations.DocumentPatch.Parse(c.TryGetProperty("Patch", out var bp) ? bp : default,
+                        c.TryGetProperty("PatchIfMissing", out var bpm) ? bpm : default, default, $"Commands[{index}] (BatchPATCH)", Operations.PatchLimits.Of(options));
+                    list.Add(new BatchPatchItem(targets, batchPatch));
+                    break;
+                }
                 case "AttachmentPUT":
                 {
                     documents.ValidateId(id);
@@ -118,7 +137,7 @@ internal static class BatchParser
                     list.Add(new CountersItem(id, counters));
                     break;
                 default:
-                    throw new BadRequestException($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE, TimeSeries and ForceRevisionCreation are).");
+                    throw new BadRequestException($"Commands[{index}] has Type '{type}', which RavenLite does not support (PUT, DELETE, PATCH, BatchPATCH, Counters, AttachmentPUT, AttachmentDELETE, AttachmentCOPY, AttachmentMOVE, TimeSeries and ForceRevisionCreation are).");
             }
             index++;
         }

@@ -118,6 +118,9 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
     public void Dispose()
     {
         foreach (var item in items)
+        {
             (item as PatchItem)?.Patch.Dispose();
+            (item as BatchPatchItem)?.Patch.Dispose();
+        }
     }
 }

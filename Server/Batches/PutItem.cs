@@ -6,6 +6,9 @@ namespace RavenLite.Server.Batches;
 /// <summary>A PUT; its prepared document is <c>prepared[start..start+length]</c> with a prefix of <c>prefix</c> bytes.</summary>
 internal sealed class PutItem(string id, string? cv, string collection, int start, int length, int prefix, ArrayBufferWriter<byte> prepared) : BatchItem(id, cv)
 {
+    /// <summary>The collection of the document written.</summary>
+    public string Collection => collection;
+
     private WriteResult? _result;
 
     public override void Execute(DocumentsWriteContext context) =>

@@ -92,10 +92,15 @@ public static class BulkDocsEndpoints
             await PostToClusterAsync(context, db, json.RootElement.GetProperty("Commands"), commands, atomicWrites).ConfigureAwait(false);
             return;
         }
+        // The waits' parameters are checked before anything is written: a 400 means nothing was.
+        var assurance = WriteAssurance.Parse(context.Request);
+        var indexes = IndexAssurance.Parse(context.Request)?.Affected(db, commands);
         using var batch = new MergedBatchCommand(commands, body.Length, clusterWide, atomicWrites);
         await db.Merger.EnqueueAsync(batch).ConfigureAwait(false);
-        if (WriteAssurance.Parse(context.Request) is { } assurance)
+        if (assurance != null)
             await assurance.WaitAsync(db, batch.LastEtag, context.RequestAborted).ConfigureAwait(false);
+        if (indexes != null)
+            await indexes.Value.Wait.WaitAsync(indexes.Value.Indexes, context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();
