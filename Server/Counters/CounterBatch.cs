@@ -24,6 +24,9 @@ public sealed class CounterBatch
         Operations = operations;
     }
 
+    /// <summary>Operations already checked (a patch script's counter changes).</summary>
+    public static CounterBatch Of(string documentId, List<Op> operations) => new(documentId, operations);
+
     /// <summary>The document whose counters change.</summary>
     public string DocumentId { get; }
 
@@ -178,8 +181,9 @@ public sealed class CounterBatch
                 result.Add(new CounterDetail(doc.Id, c, documents.LocalChangeVector(c.Version)));
             return result;
         }
+        // A counter asked for by name is answered under the name as asked (RavenDB's casing of the answer), any casing matching.
         foreach (string name in names)
-            result.Add(string.IsNullOrEmpty(name) ? null : CountersStore.Get(tx, key, name) is { } c ? new CounterDetail(doc.Id, c, documents.LocalChangeVector(c.Version)) : null);
+            result.Add(string.IsNullOrEmpty(name) ? null : CountersStore.Get(tx, key, name) is { } c ? new CounterDetail(doc.Id, c with { Name = name }, documents.LocalChangeVector(c.Version)) : null);
         return result;
     }
 }

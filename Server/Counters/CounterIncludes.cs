@@ -7,7 +7,7 @@ namespace RavenLite.Server.Counters;
 /// The counters a load or query includes (<c>?counter=name</c>, <c>?counter=@all_counters</c>, RQL
 /// <c>include counters(...)</c>): per document, the details of the named counters (null for a name the
 /// document lacks) or of all its counters, written as <c>"CounterIncludes":{"id":[...]}</c> and, for
-/// queries, <c>"IncludedCounterNames":{"id":[names]}</c>.
+/// queries, <c>"IncludedCounterNames":{"id":[names]}</c> (<c>[]</c> for all of them).
 /// </summary>
 public sealed class CounterIncludes
 {
@@ -57,18 +57,11 @@ public sealed class CounterIncludes
         w.WriteStartObject("IncludedCounterNames"u8);
         foreach (var (id, details) in _byDocument)
         {
+            // Every counter: an empty list, which RavenDB's clients read as "all of them" (so a session knows it has them all).
             w.WriteStartArray(id);
-            if (_all)
-            {
-                foreach (var d in details)
-                    if (d != null)
-                        w.WriteStringValue(d.Counter.Name);
-            }
-            else
-            {
+            if (!_all)
                 foreach (string n in _names)
                     w.WriteStringValue(n);
-            }
             w.WriteEndArray();
         }
         w.WriteEndObject();

@@ -113,4 +113,26 @@ public static class CountersStore
 
     /// <summary>Number of counters in the database (one per document and name).</summary>
     public static long Count(Transaction tx) => tx.ReadTree(TreeName)?.Count ?? 0;
+
+    /// <summary>
+    /// Number of documents with counters: RavenDB's <c>CountOfCounterEntries</c>, which counts its counter groups (a
+    /// document's counters are stored together, one entry per document).
+    /// </summary>
+    public static long DocumentCount(Transaction tx)
+    {
+        if (tx.ReadTree(TreeName) is not { } tree)
+            return 0;
+        long count = 0;
+        var c = tree.CreateCursor();
+        for (bool ok = c.SeekToFirst(); ok; count++)
+        {
+            // Past this document's counters: its key, then the byte after the separator.
+            var key = c.Key;
+            var next = new byte[key.IndexOf(Separator) + 1];
+            key[..(next.Length - 1)].CopyTo(next);
+            next[^1] = Separator + 1;
+            ok = c.Seek(next);
+        }
+        return count;
+    }
 }

@@ -33,7 +33,7 @@ public static class StatsEndpoints
             changeVector = db.Documents.DatabaseChangeVector(tx);
             conflicts = DocumentConflicts.All(tx).Count;
             conflictVersions = DocumentConflicts.Count(tx);
-            counters = Counters.CountersStore.Count(tx);
+            counters = Counters.CountersStore.DocumentCount(tx);
             revisions = Revisions.RevisionsStore.CountAll(tx);
             segments = TimeSeries.TimeSeriesStore.SegmentCount(tx);
             attachments = Attachments.AttachmentsStore.Stats(tx);

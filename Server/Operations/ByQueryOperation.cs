@@ -52,7 +52,7 @@ public static class ByQueryOperation
             while (batch.Count < size && pending.TryDequeue(out string? id))
                 batch.Add(id);
             // The script runs on a snapshot, outside the merger: a slow script never holds other writes.
-            var patched = new List<(string Id, string ChangeVector, byte[]? Json, List<(string, byte[]?)> Effects)>();
+            var patched = new List<(string Id, string ChangeVector, byte[]? Json, List<PatchEffect> Effects)>();
             int unchanged = 0;
             using (var tx = db.Environment.ReadTransaction())
             {
@@ -63,7 +63,8 @@ public static class ByQueryOperation
                         unchanged++; // deleted since the query
                         continue;
                     }
-                    var json = script.Run(doc, other => db.Documents.Get(tx, other));
+                    var json = script.Run(doc, other => db.Documents.Get(tx, other),
+                        (other, name) => db.Documents.Get(tx, other) is { } d ? Counters.CountersStore.Get(tx, db.Documents.KeyOf(d.Id), name)?.Value : null);
                     if (json != null || script.Effects.Count > 0)
                         patched.Add((doc.Id, doc.ChangeVector, json, script.Effects.ToList()));
                     else

@@ -60,7 +60,7 @@ internal sealed class DocumentPatch : IDisposable
         var current = ctx.Get(id);
         if (current == null)
         {
-            byte[]? created = _ifMissing != null ? _ifMissing.Run(new StoredDocument(id, Collections.Empty, 0, "", DateTime.UtcNow, "{}"u8.ToArray()), ctx.Get) ?? "{}"u8.ToArray()
+            byte[]? created = _ifMissing != null ? _ifMissing.Run(new StoredDocument(id, Collections.Empty, 0, "", DateTime.UtcNow, "{}"u8.ToArray()), ctx.Get, (d, n) => CounterOf(ctx, d, n)) ?? "{}"u8.ToArray()
                 : _createIfMissing;
             if (created == null)
                 return new Outcome(Status.DocumentDoesNotExist, null, null, null);
@@ -75,7 +75,7 @@ internal sealed class DocumentPatch : IDisposable
                 return new Outcome(Status.Skipped, null, current.Json, null);
             throw new ConcurrencyException($"Document {id} has change vector {current.ChangeVector}, not {expectedChangeVector}: the patch was not applied.");
         }
-        var json = _patch.Run(current, ctx.Get);
+        var json = _patch.Run(current, ctx.Get, (d, n) => CounterOf(ctx, d, n));
         var result = json == null ? null : ctx.Put(id, json, null);
         ApplyEffects(ctx, _patch);
         var output = _patch.Output.ToList();
@@ -87,17 +87,23 @@ internal sealed class DocumentPatch : IDisposable
     /// <summary>Writes what the script's put(id, doc) and del(id) asked, in order, in the same transaction.</summary>
     internal static void ApplyEffects(DocumentsWriteContext ctx, PatchScript script) => ApplyEffects(ctx, script.Effects);
 
-    /// <summary>Writes recorded put/del effects, in order.</summary>
-    internal static void ApplyEffects(DocumentsWriteContext ctx, IEnumerable<(string Id, byte[]? Json)> effects)
+    /// <summary>Writes recorded effects (put, del, counter changes), in order; a counter of a missing document is a 400.</summary>
+    internal static void ApplyEffects(DocumentsWriteContext ctx, IEnumerable<PatchEffect> effects)
     {
-        foreach (var (other, doc) in effects)
+        foreach (var effect in effects)
         {
-            if (doc == null)
-                ctx.Delete(other, null);
+            if (effect.Counter != null)
+                Counters.CounterBatch.Of(effect.Id, [new(effect.DeleteCounter ? Counters.CounterBatch.OpType.Delete : Counters.CounterBatch.OpType.Increment, effect.Counter, effect.Delta)]).Apply(ctx);
+            else if (effect.Json == null)
+                ctx.Delete(effect.Id, null);
             else
-                ctx.Put(ctx.ResolveId(other), doc, null);
+                ctx.Put(ctx.ResolveId(effect.Id), effect.Json, null);
         }
     }
+
+    /// <summary>A counter of a document as the transaction has it (a script's <c>counter(doc, name)</c>).</summary>
+    private static long? CounterOf(DocumentsWriteContext ctx, string id, string name) =>
+        ctx.Find(id) is var (storedId, _) ? Counters.CountersStore.Get(ctx.Transaction, ctx.KeyOf(storedId), name)?.Value : null;
 
     public void Dispose()
     {

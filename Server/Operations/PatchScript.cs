@@ -23,8 +23,10 @@ internal sealed class PatchScript : IDisposable
     private readonly JsValue _args;
     private Func<string, StoredDocument?> _load = _ => null;
 
-    /// <summary>The last run's put(id, doc) (JSON) and del(id) (null), in order.</summary>
-    public List<(string Id, byte[]? Json)> Effects { get; } = [];
+    /// <summary>The last run's put(id, doc), del(id), incrementCounter(..) and deleteCounter(..), in order.</summary>
+    public List<PatchEffect> Effects { get; } = [];
+
+    private Func<string, string, long?> _counter = (_, _) => null;
 
     /// <summary>The last run's output(...) values.</summary>
     public List<string> Output { get; } = [];
@@ -43,16 +45,32 @@ internal sealed class PatchScript : IDisposable
                 throw new ArgumentException("put(id, document): the id must be non-empty text.");
             if (doc is not ObjectInstance || doc.IsArray())
                 throw new ArgumentException($"put('{id.AsString()}', document): the document must be an object.");
-            Effects.Add((id.AsString(), System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(_engine).Serialize(doc).AsString())));
+            Effects.Add(new PatchEffect(id.AsString(), System.Text.Encoding.UTF8.GetBytes(new Jint.Native.Json.JsonSerializer(_engine).Serialize(doc).AsString())));
             return id;
         }));
         _engine.SetValue("del", new Func<JsValue, JsValue>(id =>
         {
             if (id is null || !id.IsString() || id.AsString().Length == 0)
                 throw new ArgumentException("del(id): the id must be non-empty text.");
-            Effects.Add((id.AsString(), null));
+            Effects.Add(new PatchEffect(id.AsString(), null));
             return JsValue.Undefined;
         }));
+        // Counters of the patched or another document (RavenDB's incrementCounter, deleteCounter, counter): a change
+        // is an effect applied after the document; a read sees the counter as the script started.
+        _engine.SetValue("incrementCounter", new Func<JsValue, JsValue, JsValue, JsValue>((doc, name, value) =>
+        {
+            long delta = value is null || value.IsUndefined() ? 1 : value.IsNumber() && value.AsNumber() == Math.Floor(value.AsNumber()) && Math.Abs(value.AsNumber()) < 9.2e18
+                ? (long)value.AsNumber() : throw new ArgumentException("incrementCounter(doc, name, value): the value must be a whole number.");
+            Effects.Add(new PatchEffect(CounterTarget(doc, "incrementCounter"), null, CounterName(name, "incrementCounter"), delta));
+            return JsValue.Undefined;
+        }));
+        _engine.SetValue("deleteCounter", new Func<JsValue, JsValue, JsValue>((doc, name) =>
+        {
+            Effects.Add(new PatchEffect(CounterTarget(doc, "deleteCounter"), null, CounterName(name, "deleteCounter"), 0, DeleteCounter: true));
+            return JsValue.Undefined;
+        }));
+        _engine.SetValue("counter", new Func<JsValue, JsValue, JsValue>((doc, name) =>
+            _counter(CounterTarget(doc, "counter"), CounterName(name, "counter")) is { } v ? JsValue.FromObject(_engine, v) : JsValue.Null));
         _engine.SetValue("output", new Action<JsValue>(v => Output.Add(v.IsString() ? v.AsString() : new Jint.Native.Json.JsonSerializer(_engine).Serialize(v).AsString())));
         _args = parameters.ValueKind == JsonValueKind.Object ? new JsonParser(_engine).Parse(parameters.GetRawText()) : new Jint.Native.JsObject(_engine);
         if (parameters.ValueKind == JsonValueKind.Object)
@@ -85,9 +103,10 @@ internal sealed class PatchScript : IDisposable
     /// Runs the script on <paramref name="doc"/>; the patched document's JSON, or null when the script left it as it was.
     /// Throws <see cref="PatchException"/> when the script fails for this document.
     /// </summary>
-    public byte[]? Run(StoredDocument doc, Func<string, StoredDocument?> load)
+    public byte[]? Run(StoredDocument doc, Func<string, StoredDocument?> load, Func<string, string, long?>? counter = null)
     {
         _load = load;
+        _counter = counter ?? ((_, _) => null);
         Effects.Clear();
         Output.Clear();
         _engine.Constraints.Reset();
@@ -111,6 +130,15 @@ internal sealed class PatchScript : IDisposable
         }
     }
 
+    /// <summary>The document a counter function names: a document object (its <c>@metadata.@id</c>) or an id.</summary>
+    private static string CounterTarget(JsValue doc, string function) =>
+        doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m && m.Get("@id") is { } id && id.IsString() ? id.AsString()
+        : doc is not null && doc.IsString() && doc.AsString().Length > 0 ? doc.AsString()
+        : throw new ArgumentException($"{function}(doc, name): doc must be a document or its id.");
+
+    private static string CounterName(JsValue name, string function) =>
+        name is not null && name.IsString() && name.AsString().Length > 0 ? name.AsString() : throw new ArgumentException($"{function}(doc, name): the counter name must be non-empty text.");
+
     /// <summary>A document as JSON without the <c>@metadata.@id</c> added for <c>id()</c> (the server keeps ids apart from the body).</summary>
     private string Serialize(JsValue document)
     {
@@ -131,6 +159,12 @@ internal readonly record struct PatchLimits(int MaxStatements, TimeSpan Timeout)
     public static PatchLimits Of(Configuration.ServerOptions options, bool ignoreSteps = false) =>
         new(ignoreSteps ? int.MaxValue : options.PatchMaxStatements, TimeSpan.FromMilliseconds(options.PatchTimeoutMs));
 }
+
+/// <summary>
+/// What a patch script asked beside changing its document: <see cref="Json"/> put (null: <see cref="Id"/> deleted), or,
+/// with <see cref="Counter"/>, that counter of <see cref="Id"/> incremented by <see cref="Delta"/> or deleted.
+/// </summary>
+internal sealed record PatchEffect(string Id, byte[]? Json, string? Counter = null, long Delta = 0, bool DeleteCounter = false);
 
 /// <summary>A patch script failed for one document.</summary>
 internal sealed class PatchException(string message, Exception inner) : Exception(message, inner);

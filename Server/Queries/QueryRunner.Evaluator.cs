@@ -139,6 +139,16 @@ public sealed partial class QueryRunner
             : throw new InvalidQueryException($"Invalid query at position {v.Position}: a counter name must be a string, got {e.ValueKind}.");
     }
 
+    /// <summary>A literal or parameter that is a counter name or an array of them (<c>include counters($names)</c>); null names are skipped; 400 otherwise.</summary>
+    private List<string> ResolveStrings(RqlValue v)
+    {
+        var e = Resolve(v);
+        if (e.ValueKind != JsonValueKind.Array)
+            return [ResolveString(v)];
+        return e.EnumerateArray().Where(x => x.ValueKind != JsonValueKind.Null).Select(x => x.ValueKind == JsonValueKind.String ? x.GetString()!
+            : throw new InvalidQueryException($"Invalid query at position {v.Position}: a counter name must be a string, got {x.ValueKind}.")).ToList();
+    }
+
     /// <summary>The value of a literal or parameter, as JSON; computed once per query (not per scanned document).</summary>
     private JsonElement Resolve(RqlValue v)
     {

@@ -27,7 +27,7 @@ public sealed partial class QueryRunner
                         ? (runner.ResolveString(t.Name), 0L, long.MaxValue, (int?)runner.ToInt(t.LastValue, "count"))
                         : (runner.ResolveString(t.Name), ExtraIncludes.LastSince(runner.Resolve(t.LastValue).GetRawText(), runner.ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
             Counters = _query.CounterIncludes.Count == 0 ? null
-                : new Counters.CounterIncludes(_query.CounterIncludes.Select(c => c.Name == null ? RavenLite.Server.Counters.CounterIncludes.All : runner.ResolveString(c.Name)));
+                : new Counters.CounterIncludes(_query.CounterIncludes.SelectMany(c => c.Name == null ? [RavenLite.Server.Counters.CounterIncludes.All] : runner.ResolveStrings(c.Name)));
         }
 
         /// <summary>The time series and compare-exchange values included (null: none asked for).</summary>

@@ -130,4 +130,58 @@ public sealed class DataFidelityTests
         Assert.Equal(JsonValueKind.Null, range.GetProperty("From").ValueKind);
         Assert.Equal(JsonValueKind.Null, range.GetProperty("To").ValueKind);
     }
+    [Fact]
+    public async Task Counters_answer_as_RavenDB_does_and_patch_scripts_change_them()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"Name":"Ann","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/2", """{"Name":"Bob","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Post, "/databases/db/counters",
+            """{"Documents":[{"DocumentId":"users/1","Operations":[{"Type":"Increment","CounterName":"Likes","Delta":3},{"Type":"Increment","CounterName":"Shares","Delta":1}]},{"DocumentId":"users/2","Operations":[{"Type":"Increment","CounterName":"Likes","Delta":1}]}]}""",
+            HttpStatusCode.OK);
+        // A counter asked for in another casing is answered under that name.
+        var read = await Send(server, HttpMethod.Get, "/databases/db/counters?docId=users/1&counter=likes", null, HttpStatusCode.OK);
+        Assert.Equal("likes", read.GetProperty("Counters")[0].GetProperty("CounterName").GetString());
+        Assert.Equal(3, read.GetProperty("Counters")[0].GetProperty("TotalValue").GetInt64());
+        // CountOfCounterEntries counts documents with counters (RavenDB's counter groups), not counters.
+        Assert.Equal(2, (await Send(server, HttpMethod.Get, "/databases/db/stats", null, HttpStatusCode.OK)).GetProperty("CountOfCounterEntries").GetInt64());
+
+        // include counters(): every counter, IncludedCounterNames an empty list per document (clients read it as all).
+        var all = await Send(server, HttpMethod.Post, "/databases/db/queries", """{"Query":"from Users where Name = 'Ann' include counters()"}""", HttpStatusCode.OK);
+        Assert.Equal(JsonValueKind.Array, all.GetProperty("IncludedCounterNames").GetProperty("users/1").ValueKind);
+        Assert.Equal(0, all.GetProperty("IncludedCounterNames").GetProperty("users/1").GetArrayLength());
+        Assert.Equal(2, all.GetProperty("CounterIncludes").GetProperty("users/1").GetArrayLength());
+        // include counters($names) with an array parameter (null names skipped).
+        var named = await Send(server, HttpMethod.Post, "/databases/db/queries",
+            """{"Query":"from Users where Name = 'Ann' include counters($names)","QueryParameters":{"names":["Likes",null,"Missing"]}}""", HttpStatusCode.OK);
+        Assert.Equal(["Likes", "Missing"], named.GetProperty("IncludedCounterNames").GetProperty("users/1").EnumerateArray().Select(n => n.GetString()));
+        var details = named.GetProperty("CounterIncludes").GetProperty("users/1").EnumerateArray().ToList();
+        Assert.Equal(3, details[0].GetProperty("TotalValue").GetInt64());
+        Assert.Equal(JsonValueKind.Null, details[1].ValueKind);
+
+        // Patch scripts: incrementCounter / deleteCounter on this or another document, counter() reads.
+        await Send(server, HttpMethod.Patch, "/databases/db/docs?id=users/1",
+            """{"Patch":{"Script":"incrementCounter(this, 'Likes', 10); incrementCounter('users/2', 'Likes'); deleteCounter(this, 'Shares'); this.Seen = counter(this, 'Likes');","Values":{}}}""",
+            HttpStatusCode.OK);
+        var after = await Send(server, HttpMethod.Get, "/databases/db/counters?docId=users/1", null, HttpStatusCode.OK);
+        Assert.Equal(["Likes:13"], after.GetProperty("Counters").EnumerateArray().Select(c => $"{c.GetProperty("CounterName").GetString()}:{c.GetProperty("TotalValue").GetInt64()}"));
+        Assert.Equal(2, (await Send(server, HttpMethod.Get, "/databases/db/counters?docId=users/2&counter=Likes", null, HttpStatusCode.OK)).GetProperty("Counters")[0].GetProperty("TotalValue").GetInt64());
+        var doc = (await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1", null, HttpStatusCode.OK)).GetProperty("Results")[0];
+        Assert.Equal(3, doc.GetProperty("Seen").GetInt64()); // read as the script started
+        Assert.Equal(["Likes"], doc.GetProperty("@metadata").GetProperty("@counters").EnumerateArray().Select(n => n.GetString()));
+        // Patch by query too; a counter of a missing document fails the patch, nothing written.
+        await Send(server, HttpMethod.Patch, "/databases/db/queries?waitForCompletion=true", """{"Query":{"Query":"from Users update { incrementCounter(this, 'Visits', 2); }"}}""", HttpStatusCode.OK);
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        long visits = 0;
+        while (visits != 2 && DateTime.UtcNow < deadline)
+        {
+            var v = await Send(server, HttpMethod.Get, "/databases/db/counters?docId=users/2&counter=Visits", null, HttpStatusCode.OK);
+            visits = v.GetProperty("Counters")[0].ValueKind == JsonValueKind.Null ? 0 : v.GetProperty("Counters")[0].GetProperty("TotalValue").GetInt64();
+            if (visits != 2)
+                await Task.Delay(20); // polling the condition, with the deadline above
+        }
+        Assert.Equal(2, visits);
+        await Send(server, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.X = 1; incrementCounter('users/404', 'Likes');","Values":{}}}""", HttpStatusCode.BadRequest);
+        Assert.False((await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1", null, HttpStatusCode.OK)).GetProperty("Results")[0].TryGetProperty("X", out _));
+    }
 }
