@@ -34,11 +34,33 @@ public sealed class DatabaseRecordFile
     /// <summary>Changes whenever <see cref="Client"/> does (UTC ticks of the change).</summary>
     public long ClientEtag { get; set; }
 
+    /// <summary>Disabled (<c>POST /admin/databases/disable</c>): the database stays closed and answers 503 until enabled.</summary>
+    public bool Disabled { get; set; }
+
+    /// <summary>RavenDB's deletion lock: <c>Unlock</c>, <c>PreventDeletesIgnore</c> (a delete skips it) or <c>PreventDeletesError</c> (a delete is refused).</summary>
+    public string LockMode { get; set; } = "Unlock";
+
     /// <summary>The database's custom analyzers (RavenDB's <c>Analyzers</c> of the record): name → C# source.</summary>
     public Dictionary<string, string> Analyzers { get; set; } = new(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>The database's custom sorters (RavenDB's <c>Sorters</c>): name → C# source.</summary>
     public Dictionary<string, string> Sorters { get; set; } = new(StringComparer.OrdinalIgnoreCase);
+
+    /// <summary>RavenDB's <c>IndexesHistory</c>: per static index, its last definitions put, newest first (<see cref="AddIndexHistory"/>).</summary>
+    public JsonObject IndexesHistory { get; set; } = [];
+
+    /// <summary>How many definitions of an index <see cref="IndexesHistory"/> keeps (RavenDB's default).</summary>
+    public const int IndexHistoryLength = 10;
+
+    /// <summary>Records that index <paramref name="name"/> was put with <paramref name="definition"/> (its JSON as clients read it).</summary>
+    public void AddIndexHistory(string name, JsonNode definition, DateTime at)
+    {
+        var list = IndexesHistory[name] as JsonArray ?? [];
+        IndexesHistory[name] = list;
+        list.Insert(0, new JsonObject { ["Definition"] = definition, ["Source"] = "Client", ["CreatedAt"] = Formatting.JsonDates.FormatDate(at), ["RollingDeployment"] = new JsonObject() });
+        while (list.Count > IndexHistoryLength)
+            list.RemoveAt(list.Count - 1);
+    }
 
     /// <summary>Reads the record of folder <paramref name="dir"/>.</summary>
     /// <exception cref="JsonException">the file is not a record.</exception>
@@ -51,6 +73,9 @@ public sealed class DatabaseRecordFile
                 record.Settings[k] = (string?)v ?? "";
         record.Client = json[nameof(Client)]?.DeepClone() as JsonObject;
         record.ClientEtag = (long?)json[nameof(ClientEtag)] ?? 0;
+        record.Disabled = (bool?)json[nameof(Disabled)] ?? false;
+        record.IndexesHistory = json[nameof(IndexesHistory)]?.DeepClone() as JsonObject ?? [];
+        record.LockMode = (string?)json[nameof(LockMode)] ?? "Unlock";
         foreach (var (target, property) in new[] { (record.Analyzers, nameof(Analyzers)), (record.Sorters, nameof(Sorters)) })
             if (json[property] is JsonObject code)
                 foreach (var (k, v) in code)
@@ -67,6 +92,9 @@ public sealed class DatabaseRecordFile
             [nameof(Settings)] = new JsonObject(Settings.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
             [nameof(Client)] = Client?.DeepClone(),
             [nameof(ClientEtag)] = ClientEtag,
+            [nameof(Disabled)] = Disabled,
+            [nameof(LockMode)] = LockMode,
+            [nameof(IndexesHistory)] = IndexesHistory.DeepClone(),
             [nameof(Analyzers)] = new JsonObject(Analyzers.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
             [nameof(Sorters)] = new JsonObject(Sorters.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
         };
@@ -172,7 +200,7 @@ public sealed class DatabaseRecordFile
                     break; // Etag and fields of newer clients: not stored
             }
         }
-        result["Disabled"] ??= false;
+        result[nameof(Disabled)] ??= false; // the client configuration's Disabled (same name as the record's)
         return result;
     }
 }

@@ -183,6 +183,35 @@ public sealed partial class DatabaseRegistry : IDisposable
         }
     }
 
+    /// <summary>The record of database <paramref name="name"/> as last written (404 DatabaseMissing when there is none).</summary>
+    public DatabaseRecordFile ReadRecord(string name)
+    {
+        lock (_lock)
+        {
+            ObjectDisposedException.ThrowIf(_disposed, this);
+            if (!_names.TryGetValue(name, out var stored))
+                throw new DatabaseMissingException(name);
+            return _open.TryGetValue(stored, out var db) ? db.Record : DatabaseRecordFile.Read(DirectoryOf(stored));
+        }
+    }
+
+    /// <summary>
+    /// Disables a database (it is closed, waiting for its requests, and answers 503 DatabaseDisabledException until enabled)
+    /// or enables it (it opens on the next request). False when it already was so.
+    /// </summary>
+    public bool SetDisabled(string name, bool disabled)
+    {
+        bool changed = false;
+        UpdateRecord(name, r =>
+        {
+            changed = r.Disabled != disabled;
+            r.Disabled = disabled;
+        });
+        if (disabled && Find(name) is { } stored)
+            Reload(stored);
+        return changed;
+    }
+
     /// <summary>
     /// Closes an open database (waiting for its requests, as <see cref="Database.Dispose"/> does) so that the next
     /// request opens it again with its current settings. Run it off the request that asked, which holds a lease.
@@ -279,6 +308,8 @@ public sealed partial class DatabaseRegistry : IDisposable
                     throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
                 if (!_open.TryGetValue(name, out db))
                 {
+                    if (File.Exists(Path.Combine(DirectoryOf(stored), DatabaseRecordFile.FileName)) && DatabaseRecordFile.Read(DirectoryOf(stored)).Disabled)
+                        throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is disabled; enable it (POST /admin/databases/enable) to use it.");
                     long started = System.Diagnostics.Stopwatch.GetTimestamp();
                     db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector, _serverAnalysis);
                     _open[stored] = db;

@@ -103,10 +103,30 @@ public static class RecordChanges
         // Every definition is checked before any is stored (custom analyzers against the asked node's database); an
         // instance compiles them again with its own analyzers unless it is the one asked.
         var compiled = definitions.Select(d => IndexCompiler.Compile(d, asked?.Analysis, checkAnalyzers: asked != null)).ToList();
-        return (db, _) =>
+        var names = definitions.Select(d => d.Name).ToList(); // a side-by-side replacement is renamed when it is put
+        return (db, registry) =>
         {
             for (int i = 0; i < definitions.Count; i++)
                 db.Indexes.Put(definitions[i], db == asked ? compiled[i] : IndexCompiler.Compile(definitions[i], db.Analysis, checkAnalyzers: false));
+            // The record's IndexesHistory: each definition as stored (a put that changed nothing leaves it as it was).
+            var history = new List<(string Name, System.Text.Json.Nodes.JsonNode Json, DateTime At)>();
+            foreach (string name in names)
+                if ((db.Indexes.Get(IndexDefinition.ReplacementPrefix + name) ?? db.Indexes.Get(name)) is { } stored && !stored.Definition.IsAnyAuto)
+                {
+                    var buffer = new System.Buffers.ArrayBufferWriter<byte>(512);
+                    using (var w = new Utf8JsonWriter(buffer))
+                        IndexDefinitionJson.Write(w, stored);
+                    var json = System.Text.Json.Nodes.JsonNode.Parse(buffer.WrittenSpan)!;
+                    json["Name"] = name; // a side-by-side replacement's as the name it takes
+                    history.Add((name, json, stored.Definition.CreatedAt));
+                }
+            if (history.Count > 0)
+                registry.UpdateRecord(db.Name, r =>
+                {
+                    foreach (var (name, json, at) in history)
+                        if (!(r.IndexesHistory[name] is System.Text.Json.Nodes.JsonArray { Count: > 0 } list && list[0]?["Definition"]?.ToJsonString() == json.ToJsonString()))
+                            r.AddIndexHistory(name, json, at);
+                });
             return Task.CompletedTask;
         };
     }

@@ -40,6 +40,13 @@ public static class DatabaseEndpoints
         }
         if (name == null)
             throw new BadRequestException("Database name is required (?name= or DatabaseName in the body).");
+        if (context.Request.Headers.ETag.Count > 0 && registry.Find(name) != null)
+        {
+            // An update of an existing record (UpdateDatabaseOperation sends the record's etag), not a creation.
+            using var record = DocumentJson.Parse(body, 16);
+            await DatabaseStateEndpoints.UpdateAsync(context, name, record.RootElement).ConfigureAwait(false);
+            return;
+        }
         int replicationFactor = RequestParsing.QueryInt(context.Request, "replicationFactor", 1, min: 1, max: 64);
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
         if (replicationFactor > 1 || cluster.Read(s => s.Nodes.Count) > 1)
@@ -107,6 +114,15 @@ public static class DatabaseEndpoints
         var missing = names.Where(n => registry.Find(n) == null && !grouped.Contains(n)).ToList();
         if (missing.Count > 0)
             throw new DatabaseMissingException(missing[0]);
+        // The deletion lock (set-lock): PreventDeletesError refuses the request, PreventDeletesIgnore leaves that database.
+        foreach (string n in names.Except(grouped).ToList())
+        {
+            string mode = registry.ReadRecord(n).LockMode;
+            if (mode == "PreventDeletesError")
+                throw new BadRequestException($"Database '{n}' cannot be deleted because of the set lock mode ('{mode}'). Please consider changing the lock mode before deleting the database.");
+            if (mode == "PreventDeletesIgnore")
+                names.Remove(n);
+        }
         long raft = 0;
         foreach (string n in grouped)
             raft = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().DeleteAsync(n, context.RequestAborted).ConfigureAwait(false);
@@ -126,7 +142,7 @@ public static class DatabaseEndpoints
 
     private static readonly string[] TopologyEmptyArrays = ["Promotables", "Rehabs", "PriorityOrder"];
     private static readonly string[] TopologyEmptyObjects = ["PredefinedMentors", "DemotionReasons", "PromotablesStatus"];
-    private static readonly string[] RecordEmptyObjects = ["Sorters", "Analyzers", "IndexesHistory", "RavenConnectionStrings", "SqlConnectionStrings",
+    private static readonly string[] RecordEmptyObjects = ["RavenConnectionStrings", "SqlConnectionStrings",
                     "OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
     private static readonly string[] RecordNulls = ["Revisions", "TimeSeries", "RevisionsForConflicts", "Expiration", "Refresh", "DataArchival", "Integrations", "Studio"];
     private static readonly string[] RecordEmptyArrays = ["ExternalReplications", "SinkPullReplications", "HubPullReplications", "RavenEtls", "SqlEtls",
@@ -148,6 +164,8 @@ public static class DatabaseEndpoints
             context.Response.Headers["Database-Missing"] = Uri.EscapeDataString(name);
             return JsonResponse.EmptyAsync(context, 404);
         }
+        if (registry.ReadRecord(stored) is { Disabled: true } disabled)
+            return WriteDisabledRecord(context, stored, disabled);
         var db = registry.Acquire(stored);
         try
         {
@@ -158,6 +176,23 @@ public static class DatabaseEndpoints
             db.Release();
         }
     }
+
+    /// <summary>A disabled database's record: what its record file holds (it is not opened, so no indexes or tasks are listed).</summary>
+    private static Task WriteDisabledRecord(HttpContext context, string name, DatabaseRecordFile record) => JsonResponse.WriteAsync(context, 200, w =>
+    {
+        w.WriteStartObject();
+        w.WriteString("DatabaseName", name);
+        w.WriteBoolean("Disabled", true);
+        w.WriteBoolean("Encrypted", false);
+        w.WriteString("LockMode", record.LockMode);
+        w.WriteStartObject("Indexes");
+        w.WriteEndObject();
+        w.WriteStartObject("AutoIndexes");
+        w.WriteEndObject();
+        record.WriteSettingsAndClient(w);
+        w.WriteNumber("Etag", 1);
+        w.WriteEndObject();
+    });
 
     // Kept whole: the database record written field by field in RavenDB's shape.
     /// <summary>The database record as RavenDB's clients read it, with RavenLite's settings, client configuration and backup tasks.</summary>
@@ -173,7 +208,7 @@ public static class DatabaseEndpoints
             {
                 w.WriteStartObject();
                 w.WriteString("DatabaseName", stored);
-                w.WriteBoolean("Disabled", false);
+                w.WriteBoolean("Disabled", record.Disabled);
                 w.WriteBoolean("Encrypted", false);
                 w.WriteNumber("EtagForBackup", 0);
                 w.WriteStartObject("DeletionInProgress");
@@ -181,7 +216,7 @@ public static class DatabaseEndpoints
                 w.WriteStartObject("RollingIndexes");
                 w.WriteEndObject();
                 w.WriteString("DatabaseState", "Normal");
-                w.WriteString("LockMode", "Unlock");
+                w.WriteString("LockMode", record.LockMode);
                 w.WriteStartObject("Topology");
                 w.WriteStartArray("Members");
                 w.WriteStringValue(db.Documents.NodeTag);
@@ -215,19 +250,33 @@ public static class DatabaseEndpoints
                 w.WriteBoolean("CompressRevisions", false);
                 w.WriteEndObject();
                 w.WriteStartObject("Indexes");
-                foreach (var i in indexes.Where(i => !i.Definition.IsAuto))
+                foreach (var i in indexes.Where(i => !i.Definition.IsAnyAuto))
                 {
                     w.WritePropertyName(i.Name);
                     IndexDefinitionJson.Write(w, i);
                 }
                 w.WriteEndObject();
                 w.WriteStartObject("AutoIndexes");
-                foreach (var i in indexes.Where(i => i.Definition.IsAuto))
+                foreach (var i in indexes.Where(i => i.Definition.IsAnyAuto))
                 {
                     w.WritePropertyName(i.Name);
-                    IndexDefinitionJson.Write(w, i);
+                    AutoIndexDefinitionJson.Write(w, i.Definition);
                 }
                 w.WriteEndObject();
+                foreach (var (property, code) in new[] { ("Sorters", record.Sorters), ("Analyzers", record.Analyzers) })
+                {
+                    w.WriteStartObject(property);
+                    foreach (var (name, source) in code)
+                    {
+                        w.WriteStartObject(name);
+                        w.WriteString("Name", name);
+                        w.WriteString("Code", source);
+                        w.WriteEndObject();
+                    }
+                    w.WriteEndObject();
+                }
+                w.WritePropertyName("IndexesHistory");
+                w.WriteRawValue(record.IndexesHistory.ToJsonString(), skipInputValidation: true);
                 foreach (string empty in RecordEmptyObjects)
                 {
                     w.WriteStartObject(empty);
@@ -317,7 +366,7 @@ public static class DatabaseEndpoints
                 }
                 w.WriteStartObject();
                 w.WriteString("Name", n);
-                w.WriteBoolean("Disabled", false);
+                w.WriteBoolean("Disabled", registry.ReadRecord(n).Disabled);
                 w.WriteBoolean("IsEncrypted", false);
                 w.WriteEndObject();
             }

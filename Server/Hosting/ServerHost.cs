@@ -159,6 +159,7 @@ public static class ServerHost
         ReplicationEndpoints.Map(app);
         ConfigurationEndpoints.Map(app);
         AnalysisEndpoints.Map(app);
+        DatabaseStateEndpoints.Map(app);
         CertificateEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);

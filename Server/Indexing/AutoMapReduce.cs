@@ -69,6 +69,8 @@ public static class AutoMapReduce
             Collection = collection,
             Maps = [map],
             Reduce = reduce,
+            AutoGroupBy = [.. groupBy],
+            AutoSums = [.. sums],
         };
     }
 

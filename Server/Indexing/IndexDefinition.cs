@@ -102,6 +102,16 @@ public sealed class IndexDefinition
     /// <summary>Auto index: the document paths it covers, each with Search when a query used search() on it.</summary>
     public List<AutoField> AutoFields { get; set; } = [];
 
+    /// <summary>Auto map-reduce index: the paths it groups by (empty in definitions written before they were kept).</summary>
+    public List<string> AutoGroupBy { get; set; } = [];
+
+    /// <summary>Auto map-reduce index: the paths it sums.</summary>
+    public List<string> AutoSums { get; set; } = [];
+
+    /// <summary>True for auto indexes of either kind (auto map, auto map-reduce): RavenDB's record lists them under <c>AutoIndexes</c>.</summary>
+    [JsonIgnore]
+    public bool IsAnyAuto => Type is "AutoMap" or "AutoMapReduce";
+
     /// <summary>
     /// The name of the index's data in the database's storage (map and reduce results, references): set when the index
     /// is created and kept when a side-by-side replacement takes the index's name. Null in definitions written before it

@@ -1,0 +1,108 @@
+namespace RavenLite.Server.Tests.Compatibility;
+
+/// <summary>
+/// Administration routes as RavenDB's clients use them: disabling and enabling databases, the deletion lock, updating a
+/// record with its ETag, and the record's <c>AutoIndexes</c> (RavenDB's auto-index shape), <c>IndexesHistory</c>,
+/// <c>Analyzers</c> and <c>Sorters</c>.
+/// </summary>
+public sealed class AdminFidelityTests
+{
+    private static async Task<JsonElement> Send(TestServer server, HttpMethod method, string path, string? body, HttpStatusCode expect, string? etag = null)
+    {
+        using var request = new HttpRequestMessage(method, path) { Content = body == null ? null : TestServer.Json(body) };
+        if (etag != null)
+            request.Headers.TryAddWithoutValidation("ETag", etag);
+        var r = await server.Http.SendAsync(request);
+        string text = await r.Content.ReadAsStringAsync();
+        Assert.True(expect == r.StatusCode, $"{method} {path} → {(int)r.StatusCode}: {text}");
+        return text.Length == 0 ? default : JsonDocument.Parse(text).RootElement.Clone();
+    }
+
+    [Fact]
+    public async Task Databases_are_disabled_and_enabled_and_deletes_honour_the_lock()
+    {
+        using var dir = new TempDirectory("ravenlite-admin");
+        await using (var server = await TestServer.StartWithDatabaseAsync(dataDir: dir.Path))
+        {
+            await Send(server, HttpMethod.Put, "/databases/db/docs?id=a/1", """{"A":1}""", HttpStatusCode.Created);
+            var disabled = await Send(server, HttpMethod.Post, "/admin/databases/disable", """{"DatabaseNames":["db"]}""", HttpStatusCode.OK);
+            var status = disabled.GetProperty("Status")[0];
+            Assert.Equal("db", status.GetProperty("Name").GetString());
+            Assert.True(status.GetProperty("Success").GetBoolean());
+            Assert.True(status.GetProperty("Disabled").GetBoolean());
+            var refused = await Send(server, HttpMethod.Get, "/databases/db/docs?id=a/1", null, HttpStatusCode.ServiceUnavailable);
+            Assert.Contains("DatabaseDisabledException", refused.GetProperty("Type").GetString());
+            Assert.True((await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK)).GetProperty("Disabled").GetBoolean());
+            Assert.True((await Send(server, HttpMethod.Get, "/databases", null, HttpStatusCode.OK)).GetProperty("Databases")[0].GetProperty("Disabled").GetBoolean());
+        }
+        // Disabled is kept in the record: still so after a restart, until enabled.
+        await using (var server = await TestServer.StartAsync(dir.Path))
+        {
+            await Send(server, HttpMethod.Get, "/databases/db/docs?id=a/1", null, HttpStatusCode.ServiceUnavailable);
+            await Send(server, HttpMethod.Post, "/admin/databases/enable", """{"DatabaseNames":["db"]}""", HttpStatusCode.OK);
+            await Send(server, HttpMethod.Get, "/databases/db/docs?id=a/1", null, HttpStatusCode.OK);
+            await Send(server, HttpMethod.Post, "/admin/databases/disable", """{"DatabaseNames":["nope"]}""", HttpStatusCode.ServiceUnavailable);
+
+            await Send(server, HttpMethod.Post, "/admin/databases/set-lock", """{"DatabaseNames":["db"],"Mode":"PreventDeletesError"}""", HttpStatusCode.OK);
+            var locked = await Send(server, HttpMethod.Delete, "/admin/databases", """{"DatabaseNames":["db"],"HardDelete":true}""", HttpStatusCode.BadRequest);
+            Assert.Contains("cannot be deleted because of the set lock mode", locked.GetProperty("Message").GetString());
+            Assert.Equal("PreventDeletesError", (await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK)).GetProperty("LockMode").GetString());
+            await Send(server, HttpMethod.Post, "/admin/databases/set-lock", """{"DatabaseNames":["db"],"Mode":"PreventDeletesIgnore"}""", HttpStatusCode.OK);
+            await Send(server, HttpMethod.Delete, "/admin/databases", """{"DatabaseNames":["db"],"HardDelete":true}""", HttpStatusCode.OK);
+            await Send(server, HttpMethod.Get, "/databases/db/docs?id=a/1", null, HttpStatusCode.OK); // ignored: still there
+            await Send(server, HttpMethod.Post, "/admin/databases/set-lock", """{"DatabaseNames":["db"],"Mode":"Sometimes"}""", HttpStatusCode.BadRequest);
+            await Send(server, HttpMethod.Post, "/admin/databases/set-lock", """{"DatabaseNames":["db"],"Mode":"Unlock"}""", HttpStatusCode.OK);
+            await Send(server, HttpMethod.Delete, "/admin/databases", """{"DatabaseNames":["db"],"HardDelete":true}""", HttpStatusCode.OK);
+            await Send(server, HttpMethod.Get, "/databases/db/docs?id=a/1", null, HttpStatusCode.ServiceUnavailable);
+        }
+    }
+
+    [Fact]
+    public async Task A_record_put_with_its_etag_updates_the_database()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var record = await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK);
+        // Without an ETag a second PUT is a creation of a database that exists.
+        await Send(server, HttpMethod.Put, "/admin/databases", """{"DatabaseName":"db"}""", HttpStatusCode.Conflict);
+        var updated = await Send(server, HttpMethod.Put, "/admin/databases",
+            """{"DatabaseName":"db","Settings":{"Durability":"Buffered","Some.RavenDB.Setting":"5"},"LockMode":"PreventDeletesIgnore"}""", HttpStatusCode.Created,
+            etag: record.GetProperty("Etag").GetInt64().ToString(System.Globalization.CultureInfo.InvariantCulture));
+        Assert.Equal("db", updated.GetProperty("Name").GetString());
+        var after = await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK);
+        Assert.Equal("Buffered", after.GetProperty("Settings").GetProperty("Durability").GetString());
+        Assert.Equal("5", after.GetProperty("Settings").GetProperty("Some.RavenDB.Setting").GetString());
+        Assert.Equal("PreventDeletesIgnore", after.GetProperty("LockMode").GetString());
+        await Send(server, HttpMethod.Put, "/admin/databases", """{"DatabaseName":"db","Settings":{"Durability":"Sometimes"}}""", HttpStatusCode.BadRequest, etag: "1");
+    }
+
+    [Fact]
+    public async Task The_record_lists_auto_indexes_in_their_shape_and_keeps_index_history()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=orders/1", """{"Company":"c/1","Total":5,"Lines":[{"P":"x"}],"@metadata":{"@collection":"Orders"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Post, "/databases/db/queries", """{"Query":"from Orders where search(Company, 'c') and Total > 1"}""", HttpStatusCode.OK);
+        await Send(server, HttpMethod.Post, "/databases/db/queries", """{"Query":"from Orders group by Company select Company, sum(Total), count()"}""", HttpStatusCode.OK);
+        foreach (string text in new[] { "from o in docs.Orders select new { o.Company }", "from o in docs.Orders select new { o.Company, o.Total }" })
+            await Send(server, HttpMethod.Put, "/databases/db/admin/indexes", new JsonObject { ["Indexes"] = new JsonArray(new JsonObject { ["Name"] = "Orders/ByCompany", ["Maps"] = new JsonArray(text) }) }.ToJsonString(), HttpStatusCode.Created);
+        await Send(server, HttpMethod.Put, "/databases/db/admin/sorters", """{"Sorters":[{"Name":"S","Code":"public class S : RavenLite.Server.Indexing.Analysis.CustomSorter { public override int Compare(string x, string y) => 0; }"}]}""", HttpStatusCode.Created);
+
+        var record = await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK);
+        var auto = record.GetProperty("AutoIndexes");
+        var map = auto.EnumerateObject().Single(p => p.Value.GetProperty("Type").GetString() == "AutoMap").Value;
+        Assert.Equal("Orders", map.GetProperty("Collection").GetString());
+        Assert.Equal("Search", map.GetProperty("MapFields").GetProperty("Company").GetProperty("Indexing").GetString());
+        Assert.Equal("Default", map.GetProperty("MapFields").GetProperty("Total").GetProperty("Indexing").GetString());
+        var reduce = auto.EnumerateObject().Single(p => p.Value.GetProperty("Type").GetString() == "AutoMapReduce").Value;
+        Assert.Equal(["Company"], reduce.GetProperty("GroupByFieldNames").EnumerateArray().Select(n => n.GetString()));
+        Assert.Equal("Sum", reduce.GetProperty("MapFields").GetProperty("Total").GetProperty("Aggregation").GetString());
+        Assert.Equal("Count", reduce.GetProperty("MapFields").GetProperty("Count").GetProperty("Aggregation").GetString());
+        Assert.False(record.GetProperty("Indexes").TryGetProperty(reduce.GetProperty("Name").GetString()!, out _));
+
+        var history = record.GetProperty("IndexesHistory").GetProperty("Orders/ByCompany").EnumerateArray().ToList();
+        Assert.Equal(2, history.Count);
+        Assert.Contains("o.Total", history[0].GetProperty("Definition").GetProperty("Maps")[0].GetString());
+        Assert.DoesNotContain("o.Total", history[1].GetProperty("Definition").GetProperty("Maps")[0].GetString());
+        Assert.Equal("S", record.GetProperty("Sorters").GetProperty("S").GetProperty("Name").GetString());
+        Assert.Equal(JsonValueKind.Object, record.GetProperty("Analyzers").ValueKind);
+    }
+}
