@@ -60,7 +60,11 @@ public sealed class PeriodicBackupConfiguration
         new(Type, FolderPath, incremental, chainFolder, ExcludeIndexes, Compression);
 
     /// <summary>Parses a configuration; 400 naming what is wrong. <paramref name="periodic"/> requires a schedule.</summary>
-    public static PeriodicBackupConfiguration Parse(JsonElement root, bool periodic)
+    /// <param name="root">The configuration.</param>
+    /// <param name="periodic">A periodic task (it needs a schedule).</param>
+    /// <param name="defaultFolder">Where a task without a destination backs up (RavenDB accepts one without; here it is a
+    /// folder of the server's data directory), kept in the configuration; null: a destination is required.</param>
+    public static PeriodicBackupConfiguration Parse(JsonElement root, bool periodic, string? defaultFolder = null)
     {
         if (root.ValueKind != JsonValueKind.Object)
             throw new BadRequestException("A backup configuration is a JSON object.");
@@ -69,6 +73,14 @@ public sealed class PeriodicBackupConfiguration
                 throw new BadRequestException($"{remote}: RavenLite backs up to a local folder only (LocalSettings.FolderPath).");
         string folder = root.TryGetProperty("LocalSettings", out var local) && local.ValueKind == JsonValueKind.Object
                         && local.TryGetProperty("FolderPath", out var fp) && fp.ValueKind == JsonValueKind.String ? fp.GetString() ?? "" : "";
+        if (folder.Length == 0 && defaultFolder != null)
+        {
+            folder = defaultFolder;
+            var withFolder = System.Text.Json.Nodes.JsonNode.Parse(root.GetRawText())!.AsObject();
+            withFolder["LocalSettings"] = new System.Text.Json.Nodes.JsonObject { ["FolderPath"] = folder, ["Disabled"] = false };
+            using var rewritten = JsonDocument.Parse(withFolder.ToJsonString());
+            return Parse(rewritten.RootElement, periodic);
+        }
         if (folder.Length == 0)
             throw new BadRequestException("LocalSettings.FolderPath is required: the folder backups are written to.");
         if (!Path.IsPathFullyQualified(folder))

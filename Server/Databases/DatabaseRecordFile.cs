@@ -46,6 +46,12 @@ public sealed class DatabaseRecordFile
     /// <summary>The database's custom sorters (RavenDB's <c>Sorters</c>): name → C# source.</summary>
     public Dictionary<string, string> Sorters { get; set; } = new(StringComparer.OrdinalIgnoreCase);
 
+    /// <summary>
+    /// RavenDB's <c>DocumentsCompression</c> as a client set it (<c>{Collections, CompressAllCollections, CompressRevisions}</c>),
+    /// or null. RavenLite compresses every collection's documents whatever it says (docs/format/documents.md "Compression").
+    /// </summary>
+    public JsonObject? DocumentsCompression { get; set; }
+
     /// <summary>RavenDB's <c>IndexesHistory</c>: per static index, its last definitions put, newest first (<see cref="AddIndexHistory"/>).</summary>
     public JsonObject IndexesHistory { get; set; } = [];
 
@@ -75,6 +81,7 @@ public sealed class DatabaseRecordFile
         record.ClientEtag = (long?)json[nameof(ClientEtag)] ?? 0;
         record.Disabled = (bool?)json[nameof(Disabled)] ?? false;
         record.IndexesHistory = json[nameof(IndexesHistory)]?.DeepClone() as JsonObject ?? [];
+        record.DocumentsCompression = json[nameof(DocumentsCompression)]?.DeepClone() as JsonObject;
         record.LockMode = (string?)json[nameof(LockMode)] ?? "Unlock";
         foreach (var (target, property) in new[] { (record.Analyzers, nameof(Analyzers)), (record.Sorters, nameof(Sorters)) })
             if (json[property] is JsonObject code)
@@ -95,6 +102,7 @@ public sealed class DatabaseRecordFile
             [nameof(Disabled)] = Disabled,
             [nameof(LockMode)] = LockMode,
             [nameof(IndexesHistory)] = IndexesHistory.DeepClone(),
+            [nameof(DocumentsCompression)] = DocumentsCompression?.DeepClone(),
             [nameof(Analyzers)] = new JsonObject(Analyzers.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
             [nameof(Sorters)] = new JsonObject(Sorters.Select(kv => KeyValuePair.Create(kv.Key, (JsonNode?)JsonValue.Create(kv.Value)))),
         };

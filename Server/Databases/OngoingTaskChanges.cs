@@ -75,14 +75,14 @@ public static class OngoingTaskChanges
             }
             case PutPeriodicBackup:
             {
-                var parsed = PeriodicBackupConfiguration.Parse(body, periodic: true);
+                var parsed = PeriodicBackupConfiguration.Parse(body, periodic: true, asked != null ? DefaultBackupFolder(asked) : Path.GetTempPath());
                 BackupWriter.EnsureWritable(parsed.FolderPath);
                 long given = parsed.TaskId;
                 if (asked != null && given != 0 && asked.Backups.Get(given) == null)
                     throw new BadRequestException($"There is no backup task {given} to update; leave TaskId 0 to create one.");
                 var json = body.Clone();
                 // Parsed afresh per instance: a configuration object is the instance's own (its id and times are set on it).
-                return (db, _, index) => db.Backups.PutAsync(PeriodicBackupConfiguration.Parse(json, periodic: true), index);
+                return (db, _, index) => db.Backups.PutAsync(PeriodicBackupConfiguration.Parse(json, periodic: true, DefaultBackupFolder(db)), index);
             }
             case DeleteTask:
             case TaskState:
@@ -152,4 +152,7 @@ public static class OngoingTaskChanges
 
     private static bool Exists(Database db, long taskId, bool replication) =>
         replication ? db.Replication.Configuration.Tasks.Any(t => t.TaskId == taskId) : db.Backups.Get(taskId) != null;
+
+    /// <summary>Where a backup task without a destination writes: <c>{DataDir}/Backups/{database}</c>.</summary>
+    private static string DefaultBackupFolder(Database db) => Path.Combine(Path.GetFullPath(db.Options.DataDir), "Backups", db.Name.ToLowerInvariant());
 }

@@ -59,6 +59,9 @@ public static class RecordChanges
     /// <summary>Custom sorters put (<c>{"Sorters":[{Name, Code}]}</c>) or deleted (<c>{"Name"}</c>).</summary>
     public const string PutSorters = "PutSorters", DeleteSorter = "DeleteSorter";
 
+    /// <summary>RavenDB's documents compression configuration (<c>{Collections, CompressAllCollections, CompressRevisions}</c>), kept in the record.</summary>
+    public const string DocumentsCompression = "DocumentsCompression";
+
     /// <summary>
     /// Checks <paramref name="body"/> for <paramref name="kind"/> (400 naming what is wrong; with <paramref name="asked"/>,
     /// the instance of the node that was asked, also against what it holds — 404 for a task it does not have) and returns
@@ -68,6 +71,7 @@ public static class RecordChanges
     {
         PutIndexes => Done(PrepareIndexes(body, asked)),
         PutAnalyzers or PutSorters => Done(PrepareCustomCode(kind == PutSorters, body)),
+        DocumentsCompression => Done(PrepareCompression(body)),
         DeleteAnalyzer or DeleteSorter => Done(PrepareCustomCodeDelete(kind == DeleteSorter, body)),
         DeleteIndex => Done(PrepareDelete(body)),
         IndexSettings => Done(PrepareIndexSettings(body)),
@@ -141,6 +145,26 @@ public static class RecordChanges
                 foreach (var (name, code) in definitions)
                     (sorters ? r.Sorters : r.Analyzers)[name] = code;
             });
+            return Task.CompletedTask;
+        };
+    }
+
+    private static Func<Database, DatabaseRegistry, Task> PrepareCompression(JsonElement body)
+    {
+        if (body.ValueKind != JsonValueKind.Object
+            || (body.TryGetProperty("Collections", out var c) && c.ValueKind is not (JsonValueKind.Array or JsonValueKind.Null))
+            || (c.ValueKind == JsonValueKind.Array && c.EnumerateArray().Any(x => x.ValueKind != JsonValueKind.String)))
+            throw new BadRequestException("The body must be {\"Collections\": [names], \"CompressAllCollections\": bool, \"CompressRevisions\": bool}.");
+        bool Flag(string name) => body.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.True;
+        var configuration = new System.Text.Json.Nodes.JsonObject
+        {
+            ["Collections"] = new System.Text.Json.Nodes.JsonArray([.. (c.ValueKind == JsonValueKind.Array ? c.EnumerateArray().Select(x => (System.Text.Json.Nodes.JsonNode?)x.GetString()) : [])]),
+            ["CompressAllCollections"] = Flag("CompressAllCollections"),
+            ["CompressRevisions"] = Flag("CompressRevisions"),
+        };
+        return (db, registry) =>
+        {
+            registry.UpdateRecord(db.Name, r => r.DocumentsCompression = (System.Text.Json.Nodes.JsonObject)configuration.DeepClone());
             return Task.CompletedTask;
         };
     }

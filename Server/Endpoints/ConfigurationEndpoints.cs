@@ -24,6 +24,7 @@ public static class ConfigurationEndpoints
         app.MapGet("/configuration/client", GetServerClient).Requires(Access.ValidUser);
         app.MapPut("/admin/configuration/client", PutServerClient).Requires(Access.Operator);
         app.MapPut("/databases/{db}/admin/configuration/settings", DatabaseRoute.Handle(PutSettings)).Requires(Access.DatabaseAdmin);
+        app.MapPost("/databases/{db}/admin/documents-compression/config", DatabaseRoute.Handle(PutCompression)).Requires(Access.DatabaseAdmin);
     }
 
     private static Task GetClient(HttpContext context, Database db)
@@ -70,6 +71,13 @@ public static class ConfigurationEndpoints
         await context.RequestServices.GetRequiredService<Cluster.ServerItems>()
             .PutClientConfigurationAsync(DatabaseRecordFile.ParseClientConfiguration(body.RootElement), context.RequestAborted).ConfigureAwait(false);
         context.Response.StatusCode = 204;
+    }
+
+    /// <summary>RavenDB's <c>UpdateDocumentsCompressionConfigurationOperation</c>: kept in the record (RavenLite compresses every collection anyway).</summary>
+    private static async Task PutCompression(HttpContext context, Database db)
+    {
+        using var body = await RequestBody.ReadJsonAsync(context, "documents compression configuration").ConfigureAwait(false);
+        await RecordChangeRoute.RunAndAnswerAsync(context, db, RecordChanges.DocumentsCompression, body.RootElement).ConfigureAwait(false);
     }
 
     private static async Task PutSettings(HttpContext context, Database db)

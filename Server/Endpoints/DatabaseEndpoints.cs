@@ -243,12 +243,20 @@ public static class DatabaseEndpoints
                 w.WriteEndObject();
                 w.WriteNull("Sharding");
                 w.WriteNull("ConflictSolverConfig");
-                w.WriteStartObject("DocumentsCompression");
-                w.WriteStartArray("Collections");
-                w.WriteEndArray();
-                w.WriteBoolean("CompressAllCollections", false);
-                w.WriteBoolean("CompressRevisions", false);
-                w.WriteEndObject();
+                if (record.DocumentsCompression is { } compression)
+                {
+                    w.WritePropertyName("DocumentsCompression");
+                    w.WriteRawValue(compression.ToJsonString(), skipInputValidation: true);
+                }
+                else
+                {
+                    w.WriteStartObject("DocumentsCompression");
+                    w.WriteStartArray("Collections");
+                    w.WriteEndArray();
+                    w.WriteBoolean("CompressAllCollections", false);
+                    w.WriteBoolean("CompressRevisions", false);
+                    w.WriteEndObject();
+                }
                 w.WriteStartObject("Indexes");
                 foreach (var i in indexes.Where(i => !i.Definition.IsAnyAuto))
                 {

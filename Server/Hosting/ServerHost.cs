@@ -91,6 +91,9 @@ public static class ServerHost
                 o.TimestampFormat = "HH:mm:ss ";
             });
         }
+        var logMode = new Logging.LogMode(Enum.TryParse<LogLevel>(builder.Configuration["Logging:LogLevel:Default"], out var level) ? level : LogLevel.Information);
+        builder.Services.AddSingleton(logMode);
+        builder.Logging.AddFilter((_, _, l) => logMode.Allows(l));
         logging?.Invoke(builder.Logging);
         builder.WebHost.UseUrls(options.ServerUrl);
         builder.WebHost.ConfigureKestrel(k =>
@@ -160,6 +163,8 @@ public static class ServerHost
         ConfigurationEndpoints.Map(app);
         AnalysisEndpoints.Map(app);
         DatabaseStateEndpoints.Map(app);
+        OngoingTaskEndpoints.Map(app);
+        LogEndpoints.Map(app);
         CertificateEndpoints.Map(app);
         BulkInsertEndpoints.Map(app);
         QueryEndpoints.Map(app);

@@ -105,4 +105,49 @@ public sealed class AdminFidelityTests
         Assert.Equal("S", record.GetProperty("Sorters").GetProperty("S").GetProperty("Name").GetString());
         Assert.Equal(JsonValueKind.Object, record.GetProperty("Analyzers").ValueKind);
     }
+    [Fact]
+    public async Task Ongoing_tasks_are_read_one_at_a_time_and_backups_need_no_destination()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var backup = await Send(server, HttpMethod.Post, "/databases/db/admin/periodic-backup", """{"Name":"Nightly","BackupType":"Backup","FullBackupFrequency":"0 2 * * *"}""", HttpStatusCode.OK);
+        long taskId = backup.GetProperty("TaskId").GetInt64();
+        var info = await Send(server, HttpMethod.Get, $"/databases/db/task?key={taskId}&type=Backup", null, HttpStatusCode.OK);
+        Assert.Equal("Nightly", info.GetProperty("TaskName").GetString());
+        Assert.Equal("Backup", info.GetProperty("TaskType").GetString());
+        Assert.Equal("Enabled", info.GetProperty("TaskState").GetString());
+        Assert.Equal(["Local"], info.GetProperty("BackupDestinations").EnumerateArray().Select(d => d.GetString()));
+        Assert.True(info.GetProperty("NextBackup").GetProperty("IsFull").GetBoolean());
+        // No destination: a folder of the data directory, kept in the task's configuration.
+        var record = await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK);
+        string folder = record.GetProperty("PeriodicBackups")[0].GetProperty("LocalSettings").GetProperty("FolderPath").GetString()!;
+        Assert.Equal(Path.Combine(Path.GetFullPath(server.DataDir), "Backups", "db"), folder);
+        Assert.Equal("Nightly", (await Send(server, HttpMethod.Get, "/databases/db/task?taskName=nightly&type=Backup", null, HttpStatusCode.OK)).GetProperty("TaskName").GetString());
+
+        await Send(server, HttpMethod.Put, "/databases/db/subscriptions", """{"Query":"from Orders","Name":"Feed"}""", HttpStatusCode.Created);
+        var subscription = await Send(server, HttpMethod.Get, "/databases/db/task?taskName=Feed&type=Subscription", null, HttpStatusCode.OK);
+        Assert.Equal("from Orders", subscription.GetProperty("Query").GetString());
+        Assert.Equal("Feed", subscription.GetProperty("SubscriptionName").GetString());
+        await Send(server, HttpMethod.Get, $"/databases/db/task?key={subscription.GetProperty("SubscriptionId").GetInt64()}&type=Subscription", null, HttpStatusCode.OK);
+        await Send(server, HttpMethod.Get, "/databases/db/task?key=424242&type=Replication", null, HttpStatusCode.NotFound);
+        await Send(server, HttpMethod.Get, "/databases/db/task?taskName=Nope&type=Subscription", null, HttpStatusCode.NotFound);
+        await Send(server, HttpMethod.Get, "/databases/db/task?key=1&type=Kafka", null, HttpStatusCode.BadRequest);
+    }
+
+    [Fact]
+    public async Task Log_mode_and_documents_compression_configuration_are_set_and_read_back()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        var logs = await Send(server, HttpMethod.Get, "/admin/logs/configuration", null, HttpStatusCode.OK);
+        Assert.Equal("Operations", logs.GetProperty("Mode").GetString()); // the tests run the server at Warning
+        await Send(server, HttpMethod.Post, "/admin/logs/configuration", """{"Mode":"None","RetentionTime":"3.00:00:00","Compress":false,"Persist":false}""", HttpStatusCode.NoContent);
+        Assert.Equal("None", (await Send(server, HttpMethod.Get, "/admin/logs/configuration", null, HttpStatusCode.OK)).GetProperty("CurrentMode").GetString());
+        await Send(server, HttpMethod.Post, "/admin/logs/configuration", """{"Mode":"Loud"}""", HttpStatusCode.BadRequest);
+        await Send(server, HttpMethod.Post, "/admin/logs/configuration", """{"Mode":"Operations"}""", HttpStatusCode.NoContent);
+
+        await Send(server, HttpMethod.Post, "/databases/db/admin/documents-compression/config", """{"Collections":["Orders"],"CompressRevisions":true,"CompressAllCollections":false}""", HttpStatusCode.OK);
+        var compression = (await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK)).GetProperty("DocumentsCompression");
+        Assert.Equal(["Orders"], compression.GetProperty("Collections").EnumerateArray().Select(c => c.GetString()));
+        Assert.True(compression.GetProperty("CompressRevisions").GetBoolean());
+        await Send(server, HttpMethod.Post, "/databases/db/admin/documents-compression/config", """{"Collections":[1]}""", HttpStatusCode.BadRequest);
+    }
 }
