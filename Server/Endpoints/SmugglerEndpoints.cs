@@ -36,6 +36,16 @@ public static class SmugglerEndpoints
 
     private static async Task Export(HttpContext context, Database db)
     {
+        // The options (RavenDB's DatabaseSmugglerExportOptions, JSON): OperateOnTypes picks the sections.
+        var body = await RequestBody.ReadAsync(context, 1 << 20).ConfigureAwait(false);
+        ExportTypes types;
+        if (body.Span.TrimStart(" \t\r\n"u8) is not [(byte)'{', ..])
+            types = ExportTypes.All; // no options, or a form the Studio's download posts
+        else
+        {
+            using var options = Documents.DocumentJson.Parse(body, 8);
+            types = ExportTypes.Parse(options.RootElement);
+        }
         var state = Start(context, db, "DatabaseExport");
         context.Response.Headers[HeaderNames.ContentDisposition] = $"attachment; filename=\"{db.Name}-{DateTime.UtcNow.ToString("yyyy-MM-dd-HH-mm", CultureInfo.InvariantCulture)}.ravendbdump\"";
         SmugglerCounts? counts = null;
@@ -44,7 +54,7 @@ public static class SmugglerEndpoints
             await StreamedResponse.RunAsync(context, "application/octet-stream", stream =>
             {
                 using var output = stream.AsStream();
-                counts = DatabaseExporter.Export(db, output, stream.Cancellation);
+                counts = DatabaseExporter.Export(db, output, stream.Cancellation, types);
             }).ConfigureAwait(false);
             if (counts == null)
                 throw new OperationCanceledException("The export ended before it was written.");

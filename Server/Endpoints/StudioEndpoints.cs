@@ -18,17 +18,8 @@ public static class StudioEndpoints
 
     private static async Task CreateSampleData(HttpContext context, Database db)
     {
-        var docs = SampleData.Generate().ToList();
-        var command = new DelegateCommand<int>(ctx =>
-        {
-            // Checked inside the write transaction: no write can slip in between the check and the insert.
-            if (DocumentsStorage.CountDocuments(ctx.Transaction) > 0)
-                throw new BadRequestException("You cannot create sample data in a database that already contains documents.");
-            foreach (var (id, json) in docs)
-                ctx.Put(id, json, null);
-            return docs.Count;
-        }, docs.Sum(d => (long)d.Json.Length));
-        await db.Merger.EnqueueAsync(command).ConfigureAwait(false);
+        var types = Operations.SampleDataSetup.Parse(RequestParsing.Query(context.Request, "operateOnTypes"));
+        await Operations.SampleDataSetup.CreateAsync(db, context.RequestServices.GetRequiredService<DatabaseRegistry>(), types, context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }
 }

@@ -8,7 +8,10 @@ namespace RavenLite.Server.Smuggler;
 /// <summary>What an export or import did, per kind (RavenDB's <c>SmugglerResult</c> counts, written as the operation's result).</summary>
 public sealed class SmugglerCounts
 {
-    private readonly Dictionary<string, (long Read, long Skipped)> _counts = new(StringComparer.Ordinal);
+    // Every kind a RavenDB result lists, at zero until counted (a kind an export left out reads 0, as RavenDB answers it).
+    private readonly Dictionary<string, (long Read, long Skipped)> _counts = new(
+        new[] { "Documents", "RevisionDocuments", "Indexes", "Identities", "CompareExchange", "CounterGroups", "TimeSeries", "Attachments" }
+            .Select(k => KeyValuePair.Create(k, (0L, 0L))), StringComparer.Ordinal);
 
     /// <summary>Notes shown with the result (what was skipped and why).</summary>
     public List<string> Messages { get; } = [];
@@ -91,33 +94,37 @@ public static class DatabaseExporter
 
     // Kept whole: one snapshot and one writer through every section of the dump, in the order RavenDB's import
     // reads them; the sections share the writer, the snapshot and the counts.
-    /// <summary>Writes the dump of <paramref name="db"/> to <paramref name="output"/>; checks <paramref name="cancellation"/> between items.</summary>
-    public static SmugglerCounts Export(Database db, Stream output, CancellationToken cancellation)
+    /// <summary>Writes the dump of <paramref name="db"/> to <paramref name="output"/> (the sections of <paramref name="types"/>, all when null); checks <paramref name="cancellation"/> between items.</summary>
+    public static SmugglerCounts Export(Database db, Stream output, CancellationToken cancellation, ExportTypes? types = null)
     {
+        types ??= ExportTypes.All;
         var counts = new SmugglerCounts();
         using var gzip = new GZipStream(output, CompressionLevel.Fastest, leaveOpen: true);
         using var w = new Utf8JsonWriter(gzip, WriterOptions);
         using var tx = db.Environment.ReadTransaction();
         w.WriteStartObject();
         w.WriteNumber("BuildVersion", BuildVersion);
-        w.WriteStartObject("DatabaseRecord");
-        w.WriteString("DatabaseName", db.Name);
-        w.WriteBoolean("Encrypted", false);
-        w.WriteStartArray("UnusedDatabaseIds");
-        w.WriteEndArray();
-        WriteConfigurations(db, w);
-        w.WriteEndObject();
+        if (types.Has("DatabaseRecord"))
+        {
+            w.WriteStartObject("DatabaseRecord");
+            w.WriteString("DatabaseName", db.Name);
+            w.WriteBoolean("Encrypted", false);
+            w.WriteStartArray("UnusedDatabaseIds");
+            w.WriteEndArray();
+            WriteConfigurations(db, w);
+            w.WriteEndObject();
+        }
 
         w.WriteStartArray("Docs");
         var exported = new HashSet<string>(StringComparer.Ordinal);
         var withCounters = new List<StoredDocument>();
         var withSeries = new List<(StoredDocument Doc, IReadOnlyCollection<string> Names)>();
-        foreach (var doc in db.Documents.Scan(tx, null))
+        foreach (var doc in types.Has("Documents") ? db.Documents.Scan(tx, null) : [])
         {
             cancellation.ThrowIfCancellationRequested();
             if (DocumentExtras.Read(doc.Json) is { } extras)
             {
-                foreach (var a in extras.Attachments.Values)
+                foreach (var a in types.Has("Attachments") ? extras.Attachments.Values : Enumerable.Empty<AttachmentInfo>())
                 {
                     if (!exported.Add(a.Hash) || Attachments.AttachmentsStore.Find(tx, a.Hash) is not { } stored)
                         continue;
@@ -133,9 +140,9 @@ public static class DatabaseExporter
                     Attachments.AttachmentsStore.CopyToAsync(tx, stored.ContentId, 0, stored.Size, gzip, cancellation).GetAwaiter().GetResult();
                     counts.Add("Attachments");
                 }
-                if (extras.Counters.Count > 0)
+                if (extras.Counters.Count > 0 && types.Has("CounterGroups"))
                     withCounters.Add(doc);
-                if (extras.TimeSeries.Count > 0)
+                if (extras.TimeSeries.Count > 0 && types.Has("TimeSeries"))
                     withSeries.Add((doc, extras.TimeSeries.ToList()));
             }
             w.WriteRawValue(doc.Json, skipInputValidation: true);
@@ -146,7 +153,7 @@ public static class DatabaseExporter
         w.WriteEndArray();
 
         w.WriteStartArray("RevisionDocuments");
-        foreach (var key in Revisions.RevisionsStore.DocumentKeys(tx))
+        foreach (var key in types.Has("RevisionDocuments") ? Revisions.RevisionsStore.DocumentKeys(tx) : [])
         {
             // Oldest first, as RavenDB's dumps list them (in etag order): an import stores them in that order.
             foreach (var revision in Enumerable.Reverse(Revisions.RevisionsStore.GetFor(tx, key, 0, int.MaxValue, db.Documents)))
@@ -162,7 +169,7 @@ public static class DatabaseExporter
         w.WriteEndArray();
 
         w.WriteStartArray("Indexes");
-        foreach (var index in db.Indexes.All.Where(i => !i.Definition.Type.StartsWith("Auto", StringComparison.Ordinal) && !i.Definition.Name.StartsWith(Indexing.IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase)))
+        foreach (var index in db.Indexes.All.Where(i => types.Has("Indexes") && !i.Definition.Type.StartsWith("Auto", StringComparison.Ordinal) && !i.Definition.Name.StartsWith(Indexing.IndexDefinition.ReplacementPrefix, StringComparison.OrdinalIgnoreCase)))
         {
             w.WriteStartObject();
             w.WriteString("Type", index.Definition.Type);
@@ -174,7 +181,7 @@ public static class DatabaseExporter
         w.WriteEndArray();
 
         w.WriteStartArray("Identities");
-        foreach (var (name, value) in DocumentsStorage.Identities(tx))
+        foreach (var (name, value) in types.Has("Identities") ? DocumentsStorage.Identities(tx) : [])
         {
             w.WriteStartObject();
             w.WriteString("Key", name);
@@ -185,7 +192,7 @@ public static class DatabaseExporter
         w.WriteEndArray();
 
         w.WriteStartArray("CompareExchange");
-        foreach (var entry in CompareExchange.CompareExchangeStore.List(tx, "", 0, int.MaxValue))
+        foreach (var entry in types.Has("CompareExchange") ? CompareExchange.CompareExchangeStore.List(tx, "", 0, int.MaxValue) : [])
         {
             if (entry.Key.StartsWith(CompareExchange.CompareExchangeStore.AtomicGuardPrefix, StringComparison.OrdinalIgnoreCase))
                 continue; // atomic guards follow their documents

@@ -150,4 +150,40 @@ public sealed class AdminFidelityTests
         Assert.True(compression.GetProperty("CompressRevisions").GetBoolean());
         await Send(server, HttpMethod.Post, "/databases/db/admin/documents-compression/config", """{"Collections":[1]}""", HttpStatusCode.BadRequest);
     }
+    [Fact]
+    public async Task Sample_data_creates_the_types_asked_and_an_export_writes_the_types_asked()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Post, "/databases/db/studio/sample-data?operateOnTypes=Documents,Indexes,Attachments,RevisionDocuments", null, HttpStatusCode.NoContent);
+        var stats = await Send(server, HttpMethod.Get, "/databases/db/stats", null, HttpStatusCode.OK);
+        Assert.True(stats.GetProperty("CountOfDocuments").GetInt64() > 1000);
+        Assert.Equal(3, stats.GetProperty("CountOfIndexes").GetInt32());
+        Assert.Equal(9, stats.GetProperty("CountOfAttachments").GetInt64()); // one per employee
+        Assert.Equal(830, stats.GetProperty("CountOfRevisionDocuments").GetInt64()); // one per order
+        var totals = await Send(server, HttpMethod.Post, "/databases/db/queries", """{"Query":"from index 'Orders/Totals' order by Total as double desc","WaitForNonStaleResults":true}""", HttpStatusCode.OK);
+        Assert.True(totals.GetProperty("TotalResults").GetInt32() > 0);
+        await Send(server, HttpMethod.Post, "/databases/db/studio/sample-data", null, HttpStatusCode.BadRequest); // not empty any more
+        await Send(server, HttpMethod.Post, "/databases/db/studio/sample-data?operateOnTypes=Tombstones", null, HttpStatusCode.BadRequest);
+
+        long operation = 70;
+        async Task<JsonElement> Export(string options)
+        {
+            long id = ++operation;
+            var r = await server.Http.PostAsync($"/databases/db/smuggler/export?operationId={id}", TestServer.Json(options, contentType: true));
+            Assert.Equal(HttpStatusCode.OK, r.StatusCode);
+            await using var gzip = new System.IO.Compression.GZipStream(await r.Content.ReadAsStreamAsync(), System.IO.Compression.CompressionMode.Decompress);
+            await gzip.CopyToAsync(Stream.Null); // the whole dump read: the export has completed
+            return (await Send(server, HttpMethod.Get, $"/databases/db/operations/state?id={id}", null, HttpStatusCode.OK)).GetProperty("Result");
+        }
+        var onlyIndexes = await Export("""{"OperateOnTypes":"Indexes"}""");
+        Assert.Equal(0, onlyIndexes.GetProperty("Documents").GetProperty("ReadCount").GetInt64());
+        Assert.Equal(3, onlyIndexes.GetProperty("Indexes").GetProperty("ReadCount").GetInt64());
+        var documents = await Export("""{"OperateOnTypes":"Documents,RevisionDocuments"}""");
+        Assert.True(documents.GetProperty("Documents").GetProperty("ReadCount").GetInt64() > 1000);
+        Assert.Equal(830, documents.GetProperty("RevisionDocuments").GetProperty("ReadCount").GetInt64());
+        Assert.Equal(0, documents.GetProperty("Attachments").GetProperty("ReadCount").GetInt64());
+        Assert.Equal(0, documents.GetProperty("Indexes").GetProperty("ReadCount").GetInt64());
+        var everything = await Export("{}");
+        Assert.Equal(9, everything.GetProperty("Attachments").GetProperty("ReadCount").GetInt64());
+    }
 }
