@@ -40,9 +40,10 @@ public static class DatabaseEndpoints
         }
         if (name == null)
             throw new BadRequestException("Database name is required (?name= or DatabaseName in the body).");
-        if (context.Request.Headers.ETag.Count > 0 && registry.Find(name) != null)
+        if (long.TryParse(context.Request.Headers.ETag.ToString().Trim('"'), NumberStyles.None, CultureInfo.InvariantCulture, out _) && registry.Find(name) != null)
         {
-            // An update of an existing record (UpdateDatabaseOperation sends the record's etag), not a creation.
+            // An update of an existing record (UpdateDatabaseOperation sends the record's etag; a creation sends none,
+            // or, from the Node client, "undefined"), not a creation.
             using var record = DocumentJson.Parse(body, 16);
             await DatabaseStateEndpoints.UpdateAsync(context, name, record.RootElement).ConfigureAwait(false);
             return;

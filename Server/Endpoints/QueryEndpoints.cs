@@ -109,14 +109,14 @@ public static class QueryEndpoints
             return;
         }
         var answer = await QueryRunner.RunAsync(db, query, parameters, options with { Memory = RequestMemory.For(context) }, context.RequestAborted).ConfigureAwait(false);
-        // A fresh answer is fixed by the query and the database's last etag (every write and delete moves
-        // it, and a non-stale index has caught up with it): it can be cached. Stale or random answers are not.
-        if (!answer.IsStale && !answer.HasVolatileIncludes && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
+        // A fresh answer is fixed by the query, the database's last etag (every write and delete moves it, and a
+        // non-stale index has caught up with it) and the versions of what it includes: it can be cached. Stale or random answers are not.
+        if (!answer.IsStale && query.TimeSeries.Count == 0 && !query.OrderBy.Any(o => o.Type == RqlOrderType.Random))
         {
             string tag = HttpCaching.Tag([rql, parameters.ValueKind == JsonValueKind.Undefined ? null : parameters.GetRawText(),
                 options.Start?.ToString(CultureInfo.InvariantCulture), options.PageSize?.ToString(CultureInfo.InvariantCulture),
                 db.Documents.DatabaseId, answer.ResultEtag.ToString(CultureInfo.InvariantCulture), answer.IndexName,
-                answer.IndexTimestamp?.Ticks.ToString(CultureInfo.InvariantCulture)]);
+                answer.IndexTimestamp?.Ticks.ToString(CultureInfo.InvariantCulture), .. answer.IncludeTagParts]);
             if (HttpCaching.Matches(context, tag))
             {
                 await HttpCaching.NotModifiedAsync(context).ConfigureAwait(false);

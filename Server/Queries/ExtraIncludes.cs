@@ -8,7 +8,7 @@ namespace RavenLite.Server.Queries;
 
 /// <summary>
 /// The time series (<c>&amp;timeseries=name&amp;from=&amp;to=</c>, repeated; or the last n units / entries:
-/// <c>timeseriestime</c>, <c>timeseriescount</c>) and compare-exchange values (<c>&amp;cmpxchg=key</c>)
+/// <c>timeseriestime</c>, <c>timeseriescount</c>) and compare-exchange values (<c>&amp;cmpxchg=path</c>: the keys a path of the loaded documents holds)
 /// a load includes: written as <c>"TimeSeriesIncludes":{"id":{"name":[{"From","To","Entries","TotalResults"}]}}</c> and
 /// <c>"CompareExchangeValueIncludes":{"key":{"Key","Index","Value","ChangeVector"}}</c>, and folded into the answer's ETag
 /// (they change without the documents' change vectors moving).
@@ -17,6 +17,7 @@ public sealed class ExtraIncludes
 {
     private readonly List<(string Name, long From, long To, int? Last)> _ranges = []; // Last: the last n entries instead of a time range
     private readonly List<string> _keys = [];
+    private readonly List<string> _paths = []; // a load's cmpxchg=: document paths holding the keys
     private readonly Dictionary<string, List<(string Name, long From, long To, List<TimeSeriesPoint> Entries)>> _series = new(StringComparer.OrdinalIgnoreCase);
     private readonly Dictionary<string, CompareExchangeStore.Entry?> _values = new(StringComparer.OrdinalIgnoreCase);
 
@@ -66,7 +67,8 @@ public sealed class ExtraIncludes
         for (int i = 0; i < byCount.Count; i++)
             result._ranges.Add((byCount[i] ?? "", 0, long.MaxValue,
                 int.TryParse(counts[i], NumberStyles.None, CultureInfo.InvariantCulture, out int n) && n > 0 ? n : throw new BadRequestException($"countValue '{counts[i]}' is not a positive count.")));
-        result._keys.AddRange(keys.Where(k => !string.IsNullOrEmpty(k)).Select(k => k!));
+        // RavenDB's includeCompareExchangeValue(path): the value names a path of the loaded documents, whose values are the keys.
+        result._paths.AddRange(keys.Where(k => !string.IsNullOrEmpty(k)).Select(k => k!));
         return result;
     }
 
@@ -106,6 +108,15 @@ public sealed class ExtraIncludes
                 long from = r.Last != null && entries.Count > 0 ? entries[0].Milliseconds : r.From;
                 return (r.Name, from, r.To, entries);
             }).ToList();
+        }
+        if (_paths.Count > 0)
+        {
+            using var parsed = JsonDocument.Parse(doc.Json);
+            var found = new List<string>();
+            foreach (string path in _paths)
+                IncludePaths.Collect(parsed.RootElement, path, found);
+            foreach (string key in found)
+                AddCompareExchange(tx, key);
         }
         foreach (string k in _keys)
             if (!_values.ContainsKey(k))
@@ -148,7 +159,7 @@ public sealed class ExtraIncludes
             }
             w.WriteEndObject();
         }
-        if (_keys.Count > 0)
+        if (_keys.Count > 0 || _paths.Count > 0)
         {
             w.WriteStartObject("CompareExchangeValueIncludes"u8);
             foreach (var (k, v) in _values)

@@ -2,6 +2,7 @@ using Jint;
 using Jint.Native;
 using Jint.Native.Json;
 using Jint.Native.Object;
+using JsObject = Jint.Native.JsObject;
 using RavenLite.Server.Documents;
 using RavenLite.Server.Formatting;
 using JsonSerializer = System.Text.Json.JsonSerializer;
@@ -12,7 +13,7 @@ namespace RavenLite.Server.Queries;
 /// A JavaScript projection (RavenDB's <c>select { ... }</c>, <c>declare function</c> and <c>load x as y</c>) run in Jint
 /// for each answered document: the document is the query's alias (and <c>this</c>-less code may use the alias only),
 /// loaded documents are bound to their names, <c>$parameters</c> are variables, and <c>id()</c>, <c>load()</c>, <c>cmpxchg()</c>,
-/// <c>counter(doc, name)</c>, <c>counterRaw(doc, name)</c> and
+/// <c>counter(doc, name)</c>, <c>counterRaw(doc, name)</c>, <c>includes.cmpxchg(key)</c>, <c>includes.document(id)</c> and
 /// <c>getMetadata()</c> are available. Property reads on null or undefined give them back; each document's run is
 /// limited in statements, recursion, time and memory. An error in the script is a 400 naming it.
 /// </summary>
@@ -44,6 +45,21 @@ internal sealed class JavaScriptProjection : IDisposable
             _engine.SetValue("counterRaw", new Func<JsValue, JsValue, JsValue>((d, n) => Counter(d, n, true)));
         }
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
+        // includes.cmpxchg(key) / includes.document(id): the answer includes them, as the query's include clause would.
+        var includes = new JsObject(_engine);
+        includes.Set("cmpxchg", JsValue.FromObject(_engine, new Func<JsValue, JsValue>(key =>
+        {
+            if (key is not null && key.IsString())
+                IncludedCompareExchange.Add(key.AsString());
+            return key ?? JsValue.Undefined;
+        })));
+        includes.Set("document", JsValue.FromObject(_engine, new Func<JsValue, JsValue>(id =>
+        {
+            if (id is not null && id.IsString())
+                IncludedDocuments.Add(id.AsString());
+            return id ?? JsValue.Undefined;
+        })));
+        _engine.SetValue("includes", includes);
         if (parameters.ValueKind == JsonValueKind.Object)
             foreach (var p in parameters.EnumerateObject())
                 _engine.SetValue("$" + p.Name, new JsonParser(_engine).Parse(p.Value.GetRawText()));
@@ -59,6 +75,12 @@ internal sealed class JavaScriptProjection : IDisposable
         }
         _script = query.SelectScript ?? ObjectLiteral(query);
     }
+
+    /// <summary>The compare-exchange keys the projections so far included (<c>includes.cmpxchg</c>); the caller takes them.</summary>
+    public List<string> IncludedCompareExchange { get; } = [];
+
+    /// <summary>The document ids the projections so far included (<c>includes.document</c>); the caller takes them.</summary>
+    public List<string> IncludedDocuments { get; } = [];
 
     public void Dispose() => _engine.Dispose();
 

@@ -12,8 +12,11 @@ public sealed record QueryAnswer(IReadOnlyList<ResultJson> Results, long TotalRe
     /// <summary>Writes further top-level properties of the answer (Highlightings, Explanations, Timings), or null.</summary>
     public Action<Utf8JsonWriter>? WriteExtras { get; init; }
 
-    /// <summary>The answer includes counters or time series: values that change without moving the database's etag, so it is not cached.</summary>
-    public bool HasVolatileIncludes { get; init; }
+    /// <summary>
+    /// What the included counters, time series and compare-exchange values are (their versions): they change without the
+    /// documents' etag moving, so an answer's ETag is made with them.
+    /// </summary>
+    public IReadOnlyList<string?> IncludeTagParts { get; init; } = [];
 }
 
 /// <summary>

@@ -50,6 +50,17 @@ public sealed partial class QueryRunner
                 AddCounters(row);
         }
 
+        /// <summary>Takes what a JavaScript projection included (<c>includes.cmpxchg</c>, <c>includes.document</c>).</summary>
+        public void AddFromProjection(JavaScriptProjection projection)
+        {
+            foreach (string id in projection.IncludedDocuments)
+                _documents.TryAdd(id, null);
+            foreach (string key in projection.IncludedCompareExchange)
+                (Extra ??= ExtraIncludes.ForRanges([])).AddCompareExchange(_tx, key);
+            projection.IncludedDocuments.Clear();
+            projection.IncludedCompareExchange.Clear();
+        }
+
         /// <summary>The included documents, read once each (null for an id that does not exist).</summary>
         public Dictionary<string, StoredDocument?> ReadDocuments()
         {

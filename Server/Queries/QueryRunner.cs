@@ -292,6 +292,8 @@ public sealed partial class QueryRunner
                 skipped++;
                 continue;
             }
+            projection?.IncludedDocuments.Clear(); // what a projection includes counts for the rows answered only
+            projection?.IncludedCompareExchange.Clear();
             var output = Output(row, projection, dbTx);
             if (seen != null && !seen.Add(Encoding.UTF8.GetString(ProjectionKey(output.Json))))
                 continue;
@@ -315,6 +317,8 @@ public sealed partial class QueryRunner
                 texts.Add(new Lucene.Net.Search.IndexSearcher(_heldReader).Explain(_explainQuery, (int)row.IndexEntry).ToString());
             }
             includes.Add(row);
+            if (projection != null)
+                includes.AddFromProjection(projection);
         }
         _timings?.Add("Projection", phase);
         phase = Stopwatch.GetTimestamp();
@@ -324,9 +328,12 @@ public sealed partial class QueryRunner
         var timings = _timings;
         var counterIncludes = includes.Counters;
         var timeSeriesIncludes = includes.Extra;
+        var tagParts = new List<string?>();
+        counterIncludes?.AddTagParts(tagParts);
+        timeSeriesIncludes?.AddTagParts(tagParts);
         return new QueryAnswer(results, seen != null ? distinctTotal : total, included, header.LastEtag, header.IndexName, header.Stale, header.LastIndexingTime)
         {
-            HasVolatileIncludes = counterIncludes != null || timeSeriesIncludes != null,
+            IncludeTagParts = tagParts,
             WriteExtras = highlights == null && timings == null && explanations == null && counterIncludes == null && timeSeriesIncludes == null ? null : w =>
             {
                 counterIncludes?.Write(w, names: true);

@@ -113,9 +113,13 @@ try {
     assert.deepEqual(projected.map(p => [p.name, p.email?.verified ?? null]), [["Dee", true], ["Eve", null]]);
   }
   {
-    // compare-exchange values included on load, served by the cluster session without a request
+    // compare-exchange values included on load (the include names the document's path holding the key), served by the
+    // cluster session without a request
+    const w = store.openSession();
+    await w.store({ name: "Dee's key", emailKey: "emails/dee@x.com", "@metadata": { "@collection": "Keys" } }, "keys/dee");
+    await w.saveChanges();
     const s = store.openSession({ transactionMode: "ClusterWide" });
-    await s.load("users/dee", { includes: i => i.includeCompareExchangeValue("emails/dee@x.com") });
+    await s.load("keys/dee", { includes: i => i.includeCompareExchangeValue("emailKey") });
     const n = s.advanced.numberOfRequests;
     const v = await s.advanced.clusterTransaction.getCompareExchangeValue("emails/dee@x.com");
     assert.equal(v.value.verified, true);

@@ -184,4 +184,44 @@ public sealed class DataFidelityTests
         await Send(server, HttpMethod.Patch, "/databases/db/docs?id=users/1", """{"Patch":{"Script":"this.X = 1; incrementCounter('users/404', 'Likes');","Values":{}}}""", HttpStatusCode.BadRequest);
         Assert.False((await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1", null, HttpStatusCode.OK)).GetProperty("Results")[0].TryGetProperty("X", out _));
     }
+    [Fact]
+    public async Task Compare_exchange_includes_read_document_paths_cache_and_come_from_projections()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"Name":"Ann","Email":"ann@x","Friend":"users/2","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/2", """{"Name":"Bob","Email":"bob@x","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        var put = await Send(server, HttpMethod.Put, "/databases/db/cmpxchg?key=ann@x&index=0", """{"Object":{"Verified":true}}""", HttpStatusCode.OK);
+
+        // A load's cmpxchg= names a path of the documents: the keys are the values there.
+        var loaded = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1&cmpxchg=Email", null, HttpStatusCode.OK);
+        var included = loaded.GetProperty("CompareExchangeValueIncludes");
+        Assert.True(included.GetProperty("ann@x").GetProperty("Value").GetProperty("Object").GetProperty("Verified").GetBoolean());
+        Assert.False(included.TryGetProperty("Email", out _));
+
+        // A query including compare-exchange values has an ETag; the same query answers 304 until a value changes.
+        string body = """{"Query":"from Users where Name = 'Ann' include cmpxchg('Email')"}""";
+        var first = await server.Http.PostAsync("/databases/db/queries", TestServer.Json(body));
+        Assert.Equal(HttpStatusCode.OK, first.StatusCode);
+        string etag = first.Headers.ETag!.Tag;
+        HttpResponseMessage Again(string tag)
+        {
+            var request = new HttpRequestMessage(HttpMethod.Post, "/databases/db/queries") { Content = TestServer.Json(body) };
+            request.Headers.TryAddWithoutValidation("If-None-Match", tag);
+            return server.Http.SendAsync(request).GetAwaiter().GetResult();
+        }
+        Assert.Equal(HttpStatusCode.NotModified, Again(etag).StatusCode);
+        await Send(server, HttpMethod.Put, $"/databases/db/cmpxchg?key=ann@x&index={put.GetProperty("Index").GetInt64()}", """{"Object":{"Verified":false}}""", HttpStatusCode.OK);
+        var changed = Again(etag);
+        Assert.Equal(HttpStatusCode.OK, changed.StatusCode);
+        var fresh = JsonDocument.Parse(await changed.Content.ReadAsStringAsync()).RootElement;
+        Assert.False(fresh.GetProperty("CompareExchangeValueIncludes").GetProperty("ann@x").GetProperty("Value").GetProperty("Object").GetProperty("Verified").GetBoolean());
+
+        // includes.cmpxchg() and includes.document() in a JavaScript projection.
+        var projected = await Send(server, HttpMethod.Post, "/databases/db/queries",
+            """{"Query":"declare function f(u) { includes.cmpxchg(u.Email); includes.document(u.Friend); return { Name: u.Name }; } from Users as u where u.Name = 'Ann' select f(u)"}""",
+            HttpStatusCode.OK);
+        Assert.Equal("Ann", projected.GetProperty("Results")[0].GetProperty("Name").GetString());
+        Assert.True(projected.GetProperty("CompareExchangeValueIncludes").TryGetProperty("ann@x", out _));
+        Assert.Equal("Bob", projected.GetProperty("Includes").GetProperty("users/2").GetProperty("Name").GetString());
+    }
 }
