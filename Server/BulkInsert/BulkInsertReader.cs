@@ -31,6 +31,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
         InItem,         // inside an item
     }
 
+    private bool _lastWasTimeSeries; // the item just read was a time series: the next may follow it without a comma
     private Expect _expect = Expect.ArrayStart;
     private byte[] _join = new byte[64 << 10];
     private long _bufferStart;      // stream offset of the first byte the pipe still holds
@@ -209,6 +210,10 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
             case Expect.CommaOrEnd when c == (byte)',':
                 _expect = Expect.NextItem;
                 return;
+            case Expect.CommaOrEnd when c == (byte)'{' && _lastWasTimeSeries:
+                // An item right after a time-series item: older RavenDB clients write that one without the comma after it.
+                _expect = Expect.InItem;
+                return;
             case Expect.CommaOrEnd:
                 throw new BadRequestException($"Invalid JSON in the bulk insert stream at byte {at}: expected ',' or ']' after an item, found '{(char)c}'.");
             default:
@@ -342,6 +347,7 @@ public sealed class BulkInsertReader(PipeReader reader, DocumentsStorage documen
                 stop = full(batch);
                 return length;
             }
+            _lastWasTimeSeries = type == "TimeSeriesBulkInsert";
             if (type == "TimeSeriesBulkInsert")
             {
                 batch?.Arena.AbandonItem();

@@ -59,6 +59,8 @@ public sealed class CounterBatch
             if (!Enum.TryParse<OpType>(typeName, ignoreCase: false, out var type) || !Enum.IsDefined(type))
                 throw new BadRequestException($"{at} has Type '{typeName}'; a counter operation is Increment, Put, Delete or Get.");
             string? name = o.TryGetProperty("CounterName", out var n) && n.ValueKind == JsonValueKind.String ? n.GetString() : null;
+            if (name == null && (!o.TryGetProperty("CounterName", out var given) || given.ValueKind == JsonValueKind.Null))
+                continue; // an operation on no counter: skipped, as RavenDB does
             CountersStore.ValidateName(name);
             long delta = 0;
             if (type is OpType.Increment or OpType.Put)

@@ -197,7 +197,7 @@ public sealed partial class DocumentsStorage
         tx.CreateTree(StateTree).Put(key, buffer.WrittenSpan);
     }
 
-    /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding control characters).</summary>
+    /// <summary>Lower-cases an id for use as a key, after checking it (400 when empty, too long or holding a key separator, <see cref="ValidateId"/>).</summary>
     public byte[] KeyOf(string id)
     {
         ValidateId(id);
@@ -222,7 +222,10 @@ public sealed partial class DocumentsStorage
         return Encoding.UTF8.GetBytes(id.ToLowerInvariant(), scratch);
     }
 
-    /// <summary>400 for an id that is empty, longer than the limit or holds control characters (NUL included).</summary>
+    /// <summary>
+    /// 400 for an id that is empty, longer than the limit or holds NUL, U+001E or U+001F — the separators of the storage's
+    /// composite keys (a document's counters and series, references). Other control characters are stored, as RavenDB does.
+    /// </summary>
     public void ValidateId(string id)
     {
         if (string.IsNullOrEmpty(id))
@@ -231,8 +234,8 @@ public sealed partial class DocumentsStorage
         if (bytes > _maxIdBytes)
             throw new BadRequestException($"Document id is {bytes} UTF-8 bytes long; the limit is {_maxIdBytes}.");
         foreach (char ch in id)
-            if (char.IsControl(ch))
-                throw new BadRequestException("Document ids may not contain control characters.");
+            if (ch is '\0' or '\u001e' or '\u001f')
+                throw new BadRequestException($"Document ids may not contain U+{(int)ch:X4} (RavenLite's storage separates the parts of its keys with NUL, U+001E and U+001F).");
     }
 
     /// <summary>

@@ -224,4 +224,30 @@ public sealed class DataFidelityTests
         Assert.True(projected.GetProperty("CompareExchangeValueIncludes").TryGetProperty("ann@x", out _));
         Assert.Equal("Bob", projected.GetProperty("Includes").GetProperty("users/2").GetProperty("Name").GetString());
     }
+    [Fact]
+    public async Task Input_RavenDB_tolerates_is_taken()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        // Control characters in ids and HiLo tags are stored (not the key separators NUL, U+001E, U+001F).
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=" + Uri.EscapeDataString("tab\there\u0001"), """{"A":1}""", HttpStatusCode.Created);
+        var read = await Send(server, HttpMethod.Get, "/databases/db/docs?id=" + Uri.EscapeDataString("tab\there\u0001"), null, HttpStatusCode.OK);
+        Assert.Equal("tab\there\u0001", read.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@id").GetString());
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=" + Uri.EscapeDataString("a\u001eb"), """{"A":1}""", HttpStatusCode.BadRequest);
+        var hilo = await Send(server, HttpMethod.Get, "/databases/db/hilo/next?tag=" + Uri.EscapeDataString("odd\u0007tag") + "&lastBatchSize=0&lastRangeAt=&identityPartsSeparator=/&lastMax=0", null, HttpStatusCode.Created);
+        Assert.True(hilo.GetProperty("High").GetInt64() > 0);
+
+        // A counter operation without a name is skipped; the others apply.
+        await Send(server, HttpMethod.Post, "/databases/db/counters",
+            """{"Documents":[{"DocumentId":"tab\there\u0001","Operations":[{"Type":"Increment","CounterName":null,"Delta":5},{"Type":"Increment","CounterName":"Likes","Delta":2}]}]}""", HttpStatusCode.OK);
+        var counters = await Send(server, HttpMethod.Get, "/databases/db/counters?docId=" + Uri.EscapeDataString("tab\there\u0001"), null, HttpStatusCode.OK);
+        Assert.Equal(["Likes:2"], counters.GetProperty("Counters").EnumerateArray().Select(c => $"{c.GetProperty("CounterName").GetString()}:{c.GetProperty("TotalValue").GetInt64()}"));
+
+        // A bulk insert whose time-series item is followed by the next item without a comma (older clients write that).
+        string body = """[{"Id":"users/1","Type":"PUT","Document":{"Name":"A","@metadata":{"@collection":"Users"}}},{"Id":"users/1","Type":"TimeSeriesBulkInsert","TimeSeries":{"Name":"HR","TimeFormat":"UnixTimeInMs","Appends":[[1700000000000,1,72.0]]}}{"Id":"users/2","Type":"PUT","Document":{"Name":"B","@metadata":{"@collection":"Users"}}}]""";
+        var inserted = await server.Http.PostAsync("/databases/db/bulk_insert?id=9", TestServer.Json(body));
+        Assert.True(inserted.StatusCode == HttpStatusCode.Created, await inserted.Content.ReadAsStringAsync());
+        await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/2", null, HttpStatusCode.OK);
+        var series = await Send(server, HttpMethod.Get, "/databases/db/timeseries?docId=users/1&name=HR", null, HttpStatusCode.OK);
+        Assert.Equal(1, series.GetProperty("Entries").GetArrayLength());
+    }
 }

@@ -40,7 +40,13 @@ public class KillNineTests(ITestOutputHelper output)
             int last;
             using (var r = env.ReadTransaction())
             {
-                last = BinaryPrimitives.ReadInt32LittleEndian(Get(r.ReadTree("meta")!, "last"u8.ToArray()));
+                if (r.ReadTree("meta") is not { } meta)
+                {
+                    // Killed before its first commit (a slow start on a busy machine): nothing was acknowledged, nothing is owed.
+                    Assert.True(lastAcked == -1, $"round {round}: the data is gone although {lastAcked} was acknowledged");
+                    continue;
+                }
+                last = BinaryPrimitives.ReadInt32LittleEndian(Get(meta, "last"u8.ToArray()));
                 Assert.True(last >= lastAcked, $"round {round}: recovered up to {last} but {lastAcked} was acknowledged");
                 var t = r.ReadTree("t")!;
                 for (int j = 0; j <= last + 2; j++)
