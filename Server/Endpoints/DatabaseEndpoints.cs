@@ -145,7 +145,7 @@ public static class DatabaseEndpoints
     private static readonly string[] TopologyEmptyObjects = ["PredefinedMentors", "DemotionReasons", "PromotablesStatus"];
     private static readonly string[] RecordEmptyObjects = ["RavenConnectionStrings", "SqlConnectionStrings",
                     "OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
-    private static readonly string[] RecordNulls = ["Revisions", "TimeSeries", "RevisionsForConflicts", "Expiration", "Refresh", "DataArchival", "Integrations", "Studio"];
+    private static readonly string[] RecordNulls = ["RevisionsForConflicts", "DataArchival", "Integrations", "Studio"];
     private static readonly string[] RecordEmptyArrays = ["ExternalReplications", "SinkPullReplications", "HubPullReplications", "RavenEtls", "SqlEtls",
                     "ElasticSearchEtls", "OlapEtls", "QueueEtls", "QueueSinks", "UnusedDatabaseIds"];
 
@@ -293,6 +293,27 @@ public static class DatabaseEndpoints
                 }
                 foreach (string none in RecordNulls)
                     w.WriteNull(none);
+                // The configurations the database holds (null when not set), as RavenDB's record carries them.
+                w.WritePropertyName("Revisions");
+                if (db.Revisions.Configuration is { } revisions)
+                    revisions.Write(w);
+                else
+                    w.WriteNullValue();
+                w.WritePropertyName("Expiration");
+                if (db.Expiration.Expiration is { } expiration)
+                    expiration.Write(w, "DeleteFrequencyInSec");
+                else
+                    w.WriteNullValue();
+                w.WritePropertyName("Refresh");
+                if (db.Expiration.Refresh is { } refresh)
+                    refresh.Write(w, "RefreshFrequencyInSec");
+                else
+                    w.WriteNullValue();
+                w.WritePropertyName("TimeSeries");
+                if (db.TimeSeries.Configuration is { } series)
+                    series.Write(w);
+                else
+                    w.WriteNullValue();
                 foreach (string empty in RecordEmptyArrays)
                 {
                     w.WriteStartArray(empty);

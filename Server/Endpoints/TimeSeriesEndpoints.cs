@@ -180,8 +180,12 @@ public static class TimeSeriesEndpoints
     }
 
     /// <summary>
-    /// <c>GET timeseries/ranges?docId=&amp;name=&amp;from=&amp;to=&amp;name=..</c> (the sessions' reads): several ranges of a
-    /// document's series in one answer, <c>{"Id","Values":{"name":[{"From","To","Entries","TotalResults"}]}}</c>.
+    /// <c>GET timeseries/ranges?docId=&amp;name=&amp;from=&amp;to=&amp;name=..[&amp;start=&amp;pageSize=&amp;includeDocument=&amp;includeTags=]</c>
+    /// (the sessions' reads): several ranges of a document's series in one answer,
+    /// <c>{"Id","Values":{"name":[{"From","To","Entries","TotalResults"}]},"Includes"}</c>, as RavenDB answers it: <c>start</c>
+    /// and <c>pageSize</c> page across the ranges together, in order; <c>TotalResults</c> (the series' entry count) only for
+    /// a range that covers the whole series; <c>includeDocument</c> includes the document, <c>includeTags</c> the documents
+    /// the entries' tags name.
     /// </summary>
     private static Task Ranges(HttpContext context, Database db)
     {
@@ -192,12 +196,15 @@ public static class TimeSeriesEndpoints
         var tos = request.Query["to"].Select(t => t ?? "").ToList();
         if (names.Count == 0 || froms.Count != names.Count || tos.Count != names.Count)
             throw new BadRequestException("Name each range with name, from and to (from and to may be empty).");
-        int start = RequestParsing.QueryInt(request, "start", 0);
-        int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+        int skip = RequestParsing.QueryInt(request, "start", 0);
+        int left = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
+        bool includeDocument = string.Equals(RequestParsing.Query(request, "includeDocument"), "true", StringComparison.OrdinalIgnoreCase);
+        bool includeTags = string.Equals(RequestParsing.Query(request, "includeTags"), "true", StringComparison.OrdinalIgnoreCase);
         static long Parse(string s, long fallback) => s.Length == 0 ? fallback
             : DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t) ? TimeSeriesPoint.ToMilliseconds(t)
             : throw new BadRequestException($"'{s}' is not a date (ISO 8601).");
-        var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long Total)>();
+        var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long? Total)>();
+        var includes = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
         string storedId;
         using (var tx = db.Environment.ReadTransaction())
         {
@@ -205,18 +212,29 @@ public static class TimeSeriesEndpoints
             if (doc == null)
                 return JsonResponse.EmptyAsync(context, 404);
             storedId = doc.Id;
+            if (includeDocument)
+                includes[doc.Id] = doc;
             var key = db.Documents.KeyOf(doc.Id);
             for (int i = 0; i < names.Count; i++)
             {
                 long from = Parse(froms[i], 0), to = Parse(tos[i], long.MaxValue);
                 var entries = new List<TimeSeriesPoint>();
-                long total = 0;
                 foreach (var p in TimeSeriesStore.Read(tx, key, names[i], from, to))
                 {
-                    total++;
-                    if (total > start && entries.Count < pageSize)
-                        entries.Add(p);
+                    if (skip > 0)
+                    {
+                        skip--;
+                        continue;
+                    }
+                    if (left <= 0)
+                        break;
+                    entries.Add(p);
+                    left--;
+                    if (includeTags && p.Tag != null && !includes.ContainsKey(p.Tag))
+                        includes[p.Tag] = db.Documents.Get(tx, p.Tag);
                 }
+                long? total = TimeSeriesStore.Statistics(tx, key, names[i]) is var (count, first, last)
+                    && from <= TimeSeriesPoint.ToMilliseconds(first) && to >= TimeSeriesPoint.ToMilliseconds(last) ? count : null;
                 results.Add((names[i], from, to, entries, total));
             }
         }
@@ -233,6 +251,18 @@ public static class TimeSeriesEndpoints
                 w.WriteEndArray();
             }
             w.WriteEndObject();
+            if (includeDocument || includeTags)
+            {
+                w.WriteStartObject("Includes");
+                foreach (var (includedId, included) in includes)
+                {
+                    if (included == null)
+                        continue; // a tag that names no document
+                    w.WritePropertyName(included.Id);
+                    w.WriteRawValue(included.Json, skipInputValidation: true);
+                }
+                w.WriteEndObject();
+            }
             w.WriteEndObject();
         });
     }

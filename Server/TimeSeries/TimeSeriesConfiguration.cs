@@ -14,6 +14,34 @@ public readonly record struct TimeValue(long Value, string Unit)
         _ => DateTime.MinValue,
     };
 
+    /// <summary>
+    /// Orders two bounded time values as RavenDB does: months against seconds compare when every month length (28 to 31
+    /// days) gives the same answer; otherwise a 400 ("Unable to compare ..").
+    /// </summary>
+    public static int Compare(TimeValue a, TimeValue b)
+    {
+        if (a.Unit == b.Unit)
+            return a.Value.CompareTo(b.Value);
+        bool aMonths = a.Unit == "Month";
+        var (months, seconds) = aMonths ? (a.Value, b.Value) : (b.Value, a.Value);
+        int monthsFirst = seconds < months * 28 * 86_400L ? 1 : seconds > months * 31 * 86_400L ? -1
+            : throw new BadRequestException($"Unable to compare {a} with {b}, since a month might have different number of days.");
+        return aMonths ? monthsFirst : -monthsFirst;
+    }
+
+    /// <summary>As RavenDB writes a time value in messages: <c>3 days</c>, <c>1 month</c>, <c>90 seconds</c>.</summary>
+    public override string ToString()
+    {
+        if (IsUnbounded)
+            return "unlimited";
+        if (Unit == "Month")
+            return Value == 1 ? "1 month" : $"{Value} months";
+        foreach (var (seconds, unit) in new[] { (86_400L, "day"), (3_600L, "hour"), (60L, "minute") })
+            if (Value % seconds == 0)
+                return Value == seconds ? $"1 {unit}" : $"{Value / seconds} {unit}s";
+        return Value == 1 ? "1 second" : $"{Value} seconds";
+    }
+
     /// <summary>The span in ms (months as 30 days), for bucketing.</summary>
     public long Milliseconds => Unit == "Month" ? Value * 30L * 86_400_000 : Value * 1000;
 
@@ -113,7 +141,12 @@ public sealed class TimeSeriesConfiguration
         var aggregation = TimeValue.Parse(p.TryGetProperty("AggregationTime", out var a) ? a : default, $"{where}.{name}.AggregationTime");
         if (!name.Equals(RawPolicyName, StringComparison.OrdinalIgnoreCase) && aggregation.IsUnbounded)
             throw new BadRequestException($"{where}: policy '{name}' needs an AggregationTime.");
-        return new TimeSeriesPolicy(name, aggregation, TimeValue.Parse(p.TryGetProperty("RetentionTime", out var t) ? t : default, $"{where}.{name}.RetentionTime"));
+        var retention = TimeValue.Parse(p.TryGetProperty("RetentionTime", out var t) ? t : default, $"{where}.{name}.RetentionTime");
+        // As RavenDB's TimeValue comparison: months and seconds do not compare (a month has no fixed length), and a rollup
+        // kept for less than one of its periods would be deleted before it is complete.
+        if (!aggregation.IsUnbounded && !retention.IsUnbounded && TimeValue.Compare(retention, aggregation) < 0)
+            throw new BadRequestException($"Retention time of policy '{name}' ({retention}) must be greater than its aggregation time ({aggregation}).");
+        return new TimeSeriesPolicy(name, aggregation, retention);
     }
 
     /// <summary>Writes it as RavenDB's JSON.</summary>

@@ -26,7 +26,8 @@ public static class TimeSeriesEntryJson
     /// Writes <c>{"From","To","Entries":[..],"TotalResults"}</c>; an unbounded end is null, as RavenDB writes it (its clients
     /// cache ranges by these bounds).
     /// </summary>
-    public static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long total, bool isRollup = false)
+    // total: the range's TotalResults; null leaves it out (a range of the sessions' reads that does not cover the whole series).
+    public static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long? total, bool isRollup = false)
     {
         w.WriteStartObject();
         JsonDates.WriteBound(w, "From", from);
@@ -35,7 +36,8 @@ public static class TimeSeriesEntryJson
         foreach (var p in entries)
             Write(w, p, isRollup);
         w.WriteEndArray();
-        w.WriteNumber("TotalResults", total);
+        if (total is { } t)
+            w.WriteNumber("TotalResults", t);
         w.WriteEndObject();
     }
 

@@ -250,4 +250,42 @@ public sealed class DataFidelityTests
         var series = await Send(server, HttpMethod.Get, "/databases/db/timeseries?docId=users/1&name=HR", null, HttpStatusCode.OK);
         Assert.Equal(1, series.GetProperty("Entries").GetArrayLength());
     }
+    [Fact]
+    public async Task Time_series_ranges_page_together_include_documents_and_the_configuration_is_in_the_record()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"Name":"Ann","@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        await Send(server, HttpMethod.Put, "/databases/db/docs?id=watches/1", """{"Brand":"W","@metadata":{"@collection":"Watches"}}""", HttpStatusCode.Created);
+        var appends = string.Join(",", Enumerable.Range(0, 10).Select(i => $$$"""{"Timestamp":"2026-01-01T00:0{{{i}}}:00.0000000Z","Values":[{{{i}}}],"Tag":"watches/1"}"""));
+        await Send(server, HttpMethod.Post, "/databases/db/timeseries?docId=users/1", $$"""{"Name":"HR","Appends":[{{appends}}]}""", HttpStatusCode.NoContent);
+
+        // Two ranges paged together: start skips across both, pageSize counts both.
+        var paged = await Send(server, HttpMethod.Get,
+            "/databases/db/timeseries/ranges?docId=users/1&name=HR&from=2026-01-01T00:00:00Z&to=2026-01-01T00:03:00Z&name=HR&from=2026-01-01T00:05:00Z&to=2026-01-01T00:09:00Z&start=2&pageSize=4",
+            null, HttpStatusCode.OK);
+        var ranges = paged.GetProperty("Values").GetProperty("HR").EnumerateArray().ToList();
+        Assert.Equal([2.0, 3.0], ranges[0].GetProperty("Entries").EnumerateArray().Select(e => e.GetProperty("Values")[0].GetDouble()));
+        Assert.Equal([5.0, 6.0], ranges[1].GetProperty("Entries").EnumerateArray().Select(e => e.GetProperty("Values")[0].GetDouble()));
+        // TotalResults only for a range that covers the whole series.
+        Assert.False(ranges[0].TryGetProperty("TotalResults", out _));
+        var whole = await Send(server, HttpMethod.Get, "/databases/db/timeseries/ranges?docId=users/1&name=HR&from=&to=&includeDocument=true&includeTags=true", null, HttpStatusCode.OK);
+        Assert.Equal(10, whole.GetProperty("Values").GetProperty("HR")[0].GetProperty("TotalResults").GetInt64());
+        Assert.Equal("Ann", whole.GetProperty("Includes").GetProperty("users/1").GetProperty("Name").GetString());
+        Assert.Equal("W", whole.GetProperty("Includes").GetProperty("watches/1").GetProperty("Brand").GetString());
+
+        // The configuration is in the database record; a policy kept shorter than its period, or months against seconds, is refused.
+        await Send(server, HttpMethod.Post, "/databases/db/admin/timeseries/config",
+            """{"Collections":{"Users":{"Policies":[{"Name":"ByHour","AggregationTime":{"Value":3600,"Unit":"Second"},"RetentionTime":{"Value":864000,"Unit":"Second"}}]}}}""", HttpStatusCode.OK);
+        var record = await Send(server, HttpMethod.Get, "/admin/databases?name=db", null, HttpStatusCode.OK);
+        Assert.Equal("ByHour", record.GetProperty("TimeSeries").GetProperty("Collections").GetProperty("Users").GetProperty("Policies")[0].GetProperty("Name").GetString());
+        var shorter = await Send(server, HttpMethod.Post, "/databases/db/admin/timeseries/config",
+            """{"Collections":{"Users":{"Policies":[{"Name":"ByDay","AggregationTime":{"Value":86400,"Unit":"Second"},"RetentionTime":{"Value":3600,"Unit":"Second"}}]}}}""", HttpStatusCode.BadRequest);
+        Assert.Contains("must be greater than its aggregation time (1 day)", shorter.GetProperty("Message").GetString());
+        var months = await Send(server, HttpMethod.Post, "/databases/db/admin/timeseries/config",
+            """{"Collections":{"Users":{"Policies":[{"Name":"ByMonth","AggregationTime":{"Value":1,"Unit":"Month"},"RetentionTime":{"Value":2592000,"Unit":"Second"}}]}}}""", HttpStatusCode.BadRequest);
+        Assert.Contains("since a month might have different number of days", months.GetProperty("Message").GetString()); // 30 days against a month
+        // Unambiguous across units: a month kept 5 years, a minute kept 1 month.
+        await Send(server, HttpMethod.Post, "/databases/db/admin/timeseries/config",
+            """{"Collections":{"Users":{"Policies":[{"Name":"ByMonth","AggregationTime":{"Value":1,"Unit":"Month"},"RetentionTime":{"Value":60,"Unit":"Month"}},{"Name":"ByMinute","AggregationTime":{"Value":60,"Unit":"Second"},"RetentionTime":{"Value":1,"Unit":"Month"}}]}}}""", HttpStatusCode.OK);
+    }
 }
