@@ -4,6 +4,18 @@ namespace RavenLite.Server.Queries;
 
 public sealed partial class QueryRunner
 {
+    /// <summary>The query's <c>include timeseries(..)</c> ranges, resolved (null: none).</summary>
+    private ExtraIncludes? TimeSeriesIncludesOf() => _query.TimeSeriesIncludes.Count == 0 ? null
+        : ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => t.LastValue == null
+            ? (ResolveString(t.Name), TimeOf(t.From, 0), TimeOf(t.To, long.MaxValue), (int?)null)
+            : t.LastUnit == null
+                ? (ResolveString(t.Name), 0L, long.MaxValue, (int?)ToInt(t.LastValue, "count"))
+                : (ResolveString(t.Name), ExtraIncludes.LastSince(Resolve(t.LastValue).GetRawText(), ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
+
+    /// <summary>The query's <c>include counters(..)</c>, resolved (null: none).</summary>
+    private Counters.CounterIncludes? CounterIncludesOf() => _query.CounterIncludes.Count == 0 ? null
+        : new Counters.CounterIncludes(_query.CounterIncludes.SelectMany(c => c.Name == null ? [RavenLite.Server.Counters.CounterIncludes.All] : ResolveStrings(c.Name)));
+
     /// <summary>
     /// What the answered rows include (<c>include</c> paths, <c>timeseries(..)</c>, <c>cmpxchg(..)</c>,
     /// <c>counters(..)</c>), collected row by row from one database snapshot.
@@ -20,14 +32,8 @@ public sealed partial class QueryRunner
             _runner = runner;
             _tx = tx;
             _query = runner._query;
-            Extra = _query.TimeSeriesIncludes.Count == 0 ? null // also carries include cmpxchg(..)
-                : ExtraIncludes.ForRanges(_query.TimeSeriesIncludes.Select(t => t.LastValue == null
-                    ? (runner.ResolveString(t.Name), runner.TimeOf(t.From, 0), runner.TimeOf(t.To, long.MaxValue), (int?)null)
-                    : t.LastUnit == null
-                        ? (runner.ResolveString(t.Name), 0L, long.MaxValue, (int?)runner.ToInt(t.LastValue, "count"))
-                        : (runner.ResolveString(t.Name), ExtraIncludes.LastSince(runner.Resolve(t.LastValue).GetRawText(), runner.ResolveString(t.LastUnit)), long.MaxValue, (int?)null)));
-            Counters = _query.CounterIncludes.Count == 0 ? null
-                : new Counters.CounterIncludes(_query.CounterIncludes.SelectMany(c => c.Name == null ? [RavenLite.Server.Counters.CounterIncludes.All] : runner.ResolveStrings(c.Name)));
+            Extra = runner.TimeSeriesIncludesOf(); // also carries include cmpxchg(..)
+            Counters = runner.CounterIncludesOf();
         }
 
         /// <summary>The time series and compare-exchange values included (null: none asked for).</summary>

@@ -70,6 +70,9 @@ public sealed partial class QueryRunner
             return _runner.Output(row, batch as JavaScriptProjection, tx).ToArray();
         }
 
+        /// <summary>The counters and time series the query includes for a batch's documents (<c>include counters(..), timeseries(..)</c>), each null when none.</summary>
+        public (Counters.CounterIncludes? Counters, ExtraIncludes? TimeSeries) NewItemIncludes() => (_runner.CounterIncludesOf(), _runner.TimeSeriesIncludesOf());
+
         /// <summary>The ids <paramref name="json"/> names under the query's include paths.</summary>
         public void CollectIncludes(ReadOnlySpan<byte> json, List<string> ids)
         {

@@ -220,7 +220,11 @@ public sealed class SubscriptionConnection : IDisposable
         }
     }
 
-    private sealed record Batch(List<(byte[] Json, string Id)> Documents, long LastScanned, int Scanned, List<StoredDocument> Includes);
+    private sealed record Batch(List<(byte[] Json, string Id)> Documents, long LastScanned, int Scanned, List<StoredDocument> Includes)
+    {
+        /// <summary>The batch's <c>{"Type":"CounterIncludes",..}</c> and <c>{"Type":"TimeSeriesIncludes",..}</c> messages (null: none asked for).</summary>
+        public byte[]? ItemIncludes { get; init; }
+    }
 
     /// <summary>The next documents after <paramref name="after"/> that the query accepts, from one snapshot.</summary>
     private Batch ReadBatch(Queries.QueryRunner.SubscriptionMatcher matcher, long after, int maxDocs)
@@ -265,7 +269,42 @@ public sealed class SubscriptionConnection : IDisposable
         foreach (string id in includeIds.Distinct(StringComparer.OrdinalIgnoreCase))
             if (_db.Documents.Get(tx, id) is { } included)
                 includes.Add(included);
-        return new Batch(documents, last, scanned, includes);
+        return new Batch(documents, last, scanned, includes) { ItemIncludes = ItemIncludes(matcher, tx, documents) };
+    }
+
+    /// <summary>
+    /// The counters and time series the subscription's query includes, for the batch's documents, as the messages sent
+    /// before <c>EndOfBatch</c> (a session opened on the batch then has them without asking); null when it includes neither.
+    /// </summary>
+    private byte[]? ItemIncludes(Queries.QueryRunner.SubscriptionMatcher matcher, Storage.Transactions.Transaction tx, List<(byte[] Json, string Id)> documents)
+    {
+        var (counters, series) = matcher.NewItemIncludes();
+        if ((counters == null && series == null) || documents.Count == 0)
+            return null;
+        foreach (var (_, id) in documents)
+        {
+            counters?.Add(tx, _db.Documents, id);
+            if (series != null && _db.Documents.Get(tx, id) is { } doc)
+                series.Add(tx, _db.Documents, doc);
+        }
+        var buffer = new ArrayBufferWriter<byte>(1024);
+        if (counters != null)
+        {
+            using var w = new Utf8JsonWriter(buffer);
+            w.WriteStartObject();
+            w.WriteString("Type", "CounterIncludes");
+            counters.Write(w, names: true);
+            w.WriteEndObject();
+        }
+        if (series != null)
+        {
+            using var w = new Utf8JsonWriter(buffer);
+            w.WriteStartObject();
+            w.WriteString("Type", "TimeSeriesIncludes");
+            series.Write(w);
+            w.WriteEndObject();
+        }
+        return buffer.WrittenSpan.ToArray();
     }
 
     /// <summary>A revisions subscription's item: <c>{"Current": revision, "Previous": the one before or null, "@metadata": {"@id", "@change-vector"}}</c>.</summary>
@@ -318,6 +357,8 @@ public sealed class SubscriptionConnection : IDisposable
             }
             buffer.Write("}}"u8);
         }
+        if (batch.ItemIncludes is { } items)
+            buffer.Write(items);
         buffer.Write("{\"Type\":\"EndOfBatch\"}"u8);
         await _stream.WriteAsync(buffer.WrittenMemory, cancellation).ConfigureAwait(false);
         await _stream.FlushAsync(cancellation).ConfigureAwait(false);

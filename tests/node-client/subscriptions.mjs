@@ -3,7 +3,8 @@
 // worker receiving every matching document in batches (maxDocsPerBatch) and acknowledging them, new documents arriving
 // while it runs, a second worker refused (OpenIfFree → SubscriptionInUseException), TakeOver, resuming after the
 // worker is disposed from the acknowledged position (nothing skipped, nothing acknowledged sent again),
-// disable/enable, dropConnection, delete, and a missing subscription (SubscriptionDoesNotExistException).
+// disable/enable, dropConnection, delete, a missing subscription (SubscriptionDoesNotExistException), and counters
+// and time series included in batches (a session on a batch makes no request for them).
 // Usage: node subscriptions.mjs <url> <database>.
 import { DocumentStore, CreateDatabaseOperation, ConfigureRevisionsOperation, RevisionsConfiguration, RevisionsCollectionConfiguration } from "ravendb";
 import assert from "node:assert/strict";
@@ -167,6 +168,36 @@ try {
   assert.deepEqual(history.map(h => h.slice(0, 2)), [[null, "v1"], ["v1", "v2"], ["skip", "v3"]]);
   assert.ok(history.every(h => h[2] === "notes/1"));
   await rw.dispose();
+
+  // Counters and time series included in batches: a session opened on a batch reads them without a request.
+  {
+    const s = store.openSession();
+    await s.store({ name: "Sensor A", "@metadata": { "@collection": "Sensors" } }, "sensors/1");
+    s.countersFor("sensors/1").increment("Reads", 7);
+    s.timeSeriesFor("sensors/1", "Temp").append(new Date(Date.UTC(2026, 0, 1)), 21.5);
+    await s.saveChanges();
+  }
+  const withIncludes = await store.subscriptions.create({
+    name: "SensorsWithExtras", documentType: Object,
+    query: "from Sensors include counters('Reads'), timeseries('Temp', null, null)",
+  });
+  const iw = store.subscriptions.getSubscriptionWorker({ subscriptionName: withIncludes });
+  const extras = [];
+  iw.on("batch", async (batch, cb) => {
+    try {
+      const session = batch.openSession();
+      const before = session.advanced.numberOfRequests;
+      const reads = await session.countersFor("sensors/1").get("Reads");
+      const temps = await session.timeSeriesFor("sensors/1", "Temp").get();
+      extras.push({ reads, temps: temps.map(t => t.value), requests: session.advanced.numberOfRequests - before });
+      cb();
+    } catch (e) {
+      cb(e);
+    }
+  });
+  await until(() => extras.length === 1, "a batch with counters and time series included");
+  assert.deepEqual(extras[0], { reads: 7, temps: [21.5], requests: 0 });
+  await iw.dispose();
   console.log(`subscriptions: ok (${seen.size} documents in ${batches} batches, resumed ${resumed.length}, projected ${rows.length}, ${history.length} revisions)`);
 } finally {
   store.dispose();
