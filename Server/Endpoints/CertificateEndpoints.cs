@@ -26,6 +26,8 @@ public static class CertificateEndpoints
         app.MapGet("/admin/certificates", Get).Requires(Access.Operator);
         app.MapDelete("/admin/certificates", Delete).Requires(Access.Operator);
         app.MapPost("/admin/certificates/edit", Edit).Requires(Access.Operator);
+        app.MapPost("/admin/certificates", Generate).Requires(Access.Operator);
+        app.MapPost("/admin/certificates/replace-cluster-cert", ReplaceServerCertificate).Requires(Access.ClusterAdmin);
         app.MapGet("/certificates/whoami", WhoAmI).Requires(Access.ValidUser);
     }
 
@@ -72,6 +74,68 @@ public static class CertificateEndpoints
         await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(definition, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, leaf.Thumbprint, "registered", clearance.ToString());
         context.Response.StatusCode = 201;
+    }
+
+    /// <summary>
+    /// <c>POST /admin/certificates</c> <c>{Name, SecurityClearance, Permissions, Password}</c> (RavenDB's
+    /// <c>CreateClientCertificateOperation</c>): a new client certificate, registered with that clearance and those
+    /// permissions, answered as a zip (<see cref="ClientCertificateFactory"/>).
+    /// </summary>
+    private static async Task Generate(HttpContext context)
+    {
+        var registry = Registry(context);
+        using var body = await RequestBody.ReadJsonAsync(context, "client certificate").ConfigureAwait(false);
+        var root = body.RootElement;
+        string name = String(root, "Name") is { Length: > 0 } n ? n : throw new BadRequestException("A new client certificate needs a Name.");
+        var clearance = ParseClearance(root);
+        var permissions = ParsePermissions(root, clearance);
+        var caller = Caller(context, registry);
+        if (clearance == SecurityClearance.ClusterAdmin && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
+            throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may create a ClusterAdmin certificate.");
+        var (certificate, zip) = ClientCertificateFactory.Create(name, String(root, "Password"));
+        using (certificate)
+        {
+            var definition = new CertificateDefinition
+            {
+                Name = name,
+                Thumbprint = certificate.Thumbprint,
+                Certificate = Convert.ToBase64String(certificate.RawData),
+                SecurityClearance = clearance,
+                Permissions = permissions,
+                NotBefore = certificate.NotBefore.ToUniversalTime(),
+                NotAfter = certificate.NotAfter.ToUniversalTime(),
+                PublicKeyPinningHash = CertificateDefinition.PinningHash(certificate),
+                Issuers = [],
+            };
+            await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(definition, context.RequestAborted).ConfigureAwait(false);
+            Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, certificate.Thumbprint, "created", clearance.ToString());
+        }
+        context.Response.StatusCode = 201;
+        context.Response.ContentType = "application/octet-stream";
+        context.Response.Headers.ContentDisposition = $"attachment; filename=\"{Uri.EscapeDataString(name)}.zip\"";
+        await context.Response.Body.WriteAsync(zip, context.RequestAborted).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// <c>POST /admin/certificates/replace-cluster-cert</c> <c>{Certificate: base64 PFX, Password?}</c> (RavenDB's
+    /// <c>ReplaceClusterCertificateOperation</c>): this node's server certificate replaced at once (<see cref="ServerCertificate.Replace"/>).
+    /// </summary>
+    private static async Task ReplaceServerCertificate(HttpContext context)
+    {
+        _ = Registry(context); // 400 on an unsecured server
+        using var body = await RequestBody.ReadJsonAsync(context, "server certificate").ConfigureAwait(false);
+        string data = String(body.RootElement, "Certificate") is { Length: > 0 } c ? c : throw new BadRequestException("Unable to load the provided certificate: the body needs Certificate (base64 PFX).");
+        byte[] pfx;
+        try
+        {
+            pfx = Convert.FromBase64String(data);
+        }
+        catch (FormatException)
+        {
+            throw new BadRequestException("Unable to load the provided certificate: Certificate is not base64.");
+        }
+        context.RequestServices.GetRequiredService<ServerCertificate>().Replace(pfx, String(body.RootElement, "Password"));
+        context.Response.StatusCode = 200;
     }
 
     private static async Task Edit(HttpContext context)

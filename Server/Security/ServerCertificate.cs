@@ -82,6 +82,58 @@ public sealed class ServerCertificate : IDisposable
         }
     }
 
+    /// <summary>
+    /// Replaces the server's certificate with <paramref name="pfx"/> (RavenDB's <c>replace-cluster-cert</c>): it must load
+    /// with its private key and not be expired (else a 400 "Unable to load the provided certificate"); it is written over
+    /// the configured files — a PFX under the configured password, or PEM certificate and key — and loaded as a file
+    /// change would be, so new connections get it without a restart.
+    /// </summary>
+    public void Replace(byte[] pfx, string? password)
+    {
+        X509Certificate2Collection all;
+        try
+        {
+            all = X509CertificateLoader.LoadPkcs12Collection(pfx, password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.EphemeralKeySet);
+        }
+        catch (CryptographicException e)
+        {
+            throw new BadRequestException($"Unable to load the provided certificate: {e.Message}");
+        }
+        var leaf = all.FirstOrDefault(c => c.HasPrivateKey) ?? throw new BadRequestException("Unable to load the provided certificate: it holds no certificate with a private key.");
+        if (leaf.NotAfter < DateTime.Now)
+            throw new BadRequestException($"Unable to load the provided certificate: {leaf.Subject} expired on {leaf.NotAfter:u}.");
+        string path = _settings.Path!;
+        if (IsPem(path))
+        {
+            var certificates = string.Concat(new[] { leaf }.Concat(all.Where(c => !ReferenceEquals(c, leaf))).Select(c => c.ExportCertificatePem() + "\n"));
+            using var key = (AsymmetricAlgorithm?)leaf.GetRSAPrivateKey() ?? leaf.GetECDsaPrivateKey() ?? throw new BadRequestException("Unable to load the provided certificate: its key is neither RSA nor ECDSA.");
+            string keyPem = string.IsNullOrEmpty(_settings.Password) ? key.ExportPkcs8PrivateKeyPem()
+                : key.ExportEncryptedPkcs8PrivateKeyPem(_settings.Password, new PbeParameters(PbeEncryptionAlgorithm.Aes256Cbc, HashAlgorithmName.SHA256, 100_000));
+            if (_settings.KeyPath is { } keyPath && keyPath != path)
+            {
+                WriteAtomically(keyPath, Encoding.ASCII.GetBytes(keyPem));
+                WriteAtomically(path, Encoding.ASCII.GetBytes(certificates));
+            }
+            else
+                WriteAtomically(path, Encoding.ASCII.GetBytes(certificates + keyPem));
+        }
+        else
+            WriteAtomically(path, all.Export(X509ContentType.Pkcs12, _settings.Password)!);
+        if (!Reload())
+            throw new BadRequestException("Unable to load the provided certificate once written to Security:Certificate:Path; the previous one stays in use.");
+    }
+
+    private static void WriteAtomically(string path, byte[] content)
+    {
+        string tmp = path + ".tmp";
+        using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))
+        {
+            f.Write(content);
+            f.Flush(flushToDisk: true);
+        }
+        File.Move(tmp, path, overwrite: true);
+    }
+
     private static Loaded Load(CertificateSettings settings)
     {
         string path = settings.Path ?? throw new InvalidOperationException("Security:Certificate:Path is not set.");
