@@ -77,6 +77,7 @@ public static unsafe class StorageSnapshot
         Emit(output, hasher, header);
 
         var runHeader = new byte[RunHeaderSize];
+        var copy = new byte[StorageConstants.PageSize];
         var run = new List<(long Page, nint Address)>(MaxRunPages);
         long runs = 0, written = 0;
         void FlushRun()
@@ -87,8 +88,14 @@ public static unsafe class StorageSnapshot
             BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(8), run.Count);
             BinaryPrimitives.WriteInt32LittleEndian(runHeader.AsSpan(12), 0);
             Emit(output, hasher, runHeader);
+            // Each page is read once, into a copy that is both hashed and written: the flusher may stamp a page's checksum
+            // field while the page is read (readers ignore that field), and hashing and writing the live page separately
+            // could then disagree — a stream whose own checksum fails at restore.
             foreach (var (_, address) in run)
-                Emit(output, hasher, new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize));
+            {
+                new ReadOnlySpan<byte>((byte*)address, StorageConstants.PageSize).CopyTo(copy);
+                Emit(output, hasher, copy);
+            }
             runs++;
             written += run.Count;
             run.Clear();
