@@ -1,3 +1,4 @@
+using RavenLite.Server.Formatting;
 namespace RavenLite.Server.Backups;
 
 #pragma warning disable CA1507 // the JSON names are RavenDB's wire names, equal to some member names by coincidence
@@ -59,16 +60,16 @@ public sealed record BackupStatus
         w.WriteString("BackupType", Type.ToString());
         w.WriteBoolean("IsFull", IsFull);
         w.WriteString("NodeTag", nodeTag);
-        WriteDate(w, "LastFullBackup", LastFullBackup);
-        WriteDate(w, "LastIncrementalBackup", LastIncrementalBackup);
-        WriteDate(w, "LastFullBackupInternal", LastFullBackup);
-        WriteDate(w, "LastIncrementalBackupInternal", LastIncrementalBackup);
+        JsonDates.WriteDateOrNull(w, "LastFullBackup", LastFullBackup);
+        JsonDates.WriteDateOrNull(w, "LastIncrementalBackup", LastIncrementalBackup);
+        JsonDates.WriteDateOrNull(w, "LastFullBackupInternal", LastFullBackup);
+        JsonDates.WriteDateOrNull(w, "LastIncrementalBackupInternal", LastIncrementalBackup);
         w.WriteStartObject("LocalBackup");
         w.WriteString("BackupDirectory", FolderPath);
         w.WriteString("FileName", FileName);
         w.WriteBoolean("TempFolderUsed", false);
-        WriteDate(w, "LastFullBackup", LastFullBackup);
-        WriteDate(w, "LastIncrementalBackup", LastIncrementalBackup);
+        JsonDates.WriteDateOrNull(w, "LastFullBackup", LastFullBackup);
+        JsonDates.WriteDateOrNull(w, "LastIncrementalBackup", LastIncrementalBackup);
         w.WriteNumber(IsFull ? "FullBackupDurationInMs" : "IncrementalBackupDurationInMs", DurationInMs);
         w.WriteNull("Exception");
         w.WriteEndObject();
@@ -86,17 +87,10 @@ public sealed record BackupStatus
         {
             w.WriteStartObject("Error");
             w.WriteString("Exception", Error);
-            WriteDate(w, "At", ErrorAt);
+            JsonDates.WriteDateOrNull(w, "At", ErrorAt);
             w.WriteEndObject();
         }
         w.WriteEndObject();
     }
 
-    private static void WriteDate(Utf8JsonWriter w, string name, DateTime? value)
-    {
-        if (value is { } v)
-            w.WriteString(name, v.ToString("yyyy-MM-ddTHH:mm:ss.fffffffZ", System.Globalization.CultureInfo.InvariantCulture));
-        else
-            w.WriteNull(name);
-    }
 }

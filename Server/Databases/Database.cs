@@ -103,6 +103,35 @@ public sealed class Database : IDisposable
     /// <summary>The time-series configuration and its hooks.</summary>
     public TimeSeries.TimeSeriesExtension TimeSeries => Documents.Extension<TimeSeries.TimeSeriesExtension>();
 
+    /// <summary>
+    /// Writes the configurations the database holds as RavenDB's record names them — <c>Revisions</c>, <c>Expiration</c>,
+    /// <c>Refresh</c>, <c>TimeSeries</c> (null when not set) — for the record's answer and the dump's DatabaseRecord.
+    /// </summary>
+    public void WriteConfigurations(Utf8JsonWriter w)
+    {
+        ArgumentNullException.ThrowIfNull(w);
+        w.WritePropertyName(nameof(Revisions)); // RavenDB's record names them as this database's parts are named
+        if (Revisions.Configuration is { } revisions)
+            revisions.Write(w);
+        else
+            w.WriteNullValue();
+        w.WritePropertyName(nameof(Expiration));
+        if (Expiration.Expiration is { } expiration)
+            expiration.Write(w, "DeleteFrequencyInSec");
+        else
+            w.WriteNullValue();
+        w.WritePropertyName("Refresh");
+        if (Expiration.Refresh is { } refresh)
+            refresh.Write(w, "RefreshFrequencyInSec");
+        else
+            w.WriteNullValue();
+        w.WritePropertyName(nameof(TimeSeries));
+        if (TimeSeries.Configuration is { } series)
+            series.Write(w);
+        else
+            w.WriteNullValue();
+    }
+
     /// <summary>The custom analyzers and sorters this database's indexes and queries may name: its record's, then the server's.</summary>
     public Indexing.Analysis.CustomAnalysis Analysis { get; }
 

@@ -59,18 +59,7 @@ public static class CertificateEndpoints
         var existing = registry.Registered(leaf.Thumbprint);
         if ((clearance == SecurityClearance.ClusterAdmin || existing?.SecurityClearance == SecurityClearance.ClusterAdmin) && caller.SecurityClearance != SecurityClearance.ClusterAdmin)
             throw new AccessDeniedException($"Certificate '{caller.Name}' has clearance {caller.SecurityClearance}: only a ClusterAdmin may register a ClusterAdmin certificate.");
-        var definition = new CertificateDefinition
-        {
-            Name = name,
-            Thumbprint = leaf.Thumbprint,
-            Certificate = Convert.ToBase64String(leaf.RawData),
-            SecurityClearance = clearance,
-            Permissions = permissions,
-            NotBefore = leaf.NotBefore.ToUniversalTime(),
-            NotAfter = leaf.NotAfter.ToUniversalTime(),
-            PublicKeyPinningHash = CertificateDefinition.PinningHash(leaf),
-            Issuers = issuers.Select(i => Convert.ToBase64String(i.RawData)).ToList(),
-        };
+        var definition = CertificateDefinition.Of(leaf, name, clearance, permissions, issuers);
         await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(definition, context.RequestAborted).ConfigureAwait(false);
         Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, leaf.Thumbprint, "registered", clearance.ToString());
         context.Response.StatusCode = 201;
@@ -95,19 +84,7 @@ public static class CertificateEndpoints
         var (certificate, zip) = ClientCertificateFactory.Create(name, String(root, "Password"));
         using (certificate)
         {
-            var definition = new CertificateDefinition
-            {
-                Name = name,
-                Thumbprint = certificate.Thumbprint,
-                Certificate = Convert.ToBase64String(certificate.RawData),
-                SecurityClearance = clearance,
-                Permissions = permissions,
-                NotBefore = certificate.NotBefore.ToUniversalTime(),
-                NotAfter = certificate.NotAfter.ToUniversalTime(),
-                PublicKeyPinningHash = CertificateDefinition.PinningHash(certificate),
-                Issuers = [],
-            };
-            await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(definition, context.RequestAborted).ConfigureAwait(false);
+            await context.RequestServices.GetRequiredService<ClusterCertificates>().PutAsync(CertificateDefinition.Of(certificate, name, clearance, permissions, []), context.RequestAborted).ConfigureAwait(false);
             Log.CertificateChanged(context.RequestServices.GetRequiredService<ILogger<CertificateRegistry>>(), name, certificate.Thumbprint, "created", clearance.ToString());
         }
         context.Response.StatusCode = 201;

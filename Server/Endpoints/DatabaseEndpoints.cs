@@ -76,18 +76,23 @@ public static class DatabaseEndpoints
             return;
         }
         registry.Create(name);
-        long raft = registry.NextRaftIndex();
+        await WriteCreatedAsync(context, registry.NextRaftIndex(), name).ConfigureAwait(false);
+    }
+
+    /// <summary>RavenDB's answer to a database created (or its record updated) on this node: <c>{RaftCommandIndex, Name, NodesAddedTo}</c>.</summary>
+    internal static Task WriteCreatedAsync(HttpContext context, long raftIndex, string name)
+    {
         string url = $"{context.Request.Scheme}://{context.Request.Host}";
-        await JsonResponse.WriteAsync(context, 201, w =>
+        return JsonResponse.WriteAsync(context, 201, w =>
         {
             w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", raft);
+            w.WriteNumber("RaftCommandIndex", raftIndex);
             w.WriteString("Name", name);
             w.WriteStartArray("NodesAddedTo");
             w.WriteStringValue(url);
             w.WriteEndArray();
             w.WriteEndObject();
-        }).ConfigureAwait(false);
+        });
     }
 
     private static async Task Delete(HttpContext context)
@@ -293,27 +298,7 @@ public static class DatabaseEndpoints
                 }
                 foreach (string none in RecordNulls)
                     w.WriteNull(none);
-                // The configurations the database holds (null when not set), as RavenDB's record carries them.
-                w.WritePropertyName("Revisions");
-                if (db.Revisions.Configuration is { } revisions)
-                    revisions.Write(w);
-                else
-                    w.WriteNullValue();
-                w.WritePropertyName("Expiration");
-                if (db.Expiration.Expiration is { } expiration)
-                    expiration.Write(w, "DeleteFrequencyInSec");
-                else
-                    w.WriteNullValue();
-                w.WritePropertyName("Refresh");
-                if (db.Expiration.Refresh is { } refresh)
-                    refresh.Write(w, "RefreshFrequencyInSec");
-                else
-                    w.WriteNullValue();
-                w.WritePropertyName("TimeSeries");
-                if (db.TimeSeries.Configuration is { } series)
-                    series.Write(w);
-                else
-                    w.WriteNullValue();
+                db.WriteConfigurations(w);
                 foreach (string empty in RecordEmptyArrays)
                 {
                     w.WriteStartArray(empty);

@@ -88,17 +88,7 @@ public static class DatabaseStateEndpoints
         }
         if (record.TryGetProperty("Disabled", out var disabled) && disabled.ValueKind is JsonValueKind.True or JsonValueKind.False)
             registry.SetDisabled(stored, disabled.GetBoolean());
-        string url = $"{context.Request.Scheme}://{context.Request.Host}";
-        await JsonResponse.WriteAsync(context, 201, w =>
-        {
-            w.WriteStartObject();
-            w.WriteNumber("RaftCommandIndex", registry.NextRaftIndex());
-            w.WriteString("Name", stored);
-            w.WriteStartArray("NodesAddedTo");
-            w.WriteStringValue(url);
-            w.WriteEndArray();
-            w.WriteEndObject();
-        }).ConfigureAwait(false);
+        await DatabaseEndpoints.WriteCreatedAsync(context, registry.NextRaftIndex(), stored).ConfigureAwait(false);
     }
 
     private static async Task SetLock(HttpContext context)

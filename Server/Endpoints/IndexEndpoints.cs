@@ -195,11 +195,11 @@ public static class IndexEndpoints
             w.WriteEndObject();
         }
         w.WriteEndObject();
-        WriteDate(w, "LastQueryingTime", i.LastQueryingTime);
+        JsonDates.WriteDateOrNull(w, "LastQueryingTime", i.LastQueryingTime);
         w.WriteString("State", i.Definition.State);
         w.WriteString("Priority", i.Definition.Priority);
-        WriteDate(w, "CreatedTimestamp", i.Definition.CreatedAt);
-        WriteDate(w, "LastIndexingTime", i.LastIndexingTime);
+        JsonDates.WriteDateOrNull(w, "CreatedTimestamp", i.Definition.CreatedAt);
+        JsonDates.WriteDateOrNull(w, "LastIndexingTime", i.LastIndexingTime);
         w.WriteBoolean("IsStale", Indexing.Index.IsBehind(position, target));
         w.WriteString("LockMode", i.Definition.LockMode);
         w.WriteString("Type", i.Definition.Type);
@@ -215,14 +215,6 @@ public static class IndexEndpoints
         w.WriteNumber("SizeInBytes", files.SizeInBytes);
         w.WriteEndObject();
         w.WriteEndObject();
-    }
-
-    private static void WriteDate(Utf8JsonWriter w, string name, DateTime? value)
-    {
-        if (value is { } v)
-            w.WriteString(name, JsonDates.FormatDate(v));
-        else
-            w.WriteNull(name);
     }
 
     private static Task Errors(HttpContext context, Database db)

@@ -70,8 +70,8 @@ public static class OngoingTaskEndpoints
         w.WriteStartArray("BackupDestinations");
         w.WriteStringValue("Local");
         w.WriteEndArray();
-        WriteDate(w, "LastFullBackup", status?.LastFullBackup);
-        WriteDate(w, "LastIncrementalBackup", status?.LastIncrementalBackup);
+        JsonDates.WriteDateOrNull(w, "LastFullBackup", status?.LastFullBackup);
+        JsonDates.WriteDateOrNull(w, "LastIncrementalBackup", status?.LastIncrementalBackup);
         w.WriteNull("OnGoingBackup");
         if (!task.Disabled && db.Backups.NextRun(task) is { } next)
         {
@@ -104,16 +104,9 @@ public static class OngoingTaskEndpoints
         w.WriteNumber("SubscriptionId", s.SubscriptionId);
         w.WriteString("ChangeVectorForNextBatchStartingPoint", s.ChangeVectorForNextBatchStartingPoint);
         w.WriteBoolean("Disabled", s.Disabled);
-        WriteDate(w, "LastBatchAckTime", s.LastBatchAckTime);
-        WriteDate(w, "LastClientConnectionTime", s.LastClientConnectionTime);
+        JsonDates.WriteDateOrNull(w, "LastBatchAckTime", s.LastBatchAckTime);
+        JsonDates.WriteDateOrNull(w, "LastClientConnectionTime", s.LastClientConnectionTime);
         w.WriteEndObject();
     }
 
-    private static void WriteDate(Utf8JsonWriter w, string name, DateTime? at)
-    {
-        if (at is { } t)
-            w.WriteString(name, JsonDates.FormatDate(t));
-        else
-            w.WriteNull(name);
-    }
 }

@@ -11,6 +11,16 @@ public static class JsonDates
         DateTime.SpecifyKind(utc, DateTimeKind.Utc).TryFormat(destination, out int written, "O", System.Globalization.CultureInfo.InvariantCulture) ? written
             : throw new ArgumentException("The destination is too small for a date.", nameof(destination));
 
+    /// <summary>Writes <paramref name="name"/> as a formatted date, or null when there is none.</summary>
+    public static void WriteDateOrNull(Utf8JsonWriter w, string name, DateTime? value)
+    {
+        ArgumentNullException.ThrowIfNull(w);
+        if (value is { } v)
+            w.WriteString(name, FormatDate(v));
+        else
+            w.WriteNull(name);
+    }
+
     /// <summary>Bytes of a formatted date (4-digit years).</summary>
     public const int DateLength = 28;
 

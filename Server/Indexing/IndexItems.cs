@@ -76,15 +76,7 @@ internal static class IndexItems
                 foreach (var p in points)
                 {
                     w.WriteStartObject();
-                    w.WriteString("Timestamp", JsonDates.FormatDate(p.Timestamp));
-                    if (p.Tag != null)
-                        w.WriteString("Tag", p.Tag);
-                    else
-                        w.WriteNull("Tag");
-                    w.WriteStartArray("Values");
-                    foreach (double value in p.Values)
-                        w.WriteNumberValue(value);
-                    w.WriteEndArray();
+                    TimeSeriesEntryJson.WriteFields(w, p);
                     w.WriteNumber("Value", p.Values[0]);
                     w.WriteEndObject();
                 }

@@ -67,6 +67,20 @@ public sealed record CertificateDefinition
         SecurityClearance is SecurityClearance.ClusterAdmin or SecurityClearance.Operator ? DatabaseAccess.Admin
         : Permissions.TryGetValue(database, out var a) ? a : null;
 
+    /// <summary>The registration of <paramref name="certificate"/> under <paramref name="name"/>, with its validity, pinning hash and issuers.</summary>
+    public static CertificateDefinition Of(X509Certificate2 certificate, string name, SecurityClearance clearance, Dictionary<string, DatabaseAccess> permissions, IEnumerable<X509Certificate2> issuers) => new()
+    {
+        Name = name,
+        Thumbprint = certificate.Thumbprint,
+        Certificate = Convert.ToBase64String(certificate.RawData),
+        SecurityClearance = clearance,
+        Permissions = permissions,
+        NotBefore = certificate.NotBefore.ToUniversalTime(),
+        NotAfter = certificate.NotAfter.ToUniversalTime(),
+        PublicKeyPinningHash = PinningHash(certificate),
+        Issuers = [.. issuers.Select(i => Convert.ToBase64String(i.RawData))],
+    };
+
     /// <summary>The hash RavenDB calls the public key pinning hash.</summary>
     public static string PinningHash(X509Certificate2 certificate) =>
         Convert.ToBase64String(SHA256.HashData(certificate.PublicKey.ExportSubjectPublicKeyInfo()));

@@ -70,26 +70,7 @@ public static class DatabaseExporter
     private static void WriteConfigurations(Database db, Utf8JsonWriter w)
     {
         db.Record.WriteSettingsAndClient(w);
-        w.WritePropertyName("Revisions");
-        if (db.Revisions.Configuration is { } revisions)
-            revisions.Write(w);
-        else
-            w.WriteNullValue();
-        w.WritePropertyName("Expiration");
-        if (db.Expiration.Expiration is { } expiration)
-            expiration.Write(w, "DeleteFrequencyInSec");
-        else
-            w.WriteNullValue();
-        w.WritePropertyName("Refresh");
-        if (db.Expiration.Refresh is { } refresh)
-            refresh.Write(w, "RefreshFrequencyInSec");
-        else
-            w.WriteNullValue();
-        w.WritePropertyName("TimeSeries");
-        if (db.TimeSeries.Configuration is { } series)
-            series.Write(w);
-        else
-            w.WriteNullValue();
+        db.WriteConfigurations(w);
     }
 
     // Kept whole: one snapshot and one writer through every section of the dump, in the order RavenDB's import

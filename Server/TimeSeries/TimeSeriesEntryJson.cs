@@ -9,6 +9,15 @@ public static class TimeSeriesEntryJson
     public static void Write(Utf8JsonWriter w, TimeSeriesPoint p, bool isRollup = false)
     {
         w.WriteStartObject();
+        WriteFields(w, p);
+        w.WriteBoolean("IsRollup", isRollup);
+        w.WriteEndObject();
+    }
+
+    /// <summary>Writes an entry's <c>"Timestamp","Tag","Values"</c> into the object being written (answers and index items share them).</summary>
+    public static void WriteFields(Utf8JsonWriter w, TimeSeriesPoint p)
+    {
+        ArgumentNullException.ThrowIfNull(w);
         w.WriteString("Timestamp", JsonDates.FormatDate(p.Timestamp));
         if (p.Tag != null)
             w.WriteString("Tag", p.Tag);
@@ -18,8 +27,6 @@ public static class TimeSeriesEntryJson
         foreach (double v in p.Values)
             w.WriteNumberValue(v);
         w.WriteEndArray();
-        w.WriteBoolean("IsRollup", isRollup);
-        w.WriteEndObject();
     }
 
     /// <summary>
