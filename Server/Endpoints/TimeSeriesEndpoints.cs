@@ -164,6 +164,7 @@ public static class TimeSeriesEndpoints
         int pageSize = RequestParsing.QueryInt(request, "pageSize", int.MaxValue, 0);
         var entries = new List<TimeSeriesPoint>();
         long total = 0;
+        Func<TimeSeriesPoint, IReadOnlyDictionary<string, double[]>>? nodeValues = null;
         using (var tx = db.Environment.ReadTransaction())
         {
             var doc = db.Documents.Get(tx, id);
@@ -175,9 +176,17 @@ public static class TimeSeriesEndpoints
                 if (total > start && entries.Count < pageSize)
                     entries.Add(p);
             }
+            nodeValues = NodeValues(request, db, tx, db.Documents.KeyOf(doc.Id), name, from, to);
         }
-        return JsonResponse.WriteAsync(context, 200, w => TimeSeriesEntryJson.WriteRange(w, from, to, entries, total, TimeSeriesEntryJson.IsRollup(name)));
+        return JsonResponse.WriteAsync(context, 200, w => TimeSeriesEntryJson.WriteRange(w, from, to, entries, total, TimeSeriesEntryJson.IsRollup(name), nodeValues));
     }
+
+    /// <summary>With <c>full=true</c>, an incremental series' entries answer their per-node parts (<c>NodeValues</c>); else null.</summary>
+    private static Func<TimeSeriesPoint, IReadOnlyDictionary<string, double[]>>? NodeValues(HttpRequest request, Database db,
+        RavenLite.Storage.Transactions.Transaction tx, byte[] key, string name, long from, long to) =>
+        string.Equals(RequestParsing.Query(request, "full"), "true", StringComparison.OrdinalIgnoreCase) && TimeSeriesOperation.IsIncremental(name)
+            ? IncrementalShares.NodeValues(tx, key, name, from, to, TimeSeriesOperation.IncrementalOwner(db.Documents))
+            : null;
 
     /// <summary>
     /// <c>GET timeseries/ranges?docId=&amp;name=&amp;from=&amp;to=&amp;name=..[&amp;start=&amp;pageSize=&amp;includeDocument=&amp;includeTags=]</c>
@@ -203,7 +212,7 @@ public static class TimeSeriesEndpoints
         static long Parse(string s, long fallback) => s.Length == 0 ? fallback
             : DateTime.TryParse(s, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal, out var t) ? TimeSeriesPoint.ToMilliseconds(t)
             : throw new BadRequestException($"'{s}' is not a date (ISO 8601).");
-        var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long? Total)>();
+        var results = new List<(string Name, long From, long To, List<TimeSeriesPoint> Entries, long? Total, Func<TimeSeriesPoint, IReadOnlyDictionary<string, double[]>>? NodeValues)>();
         var includes = new Dictionary<string, StoredDocument?>(StringComparer.OrdinalIgnoreCase);
         string storedId;
         using (var tx = db.Environment.ReadTransaction())
@@ -235,7 +244,7 @@ public static class TimeSeriesEndpoints
                 }
                 long? total = TimeSeriesStore.Statistics(tx, key, names[i]) is var (count, first, last)
                     && from <= TimeSeriesPoint.ToMilliseconds(first) && to >= TimeSeriesPoint.ToMilliseconds(last) ? count : null;
-                results.Add((names[i], from, to, entries, total));
+                results.Add((names[i], from, to, entries, total, NodeValues(request, db, tx, key, names[i], from, to)));
             }
         }
         return JsonResponse.WriteAsync(context, 200, w =>
@@ -247,7 +256,7 @@ public static class TimeSeriesEndpoints
             {
                 w.WriteStartArray(group.Key);
                 foreach (var r in group)
-                    TimeSeriesEntryJson.WriteRange(w, r.From, r.To, r.Entries, r.Total, TimeSeriesEntryJson.IsRollup(r.Name));
+                    TimeSeriesEntryJson.WriteRange(w, r.From, r.To, r.Entries, r.Total, TimeSeriesEntryJson.IsRollup(r.Name), r.NodeValues);
                 w.WriteEndArray();
             }
             w.WriteEndObject();

@@ -18,8 +18,8 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
     /// <summary>A time series' change (its document's key in <see cref="Id"/>); null for other items.</summary>
     public SeriesItem? Series { get; init; }
 
-    /// <summary>A time series' change as a batch carries it: the range, whether it was deleted, and its entries.</summary>
-    public sealed record SeriesItem(string Name, long From, long To, bool Deleted, List<TimeSeries.TimeSeriesPoint> Points);
+    /// <summary>A time series' change as a batch carries it: the range, whether it was deleted, its entries and (incremental series) their parts.</summary>
+    public sealed record SeriesItem(string Name, long From, long To, bool Deleted, List<TimeSeries.TimeSeriesPoint> Points, List<TimeSeries.IncrementalShares.Share> Shares);
 
     /// <summary>A counter as a batch carries it: its name, whether it was deleted, and its per-database shares.</summary>
     public sealed record CounterItem(string Name, bool Deleted, List<Counters.CounterShares.Share> Shares);
@@ -68,10 +68,22 @@ internal sealed record ReplicatedItem(bool IsTombstone, string Id, string Collec
         var points = new List<TimeSeries.TimeSeriesPoint>();
         foreach (var p in item.GetProperty("Points").EnumerateArray())
             points.Add(TimeSeries.TimeSeriesEntryJson.ReadCompact(p));
+        var shares = new List<TimeSeries.IncrementalShares.Share>();
+        if (item.TryGetProperty("Shares", out var listed) && listed.ValueKind == JsonValueKind.Array)
+        {
+            foreach (var s in listed.EnumerateArray())
+            {
+                var increases = s.GetProperty("Increases").EnumerateArray().Select(v => v.GetDouble()).ToArray();
+                var decreases = s.GetProperty("Decreases").EnumerateArray().Select(v => v.GetDouble()).ToArray();
+                if (increases.Length != decreases.Length || increases.Length is 0 or > TimeSeries.TimeSeriesSegment.MaxValues)
+                    throw new InvalidDataException("An incremental part needs as many increases as decreases (1 to 32).");
+                shares.Add(new TimeSeries.IncrementalShares.Share(s.GetProperty("At").GetInt64(), Text(s, "Owner"), increases, decreases));
+            }
+        }
         return new ReplicatedItem(false, Text(item, "DocumentKey"), "", "", DateTime.MinValue, ReadOnlyMemory<byte>.Empty)
         {
             Series = new SeriesItem(Text(item, "Name"), item.GetProperty("From").GetInt64(), item.GetProperty("To").GetInt64(),
-                item.TryGetProperty("Deleted", out var d) && d.ValueKind == JsonValueKind.True, points),
+                item.TryGetProperty("Deleted", out var d) && d.ValueKind == JsonValueKind.True, points, shares),
         };
     }
 

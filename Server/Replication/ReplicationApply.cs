@@ -52,8 +52,8 @@ internal static class ReplicationApply
         }
         if (item.Series is { } series)
         {
-            // Time series never conflict: entries merge by timestamp (TimeSeriesReplication).
-            TimeSeries.TimeSeriesReplication.Merge(ctx, Encoding.UTF8.GetBytes(item.Id), series.Name, series.From, series.To, series.Deleted, series.Points);
+            // Time series never conflict: entries merge by timestamp, incremental ones by their parts (TimeSeriesReplication).
+            TimeSeries.TimeSeriesReplication.Merge(ctx, Encoding.UTF8.GetBytes(item.Id), series.Name, series.From, series.To, series.Deleted, series.Points, series.Shares);
             return Outcome.Applied;
         }
         if (item.Counter is { } counter)

@@ -136,6 +136,26 @@ internal sealed record ReplicationBatch(ReadOnlyMemory<byte> Frame, long LastEta
         foreach (var p in series.Points)
             TimeSeries.TimeSeriesEntryJson.WriteCompact(w, p);
         w.WriteEndArray();
+        if (series.Shares.Count > 0)
+        {
+            w.WriteStartArray("Shares");
+            foreach (var s in series.Shares)
+            {
+                w.WriteStartObject();
+                w.WriteNumber("At", s.Milliseconds);
+                w.WriteString("Owner", s.Owner);
+                w.WriteStartArray("Increases");
+                foreach (double v in s.Increases)
+                    w.WriteNumberValue(v);
+                w.WriteEndArray();
+                w.WriteStartArray("Decreases");
+                foreach (double v in s.Decreases)
+                    w.WriteNumberValue(v);
+                w.WriteEndArray();
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+        }
         w.WriteEndObject();
     }
 

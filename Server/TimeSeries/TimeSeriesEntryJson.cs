@@ -5,12 +5,24 @@ namespace RavenLite.Server.TimeSeries;
 /// <summary>The JSON shape of one time-series entry as the clients read it (<c>{Timestamp, Tag, Values, IsRollup}</c>).</summary>
 public static class TimeSeriesEntryJson
 {
-    /// <summary>Writes <c>{"Timestamp","Tag","Values","IsRollup"}</c>.</summary>
-    public static void Write(Utf8JsonWriter w, TimeSeriesPoint p, bool isRollup = false)
+    /// <summary>Writes <c>{"Timestamp","Tag","Values","IsRollup"}</c>, and <c>"NodeValues":{owner:[values]}</c> when given (an incremental entry's parts).</summary>
+    public static void Write(Utf8JsonWriter w, TimeSeriesPoint p, bool isRollup = false, IReadOnlyDictionary<string, double[]>? nodeValues = null)
     {
         w.WriteStartObject();
         WriteFields(w, p);
         w.WriteBoolean("IsRollup", isRollup);
+        if (nodeValues != null)
+        {
+            w.WriteStartObject("NodeValues");
+            foreach (var (owner, values) in nodeValues)
+            {
+                w.WriteStartArray(owner);
+                foreach (double v in values)
+                    w.WriteNumberValue(v);
+                w.WriteEndArray();
+            }
+            w.WriteEndObject();
+        }
         w.WriteEndObject();
     }
 
@@ -34,14 +46,16 @@ public static class TimeSeriesEntryJson
     /// cache ranges by these bounds).
     /// </summary>
     // total: the range's TotalResults; null leaves it out (a range of the sessions' reads that does not cover the whole series).
-    public static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long? total, bool isRollup = false)
+    // nodeValues: each entry's per-owner parts (full=true of an incremental series); null leaves NodeValues out.
+    public static void WriteRange(Utf8JsonWriter w, long from, long to, List<TimeSeriesPoint> entries, long? total, bool isRollup = false,
+        Func<TimeSeriesPoint, IReadOnlyDictionary<string, double[]>>? nodeValues = null)
     {
         w.WriteStartObject();
         JsonDates.WriteBound(w, "From", from);
         JsonDates.WriteBound(w, "To", to);
         w.WriteStartArray("Entries");
         foreach (var p in entries)
-            Write(w, p, isRollup);
+            Write(w, p, isRollup, nodeValues?.Invoke(p));
         w.WriteEndArray();
         if (total is { } t)
             w.WriteNumber("TotalResults", t);

@@ -1,4 +1,5 @@
 using RavenLite.Server.Documents;
+using RavenLite.Storage.Transactions;
 
 namespace RavenLite.Server.TimeSeries;
 
@@ -176,6 +177,7 @@ public sealed class TimeSeriesOperation
         foreach (var (from, to) in Deletes)
         {
             TimeSeriesStore.Change(tx, key, Name, from, to, points => points.Where(p => p.Milliseconds < from || p.Milliseconds > to).ToList());
+            IncrementalShares.Delete(tx, key, Name, from, to);
             TimeSeriesReplication.Record(ctx, key, Name, from, to, deleted: true);
         }
         if (Appends.Count > 0)
@@ -185,7 +187,8 @@ public sealed class TimeSeriesOperation
         }
         if (Increments.Count > 0)
         {
-            TimeSeriesStore.Change(tx, key, Name, Increments[0].Ms, Increments[^1].Ms, points => Increment(points, Increments));
+            string owner = IncrementalOwner(ctx.Storage);
+            TimeSeriesStore.Change(tx, key, Name, Increments[0].Ms, Increments[^1].Ms, points => Increment(tx, key, owner, points));
             TimeSeriesReplication.Record(ctx, key, Name, Increments[0].Ms, Increments[^1].Ms, deleted: false);
         }
         bool exists = TimeSeriesStore.Exists(tx, key, Name);
@@ -236,23 +239,23 @@ public sealed class TimeSeriesOperation
         return result;
     }
 
-    private static List<TimeSeriesPoint> Increment(List<TimeSeriesPoint> existing, List<(long Ms, double[] Deltas)> increments)
+    /// <summary>This instance's name as the owner of its parts of incremental entries (<see cref="IncrementalShares"/>).</summary>
+    public static string IncrementalOwner(DocumentsStorage storage)
+    {
+        ArgumentNullException.ThrowIfNull(storage);
+        return $"{storage.NodeTag}-{storage.DatabaseId}";
+    }
+
+    /// <summary>The entries with this operation's increments added to this instance's parts (an entry's values are its parts' sums).</summary>
+    private List<TimeSeriesPoint> Increment(WriteTransaction tx, byte[] key, string owner, List<TimeSeriesPoint> existing)
     {
         var byTime = new SortedDictionary<long, TimeSeriesPoint>();
         foreach (var p in existing)
             byTime[p.Milliseconds] = p;
-        foreach (var (ms, deltas) in increments)
+        foreach (var (ms, deltas) in Increments)
         {
-            if (!byTime.TryGetValue(ms, out var p))
-            {
-                byTime[ms] = new TimeSeriesPoint(ms, (double[])deltas.Clone(), null);
-                continue;
-            }
-            var values = new double[Math.Max(p.Values.Length, deltas.Length)];
-            p.Values.CopyTo(values, 0);
-            for (int k = 0; k < deltas.Length; k++)
-                values[k] += deltas[k];
-            byTime[ms] = p with { Values = values };
+            bool held = byTime.TryGetValue(ms, out var p);
+            byTime[ms] = IncrementalShares.Add(tx, key, Name, owner, ms, deltas, held ? p.Values : null);
         }
         return [.. byTime.Values];
     }

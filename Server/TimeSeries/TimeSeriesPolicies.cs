@@ -176,6 +176,8 @@ public static class TimeSeriesPolicies
             removed = kept.Count != existing.Count;
             return kept;
         });
+        if (removed)
+            IncrementalShares.Delete(ctx.Transaction, key, name, 0, cutoff - 1);
         return removed;
     }
 }

@@ -15,8 +15,12 @@ public static class TimeSeriesReplication
 {
     internal const string LogTree = "TimeSeriesChanges";
 
-    /// <summary>A logged change, with the range's entries as of the reading transaction (none for a delete).</summary>
-    public sealed record Change(long Etag, string DocumentKey, string Name, long From, long To, bool Deleted, List<TimeSeriesPoint> Points);
+    /// <summary>
+    /// A logged change, with the range's entries as of the reading transaction (none for a delete) and, for an
+    /// incremental series, the entries' per-instance parts (which are what merges; the totals follow from them).
+    /// </summary>
+    public sealed record Change(long Etag, string DocumentKey, string Name, long From, long To, bool Deleted, List<TimeSeriesPoint> Points,
+        List<IncrementalShares.Share> Shares);
 
     /// <summary>Logs a change of series <paramref name="name"/> of the document keyed <paramref name="docKey"/> in [<paramref name="from"/>, <paramref name="to"/>] (ms).</summary>
     public static void Record(DocumentsWriteContext ctx, ReadOnlySpan<byte> docKey, string name, long from, long to, bool deleted)
@@ -47,7 +51,8 @@ public static class TimeSeriesReplication
             var docKey = v.Slice(19, keyLength).ToArray();
             string name = Encoding.UTF8.GetString(v[(19 + keyLength)..]);
             var points = deleted ? [] : TimeSeriesStore.Read(tx, docKey, name, from, to).ToList();
-            yield return new Change(BinaryPrimitives.ReadInt64BigEndian(cursor.Key), Encoding.UTF8.GetString(docKey), name, from, to, deleted, points);
+            var shares = deleted || !TimeSeriesOperation.IsIncremental(name) ? [] : IncrementalShares.Read(tx, docKey, name, from, to);
+            yield return new Change(BinaryPrimitives.ReadInt64BigEndian(cursor.Key), Encoding.UTF8.GetString(docKey), name, from, to, deleted, points, shares);
         }
     }
 
@@ -56,10 +61,12 @@ public static class TimeSeriesReplication
     /// sends a document at its latest etag, after changes of its series made before; one deleted here does not. A change
     /// that changed something is logged again, so it flows on; one that changed nothing is not (a ring settles).
     /// </summary>
-    public static void Merge(DocumentsWriteContext ctx, ReadOnlySpan<byte> docKey, string name, long from, long to, bool deleted, List<TimeSeriesPoint> incoming)
+    public static void Merge(DocumentsWriteContext ctx, byte[] docKey, string name, long from, long to, bool deleted, List<TimeSeriesPoint> incoming,
+        List<IncrementalShares.Share> shares)
     {
         ArgumentNullException.ThrowIfNull(ctx);
         ArgumentNullException.ThrowIfNull(incoming);
+        ArgumentNullException.ThrowIfNull(shares);
         if (!DocumentsStorage.Docs(ctx.Transaction).TryGet(docKey, out _) && ctx.GetTombstone(Encoding.UTF8.GetString(docKey)) != null)
             return; // deleted here: its series went with it
         bool changed = false;
@@ -71,7 +78,10 @@ public static class TimeSeriesReplication
                 changed = kept.Count != points.Count;
                 return kept;
             });
+            IncrementalShares.Delete(ctx.Transaction, docKey, name, from, to);
         }
+        else if (shares.Count > 0)
+            changed = MergeShares(ctx, docKey, name, shares);
         else if (incoming.Count > 0)
         {
             TimeSeriesStore.Change(ctx.Transaction, docKey, name, incoming[0].Milliseconds, incoming[^1].Milliseconds, points =>
@@ -89,6 +99,26 @@ public static class TimeSeriesReplication
         }
         if (changed)
             Record(ctx, docKey, name, from, to, deleted);
+    }
+
+    /// <summary>An incremental series: the parts merge (<see cref="IncrementalShares"/>) and the entries they changed take their new totals.</summary>
+    private static bool MergeShares(DocumentsWriteContext ctx, byte[] docKey, string name, List<IncrementalShares.Share> shares)
+    {
+        var tx = ctx.Transaction;
+        long first = shares.Min(s => s.Milliseconds), last = shares.Max(s => s.Milliseconds);
+        var held = TimeSeriesStore.Read(tx, docKey, name, first, last).ToDictionary(p => p.Milliseconds);
+        var entries = IncrementalShares.Merge(tx, docKey, name, TimeSeriesOperation.IncrementalOwner(ctx.Storage), shares,
+            ms => held.TryGetValue(ms, out var p) ? p.Values : null);
+        if (entries.Count == 0)
+            return false;
+        TimeSeriesStore.Change(tx, docKey, name, entries.Keys.First(), entries.Keys.Last(), points =>
+        {
+            var byTime = points.ToDictionary(p => p.Milliseconds);
+            foreach (var (ms, entry) in entries)
+                byTime[ms] = entry;
+            return [.. byTime.Values.OrderBy(p => p.Milliseconds)];
+        });
+        return true;
     }
 
     /// <summary>True when <paramref name="incoming"/> replaces <paramref name="held"/> at the same time: larger values (in order), then the larger tag; equal entries do not.</summary>

@@ -128,10 +128,10 @@ public static class TimeSeriesStore
         return (count, new DateTime(first * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc), new DateTime(end * TimeSpan.TicksPerMillisecond, DateTimeKind.Utc));
     }
 
-    /// <summary>Removes every series of a document (it is being deleted), and their change notes.</summary>
+    /// <summary>Removes every series of a document (it is being deleted), their change notes and incremental parts.</summary>
     public static void DeleteAll(WriteTransaction tx, ReadOnlySpan<byte> docKey)
     {
-        foreach (string name in new[] { TreeName, ChangedTree })
+        foreach (string name in new[] { TreeName, ChangedTree, IncrementalShares.TreeName })
         {
             if (tx.ReadTree(name) is not { Count: > 0 })
                 continue;

@@ -93,6 +93,16 @@ try {
     await s2.saveChanges();
     const v = await store.openSession().incrementalTimeSeriesFor("users/1", "INC:Views").get();
     assert.deepEqual(v.map(e => e.value), [12, 1]); // 2, then +10 in a second session
+    assert.ok(v[0].tag.startsWith("TC:INC-"), v[0].tag);
+    // an increment and a decrement of one entry: one node's part, the sum as the value (returnFullResults)
+    const s3 = store.openSession();
+    s3.incrementalTimeSeriesFor("users/1", "INC:Views").increment(at(60), -1);
+    await s3.saveChanges();
+    const full = await store.operations.send(new GetTimeSeriesOperation("users/1", "INC:Views", null, null, 0, 10, null, true));
+    assert.equal(full.totalResults, 2);
+    assert.equal(full.entries[1].value, 0);
+    assert.equal(Object.keys(full.entries[1].nodeValues).length, 1);
+    assert.deepEqual(Object.values(full.entries[0].nodeValues), [[12]]);
   }
   {
     // operations and statistics

@@ -376,4 +376,38 @@ public sealed class ReplicationTests
         await Eventually.HoldsAsync(async () => await Entries("b") == "10:00=1 13:00=40 14:00=5", "the deleted range gone on b", state: () => Entries("b"));
         Assert.Equal(0, (await TestServer.ReadJson(await server.Http.GetAsync("/databases/b/replication/conflicts"))).GetProperty("TotalResults").GetInt32());
     }
+
+    [Fact]
+    public async Task Incremental_time_series_add_up_increments_made_on_both_sides_at_the_same_time()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync("a");
+        Assert.Equal(HttpStatusCode.Created, (await server.Http.PutAsync("/admin/databases?name=b", TestServer.Json("{\"DatabaseName\":\"b\"}"))).StatusCode);
+        async Task Increment(string db, double delta) =>
+            Assert.Equal(HttpStatusCode.NoContent, (await server.Http.PostAsync($"/databases/{db}/timeseries?docId=pages/1", TestServer.Json(
+                "{\"Name\":\"INC:Views\",\"Increments\":[{\"Timestamp\":\"2026-01-01T10:00:00Z\",\"Values\":[" + delta.ToString(System.Globalization.CultureInfo.InvariantCulture) + "]}]}"))).StatusCode);
+        async Task<JsonElement?> Entry(string db)
+        {
+            var r = await server.Http.GetAsync($"/databases/{db}/timeseries?docId=pages/1&name=INC:Views&full=true");
+            return r.StatusCode == HttpStatusCode.NotFound ? null : (await TestServer.ReadJson(r)).GetProperty("Entries")[0];
+        }
+        async Task<double?> Value(string db) => await Entry(db) is { } e ? e.GetProperty("Values")[0].GetDouble() : null;
+        await ReplicationSetup.PutAsync(server.Http, "a", "pages/1", """{"@metadata":{"@collection":"Pages"}}""");
+        await Increment("a", 1);
+        await ReplicationSetup.ExternalAsync(server.Http, "a", server.Url, "b");
+        await ReplicationSetup.ExternalAsync(server.Http, "b", server.Url, "a");
+        await Eventually.HoldsAsync(async () => await Value("b") == 1, "the first increment on b", state: async () => $"{await Entry("b")}");
+
+        // Both sides increment the same entry at once, up and down: each side's part merges, both end with the sum
+        // (the larger value would have lost 8 of them).
+        await Task.WhenAll(Increment("a", 5), Increment("b", 10), Increment("b", -3));
+        await Eventually.HoldsAsync(async () => await Value("a") == 13 && await Value("b") == 13, "both sides to sum every increment",
+            state: async () => $"a {await Entry("a")} / b {await Entry("b")}");
+        var onA = (await Entry("a"))!.Value;
+        var onB = (await Entry("b"))!.Value;
+        Assert.Equal(onA.GetProperty("Tag").GetString(), onB.GetProperty("Tag").GetString());
+        Assert.StartsWith("TC:INC-", onA.GetProperty("Tag").GetString(), StringComparison.Ordinal);
+        var parts = onA.GetProperty("NodeValues").EnumerateObject().Select(p => p.Value[0].GetDouble()).Order().ToList();
+        Assert.Equal([6.0, 7.0], parts); // a's 1 + 5, b's 10 - 3
+        Assert.Equal(onA.GetProperty("NodeValues").ToString(), onB.GetProperty("NodeValues").ToString());
+    }
 }
