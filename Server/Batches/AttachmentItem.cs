@@ -10,23 +10,26 @@ internal sealed class AttachmentItem(string id, string? cv, AttachmentItem.Kind 
     public enum Kind { Put, Delete, Copy, Move }
 
     private AttachmentWrite? _write;
-    private string? _deleteChangeVector;
+    private DocumentVersion? _deleted;
 
-    public override void Execute(DocumentsWriteContext context)
+    public override void Execute(DocumentsWriteContext context) => Execute(context, AttachmentVersions.Immediate);
+
+    /// <summary>Runs the command, its document's new version held in <paramref name="versions"/> (the batch's: written once at its end).</summary>
+    public void Execute(DocumentsWriteContext context, AttachmentVersions versions)
     {
         switch (kind)
         {
             case Kind.Put:
-                _write = AttachmentOperations.Put(context, Id, name, contentType, content!, ChangeVector);
+                _write = AttachmentOperations.Put(context, Id, name, contentType, content!, ChangeVector, versions);
                 break;
             case Kind.Delete:
-                _deleteChangeVector = AttachmentOperations.Delete(context, Id, name, ChangeVector)?.ChangeVector;
+                _deleted = AttachmentOperations.Delete(context, Id, name, ChangeVector, versions);
                 break;
             case Kind.Copy:
-                _write = AttachmentOperations.Copy(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                _write = AttachmentOperations.Copy(context, Id, name, destinationId!, destinationName!, ChangeVector, versions);
                 break;
             case Kind.Move:
-                _write = AttachmentOperations.Move(context, Id, name, destinationId!, destinationName!, ChangeVector);
+                _write = AttachmentOperations.Move(context, Id, name, destinationId!, destinationName!, ChangeVector, versions);
                 break;
         }
     }
@@ -39,8 +42,8 @@ internal sealed class AttachmentItem(string id, string? cv, AttachmentItem.Kind 
                 w.WriteString("Type", "AttachmentDELETE");
                 w.WriteString("@id", Id);
                 w.WriteString("Name", name);
-                if (_deleteChangeVector != null)
-                    w.WriteString("DocumentChangeVector", _deleteChangeVector);
+                if (_deleted?.ChangeVector is { } changeVector)
+                    w.WriteString("DocumentChangeVector", changeVector);
                 return;
             case Kind.Put:
                 w.WriteString("Type", "AttachmentPUT");
@@ -60,7 +63,7 @@ internal sealed class AttachmentItem(string id, string? cv, AttachmentItem.Kind 
         }
         var write = _write!;
         w.WriteString("Name", kind == Kind.Move ? name : write.Name);
-        w.WriteString("ChangeVector", write.DocumentChangeVector);
+        w.WriteString("ChangeVector", write.ChangeVector);
         w.WriteString("DocumentChangeVector", write.DocumentChangeVector);
         w.WriteString("Hash", write.Info.Hash);
         w.WriteString("ContentType", write.Info.ContentType);

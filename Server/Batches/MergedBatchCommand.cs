@@ -1,3 +1,4 @@
+using RavenLite.Server.Attachments;
 using RavenLite.Server.CompareExchange;
 using RavenLite.Server.Documents;
 using RavenLite.Server.TransactionMerger;
@@ -20,12 +21,29 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
     // Re-runnable: the merger may run it again alone after a rollback.
     public override void Execute(DocumentsWriteContext context)
     {
+        var versions = AttachmentVersions.ForBatch();
         if (clusterWide)
-            ExecuteClusterWide(context);
+            ExecuteClusterWide(context, versions);
         else
             foreach (var item in items)
-                item.Execute(context);
+                Run(context, item, versions);
+        versions.Write(context);
         LastEtag = context.LastEtag;
+    }
+
+    /// <summary>
+    /// Runs one command. Attachment commands hold their documents' new versions until the batch's end (one version per
+    /// document, as RavenDB writes them); any other command first writes what they hold, so it sees the documents as they are.
+    /// </summary>
+    private static void Run(DocumentsWriteContext context, BatchItem item, AttachmentVersions versions)
+    {
+        if (item is AttachmentItem attachment)
+        {
+            attachment.Execute(context, versions);
+            return;
+        }
+        versions.Write(context);
+        item.Execute(context);
     }
 
     /// <summary>The database's etag after this batch in the committed run: what write assurance waits for destinations to acknowledge.</summary>
@@ -35,7 +53,7 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
     /// Checks every compare-exchange index and atomic guard first (any mismatch: 409 ClusterTransactionConcurrencyException
     /// naming each, and nothing is written), then applies the batch under one new transaction index.
     /// </summary>
-    private void ExecuteClusterWide(DocumentsWriteContext context)
+    private void ExecuteClusterWide(DocumentsWriteContext context, AttachmentVersions versions)
     {
         var violations = new List<string>();
         foreach (var item in items)
@@ -57,7 +75,8 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
         context.ClusterTransactionIndex = TransactionIndex;
         try
         {
-            ApplyClusterWide(context);
+            ApplyClusterWide(context, versions);
+            versions.Write(context);
         }
         finally
         {
@@ -65,7 +84,7 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
         }
     }
 
-    private void ApplyClusterWide(DocumentsWriteContext context)
+    private void ApplyClusterWide(DocumentsWriteContext context, AttachmentVersions versions)
     {
         foreach (var item in items)
         {
@@ -74,7 +93,7 @@ internal sealed class MergedBatchCommand(List<BatchItem> items, long bytes, bool
                 cx.Apply(context, TransactionIndex);
                 continue;
             }
-            item.Execute(context);
+            Run(context, item, versions);
             if (atomicWrites && item is PutItem)
                 CompareExchangeStore.Put(context.Transaction, CompareExchangeStore.AtomicGuardOf(item.Id),
                     CompareExchangeStore.Get(context.Transaction, CompareExchangeStore.AtomicGuardOf(item.Id))?.Index ?? 0, GuardValue, () => TransactionIndex);

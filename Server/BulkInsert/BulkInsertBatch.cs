@@ -68,8 +68,16 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
     {
         // Re-runnable: the merger may run it again alone after a rollback.
         int skipped = 0;
+        // Attachments' document versions are written once per document, before the next other item and at the end (as RavenDB's bulk insert does).
+        var versions = Attachments.AttachmentVersions.ForBatch();
         foreach (var item in _items)
         {
+            if (item.Attachment is var (attachment, content))
+            {
+                Attachments.AttachmentOperations.Put(context, attachment.DocumentId, attachment.Name, attachment.ContentType, content, null, versions);
+                continue;
+            }
+            versions.Write(context);
             if (item.Counters != null)
             {
                 item.Counters.Apply(context);
@@ -80,11 +88,6 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
                 item.TimeSeries.Apply(context, item.Id);
                 continue;
             }
-            if (item.Attachment is var (attachment, content))
-            {
-                Attachments.AttachmentOperations.Put(context, attachment.DocumentId, attachment.Name, attachment.ContentType, content, null);
-                continue;
-            }
             if (skipOverwriteIfUnchanged && !IsServerGenerated(item.Id) && context.IsUnchanged(item.Id, item.Collection, item.Prepared.Span, item.PrefixLength))
             {
                 skipped++;
@@ -92,6 +95,7 @@ public sealed class BulkInsertBatch(bool skipOverwriteIfUnchanged = false) : Mer
             }
             context.Put(context.ResolveId(item.Id), item.Collection, item.Prepared.Span, item.PrefixLength, null);
         }
+        versions.Write(context);
         Skipped = skipped;
     }
 

@@ -438,6 +438,14 @@ public sealed class DocumentsWriteContext
     internal long NextEtag() => ++_lastEtag;
 
     /// <summary>
+    /// Takes an etag for an item kept beside a document version — a revision, an attachment or its removal — so versions
+    /// are numbered as RavenDB numbers them: there each such item has an etag of its own, taken between the versions'
+    /// (a document's change vector after a revision or an attachment is two on, not one). Here the item needs only the
+    /// number; answers the change vector at it, from <paramref name="basis"/> (the document's).
+    /// </summary>
+    internal string TakeItemEtag(string? basis) => ChangeVectors.WithEntry(basis, _storage.NodeTag, NextEtag(), DatabaseId);
+
+    /// <summary>
     /// Rewrites the document <paramref name="id"/> (any casing) with its <see cref="DocumentExtras"/> changed by
     /// <paramref name="change"/> (which returns false when it changed nothing): a new etag and change vector,
     /// as any change of the document. Null when the document does not exist or nothing changed.

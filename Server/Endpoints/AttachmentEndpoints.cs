@@ -62,7 +62,7 @@ public static class AttachmentEndpoints
     internal static void WriteDetails(Utf8JsonWriter w, AttachmentWrite r)
     {
         w.WriteStartObject();
-        w.WriteString("ChangeVector", r.DocumentChangeVector);
+        w.WriteString("ChangeVector", r.ChangeVector);
         w.WriteString("Name", r.Name);
         w.WriteString("DocumentId", r.DocumentId);
         w.WriteString("ContentType", r.Info.ContentType);
@@ -183,7 +183,7 @@ public static class AttachmentEndpoints
     {
         var (id, name) = IdAndName(context, db);
         string? expected = RequestParsing.Header(context.Request, "If-Match");
-        await db.Merger.EnqueueAsync(new DelegateCommand<WriteResult?>(ctx => AttachmentOperations.Delete(ctx, id, name, expected))).ConfigureAwait(false);
+        await db.Merger.EnqueueAsync(new DelegateCommand<DocumentVersion?>(ctx => AttachmentOperations.Delete(ctx, id, name, expected))).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 204).ConfigureAwait(false);
     }
 }

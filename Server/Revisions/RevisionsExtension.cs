@@ -62,6 +62,7 @@ public sealed class RevisionsExtension : IDocumentExtension
             RevisionsStore.Add(context.Transaction, deleted.Key, deleted.Etag,
                 RevisionsStore.DeletionRecord(doc.Id, doc.Collection, deleted.Etag, deleted.ChangeVector, DateTime.UtcNow, context.Storage), context.Storage);
             RevisionsStore.AddToBin(context.Transaction, deleted.Key, deleted.Etag);
+            context.TakeItemEtag(null);
         }
     }
 
@@ -137,5 +138,6 @@ public sealed class RevisionsExtension : IDocumentExtension
         RevisionsStore.RemoveFromBin(context.Transaction, key);
         if (keep != null)
             RevisionsStore.Trim(context.Transaction, key, keep, lastModified, context.Storage);
+        context.TakeItemEtag(null); // the revision shares its version's etag here; RavenDB's takes the next one
     }
 }

@@ -34,6 +34,12 @@ try {
     await s.saveChanges();
     const meta = s.advanced.getMetadataFor(ann);
     assert.equal(meta["@attachments"].length, 2);
+    // the session's change vector is the document's after its attachments (RavenDB numbers them: each attachment an
+    // etag, then the document's version)
+    const saved = s.advanced.getChangeVectorFor(ann);
+    await s.advanced.refresh(ann);
+    assert.equal(s.advanced.getChangeVectorFor(ann), saved);
+    assert.match(saved, /^A:4-/);
   }
   {
     const s = store.openSession();

@@ -288,4 +288,45 @@ public sealed class DataFidelityTests
         await Send(server, HttpMethod.Post, "/databases/db/admin/timeseries/config",
             """{"Collections":{"Users":{"Policies":[{"Name":"ByMonth","AggregationTime":{"Value":1,"Unit":"Month"},"RetentionTime":{"Value":60,"Unit":"Month"}},{"Name":"ByMinute","AggregationTime":{"Value":60,"Unit":"Second"},"RetentionTime":{"Value":1,"Unit":"Month"}}]}}}""", HttpStatusCode.OK);
     }
+
+    [Fact]
+    public async Task Attachments_and_revisions_take_etags_of_their_own_as_RavenDB_numbers_them()
+    {
+        await using var server = await TestServer.StartWithDatabaseAsync();
+        static long Etag(string changeVector) => long.Parse(changeVector[2..changeVector.IndexOf('-', StringComparison.Ordinal)], System.Globalization.CultureInfo.InvariantCulture);
+        var put = await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/1", """{"N":1,"@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        long first = Etag(put.GetProperty("ChangeVector").GetString()!);
+        // The attachment takes the next etag (its change vector), the document's new version the one after.
+        using (var request = new HttpRequestMessage(HttpMethod.Put, "/databases/db/attachments?id=users/1&name=a.txt") { Content = new StringContent("hello") })
+        {
+            var r = await server.Http.SendAsync(request);
+            Assert.Equal(HttpStatusCode.Created, r.StatusCode);
+            Assert.Equal(first + 1, Etag((await TestServer.ReadJson(r)).GetProperty("ChangeVector").GetString()!));
+        }
+        var doc = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1", null, HttpStatusCode.OK);
+        Assert.Equal(first + 2, Etag(doc.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@change-vector").GetString()!));
+        // Removing it: a tombstone's etag, then the document's.
+        using (var request = new HttpRequestMessage(HttpMethod.Delete, "/databases/db/attachments?id=users/1&name=a.txt"))
+            Assert.Equal(HttpStatusCode.NoContent, (await server.Http.SendAsync(request)).StatusCode);
+        doc = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/1", null, HttpStatusCode.OK);
+        Assert.Equal(first + 4, Etag(doc.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@change-vector").GetString()!));
+
+        // With revisions kept, each version's revision takes the etag after the version's.
+        await Send(server, HttpMethod.Post, "/databases/db/admin/revisions/config", """{"Default":{"Disabled":false}}""", HttpStatusCode.OK);
+        var v1 = await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/2", """{"N":1,"@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        var v2 = await Send(server, HttpMethod.Put, "/databases/db/docs?id=users/2", """{"N":2,"@metadata":{"@collection":"Users"}}""", HttpStatusCode.Created);
+        Assert.Equal(first + 5, Etag(v1.GetProperty("ChangeVector").GetString()!));
+        Assert.Equal(first + 7, Etag(v2.GetProperty("ChangeVector").GetString()!));
+
+        // In a batch, an attachment command answers the attachment's change vector and the document's after it.
+        using (var request = new HttpRequestMessage(HttpMethod.Put, "/databases/db/attachments?id=users/2&name=a.txt") { Content = new StringContent("hello") })
+            Assert.Equal(HttpStatusCode.Created, (await server.Http.SendAsync(request)).StatusCode);
+        var before = await Send(server, HttpMethod.Get, "/databases/db/docs?id=users/2", null, HttpStatusCode.OK);
+        long held = Etag(before.GetProperty("Results")[0].GetProperty("@metadata").GetProperty("@change-vector").GetString()!);
+        var copy = (await Send(server, HttpMethod.Post, "/databases/db/bulk_docs",
+            """{"Commands":[{"Type":"AttachmentCOPY","Id":"users/2","Name":"a.txt","DestinationId":"users/2","DestinationName":"b.txt"}]}""",
+            HttpStatusCode.Created)).GetProperty("Results")[0];
+        Assert.Equal(held + 2, Etag(copy.GetProperty("ChangeVector").GetString()!)); // the version's revision took held + 1
+        Assert.Equal(held + 3, Etag(copy.GetProperty("DocumentChangeVector").GetString()!));
+    }
 }
