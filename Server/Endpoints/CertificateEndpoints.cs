@@ -95,7 +95,7 @@ public static class CertificateEndpoints
 
     /// <summary>
     /// <c>POST /admin/certificates/replace-cluster-cert</c> <c>{Certificate: base64 PFX, Password?}</c> (RavenDB's
-    /// <c>ReplaceClusterCertificateOperation</c>): this node's server certificate replaced at once (<see cref="ServerCertificate.Replace"/>).
+    /// <c>ReplaceClusterCertificateOperation</c>): every node's server certificate replaced (<see cref="ClusterServerCertificate"/>), this one's before the answer.
     /// </summary>
     private static async Task ReplaceServerCertificate(HttpContext context)
     {
@@ -111,7 +111,7 @@ public static class CertificateEndpoints
         {
             throw new BadRequestException("Unable to load the provided certificate: Certificate is not base64.");
         }
-        context.RequestServices.GetRequiredService<ServerCertificate>().Replace(pfx, String(body.RootElement, "Password"));
+        await context.RequestServices.GetRequiredService<ClusterServerCertificate>().ReplaceAsync(pfx, String(body.RootElement, "Password"), context.RequestAborted).ConfigureAwait(false);
         context.Response.StatusCode = 200;
     }
 

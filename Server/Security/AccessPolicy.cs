@@ -41,7 +41,7 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             string why = context.Items[FailureItem] as string ?? "it failed validation";
             return new Denial(403, $"The client certificate {presented.Subject} ({presented.Thumbprint}) was refused: {why}.");
         }
-        var cert = registry.Find(thumbprint);
+        var cert = context.Connection.ClientCertificate is { } client ? registry.Find(client) : registry.Find(thumbprint);
         if (cert == null)
             return NotRegistered(context.User.FindFirst(ClaimTypes.X500DistinguishedName)?.Value, thumbprint);
         string? database = routeValues["db"] as string ?? context.Request.Query["name"].FirstOrDefault();
@@ -60,7 +60,7 @@ public sealed class AccessPolicy(CertificateRegistry registry)
             return new Denial(401, "This server requires a client certificate for authentication, and the connection came without one.");
         if (!CertificateTrust.Chains(certificate, registry.TrustedIssuers, forClientAuthentication: true))
             return new Denial(403, $"The client certificate {certificate.Subject} ({certificate.Thumbprint}) was refused: {SecurityHost.Describe(certificate)}.");
-        var cert = registry.Find(certificate.Thumbprint);
+        var cert = registry.Find(certificate);
         if (cert == null)
             return NotRegistered(certificate.Subject, certificate.Thumbprint);
         return Decide(cert, access, database, what, static w => w);

@@ -65,6 +65,26 @@ public sealed class CertificateRegistry : IDisposable
             : null;
     }
 
+    /// <summary>
+    /// The definition of a presented certificate (<see cref="Find(string)"/>), or — for one no thumbprint names — a node
+    /// of this cluster when it has this server certificate's subject and issuer (not self-signed): a replacement of the
+    /// server certificate (<c>replace-cluster-cert</c>) reaches the nodes one after another, and until the last has it
+    /// they present different ones. The caller has checked the presented certificate's chain to a trusted issuer.
+    /// </summary>
+    public CertificateDefinition? Find(X509Certificate2 presented)
+    {
+        ArgumentNullException.ThrowIfNull(presented);
+        if (Find(presented.Thumbprint) is { } known)
+            return known;
+        var own = _server.Current;
+        bool renewal = own.SubjectName.RawData.AsSpan().SequenceEqual(presented.SubjectName.RawData)
+            && own.IssuerName.RawData.AsSpan().SequenceEqual(presented.IssuerName.RawData)
+            && !own.SubjectName.RawData.AsSpan().SequenceEqual(own.IssuerName.RawData);
+        return renewal
+            ? new CertificateDefinition { Name = "A certificate of this server's identity (a node of its cluster)", Thumbprint = presented.Thumbprint, Certificate = "", SecurityClearance = SecurityClearance.ClusterAdmin }
+            : null;
+    }
+
     /// <summary>The registered certificate with this thumbprint (well-known ones are not registered).</summary>
     public CertificateDefinition? Registered(string thumbprint) => _snapshot.ByThumbprint.GetValueOrDefault(SecurityOptions.NormalizeThumbprint(thumbprint));
 

@@ -29,6 +29,8 @@ public static class SecurityHost
         services.AddSingleton<CertificateRegistry>();
         services.AddSingleton<ClusterCertificates>();
         services.AddSingleton<Cluster.IServerItemFollower>(s => s.GetRequiredService<ClusterCertificates>());
+        services.AddSingleton<ClusterServerCertificate>();
+        services.AddSingleton<Cluster.IServerItemFollower>(s => s.GetRequiredService<ClusterServerCertificate>());
         services.AddSingleton<AccessPolicy>();
         services.AddSingleton<Replication.IReplicationConnector, SecuredReplicationConnector>();
         services.AddSingleton<Cluster.IRaftTransportSecurity, SecuredRaftTransport>();

@@ -90,18 +90,9 @@ public sealed class ServerCertificate : IDisposable
     /// </summary>
     public void Replace(byte[] pfx, string? password)
     {
-        X509Certificate2Collection all;
-        try
-        {
-            all = X509CertificateLoader.LoadPkcs12Collection(pfx, password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.EphemeralKeySet);
-        }
-        catch (CryptographicException e)
-        {
-            throw new BadRequestException($"Unable to load the provided certificate: {e.Message}");
-        }
-        var leaf = all.FirstOrDefault(c => c.HasPrivateKey) ?? throw new BadRequestException("Unable to load the provided certificate: it holds no certificate with a private key.");
-        if (leaf.NotAfter < DateTime.Now)
-            throw new BadRequestException($"Unable to load the provided certificate: {leaf.Subject} expired on {leaf.NotAfter:u}.");
+        var (all, leaf) = Loadable(pfx, password);
+        if (string.Equals(leaf.Thumbprint, Current.Thumbprint, StringComparison.OrdinalIgnoreCase))
+            return; // in use already (a node sharing the files with another may have reloaded it from their change)
         string path = _settings.Path!;
         if (IsPem(path))
         {
@@ -123,9 +114,31 @@ public sealed class ServerCertificate : IDisposable
             throw new BadRequestException("Unable to load the provided certificate once written to Security:Certificate:Path; the previous one stays in use.");
     }
 
+    /// <summary>
+    /// The certificates of <paramref name="pfx"/> and the one with a private key, checked as a replacement must be:
+    /// loadable, with its key, not expired — else a 400 "Unable to load the provided certificate" (RavenDB's words).
+    /// </summary>
+    public static (X509Certificate2Collection All, X509Certificate2 Leaf) Loadable(byte[] pfx, string? password)
+    {
+        X509Certificate2Collection all;
+        try
+        {
+            all = X509CertificateLoader.LoadPkcs12Collection(pfx, password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.EphemeralKeySet);
+        }
+        catch (CryptographicException e)
+        {
+            throw new BadRequestException($"Unable to load the provided certificate: {e.Message}");
+        }
+        var leaf = all.FirstOrDefault(c => c.HasPrivateKey) ?? throw new BadRequestException("Unable to load the provided certificate: it holds no certificate with a private key.");
+        if (leaf.NotAfter < DateTime.Now)
+            throw new BadRequestException($"Unable to load the provided certificate: {leaf.Subject} expired on {leaf.NotAfter:u}.");
+        return (all, leaf);
+    }
+
     private static void WriteAtomically(string path, byte[] content)
     {
-        string tmp = path + ".tmp";
+        // Its own temporary file: nodes on one machine may share the certificate's files and replace them at once.
+        string tmp = $"{path}.{Environment.ProcessId}.{Guid.NewGuid():N}.tmp";
         using (var f = new FileStream(tmp, FileMode.Create, FileAccess.Write))
         {
             f.Write(content);

@@ -1,3 +1,4 @@
+using System.Security.Cryptography.X509Certificates;
 namespace RavenLite.Server.Tests.Cluster;
 
 /// <summary>
@@ -938,9 +939,14 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         using (var serverCertificate = RavenLite.Cli.CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [System.Net.IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(30)))
             RavenLite.Cli.CertificateFactory.Write(serverCertificate, [ca], certs, "server", null);
         using var admin = RavenLite.Cli.CertificateFactory.CreateClient(ca, "admin", now.AddMinutes(-5), now.AddDays(30));
-        string[] secured = ["--Security:Certificate:Path", Path.Combine(certs, "server.pfx"), "--Security:WellKnownAdminCertificates", admin.Thumbprint];
         for (int i = 0; i < 3; i++)
+        {
+            // Each node its own copy of the certificate's file, as on separate machines (a replacement must reach each).
+            string own = Path.Combine(certs, $"server-{i}.pfx");
+            File.Copy(Path.Combine(certs, "server.pfx"), own);
+            string[] secured = ["--Security:Certificate:Path", own, "--Security:WellKnownAdminCertificates", admin.Thumbprint];
             _cluster.Nodes.Add(await NodeProcess.StartSecuredAsync(Path.Combine(_cluster.Root, "n" + i), "A", secured));
+        }
         using var handler = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject };
         handler.ClientCertificates.Add(admin);
         using var http = new HttpClient(handler) { Timeout = TimeSpan.FromSeconds(30) };
@@ -1036,6 +1042,38 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             await Eventually.HoldsAsync(async () => (await readerHttp.GetAsync(at(n, "/databases/vault/docs?id=secrets/1"))).StatusCode is HttpStatusCode.Forbidden or HttpStatusCode.Unauthorized,
                 $"the certificate deleted through A to be refused on node {n}");
         }
+
+        // The server certificate replaced through B (RavenDB's replace-cluster-cert) reaches every node, and the nodes —
+        // presenting old and new certificates while it goes round — still talk: a write through C replicates.
+        using var renewed = RavenLite.Cli.CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [System.Net.IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(60));
+        var renewal = new X509Certificate2Collection { renewed, X509CertificateLoader.LoadCertificate(ca.RawData) };
+        var replace = await http.PostAsync(at(1, "/admin/certificates/replace-cluster-cert"), TestServer.Json(new JsonObject
+        {
+            ["Name"] = "renewed",
+            ["Certificate"] = Convert.ToBase64String(renewal.Export(X509ContentType.Pkcs12, "pw")!),
+            ["Password"] = "pw",
+        }.ToJsonString()));
+        Assert.True(replace.StatusCode == HttpStatusCode.OK, await replace.Content.ReadAsStringAsync());
+        for (int i = 0; i < 3; i++)
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () =>
+            {
+                string? seen = null;
+                using var fresh = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => (seen = c?.Thumbprint) != null };
+                fresh.ClientCertificates.Add(admin);
+                using var client = new HttpClient(fresh) { Timeout = TimeSpan.FromSeconds(10) };
+                return (await client.GetAsync(at(n, "/cluster/topology"))).IsSuccessStatusCode && seen == renewed.Thumbprint;
+            }, $"node {n} to serve the replaced certificate");
+        }
+        Assert.Equal(HttpStatusCode.Created, (await http.PutAsync(at(2, "/databases/vault/docs?id=secrets/2"), TestServer.Json("""{"Text":"after the renewal","@metadata":{"@collection":"Secrets"}}"""))).StatusCode);
+        foreach (int i in new[] { 0, 1 })
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () => (await http.GetAsync(at(n, "/databases/vault/docs?id=secrets/2"))).StatusCode == HttpStatusCode.OK, $"secrets/2 on node {n}");
+        }
+        var cmp = await http.PutAsync(at(0, "/databases/vault/cmpxchg?key=k2&index=0"), TestServer.Json("""{"Object":2}"""));
+        Assert.True(cmp.IsSuccessStatusCode && (await TestServer.ReadJson(cmp)).GetProperty("Successful").GetBoolean(), "a Raft write after the renewal");
     }
 
     /// <summary>
