@@ -166,7 +166,8 @@ public sealed unsafe partial class StorageEnvironment
     {
         try
         {
-            if (_journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength)))
+            int sealing = _options.EncryptionKey == null ? 0 : Encryption.EncryptionKey.TagSize;
+            if (_journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength) + sealing))
                 _journalFull = null; // space was found (a reservation that needed none proves nothing)
         }
         catch (DiskFullException e)
@@ -423,6 +424,8 @@ public sealed unsafe partial class StorageEnvironment
             record = target.AsSpan(0, JournalRecordHeader.SizeOf + header.CompressedSize);
         }
         MemoryMarshal.Write(record, in header);
+        if (_options.EncryptionKey is { } key)
+            record = Encryption.JournalSealing.Seal(key, ref header, record, ref _sealedRecordBuffer);
         header.Hash = JournalRecovery.ComputeHash(record[..JournalRecordHeader.SizeOf], record[JournalRecordHeader.SizeOf..], (ulong)c.TxId);
         MemoryMarshal.Write(record, in header);
         Interlocked.Add(ref _uncompressed, c.RawBytes);

@@ -47,7 +47,7 @@ public sealed unsafe partial class StorageEnvironment
                     for (long p = b.PageNumber; p < b.PageNumber + b.PageCount && p < _syncedNextPage; p++)
                         overwritten.Add(p);
                 if (overwritten.Count > 0)
-                    _undo.Save(_headerSequence, LastSyncedTx(), overwritten, p => (nint)_data.GetPage(p));
+                    _undo.Save(_headerSequence, LastSyncedTx(), overwritten, _data.ReadImage);
                 writing = true;
                 WritePages(toWrite);
                 _data.Sync();

@@ -27,16 +27,30 @@ public sealed unsafe partial class StorageEnvironment
         if (p != null)
             return p;
         p = _data.GetPage(pageNumber);
+        if (p == null)
+            FailUnauthenticated(pageNumber); // an encrypted page whose seal does not verify
         if (!_verified.Contains(pageNumber))
             VerifyFromDisk(p, pageNumber);
         return p;
+    }
+
+    /// <summary>A sealed page that does not authenticate: damaged (or written under another key). Fails the environment, as a checksum mismatch does.</summary>
+    private void FailUnauthenticated(long pageNumber)
+    {
+        var e = new StorageCorruptionException(
+            $"Page {pageNumber} of data file '{Path.Combine(_options.Directory, "data")}' is damaged: its seal does not authenticate (the bytes or the seal changed since it was written). " +
+            "Nothing read from it was used. The environment refuses further work; restore the database from a backup, or run 'ravenlite check' for the extent of the damage.");
+        Fail(e);
+        throw e;
     }
 
     /// <summary>A committed page without verification (for describing a damaged one).</summary>
     internal byte* RawPage(long pageNumber)
     {
         byte* p = _pageTable.TryGet(pageNumber);
-        return p != null ? p : _data.GetPage(pageNumber);
+        if (p == null)
+            p = _data.GetPage(pageNumber);
+        return p != null ? p : _data.MappedPage(pageNumber); // one that does not authenticate: its bytes as stored
     }
 
     /// <summary>

@@ -68,6 +68,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
     private readonly System.Collections.Concurrent.ConcurrentDictionary<long, PageBuffer> _unpublished = new();
     private bool _commitWorkerActive;
     private byte[] _recordBuffer = [];
+    private byte[] _sealedRecordBuffer = []; // an encrypted environment's sealed record (journal side only)
     private long _commits, _flushes, _dataSyncs, _uncompressed, _compressed, _journalBytes, _journalSyncs;
     private const int RecentRecords = 64;
     private readonly Queue<Debugging.JournalRecordInfo> _recentRecords = new(); // the latest records, for GetLayout
@@ -87,7 +88,8 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
         _headers = HeaderFile.Open(_fs, Path.Combine(dir, "headers"), out var existing);
         try
         {
-            _data = new DataPager(_fs.OpenFile(Path.Combine(dir, "data"), create: true), options);
+            var encrypted = OpenEncryption(options, dir, existing);
+            _data = new DataPager(_fs.OpenFile(Path.Combine(dir, "data"), create: true), options, encrypted);
             FileHeader header;
             if (existing is { } h)
             {
@@ -103,11 +105,11 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
                 _fs.SyncDirectory(dir);
             }
             _headerSequence = header.Sequence;
-            _undo = UndoFile.Open(_fs, Path.Combine(dir, "undo"));
-            UndoPagesRestored = _undo.Restore(header.Sequence, header.LastSyncedTxId, (page, bytes) =>
+            _undo = UndoFile.Open(_fs, Path.Combine(dir, "undo"), _data.ImageSize);
+            UndoPagesRestored = _undo.Restore(header.Sequence, header.LastSyncedTxId, (page, image) =>
             {
                 _data.EnsurePages(page + 1);
-                _data.Write(page, bytes);
+                _data.WriteImage(page, image);
             });
             if (UndoPagesRestored > 0)
                 _data.Sync(); // the header's state is whole again before the journal is replayed onto it
@@ -115,7 +117,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
             _checksums = version >= StorageConstants.FormatVersion;
 
             var target = new RecoveryTarget(_data);
-            var result = JournalRecovery.Run(_fs, _journalDir, header, target);
+            var result = JournalRecovery.Run(_fs, _journalDir, header, target, options.EncryptionKey);
             RecoveredTransactions = result.RecordsReplayed;
             RecoveryNote = result.TailNote;
             if (result.RecordsReplayed > 0)
@@ -125,7 +127,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
                 // written leaves a state the next open returns to exactly, and replays again.
                 var below = target.Pages.Keys.Where(p => p < header.NextPage).Order().ToList();
                 if (below.Count > 0)
-                    _undo.Save(header.Sequence, header.LastSyncedTxId, below, p => (nint)_data.GetPage(p));
+                    _undo.Save(header.Sequence, header.LastSyncedTxId, below, _data.ReadImage);
                 target.WriteAll();
                 _data.EnsurePages(result.NextPage);
                 _data.Sync();
@@ -167,6 +169,29 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
             _flusher = new Thread(FlushLoop) { IsBackground = true, Name = "RavenLite storage flusher" };
             _flusher.Start();
         }
+    }
+
+    /// <summary>
+    /// The sealed pages of an encrypted environment, or null for an unencrypted one; refuses a key that is not the
+    /// environment's, a key for an unencrypted environment and an encrypted environment without its key. A new
+    /// environment with a key is an encrypted one: every header carries the key's check value.
+    /// </summary>
+    private Encryption.EncryptedPages? OpenEncryption(StorageOptions options, string dir, FileHeader? existing)
+    {
+        var key = options.EncryptionKey;
+        bool encrypted = existing is { } h ? !h.KeyCheck.IsEmpty : key != null;
+        if (encrypted && key == null)
+            throw new StorageEncryptionException($"The environment at '{dir}' is encrypted: it opens only with its encryption key, and none was given.");
+        if (!encrypted && key != null)
+            throw new StorageEncryptionException($"The environment at '{dir}' is not encrypted, but an encryption key was given: it would not protect data written before.");
+        if (key == null)
+            return null;
+        var check = new KeyCheckValue();
+        key.Check(check);
+        if (existing is { } e && !((ReadOnlySpan<byte>)e.KeyCheck).SequenceEqual(check))
+            throw new StorageEncryptionException($"The encryption key given is not the key of the environment at '{dir}'.");
+        _headers.KeyCheck = check;
+        return new Encryption.EncryptedPages(key, _fs.OpenFile(Path.Combine(dir, "seals"), create: true), options.OpenedPagesCacheBytes, _pool, _registry.Retire);
     }
 
     /// <summary>Opens (creating when empty) the environment described by <paramref name="options"/>, running recovery.</summary>
@@ -516,7 +541,10 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
             if (Pages.TryGetValue(pageNumber, out var replayed))
                 return replayed;
             data.EnsurePages(pageNumber + 1);
-            return new ReadOnlySpan<byte>(data.GetPage(pageNumber), StorageConstants.PageSize);
+            byte* page = data.GetPage(pageNumber);
+            if (page == null)
+                throw new StorageCorruptionException($"Page {pageNumber}, the base of a journaled diff, does not authenticate: the data file or its seals are damaged.");
+            return new ReadOnlySpan<byte>(page, StorageConstants.PageSize);
         }
     }
 }

@@ -54,6 +54,16 @@ public sealed class StorageOptions
     /// <summary>Address space reserved for mapping the data file, bytes. Default 64 GiB; the mapping is enlarged when the file outgrows it.</summary>
     public long InitialMapSize { get; init; } = 64L << 30;
 
+    /// <summary>
+    /// The key of an encrypted environment (docs/format/data-file.md "Encrypted environments"): pages, journal records
+    /// and undo images are sealed with it. Null (the default): nothing is encrypted. An environment created with a key
+    /// opens only with that key; one created without opens only without.
+    /// </summary>
+    public Encryption.EncryptionKey? EncryptionKey { get; init; }
+
+    /// <summary>Most bytes of opened (decrypted) pages an encrypted environment keeps; the oldest go first. Default 512 MiB.</summary>
+    public long OpenedPagesCacheBytes { get; init; } = 512L << 20;
+
     /// <summary>Options for a directory on the real disk.</summary>
     public static StorageOptions ForDirectory(string directory, DurabilityMode durability = DurabilityMode.Sync) =>
         new() { Directory = Path.GetFullPath(directory), Durability = durability };
@@ -83,5 +93,7 @@ public sealed class StorageOptions
             throw new ArgumentException("StorageOptions.DataFileGrowthStep must be at least one page.");
         if (InitialMapSize < 1L << 20)
             throw new ArgumentException("StorageOptions.InitialMapSize must be at least 1 MiB.");
+        if (OpenedPagesCacheBytes < 64 * StorageConstants.PageSize)
+            throw new ArgumentException("StorageOptions.OpenedPagesCacheBytes must be at least 64 pages.");
     }
 }

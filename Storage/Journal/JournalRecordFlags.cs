@@ -12,4 +12,11 @@ public enum JournalRecordFlags : uint
     /// whose sampled LZ4 ratio is below <c>1.25</c>, where compressing costs more time than the bytes it saves.
     /// </summary>
     Stored = 1,
+
+    /// <summary>
+    /// The payload (an LZ4 block, or stored) is sealed with the environment's key (an encrypted environment): the
+    /// <c>CompressedSize</c> bytes after the header are the sealed payload then its 16-byte tag; the nonce is in bytes
+    /// 96–119 of the header, and bytes 0–95 are authenticated with it.
+    /// </summary>
+    Encrypted = 2,
 }

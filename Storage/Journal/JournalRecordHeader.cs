@@ -47,15 +47,19 @@ public struct JournalRecordHeader
     /// <summary>Bytes 48–95: the root tree's header after this transaction.</summary>
     [FieldOffset(48)] public TreeHeader RootTree;
 
-    /// <summary>Bytes 96–103: reserved, zero.</summary>
-    [FieldOffset(96)] public long Reserved1;
+    /// <summary>Bytes 96–119: zero, or for a record of an encrypted environment (<see cref="JournalRecordFlags.Encrypted"/>) its payload's nonce.</summary>
+    [FieldOffset(96)] public JournalNonce Nonce;
 
-    /// <summary>Bytes 104–111: reserved, zero.</summary>
-    [FieldOffset(104)] public long Reserved2;
-
-    /// <summary>Bytes 112–119: reserved, zero.</summary>
-    [FieldOffset(112)] public long Reserved3;
+    /// <summary>Bytes 0–95: what a sealed payload is bound to.</summary>
+    public const int AuthenticatedBytes = 96;
 
     /// <summary>Bytes 120–127: XXH64 of bytes 0–119 then the compressed payload, seeded with <see cref="TxId"/>.</summary>
     [FieldOffset(120)] public ulong Hash;
+}
+
+/// <summary>The 24 bytes of a sealed journal payload's nonce.</summary>
+[System.Runtime.CompilerServices.InlineArray(Encryption.EncryptionKey.NonceSize)]
+public struct JournalNonce
+{
+    private byte _first;
 }

@@ -21,8 +21,12 @@ internal static class JournalRecovery
     /// <summary>Outcome of a replay.</summary>
     internal sealed record Result(long LastTxId, long NextPage, TreeHeader RootTree, long EndFile, long EndOffset, int RecordsReplayed, string? TailNote);
 
-    /// <summary>Replays records after <paramref name="header"/>, handing each page run to <paramref name="target"/>.</summary>
-    public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, IRecoveryTarget target)
+    /// <summary>
+    /// Replays records after <paramref name="header"/> from the journal files in <paramref name="dir"/> of
+    /// <paramref name="fs"/>, handing each page run to <paramref name="target"/>; with <paramref name="key"/>, the
+    /// environment's when it is encrypted (its records' payloads are sealed).
+    /// </summary>
+    public static Result Run(IStorageFileSystem fs, string dir, FileHeader header, IRecoveryTarget target, Encryption.EncryptionKey? key = null)
     {
         var numbers = fs.ListFiles(dir)
             .Select(n => JournalFileNames.TryParse(n, out long x) ? x : 0)
@@ -49,7 +53,7 @@ internal static class JournalRecovery
 
         while (data != null)
         {
-            var status = TryRead(data, offset, expected, out var rh, ref payload, out string why);
+            var status = TryRead(data, offset, expected, out var rh, ref payload, out string why, key);
             if (status)
             {
                 ApplyPayload(payload.AsSpan(0, rh.UncompressedSize), rh, target, JournalFileNames.For(dir, fileNo), offset);
@@ -64,7 +68,7 @@ internal static class JournalRecovery
             if (index + 1 < numbers.Count)
             {
                 var next = ReadFile(fs, dir, numbers[index + 1]);
-                if (TryRead(next, 0, expected, out _, ref payload, out _))
+                if (TryRead(next, 0, expected, out _, ref payload, out _, key))
                 {
                     index++;
                     fileNo = numbers[index];
@@ -82,7 +86,7 @@ internal static class JournalRecovery
         {
             var bytes = i == index && data != null ? data : ReadFile(fs, dir, numbers[i]);
             long from = i == index ? offset + 1 : 0;
-            if (FindLaterRecord(bytes, from, expected, out long at, out long tx))
+            if (FindLaterRecord(bytes, from, expected, out long at, out long tx, key))
                 throw new StorageCorruptionException(
                     $"Journal corruption: the record expected for transaction {expected} at '{JournalFileNames.For(dir, fileNo)}' offset {offset} is invalid ({tailNote}), " +
                     $"but a valid record for transaction {tx} follows at '{JournalFileNames.For(dir, numbers[i])}' offset {at}.");
@@ -99,7 +103,8 @@ internal static class JournalRecovery
     }
 
     /// <summary>Validates and decompresses the record at <paramref name="offset"/> as transaction <paramref name="expectedTx"/>.</summary>
-    internal static bool TryRead(byte[] file, long offset, long expectedTx, out JournalRecordHeader header, ref byte[] payload, out string why)
+    internal static bool TryRead(byte[] file, long offset, long expectedTx, out JournalRecordHeader header, ref byte[] payload, out string why,
+        Encryption.EncryptionKey? key = null)
     {
         header = default;
         if (offset + JournalRecordHeader.SizeOf > file.Length)
@@ -124,7 +129,25 @@ internal static class JournalRecovery
         }
         if (payload.Length < header.UncompressedSize)
             payload = new byte[Math.Max(header.UncompressedSize, payload.Length * 2)];
-        if (header.Flags == JournalRecordFlags.Stored)
+        if ((header.Flags & JournalRecordFlags.Encrypted) != 0)
+        {
+            if (key == null)
+            {
+                why = "the record is encrypted and no key was given";
+                return false;
+            }
+            var opened = new byte[body.Length - Encryption.EncryptionKey.TagSize];
+            Span<byte> seal = stackalloc byte[Encryption.EncryptionKey.SealSize];
+            span.Slice(Encryption.JournalSealing.NonceOffset, Encryption.EncryptionKey.NonceSize).CopyTo(seal);
+            body[^Encryption.EncryptionKey.TagSize..].CopyTo(seal[Encryption.EncryptionKey.NonceSize..]);
+            if (!key.Open(body[..^Encryption.EncryptionKey.TagSize], seal, opened, span[..JournalRecordHeader.AuthenticatedBytes]))
+            {
+                why = "the sealed payload does not authenticate";
+                return false;
+            }
+            body = opened;
+        }
+        if ((header.Flags & JournalRecordFlags.Stored) != 0)
             body.CopyTo(payload);
         else if (Lz4.Decompress(body, payload.AsSpan(0, header.UncompressedSize)) != header.UncompressedSize)
         {
@@ -145,10 +168,10 @@ internal static class JournalRecovery
             why = $"uncompressed size {h.UncompressedSize} does not fit {h.EntryCount} entries of {h.PageCount} pages";
         else if (h.UncompressedSize > Lz4.MaxInputSize)
             why = $"uncompressed size {h.UncompressedSize} exceeds the LZ4 block limit";
-        else if (h.Flags is not (JournalRecordFlags.None or JournalRecordFlags.Stored))
+        else if ((h.Flags & ~(JournalRecordFlags.Stored | JournalRecordFlags.Encrypted)) != 0)
             why = $"unknown flags {(uint)h.Flags}";
-        else if (h.CompressedSize < 0 || h.CompressedSize > Lz4.CompressBound(h.UncompressedSize)
-            || (h.Flags == JournalRecordFlags.Stored && h.CompressedSize != h.UncompressedSize))
+        else if (PayloadSize(h) is var payload && (payload < 0 || payload > Lz4.CompressBound(h.UncompressedSize)
+            || ((h.Flags & JournalRecordFlags.Stored) != 0 && payload != h.UncompressedSize)))
             why = $"compressed size {h.CompressedSize} out of range";
         else if (JournalRecordHeader.SizeOf + (long)h.CompressedSize > available)
             why = $"record of {JournalRecordHeader.SizeOf + h.CompressedSize} bytes runs past the end of the file";
@@ -156,6 +179,10 @@ internal static class JournalRecovery
             why = "transaction id or page count out of range";
         return why.Length == 0;
     }
+
+    /// <summary>The LZ4 block's (or stored payload's) length: the bytes after the header, less a sealed payload's tag.</summary>
+    private static long PayloadSize(in JournalRecordHeader h) =>
+        (h.Flags & JournalRecordFlags.Encrypted) != 0 ? (long)h.CompressedSize - Encryption.EncryptionKey.TagSize : h.CompressedSize;
 
     /// <summary>XXH64 over the header's first 120 bytes and the compressed payload, seeded with the transaction id.</summary>
     internal static ulong ComputeHash(ReadOnlySpan<byte> header, ReadOnlySpan<byte> body, ulong seed)
@@ -205,7 +232,7 @@ internal static class JournalRecovery
     private static StorageCorruptionException Corrupt(in JournalRecordHeader h, string file, long offset, string what) =>
         new($"Journal record for transaction {h.TxId} at '{file}' offset {offset}: {what}.");
 
-    private static bool FindLaterRecord(byte[] file, long from, long minTx, out long at, out long tx)
+    private static bool FindLaterRecord(byte[] file, long from, long minTx, out long at, out long tx, Encryption.EncryptionKey? key)
     {
         Span<byte> magic = stackalloc byte[8];
         BinaryPrimitives.WriteUInt64LittleEndian(magic, JournalRecordHeader.MagicValue);
@@ -220,7 +247,7 @@ internal static class JournalRecovery
             if (cand + JournalRecordHeader.SizeOf <= file.Length)
             {
                 var h = MemoryMarshal.Read<JournalRecordHeader>(file.AsSpan((int)cand));
-                if (h.TxId >= minTx && TryRead(file, cand, h.TxId, out _, ref scratch, out _))
+                if (h.TxId >= minTx && TryRead(file, cand, h.TxId, out _, ref scratch, out _, key))
                 {
                     at = cand;
                     tx = h.TxId;

@@ -44,12 +44,22 @@ public struct FileHeader
     /// <summary>Bytes 56–103: the root tree's header at <see cref="LastSyncedTxId"/>.</summary>
     [FieldOffset(56)] public TreeHeader RootTree;
 
-    /// <summary>Bytes 104–111: reserved, zero.</summary>
-    [FieldOffset(104)] public long Reserved1;
-
-    /// <summary>Bytes 112–119: reserved, zero.</summary>
-    [FieldOffset(112)] public long Reserved2;
+    /// <summary>
+    /// Bytes 104–119: zero for an unencrypted environment; for an encrypted one, its key's check value
+    /// (<see cref="Encryption.EncryptionKey.Check"/>), which tells at open whether the key given is its key.
+    /// </summary>
+    [FieldOffset(104)] public KeyCheckValue KeyCheck;
 
     /// <summary>Bytes 120–127: XXH64 of bytes 0–119, seed 0.</summary>
     [FieldOffset(120)] public ulong Hash;
+}
+
+/// <summary>The 16 bytes of an encryption key's check value in a header (all zero: not encrypted).</summary>
+[System.Runtime.CompilerServices.InlineArray(16)]
+public struct KeyCheckValue
+{
+    private byte _first;
+
+    /// <summary>True when every byte is zero (an unencrypted environment).</summary>
+    public readonly bool IsEmpty => ((ReadOnlySpan<byte>)this).IndexOfAnyExcept((byte)0) < 0;
 }

@@ -14,6 +14,9 @@ internal sealed class HeaderFile : IDisposable
     public const int SlotSize = 4096;
     private readonly IStorageFile _file;
 
+    /// <summary>The key check value every header written carries (empty: an unencrypted environment).</summary>
+    public KeyCheckValue KeyCheck { get; set; }
+
     private HeaderFile(IStorageFile file) => _file = file;
 
     /// <summary>Opens (creating) the file and returns the newest valid header, or null when the file holds nothing yet.</summary>
@@ -86,6 +89,7 @@ internal sealed class HeaderFile : IDisposable
         if (header.FormatVersion == 0)
             header.FormatVersion = StorageConstants.FormatVersion;
         header.PageSize = StorageConstants.PageSize;
+        header.KeyCheck = KeyCheck;
         Span<byte> bytes = stackalloc byte[FileHeader.SizeOf];
         MemoryMarshal.Write(bytes, in header);
         header.Hash = System.IO.Hashing.XxHash64.HashToUInt64(bytes[..(FileHeader.SizeOf - 8)]);

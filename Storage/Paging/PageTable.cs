@@ -55,6 +55,9 @@ internal sealed unsafe class PageTable
     /// <summary>The committed copy of a page as a buffer, or null.</summary>
     private PageBuffer? GetBuffer(long pageNumber) => ChunkOf(pageNumber)?.Buffers[pageNumber & (ChunkSize - 1)];
 
+    /// <summary>The copy held for a page number as a buffer, or null (lock-free; it may be removed at any moment).</summary>
+    public PageBuffer? Find(long pageNumber) => GetBuffer(pageNumber);
+
     /// <summary>The chunk holding a page number's slot, or null when none is allocated (lock-free).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private Chunk? ChunkOf(long pageNumber)

@@ -21,11 +21,20 @@ internal sealed unsafe class UndoFile : IDisposable
     public const int HeaderSize = 4096;
     private const int ChunkPages = 128; // 1 MiB per write
     private readonly IStorageFile _file;
+    private readonly int _imageSize;
 
-    private UndoFile(IStorageFile file) => _file = file;
+    private UndoFile(IStorageFile file, int imageSize)
+    {
+        _file = file;
+        _imageSize = imageSize;
+    }
 
-    /// <summary>Opens the undo file at <paramref name="path"/>, creating it (and syncing its directory, so that it survives a power loss) when missing.</summary>
-    public static UndoFile Open(IStorageFileSystem fs, string path)
+    /// <summary>
+    /// Opens the undo file at <paramref name="path"/>, creating it (and syncing its directory, so that it survives a power
+    /// loss) when missing. <paramref name="imageSize"/>: the bytes of one before-image (a page, and in an encrypted
+    /// environment its seal: <see cref="DataPager.ImageSize"/>).
+    /// </summary>
+    public static UndoFile Open(IStorageFileSystem fs, string path, int imageSize = StorageConstants.PageSize)
     {
         bool existed = fs.FileExists(path);
         var file = fs.OpenFile(path, create: true);
@@ -41,14 +50,14 @@ internal sealed unsafe class UndoFile : IDisposable
                 throw;
             }
         }
-        return new UndoFile(file);
+        return new UndoFile(file, imageSize);
     }
 
     /// <summary>Bytes the file occupies.</summary>
     public long Length => _file.Length;
 
     /// <summary>Bytes the before-images of <paramref name="pages"/> pages take.</summary>
-    public static long SizeFor(long pages) => pages <= 0 ? 0 : HeaderSize + Round(pages * sizeof(long)) + pages * StorageConstants.PageSize;
+    public long SizeFor(long pages) => pages <= 0 ? 0 : HeaderSize + Round(pages * sizeof(long)) + pages * _imageSize;
 
     /// <summary>
     /// Grows the file (never shrinks it) to hold the before-images of <paramref name="pages"/> pages, so that the flush
@@ -68,16 +77,16 @@ internal sealed unsafe class UndoFile : IDisposable
     }
 
     /// <summary>
-    /// Writes the current content of <paramref name="pages"/> (read with <paramref name="read"/>) as the before-images of
-    /// the state that header <paramref name="sequence"/> names, and fsyncs. Throws <see cref="DiskFullException"/> when the
-    /// file cannot grow; nothing of the data file has changed then.
+    /// Writes the current content of <paramref name="pages"/> (each image read into its span with <paramref name="read"/>)
+    /// as the before-images of the state that header <paramref name="sequence"/> names, and fsyncs. Throws
+    /// <see cref="DiskFullException"/> when the file cannot grow; nothing of the data file has changed then.
     /// </summary>
-    public void Save(long sequence, long syncedTxId, IReadOnlyList<long> pages, Func<long, nint> read)
+    public void Save(long sequence, long syncedTxId, IReadOnlyList<long> pages, SpanAction read)
     {
         long pagesStart = HeaderSize + Round((long)pages.Count * sizeof(long));
         Reserve(pages.Count); // normally a no-op: commits reserve the room (StorageEnvironment.ReserveDataPages)
         var hash = new XxHash3(unchecked((long)Magic));
-        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * StorageConstants.PageSize);
+        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * _imageSize);
         try
         {
             // Page numbers, then the pages, each in 1 MiB writes; the header (with the hash of all of it) last.
@@ -95,10 +104,10 @@ internal sealed unsafe class UndoFile : IDisposable
             {
                 int n = Math.Min(pages.Count - i, ChunkPages);
                 for (int k = 0; k < n; k++)
-                    new ReadOnlySpan<byte>((void*)read(pages[i + k]), StorageConstants.PageSize).CopyTo(buffer.AsSpan(k * StorageConstants.PageSize));
-                var span = buffer.AsSpan(0, n * StorageConstants.PageSize);
+                    read(pages[i + k], buffer.AsSpan(k * _imageSize, _imageSize));
+                var span = buffer.AsSpan(0, n * _imageSize);
                 hash.Append(span);
-                _file.Write(pagesStart + (long)i * StorageConstants.PageSize, span);
+                _file.Write(pagesStart + (long)i * _imageSize, span);
                 i += n;
                 if (i % StorageEnvironment.WritebackStepPages < n)
                     _file.StartWriteback(); // paced like the flush's data pages
@@ -109,7 +118,7 @@ internal sealed unsafe class UndoFile : IDisposable
             BinaryPrimitives.WriteInt64LittleEndian(header[8..], sequence);
             BinaryPrimitives.WriteInt64LittleEndian(header[16..], syncedTxId);
             BinaryPrimitives.WriteInt64LittleEndian(header[24..], pages.Count);
-            BinaryPrimitives.WriteInt64LittleEndian(header[32..], StorageConstants.PageSize);
+            BinaryPrimitives.WriteInt64LittleEndian(header[32..], _imageSize);
             hash.Append(header[..40]);
             BinaryPrimitives.WriteUInt64LittleEndian(header[40..], hash.GetCurrentHashAsUInt64());
             _file.Write(0, header);
@@ -134,8 +143,8 @@ internal sealed unsafe class UndoFile : IDisposable
         long count = BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(24));
         if (BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(8)) != sequence
             || BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(16)) != syncedTxId
-            || BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(32)) != StorageConstants.PageSize
-            || count <= 0 || HeaderSize + count * (sizeof(long) + StorageConstants.PageSize) > _file.Length)
+            || BinaryPrimitives.ReadInt64LittleEndian(header.AsSpan(32)) != _imageSize
+            || count <= 0 || HeaderSize + count * (sizeof(long) + _imageSize) > _file.Length)
             return 0; // another header's (stale), or not one this build wrote
         long pagesStart = HeaderSize + Round(count * sizeof(long));
         var numbers = new long[count];
@@ -146,7 +155,7 @@ internal sealed unsafe class UndoFile : IDisposable
             numbers[i] = BinaryPrimitives.ReadInt64LittleEndian(numberBytes.AsSpan(i * sizeof(long)));
         var hash = new XxHash3(unchecked((long)Magic));
         hash.Append(numberBytes);
-        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * StorageConstants.PageSize);
+        var buffer = ArrayPool<byte>.Shared.Rent(ChunkPages * _imageSize);
         try
         {
             for (int pass = 0; pass < 2; pass++) // verify everything, then write back
@@ -154,14 +163,14 @@ internal sealed unsafe class UndoFile : IDisposable
                 for (long i = 0; i < count;)
                 {
                     int n = (int)Math.Min(count - i, ChunkPages);
-                    var span = buffer.AsSpan(0, n * StorageConstants.PageSize);
-                    if (_file.Read(pagesStart + i * StorageConstants.PageSize, span) < span.Length)
+                    var span = buffer.AsSpan(0, n * _imageSize);
+                    if (_file.Read(pagesStart + i * _imageSize, span) < span.Length)
                         return 0;
                     if (pass == 0)
                         hash.Append(span);
                     else
                         for (int k = 0; k < n; k++)
-                            write(numbers[i + k], span.Slice(k * StorageConstants.PageSize, StorageConstants.PageSize));
+                            write(numbers[i + k], span.Slice(k * _imageSize, _imageSize));
                     i += n;
                 }
                 if (pass == 0)
@@ -180,6 +189,9 @@ internal sealed unsafe class UndoFile : IDisposable
     }
 
     private static long Round(long bytes) => (bytes + 4095) / 4096 * 4096;
+
+    /// <summary>Reads the before-image of a page into a span.</summary>
+    public delegate void SpanAction(long pageNumber, Span<byte> image);
 
     public void Dispose() => _file.Dispose();
 }

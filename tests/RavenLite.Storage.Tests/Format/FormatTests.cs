@@ -69,8 +69,8 @@ public class FormatTests
         Assert.Equal(40, Offset<FileHeader>(nameof(FileHeader.JournalFileNumber)));
         Assert.Equal(48, Offset<FileHeader>(nameof(FileHeader.JournalOffset)));
         Assert.Equal(56, Offset<FileHeader>(nameof(FileHeader.RootTree)));
-        Assert.Equal(104, Offset<FileHeader>(nameof(FileHeader.Reserved1)));
-        Assert.Equal(112, Offset<FileHeader>(nameof(FileHeader.Reserved2)));
+        Assert.Equal(104, Offset<FileHeader>(nameof(FileHeader.KeyCheck)));
+        Assert.Equal(16, Marshal.SizeOf<KeyCheckValue>());
         Assert.Equal(120, Offset<FileHeader>(nameof(FileHeader.Hash)));
         Assert.Equal(4096, HeaderFile.SlotSize);
     }
@@ -90,7 +90,8 @@ public class FormatTests
         Assert.Equal(36, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Reserved)));
         Assert.Equal(40, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.NextPage)));
         Assert.Equal(48, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.RootTree)));
-        Assert.Equal(96, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Reserved1)));
+        Assert.Equal(96, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Nonce)));
+        Assert.Equal(24, Marshal.SizeOf<JournalNonce>());
         Assert.Equal(120, Offset<JournalRecordHeader>(nameof(JournalRecordHeader.Hash)));
         Assert.Equal(24, Marshal.SizeOf<JournalPageEntry>());
         Assert.Equal(0, Offset<JournalPageEntry>(nameof(JournalPageEntry.PageNumber)));
@@ -109,6 +110,8 @@ public class FormatTests
         Assert.Equal(1, (int)NodeFlags.Overflow);
         Assert.Equal(2, (int)NodeFlags.Branch);
         Assert.Equal(0u, (uint)JournalRecordFlags.None);
+        Assert.Equal(1u, (uint)JournalRecordFlags.Stored);
+        Assert.Equal(2u, (uint)JournalRecordFlags.Encrypted);
         Assert.Equal(0, (int)DurabilityMode.Sync);
         Assert.Equal(1, (int)DurabilityMode.Buffered);
         Assert.Equal(2, (int)DurabilityMode.None);

@@ -1,0 +1,78 @@
+using System.Security.Cryptography;
+using NSec.Cryptography;
+
+namespace RavenLite.Storage.Encryption;
+
+/// <summary>
+/// The 256-bit key of an encrypted environment, and the one cipher everything encrypted is sealed with:
+/// XChaCha20-Poly1305 (libsodium through NSec; RavenDB's cipher too) — a 24-byte random nonce per seal, so no nonce
+/// is ever managed or reused, and a 16-byte tag that authenticates the bytes and what they are bound to (a page's
+/// number, a journal record's header), so a damaged, moved or replayed ciphertext is refused as corruption.
+/// docs/security.md "Encryption at rest" says what is encrypted and the threat model.
+/// </summary>
+public sealed class EncryptionKey : IDisposable
+{
+    /// <summary>Key length in bytes.</summary>
+    public const int KeySize = 32;
+
+    /// <summary>Nonce length in bytes.</summary>
+    public const int NonceSize = 24;
+
+    /// <summary>Tag length in bytes.</summary>
+    public const int TagSize = 16;
+
+    /// <summary>Nonce then tag, as stored beside a sealed page.</summary>
+    public const int SealSize = NonceSize + TagSize;
+
+    private static readonly AeadAlgorithm Algorithm = AeadAlgorithm.XChaCha20Poly1305;
+    private static readonly byte[] CheckDomain = "RavenLite key check v1"u8.ToArray();
+    private readonly Key _key;
+
+    private EncryptionKey(Key key) => _key = key;
+
+    /// <summary>A key from its 32 bytes (the caller wipes its copy).</summary>
+    public static EncryptionKey FromBytes(ReadOnlySpan<byte> key)
+    {
+        if (key.Length != KeySize)
+            throw new ArgumentException($"An encryption key is {KeySize} bytes, not {key.Length}.", nameof(key));
+        return new EncryptionKey(Key.Import(Algorithm, key, KeyBlobFormat.RawSymmetricKey));
+    }
+
+    /// <summary>
+    /// Seals <paramref name="plain"/> into <paramref name="cipher"/> (the same length) and writes nonce then tag to
+    /// <paramref name="seal"/> (<see cref="SealSize"/> bytes); <paramref name="boundTo"/> is authenticated, not stored.
+    /// </summary>
+    public void Seal(ReadOnlySpan<byte> plain, Span<byte> cipher, Span<byte> seal, ReadOnlySpan<byte> boundTo)
+    {
+        var nonce = seal[..NonceSize];
+        RandomNumberGenerator.Fill(nonce);
+        var combined = plain.Length <= 16384 ? stackalloc byte[plain.Length + TagSize] : new byte[plain.Length + TagSize];
+        Algorithm.Encrypt(_key, nonce, boundTo, plain, combined);
+        combined[..plain.Length].CopyTo(cipher);
+        combined[plain.Length..].CopyTo(seal[NonceSize..]);
+    }
+
+    /// <summary>Opens what <see cref="Seal"/> sealed; false when it does not authenticate (damaged, moved, or another key's), and <paramref name="plain"/> is then not to be used.</summary>
+    public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> seal, Span<byte> plain, ReadOnlySpan<byte> boundTo)
+    {
+        var combined = cipher.Length <= 16384 ? stackalloc byte[cipher.Length + TagSize] : new byte[cipher.Length + TagSize];
+        cipher.CopyTo(combined);
+        seal[NonceSize..SealSize].CopyTo(combined[cipher.Length..]);
+        return Algorithm.Decrypt(_key, seal[..NonceSize], boundTo, combined, plain);
+    }
+
+    /// <summary>
+    /// Sixteen bytes that tell this key from another without revealing it: the tag of an empty message under a fixed
+    /// nonce (always the same message, so the fixed nonce is never reused for another). Kept in the environment's header.
+    /// </summary>
+    public void Check(Span<byte> check)
+    {
+        Span<byte> nonce = stackalloc byte[NonceSize];
+        nonce.Clear();
+        Span<byte> tag = stackalloc byte[TagSize];
+        Algorithm.Encrypt(_key, nonce, CheckDomain, [], tag);
+        tag.CopyTo(check);
+    }
+
+    public void Dispose() => _key.Dispose();
+}
