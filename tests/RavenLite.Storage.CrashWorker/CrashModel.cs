@@ -24,6 +24,9 @@ public static class CrashModel
         return i % 4 == 3 && victim >= 0;
     }
 
+    /// <summary>The key of the encrypted runs (a test's: known to the worker and its auditor alike).</summary>
+    public static byte[] TestKey => [.. Enumerable.Range(1, 32).Select(b => (byte)(b * 7))];
+
     /// <summary>True when key <paramref name="j"/> exists after transaction <paramref name="last"/>.</summary>
     public static bool Present(int j, int last) => j <= last && !(j + 3 <= last && DeletesAt(j + 3, out _));
 }

@@ -1,5 +1,5 @@
 // Child process for the SIGKILL crash test (docs/reliability.md R1 at the storage layer).
-// Usage: RavenLite.Storage.CrashWorker <directory> [--async]
+// Usage: RavenLite.Storage.CrashWorker <directory> [--async] [--encrypted]
 // With --async it pipelines like the server's merger: transaction i+1 is built while i's journal
 // write is in flight (WriteTransaction.CommitAsync), and i is acknowledged when its task completes.
 // Opens the environment on real files (Sync durability, a busy background flusher), resumes
@@ -10,12 +10,14 @@ using System.Buffers.Binary;
 using RavenLite.Storage;
 using RavenLite.Storage.CrashWorker;
 
-if (args.Length is < 1 or > 2 || (args.Length == 2 && args[1] != "--async"))
+// With --encrypted the environment is encrypted with CrashModel's test key.
+if (args.Length < 1 || args.Skip(1).Any(a => a is not ("--async" or "--encrypted")))
 {
-    Console.Error.WriteLine("usage: RavenLite.Storage.CrashWorker <directory> [--async]");
+    Console.Error.WriteLine("usage: RavenLite.Storage.CrashWorker <directory> [--async] [--encrypted]");
     return 2;
 }
-bool pipelined = args.Length == 2;
+bool pipelined = args.Contains("--async");
+using var key = args.Contains("--encrypted") ? RavenLite.Storage.Encryption.EncryptionKey.FromBytes(CrashModel.TestKey) : null;
 
 var options = new StorageOptions
 {
@@ -24,6 +26,7 @@ var options = new StorageOptions
     FlushIntervalMs = 20,
     FlushThresholdPages = 64,
     JournalFileSize = 256 * 1024,
+    EncryptionKey = key,
 };
 using var env = StorageEnvironment.Open(options);
 int next;

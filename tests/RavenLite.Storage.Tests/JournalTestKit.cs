@@ -10,8 +10,10 @@ internal static class JournalTestKit
     public const string Dir = "/mem";
     public const string FirstJournal = "/mem/journal/0000000000000000001.journal";
 
-    public static StorageOptions NoFlush(IStorageFileSystem fs, long journalFileSize = 256 * 1024, DurabilityMode durability = DurabilityMode.Sync) => new()
+    public static StorageOptions NoFlush(IStorageFileSystem fs, long journalFileSize = 256 * 1024, DurabilityMode durability = DurabilityMode.Sync,
+        RavenLite.Storage.Encryption.EncryptionKey? key = null) => new()
     {
+        EncryptionKey = key,
         Directory = Dir,
         FileSystem = fs,
         Durability = durability,
@@ -24,10 +26,10 @@ internal static class JournalTestKit
     public static byte[] ValueFor(long i) => TestData.Value(new Random((int)i), 40 + (int)(i % 60));
 
     /// <summary>Commits <paramref name="count"/> transactions (tx i+1 puts key i) and returns a copy of the files as a killed process would leave them.</summary>
-    public static MemoryFileSystem BuildJournal(int count, long journalFileSize = 256 * 1024)
+    public static MemoryFileSystem BuildJournal(int count, long journalFileSize = 256 * 1024, RavenLite.Storage.Encryption.EncryptionKey? key = null)
     {
         using var mem = new MemoryFileSystem();
-        using (var env = StorageEnvironment.Open(NoFlush(mem, journalFileSize)))
+        using (var env = StorageEnvironment.Open(NoFlush(mem, journalFileSize, key: key)))
         {
             for (int i = 0; i < count; i++)
             {
@@ -70,9 +72,9 @@ internal static class JournalTestKit
     }
 
     /// <summary>Opens the file system and asserts exactly keys [0, expected) are present with their values.</summary>
-    public static void AssertPrefix(MemoryFileSystem fs, int expected, int max)
+    public static void AssertPrefix(MemoryFileSystem fs, int expected, int max, RavenLite.Storage.Encryption.EncryptionKey? key = null)
     {
-        using var env = StorageEnvironment.Open(NoFlush(fs));
+        using var env = StorageEnvironment.Open(NoFlush(fs, key: key));
         using (var r = env.ReadTransaction())
         {
             var t = r.ReadTree("t");

@@ -10,23 +10,25 @@ public class FaultInjectionTests(ITestOutputHelper output)
 {
     private const int Transactions = 60;
 
-    private static long CountOperations(bool asyncCommit)
+    private static long CountOperations(bool asyncCommit, RavenLite.Storage.Encryption.EncryptionKey? key)
     {
         using var mem = new MemoryFileSystem();
         var fault = new FaultInjectingFileSystem(mem);
         int acked = -1;
-        using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault)))
+        using (var env = StorageEnvironment.Open(FaultWorkload.Options(fault, key: key)))
             FaultWorkload.Run(env, 0, Transactions, ref acked, asyncCommit);
         return fault.OperationCount;
     }
 
-    /// <summary>R3: power loss at every I/O operation of the workload; unsynced writes dropped, kept in part, or torn.</summary>
+    /// <summary>R3: power loss at every I/O operation of the workload; unsynced writes dropped, kept in part, or torn. Encrypted too (pages, seals, journal and undo images sealed).</summary>
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public void Power_loss_at_every_operation_loses_no_acknowledged_transaction(bool asyncCommit)
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(false, true)]
+    public void Power_loss_at_every_operation_loses_no_acknowledged_transaction(bool asyncCommit, bool encrypted)
     {
-        long total = CountOperations(asyncCommit);
+        using var key = encrypted ? RavenLite.Storage.Tests.Encryption.EncryptedEnvironmentTests.NewKey(out _) : null;
+        long total = CountOperations(asyncCommit, key);
         int explored = 0;
         foreach (int seed in TestSeed.For(31))
         {
@@ -40,7 +42,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
                 StorageEnvironment? env = null;
                 try
                 {
-                    env = StorageEnvironment.Open(FaultWorkload.Options(fault));
+                    env = StorageEnvironment.Open(FaultWorkload.Options(fault, key: key));
                     FaultWorkload.Run(env, 0, Transactions, ref acked, asyncCommit);
                 }
                 catch (Exception e) when (FaultWorkload.IsExpectedFailure(e))
@@ -60,7 +62,7 @@ public class FaultInjectionTests(ITestOutputHelper output)
                 using var rebooted = fault.SimulatePowerLoss(mode, new Random(seed ^ (int)n));
                 try
                 {
-                    FaultWorkload.Audit(rebooted, acked);
+                    FaultWorkload.Audit(rebooted, acked, key: key);
                 }
                 catch (Exception e)
                 {

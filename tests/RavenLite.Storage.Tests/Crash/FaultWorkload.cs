@@ -11,9 +11,14 @@ namespace RavenLite.Storage.Tests.Crash;
 /// </summary>
 internal static class FaultWorkload
 {
-    /// <summary>The workload's options; with <paramref name="flushIntervalMs"/> the background flusher runs at that interval (else only explicit flushes).</summary>
-    public static StorageOptions Options(IStorageFileSystem fs, DurabilityMode durability = DurabilityMode.Sync, int? flushIntervalMs = null) => new()
+    /// <summary>
+    /// The workload's options; with <paramref name="flushIntervalMs"/> the background flusher runs at that interval (else
+    /// only explicit flushes); with <paramref name="key"/> an encrypted environment.
+    /// </summary>
+    public static StorageOptions Options(IStorageFileSystem fs, DurabilityMode durability = DurabilityMode.Sync, int? flushIntervalMs = null,
+        RavenLite.Storage.Encryption.EncryptionKey? key = null) => new()
     {
+        EncryptionKey = key,
         Directory = "/mem",
         FileSystem = fs,
         Durability = durability,
@@ -94,9 +99,9 @@ internal static class FaultWorkload
     /// acknowledged before the fault) — or, given <paramref name="atLeast"/> (no journal: a flushed state comes back),
     /// any L from it to that. Runs the checker. Returns L.
     /// </summary>
-    public static int Audit(IStorageFileSystem fs, int acked, int? atLeast = null)
+    public static int Audit(IStorageFileSystem fs, int acked, int? atLeast = null, RavenLite.Storage.Encryption.EncryptionKey? key = null)
     {
-        using var env = StorageEnvironment.Open(Options(fs));
+        using var env = StorageEnvironment.Open(Options(fs, key: key));
         int last;
         using (var r = env.ReadTransaction())
         {

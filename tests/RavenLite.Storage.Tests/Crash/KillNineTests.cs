@@ -17,10 +17,12 @@ namespace RavenLite.Storage.Tests.Crash;
 public class KillNineTests(ITestOutputHelper output)
 {
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public void Sigkill_at_random_moments_loses_no_acknowledged_transaction(bool asyncCommit)
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    [InlineData(true, true)]
+    public void Sigkill_at_random_moments_loses_no_acknowledged_transaction(bool asyncCommit, bool encrypted)
     {
+        using var key = encrypted ? RavenLite.Storage.Encryption.EncryptionKey.FromBytes(CrashModel.TestKey) : null;
         int rounds = int.TryParse(Environment.GetEnvironmentVariable("RAVENLITE_CRASH_ROUNDS"), NumberStyles.None, CultureInfo.InvariantCulture, out int n) ? n : 12;
         int seed = TestSeed.For(77)[^1];
         output.WriteLine($"seed {seed}, rounds {rounds}");
@@ -30,12 +32,13 @@ public class KillNineTests(ITestOutputHelper output)
         var recovery = new List<double>();
         for (int round = 0; round < rounds; round++)
         {
-            int acked = RunAndKill(dir.Path, random.Next(150, 900), asyncCommit);
+            int acked = RunAndKill(dir.Path, random.Next(150, 900), asyncCommit, encrypted);
             // -1: killed before its first acknowledgement (still opening the grown environment); the audit below still runs.
             Assert.True(acked == -1 || acked >= lastAcked, $"round {round}: acknowledged {acked} after {lastAcked} in an earlier round");
             lastAcked = Math.Max(lastAcked, acked);
             var sw = Stopwatch.StartNew();
-            using var env = StorageEnvironment.Open(StorageOptions.ForDirectory(dir.Path));
+            var options = StorageOptions.ForDirectory(dir.Path);
+            using var env = StorageEnvironment.Open(new StorageOptions { Directory = options.Directory, EncryptionKey = key });
             recovery.Add(sw.Elapsed.TotalMilliseconds);
             int last;
             using (var r = env.ReadTransaction())
@@ -71,7 +74,7 @@ public class KillNineTests(ITestOutputHelper output)
         return v.ToArray();
     }
 
-    private static int RunAndKill(string dir, int killAfterMs, bool asyncCommit)
+    private static int RunAndKill(string dir, int killAfterMs, bool asyncCommit, bool encrypted)
     {
         string worker = Path.Combine(AppContext.BaseDirectory, "RavenLite.Storage.CrashWorker.dll");
         var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
@@ -79,6 +82,8 @@ public class KillNineTests(ITestOutputHelper output)
         psi.ArgumentList.Add(dir);
         if (asyncCommit)
             psi.ArgumentList.Add("--async");
+        if (encrypted)
+            psi.ArgumentList.Add("--encrypted");
         using var p = new Process { StartInfo = psi };
         int acked = -1;
         using var ready = new ManualResetEventSlim();

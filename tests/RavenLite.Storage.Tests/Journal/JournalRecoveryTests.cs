@@ -155,10 +155,13 @@ public class JournalRecoveryTests(ITestOutputHelper output)
         Assert.Contains("checksum", e.Message, StringComparison.OrdinalIgnoreCase);
     }
 
-    [Fact]
-    public void Truncating_the_journal_at_every_byte_of_the_last_records_recovers_the_exact_valid_prefix()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Truncating_the_journal_at_every_byte_of_the_last_records_recovers_the_exact_valid_prefix(bool encrypted)
     {
-        using var fs = JournalTestKit.BuildJournal(Count);
+        using var key = encrypted ? Encryption.EncryptedEnvironmentTests.NewKey(out _) : null;
+        using var fs = JournalTestKit.BuildJournal(Count, key: key);
         var journal = fs.ReadAllBytes(JournalTestKit.FirstJournal);
         var records = JournalTestKit.Records(journal);
         Assert.Equal(Count, records.Count);
@@ -181,7 +184,7 @@ public class JournalRecoveryTests(ITestOutputHelper output)
                 Array.Clear(z, cut, z.Length - cut);
                 return z;
             });
-            JournalTestKit.AssertPrefix(copy, expected, Count);
+            JournalTestKit.AssertPrefix(copy, expected, Count, key);
             points++;
         }
         output.WriteLine($"truncation points explored: {points}");
