@@ -16,6 +16,9 @@ public sealed class SecurityOptions
     /// </summary>
     public string? WellKnownAdminCertificates { get; set; }
 
+    /// <summary>The master key that wraps encrypted databases' keys (docs/security.md "Encryption at rest").</summary>
+    public MasterKeySettings MasterKey { get; set; } = new();
+
     /// <summary>True when a server certificate is configured.</summary>
     public bool Secured => !string.IsNullOrWhiteSpace(Certificate.Path);
 
@@ -40,4 +43,28 @@ public sealed class CertificateSettings
 
     /// <summary>The PEM private key file, when <see cref="Path"/> is a PEM certificate without its key.</summary>
     public string? KeyPath { get; set; }
+}
+
+/// <summary>
+/// Where the master key comes from: a file (<see cref="Path"/>: 32 bytes, or their base64) readable by the server's
+/// user only, or an environment variable (<see cref="Environment"/> names it; base64). With
+/// <see cref="PreviousPath"/> or <see cref="PreviousEnvironment"/> naming the key in use before, the server re-wraps
+/// every database key with the new one when it starts (a rotation: no data is re-encrypted).
+/// </summary>
+public sealed class MasterKeySettings
+{
+    /// <summary>The key file.</summary>
+    public string? Path { get; set; }
+
+    /// <summary>The name of the environment variable holding the key (base64).</summary>
+    public string? Environment { get; set; }
+
+    /// <summary>The previous key's file, for a rotation.</summary>
+    public string? PreviousPath { get; set; }
+
+    /// <summary>The previous key's environment variable, for a rotation.</summary>
+    public string? PreviousEnvironment { get; set; }
+
+    /// <summary>True when a master key is configured.</summary>
+    public bool Configured => !string.IsNullOrWhiteSpace(Path) || !string.IsNullOrWhiteSpace(Environment);
 }

@@ -23,7 +23,7 @@ public sealed class Database : IDisposable
     public CancellationToken Closing => _closingSource.Token;
 
     internal Database(string name, string directory, Configuration.ServerOptions options, ILogger logger, Replication.IReplicationConnector? replicationConnector = null,
-        Indexing.Analysis.CustomAnalysis? serverAnalysis = null)
+        Indexing.Analysis.CustomAnalysis? serverAnalysis = null, DatabaseKeys? keys = null)
     {
         Options = options;
         Name = name;
@@ -33,11 +33,24 @@ public sealed class Database : IDisposable
         Analysis = new Indexing.Analysis.CustomAnalysis(() => Record.Analyzers, () => Record.Sorters, serverAnalysis);
         var settings = Record.Settings;
         long started = System.Diagnostics.Stopwatch.GetTimestamp();
-        Environment = StorageEnvironment.Open(new StorageOptions
+        EncryptionKey = Record.Encrypted
+            ? keys?.KeyFor(name) ?? throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure,
+                $"Database '{name}' is encrypted and this server holds no key for it: distribute its key (POST /admin/secrets/distribute?name={name}&node={options.NodeTag}).")
+            : null;
+        try
         {
-            Directory = Path.Combine(directory, "storage"),
-            Durability = settings.TryGetValue("Durability", out var d) ? Enum.Parse<DurabilityMode>(d, ignoreCase: true) : options.Durability,
-        });
+            Environment = StorageEnvironment.Open(new StorageOptions
+            {
+                Directory = Path.Combine(directory, "storage"),
+                Durability = settings.TryGetValue("Durability", out var d) ? Enum.Parse<DurabilityMode>(d, ignoreCase: true) : options.Durability,
+                EncryptionKey = EncryptionKey,
+            });
+        }
+        catch (StorageEncryptionException e)
+        {
+            EncryptionKey?.Dispose();
+            throw new UnavailableException(RavenExceptionTypes.DatabaseLoadFailure, $"Database '{name}' cannot be opened: {e.Message}");
+        }
         try
         {
             Documents = new DocumentsStorage(Environment, options.MaxIdBytes, options.NodeTag);
@@ -74,6 +87,7 @@ public sealed class Database : IDisposable
         {
             Merger?.Dispose();
             Environment.Dispose();
+            EncryptionKey?.Dispose();
             throw;
         }
     }
@@ -93,6 +107,9 @@ public sealed class Database : IDisposable
         documents.Register(new Revisions.RevisionsExtension(tx));
         documents.Register(new CompareExchange.AtomicGuardsExtension());
     }
+
+    /// <summary>The key of an encrypted database (its storage and index files are sealed with it); null for an unencrypted one.</summary>
+    public Storage.Encryption.EncryptionKey? EncryptionKey { get; }
 
     /// <summary>The revisions configuration and its hooks.</summary>
     public Revisions.RevisionsExtension Revisions => Documents.Extension<Revisions.RevisionsExtension>();
@@ -243,6 +260,7 @@ public sealed class Database : IDisposable
         Indexes.Dispose();
         Documents.Changes.Dispose();
         Environment.Dispose();
+        EncryptionKey?.Dispose();
         _closingSource.Dispose();
     }
 }

@@ -17,7 +17,7 @@ public static class DatabaseCompaction
     public sealed record Result(long StorageBytesBefore, long StorageBytesAfter, IReadOnlyList<string> IndexesCompacted);
 
     /// <summary>Compacts the storage of the database in <paramref name="dir"/> and the Lucene files of <paramref name="indexes"/>.</summary>
-    public static Result Run(string dir, bool documents, IReadOnlyCollection<string> indexes, CancellationToken cancellation)
+    public static Result Run(string dir, bool documents, IReadOnlyCollection<string> indexes, CancellationToken cancellation, Storage.Encryption.EncryptionKey? key = null)
     {
         Recover(dir);
         long before = 0, after = 0;
@@ -25,7 +25,7 @@ public static class DatabaseCompaction
         {
             string storage = Path.Combine(dir, "storage"), target = storage + ".compacting", old = storage + ".old";
             Directory.CreateDirectory(target);
-            (before, after) = StorageCompactor.Compact(storage, target, cancellation: cancellation);
+            (before, after) = StorageCompactor.Compact(storage, target, cancellation: cancellation, key: key);
             var fs = Storage.Platform.DiskFileSystem.Instance;
             Directory.Move(storage, old);
             fs.SyncDirectory(dir);
@@ -46,7 +46,7 @@ public static class DatabaseCompaction
                 if (!indexes.Contains(name, StringComparer.OrdinalIgnoreCase) || !Directory.Exists(Path.Combine(folder, "lucene")))
                     continue;
                 cancellation.ThrowIfCancellationRequested();
-                MergeToOneSegment(Path.Combine(folder, "lucene"));
+                MergeToOneSegment(Path.Combine(folder, "lucene"), key);
                 done.Add(name);
             }
         }
@@ -54,9 +54,10 @@ public static class DatabaseCompaction
     }
 
     /// <summary>Merges a closed Lucene index into one segment; the last commit's user data (the indexed positions) is kept.</summary>
-    private static void MergeToOneSegment(string luceneDir)
+    private static void MergeToOneSegment(string luceneDir, Storage.Encryption.EncryptionKey? key)
     {
-        using var directory = new Lucene.Net.Store.NIOFSDirectory(luceneDir);
+        using Lucene.Net.Store.Directory directory = key == null ? new Lucene.Net.Store.NIOFSDirectory(luceneDir)
+            : new Indexing.EncryptedDirectory(new Lucene.Net.Store.NIOFSDirectory(luceneDir), key);
         if (!DirectoryReader.IndexExists(directory))
             return;
         var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, new Lucene.Net.Analysis.Core.KeywordAnalyzer()) { OpenMode = OpenMode.APPEND };

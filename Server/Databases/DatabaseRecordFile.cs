@@ -37,6 +37,9 @@ public sealed class DatabaseRecordFile
     /// <summary>Disabled (<c>POST /admin/databases/disable</c>): the database stays closed and answers 503 until enabled.</summary>
     public bool Disabled { get; set; }
 
+    /// <summary>An encrypted database (created with <c>Encrypted: true</c>): it opens only with its key (<see cref="DatabaseKeys"/>).</summary>
+    public bool Encrypted { get; set; }
+
     /// <summary>RavenDB's deletion lock: <c>Unlock</c>, <c>PreventDeletesIgnore</c> (a delete skips it) or <c>PreventDeletesError</c> (a delete is refused).</summary>
     public string LockMode { get; set; } = "Unlock";
 
@@ -80,6 +83,7 @@ public sealed class DatabaseRecordFile
         record.Client = json[nameof(Client)]?.DeepClone() as JsonObject;
         record.ClientEtag = (long?)json[nameof(ClientEtag)] ?? 0;
         record.Disabled = (bool?)json[nameof(Disabled)] ?? false;
+        record.Encrypted = (bool?)json[nameof(Encrypted)] ?? false;
         record.IndexesHistory = json[nameof(IndexesHistory)]?.DeepClone() as JsonObject ?? [];
         record.DocumentsCompression = json[nameof(DocumentsCompression)]?.DeepClone() as JsonObject;
         record.LockMode = (string?)json[nameof(LockMode)] ?? "Unlock";
@@ -100,6 +104,7 @@ public sealed class DatabaseRecordFile
             [nameof(Client)] = Client?.DeepClone(),
             [nameof(ClientEtag)] = ClientEtag,
             [nameof(Disabled)] = Disabled,
+            [nameof(Encrypted)] = Encrypted,
             [nameof(LockMode)] = LockMode,
             [nameof(IndexesHistory)] = IndexesHistory.DeepClone(),
             [nameof(DocumentsCompression)] = DocumentsCompression?.DeepClone(),

@@ -34,10 +34,14 @@ public sealed partial class DatabaseRegistry : IDisposable
 
     private readonly Indexing.Analysis.CustomAnalysis? _serverAnalysis;
 
+    /// <summary>The keys of encrypted databases.</summary>
+    public DatabaseKeys Keys { get; }
+
     public DatabaseRegistry(ServerOptions options, ILogger<DatabaseRegistry> logger, Replication.IReplicationConnector? replicationConnector = null,
-        Indexing.Analysis.CustomAnalysis? serverAnalysis = null)
+        Indexing.Analysis.CustomAnalysis? serverAnalysis = null, DatabaseKeys? keys = null)
     {
         _serverAnalysis = serverAnalysis;
+        Keys = keys ?? new DatabaseKeys(options);
         _options = options;
         _logger = logger;
         _replicationConnector = replicationConnector ?? new Replication.PlainReplicationConnector();
@@ -112,9 +116,11 @@ public sealed partial class DatabaseRegistry : IDisposable
     private static partial Regex NamePattern();
 
     /// <summary>Creates a database. 409 ConcurrencyException when it exists.</summary>
-    public void Create(string name)
+    public void Create(string name, bool encrypted = false)
     {
         ValidateName(name);
+        if (encrypted)
+            CheckEncryptable(name);
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -122,13 +128,23 @@ public sealed partial class DatabaseRegistry : IDisposable
                 throw new ConcurrencyException($"Database '{name}' already exists.");
             string dir = DirectoryOf(name);
             System.IO.Directory.CreateDirectory(dir);
-            WriteRecord(dir, name);
+            new DatabaseRecordFile { DatabaseName = name, Encrypted = encrypted }.Write(dir);
             _names[name] = name;
             Log.Created(_logger, name, dir);
         }
     }
 
-    private static void WriteRecord(string dir, string name) => new DatabaseRecordFile { DatabaseName = name }.Write(dir);
+    /// <summary>
+    /// An encrypted database needs a secured server (RavenDB's rule: its key travels only over TLS) and its key on this
+    /// node; 400 otherwise, saying what to do.
+    /// </summary>
+    public void CheckEncryptable(string name)
+    {
+        if (!_options.Security.Secured)
+            throw new BadRequestException($"Database {name} is encrypted and requires a node which supports SSL. There is no such node available in the cluster.");
+        if (!Keys.Has(name))
+            throw new BadRequestException($"Database '{name}' is encrypted, but node {_options.NodeTag} holds no key for it: generate one (GET /admin/secrets/generate) and distribute it (POST /admin/secrets/distribute?name={name}&node={_options.NodeTag}) first.");
+    }
 
     /// <summary>
     /// Changes a database's record file (settings, client configuration) under the registry's lock and, when the
@@ -230,7 +246,7 @@ public sealed partial class DatabaseRegistry : IDisposable
     /// moves it into place and registers it. When <paramref name="build"/> throws, the staging folder is deleted and the
     /// name is free again; a staging folder left by a crash is deleted at the next start.
     /// </summary>
-    public void CreateFrom(string name, Action<string> build)
+    public void CreateFrom(string name, Action<string> build, bool encrypted = false)
     {
         ValidateName(name);
         lock (_lock)
@@ -244,7 +260,7 @@ public sealed partial class DatabaseRegistry : IDisposable
         {
             System.IO.Directory.CreateDirectory(staging);
             build(staging);
-            WriteRecord(staging, name);
+            new DatabaseRecordFile { DatabaseName = name, Encrypted = encrypted }.Write(staging);
             string dir = DirectoryOf(name);
             lock (_lock)
             {
@@ -285,6 +301,7 @@ public sealed partial class DatabaseRegistry : IDisposable
         db?.Dispose();
         if (System.IO.Directory.Exists(dir))
             System.IO.Directory.Delete(dir, recursive: true);
+        Keys.Delete(name); // its files are gone: nothing is left that the key opens
         Log.Deleted(_logger, name);
         return true;
     }
@@ -311,7 +328,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                     if (File.Exists(Path.Combine(DirectoryOf(stored), DatabaseRecordFile.FileName)) && DatabaseRecordFile.Read(DirectoryOf(stored)).Disabled)
                         throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is disabled; enable it (POST /admin/databases/enable) to use it.");
                     long started = System.Diagnostics.Stopwatch.GetTimestamp();
-                    db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector, _serverAnalysis);
+                    db = new Database(stored, DirectoryOf(stored), _options, _logger, _replicationConnector, _serverAnalysis, Keys);
                     _open[stored] = db;
                     Log.Opened(_logger, stored, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, db.OpenTimes.StorageMs, db.Environment.RecoveredTransactions, db.OpenTimes.IndexesMs);
                 }

@@ -75,8 +75,17 @@ public static class DatabaseEndpoints
             }).ConfigureAwait(false);
             return;
         }
-        registry.Create(name);
+        registry.Create(name, Encrypted(body));
         await WriteCreatedAsync(context, registry.NextRaftIndex(), name).ConfigureAwait(false);
+    }
+
+    /// <summary>True when the record asks for an encrypted database (<c>"Encrypted": true</c>).</summary>
+    private static bool Encrypted(ReadOnlyMemory<byte> body)
+    {
+        if (body.Length == 0)
+            return false;
+        using var doc = DocumentJson.Parse(body, 8);
+        return doc.RootElement.ValueKind == JsonValueKind.Object && doc.RootElement.TryGetProperty("Encrypted", out var e) && e.ValueKind == JsonValueKind.True;
     }
 
     /// <summary>RavenDB's answer to a database created (or its record updated) on this node: <c>{RaftCommandIndex, Name, NodesAddedTo}</c>.</summary>
@@ -189,7 +198,7 @@ public static class DatabaseEndpoints
         w.WriteStartObject();
         w.WriteString("DatabaseName", name);
         w.WriteBoolean("Disabled", true);
-        w.WriteBoolean("Encrypted", false);
+        w.WriteBoolean("Encrypted", record.Encrypted);
         w.WriteString("LockMode", record.LockMode);
         w.WriteStartObject("Indexes");
         w.WriteEndObject();
@@ -215,7 +224,7 @@ public static class DatabaseEndpoints
                 w.WriteStartObject();
                 w.WriteString("DatabaseName", stored);
                 w.WriteBoolean("Disabled", record.Disabled);
-                w.WriteBoolean("Encrypted", false);
+                w.WriteBoolean("Encrypted", record.Encrypted);
                 w.WriteNumber("EtagForBackup", 0);
                 w.WriteStartObject("DeletionInProgress");
                 w.WriteEndObject();
@@ -344,7 +353,8 @@ public static class DatabaseEndpoints
         var state = operations.Table.Start(operations.Table.NextId(), "DatabaseCompact");
         operations.Table.RunInBackground(state, () =>
         {
-            var result = registry.RunOffline(stored, dir => DatabaseCompaction.Run(dir, documents, indexes, state.Token));
+            using var key = registry.ReadRecord(stored).Encrypted ? registry.Keys.KeyFor(stored) : null;
+            var result = registry.RunOffline(stored, dir => DatabaseCompaction.Run(dir, documents, indexes, state.Token, key));
             return Task.FromResult(JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object>
             {
                 ["$type"] = "Raven.Client.ServerWide.Operations.CompactionResult, Raven.Client",
@@ -382,7 +392,7 @@ public static class DatabaseEndpoints
                 w.WriteStartObject();
                 w.WriteString("Name", n);
                 w.WriteBoolean("Disabled", registry.ReadRecord(n).Disabled);
-                w.WriteBoolean("IsEncrypted", false);
+                w.WriteBoolean("IsEncrypted", registry.ReadRecord(n).Encrypted);
                 w.WriteEndObject();
             }
             w.WriteEndArray();

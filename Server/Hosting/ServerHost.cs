@@ -49,6 +49,7 @@ public static class ServerHost
         options.Validate();
 
         builder.Services.AddSingleton(options);
+        builder.Services.AddSingleton<DatabaseKeys>();
         builder.Services.AddSingleton<DatabaseRegistry>();
         builder.Services.AddSingleton(new Memory.MemoryBudget((long)options.MemoryBudgetMB << 20));
         builder.Services.AddSingleton<Operations.ServerOperations>();
@@ -140,6 +141,7 @@ public static class ServerHost
         TopologyEndpoints.Map(app);
         ClusterEndpoints.Map(app);
         DatabaseEndpoints.Map(app);
+        SecretEndpoints.Map(app);
         DatabaseGroupEndpoints.Map(app);
         DocumentEndpoints.Map(app);
         BulkDocsEndpoints.Map(app);

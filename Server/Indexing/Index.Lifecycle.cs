@@ -41,7 +41,11 @@ public sealed partial class Index
         System.IO.Directory.CreateDirectory(_luceneDir);
         // Small segments flushed for near-real-time readers stay in memory until a commit or merge writes them
         // (Lucene's NRTCachingDirectory): publishing a batch of a few changes writes no files.
-        _directory = new NRTCachingDirectory(new PositionalReadDirectory(new DirectoryInfo(_luceneDir)), maxMergeSizeMB: 4, maxCachedMB: 32);
+        // An encrypted database's index files are sealed block by block with its key (EncryptedDirectory).
+        Lucene.Net.Store.Directory files = new PositionalReadDirectory(new DirectoryInfo(_luceneDir));
+        if (_db.EncryptionKey is { } key)
+            files = new EncryptedDirectory(files, key);
+        _directory = new NRTCachingDirectory(files, maxMergeSizeMB: 4, maxCachedMB: 32);
         IDictionary<string, string> data = new Dictionary<string, string>();
         if (DirectoryReader.IndexExists(_directory))
         {

@@ -89,7 +89,7 @@ public static class DatabaseExporter
         {
             w.WriteStartObject("DatabaseRecord");
             w.WriteString("DatabaseName", db.Name);
-            w.WriteBoolean("Encrypted", false);
+            w.WriteBoolean("Encrypted", db.Record.Encrypted);
             w.WriteStartArray("UnusedDatabaseIds");
             w.WriteEndArray();
             WriteConfigurations(db, w);

@@ -14,11 +14,14 @@ public static class StorageCompactor
     /// <param name="sourceDirectory">The environment to compact (opened read-only for the copy).</param>
     /// <param name="targetDirectory">An empty directory that receives the compacted environment.</param>
     /// <param name="progress">Called with (tree name, entries copied so far) at every batch and at each tree's end; null: none.</param>
+    /// <param name="key">The key of an encrypted environment (the compacted one is encrypted with it too); null: unencrypted.</param>
     /// <param name="cancellation">Stops the copy between batches.</param>
-    public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, Action<string, long>? progress = null, CancellationToken cancellation = default)
+    public static (long Before, long After) Compact(string sourceDirectory, string targetDirectory, Action<string, long>? progress = null,
+        Encryption.EncryptionKey? key = null, CancellationToken cancellation = default)
     {
-        using var source = StorageEnvironment.Open(StorageOptions.ForDirectory(sourceDirectory));
-        using var target = StorageEnvironment.Open(StorageOptions.ForDirectory(targetDirectory, DurabilityMode.Buffered));
+        // An encrypted environment compacts into an encrypted one under the same key.
+        using var source = StorageEnvironment.Open(new StorageOptions { Directory = Path.GetFullPath(sourceDirectory), EncryptionKey = key });
+        using var target = StorageEnvironment.Open(new StorageOptions { Directory = Path.GetFullPath(targetDirectory), Durability = DurabilityMode.Buffered, EncryptionKey = key });
         using (var read = source.ReadTransaction())
         {
             foreach (string name in read.GetTreeNames())
