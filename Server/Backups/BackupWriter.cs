@@ -96,7 +96,18 @@ public static class BackupWriter
                     long etag = DocumentsStorage.LastEtag(tx);
                     long txId = tx.Id;
                     tx.Dispose();
-                    var counts = Smuggler.DatabaseExporter.Export(db, file, cancellation);
+                    // An encrypted database's dump is sealed with its key as it is written (BackupEncryption).
+                    var output = db.EncryptionKey is { } key ? Storage.Encryption.SealedStream.Seal(file, key, BackupEncryption.DumpBinding, leaveOpen: true) : file;
+                    Smuggler.SmugglerCounts counts;
+                    try
+                    {
+                        counts = Smuggler.DatabaseExporter.Export(db, output, cancellation);
+                    }
+                    finally
+                    {
+                        if (output != file)
+                            output.Dispose();
+                    }
                     result = new BackupResult { TxId = txId, LastEtag = etag, Documents = counts.Read("Documents") };
                 }
                 file.Flush(flushToDisk: true);
@@ -171,7 +182,8 @@ public static class BackupWriter
                     chainIndexFiles.Add(entry.FullName);
                 if (earlier == previous)
                 {
-                    using var hashes = zip.GetEntry(HashesEntry)?.Open() ?? throw new InvalidDataException($"'{previous}' holds no page hashes.");
+                    var hashesEntry = zip.GetEntry(HashesEntry) ?? throw new InvalidDataException($"'{previous}' holds no page hashes.");
+                    using var hashes = BackupEncryption.Open(hashesEntry, BackupEncryption.IsEncrypted(zip) ? db.EncryptionKey : null);
                     baseHashes = PageHashes.ReadFrom(hashes);
                 }
             }
@@ -180,6 +192,9 @@ public static class BackupWriter
         var result = new BackupResult();
         var level = request.Compression;
         using var archive = new ZipArchive(file, ZipArchiveMode.Create, leaveOpen: true);
+        var key = db.EncryptionKey;
+        if (key != null)
+            BackupEncryption.Mark(archive, key);
         var manifestIndexes = new List<ManifestIndex>();
         // Index files first: each index's last commit is then at or behind the documents' snapshot taken next.
         foreach (var index in db.Indexes.All)
@@ -196,8 +211,7 @@ public static class BackupWriter
             {
                 continue; // deleted meanwhile
             }
-            var entry = archive.CreateEntry($"indexes/{folderName}/definition.json", CompressionLevel.Fastest);
-            using (var s = entry.Open())
+            using (var s = BackupEncryption.Create(archive, $"indexes/{folderName}/definition.json", CompressionLevel.Fastest, key))
                 s.Write(definition);
             IReadOnlyList<string>? files = null;
             if (!request.ExcludeIndexes)
@@ -211,7 +225,9 @@ public static class BackupWriter
                         string entryName = $"indexes/{folderName}/lucene/{name}";
                         if (chainIndexFiles.Contains(entryName))
                             continue; // Lucene files never change once written: the chain holds it already
-                        archive.CreateEntryFromFile(Path.Combine(staging, name), entryName, level);
+                        using (var source = File.OpenRead(Path.Combine(staging, name)))
+                        using (var target = BackupEncryption.Create(archive, entryName, level, key))
+                            source.CopyTo(target);
                         result.IndexFiles++;
                     }
                 }
@@ -229,14 +245,14 @@ public static class BackupWriter
         result.LastEtag = DocumentsStorage.LastEtag(tx);
         result.Documents = DocumentsStorage.CountDocuments(tx);
         SnapshotResult pages;
-        using (var s = archive.CreateEntry(PagesEntry, level).Open())
+        using (var s = BackupEncryption.Create(archive, PagesEntry, level, key))
             pages = StorageSnapshot.Write(tx, s, baseHashes, cancellation: cancellation);
-        using (var s = archive.CreateEntry(HashesEntry, CompressionLevel.Fastest).Open())
+        using (var s = BackupEncryption.Create(archive, HashesEntry, CompressionLevel.Fastest, key))
             pages.Hashes.WriteTo(s);
         result.PagesWritten = pages.WrittenPages;
         result.PagesReachable = pages.ReachablePages;
 
-        using (var s = archive.CreateEntry(ManifestEntry, CompressionLevel.Fastest).Open())
+        using (var s = BackupEncryption.Create(archive, ManifestEntry, CompressionLevel.Fastest, key))
         using (var w = new Utf8JsonWriter(s, new JsonWriterOptions { Indented = true }))
         {
             w.WriteStartObject();

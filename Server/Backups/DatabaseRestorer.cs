@@ -19,7 +19,7 @@ namespace RavenLite.Server.Backups;
 public static class DatabaseRestorer
 {
     /// <summary>The request.</summary>
-    public sealed record Request(string DatabaseName, string BackupLocation, string? LastFileNameToRestore, bool SkipIndexes, bool DisableOngoingTasks);
+    public sealed record Request(string DatabaseName, string BackupLocation, string? LastFileNameToRestore, bool SkipIndexes, bool DisableOngoingTasks, string? EncryptionKey = null);
 
     /// <summary>Parses RavenDB's restore configuration; 400 naming what is wrong.</summary>
     public static Request Parse(JsonElement root)
@@ -35,11 +35,12 @@ public static class DatabaseRestorer
             throw new BadRequestException($"Restore type '{type}': RavenLite restores from a local folder only.");
         if (String("DataDirectory") is { Length: > 0 })
             throw new BadRequestException("DataDirectory: RavenLite keeps every database under its DataDir; leave it empty.");
-        if (String("EncryptionKey") is { Length: > 0 })
-            throw new BadRequestException("EncryptionKey: RavenLite backups are not encrypted.");
         if (!Directory.Exists(location))
             throw new BadRequestException($"BackupLocation '{location}' is not a folder.");
-        return new Request(name, location, String("LastFileNameToRestore"), Bool("SkipIndexes"), Bool("DisableOngoingTasks"));
+        // RavenDB's EncryptionKey (or BackupEncryptionSettings.Key): the key an encrypted backup was taken with.
+        string? key = String("EncryptionKey") ?? (root.TryGetProperty("BackupEncryptionSettings", out var enc) && enc.ValueKind == JsonValueKind.Object
+            && enc.TryGetProperty("Key", out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null);
+        return new Request(name, location, String("LastFileNameToRestore"), Bool("SkipIndexes"), Bool("DisableOngoingTasks"), key);
     }
 
     /// <summary>The files a restore reads, in order; 400 when there are none or the named last one is missing.</summary>
@@ -68,6 +69,12 @@ public static class DatabaseRestorer
         if (chain[0].EndsWith(BackupWriter.FullBackupExtension, StringComparison.Ordinal))
             return Import(registry, request, chain, options, cancellation);
         long txId = 0;
+        bool encrypted;
+        using (var first = OpenArchive(chain[^1]))
+            encrypted = BackupEncryption.IsEncrypted(first);
+        using var key = encrypted ? KeyOf(registry, request, chain[^1]) : null;
+        if (encrypted)
+            registry.CheckEncryptable(request.DatabaseName);
         registry.CreateFrom(request.DatabaseName, staging =>
         {
             var archives = new List<ZipArchive>();
@@ -85,13 +92,13 @@ public static class DatabaseRestorer
                     }
                 }
                 string storage = Path.Combine(staging, "storage");
-                using (var restorer = new SnapshotRestorer(storage))
+                using (var restorer = new SnapshotRestorer(storage, key: key))
                 {
                     for (int i = 0; i < chain.Count; i++)
                     {
                         cancellation.ThrowIfCancellationRequested();
                         var entry = archives[i].GetEntry(BackupWriter.PagesEntry) ?? throw new BadRequestException($"'{Path.GetFileName(chain[i])}' holds no storage pages.");
-                        using var pages = entry.Open();
+                        using var pages = BackupEncryption.Open(entry, key);
                         try
                         {
                             restorer.Apply(pages, Path.GetFileName(chain[i]));
@@ -105,23 +112,42 @@ public static class DatabaseRestorer
                     txId = restorer.TxId;
                 }
                 if (!request.SkipIndexes)
-                    RestoreIndexes(archives, Path.Combine(staging, "Indexes"));
-                ResetBackupTasks(storage, request.DisableOngoingTasks);
+                    RestoreIndexes(archives, Path.Combine(staging, "Indexes"), key);
+                ResetBackupTasks(storage, request.DisableOngoingTasks, key);
             }
             finally
             {
                 foreach (var a in archives)
                     a.Dispose();
             }
-        });
+        }, encrypted);
         Logging.Log.Restored(logger, request.DatabaseName, request.BackupLocation, chain.Count, txId);
         return txId;
     }
 
-    private static void RestoreIndexes(List<ZipArchive> archives, string indexesRoot)
+    private static ZipArchive OpenArchive(string file)
+    {
+        try
+        {
+            return ZipFile.OpenRead(file);
+        }
+        catch (InvalidDataException e)
+        {
+            throw new BadRequestException($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
+        }
+    }
+
+    /// <summary>The key of an encrypted snapshot chain, checked against its last file.</summary>
+    private static Storage.Encryption.EncryptionKey KeyOf(DatabaseRegistry registry, Request request, string last)
+    {
+        using var archive = OpenArchive(last);
+        return BackupEncryption.KeyFor(registry.Keys, request.DatabaseName, request.EncryptionKey, archive);
+    }
+
+    private static void RestoreIndexes(List<ZipArchive> archives, string indexesRoot, Storage.Encryption.EncryptionKey? key)
     {
         var last = archives[^1];
-        using var manifestStream = (last.GetEntry(BackupWriter.ManifestEntry) ?? throw new BadRequestException("The last backup file holds no manifest.")).Open();
+        using var manifestStream = BackupEncryption.Open(last.GetEntry(BackupWriter.ManifestEntry) ?? throw new BadRequestException("The last backup file holds no manifest."), key);
         using var manifest = JsonDocument.Parse(manifestStream);
         foreach (var index in manifest.RootElement.GetProperty("Indexes").EnumerateArray())
         {
@@ -149,20 +175,20 @@ public static class DatabaseRestorer
                         complete = false;
                         break;
                     }
-                    entry.ExtractToFile(Path.Combine(lucene, name));
+                    BackupEncryption.Extract(entry, Path.Combine(lucene, name), key);
                 }
                 if (!complete)
                     Directory.Delete(lucene, recursive: true); // the index is built again from the documents
             }
             // The definition last: a folder without one is an unfinished creation and is removed at open.
-            definition.ExtractToFile(Path.Combine(target, "definition.json"));
+            BackupEncryption.Extract(definition, Path.Combine(target, "definition.json"), key);
         }
     }
 
     /// <summary>Clears backup statuses (the next backup of the restored database is full) and, when asked, disables its tasks.</summary>
-    private static void ResetBackupTasks(string storage, bool disable)
+    private static void ResetBackupTasks(string storage, bool disable, Storage.Encryption.EncryptionKey? encryptionKey)
     {
-        using var env = StorageEnvironment.Open(StorageOptions.ForDirectory(storage));
+        using var env = StorageEnvironment.Open(new StorageOptions { Directory = Path.GetFullPath(storage), EncryptionKey = encryptionKey });
         using var tx = env.WriteTransaction();
         if (tx.ReadTree(BackupService.Tree) is { } tree)
         {
@@ -191,7 +217,14 @@ public static class DatabaseRestorer
 
     private static long Import(DatabaseRegistry registry, Request request, List<string> chain, Configuration.ServerOptions options, CancellationToken cancellation)
     {
-        registry.Create(request.DatabaseName);
+        // A sealed dump is an encrypted database's: it is restored into an encrypted database, under the same key.
+        bool encrypted = BackupEncryption.IsSealed(chain[^1]);
+        if (encrypted)
+        {
+            BackupEncryption.KeyFor(registry.Keys, request.DatabaseName, request.EncryptionKey, null).Dispose();
+            registry.CheckEncryptable(request.DatabaseName);
+        }
+        registry.Create(request.DatabaseName, encrypted);
         long documents = 0;
         try
         {
@@ -200,7 +233,9 @@ public static class DatabaseRestorer
             {
                 foreach (string file in chain)
                 {
-                    using var stream = File.OpenRead(file);
+                    using var raw = File.OpenRead(file);
+                    using var stream = db.EncryptionKey is { } key && BackupEncryption.IsSealed(file)
+                        ? Storage.Encryption.SealedStream.Open(raw, key, BackupEncryption.DumpBinding, leaveOpen: true) : raw;
                     var importer = new Smuggler.DatabaseImporter(db, options.MaxAttachmentBytes);
                     importer.ImportAsync(stream, cancellation).GetAwaiter().GetResult();
                     documents += importer.Counts.Read("Documents");

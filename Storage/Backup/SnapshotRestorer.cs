@@ -19,13 +19,18 @@ public sealed class SnapshotRestorer : IDisposable
     private readonly IStorageFileSystem _fs;
     private readonly string _directory;
     private readonly IStorageFile _data;
+    private readonly Encryption.EncryptionKey? _key;
+    private readonly IStorageFile? _seals;
     private long _txId = -1;
     private long _nextPage;
     private TreeHeader _root;
     private bool _completed;
 
-    /// <summary>Starts a restore into <paramref name="directory"/> (created; it must not hold a data file yet).</summary>
-    public SnapshotRestorer(string directory, IStorageFileSystem? fileSystem = null)
+    /// <summary>
+    /// Starts a restore into <paramref name="directory"/> (created; it must not hold a data file yet); with
+    /// <paramref name="key"/>, into an encrypted environment (pages sealed as they are written, the header carrying the key's check).
+    /// </summary>
+    public SnapshotRestorer(string directory, IStorageFileSystem? fileSystem = null, Encryption.EncryptionKey? key = null)
     {
         _fs = fileSystem ?? DiskFileSystem.Instance;
         _directory = directory;
@@ -35,6 +40,9 @@ public sealed class SnapshotRestorer : IDisposable
         if (_fs.FileExists(dataPath) || _fs.FileExists(Path.Combine(directory, "headers")))
             throw new InvalidOperationException($"'{directory}' already holds an environment.");
         _data = _fs.OpenFile(dataPath, create: true);
+        _key = key;
+        if (key != null)
+            _seals = _fs.OpenFile(Path.Combine(directory, "seals"), create: true);
     }
 
     /// <summary>The transaction of the last stream applied (-1 before any).</summary>
@@ -74,6 +82,7 @@ public sealed class SnapshotRestorer : IDisposable
             throw new InvalidDataException($"'{name}' follows transaction {baseTx}, but the snapshots before it end at transaction {_txId}.");
 
         _data.Allocate(nextPage * StorageConstants.PageSize);
+        _seals?.Allocate(nextPage * Encryption.EncryptionKey.SealSize);
         var runHeader = new byte[StorageSnapshot.RunHeaderSize];
         var buffer = new byte[StorageSnapshot.MaxRunPages * StorageConstants.PageSize];
         long runs = 0;
@@ -94,7 +103,17 @@ public sealed class SnapshotRestorer : IDisposable
             var bytes = buffer.AsSpan(0, count * StorageConstants.PageSize);
             StreamReading.ReadExactly(input, bytes, name);
             hasher.Append(bytes);
-            _data.Write(start * StorageConstants.PageSize, bytes);
+            if (_key != null)
+            {
+                // Sealed as the encrypted environment's flusher would seal them: plain pages never reach the disk.
+                var sealedPages = new byte[bytes.Length];
+                var seals = new byte[count * Encryption.EncryptionKey.SealSize];
+                Encryption.EncryptedPages.Seal(_key, start, bytes, sealedPages, seals);
+                _data.Write(start * StorageConstants.PageSize, sealedPages);
+                _seals!.Write(start * Encryption.EncryptionKey.SealSize, seals);
+            }
+            else
+                _data.Write(start * StorageConstants.PageSize, bytes);
             PagesWritten += count;
             runs++;
         }
@@ -113,8 +132,15 @@ public sealed class SnapshotRestorer : IDisposable
         if (_txId < 0)
             throw new InvalidOperationException("No snapshot was applied.");
         _data.Sync();
+        _seals?.Sync();
         using (var headers = HeaderFile.Open(_fs, Path.Combine(_directory, "headers"), out _))
         {
+            if (_key != null)
+            {
+                var check = new KeyCheckValue();
+                _key.Check(check);
+                headers.KeyCheck = check;
+            }
             headers.Write(new FileHeader
             {
                 // Format 2: the first open (re)stamps every page's checksum, so snapshots taken before pages carried
@@ -133,5 +159,9 @@ public sealed class SnapshotRestorer : IDisposable
     }
 
     /// <inheritdoc />
-    public void Dispose() => _data.Dispose();
+    public void Dispose()
+    {
+        _data.Dispose();
+        _seals?.Dispose();
+    }
 }

@@ -143,14 +143,17 @@ internal sealed unsafe class EncryptedPages : IDisposable
     }
 
     /// <summary>Seals <paramref name="pages"/> (a run starting at <paramref name="pageNumber"/>) into <paramref name="sealedPages"/> and <paramref name="seals"/>.</summary>
-    public void Seal(long pageNumber, ReadOnlySpan<byte> pages, Span<byte> sealedPages, Span<byte> seals)
+    public void Seal(long pageNumber, ReadOnlySpan<byte> pages, Span<byte> sealedPages, Span<byte> seals) => Seal(_key, pageNumber, pages, sealedPages, seals);
+
+    /// <summary>Seals a run of pages with <paramref name="key"/>, each bound to its page number (a restore writes them so too).</summary>
+    public static void Seal(EncryptionKey key, long pageNumber, ReadOnlySpan<byte> pages, Span<byte> sealedPages, Span<byte> seals)
     {
         Span<byte> boundTo = stackalloc byte[sizeof(long)];
         int count = pages.Length / StorageConstants.PageSize;
         for (int i = 0; i < count; i++)
         {
             BinaryPrimitives.WriteInt64LittleEndian(boundTo, pageNumber + i);
-            _key.Seal(pages.Slice(i * StorageConstants.PageSize, StorageConstants.PageSize), sealedPages.Slice(i * StorageConstants.PageSize, StorageConstants.PageSize),
+            key.Seal(pages.Slice(i * StorageConstants.PageSize, StorageConstants.PageSize), sealedPages.Slice(i * StorageConstants.PageSize, StorageConstants.PageSize),
                 seals.Slice(i * EncryptionKey.SealSize, EncryptionKey.SealSize), boundTo);
         }
     }
