@@ -12,7 +12,7 @@ namespace RavenLite.Server.Tests.Security;
 /// again after a restart with the same master key, not with another, and the master key rotates without the data
 /// being touched.
 /// </summary>
-public sealed class EncryptedDatabaseTests
+public sealed class EncryptedDatabaseTests(ITestOutputHelper output)
 {
     private const string Marker = "MARKER-e2c9-never-on-disk";
 
@@ -200,5 +200,47 @@ public sealed class EncryptedDatabaseTests
             return !q.GetProperty("IsStale").GetBoolean() && q.GetProperty("TotalResults").GetInt32() == 1;
         }, "the restored index");
         AssertNoMarker(Path.Combine(dir.Path, "data"));
+    }
+
+    [Fact]
+    public async Task Both_clients_create_and_use_an_encrypted_database_over_https()
+    {
+        using var dir = new TempDirectory("ravenlite-encrypted-clients");
+        string masterKey = WriteMasterKey(dir.Path);
+        await using var server = await SecuredServer.StartAsync(dir.Path, extraArgs: ["--Security:MasterKey:Path", masterKey]);
+
+        // The .NET client.
+        using (var store = new RavenLite.Client.DocumentStore
+        {
+            Urls = [server.Url.ToString()],
+            Database = "dotnet",
+            Certificate = server.Admin,
+            ServerCertificateValidation = (_, presented, _, _) => server.TrustsServer(presented as System.Security.Cryptography.X509Certificates.X509Certificate2),
+        }.Initialize())
+        {
+            string key = await store.Maintenance.Server.SendAsync(new RavenLite.Client.Operations.GenerateSecretKeyOperation());
+            await store.Maintenance.Server.SendAsync(new RavenLite.Client.Operations.DistributeSecretKeyOperation("dotnet", key, "A"));
+            await store.Maintenance.Server.SendAsync(new RavenLite.Client.Operations.CreateDatabaseOperation("dotnet", encrypted: true));
+            using (var session = store.OpenAsyncSession())
+            {
+                await session.StoreAsync(new Account { Name = Marker }, "accounts/1");
+                await session.SaveChangesAsync();
+            }
+            using (var session = store.OpenAsyncSession())
+                Assert.Equal(Marker, (await session.LoadAsync<Account>("accounts/1"))!.Name);
+        }
+        Assert.True((await TestServer.ReadJson(await server.Client(server.Admin).GetAsync("/admin/databases?name=dotnet"))).GetProperty("Encrypted").GetBoolean());
+
+        // RavenDB's Node client.
+        string certs = Path.Combine(server.Dir, "certs");
+        var (code, stdout, stderr) = await Compatibility.NodeClientTests.RunScriptAsync(output, ["encryption.mjs", server.Url.ToString().TrimEnd('/'), "node", certs], new Dictionary<string, string>());
+        Assert.True(code == 0, $"encryption.mjs exited {code}:\n{stdout}\n{stderr}");
+        Assert.Contains("encryption: ok", stdout, StringComparison.Ordinal);
+        AssertNoMarker(Path.Combine(dir.Path, "data"));
+    }
+
+    private sealed class Account
+    {
+        public string Name { get; set; } = "";
     }
 }
