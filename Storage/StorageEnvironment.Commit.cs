@@ -166,8 +166,10 @@ public sealed unsafe partial class StorageEnvironment
     {
         try
         {
-            int sealing = _options.EncryptionKey == null ? 0 : Encryption.EncryptionKey.TagSize;
-            if (_journal.Reserve(JournalRecordHeader.SizeOf + Lz4.CompressBound(commit.PayloadLength) + sealing))
+            long bound = Lz4.CompressBound(commit.PayloadLength);
+            if (_options.EncryptionKey != null)
+                bound = Encryption.JournalSealing.SealedLength(bound); // a tag per sealed chunk
+            if (_journal.Reserve(JournalRecordHeader.SizeOf + (int)bound))
                 _journalFull = null; // space was found (a reservation that needed none proves nothing)
         }
         catch (DiskFullException e)

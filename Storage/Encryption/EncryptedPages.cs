@@ -26,7 +26,7 @@ internal sealed unsafe class EncryptedPages : IDisposable
     private readonly Action<List<PageBuffer>> _retire;
     private readonly object _growLock = new();
     private long _sealsLength;
-    private long _opens, _hits;
+    private long _opens;
 
     public EncryptedPages(EncryptionKey key, IStorageFile seals, long capacityBytes, PagePool pool, Action<List<PageBuffer>> retire)
     {
@@ -40,9 +40,6 @@ internal sealed unsafe class EncryptedPages : IDisposable
 
     /// <summary>Pages opened (decrypted) from the data file since open.</summary>
     public long Opens => Interlocked.Read(ref _opens);
-
-    /// <summary>Reads served by the cache of opened pages.</summary>
-    public long Hits => Interlocked.Read(ref _hits);
 
     /// <summary>Pages held opened.</summary>
     public long CachedPages => _opened.PageCount;
@@ -75,10 +72,7 @@ internal sealed unsafe class EncryptedPages : IDisposable
     {
         byte* cached = _opened.TryGet(pageNumber);
         if (cached != null)
-        {
-            Interlocked.Increment(ref _hits);
-            return cached;
-        }
+            return cached; // the hot path: no counter, no lock
         Span<byte> seal = stackalloc byte[EncryptionKey.SealSize];
         var first = new PageBuffer(pageNumber, 1, _pool);
         if (!OpenPage(pageNumber, sealedPage, first.Pointer, seal))

@@ -52,7 +52,28 @@ public sealed class EncryptionKey : IDisposable
         combined[plain.Length..].CopyTo(seal[NonceSize..]);
     }
 
-    /// <summary>Opens what <see cref="Seal"/> sealed; false when it does not authenticate (damaged, moved, or another key's), and <paramref name="plain"/> is then not to be used.</summary>
+    /// <summary>
+    /// Seals with a nonce the caller guarantees is used once under this key (a random base nonce with a counter in its
+    /// last eight bytes: the chunks of one journal record); writes the tag to <paramref name="tag"/>.
+    /// </summary>
+    public void Seal(ReadOnlySpan<byte> plain, Span<byte> cipher, Span<byte> tag, ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> boundTo)
+    {
+        var combined = plain.Length <= 16384 ? stackalloc byte[plain.Length + TagSize] : new byte[plain.Length + TagSize];
+        Algorithm.Encrypt(_key, nonce, boundTo, plain, combined);
+        combined[..plain.Length].CopyTo(cipher);
+        combined[plain.Length..].CopyTo(tag);
+    }
+
+    /// <summary>Opens what <see cref="Seal(ReadOnlySpan{byte}, Span{byte}, Span{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte})"/> sealed with <paramref name="nonce"/>; false when it does not authenticate.</summary>
+    public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> tag, ReadOnlySpan<byte> nonce, Span<byte> plain, ReadOnlySpan<byte> boundTo)
+    {
+        var combined = cipher.Length <= 16384 ? stackalloc byte[cipher.Length + TagSize] : new byte[cipher.Length + TagSize];
+        cipher.CopyTo(combined);
+        tag.CopyTo(combined[cipher.Length..]);
+        return Algorithm.Decrypt(_key, nonce, boundTo, combined, plain);
+    }
+
+    /// <summary>Opens what <see cref="Seal(ReadOnlySpan{byte}, Span{byte}, Span{byte}, ReadOnlySpan{byte})"/> sealed; false when it does not authenticate (damaged, moved, or another key's), and <paramref name="plain"/> is then not to be used.</summary>
     public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> seal, Span<byte> plain, ReadOnlySpan<byte> boundTo)
     {
         var combined = cipher.Length <= 16384 ? stackalloc byte[cipher.Length + TagSize] : new byte[cipher.Length + TagSize];

@@ -136,11 +136,8 @@ internal static class JournalRecovery
                 why = "the record is encrypted and no key was given";
                 return false;
             }
-            var opened = new byte[body.Length - Encryption.EncryptionKey.TagSize];
-            Span<byte> seal = stackalloc byte[Encryption.EncryptionKey.SealSize];
-            span.Slice(Encryption.JournalSealing.NonceOffset, Encryption.EncryptionKey.NonceSize).CopyTo(seal);
-            body[^Encryption.EncryptionKey.TagSize..].CopyTo(seal[Encryption.EncryptionKey.NonceSize..]);
-            if (!key.Open(body[..^Encryption.EncryptionKey.TagSize], seal, opened, span[..JournalRecordHeader.AuthenticatedBytes]))
+            var opened = new byte[Math.Max(0, Encryption.JournalSealing.PayloadLength(body.Length))];
+            if (!Encryption.JournalSealing.Open(key, span, body, opened))
             {
                 why = "the sealed payload does not authenticate";
                 return false;
@@ -182,7 +179,7 @@ internal static class JournalRecovery
 
     /// <summary>The LZ4 block's (or stored payload's) length: the bytes after the header, less a sealed payload's tag.</summary>
     private static long PayloadSize(in JournalRecordHeader h) =>
-        (h.Flags & JournalRecordFlags.Encrypted) != 0 ? (long)h.CompressedSize - Encryption.EncryptionKey.TagSize : h.CompressedSize;
+        (h.Flags & JournalRecordFlags.Encrypted) != 0 ? Encryption.JournalSealing.PayloadLength(h.CompressedSize) : h.CompressedSize;
 
     /// <summary>XXH64 over the header's first 120 bytes and the compressed payload, seeded with the transaction id.</summary>
     internal static ulong ComputeHash(ReadOnlySpan<byte> header, ReadOnlySpan<byte> body, ulong seed)

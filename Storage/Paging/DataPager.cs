@@ -120,6 +120,13 @@ internal sealed unsafe class DataPager : IDisposable
         _encrypted.WriteSeals(pageNumber, seals);
     }
 
+    /// <summary>Writes a run of pages sealed already (<see cref="Encryption.EncryptedPages.Seal(Encryption.EncryptionKey, long, ReadOnlySpan{byte}, Span{byte}, Span{byte})"/>) and their seals.</summary>
+    public void WriteSealed(long pageNumber, ReadOnlySpan<byte> sealedPages, ReadOnlySpan<byte> seals)
+    {
+        _file.Write(pageNumber * StorageConstants.PageSize, sealedPages);
+        _encrypted!.WriteSeals(pageNumber, seals);
+    }
+
     /// <summary>fdatasync of the data file (and of the seals of an encrypted environment).</summary>
     public void Sync()
     {

@@ -9,6 +9,7 @@ var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a 
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
 var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
 var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group. extensions: counters, timeseries, attachments. live: changes, backups.", AllowMultipleArgumentsPerToken = true };
+var encryptedOption = new Option<bool>("--encrypted") { Description = "storage: also run every row on an encrypted environment, beside the plain one (ratios encrypted/plain), and the cipher's own speed. bulk-insert/indexing: an encrypted database on a secured server against a plain one." };
 var clients = new Option<int[]>("--clients") { Description = "writes: run only these client counts (default 1 16 64).", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 var cyclesOption = new Option<int>("--cycles") { Description = "crash: SIGKILL cycles (default 2000; --quick runs 20).", DefaultValueFactory = _ => 2000 };
@@ -37,7 +38,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     int repeats = r.GetValue(repeat) ?? (isQuick ? 1 : 3);
     IEnumerable<BenchResult> source = suite switch
     {
-        "storage" => new StorageSuite(isQuick, work, repeats, r.GetValue(only)).Run(),
+        "storage" => new StorageSuite(isQuick, work, repeats, r.GetValue(only), r.GetValue(encryptedOption)).Run(),
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
         "writes" => new WritesSuite(isQuick, work, withPeer, r.GetValue(clients) is { Length: > 0 } c ? c : null).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
@@ -65,7 +66,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     return 0;
 }
 
-var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir, repeat, only };
+var storage = new Command("storage", "Classic storage workloads, RavenLite and LMDB in the same run.") { quick, json, dir, repeat, only, encryptedOption };
 storage.SetAction(r => RunSuite("storage", r));
 var limits = new Command("limits", "The machine's own ceilings: O_DIRECT sequential write, fdatasync'ed 4 KB appends, memory copy.") { quick, json, dir };
 limits.SetAction(r => RunSuite("limits", r));
@@ -106,6 +107,8 @@ internal static class ConsoleTable
     {
         var c = CultureInfo.InvariantCulture;
         string ratio = "";
+        if (row.Engine == "ravenlite-encrypted" && earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability) is { } plain)
+            ratio = string.Create(c, $"   => encrypted {row.OpsPerSec / plain.OpsPerSec:F2}x plain");
         if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256" or "push-floor" or "source-alone" or "dump-import")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);

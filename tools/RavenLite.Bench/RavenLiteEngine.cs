@@ -6,14 +6,19 @@ internal sealed class RavenLiteEngine : IBenchEngine
 {
     private readonly StorageEnvironment _env;
     private readonly string _dir;
+    private readonly Storage.Encryption.EncryptionKey? _key;
 
-    public RavenLiteEngine(string directory, DurabilityMode durability)
+    /// <param name="directory">A fresh directory.</param>
+    /// <param name="durability">The commits' durability.</param>
+    /// <param name="encrypted">An encrypted environment (a random key): the "ravenlite-encrypted" engine.</param>
+    public RavenLiteEngine(string directory, DurabilityMode durability, bool encrypted = false)
     {
         _dir = directory;
-        _env = StorageEnvironment.Open(new StorageOptions { Directory = directory, Durability = durability });
+        _key = encrypted ? Storage.Encryption.EncryptionKey.FromBytes(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32)) : null;
+        _env = StorageEnvironment.Open(new StorageOptions { Directory = directory, Durability = durability, EncryptionKey = _key });
     }
 
-    public string Name => "ravenlite";
+    public string Name => _key == null ? "ravenlite" : "ravenlite-encrypted";
 
     public long? JournalBytes => _env.GetStats().JournalBytesWritten;
 
@@ -85,5 +90,9 @@ internal sealed class RavenLiteEngine : IBenchEngine
     /// <summary>Copies committed pages into the data file so reads measure the mapped file, as LMDB's do.</summary>
     public void Flush() => _env.Flush();
 
-    public void Dispose() => _env.Dispose();
+    public void Dispose()
+    {
+        _env.Dispose();
+        _key?.Dispose();
+    }
 }

@@ -10,7 +10,7 @@ namespace RavenLite.Bench;
 /// run <c>repeat</c> times with the engine order alternating, and the median run per engine is reported
 /// (this 2-core VM swings ±30% between identical runs).
 /// </summary>
-internal sealed class StorageSuite(bool quick, string workDir, int repeat, IReadOnlyCollection<string>? only = null)
+internal sealed class StorageSuite(bool quick, string workDir, int repeat, IReadOnlyCollection<string>? only = null, bool encrypted = false)
 {
     /// <summary>Whether a workload (and, for writes, durability) row is selected by <c>--only</c> (every row when it is absent).</summary>
     private bool Selected(string workload, DurabilityMode? mode = null) =>
@@ -21,14 +21,15 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat, IRead
 
     private static readonly string[] ReadWorkloads = ["read-seq", "read-rnd", "read-parallel-1", "read-parallel-2", "read-parallel-4"];
 
-    private static readonly (string Name, EngineFactory Create)[] Engines =
-    [
-        ("ravenlite", (d, m) => new RavenLiteEngine(d, m)),
-        ("lmdb", (d, m) => new LmdbEngine(d, m)),
-    ];
+    // With --encrypted, an encrypted RavenLite environment runs every row too, after the plain one (its floor).
+    private readonly (string Name, EngineFactory Create)[] Engines = encrypted
+        ? [("ravenlite", (d, m) => new RavenLiteEngine(d, m)), ("ravenlite-encrypted", (d, m) => new RavenLiteEngine(d, m, encrypted: true)), ("lmdb", (d, m) => new LmdbEngine(d, m))]
+        : [("ravenlite", (d, m) => new RavenLiteEngine(d, m)), ("lmdb", (d, m) => new LmdbEngine(d, m))];
 
     public IEnumerable<BenchResult> Run()
     {
+        if (encrypted)
+            yield return CipherFloor();
         var data = new BenchData(_entries);
         var seq = Enumerable.Range(0, _entries).ToArray();
         var rnd = data.RandomOrder;
@@ -95,7 +96,32 @@ internal sealed class StorageSuite(bool quick, string workDir, int repeat, IRead
         return Medians(runs);
     }
 
-    private static IEnumerable<BenchResult> Medians(List<BenchResult> runs) =>
+    /// <summary>The cipher alone, one core: 8 KiB pages sealed then opened (MB/s of pages), the floor under the encrypted rows.</summary>
+    private static BenchResult CipherFloor()
+    {
+        using var key = Storage.Encryption.EncryptionKey.FromBytes(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32));
+        var page = new byte[StorageConstants.PageSize];
+        var sealedPage = new byte[StorageConstants.PageSize];
+        var seal = new byte[Storage.Encryption.EncryptionKey.SealSize];
+        var bound = new byte[8];
+        new Random(1).NextBytes(page);
+        const int Pages = 100_000;
+        for (int i = 0; i < 2_000; i++)
+            key.Seal(page, sealedPage, seal, bound);
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < Pages; i++)
+        {
+            key.Seal(page, sealedPage, seal, bound);
+            if (!key.Open(sealedPage, seal, page, bound))
+                throw new InvalidOperationException("the cipher floor's page did not open");
+        }
+        sw.Stop();
+        double mb = 2.0 * Pages * StorageConstants.PageSize / 1e6;
+        return new BenchResult("storage", "cipher-seal-open-mb", "xchacha20poly1305", "-", Pages, sw.Elapsed.TotalSeconds, mb / sw.Elapsed.TotalSeconds,
+            null, null, null, null, null, null, null, Environment.WorkingSet);
+    }
+
+    private IEnumerable<BenchResult> Medians(List<BenchResult> runs) =>
         Engines.Select(e => runs.Where(x => x.Engine == e.Name).OrderBy(x => x.OpsPerSec).ToList())
             .Where(l => l.Count > 0)
             .Select(l => l[l.Count / 2] with { Repeats = l.Count });

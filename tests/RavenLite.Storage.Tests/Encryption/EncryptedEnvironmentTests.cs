@@ -178,4 +178,32 @@ public sealed class EncryptedEnvironmentTests
         var e = Assert.Throws<StorageCorruptionException>(() => StorageEnvironment.Open(Options(crashed.Path, key)).Dispose());
         Assert.Contains("does not authenticate", e.Message, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void A_large_record_sealed_in_chunks_on_every_core_replays_after_a_crash()
+    {
+        using var dir = new TempDirectory("ravenlite-encrypted");
+        using var key = NewKey(out _);
+        var values = Enumerable.Range(0, 600).Select(i => TestData.Value(new Random(i), 12_000)).ToList(); // ~7 MB, incompressible
+        var env = StorageEnvironment.Open(Options(dir.Path, key));
+        using (var tx = env.WriteTransaction())
+        {
+            var t = tx.CreateTree("big");
+            for (int i = 0; i < values.Count; i++)
+                t.Put(TestData.Key(i), [.. Marker, .. values[i]]);
+            tx.Commit();
+        }
+        using var crashed = new TempDirectory("ravenlite-encrypted-crash");
+        TestData.CopyDirectory(dir.Path, crashed.Path); // the record only in the journal, as a kill leaves it
+        env.Dispose();
+        AssertNoMarker(crashed.Path);
+        using (var reopened = StorageEnvironment.Open(Options(crashed.Path, key)))
+        using (var r = reopened.ReadTransaction())
+        {
+            Assert.True(reopened.RecoveredTransactions >= 1);
+            var t = r.ReadTree("big")!;
+            for (int i = 0; i < values.Count; i++)
+                Assert.True(t.TryGet(TestData.Key(i), out var v) && v[Marker.Length..].SequenceEqual(values[i]), $"value {i}");
+        }
+    }
 }
