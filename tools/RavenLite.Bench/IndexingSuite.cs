@@ -21,7 +21,7 @@ namespace RavenLite.Bench;
 /// </summary>
 internal sealed class IndexingSuite(bool quick, string workDir, bool withPeer = true)
 {
-    private const string SimpleMap = "from o in docs.Orders select new { o.Company, o.Employee, o.Freight, City = o.ShipTo.City }";
+    internal const string SimpleMap = "from o in docs.Orders select new { o.Company, o.Employee, o.Freight, City = o.ShipTo.City }";
     private const string SearchMap = "from o in docs.Orders select new { Address = o.ShipTo.Line1 + \" \" + o.ShipTo.City }";
     private static readonly int[] Clients = [1, 16];
 

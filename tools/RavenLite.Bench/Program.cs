@@ -9,7 +9,7 @@ var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a 
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
 var noPeer = new Option<bool>("--no-peer") { Description = "bulk-insert/writes: run RavenLite only (for iterating on our side; the ratios need the peer)." };
 var only = new Option<string[]>("--only") { Description = "storage: run only these workloads (e.g. fill-sync, or fill-rnd-separate-tx/sync for one durability); the reads run as one group. extensions: counters, timeseries, attachments. live: changes, backups.", AllowMultipleArgumentsPerToken = true };
-var encryptedOption = new Option<bool>("--encrypted") { Description = "storage: also run every row on an encrypted environment, beside the plain one (ratios encrypted/plain), and the cipher's own speed. bulk-insert/indexing: an encrypted database on a secured server against a plain one." };
+var encryptedOption = new Option<bool>("--encrypted") { Description = "storage: also run every row on an encrypted environment, beside the plain one (ratios encrypted/plain), and the cipher's own speed." };
 var clients = new Option<int[]>("--clients") { Description = "writes: run only these client counts (default 1 16 64).", AllowMultipleArgumentsPerToken = true };
 var repeat = new Option<int?>("--repeat") { Description = "Runs per row; the median is reported (default 3, or 1 with --quick)." };
 var cyclesOption = new Option<int>("--cycles") { Description = "crash: SIGKILL cycles (default 2000; --quick runs 20).", DefaultValueFactory = _ => 2000 };
@@ -39,6 +39,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
     IEnumerable<BenchResult> source = suite switch
     {
         "storage" => new StorageSuite(isQuick, work, repeats, r.GetValue(only), r.GetValue(encryptedOption)).Run(),
+        "encryption" => new EncryptionSuite(isQuick, work).Run(),
         "bulk-insert" => new BulkInsertSuite(isQuick, work, withPeer).Run(),
         "writes" => new WritesSuite(isQuick, work, withPeer, r.GetValue(clients) is { Length: > 0 } c ? c : null).Run(),
         "indexing" => new IndexingSuite(isQuick, work, withPeer).Run(),
@@ -98,7 +99,9 @@ var sinkCertificate = new Option<string?>("--certificate") { Description = "http
 var sinkInline = new Option<bool>("--inline-scheduling") { Description = "http-sink: run requests on the thread that read them, as the server does." };
 var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment, changes and TLS rows.") { Hidden = true, Options = { sinkCertificate, sinkInline } };
 httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
-return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
+var encryption = new Command("encryption", "1M orders bulk-inserted and indexed into an encrypted database and a plain one on the same secured server.") { quick, json, dir };
+encryption.SetAction(r => RunSuite("encryption", r));
+return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, encryption, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -136,7 +139,7 @@ internal static class ConsoleTable
         }
         string unit = row.Workload switch
         {
-            "seq-write-direct-mb" or "seq-write-buffered-mb" or "attachment-1mb" or "attachment-1mb-8-clients" or "attachment-100mb" => "MB/sec",
+            "seq-write-direct-mb" or "seq-write-buffered-mb" or "cipher-seal-open-mb" or "attachment-1mb" or "attachment-1mb-8-clients" or "attachment-100mb" => "MB/sec",
             "memcpy-gb" => "GB/sec",
             "timeseries-bytes-per-entry" => "bytes/entry",
             "timeseries-bulk-insert" => "entries/sec",

@@ -243,4 +243,42 @@ public sealed class EncryptedDatabaseTests(ITestOutputHelper output)
     {
         public string Name { get; set; } = "";
     }
+
+    [Fact]
+    public async Task A_database_whose_key_is_wrong_does_not_open_and_says_so_while_the_others_serve()
+    {
+        using var dir = new TempDirectory("ravenlite-encrypted-wrong-key");
+        string masterKey = WriteMasterKey(dir.Path);
+        string[] args = ["--Security:MasterKey:Path", masterKey];
+        string key;
+        await using (var server = await SecuredServer.StartAsync(dir.Path, extraArgs: args))
+        {
+            var admin = server.Client(server.Admin);
+            key = await admin.GetStringAsync("/admin/secrets/generate");
+            using (var content = new StringContent(key, Encoding.UTF8, "text/plain"))
+                Assert.Equal(HttpStatusCode.Created, (await admin.PostAsync("/admin/secrets/distribute?name=vault&node=A", content)).StatusCode);
+            await Send(admin, HttpMethod.Put, "/admin/databases", """{"DatabaseName":"vault","Encrypted":true}""", HttpStatusCode.Created);
+            await Send(admin, HttpMethod.Put, "/admin/databases", """{"DatabaseName":"open"}""", HttpStatusCode.Created);
+            await Send(admin, HttpMethod.Put, "/databases/vault/docs?id=a/1", """{"V":1}""", HttpStatusCode.Created);
+            await Send(admin, HttpMethod.Put, "/databases/open/docs?id=a/1", """{"V":1}""", HttpStatusCode.Created);
+            // The stored key replaced on purpose (overwrite) with another: the open database keeps its own until closed.
+            string other = await admin.GetStringAsync("/admin/secrets/generate");
+            using (var content = new StringContent(other, Encoding.UTF8, "text/plain"))
+                Assert.Equal(HttpStatusCode.Created, (await admin.PostAsync("/admin/secrets?name=vault&overwrite=true", content)).StatusCode);
+        }
+        await using (var server = await SecuredServer.StartAsync(dir.Path, extraArgs: args))
+        {
+            var admin = server.Client(server.Admin);
+            var refused = await admin.GetAsync("/databases/vault/docs?id=a/1");
+            Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
+            string why = await refused.Content.ReadAsStringAsync();
+            Assert.Contains("DatabaseLoadFailureException", why, StringComparison.Ordinal);
+            Assert.Contains("not the key", why, StringComparison.Ordinal);
+            await Send(admin, HttpMethod.Get, "/databases/open/docs?id=a/1", null, HttpStatusCode.OK); // the others serve
+            // Its own key back: it opens, as it was (the refusal changed nothing).
+            using (var content = new StringContent(key, Encoding.UTF8, "text/plain"))
+                Assert.Equal(HttpStatusCode.Created, (await admin.PostAsync("/admin/secrets?name=vault&overwrite=true", content)).StatusCode);
+            await Send(admin, HttpMethod.Get, "/databases/vault/docs?id=a/1", null, HttpStatusCode.OK);
+        }
+    }
 }
