@@ -47,7 +47,7 @@ internal static class BackupEncryption
         using var w = new Utf8JsonWriter(s);
         w.WriteStartObject();
         w.WriteBoolean("Encrypted", true);
-        w.WriteString("KeyCheck", Check(key));
+        w.WriteString("KeyCheck", key.CheckBase64());
         w.WriteEndObject();
     }
 
@@ -77,7 +77,7 @@ internal static class BackupEncryption
         {
             using var s = mark.Open();
             using var json = JsonDocument.Parse(s);
-            if (json.RootElement.GetProperty("KeyCheck").GetString() != Check(key))
+            if (json.RootElement.GetProperty("KeyCheck").GetString() != key.CheckBase64())
             {
                 key.Dispose();
                 throw new BadRequestException($"The key for database '{database}' is not the key the backup was encrypted with.");
@@ -86,10 +86,4 @@ internal static class BackupEncryption
         return key;
     }
 
-    private static string Check(EncryptionKey key)
-    {
-        Span<byte> check = stackalloc byte[16];
-        key.Check(check);
-        return Convert.ToBase64String(check);
-    }
 }

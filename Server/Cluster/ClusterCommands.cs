@@ -13,18 +13,20 @@ public static class ClusterCommands
     public const string RemoveNode = "RemoveNode";
 
     /// <summary>
-    /// A database is placed on a group of nodes: <c>{RequestId, Name, Members: [tags], ClusterTransactionId}</c>; it does
+    /// A database is placed on a group of nodes: <c>{RequestId, Name, Members: [tags], ClusterTransactionId, Encrypted?}</c>; it does
     /// not happen (an unsuccessful result) when a group of that name exists.
     /// </summary>
     public const string PutDatabaseGroup = "PutDatabaseGroup";
 
-    public static byte[] Group(string requestId, string name, IEnumerable<string> members, string clusterTransactionId) => Encode(w =>
+    public static byte[] Group(string requestId, string name, IEnumerable<string> members, string clusterTransactionId, bool encrypted = false) => Encode(w =>
     {
         w.WriteStartObject();
         w.WriteString("Type", PutDatabaseGroup);
         w.WriteString("RequestId", requestId);
         w.WriteString("Name", name);
         w.WriteString("ClusterTransactionId", clusterTransactionId);
+        if (encrypted)
+            w.WriteBoolean("Encrypted", true);
         w.WriteStartArray("Members");
         foreach (string m in members)
             w.WriteStringValue(m);

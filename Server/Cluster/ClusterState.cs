@@ -187,6 +187,7 @@ public sealed class ClusterState
                     [.. command.GetProperty("Members").EnumerateArray().Select(m => m.GetString()!)], index)
                 {
                     ClusterTransactionId = command.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
+                    Encrypted = command.TryGetProperty("Encrypted", out var encrypted) && encrypted.ValueKind == JsonValueKind.True,
                 });
                 break;
             case ClusterCommands.ClusterTransaction:
@@ -386,6 +387,8 @@ public sealed class ClusterState
             w.WriteNumber(nameof(group.Etag), group.Etag);
             if (group.ClusterTransactionId != null)
                 w.WriteString(nameof(group.ClusterTransactionId), group.ClusterTransactionId);
+            if (group.Encrypted)
+                w.WriteBoolean(nameof(group.Encrypted), true);
             w.WriteStartObject(nameof(group.PredefinedMentors));
             foreach (var (promotable, mentor) in group.PredefinedMentors)
                 w.WriteString(promotable, mentor);
@@ -492,6 +495,7 @@ public sealed class ClusterState
                     Rehabs = d.Value.TryGetProperty("Rehabs", out var rehabs) ? [.. rehabs.EnumerateArray().Select(r => r.GetString()!)] : [],
                     Promotables = d.Value.TryGetProperty("Promotables", out var promotables) ? [.. promotables.EnumerateArray().Select(p => p.GetString()!)] : [],
                     ClusterTransactionId = d.Value.TryGetProperty("ClusterTransactionId", out var id) ? id.GetString() : null,
+                    Encrypted = d.Value.TryGetProperty("Encrypted", out var encrypted) && encrypted.ValueKind == JsonValueKind.True,
                     PredefinedMentors = d.Value.TryGetProperty("PredefinedMentors", out var mentors)
                         ? mentors.EnumerateObject().ToDictionary(m => m.Name, m => m.Value.GetString()!, StringComparer.Ordinal)
                         : new Dictionary<string, string>(StringComparer.Ordinal),
@@ -569,6 +573,9 @@ public sealed record DatabaseGroup(IReadOnlyList<string> Members, long Etag)
 
     /// <summary>The id of the <c>RAFT:</c> change-vector entries its cluster-wide transactions add, the same on every member (null: a group made before it had one).</summary>
     public string? ClusterTransactionId { get; init; }
+
+    /// <summary>An encrypted database: each member creates its instance encrypted, with the key distributed to it.</summary>
+    public bool Encrypted { get; init; }
 
     /// <summary>Mentors asked for when a node was added (RavenDB's <c>PredefinedMentors</c>: promotable → member).</summary>
     public IReadOnlyDictionary<string, string> PredefinedMentors { get; init; } = new Dictionary<string, string>(StringComparer.Ordinal);

@@ -42,7 +42,7 @@ public sealed class DatabaseGroups : IAsyncDisposable
     /// 409 when it exists (checked here, and again when applied: of two nodes asked at once, the first committed wins);
     /// 400 when the cluster has fewer nodes.
     /// </summary>
-    public async Task<(long Index, IReadOnlyList<string> Members)> CreateAsync(string name, int replicationFactor, CancellationToken token)
+    public async Task<(long Index, IReadOnlyList<string> Members)> CreateAsync(string name, int replicationFactor, CancellationToken token, bool encrypted = false)
     {
         DatabaseRegistry.ValidateName(name);
         if (replicationFactor < 1)
@@ -57,8 +57,15 @@ public sealed class DatabaseGroups : IAsyncDisposable
         if (replicationFactor > candidates.Count)
             throw new BadRequestException($"ReplicationFactor {replicationFactor} is more than the cluster's {candidates.Count} member node(s).");
         var members = candidates.Take(replicationFactor).ToList();
+        if (encrypted)
+        {
+            // RavenDB's rule: every member of an encrypted database's group serves HTTPS; this node holds the key already.
+            _registry.CheckEncryptable(name);
+            if (_node.Read(s => members.FirstOrDefault(m => !s.Nodes[m].Url.StartsWith("https:", StringComparison.OrdinalIgnoreCase))) is { } plain)
+                throw new BadRequestException($"Database {name} is encrypted and requires a node which supports SSL; node {plain} does not.");
+        }
         string requestId = ClusterNode.NewRequestId();
-        var result = await _node.AskAsync(requestId, ClusterCommands.Group(requestId, name, members, Documents.ChangeVectors.NewDatabaseId()), token).ConfigureAwait(false);
+        var result = await _node.AskAsync(requestId, ClusterCommands.Group(requestId, name, members, Documents.ChangeVectors.NewDatabaseId(), encrypted), token).ConfigureAwait(false);
         if (!result.Successful)
             throw new ConcurrencyException($"Database '{name}' already exists.");
         long index = result.Index;
@@ -118,15 +125,21 @@ public sealed class DatabaseGroups : IAsyncDisposable
                     _registry.Delete(deleted);
             var groups = _node.Read(s => s.Databases.Where(d => d.Value.All.Contains(me))
                 .Select(d => (Name: d.Key, d.Value.Members, Destinations: d.Value.DestinationsOf(me).Where(s.Nodes.ContainsKey).ToList(),
-                    Urls: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(m => m, m => s.Nodes[m].Url, StringComparer.Ordinal)))
+                    Urls: d.Value.All.Where(s.Nodes.ContainsKey).ToDictionary(m => m, m => s.Nodes[m].Url, StringComparer.Ordinal), d.Value.Encrypted))
                 .ToList());
-            foreach (var (name, members, destinations, urls) in groups)
+            foreach (var (name, members, destinations, urls, encrypted) in groups)
             {
                 if (_registry.Find(name) == null)
                 {
+                    if (encrypted && !_registry.Keys.Has(name))
+                    {
+                        // Created once its key is distributed here (the next reconciliation after POST /admin/secrets).
+                        Logging.Log.EncryptedDatabaseWaitsForKey(_logger, name, me);
+                        continue;
+                    }
                     try
                     {
-                        _registry.Create(name);
+                        _registry.Create(name, encrypted);
                     }
                     catch (ConcurrencyException)
                     {

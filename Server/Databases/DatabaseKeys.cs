@@ -39,12 +39,12 @@ public sealed class DatabaseKeys
             return;
         if (_master == null)
             throw new InvalidOperationException($"'{_path}' holds the keys of encrypted databases, but no master key is configured (Security:MasterKey:Path or Security:MasterKey:Environment).");
-        if (check == Check(_master))
+        if (check == _master.CheckBase64())
             return;
         if (settings.PreviousPath is { Length: > 0 } || settings.PreviousEnvironment is { Length: > 0 })
         {
             using var previous = Load(settings.PreviousPath, settings.PreviousEnvironment, "Security:MasterKey:Previous");
-            if (check != Check(previous))
+            if (check != previous.CheckBase64())
                 throw new InvalidOperationException($"Neither the master key nor the previous one is the key '{_path}' was sealed with.");
             Rotate(previous);
             return;
@@ -157,12 +157,6 @@ public sealed class DatabaseKeys
         return key;
     }
 
-    private static string Check(EncryptionKey key)
-    {
-        Span<byte> check = stackalloc byte[16];
-        key.Check(check);
-        return Convert.ToBase64String(check);
-    }
 
     /// <summary>Written whole, to a file only the server's user may read, then renamed over the old one.</summary>
     private void Save()
@@ -171,7 +165,7 @@ public sealed class DatabaseKeys
         using (var w = new Utf8JsonWriter(buffer, new JsonWriterOptions { Indented = true }))
         {
             w.WriteStartObject();
-            w.WriteString("MasterKeyCheck", Check(_master!));
+            w.WriteString("MasterKeyCheck", _master!.CheckBase64());
             w.WriteStartObject("Keys");
             foreach (var (name, stored) in _sealed.OrderBy(p => p.Key, StringComparer.Ordinal))
                 w.WriteString(name, stored);

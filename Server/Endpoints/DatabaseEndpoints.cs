@@ -52,10 +52,8 @@ public static class DatabaseEndpoints
         var cluster = context.RequestServices.GetRequiredService<Cluster.ClusterNode>();
         if (replicationFactor > 1 || cluster.Read(s => s.Nodes.Count) > 1)
         {
-            if (Encrypted(body))
-                throw new BadRequestException($"Database '{name}' is asked to be encrypted in a database group: RavenLite encrypts single-node databases only for now (its group members would not be created encrypted).");
             // In a cluster the database is placed on a group of nodes through Raft (docs/cluster.md "Database groups").
-            var (index, members) = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().CreateAsync(name, replicationFactor, context.RequestAborted).ConfigureAwait(false);
+            var (index, members) = await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().CreateAsync(name, replicationFactor, context.RequestAborted, Encrypted(body)).ConfigureAwait(false);
             var urls = cluster.Read(s => members.Select(m => s.Nodes[m].Url).ToList());
             await JsonResponse.WriteAsync(context, 201, w =>
             {

@@ -39,6 +39,8 @@ public static class SecretEndpoints
         string name = RequestParsing.Required(context.Request, "name");
         bool overwrite = string.Equals(RequestParsing.Query(context.Request, "overwrite"), "true", StringComparison.OrdinalIgnoreCase);
         context.RequestServices.GetRequiredService<DatabaseRegistry>().Keys.Put(name, await KeyOf(context).ConfigureAwait(false), overwrite);
+        // An encrypted group database placed here before its key came is created now.
+        await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().ReconcileAsync(context.RequestAborted).ConfigureAwait(false);
         await JsonResponse.EmptyAsync(context, 201).ConfigureAwait(false);
     }
 
@@ -57,6 +59,7 @@ public static class SecretEndpoints
             if (node == "?" || string.Equals(node, options.NodeTag, StringComparison.Ordinal))
             {
                 registry.Keys.Put(name, key, overwrite: false);
+                await context.RequestServices.GetRequiredService<Cluster.DatabaseGroups>().ReconcileAsync(context.RequestAborted).ConfigureAwait(false);
                 continue;
             }
             var info = cluster.Read(s => s.Nodes.GetValueOrDefault(node)) ?? throw new BadRequestException($"Node {node} is not part of the cluster.");

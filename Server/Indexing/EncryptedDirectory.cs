@@ -30,15 +30,6 @@ internal sealed class EncryptedDirectory(Lucene.Net.Store.Directory inner, Encry
             : throw new Lucene.Net.Index.CorruptIndexException($"an encrypted index file of {stored} bytes ends inside a block's seal");
     }
 
-    /// <summary>What block <paramref name="block"/> of <paramref name="name"/> is bound to.</summary>
-    private static byte[] BoundTo(string name, long block, bool last)
-    {
-        var bytes = new byte[Encoding.UTF8.GetByteCount(name) + 9];
-        int n = Encoding.UTF8.GetBytes(name, bytes);
-        BinaryPrimitives.WriteInt64LittleEndian(bytes.AsSpan(n), block);
-        bytes[^1] = last ? (byte)1 : (byte)0;
-        return bytes;
-    }
 
     public override long FileLength(string name) => ContentLength(base.FileLength(name));
 
@@ -105,7 +96,7 @@ internal sealed class EncryptedDirectory(Lucene.Net.Store.Directory inner, Encry
         private void Seal(bool last)
         {
             var content = _block.AsSpan(0, _used);
-            key.Seal(content, _sealed.AsSpan(0, _used), _sealed.AsSpan(_used, EncryptionKey.SealSize), BoundTo(name, _blocks, last));
+            key.Seal(content, _sealed.AsSpan(0, _used), _sealed.AsSpan(_used, EncryptionKey.SealSize), EncryptionKey.Binding(name, _blocks, last));
             stored.WriteBytes(_sealed, 0, _used + EncryptionKey.SealSize);
             _blocks++;
             _used = 0;
@@ -182,7 +173,7 @@ internal sealed class EncryptedDirectory(Lucene.Net.Store.Directory inner, Encry
             int contentLength = last ? (int)(_length - (block * BlockSize)) : BlockSize;
             _stored.Seek(block * StoredBlock);
             _stored.ReadBytes(_sealed, 0, contentLength + EncryptionKey.SealSize);
-            if (!_key.Open(_sealed.AsSpan(0, contentLength), _sealed.AsSpan(contentLength, EncryptionKey.SealSize), _block.AsSpan(0, contentLength), BoundTo(_name, block, last)))
+            if (!_key.Open(_sealed.AsSpan(0, contentLength), _sealed.AsSpan(contentLength, EncryptionKey.SealSize), _block.AsSpan(0, contentLength), EncryptionKey.Binding(_name, block, last)))
             {
                 _opened = -1;
                 throw new Lucene.Net.Index.CorruptIndexException($"block {block} of encrypted index file '{_name}' does not authenticate (changed, moved or cut short)");

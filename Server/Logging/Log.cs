@@ -131,4 +131,7 @@ internal static partial class Log
 
     [LoggerMessage(101, LogLevel.Warning, "Could not bring this node's certificates and client configuration in line with the cluster's (retrying at the next change): {Reason}")]
     public static partial void ServerItemsFailed(ILogger logger, string reason);
+
+    [LoggerMessage(102, LogLevel.Warning, "Encrypted database '{Database}' is placed on node {Node}, which holds no key for it: it is created here once its key is distributed (POST /admin/secrets/distribute?name={Database}&node={Node})")]
+    public static partial void EncryptedDatabaseWaitsForKey(ILogger logger, string database, string node);
 }

@@ -95,5 +95,27 @@ public sealed class EncryptionKey : IDisposable
         tag.CopyTo(check);
     }
 
+    /// <summary>The check value (<see cref="Check"/>) as base64, as files outside the storage keep it.</summary>
+    public string CheckBase64()
+    {
+        Span<byte> check = stackalloc byte[TagSize];
+        Check(check);
+        return Convert.ToBase64String(check);
+    }
+
+    /// <summary>
+    /// What a piece of a sealed whole is bound to: the whole's name (UTF-8), the piece's number (int64 LE) and whether it
+    /// is the last — so a piece moved to another whole or place, or a whole cut short, does not authenticate.
+    /// </summary>
+    public static byte[] Binding(string whole, long piece, bool last)
+    {
+        ArgumentNullException.ThrowIfNull(whole);
+        var bytes = new byte[System.Text.Encoding.UTF8.GetByteCount(whole) + 9];
+        int n = System.Text.Encoding.UTF8.GetBytes(whole, bytes);
+        System.Buffers.Binary.BinaryPrimitives.WriteInt64LittleEndian(bytes.AsSpan(n), piece);
+        bytes[^1] = last ? (byte)1 : (byte)0;
+        return bytes;
+    }
+
     public void Dispose() => _key.Dispose();
 }

@@ -27,14 +27,6 @@ public static class SealedStream
     /// <summary>True when <paramref name="start"/> (a stream's first 8 bytes) is a sealed stream's magic.</summary>
     public static bool IsSealed(ReadOnlySpan<byte> start) => start.Length >= 8 && BinaryPrimitives.ReadUInt64LittleEndian(start) == Magic;
 
-    private static byte[] BoundTo(string what, long chunk, bool last)
-    {
-        var bytes = new byte[Encoding.UTF8.GetByteCount(what) + 9];
-        int n = Encoding.UTF8.GetBytes(what, bytes);
-        BinaryPrimitives.WriteInt64LittleEndian(bytes.AsSpan(n), chunk);
-        bytes[^1] = last ? (byte)1 : (byte)0;
-        return bytes;
-    }
 
     private sealed class Sealing(Stream output, EncryptionKey key, string boundTo, bool leaveOpen) : Stream
     {
@@ -76,7 +68,7 @@ public static class SealedStream
                 _started = true;
             }
             BinaryPrimitives.WriteUInt32LittleEndian(_sealed, (uint)_used);
-            key.Seal(_chunk.AsSpan(0, _used), _sealed.AsSpan(4, _used), _sealed.AsSpan(4 + _used, EncryptionKey.SealSize), BoundTo(boundTo, _chunks, last));
+            key.Seal(_chunk.AsSpan(0, _used), _sealed.AsSpan(4, _used), _sealed.AsSpan(4 + _used, EncryptionKey.SealSize), EncryptionKey.Binding(boundTo, _chunks, last));
             output.Write(_sealed, 0, 4 + _used + EncryptionKey.SealSize);
             _chunks++;
             _used = 0;
@@ -153,9 +145,9 @@ public static class SealedStream
             var cipher = _sealed.AsSpan(0, length);
             var seal = _sealed.AsSpan(length, EncryptionKey.SealSize);
             // A chunk that is not the last one opens as such only: the last is told by its binding.
-            if (key.Open(cipher, seal, _chunk.AsSpan(0, length), BoundTo(boundTo, _chunks, last: false)))
+            if (key.Open(cipher, seal, _chunk.AsSpan(0, length), EncryptionKey.Binding(boundTo, _chunks, last: false)))
                 _ended = false;
-            else if (key.Open(cipher, seal, _chunk.AsSpan(0, length), BoundTo(boundTo, _chunks, last: true)))
+            else if (key.Open(cipher, seal, _chunk.AsSpan(0, length), EncryptionKey.Binding(boundTo, _chunks, last: true)))
                 _ended = true;
             else
                 throw new InvalidDataException($"Chunk {_chunks} of '{boundTo}' does not authenticate: the key is not the one it was sealed with, or the bytes changed.");

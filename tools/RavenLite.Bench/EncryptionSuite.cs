@@ -21,11 +21,9 @@ internal sealed class EncryptionSuite(bool quick, string workDir)
         var docs = new OrderDocuments(count);
         Console.WriteLine($"# {count:N0} orders, {docs.TotalBytes / 1048576.0:N0} MB of JSON");
         string certs = Path.Combine(workDir, "certs");
-        var now = DateTimeOffset.UtcNow;
-        using var ca = CertificateFactory.CreateCa("Bench CA", now.AddMinutes(-5), now.AddDays(1));
-        using (var serverCert = CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(1)))
-            CertificateFactory.Write(serverCert, [ca], certs, "server", null);
-        using var client = CertificateFactory.CreateClient(ca, "bench", now.AddMinutes(-5), now.AddDays(1));
+        var (ca, client) = TlsSuite.Certificates(certs);
+        using var caOwner = ca;
+        using var clientOwner = client;
         string masterKey = Path.Combine(workDir, "master.key");
         File.WriteAllText(masterKey, Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)));
         if (!OperatingSystem.IsWindows())

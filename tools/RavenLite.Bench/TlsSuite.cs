@@ -22,11 +22,9 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
         var duration = TimeSpan.FromSeconds(quick ? 3 : 10);
         var docs = new OrderDocuments(20_000, seed: 7);
         string certs = Path.Combine(workDir, "certs");
-        var now = DateTimeOffset.UtcNow;
-        using var ca = CertificateFactory.CreateCa("Bench CA", now.AddMinutes(-5), now.AddDays(1));
-        using (var serverCert = CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(1)))
-            CertificateFactory.Write(serverCert, [ca], certs, "server", null);
-        using var client = CertificateFactory.CreateClient(ca, "bench", now.AddMinutes(-5), now.AddDays(1));
+        var (ca, client) = Certificates(certs);
+        using var caOwner = ca;
+        using var clientOwner = client;
 
         using var plain = ServerProcess.Start(Path.Combine(workDir, "plain"));
         using var secured = ServerProcess.Start(Path.Combine(workDir, "secured"),
@@ -217,6 +215,16 @@ internal sealed class TlsSuite(bool quick, string workDir, int repeats)
         serve.Wait(TimeSpan.FromSeconds(10));
         listener.Stop();
         return exchanges / seconds;
+    }
+
+    /// <summary>A bench CA and a client certificate it issued (the caller disposes both), with a server certificate for localhost written to <c>{certs}/server.pfx</c>.</summary>
+    internal static (X509Certificate2 Ca, X509Certificate2 Client) Certificates(string certs)
+    {
+        var now = DateTimeOffset.UtcNow;
+        var ca = CertificateFactory.CreateCa("Bench CA", now.AddMinutes(-5), now.AddDays(1));
+        using (var serverCert = CertificateFactory.CreateServer(ca, "localhost", ["localhost"], [IPAddress.Loopback], now.AddMinutes(-5), now.AddDays(1)))
+            CertificateFactory.Write(serverCert, [ca], certs, "server", null);
+        return (ca, CertificateFactory.CreateClient(ca, "bench", now.AddMinutes(-5), now.AddDays(1)));
     }
 
     /// <summary>A keep-alive client for 64 concurrent requests, trusting the bench CA, presenting <paramref name="certificate"/> when given.</summary>

@@ -944,7 +944,11 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
             // Each node its own copy of the certificate's file, as on separate machines (a replacement must reach each).
             string own = Path.Combine(certs, $"server-{i}.pfx");
             File.Copy(Path.Combine(certs, "server.pfx"), own);
-            string[] secured = ["--Security:Certificate:Path", own, "--Security:WellKnownAdminCertificates", admin.Thumbprint];
+            string masterKey = Path.Combine(certs, $"master-{i}.key"); // each node its own master key
+            File.WriteAllText(masterKey, Convert.ToBase64String(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32)));
+            if (!OperatingSystem.IsWindows())
+                File.SetUnixFileMode(masterKey, UnixFileMode.UserRead | UnixFileMode.UserWrite);
+            string[] secured = ["--Security:Certificate:Path", own, "--Security:WellKnownAdminCertificates", admin.Thumbprint, "--Security:MasterKey:Path", masterKey];
             _cluster.Nodes.Add(await NodeProcess.StartSecuredAsync(Path.Combine(_cluster.Root, "n" + i), "A", secured));
         }
         using var handler = new HttpClientHandler { ClientCertificateOptions = ClientCertificateOption.Manual, ServerCertificateCustomValidationCallback = (_, c, _, _) => c?.Issuer == ca.Subject };
@@ -1074,6 +1078,32 @@ public sealed class ClusterTests(ITestOutputHelper output) : IDisposable
         }
         var cmp = await http.PutAsync(at(0, "/databases/vault/cmpxchg?key=k2&index=0"), TestServer.Json("""{"Object":2}"""));
         Assert.True(cmp.IsSuccessStatusCode && (await TestServer.ReadJson(cmp)).GetProperty("Successful").GetBoolean(), "a Raft write after the renewal");
+
+        // An encrypted database in a group of three: its key distributed through B to every node, the group created
+        // through C; a write through A replicates, and no node's files show it.
+        string key = await http.GetStringAsync(at(0, "/admin/secrets/generate"));
+        using (var content = new StringContent(key, Encoding.UTF8, "text/plain"))
+        {
+            var distributed = await http.PostAsync(at(1, "/admin/secrets/distribute?name=sealed&node=A&node=B&node=C"), content);
+            Assert.True(distributed.StatusCode == HttpStatusCode.Created, await distributed.Content.ReadAsStringAsync());
+        }
+        var group = await http.PutAsync(at(2, "/admin/databases?name=sealed&replicationFactor=3"), TestServer.Json("""{"DatabaseName":"sealed","Encrypted":true}"""));
+        var groupAnswer = await TestServer.ReadJson(group);
+        Assert.True(group.StatusCode == HttpStatusCode.Created, groupAnswer.ToString());
+        for (int i = 0; i < 3; i++)
+            Assert.Equal(HttpStatusCode.OK, (await http.GetAsync(at(i, $"/rachis/waitfor?index={groupAnswer.GetProperty("RaftCommandIndex").GetInt64()}"))).StatusCode);
+        const string Secret = "MARKER-group-8c1d-never-on-disk";
+        await Eventually.HoldsAsync(async () => (await http.PutAsync(at(0, "/databases/sealed/docs?id=secrets/1"), TestServer.Json($$$"""{"Text":"{{{Secret}}}","@metadata":{"@collection":"Secrets"}}"""))).StatusCode == HttpStatusCode.Created,
+            "a write to the encrypted group through A");
+        for (int i = 0; i < 3; i++)
+        {
+            int n = i;
+            await Eventually.HoldsAsync(async () => (await http.GetAsync(at(n, "/databases/sealed/docs?id=secrets/1"))).StatusCode == HttpStatusCode.OK, $"the encrypted document on node {n}");
+            Assert.True((await TestServer.ReadJson(await http.GetAsync(at(n, "/admin/databases?name=sealed")))).GetProperty("Encrypted").GetBoolean(), $"node {n}'s instance is encrypted");
+        }
+        foreach (var node in _cluster.Nodes)
+            foreach (string file in Directory.GetFiles(Path.Combine(node.DataDir, "Databases", "sealed"), "*", SearchOption.AllDirectories))
+                Assert.True(File.ReadAllBytes(file).AsSpan().IndexOf(Encoding.UTF8.GetBytes(Secret)) < 0, $"'{file}' holds the secret in plain text");
     }
 
     /// <summary>
