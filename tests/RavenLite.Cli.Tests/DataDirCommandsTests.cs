@@ -59,6 +59,16 @@ public class DataDirCommandsTests
         output = new StringWriter();
         Assert.Equal(2, DataDirCommands.Check(new DirectoryInfo(dir.Path), output));
         Assert.Contains("no valid copy", output.ToString(), StringComparison.Ordinal);
+
+        // An encrypted environment: the CLI holds no key, and says that is why it does not open it.
+        using var encrypted = new TempDirectory("ravenlite-cli-encrypted");
+        using (var key = Storage.Encryption.EncryptionKey.FromBytes(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32)))
+        using (StorageEnvironment.Open(new StorageOptions { Directory = encrypted.Path, EncryptionKey = key }))
+        {
+        }
+        output = new StringWriter();
+        Assert.Equal(2, DataDirCommands.Check(new DirectoryInfo(encrypted.Path), output));
+        Assert.Contains("opens only with its encryption key", output.ToString(), StringComparison.Ordinal);
     }
 
     [Fact]

@@ -21,9 +21,9 @@ internal static class DataDirCommands
         {
             return body();
         }
-        catch (Exception e) when (e is StorageCorruptionException or DirectoryNotFoundException or IOException)
+        catch (Exception e) when (e is StorageCorruptionException or StorageEncryptionException or DirectoryNotFoundException or IOException)
         {
-            output.WriteLine($"error: {e.Message}");
+            output.WriteLine($"error: {e.Message}"); // an encrypted environment: "... opens only with its encryption key"
             return 2;
         }
     }
