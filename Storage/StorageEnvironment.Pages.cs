@@ -89,6 +89,8 @@ public sealed unsafe partial class StorageEnvironment
         {
             long bytes = (long)count * StorageConstants.PageSize;
             byte* p = _data.GetPage(page);
+            if (p == null)
+                throw new StorageCorruptionException($"Page {page} of '{Path.Combine(_options.Directory, "data")}' does not authenticate: the restored pages or their seals are damaged.");
             ulong checksum;
             long length = PageChecksum.CoveredLength(p, bytes);
             if (length < 0)
