@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Security.Cryptography;
 using NSec.Cryptography;
 
@@ -24,6 +25,7 @@ public sealed class EncryptionKey : IDisposable
     /// <summary>Nonce then tag, as stored beside a sealed page.</summary>
     public const int SealSize = NonceSize + TagSize;
 
+    private const int ScratchOnStack = 16384;
     private static readonly AeadAlgorithm Algorithm = AeadAlgorithm.XChaCha20Poly1305;
     private static readonly byte[] CheckDomain = "RavenLite key check v1"u8.ToArray();
     private readonly Key _key;
@@ -46,10 +48,7 @@ public sealed class EncryptionKey : IDisposable
     {
         var nonce = seal[..NonceSize];
         RandomNumberGenerator.Fill(nonce);
-        var combined = plain.Length <= 16384 ? stackalloc byte[plain.Length + TagSize] : new byte[plain.Length + TagSize];
-        Algorithm.Encrypt(_key, nonce, boundTo, plain, combined);
-        combined[..plain.Length].CopyTo(cipher);
-        combined[plain.Length..].CopyTo(seal[NonceSize..]);
+        Seal(plain, cipher, seal[NonceSize..SealSize], nonce, boundTo);
     }
 
     /// <summary>
@@ -58,29 +57,45 @@ public sealed class EncryptionKey : IDisposable
     /// </summary>
     public void Seal(ReadOnlySpan<byte> plain, Span<byte> cipher, Span<byte> tag, ReadOnlySpan<byte> nonce, ReadOnlySpan<byte> boundTo)
     {
-        var combined = plain.Length <= 16384 ? stackalloc byte[plain.Length + TagSize] : new byte[plain.Length + TagSize];
-        Algorithm.Encrypt(_key, nonce, boundTo, plain, combined);
-        combined[..plain.Length].CopyTo(cipher);
-        combined[plain.Length..].CopyTo(tag);
+        // libsodium writes ciphertext and tag as one run: into scratch (the stack for pages, the pool for larger runs).
+        int length = plain.Length + TagSize;
+        byte[]? rented = null;
+        Span<byte> combined = length <= ScratchOnStack ? stackalloc byte[length] : (rented = ArrayPool<byte>.Shared.Rent(length)).AsSpan(0, length);
+        try
+        {
+            Algorithm.Encrypt(_key, nonce, boundTo, plain, combined);
+            combined[..plain.Length].CopyTo(cipher);
+            combined[plain.Length..].CopyTo(tag);
+        }
+        finally
+        {
+            if (rented != null)
+                ArrayPool<byte>.Shared.Return(rented);
+        }
     }
 
     /// <summary>Opens what <see cref="Seal(ReadOnlySpan{byte}, Span{byte}, Span{byte}, ReadOnlySpan{byte}, ReadOnlySpan{byte})"/> sealed with <paramref name="nonce"/>; false when it does not authenticate.</summary>
     public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> tag, ReadOnlySpan<byte> nonce, Span<byte> plain, ReadOnlySpan<byte> boundTo)
     {
-        var combined = cipher.Length <= 16384 ? stackalloc byte[cipher.Length + TagSize] : new byte[cipher.Length + TagSize];
-        cipher.CopyTo(combined);
-        tag.CopyTo(combined[cipher.Length..]);
-        return Algorithm.Decrypt(_key, nonce, boundTo, combined, plain);
+        int length = cipher.Length + TagSize;
+        byte[]? rented = null;
+        Span<byte> combined = length <= ScratchOnStack ? stackalloc byte[length] : (rented = ArrayPool<byte>.Shared.Rent(length)).AsSpan(0, length);
+        try
+        {
+            cipher.CopyTo(combined);
+            tag.CopyTo(combined[cipher.Length..]);
+            return Algorithm.Decrypt(_key, nonce, boundTo, combined, plain);
+        }
+        finally
+        {
+            if (rented != null)
+                ArrayPool<byte>.Shared.Return(rented);
+        }
     }
 
     /// <summary>Opens what <see cref="Seal(ReadOnlySpan{byte}, Span{byte}, Span{byte}, ReadOnlySpan{byte})"/> sealed; false when it does not authenticate (damaged, moved, or another key's), and <paramref name="plain"/> is then not to be used.</summary>
-    public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> seal, Span<byte> plain, ReadOnlySpan<byte> boundTo)
-    {
-        var combined = cipher.Length <= 16384 ? stackalloc byte[cipher.Length + TagSize] : new byte[cipher.Length + TagSize];
-        cipher.CopyTo(combined);
-        seal[NonceSize..SealSize].CopyTo(combined[cipher.Length..]);
-        return Algorithm.Decrypt(_key, seal[..NonceSize], boundTo, combined, plain);
-    }
+    public bool Open(ReadOnlySpan<byte> cipher, ReadOnlySpan<byte> seal, Span<byte> plain, ReadOnlySpan<byte> boundTo) =>
+        Open(cipher, seal[NonceSize..SealSize], seal[..NonceSize], plain, boundTo);
 
     /// <summary>
     /// Sixteen bytes that tell this key from another without revealing it: the tag of an empty message under a fixed
