@@ -69,6 +69,10 @@ internal static class BatchParser
                     int prefix = DocumentPreparer.Current.Prepare(raw, prepared, out string collection);
                     list.Add(new PutItem(id, cv, collection, start, prepared.WrittenCount - start, prefix, prepared) { OriginalChangeVector = originalCv });
                     break;
+                case "DELETE" when c.TryGetProperty("IdPrefixed", out var prefixed) && prefixed.ValueKind == JsonValueKind.True:
+                    documents.ValidateId(id);
+                    list.Add(new DeletePrefixedItem(id));
+                    break;
                 case "DELETE":
                     documents.ValidateId(id);
                     list.Add(new DeleteItem(id, cv) { OriginalChangeVector = originalCv ?? cv });

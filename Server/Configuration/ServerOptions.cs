@@ -78,6 +78,12 @@ public sealed class ServerOptions
     /// <summary>The most document bytes one replication batch carries (the same exception for transactions). Default 4 MiB.</summary>
     public int ReplicationBatchBytes { get; set; } = 4 << 20;
 
+    /// <summary>The most changes one ETL batch extracts and transforms before it loads them (docs/etl.md "Running"). Default 8192.</summary>
+    public int EtlBatchItems { get; set; } = 8192;
+
+    /// <summary>The most time one ETL batch spends extracting and transforming before it loads what it has. Default 500 ms.</summary>
+    public int EtlBatchMilliseconds { get; set; } = 500;
+
     /// <summary>Metrics with OpenTelemetry at <c>GET /metrics</c> (Prometheus format). Default true.</summary>
     public bool Metrics { get; set; } = true;
 
@@ -204,6 +210,8 @@ public sealed class ServerOptions
         Check(ReplicationHeartbeatTimeoutSeconds is >= 2 and <= 3600, "ReplicationHeartbeatTimeoutSeconds must be 2..3,600.");
         Check(ReplicationBatchItems is >= 1 and <= 1_000_000, "ReplicationBatchItems must be 1..1,000,000.");
         Check(ReplicationBatchBytes >= 64 << 10, "ReplicationBatchBytes must be at least 64 KiB.");
+        Check(EtlBatchItems is >= 1 and <= 1_000_000, "EtlBatchItems must be 1..1,000,000.");
+        Check(EtlBatchMilliseconds is >= 10 and <= 600_000, "EtlBatchMilliseconds must be 10..600,000.");
         Check(MaxDocumentBytes is >= 1024 and <= 256 << 20, "MaxDocumentBytes must be 1 KiB..256 MiB.");
         Check(MaxRequestBodyBytes >= MaxDocumentBytes, "MaxRequestBodyBytes must be at least MaxDocumentBytes.");
         Check(MaxAttachmentBytes >= 0, "MaxAttachmentBytes must not be negative.");
@@ -245,7 +253,7 @@ public sealed class ServerOptions
         ServerUrl={ServerUrl}
         AllowUnsecuredNonLoopback={AllowUnsecuredNonLoopback}
         Security:Certificate:Path={Security.Certificate.Path ?? "(none: unsecured)"} Security:Certificate:KeyPath={Security.Certificate.KeyPath ?? "(none)"} Security:Certificate:Password={(string.IsNullOrEmpty(Security.Certificate.Password) ? "(none)" : "(set)")} Security:WellKnownAdminCertificates={Security.WellKnownAdminThumbprints.Count}
-        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ClusterReadBarrier={ClusterReadBarrier} ClusterPeers={ClusterPeers} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes}
+        NodeTag={NodeTag} RaftPort={RaftPort} RaftElectionTimeoutMs={RaftElectionTimeoutMs} ClusterRehabDelaySeconds={ClusterRehabDelaySeconds} ClusterReadBarrier={ClusterReadBarrier} ClusterPeers={ClusterPeers} ReplicationHeartbeatTimeoutSeconds={ReplicationHeartbeatTimeoutSeconds} ReplicationBatchItems={ReplicationBatchItems} ReplicationBatchBytes={ReplicationBatchBytes} EtlBatchItems={EtlBatchItems} EtlBatchMilliseconds={EtlBatchMilliseconds}
         Durability={Durability}
         MaxDocumentBytes={MaxDocumentBytes} MaxRequestBodyBytes={MaxRequestBodyBytes} MaxIdBytes={MaxIdBytes}
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}

@@ -64,12 +64,15 @@ public sealed class Database : IDisposable
             OpenTimes = ((long)System.Diagnostics.Stopwatch.GetElapsedTime(started, storageDone).TotalMilliseconds, (long)System.Diagnostics.Stopwatch.GetElapsedTime(storageDone).TotalMilliseconds);
             Subscriptions = new Subscriptions.SubscriptionManager(this);
             Ownership.Changed += Subscriptions.OwnershipChanged;
-            Replication = new Replication.ReplicationService(this, replicationConnector ?? new Replication.PlainReplicationConnector(), logger);
+            var connector = replicationConnector ?? new Replication.PlainReplicationConnector();
+            Replication = new Replication.ReplicationService(this, connector, logger);
+            Etl = new Etl.EtlService(this, connector, logger);
             Merger.Committed = () =>
             {
                 Indexes.NotifyAll();
                 Subscriptions.NotifyWrites();
                 Replication.NotifyWrites();
+                Etl.NotifyWrites();
             };
             Operations.OnFinished = state =>
             {
@@ -207,6 +210,9 @@ public sealed class Database : IDisposable
     /// <summary>Replication: connection strings, external replication tasks and their senders, incoming sources, write assurance.</summary>
     public Replication.ReplicationService Replication { get; } = null!;
 
+    /// <summary>ETL: SQL connection strings, Raven and SQL ETL tasks and their running transformations.</summary>
+    public Etl.EtlService Etl { get; } = null!;
+
     /// <summary>Timed background work: expiration, refresh, time-series policies.</summary>
     public TimedTasks Tasks { get; } = null!;
 
@@ -253,6 +259,7 @@ public sealed class Database : IDisposable
         var deadline = DateTime.UtcNow.AddSeconds(30);
         while (Volatile.Read(ref _leases) > 0 && DateTime.UtcNow < deadline)
             Thread.Sleep(5);
+        Etl.Dispose();
         Replication.Dispose();
         Backups.Dispose();
         Tasks.Dispose();

@@ -64,10 +64,7 @@ public static class BackupEndpoints
     {
         long id = RequestParsing.QueryLong(context.Request, "id") ?? throw new BadRequestException("Query string parameter 'id' must be a number.");
         string type = RequestParsing.Required(context.Request, "type");
-        bool replication = type.Equals("Replication", StringComparison.OrdinalIgnoreCase);
-        if (!replication && !type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
-            throw new BadRequestException($"Task type '{type}': tasks deleted here are backups and replications (subscriptions: DELETE /subscriptions).");
-        long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.DeleteTask, OngoingTaskChanges.TaskBody(id, replication)).ConfigureAwait(false);
+        long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.DeleteTask, OngoingTaskChanges.TaskBody(id, type)).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();

@@ -155,15 +155,18 @@ public static class SubscriptionEndpoints
             throw new BadRequestException("Name the task with taskName or key (its id).");
         string type = RequestParsing.Required(context.Request, "type");
         bool disable = string.Equals(RequestParsing.Query(context.Request, "disable"), "true", StringComparison.OrdinalIgnoreCase);
-        bool replication = type.Equals("Replication", StringComparison.OrdinalIgnoreCase);
-        if (replication || type.Equals("Backup", StringComparison.OrdinalIgnoreCase))
+        if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
         {
-            long taskId = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k
-                : replication
-                    ? db.Replication.Configuration.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0
-                    : db.Backups.Tasks.FirstOrDefault(t => string.Equals(t.Name, taskName, StringComparison.OrdinalIgnoreCase))?.TaskId ?? 0;
+            string kind = Databases.OngoingTaskChanges.TaskType(type);
+            bool Named(string name) => string.Equals(name, taskName, StringComparison.OrdinalIgnoreCase);
+            long taskId = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k : kind switch
+            {
+                "Replication" => db.Replication.Configuration.Tasks.FirstOrDefault(t => Named(t.Name))?.TaskId ?? 0,
+                "Backup" => db.Backups.Tasks.FirstOrDefault(t => Named(t.Name))?.TaskId ?? 0,
+                _ => db.Etl.Configuration.Tasks.FirstOrDefault(t => Named(t.Name))?.TaskId ?? 0,
+            };
             long index = await RecordChangeRoute.RunAsync(context, db, Databases.OngoingTaskChanges.TaskState,
-                Databases.OngoingTaskChanges.TaskBody(taskId, replication, disable)).ConfigureAwait(false);
+                Databases.OngoingTaskChanges.TaskBody(taskId, kind, disable)).ConfigureAwait(false);
             await JsonResponse.WriteAsync(context, 200, w =>
             {
                 w.WriteStartObject();
@@ -173,8 +176,6 @@ public static class SubscriptionEndpoints
             }).ConfigureAwait(false);
             return;
         }
-        if (!type.StartsWith("Subscription", StringComparison.OrdinalIgnoreCase))
-            throw new BadRequestException($"Task type '{type}' does not exist here: RavenLite's ongoing tasks are subscriptions, backups and replications.");
         long? id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long n) && n > 0 ? n : null;
         var update = new Dictionary<string, object> { ["Disabled"] = disable };
         if ((taskName ?? (id == null ? key : null)) is { } subscriptionName)

@@ -134,4 +134,10 @@ internal static partial class Log
 
     [LoggerMessage(102, LogLevel.Warning, "Encrypted database '{Database}' is placed on node {Node}, which holds no key for it: it is created here once its key is distributed (POST /admin/secrets/distribute?name={Database}&node={Node})")]
     public static partial void EncryptedDatabaseWaitsForKey(ILogger logger, string database, string node);
+
+    [LoggerMessage(103, LogLevel.Warning, "ETL {Task}/{Transformation} of database {Database} could not load a batch (retrying): {Reason}")]
+    public static partial void EtlLoadFailed(ILogger logger, string database, string task, string transformation, string reason);
+
+    [LoggerMessage(104, LogLevel.Error, "ETL {Task}/{Transformation} of database {Database} stopped: {Reason}")]
+    public static partial void EtlStopped(ILogger logger, string database, string task, string transformation, string reason);
 }

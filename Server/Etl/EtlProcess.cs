@@ -1,0 +1,198 @@
+using RavenLite.Server.Databases;
+using RavenLite.Server.Documents;
+using RavenLite.Server.Logging;
+using RavenLite.Server.TransactionMerger;
+
+namespace RavenLite.Server.Etl;
+
+/// <summary>
+/// One transformation of one ETL task, running (docs/etl.md "Running"): woken by every commit, it reads the changes
+/// after its position in etag order from a snapshot — a batch bounded by <see cref="Configuration.ServerOptions.EtlBatchItems"/>
+/// and <see cref="Configuration.ServerOptions.EtlBatchMilliseconds"/> —, runs the script on each document of its
+/// collections, loads the batch in one destination transaction, then stores the new position. A destination that
+/// fails is retried with back-off from the same position (100 ms doubling to 30 s); a script that fails stops the
+/// process with the error (it starts again when the task changes or is reset).
+/// </summary>
+internal sealed class EtlProcess : IDisposable
+{
+    private readonly Database _db;
+    private readonly IEtlDestination _destination;
+    private readonly ILogger _logger;
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task _loop;
+    private readonly EtlScript? _script;
+    private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    public EtlProcess(Database db, EtlTask task, EtlTransformation transformation, IEtlDestination destination, ILogger logger)
+    {
+        _db = db;
+        Task = task;
+        Transformation = transformation;
+        _destination = destination;
+        _logger = logger;
+        using (var tx = db.Environment.ReadTransaction())
+            LastProcessedEtag = EtlPositions.Read(tx, task.TaskId, transformation.Name);
+        _script = transformation.Script.Trim().Length > 0 ? new EtlScript(task, transformation) : null;
+        _loop = System.Threading.Tasks.Task.Run(() => RunAsync(_stop.Token));
+    }
+
+    public EtlTask Task { get; }
+
+    public EtlTransformation Transformation { get; }
+
+    /// <summary>The last etag loaded (durably at the destination).</summary>
+    public long LastProcessedEtag { get; private set; }
+
+    /// <summary>Running, Reconnect (the destination failed: retrying) or Error (the script failed: stopped).</summary>
+    public string State { get; private set; } = "Running";
+
+    /// <summary>Why the last batch failed (null while it works).</summary>
+    public string? Error { get; private set; }
+
+    /// <summary>When the destination last committed a batch (UTC).</summary>
+    public DateTime? LastBatchAt { get; private set; }
+
+    /// <summary>Documents (and deletions) loaded since the process started.</summary>
+    public long Loaded => Interlocked.Read(ref _loaded);
+
+    private long _loaded;
+
+    /// <summary>Batches the destination refused or failed since the process started.</summary>
+    public long Failures => Interlocked.Read(ref _failures);
+
+    private long _failures;
+
+    /// <summary>Wakes the process: the database committed writes.</summary>
+    public void Notify() => Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+    private async Task RunAsync(CancellationToken stop)
+    {
+        int failures = 0;
+        while (!stop.IsCancellationRequested)
+        {
+            var wake = Volatile.Read(ref _wake).Task;
+            try
+            {
+                if (await RunBatchAsync(stop).ConfigureAwait(false))
+                {
+                    failures = 0;
+                    continue;
+                }
+                failures = 0;
+                State = "Running";
+                Error = null;
+                await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(TimeSpan.FromSeconds(5), stop)).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (EtlScriptException e)
+            {
+                State = "Error";
+                Error = e.Message;
+                Log.EtlStopped(_logger, _db.Name, Task.Name, Transformation.Name, e.Message);
+                return;
+            }
+            catch (Exception e) when (e is EtlLoadException or IOException or HttpRequestException or TimeoutException)
+            {
+                State = "Reconnect";
+                Error = e.Message;
+                failures++;
+                Interlocked.Increment(ref _failures);
+                Log.EtlLoadFailed(_logger, _db.Name, Task.Name, Transformation.Name, e.Message);
+                var backoff = TimeSpan.FromMilliseconds(Math.Min(30_000, 100 * (1 << Math.Min(failures, 9))));
+                try
+                {
+                    await System.Threading.Tasks.Task.Delay(backoff, stop).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// <summary>Loads one batch; true when it was full (more may be waiting), false when it caught up.</summary>
+    private async Task<bool> RunBatchAsync(CancellationToken stop)
+    {
+        var options = _db.Options;
+        var started = Stopwatch.GetTimestamp();
+        var items = new List<EtlItem>();
+        long last = LastProcessedEtag;
+        bool full = false;
+        using var tx = _db.Environment.ReadTransaction();
+        foreach (var change in _db.Documents.ScanByEtag(tx, LastProcessedEtag))
+        {
+            last = change.Etag;
+            if (Extract(change, tx) is { } item)
+                items.Add(item);
+            if (items.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+            {
+                full = true;
+                break;
+            }
+        }
+        if (last == LastProcessedEtag)
+            return false;
+        stop.ThrowIfCancellationRequested();
+        if (items.Count > 0)
+            await _destination.LoadAsync(items, tx, stop).ConfigureAwait(false);
+        long id = Task.TaskId;
+        string name = Transformation.Name;
+        await _db.Merger.EnqueueAsync(new DelegateCommand<long>(ctx =>
+        {
+            EtlPositions.Write(ctx.Transaction, id, name, last);
+            return 0;
+        })).ConfigureAwait(false);
+        LastProcessedEtag = last;
+        LastBatchAt = DateTime.UtcNow;
+        Interlocked.Add(ref _loaded, items.Count);
+        State = "Running";
+        Error = null;
+        return full;
+    }
+
+    /// <summary>The change as the batch carries it, or null when it is not of this transformation's collections.</summary>
+    private EtlItem? Extract(EtagItem change, Storage.Transactions.Transaction tx)
+    {
+        if (change.Document is { } doc)
+        {
+            if (!Transformation.Covers(doc.Collection))
+                return null;
+            var loads = _script != null ? _script.Transform(doc, tx, _db.Documents) : [EtlWholeDocument.Of(doc)];
+            bool deletes = _script == null || _script.Deletes(doc.Id, doc.Collection, deleted: false, tx, _db.Documents);
+            return new EtlItem(doc.Id, doc.Collection, doc.Etag, Deleted: false, deletes, loads);
+        }
+        var tombstone = change.Tombstone!;
+        if (!Transformation.Covers(tombstone.Collection))
+            return null;
+        bool delete = _script == null || _script.Deletes(tombstone.LowerId, tombstone.Collection, deleted: true, tx, _db.Documents);
+        return new EtlItem(tombstone.LowerId, tombstone.Collection, tombstone.Etag, Deleted: true, delete, []);
+    }
+
+    /// <summary>How far behind the database the process is: etags and the age of the oldest change not loaded.</summary>
+    public (long Etags, double Milliseconds) Lag()
+    {
+        using var tx = _db.Environment.ReadTransaction();
+        long lastEtag = DocumentsStorage.LastEtag(tx);
+        var pending = LastProcessedEtag < lastEtag ? _db.Documents.ScanByEtag(tx, LastProcessedEtag).FirstOrDefault() : null;
+        var at = pending?.Document?.LastModified ?? pending?.Tombstone?.Deleted;
+        return (Math.Max(0, lastEtag - LastProcessedEtag), at is { } t && t > DateTime.MinValue ? Math.Max(0, (DateTime.UtcNow - t).TotalMilliseconds) : 0);
+    }
+
+    public void Dispose()
+    {
+        _stop.Cancel();
+        try
+        {
+            _loop.Wait(TimeSpan.FromSeconds(30));
+        }
+        catch (AggregateException)
+        {
+        }
+        _destination.Dispose();
+        _stop.Dispose();
+    }
+}

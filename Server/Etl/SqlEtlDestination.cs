@@ -1,0 +1,80 @@
+using Npgsql;
+using RavenLite.Server.Documents;
+using RavenLite.Storage.Transactions;
+
+namespace RavenLite.Server.Etl;
+
+/// <summary>
+/// SQL ETL's loader into PostgreSQL (docs/etl.md "SQL ETL"): a batch's <see cref="SqlEtlPlan"/> runs in one
+/// transaction — committed whole or, on any error, not at all (the batch is retried from the same position).
+/// </summary>
+internal sealed class SqlEtlDestination : IEtlDestination
+{
+    private readonly EtlTask _task;
+    private readonly DocumentsStorage _documents;
+    private readonly NpgsqlDataSource _source;
+
+    public SqlEtlDestination(EtlTask task, SqlConnectionString connection, DocumentsStorage documents)
+    {
+        _task = task;
+        _documents = documents;
+        var builder = new NpgsqlConnectionStringBuilder(connection.ConnectionString);
+        if (task.CommandTimeout is { } timeout)
+            builder.CommandTimeout = timeout;
+        _source = NpgsqlDataSource.Create(builder);
+    }
+
+    public async Task LoadAsync(IReadOnlyList<EtlItem> items, Transaction tx, CancellationToken cancellation)
+    {
+        var (deletes, copies) = SqlEtlPlan.Build(_task, items);
+        if (deletes.Count == 0 && copies.Count == 0)
+            return;
+        try
+        {
+            await using var connection = await _source.OpenConnectionAsync(cancellation).ConfigureAwait(false);
+            await using var transaction = await connection.BeginTransactionAsync(cancellation).ConfigureAwait(false);
+            await RunAsync(connection, deletes, copies, tx, cancellation).ConfigureAwait(false);
+            await transaction.CommitAsync(cancellation).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is NpgsqlException or InvalidOperationException or IOException or TimeoutException)
+        {
+            throw new EtlLoadException($"PostgreSQL did not take the batch: {e.Message}", e);
+        }
+    }
+
+    /// <summary>Runs the plan on an open transaction of <paramref name="connection"/> (the test endpoint rolls it back).</summary>
+    internal async Task RunAsync(NpgsqlConnection connection, List<SqlEtlPlan.Delete> deletes, List<SqlEtlPlan.Copy> copies, Transaction tx, CancellationToken cancellation)
+    {
+        foreach (var d in deletes)
+        {
+            await using var command = new NpgsqlCommand(d.Text, connection);
+            foreach (var (name, value) in d.Parameters)
+                command.Parameters.AddWithValue(name, value ?? DBNull.Value);
+            await command.ExecuteNonQueryAsync(cancellation).ConfigureAwait(false);
+        }
+        foreach (var c in copies)
+        {
+            await using var writer = await connection.BeginTextImportAsync(c.Text, cancellation).ConfigureAwait(false);
+            foreach (var row in c.Rows)
+                PostgresCopyText.WriteRow(writer, row, a => Attachment(tx, a));
+        }
+    }
+
+    /// <summary>The plan's statements for <paramref name="items"/>, and a connection to run them on (the test endpoint's).</summary>
+    internal (List<SqlEtlPlan.Delete>, List<SqlEtlPlan.Copy>) Plan(IReadOnlyList<EtlItem> items) => SqlEtlPlan.Build(_task, items);
+
+    internal ValueTask<NpgsqlConnection> OpenAsync(CancellationToken cancellation) => _source.OpenConnectionAsync(cancellation);
+
+    /// <summary>The content of an attachment of a source document, read from the batch's snapshot.</summary>
+    internal byte[]? Attachment(Transaction tx, EtlLoad.AttachmentContent a)
+    {
+        if (_documents.Get(tx, a.DocumentId) is not { } doc || DocumentExtras.Read(doc.Json)?.Attachments.GetValueOrDefault(a.Name) is not { } info
+            || Attachments.AttachmentsStore.Find(tx, info.Hash) is not { } content)
+            return null;
+        using var bytes = new MemoryStream();
+        Attachments.AttachmentsStore.CopyToAsync(tx, content.ContentId, 0, content.Size, bytes, CancellationToken.None).GetAwaiter().GetResult();
+        return bytes.ToArray();
+    }
+
+    public void Dispose() => _source.Dispose();
+}
