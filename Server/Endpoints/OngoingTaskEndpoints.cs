@@ -7,7 +7,7 @@ namespace RavenLite.Server.Endpoints;
 
 /// <summary>
 /// <c>GET /databases/{db}/task?key=|taskName=&amp;type=</c> (RavenDB's <c>GetOngoingTaskInfoOperation</c>): one ongoing
-/// task — a replication, a periodic backup or a subscription — by id or name, in RavenDB's <c>OngoingTask*</c> shapes;
+/// task — a replication, a periodic backup, a subscription or an ETL — by id or name, in RavenDB's <c>OngoingTask*</c> shapes;
 /// a missing task is a bare 404 (the clients answer null).
 /// </summary>
 public static class OngoingTaskEndpoints
@@ -39,8 +39,13 @@ public static class OngoingTaskEndpoints
                 if (db.Subscriptions.All().FirstOrDefault(s => Matches(s.SubscriptionId, s.SubscriptionName)) is { } subscription)
                     return JsonResponse.WriteAsync(context, 200, w => WriteSubscription(w, db, subscription, node));
                 break;
+            case "RavenEtl":
+            case "SqlEtl":
+                if (db.Etl.Configuration.Tasks.FirstOrDefault(t => t.TaskType == type && Matches(t.TaskId, t.Name)) is { } etl)
+                    return JsonResponse.WriteAsync(context, 200, w => Etl.EtlTaskJson.Write(w, db, etl, node));
+                break;
             default:
-                throw new BadRequestException($"Task type '{type}' is not one this server runs (Replication, Backup, Subscription).");
+                throw new BadRequestException($"Task type '{type}' is not one this server runs (Replication, Backup, Subscription, RavenEtl, SqlEtl).");
         }
         return JsonResponse.EmptyAsync(context, 404);
     }

@@ -7,16 +7,16 @@ namespace RavenLite.Server.Endpoints;
 
 /// <summary>
 /// Replication as RavenDB's clients set it up (docs/replication.md "Setting it up"):
-/// <c>PUT|GET|DELETE /databases/{db}/admin/connection-strings</c> (Raven connection strings),
+/// <c>PUT|GET|DELETE /databases/{db}/admin/connection-strings</c> (Raven connection strings, and Sql ones for ETL),
 /// <c>POST /databases/{db}/admin/tasks/external-replication</c> (<c>{Watcher}</c>: create or update a task),
-/// <c>GET /databases/{db}/tasks</c> (the ongoing tasks, or one with <c>?key=&amp;type=Replication</c>); deleting and
+/// <c>GET /databases/{db}/tasks</c> (the ongoing tasks — replications and ETL —, or one with <c>?key=&amp;type=</c>); deleting and
 /// toggling a task go through the shared <c>/admin/tasks</c> routes with <c>type=Replication</c>;
 /// <c>GET /databases/{db}/replication/conflicts[?docId=]</c> and <c>POST /admin/replication/conflicts/solver?name=</c>.
 /// </summary>
 public static class ReplicationEndpoints
 {
-    // The kinds RavenDB's answer lists beside Raven's; none are kept here.
-    private static readonly string[] OtherConnectionStrings = ["SqlConnectionStrings", "OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
+    // The kinds RavenDB's answer lists beside Raven and Sql; none are kept here.
+    private static readonly string[] OtherConnectionStrings = ["OlapConnectionStrings", "ElasticSearchConnectionStrings", "QueueConnectionStrings", "AiConnectionStrings"];
 
     /// <summary>Maps the routes.</summary>
     public static void Map(IEndpointRouteBuilder app)
@@ -126,12 +126,21 @@ public static class ReplicationEndpoints
     private static Task GetConnectionStrings(HttpContext context, Database db)
     {
         string? name = RequestParsing.Query(context.Request, "connectionStringName") is { Length: > 0 } n ? n : null;
-        var strings = db.Replication.Configuration.ConnectionStrings.Values.Where(c => name == null || c.Name.Equals(name, StringComparison.OrdinalIgnoreCase)).ToList();
+        string? type = RequestParsing.Query(context.Request, "type") is { Length: > 0 } t ? t : null;
+        bool Named(string cs) => name == null || cs.Equals(name, StringComparison.OrdinalIgnoreCase);
+        bool raven = type == null || type.Equals("Raven", StringComparison.OrdinalIgnoreCase), sql = type == null || type.Equals("Sql", StringComparison.OrdinalIgnoreCase);
         return JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
             w.WriteStartObject("RavenConnectionStrings");
-            foreach (var cs in strings)
+            foreach (var cs in db.Replication.Configuration.ConnectionStrings.Values.Where(c => raven && Named(c.Name)))
+            {
+                w.WritePropertyName(cs.Name);
+                cs.Write(w);
+            }
+            w.WriteEndObject();
+            w.WriteStartObject("SqlConnectionStrings");
+            foreach (var cs in db.Etl.Configuration.SqlConnectionStrings.Values.Where(c => sql && Named(c.Name)))
             {
                 w.WritePropertyName(cs.Name);
                 cs.Write(w);
@@ -150,10 +159,10 @@ public static class ReplicationEndpoints
     {
         string name = RequestParsing.Required(context.Request, "connectionString");
         string type = RequestParsing.Query(context.Request, "type") ?? "Raven";
-        if (!type.Equals("Raven", StringComparison.OrdinalIgnoreCase))
-            throw new BadRequestException($"Connection strings of type '{type}' are not kept here.");
+        if (!type.Equals("Raven", StringComparison.OrdinalIgnoreCase) && !type.Equals("Sql", StringComparison.OrdinalIgnoreCase))
+            throw new BadRequestException($"Connection strings of type '{type}' are not kept here (Raven and Sql are).");
         long index = await RecordChangeRoute.RunAsync(context, db, OngoingTaskChanges.DeleteConnectionString,
-            JsonSerializer.SerializeToElement(new Dictionary<string, string> { ["Name"] = name })).ConfigureAwait(false);
+            JsonSerializer.SerializeToElement(new Dictionary<string, string> { ["Name"] = name, ["Type"] = type })).ConfigureAwait(false);
         await JsonResponse.WriteAsync(context, 200, w =>
         {
             w.WriteStartObject();
@@ -185,9 +194,15 @@ public static class ReplicationEndpoints
         string node = NodeTag.Of(context);
         if (key != null)
         {
-            if (type != null && !type.Equals("Replication", StringComparison.OrdinalIgnoreCase))
-                throw new BadRequestException($"Tasks of type '{type}' are not listed here; this route lists Replication tasks.");
             long id = long.TryParse(key, NumberStyles.None, CultureInfo.InvariantCulture, out long k) ? k : throw new BadRequestException("'key' must be a task id.");
+            if (type != null && (type.Equals("RavenEtl", StringComparison.OrdinalIgnoreCase) || type.Equals("SqlEtl", StringComparison.OrdinalIgnoreCase)))
+            {
+                var etl = db.Etl.Configuration.Tasks.FirstOrDefault(t => t.TaskId == id)
+                    ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no ETL task {id} in database '{db.Name}'.");
+                return JsonResponse.WriteAsync(context, 200, w => Etl.EtlTaskJson.Write(w, db, etl, node));
+            }
+            if (type != null && !type.Equals("Replication", StringComparison.OrdinalIgnoreCase))
+                throw new BadRequestException($"Tasks of type '{type}' are not listed here; this route lists Replication, RavenEtl and SqlEtl tasks.");
             var task = db.Replication.Configuration.Tasks.FirstOrDefault(t => t.TaskId == id)
                 ?? throw new NotFoundException(RavenExceptionTypes.RavenException, $"There is no replication task {id} in database '{db.Name}'.");
             return JsonResponse.WriteAsync(context, 200, w => ReplicationTaskJson.Write(w, db, task, node));
@@ -198,6 +213,8 @@ public static class ReplicationEndpoints
             w.WriteStartArray("OngoingTasks");
             foreach (var task in db.Replication.Configuration.Tasks)
                 ReplicationTaskJson.Write(w, db, task, node);
+            foreach (var task in db.Etl.Configuration.Tasks)
+                Etl.EtlTaskJson.Write(w, db, task, node);
             w.WriteEndArray();
             w.WriteNumber("SubscriptionsCount", db.Subscriptions.All().Count);
             w.WriteStartArray("PullReplications");

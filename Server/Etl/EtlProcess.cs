@@ -94,10 +94,12 @@ internal sealed class EtlProcess : IDisposable
                 Log.EtlStopped(_logger, _db.Name, Task.Name, Transformation.Name, e.Message);
                 return;
             }
-            catch (Exception e) when (e is EtlLoadException or IOException or HttpRequestException or TimeoutException)
+            catch (Exception e)
             {
+                // The destination failed (EtlLoadException), or something unforeseen did: either way the batch is
+                // retried from the same position, the error shown, rather than the task dying silently.
                 State = "Reconnect";
-                Error = e.Message;
+                Error = e is EtlLoadException ? e.Message : $"{e.GetType().Name}: {e.Message}";
                 failures++;
                 Interlocked.Increment(ref _failures);
                 Log.EtlLoadFailed(_logger, _db.Name, Task.Name, Transformation.Name, e.Message);

@@ -52,12 +52,17 @@ internal sealed class SqlEtlDestination : IEtlDestination
                 command.Parameters.AddWithValue(name, value ?? DBNull.Value);
             await command.ExecuteNonQueryAsync(cancellation).ConfigureAwait(false);
         }
-        foreach (var c in copies)
+        // Synchronous on a pool thread: the text writer's dispose (which ends the COPY) reads the server's answer
+        // synchronously, and after an await this method may be running on the socket engine's own thread.
+        await Task.Run(() =>
         {
-            await using var writer = await connection.BeginTextImportAsync(c.Text, cancellation).ConfigureAwait(false);
-            foreach (var row in c.Rows)
-                PostgresCopyText.WriteRow(writer, row, a => Attachment(tx, a));
-        }
+            foreach (var c in copies)
+            {
+                using var writer = connection.BeginTextImport(c.Text);
+                foreach (var row in c.Rows)
+                    PostgresCopyText.WriteRow(writer, row, a => Attachment(tx, a));
+            }
+        }, cancellation).ConfigureAwait(false);
     }
 
     /// <summary>The plan's statements for <paramref name="items"/>, and a connection to run them on (the test endpoint's).</summary>

@@ -162,6 +162,7 @@ public static class ServerHost
         SmugglerEndpoints.Map(app);
         BackupEndpoints.Map(app);
         ReplicationEndpoints.Map(app);
+        EtlEndpoints.Map(app);
         ConfigurationEndpoints.Map(app);
         AnalysisEndpoints.Map(app);
         DatabaseStateEndpoints.Map(app);
