@@ -31,17 +31,40 @@ public sealed class ExternalReplication
     public bool Disabled { get; set; }
 }
 
-/// <summary><c>PUT /databases/{db}/admin/connection-strings</c>: adds or replaces a Raven connection string.</summary>
-public sealed class PutConnectionStringOperation(RavenConnectionString connectionString) : IMaintenanceOperation<long>
+/// <summary><c>PUT /databases/{db}/admin/connection-strings</c>: adds or replaces a Raven or an Sql connection string.</summary>
+public sealed class PutConnectionStringOperation : IMaintenanceOperation<long>
 {
-    /// <inheritdoc />
-    public RavenCommand<long> GetCommand(DocumentConventions conventions) => new PostForNumberCommand(db => $"/databases/{Uri.EscapeDataString(db)}/admin/connection-strings", new JsonObject
+    private readonly JsonObject _body;
+
+    /// <summary>A Raven connection string (replication, RavenDB ETL).</summary>
+    public PutConnectionStringOperation(RavenConnectionString connectionString)
     {
-        ["Name"] = connectionString.Name,
-        ["Database"] = connectionString.Database,
-        ["TopologyDiscoveryUrls"] = new JsonArray([.. connectionString.TopologyDiscoveryUrls.Select(u => (JsonNode?)u)]),
-        ["Type"] = "Raven",
-    }, "RaftCommandIndex", HttpMethod.Put);
+        ArgumentNullException.ThrowIfNull(connectionString);
+        _body = new JsonObject
+        {
+            ["Name"] = connectionString.Name,
+            ["Database"] = connectionString.Database,
+            ["TopologyDiscoveryUrls"] = new JsonArray([.. connectionString.TopologyDiscoveryUrls.Select(u => (JsonNode?)u)]),
+            ["Type"] = "Raven",
+        };
+    }
+
+    /// <summary>An Sql connection string (SQL ETL to PostgreSQL).</summary>
+    public PutConnectionStringOperation(Etl.SqlConnectionString connectionString)
+    {
+        ArgumentNullException.ThrowIfNull(connectionString);
+        _body = new JsonObject
+        {
+            ["Name"] = connectionString.Name,
+            ["ConnectionString"] = connectionString.ConnectionString,
+            ["FactoryName"] = connectionString.FactoryName,
+            ["Type"] = "Sql",
+        };
+    }
+
+    /// <inheritdoc />
+    public RavenCommand<long> GetCommand(DocumentConventions conventions) =>
+        new PostForNumberCommand(db => $"/databases/{Uri.EscapeDataString(db)}/admin/connection-strings", _body, "RaftCommandIndex", HttpMethod.Put);
 }
 
 /// <summary><c>POST /databases/{db}/admin/tasks/external-replication</c>: creates or updates a task; returns its task id.</summary>
