@@ -74,7 +74,7 @@ public sealed class LocalPostgres : IDisposable
     /// <summary>Runs <paramref name="sql"/> (statements separated by <c>;</c>).</summary>
     public void Execute(string sql)
     {
-        using var connection = new Npgsql.NpgsqlConnection(ConnectionString);
+        using var connection = new Npgsql.NpgsqlConnection(ConnectionString + ";Pooling=false"); // no pooled connection outlives a Stop
         connection.Open();
         using var command = new Npgsql.NpgsqlCommand(sql, connection);
         command.ExecuteNonQuery();
@@ -83,7 +83,7 @@ public sealed class LocalPostgres : IDisposable
     /// <summary>The rows of <paramref name="sql"/>, each as its columns' text joined by <c>|</c> (NULL as <c>∅</c>), sorted: a multiset to compare.</summary>
     public List<string> Rows(string sql)
     {
-        using var connection = new Npgsql.NpgsqlConnection(ConnectionString);
+        using var connection = new Npgsql.NpgsqlConnection(ConnectionString + ";Pooling=false"); // no pooled connection outlives a Stop
         connection.Open();
         using var command = new Npgsql.NpgsqlCommand(sql, connection);
         using var reader = command.ExecuteReader();
