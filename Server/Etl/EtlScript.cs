@@ -115,11 +115,12 @@ internal sealed partial class EtlScript
         _engine.Execute(Wrap(transformation.Script));
         _function = _engine.GetValue(Function);
         // The script's top-level functions (deletion behaviours) live inside the wrapper; declared again globally so they can be called alone.
-        var program = new Acornima.Parser().ParseScript(transformation.Script);
-        foreach (var statement in program.Body)
+        string wrapped = Wrap(transformation.Script);
+        var wrapper = (Acornima.Ast.FunctionDeclaration)new Acornima.Parser().ParseScript(wrapped).Body[0];
+        foreach (var statement in wrapper.Body.Body)
             if (statement is Acornima.Ast.FunctionDeclaration { Id: { } name } f)
             {
-                _engine.Execute(transformation.Script[f.Range.Start..f.Range.End]);
+                _engine.Execute(wrapped[f.Range.Start..f.Range.End]);
                 Functions.Add(name.Name);
             }
     }
