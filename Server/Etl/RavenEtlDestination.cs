@@ -43,7 +43,7 @@ internal sealed class RavenEtlDestination(DocumentsStorage documents, RavenConne
         var docs = item.Loads.OfType<EtlLoad.RavenDocument>().ToList();
         bool loadsOwn = docs.Any(d => d.Collection.Equals(item.Collection, StringComparison.OrdinalIgnoreCase));
         bool loadsElsewhere = _targets.Any(t => !t.Equals(item.Collection, StringComparison.OrdinalIgnoreCase));
-        if (item.DeletesPrevious || item.Deleted)
+        if (item.DeletesPrevious)
         {
             if (loadsElsewhere)
                 Delete(w, item.Id + "/", prefixed: true);
