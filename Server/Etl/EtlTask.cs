@@ -152,12 +152,17 @@ public sealed record EtlTask(long TaskId, string Name, EtlKind Kind, string Conn
     /// <summary>RavenDB's task type: <c>RavenEtl</c> or <c>SqlEtl</c>.</summary>
     public string TaskType => Kind == EtlKind.Raven ? "RavenEtl" : "SqlEtl";
 
-    public void Write(Utf8JsonWriter w)
+    /// <summary>
+    /// Writes it as stored and as the clients send it; <paramref name="withType"/> false leaves <c>EtlType</c> out, as
+    /// the task listings do (RavenDB's Node client assigns the configuration onto a class where it is read-only).
+    /// </summary>
+    public void Write(Utf8JsonWriter w, bool withType = true)
     {
         w.WriteStartObject();
         w.WriteNumber(nameof(TaskId), TaskId);
         w.WriteString(nameof(Name), Name);
-        w.WriteString("EtlType", Kind.ToString());
+        if (withType)
+            w.WriteString("EtlType", Kind.ToString());
         w.WriteString(nameof(ConnectionStringName), ConnectionStringName);
         w.WriteBoolean(nameof(Disabled), Disabled);
         w.WriteString(nameof(MentorNode), MentorNode);

@@ -50,7 +50,7 @@ public static class EtlTaskJson
             w.WriteBoolean("ConnectionStringDefined", cs != null);
         }
         w.WritePropertyName("Configuration");
-        task.Write(w);
+        task.Write(w, withType: false);
         w.WriteStartArray("Transformations");
         foreach (var t in task.Transforms)
         {

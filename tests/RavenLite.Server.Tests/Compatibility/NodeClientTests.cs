@@ -98,6 +98,20 @@ public sealed class NodeClientTests(ITestOutputHelper output)
         }
     }
 
+    /// <summary>etl.mjs: RavenDB ETL and SQL ETL set up with the Node client's operations; PostgreSQL then holds its rows.</summary>
+    [Fact]
+    public async Task Official_node_client_sets_up_raven_and_sql_etl()
+    {
+        using var dir = new TempDirectory();
+        using var pg = LocalPostgres.Start(dir.Path);
+        pg.Execute("""CREATE TABLE "Orders" ("Id" text NOT NULL, "Customer" text, "Total" double precision)""");
+        await using var server = await TestServer.StartAsync();
+        var (exitCode, stdout, stderr) = await RunScriptAsync(output, ["etl.mjs", server.Url.ToString().TrimEnd('/'), "etl"], new Dictionary<string, string> { ["ETL_PG"] = pg.ConnectionString });
+        Assert.True(exitCode == 0, $"etl.mjs exited {exitCode}:\n{stdout}\n{stderr}");
+        Assert.Contains("etl: ok", stdout);
+        Assert.Equal([.. Enumerable.Range(1, 10).Select(i => FormattableString.Invariant($"orders/{i}|customers/{i}|{i * 2}")).Order(StringComparer.Ordinal)], pg.Rows("""SELECT "Id", "Customer", "Total" FROM "Orders" """));
+    }
+
     private Task<(int ExitCode, string Stdout, string Stderr)> RunNode(params string[] args) => RunNode(args, null);
 
     private Task<(int ExitCode, string Stdout, string Stderr)> RunNode(string[] args, string? steps) =>
