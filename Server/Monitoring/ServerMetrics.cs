@@ -13,7 +13,7 @@ namespace RavenLite.Server.Monitoring;
 /// pool), the storage engine's fsync histogram (<see cref="Storage.StorageMetrics"/>), the merger's batch sizes, and
 /// observable instruments read from counters the server keeps anyway when a scrape comes (documents written,
 /// merged transactions, commits, journal bytes, flushes, flush lag, per-index lag and documents indexed, per replication
-/// task lag and connection), so the
+/// task lag and connection, per ETL transformation lag, state and documents loaded), so the
 /// write path pays nothing for them. <c>Metrics=false</c> turns all of it off.
 /// </summary>
 public sealed class ServerMetrics : IDisposable
@@ -51,6 +51,9 @@ public sealed class ServerMetrics : IDisposable
         Meter.CreateObservableGauge("ravenlite.index.lag", () => Observe(m => m.PerIndex((_, index, tx) => IndexLag(index, tx))), "{etag}", "How far an index is behind its collections (etags)");
         Meter.CreateObservableGauge("ravenlite.replication.lag", () => Observe(m => m.PerReplicationTask((db, sender, last) => Math.Max(0, last - Math.Max(0, sender.LastAcknowledgedEtag)))), "{etag}", "How far a replication destination is behind its source (etags not yet acknowledged)");
         Meter.CreateObservableGauge("ravenlite.replication.connected", () => Observe(m => m.PerReplicationTask((_, sender, _) => sender.Status == "Active" ? 1 : 0)), "{state}", "1 while a replication task is connected to its destination, 0 while it reconnects (its error is in /databases/{db}/tasks)");
+        Meter.CreateObservableGauge("ravenlite.etl.lag", () => Observe(m => m.PerEtlTransformation(p => p.Lag().Etags)), "{etag}", "How far an ETL transformation is behind its database (etags not yet loaded)");
+        Meter.CreateObservableGauge("ravenlite.etl.running", () => Observe(m => m.PerEtlTransformation(p => p.State == "Running" ? 1 : 0)), "{state}", "1 while an ETL transformation loads, 0 while it retries its destination or is stopped by a script error (its error is in /databases/{db}/tasks)");
+        Meter.CreateObservableCounter("ravenlite.etl.loaded", () => Observe(m => m.PerEtlTransformation(p => p.Loaded)), "{document}", "Documents and deletions an ETL transformation loaded since the server started");
         Meter.CreateObservableCounter("ravenlite.index.documents", () => Observe(m => m.PerIndex((_, index, _) => index.MapCounts.Attempts)), "{document}", "Documents an index mapped");
     }
 
@@ -146,6 +149,19 @@ public sealed class ServerMetrics : IDisposable
             long last = LastEtag(db);
             foreach (var sender in db.Replication.Senders)
                 measurements.Add(new Measurement<long>(read(db, sender, last), new KeyValuePair<string, object?>("database", db.Name), new KeyValuePair<string, object?>("task", sender.Task.Name)));
+        });
+        return measurements;
+    }
+
+    /// <summary>One measurement per running ETL transformation of every open database, tagged with the database, task and transformation.</summary>
+    private List<Measurement<long>> PerEtlTransformation(Func<Etl.EtlProcess, long> read)
+    {
+        var measurements = new List<Measurement<long>>();
+        ForEachOpen(db =>
+        {
+            foreach (var p in db.Etl.Processes)
+                measurements.Add(new Measurement<long>(read(p), new KeyValuePair<string, object?>("database", db.Name), new KeyValuePair<string, object?>("task", p.Task.Name),
+                    new KeyValuePair<string, object?>("transformation", p.Transformation.Name)));
         });
         return measurements;
     }

@@ -30,7 +30,7 @@ public sealed class LayerTests
     private static readonly string[] Core = ["Documents", "TransactionMerger", .. Extensions];
 
     /// <summary>What works on whole databases: the database aggregate and the services it composes.</summary>
-    private static readonly string[] Services = ["Databases", "Batches", "Indexing", "Queries", "Operations", "Smuggler", "Backups", "Subscriptions", "BulkInsert", "Replication", "Cluster"];
+    private static readonly string[] Services = ["Databases", "Batches", "Indexing", "Queries", "Operations", "Smuggler", "Backups", "Subscriptions", "BulkInsert", "Replication", "Etl", "Cluster"];
 
     /// <summary>Transports: HTTP plumbing, authentication and authorization, metrics, the handlers, the TCP port.</summary>
     private static readonly string[] Web = ["Http", "Security", "Monitoring", "Endpoints", "Tcp"];
