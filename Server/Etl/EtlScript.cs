@@ -32,8 +32,11 @@ internal sealed partial class EtlScript
     private readonly List<EtlLoad> _loads = [];
     private Context? _context;
 
-    /// <summary>What the script reads beside the document: a snapshot of its database.</summary>
-    private sealed record Context(Transaction Tx, DocumentsStorage Documents, StoredDocument Document);
+    /// <summary>What the script reads beside the document: a snapshot of its database, and the document's extensions (read once per run).</summary>
+    private sealed record Context(Transaction Tx, DocumentsStorage Documents, StoredDocument Document)
+    {
+        public DocumentExtras? Extras { get; } = DocumentExtras.Read(Document.Json);
+    }
 
     [GeneratedRegex(@"\bloadTo([A-Za-z_$][\w$]*)\s*\(")]
     private static partial Regex NamedLoadTo();
@@ -132,7 +135,7 @@ internal sealed partial class EtlScript
 
     private static bool IsIdentifier(string s) => s.Length > 0 && (char.IsLetter(s[0]) || s[0] is '_' or '$') && s.All(c => char.IsLetterOrDigit(c) || c is '_' or '$');
 
-    private DocumentExtras? Extras() => DocumentExtras.Read(Current.Document.Json);
+    private DocumentExtras? Extras() => Current.Extras;
 
     private string AttachmentsJson()
     {

@@ -30,18 +30,19 @@ internal static class EtlTest
         if (doc == null && !isDelete)
             throw new NotFoundException(RavenExceptionTypes.DocumentDoesNotExist, $"There is no document '{documentId}'.");
         string collection = doc?.Collection ?? db.Documents.GetTombstone(tx, documentId)?.Collection ?? "@empty";
+        string id = isDelete ? documentId.ToLowerInvariant() : doc!.Id; // a deletion is known by its tombstone's lower-cased id
         if (!transformation.Covers(collection))
             errors.Add($"Document '{documentId}' is in collection '{collection}', which transformation '{transformation.Name}' does not cover.");
         else if (transformation.Script.Trim().Length == 0)
-            items.Add(new EtlItem(isDelete ? documentId.ToLowerInvariant() : doc!.Id, collection, doc?.Etag ?? 0, isDelete, true, isDelete ? [] : [EtlWholeDocument.Of(doc!)]));
+            items.Add(new EtlItem(id, collection, doc?.Etag ?? 0, isDelete, true, isDelete ? [] : [EtlWholeDocument.Of(doc!)]));
         else
         {
             var script = new EtlScript(task, transformation);
             try
             {
                 var loads = isDelete ? [] : script.Transform(doc!, tx, db.Documents);
-                bool deletes = script.Deletes(isDelete ? documentId.ToLowerInvariant() : doc!.Id, collection, isDelete, tx, db.Documents);
-                items.Add(new EtlItem(isDelete ? documentId.ToLowerInvariant() : doc!.Id, collection, doc?.Etag ?? 0, isDelete, deletes, loads));
+                bool deletes = script.Deletes(id, collection, isDelete, tx, db.Documents);
+                items.Add(new EtlItem(id, collection, doc?.Etag ?? 0, isDelete, deletes, loads));
             }
             catch (EtlScriptException e)
             {

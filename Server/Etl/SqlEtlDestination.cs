@@ -65,9 +65,7 @@ internal sealed class SqlEtlDestination : IEtlDestination
         }, cancellation).ConfigureAwait(false);
     }
 
-    /// <summary>The plan's statements for <paramref name="items"/>, and a connection to run them on (the test endpoint's).</summary>
-    internal (List<SqlEtlPlan.Delete>, List<SqlEtlPlan.Copy>) Plan(IReadOnlyList<EtlItem> items) => SqlEtlPlan.Build(_task, items);
-
+    /// <summary>A connection to run a plan on (the test endpoint's rolled-back run).</summary>
     internal ValueTask<NpgsqlConnection> OpenAsync(CancellationToken cancellation) => _source.OpenConnectionAsync(cancellation);
 
     /// <summary>The content of an attachment of a source document, read from the batch's snapshot.</summary>
