@@ -15,8 +15,11 @@ public abstract record EtlLoad(string Target)
         public List<(string Name, long From, long To)> TimeSeries { get; } = [];
     }
 
-    /// <summary>A row for a table: column names and values in the script's order.</summary>
-    public sealed record SqlRow(string Table, IReadOnlyList<(string Column, object? Value)> Columns) : EtlLoad(Table);
+    /// <summary>
+    /// A row for a table: column names and values in the script's order. Rows of one script with the same names share
+    /// one <paramref name="Columns"/> array (a batch groups its rows by it).
+    /// </summary>
+    public sealed record SqlRow(string Table, string[] Columns, object?[] Values) : EtlLoad(Table);
 
     /// <summary>A column value that is an object or array: sent as its JSON text.</summary>
     public sealed record JsonText(string Json);

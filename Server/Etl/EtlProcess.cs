@@ -22,6 +22,8 @@ internal sealed class EtlProcess : IDisposable
     private readonly Task _loop;
     private readonly EtlScript? _script;
     private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private Task? _loading; // the previous batch's load, while the next one is read
+    private long _readUpTo; // the last etag read into a batch that is loading
 
     public EtlProcess(Database db, EtlTask task, EtlTransformation transformation, IEtlDestination destination, ILogger logger)
     {
@@ -32,7 +34,7 @@ internal sealed class EtlProcess : IDisposable
         _logger = logger;
         using (var tx = db.Environment.ReadTransaction())
             LastProcessedEtag = EtlPositions.Read(tx, task.TaskId, transformation.Name);
-        _script = transformation.Script.Trim().Length > 0 ? new EtlScript(task, transformation) : null;
+        _script = transformation.Script.Trim().Length > 0 ? new EtlScript(task, transformation, TimeSpan.FromMilliseconds(db.Options.EtlBatchMilliseconds)) : null;
         _loop = System.Threading.Tasks.Task.Run(() => RunAsync(_stop.Token));
     }
 
@@ -66,6 +68,26 @@ internal sealed class EtlProcess : IDisposable
     public void Notify() => Interlocked.Exchange(ref _wake, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
 
     private async Task RunAsync(CancellationToken stop)
+    {
+        try
+        {
+            await LoopAsync(stop).ConfigureAwait(false);
+        }
+        finally
+        {
+            // A batch still loading when the process stops or fails ends first (its position is stored if it commits).
+            try
+            {
+                await FinishLoadingAsync().ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                Log.EtlLoadFailed(_logger, _db.Name, Task.Name, Transformation.Name, e.Message);
+            }
+        }
+    }
+
+    private async Task LoopAsync(CancellationToken stop)
     {
         int failures = 0;
         while (!stop.IsCancellationRequested)
@@ -116,31 +138,67 @@ internal sealed class EtlProcess : IDisposable
         }
     }
 
-    /// <summary>Loads one batch; true when it was full (more may be waiting), false when it caught up.</summary>
+    /// <summary>
+    /// Reads one batch and starts loading it; true when it was full (more may be waiting). A full batch's load runs
+    /// while the next batch is read (its read transaction lives until the load ends); batches are loaded one at a time,
+    /// in order, and a batch that is not full is loaded before this returns. A failed load throws here (or from the
+    /// next call), and reading starts again after the last batch loaded.
+    /// </summary>
     private async Task<bool> RunBatchAsync(CancellationToken stop)
     {
         var options = _db.Options;
         var started = Stopwatch.GetTimestamp();
         var items = new List<EtlItem>();
-        long last = LastProcessedEtag;
+        long from = _loading == null ? LastProcessedEtag : _readUpTo;
+        long last = from;
         bool full = false;
-        using var tx = _db.Environment.ReadTransaction();
-        foreach (var change in _db.Documents.ScanByEtag(tx, LastProcessedEtag))
+        var tx = _db.Environment.ReadTransaction();
+        try
         {
-            last = change.Etag;
-            if (Extract(change, tx) is { } item)
-                items.Add(item);
-            if (items.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+            _script?.BeginBatch();
+            foreach (var change in _db.Documents.ScanByEtag(tx, from))
             {
-                full = true;
-                break;
+                last = change.Etag;
+                if (Extract(change, tx) is { } item)
+                    items.Add(item);
+                if (items.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+                {
+                    full = true;
+                    break;
+                }
             }
+            stop.ThrowIfCancellationRequested();
+            await FinishLoadingAsync().ConfigureAwait(false);
         }
-        if (last == LastProcessedEtag)
+        catch
+        {
+            tx.Dispose();
+            throw;
+        }
+        if (last == from)
+        {
+            tx.Dispose();
             return false;
-        stop.ThrowIfCancellationRequested();
-        if (items.Count > 0)
-            await _destination.LoadAsync(items, tx, stop).ConfigureAwait(false);
+        }
+        _readUpTo = last;
+        _loading = System.Threading.Tasks.Task.Run(() => LoadAsync(items, tx, last, stop), CancellationToken.None);
+        if (!full)
+            await FinishLoadingAsync().ConfigureAwait(false);
+        return full;
+    }
+
+    /// <summary>Loads a batch read in <paramref name="tx"/> (disposed after), then stores the position <paramref name="last"/>.</summary>
+    private async Task LoadAsync(List<EtlItem> items, Storage.Transactions.ReadTransaction tx, long last, CancellationToken stop)
+    {
+        try
+        {
+            if (items.Count > 0)
+                await _destination.LoadAsync(items, tx, stop).ConfigureAwait(false);
+        }
+        finally
+        {
+            tx.Dispose();
+        }
         long id = Task.TaskId;
         string name = Transformation.Name;
         await _db.Merger.EnqueueAsync(new DelegateCommand<long>(ctx =>
@@ -153,7 +211,15 @@ internal sealed class EtlProcess : IDisposable
         Interlocked.Add(ref _loaded, items.Count);
         State = "Running";
         Error = null;
-        return full;
+    }
+
+    /// <summary>Waits for the batch being loaded, if any; throws what its load threw.</summary>
+    private async Task FinishLoadingAsync()
+    {
+        var loading = _loading;
+        _loading = null;
+        if (loading != null)
+            await loading.ConfigureAwait(false);
     }
 
     /// <summary>The change as the batch carries it, or null when it is not of this transformation's collections.</summary>

@@ -30,7 +30,13 @@ internal sealed partial class EtlScript
     private readonly JsonParser _parser;
     private readonly Jint.Native.Json.JsonSerializer _serializer;
     private readonly List<EtlLoad> _loads = [];
+    private readonly List<string> _names = [];
+    private readonly List<object?> _values = [];
+    private readonly List<string[]> _columnSets = [];
+    private const int MaxColumnSets = 64; // a script building column names from data would otherwise grow it without end
     private Context? _context;
+    private readonly Jint.Constraints.MaxStatementsConstraint? _statements;
+    private readonly Jint.Constraints.MemoryLimitConstraint? _memory;
 
     /// <summary>What the script reads beside the document: a snapshot of its database, and the document's extensions (read once per run).</summary>
     private sealed record Context(Transaction Tx, DocumentsStorage Documents, StoredDocument Document)
@@ -75,11 +81,18 @@ internal sealed partial class EtlScript
 
     private static string Wrap(string script) => $"function {Function}() {{\n{script}\n}}";
 
-    public EtlScript(EtlTask task, EtlTransformation transformation)
+    /// <summary>
+    /// The script's engine. Statements and memory are limited per run; the time limit per batch (<see cref="BeginBatch"/>):
+    /// <see cref="Timeout"/> beyond <paramref name="batchTime"/>, the time a batch may spend reading (one timer per
+    /// batch rather than per document).
+    /// </summary>
+    public EtlScript(EtlTask task, EtlTransformation transformation, TimeSpan batchTime = default)
     {
         _kind = task.Kind;
         _transformation = transformation.Name;
-        _engine = JavaScriptIndex.CreateEngine(MaxStatements, Timeout);
+        _engine = JavaScriptIndex.CreateEngine(MaxStatements, Timeout + batchTime);
+        _statements = _engine.Constraints.Find<Jint.Constraints.MaxStatementsConstraint>();
+        _memory = _engine.Constraints.Find<Jint.Constraints.MemoryLimitConstraint>();
         _parser = new JsonParser(_engine);
         _serializer = new Jint.Native.Json.JsonSerializer(_engine);
         _engine.SetValue("loadTo", new Func<JsValue, JsValue, JsValue>((target, obj) =>
@@ -126,6 +139,15 @@ internal sealed partial class EtlScript
                 _engine.Execute(wrapped[f.Range.Start..f.Range.End]);
                 Functions.Add(name.Name);
             }
+    }
+
+    /// <summary>Starts a batch's runs: its time limit starts now.</summary>
+    public void BeginBatch() => _engine.Constraints.Reset();
+
+    private void ResetRun()
+    {
+        _statements?.Reset();
+        _memory?.Reset();
     }
 
     /// <summary>The names of the script's top-level functions.</summary>
@@ -217,14 +239,28 @@ internal sealed partial class EtlScript
 
     private EtlLoad.SqlRow SqlLoad(string table, ObjectInstance o)
     {
-        var columns = new List<(string, object?)>();
+        _names.Clear();
+        _values.Clear();
         foreach (var (key, descriptor) in o.GetOwnProperties())
         {
             if (!key.IsString() || descriptor.Value is not { } v || v.IsUndefined() || !descriptor.Enumerable)
                 continue;
-            columns.Add((key.AsString(), ColumnValue(v)));
+            _names.Add(key.AsString());
+            _values.Add(ColumnValue(v));
         }
-        return new EtlLoad.SqlRow(table, columns);
+        return new EtlLoad.SqlRow(table, ColumnSet(), [.. _values]);
+    }
+
+    /// <summary>The shared array of the names in <see cref="_names"/> (a script's rows have few distinct column sets).</summary>
+    private string[] ColumnSet()
+    {
+        foreach (var set in _columnSets)
+            if (set.AsSpan().SequenceEqual(System.Runtime.InteropServices.CollectionsMarshal.AsSpan(_names)))
+                return set;
+        string[] added = [.. _names];
+        if (_columnSets.Count < MaxColumnSets)
+            _columnSets.Add(added);
+        return added;
     }
 
     /// <summary>A column's value: text, a number, a boolean, null, an attachment's content, a typed value, or JSON text for an object or array.</summary>
@@ -262,7 +298,7 @@ internal sealed partial class EtlScript
         _loads.Clear();
         DebugOutput.Clear();
         _context = new Context(tx, documents, doc);
-        _engine.Constraints.Reset();
+        ResetRun();
         try
         {
             var self = JavaScriptIndex.Document(_engine, Encoding.UTF8.GetString(doc.Json), doc.Id);
@@ -294,7 +330,7 @@ internal sealed partial class EtlScript
         if (function == null)
             return true;
         _context = new Context(tx, documents, new StoredDocument(docId, collection, 0, "", DateTime.MinValue, "{}"u8.ToArray()));
-        _engine.Constraints.Reset();
+        ResetRun();
         try
         {
             JsValue[] args = function == "deleteDocumentsBehavior" ? [docId, collection, deleted] : [docId, deleted];

@@ -38,6 +38,7 @@ internal static class EtlTest
         else
         {
             var script = new EtlScript(task, transformation);
+            script.BeginBatch();
             try
             {
                 var loads = isDelete ? [] : script.Transform(doc!, tx, db.Documents);
@@ -114,7 +115,7 @@ internal static class EtlTest
                     {
                         w.WriteStartObject();
                         w.WriteString("Key", c.Columns[i]);
-                        w.WriteString("Value", Shown(row[i]));
+                        w.WriteString("Value", Shown(c.Value(row, i)));
                         w.WriteEndObject();
                     }
                     w.WriteEndArray();

@@ -7,13 +7,14 @@ namespace RavenLite.Server.Etl;
 /// </summary>
 internal static class PostgresCopyText
 {
-    public static void WriteRow(TextWriter w, object?[] values, Func<EtlLoad.AttachmentContent, byte[]?> attachment)
+    /// <summary>Row <paramref name="row"/> of <paramref name="copy"/> as one line.</summary>
+    public static void WriteRow(TextWriter w, SqlEtlPlan.Copy copy, (string Id, EtlLoad.SqlRow Row) row, Func<EtlLoad.AttachmentContent, byte[]?> attachment)
     {
-        for (int i = 0; i < values.Length; i++)
+        for (int i = 0; i < copy.Columns.Count; i++)
         {
             if (i > 0)
                 w.Write('\t');
-            if (Text(values[i], attachment) is { } text)
+            if (Text(copy.Value(row, i), attachment) is { } text)
                 Escape(w, text);
             else
                 w.Write("\\N");
@@ -45,6 +46,11 @@ internal static class PostgresCopyText
 
     private static void Escape(TextWriter w, string s)
     {
+        if (s.AsSpan().IndexOfAny("\\\t\n\r") < 0)
+        {
+            w.Write(s);
+            return;
+        }
         foreach (char c in s)
         {
             switch (c)

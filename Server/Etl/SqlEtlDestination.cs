@@ -60,7 +60,7 @@ internal sealed class SqlEtlDestination : IEtlDestination
             {
                 using var writer = connection.BeginTextImport(c.Text);
                 foreach (var row in c.Rows)
-                    PostgresCopyText.WriteRow(writer, row, a => Attachment(tx, a));
+                    PostgresCopyText.WriteRow(writer, c, row, a => Attachment(tx, a));
             }
         }, cancellation).ConfigureAwait(false);
     }

@@ -11,8 +11,23 @@ internal static class SqlEtlPlan
     /// <summary>A delete: its text and parameters.</summary>
     public sealed record Delete(string Table, string Text, IReadOnlyList<(string Name, object? Value)> Parameters);
 
-    /// <summary>A COPY of rows into a table: its text, the columns and the rows (values in column order).</summary>
-    public sealed record Copy(string Table, string Text, IReadOnlyList<string> Columns, IReadOnlyList<object?[]> Rows);
+    /// <summary>
+    /// A COPY of rows into a table: its text and columns — the document id column first, then the script's columns
+    /// without it — and the rows, each a source document's id and the row the script loaded for it.
+    /// </summary>
+    public sealed class Copy(string table, string text, string[] columns, int[] source)
+    {
+        public string Table { get; } = table;
+
+        public string Text { get; } = text;
+
+        public IReadOnlyList<string> Columns { get; } = columns;
+
+        public List<(string Id, EtlLoad.SqlRow Row)> Rows { get; } = [];
+
+        /// <summary>Column <paramref name="column"/>'s value in row <paramref name="row"/>.</summary>
+        public object? Value((string Id, EtlLoad.SqlRow Row) row, int column) => column == 0 ? row.Id : row.Row.Values[source[column]];
+    }
 
     public static (List<Delete> Deletes, List<Copy> Copies) Build(EtlTask task, IReadOnlyList<EtlItem> items)
     {
@@ -32,25 +47,38 @@ internal static class SqlEtlPlan
         var copies = new List<Copy>();
         foreach (var table in task.SqlTables)
         {
-            var rows = items.SelectMany(i => i.Loads.OfType<EtlLoad.SqlRow>().Where(r => r.Table.Equals(table.TableName, StringComparison.OrdinalIgnoreCase)).Select(r => (i.Id, Row: r)));
-            // The document id column is the source document's id whatever the script set it to (RavenDB's rule).
-            foreach (var group in rows.Select(r => WithId(table.DocumentIdColumn, r.Id, r.Row)).GroupBy(r => string.Join('\u0001', r.Select(c => c.Column))))
-            {
-                var columns = group.First().Select(c => c.Column).ToList();
-                string text = $"COPY {Table(task, table.TableName)} ({string.Join(", ", columns.Select(Quote))}) FROM STDIN";
-                copies.Add(new Copy(table.TableName, text, columns, [.. group.Select(r => r.Select(c => c.Value).ToArray())]));
-            }
+            // One COPY per column set the script used for the table (the arrays are shared by the script's rows).
+            var byColumns = new Dictionary<string[], Copy>(ReferenceEqualityComparer.Instance);
+            foreach (var item in items)
+                foreach (var load in item.Loads)
+                {
+                    if (load is not EtlLoad.SqlRow row || !row.Table.Equals(table.TableName, StringComparison.OrdinalIgnoreCase))
+                        continue;
+                    if (!byColumns.TryGetValue(row.Columns, out var copy))
+                    {
+                        copy = CopyOf(task, table, row.Columns);
+                        byColumns.Add(row.Columns, copy);
+                        copies.Add(copy);
+                    }
+                    copy.Rows.Add((item.Id, row));
+                }
         }
         return (deletes, copies);
     }
 
-    private static List<(string Column, object? Value)> WithId(string idColumn, string id, EtlLoad.SqlRow row)
+    /// <summary>The document id column is the source document's id whatever the script set it to (RavenDB's rule).</summary>
+    private static Copy CopyOf(EtlTask task, SqlEtlTable table, string[] scriptColumns)
     {
-        var columns = new List<(string Column, object? Value)>(row.Columns.Count + 1) { (idColumn, id) };
-        foreach (var c in row.Columns)
-            if (!c.Column.Equals(idColumn, StringComparison.Ordinal))
-                columns.Add(c);
-        return columns;
+        var columns = new List<string> { table.DocumentIdColumn };
+        var source = new List<int> { -1 };
+        for (int i = 0; i < scriptColumns.Length; i++)
+            if (!scriptColumns[i].Equals(table.DocumentIdColumn, StringComparison.Ordinal))
+            {
+                columns.Add(scriptColumns[i]);
+                source.Add(i);
+            }
+        string text = $"COPY {Table(task, table.TableName)} ({string.Join(", ", columns.Select(Quote))}) FROM STDIN";
+        return new Copy(table.TableName, text, [.. columns], [.. source]);
     }
 
     private static Delete DeleteOf(EtlTask task, SqlEtlTable table, string name, string column, string[] ids) =>

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|replication|cluster|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|etl|replication|cluster|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -28,7 +28,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         return 3;
     }
     bool withPeer = !r.GetValue(noPeer);
-    if (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" or "extensions" or "live" && withPeer && !PostgresPeer.IsAvailable(out _, out string pgWhy))
+    if ((suite == "etl" || (suite is "bulk-insert" or "writes" or "indexing" or "mapreduce" or "extensions" or "live" && withPeer)) && !PostgresPeer.IsAvailable(out _, out string pgWhy))
     {
         Console.Error.WriteLine(pgWhy);
         return 3;
@@ -46,6 +46,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
         "mapreduce" => new MapReduceSuite(isQuick, work, withPeer).Run(),
         "extensions" => new ExtensionsSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
         "live" => new LiveSuite(isQuick, work, withPeer, r.GetValue(only)).Run(),
+        "etl" => new EtlSuite(isQuick, work).Run(),
         "tls" => new TlsSuite(isQuick, work, repeats).Run(),
         "replication" => new ReplicationSuite(isQuick, work, repeats).Run(),
         "cluster" => r.GetValue(baselineOption) is { } baseline
@@ -83,6 +84,8 @@ var extensions = new Command("extensions", "Counter increments from 64 clients a
 extensions.SetAction(r => RunSuite("extensions", r));
 var live = new Command("live", "A data subscription worker reading 1M orders against PostgreSQL keyset paging; export/import; 64-client writes with and without 100 changes-API subscribers; snapshot backups (--only changes or backups runs just those).") { quick, json, dir, noPeer, only };
 live.SetAction(r => RunSuite("live", r));
+var etl = new Command("etl", "SQL ETL of 1M orders (a row per order and per line) into PostgreSQL against a plain COPY of the same rows, same run; then commit-to-row lag under 64-client writes.") { quick, json, dir };
+etl.SetAction(r => RunSuite("etl", r));
 var replication = new Command("replication", "64-client PUTs into a database replicating to a second server process against the source alone (alternating runs), commit-to-visible lag on the destination, and a new destination catching up 1M orders against importing them from a .ravendbdump, same run.") { quick, json, dir, repeat };
 replication.SetAction(r => RunSuite("replication", r));
 var cluster = new Command("cluster", "Three server processes form a cluster; compare-exchange puts from 16 clients through Raft against the same puts on a single server, then the time from the leader's SIGKILL to the first successful put through a survivor; with --baseline, single-node compare-exchange and document puts of this build against another's.") { quick, json, dir, repeat, baselineOption };
@@ -101,7 +104,7 @@ var httpSink = new Command("http-sink", "Internal: the HTTP floor's child proces
 httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
 var encryption = new Command("encryption", "1M orders bulk-inserted and indexed into an encrypted database and a plain one on the same secured server.") { quick, json, dir };
 encryption.SetAction(r => RunSuite("encryption", r));
-return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, encryption, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
+return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, encryption, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, etl, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
