@@ -148,11 +148,11 @@ internal sealed class EtlProcess : IDisposable
     {
         var options = _db.Options;
         var started = Stopwatch.GetTimestamp();
-        var items = new List<EtlItem>();
         long from = _loading == null ? LastProcessedEtag : _readUpTo;
         long last = from;
         bool full = false;
         var tx = _db.Environment.ReadTransaction();
+        var batch = _destination.NewBatch(tx);
         try
         {
             _script?.BeginBatch();
@@ -160,8 +160,8 @@ internal sealed class EtlProcess : IDisposable
             {
                 last = change.Etag;
                 if (Extract(change, tx) is { } item)
-                    items.Add(item);
-                if (items.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+                    batch.Add(item);
+                if (batch.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
                 {
                     full = true;
                     break;
@@ -172,31 +172,34 @@ internal sealed class EtlProcess : IDisposable
         }
         catch
         {
+            batch.Dispose();
             tx.Dispose();
             throw;
         }
         if (last == from)
         {
+            batch.Dispose();
             tx.Dispose();
             return false;
         }
         _readUpTo = last;
-        _loading = System.Threading.Tasks.Task.Run(() => LoadAsync(items, tx, last, stop), CancellationToken.None);
+        _loading = System.Threading.Tasks.Task.Run(() => LoadAsync(batch, tx, last, stop), CancellationToken.None);
         if (!full)
             await FinishLoadingAsync().ConfigureAwait(false);
         return full;
     }
 
-    /// <summary>Loads a batch read in <paramref name="tx"/> (disposed after), then stores the position <paramref name="last"/>.</summary>
-    private async Task LoadAsync(List<EtlItem> items, Storage.Transactions.ReadTransaction tx, long last, CancellationToken stop)
+    /// <summary>Loads a batch read in <paramref name="tx"/> (both disposed after), then stores the position <paramref name="last"/>.</summary>
+    private async Task LoadAsync(IEtlBatch batch, Storage.Transactions.ReadTransaction tx, long last, CancellationToken stop)
     {
+        int count = batch.Count;
         try
         {
-            if (items.Count > 0)
-                await _destination.LoadAsync(items, tx, stop).ConfigureAwait(false);
+            await batch.LoadAsync(stop).ConfigureAwait(false);
         }
         finally
         {
+            batch.Dispose();
             tx.Dispose();
         }
         long id = Task.TaskId;
@@ -208,7 +211,7 @@ internal sealed class EtlProcess : IDisposable
         })).ConfigureAwait(false);
         LastProcessedEtag = last;
         LastBatchAt = DateTime.UtcNow;
-        Interlocked.Add(ref _loaded, items.Count);
+        Interlocked.Add(ref _loaded, count);
         State = "Running";
         Error = null;
     }

@@ -51,7 +51,10 @@ internal static class EtlTest
             }
             output.AddRange(script.DebugOutput);
         }
-        var (deletesPlan, copies) = kind == EtlKind.Sql ? SqlEtlPlan.Build(task, items) : ([], []);
+        using var plan = new SqlEtlPlan(task, keepRows: true);
+        if (kind == EtlKind.Sql)
+            foreach (var item in items)
+                plan.Add(item, a => SqlEtlDestination.Attachment(db.Documents, tx, a));
         var loadErrors = new List<string>();
         if (kind == EtlKind.Sql && items.Count > 0 && Replication.RavenConnectionString.Property(body, "PerformRolledBackTransaction") is { ValueKind: JsonValueKind.True })
         {
@@ -63,7 +66,7 @@ internal static class EtlTest
             {
                 await using var open = await destination.OpenAsync(cancellation).ConfigureAwait(false);
                 await using var transaction = await open.BeginTransactionAsync(cancellation).ConfigureAwait(false);
-                await destination.RunAsync(open, deletesPlan, copies, tx, cancellation).ConfigureAwait(false);
+                await SqlEtlDestination.RunAsync(open, plan, cancellation).ConfigureAwait(false);
                 await transaction.RollbackAsync(cancellation).ConfigureAwait(false);
             }
             catch (Exception e) when (e is Npgsql.NpgsqlException or InvalidOperationException or IOException)
@@ -71,7 +74,7 @@ internal static class EtlTest
                 loadErrors.Add(e.Message);
             }
         }
-        return new Result(task, errors, loadErrors, output, deletesPlan, copies, items);
+        return new Result(task, errors, loadErrors, output, plan.Deletes(), plan.Copies(), items);
     }
 
     /// <summary>RavenDB's <c>SqlEtlTestScriptResult</c>: <c>Summary</c> per table of its commands and their parameters (a COPY's rows as its parameters).</summary>
@@ -106,7 +109,7 @@ internal static class EtlTest
             }
             foreach (var c in r.Copies.Where(c => c.Table == table))
             {
-                foreach (var row in c.Rows)
+                foreach (var row in c.Rows!)
                 {
                     w.WriteStartObject();
                     w.WriteString("CommandText", c.Text);

@@ -11,9 +11,18 @@ internal sealed record EtlItem(string Id, string Collection, long Etag, bool Del
 /// <summary>Where a transformation loads: one destination transaction per batch, all of it or none.</summary>
 internal interface IEtlDestination : IDisposable
 {
-    /// <summary>
-    /// Loads <paramref name="items"/> (their attachments read from <paramref name="tx"/>, the snapshot they were
-    /// read in); returns once the destination committed them, throws when it did not.
-    /// </summary>
-    Task LoadAsync(IReadOnlyList<EtlItem> items, Transaction tx, CancellationToken cancellation);
+    /// <summary>A new batch of changes read in <paramref name="tx"/> (which lives until the batch is disposed).</summary>
+    IEtlBatch NewBatch(Transaction tx);
+}
+
+/// <summary>A batch: changes added as they are read (each may be prepared for the destination at once), then loaded.</summary>
+internal interface IEtlBatch : IDisposable
+{
+    void Add(EtlItem item);
+
+    /// <summary>Changes added.</summary>
+    int Count { get; }
+
+    /// <summary>Loads the batch; returns once the destination committed it, throws when it did not.</summary>
+    Task LoadAsync(CancellationToken cancellation);
 }

@@ -19,7 +19,9 @@ internal sealed class RavenEtlDestination(DocumentsStorage documents, RavenConne
     /// <summary>The URL that answered last (tried first next time).</summary>
     public string? ConnectedUrl { get; private set; }
 
-    public async Task LoadAsync(IReadOnlyList<EtlItem> items, Transaction tx, CancellationToken cancellation)
+    public IEtlBatch NewBatch(Transaction tx) => new EtlItemsBatch(tx, LoadAsync);
+
+    private async Task LoadAsync(IReadOnlyList<EtlItem> items, Transaction tx, CancellationToken cancellation)
     {
         var attachments = new List<byte[]>();
         var body = new ArrayBufferWriter<byte>(64 << 10);

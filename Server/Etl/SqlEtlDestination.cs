@@ -24,16 +24,35 @@ internal sealed class SqlEtlDestination : IEtlDestination
         _source = NpgsqlDataSource.Create(builder);
     }
 
-    public async Task LoadAsync(IReadOnlyList<EtlItem> items, Transaction tx, CancellationToken cancellation)
+    public IEtlBatch NewBatch(Transaction tx) => new Batch(this, tx);
+
+    /// <summary>A batch's plan: each change's rows written as COPY text as it is added (its attachments read from the batch's snapshot).</summary>
+    private sealed class Batch(SqlEtlDestination destination, Transaction tx) : IEtlBatch
     {
-        var (deletes, copies) = SqlEtlPlan.Build(_task, items);
-        if (deletes.Count == 0 && copies.Count == 0)
+        private readonly SqlEtlPlan _plan = new(destination._task);
+
+        public int Count { get; private set; }
+
+        public void Add(EtlItem item)
+        {
+            _plan.Add(item, a => Attachment(destination._documents, tx, a));
+            Count++;
+        }
+
+        public Task LoadAsync(CancellationToken cancellation) => destination.LoadAsync(_plan, cancellation);
+
+        public void Dispose() => _plan.Dispose();
+    }
+
+    private async Task LoadAsync(SqlEtlPlan plan, CancellationToken cancellation)
+    {
+        if (plan.IsEmpty)
             return;
         try
         {
             await using var connection = await _source.OpenConnectionAsync(cancellation).ConfigureAwait(false);
             await using var transaction = await connection.BeginTransactionAsync(cancellation).ConfigureAwait(false);
-            await RunAsync(connection, deletes, copies, tx, cancellation).ConfigureAwait(false);
+            await RunAsync(connection, plan, cancellation).ConfigureAwait(false);
             await transaction.CommitAsync(cancellation).ConfigureAwait(false);
         }
         catch (Exception e) when (e is NpgsqlException or InvalidOperationException or IOException or TimeoutException)
@@ -43,9 +62,9 @@ internal sealed class SqlEtlDestination : IEtlDestination
     }
 
     /// <summary>Runs the plan on an open transaction of <paramref name="connection"/> (the test endpoint rolls it back).</summary>
-    internal async Task RunAsync(NpgsqlConnection connection, List<SqlEtlPlan.Delete> deletes, List<SqlEtlPlan.Copy> copies, Transaction tx, CancellationToken cancellation)
+    internal static async Task RunAsync(NpgsqlConnection connection, SqlEtlPlan plan, CancellationToken cancellation)
     {
-        foreach (var d in deletes)
+        foreach (var d in plan.Deletes())
         {
             await using var command = new NpgsqlCommand(d.Text, connection);
             foreach (var (name, value) in d.Parameters)
@@ -56,11 +75,10 @@ internal sealed class SqlEtlDestination : IEtlDestination
         // synchronously, and after an await this method may be running on the socket engine's own thread.
         await Task.Run(() =>
         {
-            foreach (var c in copies)
+            foreach (var c in plan.Copies())
             {
                 using var writer = connection.BeginTextImport(c.Text);
-                foreach (var row in c.Rows)
-                    PostgresCopyText.WriteRow(writer, c, row, a => Attachment(tx, a));
+                c.WriteTo(writer);
             }
         }, cancellation).ConfigureAwait(false);
     }
@@ -69,9 +87,9 @@ internal sealed class SqlEtlDestination : IEtlDestination
     internal ValueTask<NpgsqlConnection> OpenAsync(CancellationToken cancellation) => _source.OpenConnectionAsync(cancellation);
 
     /// <summary>The content of an attachment of a source document, read from the batch's snapshot.</summary>
-    internal byte[]? Attachment(Transaction tx, EtlLoad.AttachmentContent a)
+    internal static byte[]? Attachment(DocumentsStorage documents, Transaction tx, EtlLoad.AttachmentContent a)
     {
-        if (_documents.Get(tx, a.DocumentId) is not { } doc || DocumentExtras.Read(doc.Json)?.Attachments.GetValueOrDefault(a.Name) is not { } info
+        if (documents.Get(tx, a.DocumentId) is not { } doc || DocumentExtras.Read(doc.Json)?.Attachments.GetValueOrDefault(a.Name) is not { } info
             || Attachments.AttachmentsStore.Find(tx, info.Hash) is not { } content)
             return null;
         using var bytes = new MemoryStream();

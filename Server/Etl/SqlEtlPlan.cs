@@ -1,40 +1,114 @@
 namespace RavenLite.Server.Etl;
 
 /// <summary>
-/// The statements an SQL ETL batch runs in its one destination transaction (docs/etl.md "SQL ETL"): for each table
-/// not in insert-only mode, in reverse table order, a delete of the rows of every changed document
-/// (<c>DELETE FROM t WHERE "col" = ANY(@ids)</c>, a deleted document's id matched lower-cased, as its tombstone keeps it);
-/// then, in table order, the rows the scripts loaded, one <c>COPY t (..) FROM STDIN</c> per table and column set.
+/// The statements an SQL ETL batch runs in its one destination transaction (docs/etl.md "SQL ETL"), built as the
+/// batch is read: for each table not in insert-only mode, in reverse table order, a delete of the rows of every
+/// changed document (<c>DELETE FROM t WHERE "col" = ANY(@ids)</c>, a deleted document's id matched lower-cased, as its
+/// tombstone keeps it); then, in table order, the rows the scripts loaded, one <c>COPY t (..) FROM STDIN</c> per table
+/// and column set, each row written as COPY text when it is added.
 /// </summary>
-internal static class SqlEtlPlan
+internal sealed class SqlEtlPlan(EtlTask task, bool keepRows = false) : IDisposable
 {
+    private readonly HashSet<string> _updated = new(StringComparer.Ordinal);
+    private readonly HashSet<string> _deleted = new(StringComparer.Ordinal);
+    private readonly List<Copy> _copies = [];
+
     /// <summary>A delete: its text and parameters.</summary>
     public sealed record Delete(string Table, string Text, IReadOnlyList<(string Name, object? Value)> Parameters);
 
     /// <summary>
     /// A COPY of rows into a table: its text and columns — the document id column first, then the script's columns
-    /// without it — and the rows, each a source document's id and the row the script loaded for it.
+    /// without it — and its rows as COPY text (with <c>keepRows</c>, also as values, for the test endpoint).
     /// </summary>
-    public sealed class Copy(string table, string text, string[] columns, int[] source)
+    public sealed class Copy : IDisposable
     {
-        public string Table { get; } = table;
+        private readonly int[] _source;
+        private readonly PooledText _text = new();
 
-        public string Text { get; } = text;
+        internal Copy(string table, int tableIndex, string text, string[] scriptColumns, string[] columns, int[] source, bool keepRows)
+        {
+            Table = table;
+            TableIndex = tableIndex;
+            Text = text;
+            ScriptColumns = scriptColumns;
+            Columns = columns;
+            _source = source;
+            Rows = keepRows ? [] : null;
+        }
 
-        public IReadOnlyList<string> Columns { get; } = columns;
+        public string Table { get; }
 
-        public List<(string Id, EtlLoad.SqlRow Row)> Rows { get; } = [];
+        internal int TableIndex { get; }
+
+        public string Text { get; }
+
+        /// <summary>The script's column array the rows share.</summary>
+        internal string[] ScriptColumns { get; }
+
+        public IReadOnlyList<string> Columns { get; }
+
+        public int RowCount { get; private set; }
+
+        /// <summary>The rows as values (only when the plan keeps them): a source document's id and the row loaded for it.</summary>
+        public List<(string Id, EtlLoad.SqlRow Row)>? Rows { get; }
 
         /// <summary>Column <paramref name="column"/>'s value in row <paramref name="row"/>.</summary>
-        public object? Value((string Id, EtlLoad.SqlRow Row) row, int column) => column == 0 ? row.Id : row.Row.Values[source[column]];
+        public object? Value((string Id, EtlLoad.SqlRow Row) row, int column) => column == 0 ? row.Id : row.Row.Values[_source[column]];
+
+        internal void Add(string id, EtlLoad.SqlRow row, Func<EtlLoad.AttachmentContent, byte[]?> attachment)
+        {
+            PostgresCopyText.WriteRow(_text, this, (id, row), attachment);
+            RowCount++;
+            Rows?.Add((id, row));
+        }
+
+        /// <summary>The rows' COPY text, to the COPY's writer.</summary>
+        public void WriteTo(TextWriter w) => _text.CopyTo(w);
+
+        public void Dispose() => _text.Dispose();
     }
 
-    public static (List<Delete> Deletes, List<Copy> Copies) Build(EtlTask task, IReadOnlyList<EtlItem> items)
+    /// <summary>Nothing to run: no deletes and no rows.</summary>
+    public bool IsEmpty => _updated.Count == 0 && _deleted.Count == 0 && _copies.Count == 0;
+
+    /// <summary>Adds a change: its deletion (when it deletes what was loaded before) and its rows, written at once.</summary>
+    public void Add(EtlItem item, Func<EtlLoad.AttachmentContent, byte[]?> attachment)
+    {
+        ArgumentNullException.ThrowIfNull(item);
+        if (item.DeletesPrevious)
+            (item.Deleted ? _deleted : _updated).Add(item.Id);
+        foreach (var load in item.Loads)
+        {
+            if (load is not EtlLoad.SqlRow row)
+                continue;
+            int tableIndex = TableIndex(row.Table);
+            if (tableIndex < 0)
+                continue; // the script was checked against the tables when the task was put
+            // One COPY per table and column set (the script's rows share their column arrays).
+            var copy = _copies.Find(c => c.TableIndex == tableIndex && ReferenceEquals(c.ScriptColumns, row.Columns));
+            if (copy == null)
+            {
+                copy = CopyOf(task.SqlTables[tableIndex], tableIndex, row.Columns);
+                _copies.Add(copy);
+            }
+            copy.Add(item.Id, row, attachment);
+        }
+    }
+
+    private int TableIndex(string table)
+    {
+        for (int i = 0; i < task.SqlTables.Count; i++)
+            if (task.SqlTables[i].TableName.Equals(table, StringComparison.OrdinalIgnoreCase))
+                return i;
+        return -1;
+    }
+
+    /// <summary>The deletes, in reverse table order.</summary>
+    public List<Delete> Deletes()
     {
         var deletes = new List<Delete>();
-        var updated = items.Where(i => !i.Deleted && i.DeletesPrevious).Select(i => i.Id).Distinct(StringComparer.Ordinal).ToArray();
-        var deleted = items.Where(i => i.Deleted && i.DeletesPrevious).Select(i => i.Id).Distinct(StringComparer.Ordinal).ToArray();
-        foreach (var table in task.SqlTables.Reverse())
+        string[] updated = [.. _updated], deleted = [.. _deleted];
+        foreach (var table in Enumerable.Reverse(task.SqlTables))
         {
             if (table.InsertOnlyMode)
                 continue;
@@ -44,30 +118,14 @@ internal static class SqlEtlPlan
             if (deleted.Length > 0)
                 deletes.Add(DeleteOf(task, table, name, $"lower({column})", deleted));
         }
-        var copies = new List<Copy>();
-        foreach (var table in task.SqlTables)
-        {
-            // One COPY per column set the script used for the table (the arrays are shared by the script's rows).
-            var byColumns = new Dictionary<string[], Copy>(ReferenceEqualityComparer.Instance);
-            foreach (var item in items)
-                foreach (var load in item.Loads)
-                {
-                    if (load is not EtlLoad.SqlRow row || !row.Table.Equals(table.TableName, StringComparison.OrdinalIgnoreCase))
-                        continue;
-                    if (!byColumns.TryGetValue(row.Columns, out var copy))
-                    {
-                        copy = CopyOf(task, table, row.Columns);
-                        byColumns.Add(row.Columns, copy);
-                        copies.Add(copy);
-                    }
-                    copy.Rows.Add((item.Id, row));
-                }
-        }
-        return (deletes, copies);
+        return deletes;
     }
 
+    /// <summary>The copies, in table order (then in the order their column sets first came).</summary>
+    public List<Copy> Copies() => [.. _copies.OrderBy(c => c.TableIndex)];
+
     /// <summary>The document id column is the source document's id whatever the script set it to (RavenDB's rule).</summary>
-    private static Copy CopyOf(EtlTask task, SqlEtlTable table, string[] scriptColumns)
+    private Copy CopyOf(SqlEtlTable table, int tableIndex, string[] scriptColumns)
     {
         var columns = new List<string> { table.DocumentIdColumn };
         var source = new List<int> { -1 };
@@ -78,7 +136,7 @@ internal static class SqlEtlPlan
                 source.Add(i);
             }
         string text = $"COPY {Table(task, table.TableName)} ({string.Join(", ", columns.Select(Quote))}) FROM STDIN";
-        return new Copy(table.TableName, text, [.. columns], [.. source]);
+        return new Copy(table.TableName, tableIndex, text, scriptColumns, [.. columns], [.. source], keepRows);
     }
 
     private static Delete DeleteOf(EtlTask task, SqlEtlTable table, string name, string column, string[] ids) =>
@@ -94,4 +152,10 @@ internal static class SqlEtlPlan
 
     /// <summary>A PostgreSQL string literal (standard_conforming_strings: only the quote is doubled).</summary>
     public static string Literal(string value) => "'" + value.Replace("'", "''", StringComparison.Ordinal) + "'";
+
+    public void Dispose()
+    {
+        foreach (var copy in _copies)
+            copy.Dispose();
+    }
 }
