@@ -102,7 +102,7 @@ internal sealed partial class EtlScript
             if (IsIdentifier(target))
                 _engine.SetValue("loadTo" + target, new Func<JsValue, JsValue>(obj => LoadTo(target, obj)));
         _engine.SetValue("load", new Func<JsValue, JsValue>(id =>
-            id is not null && id.IsString() && Current.Documents.Get(Current.Tx, id.AsString()) is { } d ? JavaScriptIndex.Document(_engine, Encoding.UTF8.GetString(d.Json), d.Id) : JsValue.Null));
+            id is not null && id.IsString() && Current.Documents.Get(Current.Tx, id.AsString()) is { } d ? JavaScriptIndex.Document(_engine, d.Json, d.Id) : JsValue.Null));
         _engine.SetValue("id", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o && o.Get("@metadata") is ObjectInstance m ? m.Get("@id") : JsValue.Null));
         _engine.SetValue("getMetadata", new Func<JsValue, JsValue>(doc => doc is ObjectInstance o ? o.Get("@metadata") : JsValue.Null));
         _engine.SetValue("getAttachments", new Func<JsValue>(() => _parser.Parse(AttachmentsJson())));
@@ -301,7 +301,7 @@ internal sealed partial class EtlScript
         ResetRun();
         try
         {
-            var self = JavaScriptIndex.Document(_engine, Encoding.UTF8.GetString(doc.Json), doc.Id);
+            var self = JavaScriptIndex.Document(_engine, doc.Json, doc.Id);
             _engine.Invoke(_function, self, []);
             return [.. _loads];
         }

@@ -110,11 +110,10 @@ internal sealed class PatchScript : IDisposable
         Effects.Clear();
         Output.Clear();
         _engine.Constraints.Reset();
-        string json = System.Text.Encoding.UTF8.GetString(doc.Json);
         try
         {
-            string before = Serialize(JavaScriptIndex.Document(_engine, json, doc.Id));
-            var self = JavaScriptIndex.Document(_engine, json, doc.Id);
+            string before = Serialize(JavaScriptIndex.Document(_engine, doc.Json, doc.Id));
+            var self = JavaScriptIndex.Document(_engine, doc.Json, doc.Id);
             _engine.Invoke(_function, self, [_args]);
             string after = Serialize(self);
             return after == before ? null : System.Text.Encoding.UTF8.GetBytes(after);
@@ -147,7 +146,7 @@ internal sealed class PatchScript : IDisposable
         return new Jint.Native.Json.JsonSerializer(_engine).Serialize(document).AsString();
     }
 
-    private JsValue Parse(StoredDocument doc) => JavaScriptIndex.Document(_engine, System.Text.Encoding.UTF8.GetString(doc.Json), doc.Id);
+    private JsValue Parse(StoredDocument doc) => JavaScriptIndex.Document(_engine, doc.Json, doc.Id);
 
     public void Dispose() => _engine.Dispose();
 }

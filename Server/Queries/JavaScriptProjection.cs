@@ -104,7 +104,7 @@ internal sealed class JavaScriptProjection : IDisposable
         return "({ " + string.Join(", ", members) + " })";
     }
 
-    private JsValue Parse(StoredDocument doc) => Indexing.Scripting.JavaScriptIndex.Document(_engine, System.Text.Encoding.UTF8.GetString(doc.Json), doc.Id);
+    private JsValue Parse(StoredDocument doc) => Indexing.Scripting.JavaScriptIndex.Document(_engine, doc.Json, doc.Id);
 
     /// <summary>The projection of one answered document, with RavenDB's projection metadata.</summary>
     public byte[] Project(StoredDocument doc, JsonElement json)

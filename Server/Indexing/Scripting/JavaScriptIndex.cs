@@ -326,7 +326,7 @@ internal static class JavaScriptIndex
             .SetReferencesResolver(Jint.Runtime.Interop.NullPropagatingReferenceResolver.Instance, Jint.Runtime.Interop.ReferenceResolverInterests.NullishPropertyBase));
 
     /// <summary>A document as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
-    internal static JsValue Document(Engine engine, JsonElement json, string id) => Document(engine, json.GetRawText(), id);
+    internal static JsValue Document(Engine engine, JsonElement json, string id) => Document(engine, System.Runtime.InteropServices.JsonMarshal.GetRawUtf8Value(json), id);
 
     /// <summary>The map function's kind of source: <c>map</c> (documents), <c>counters.map</c> or <c>timeSeries.map</c>; null for any other call.</summary>
     private static IndexSourceType? SourceKind(Expression callee) => callee switch
@@ -361,9 +361,12 @@ internal static class JavaScriptIndex
     }
 
     /// <summary>A document (JSON text) as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
-    internal static JsValue Document(Engine engine, string json, string id)
+    internal static JsValue Document(Engine engine, string json, string id) => Document(engine, Encoding.UTF8.GetBytes(json), id);
+
+    /// <summary>A document (UTF-8 JSON) as a JavaScript object, its id in <c>@metadata.@id</c>.</summary>
+    internal static JsValue Document(Engine engine, ReadOnlySpan<byte> json, string id)
     {
-        var value = new JsonParser(engine).Parse(json);
+        var value = JsonToJs.Parse(engine, json);
         if (value is ObjectInstance o)
         {
             if (o.Get("@metadata") is not ObjectInstance meta)
