@@ -103,7 +103,9 @@ internal sealed class EtlProcess : IDisposable
                 failures = 0;
                 State = "Running";
                 Error = null;
-                await System.Threading.Tasks.Task.WhenAny(wake, System.Threading.Tasks.Task.Delay(TimeSpan.FromSeconds(5), stop)).ConfigureAwait(false);
+                // Caught up: the next commit wakes it — or the batch still loading ending, so that its failure shows and is retried at once.
+                var idle = System.Threading.Tasks.Task.Delay(TimeSpan.FromSeconds(5), stop);
+                await System.Threading.Tasks.Task.WhenAny(wake, idle, _loading ?? idle).ConfigureAwait(false);
             }
             catch (OperationCanceledException) when (stop.IsCancellationRequested)
             {
@@ -139,10 +141,9 @@ internal sealed class EtlProcess : IDisposable
     }
 
     /// <summary>
-    /// Reads one batch and starts loading it; true when it was full (more may be waiting). A full batch's load runs
-    /// while the next batch is read (its read transaction lives until the load ends); batches are loaded one at a time,
-    /// in order, and a batch that is not full is loaded before this returns. A failed load throws here (or from the
-    /// next call), and reading starts again after the last batch loaded.
+    /// Reads one batch and starts loading it; true when it was full (more may be waiting). A batch's load runs while
+    /// the next batch is read (its read transaction lives until the load ends); batches are loaded one at a time, in
+    /// order. A failed load throws from the next call, and reading starts again after the last batch loaded.
     /// </summary>
     private async Task<bool> RunBatchAsync(CancellationToken stop)
     {
@@ -184,8 +185,6 @@ internal sealed class EtlProcess : IDisposable
         }
         _readUpTo = last;
         _loading = System.Threading.Tasks.Task.Run(() => LoadAsync(batch, tx, last, stop), CancellationToken.None);
-        if (!full)
-            await FinishLoadingAsync().ConfigureAwait(false);
         return full;
     }
 
