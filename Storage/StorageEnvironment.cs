@@ -280,6 +280,20 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
         return new ReadTransaction(this, reg, state!);
     }
 
+    /// <summary>
+    /// A second read transaction on <paramref name="snapshot"/>'s snapshot, for another thread (a transaction is used
+    /// from one thread at a time). End it before <paramref name="snapshot"/>: the page copies retired since that one
+    /// began are kept for it, not for this one.
+    /// </summary>
+    public ReadTransaction ReadTransaction(ReadTransaction snapshot)
+    {
+        ThrowIfDisposed();
+        ArgumentNullException.ThrowIfNull(snapshot);
+        var state = snapshot.State;
+        var reg = _registry.Register(() => state.TxId);
+        return new ReadTransaction(this, reg, state);
+    }
+
     /// <summary>Begins the write transaction, waiting for the current one to end.</summary>
     /// <exception cref="StorageFailedException">an earlier I/O error stopped the environment.</exception>
     public WriteTransaction WriteTransaction(TimeSpan? timeout = null)

@@ -20,7 +20,8 @@ internal sealed class EtlProcess : IDisposable
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stop = new();
     private readonly Task _loop;
-    private readonly EtlScript? _script;
+    private readonly EtlExtraction _extraction;
+    private const int ChunkChanges = 256; // changes read before the scripts run on them (split between the engines)
     private TaskCompletionSource _wake = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private Task? _loading; // the previous batch's load, while the next one is read
     private long _readUpTo; // the last etag read into a batch that is loading
@@ -34,7 +35,7 @@ internal sealed class EtlProcess : IDisposable
         _logger = logger;
         using (var tx = db.Environment.ReadTransaction())
             LastProcessedEtag = EtlPositions.Read(tx, task.TaskId, transformation.Name);
-        _script = transformation.Script.Trim().Length > 0 ? new EtlScript(task, transformation, TimeSpan.FromMilliseconds(db.Options.EtlBatchMilliseconds)) : null;
+        _extraction = new EtlExtraction(task, transformation, db.Documents, TimeSpan.FromMilliseconds(db.Options.EtlBatchMilliseconds));
         _loop = System.Threading.Tasks.Task.Run(() => RunAsync(_stop.Token));
     }
 
@@ -156,17 +157,37 @@ internal sealed class EtlProcess : IDisposable
         var batch = _destination.NewBatch(tx);
         try
         {
-            _script?.BeginBatch();
-            foreach (var change in _db.Documents.ScanByEtag(tx, from))
+            _extraction.BeginBatch(_db.Environment);
+            var chunk = new List<EtagItem>(ChunkChanges);
+            void RunChunk()
             {
-                last = change.Etag;
-                if (Extract(change, tx) is { } item)
-                    batch.Add(item);
-                if (batch.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+                foreach (var item in _extraction.Run(chunk, tx))
+                    if (item != null)
+                        batch.Add(item);
+                last = chunk[^1].Etag;
+                chunk.Clear();
+            }
+            try
+            {
+                foreach (var change in _db.Documents.ScanByEtag(tx, from))
                 {
-                    full = true;
-                    break;
+                    chunk.Add(change);
+                    // A chunk never takes the batch past EtlBatchItems.
+                    if (chunk.Count < Math.Min(ChunkChanges, options.EtlBatchItems - batch.Count))
+                        continue;
+                    RunChunk();
+                    if (batch.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+                    {
+                        full = true;
+                        break;
+                    }
                 }
+                if (chunk.Count > 0)
+                    RunChunk();
+            }
+            finally
+            {
+                _extraction.EndBatch();
             }
             stop.ThrowIfCancellationRequested();
             await FinishLoadingAsync().ConfigureAwait(false);
@@ -224,24 +245,6 @@ internal sealed class EtlProcess : IDisposable
             await loading.ConfigureAwait(false);
     }
 
-    /// <summary>The change as the batch carries it, or null when it is not of this transformation's collections.</summary>
-    private EtlItem? Extract(EtagItem change, Storage.Transactions.Transaction tx)
-    {
-        if (change.Document is { } doc)
-        {
-            if (!Transformation.Covers(doc.Collection))
-                return null;
-            var loads = _script != null ? _script.Transform(doc, tx, _db.Documents) : [EtlWholeDocument.Of(doc)];
-            bool deletes = _script == null || _script.Deletes(doc.Id, doc.Collection, deleted: false, tx, _db.Documents);
-            return new EtlItem(doc.Id, doc.Collection, doc.Etag, Deleted: false, deletes, loads);
-        }
-        var tombstone = change.Tombstone!;
-        if (!Transformation.Covers(tombstone.Collection))
-            return null;
-        bool delete = _script == null || _script.Deletes(tombstone.LowerId, tombstone.Collection, deleted: true, tx, _db.Documents);
-        return new EtlItem(tombstone.LowerId, tombstone.Collection, tombstone.Etag, Deleted: true, delete, []);
-    }
-
     /// <summary>How far behind the database the process is: etags and the age of the oldest change not loaded.</summary>
     public (long Etags, double Milliseconds) Lag()
     {
@@ -262,6 +265,7 @@ internal sealed class EtlProcess : IDisposable
         catch (AggregateException)
         {
         }
+        _extraction.Dispose();
         _destination.Dispose();
         _stop.Dispose();
     }

@@ -355,6 +355,33 @@ try {
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
   await page.getByText('This database replicates nowhere yet.').waitFor();
   await api(`${base}/admin/databases?name=e2e-copy&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-copy'], HardDelete: true });
+  // ETL: a RavenDB ETL task into another database of this server shows Active with its last etag and no lag; a task
+  // whose script throws shows the error naming the document; disable, reset (asking first) and delete.
+  await api(`${base}/admin/databases?name=e2e-etl`, 'PUT', { DatabaseName: 'e2e-etl' });
+  assert.equal((await api(`${base}/databases/e2e/admin/connection-strings`, 'PUT', { Name: 'to-e2e-etl', Type: 'Raven', Database: 'e2e-etl', TopologyDiscoveryUrls: [base] })).status, 200);
+  const putEtl = (name, transformation, script) => api(`${base}/databases/e2e/admin/etl`, 'PUT', { Name: name, EtlType: 'Raven', ConnectionStringName: 'to-e2e-etl', Transforms: [{ Name: transformation, Collections: ['Orders'], Script: script }] });
+  assert.equal((await putEtl('orders-copy', 'orders', 'loadToOrders({ Company: this.Company, Freight: this.Freight });')).status, 200);
+  const etlTasks = page.getByRole('table', { name: 'ETL tasks' });
+  await etlTasks.getByRole('status', { name: 'Status of orders-copy' }).filter({ hasText: 'Active' }).waitFor();
+  await etlTasks.getByRole('status', { name: 'Lag of orders' }).filter({ hasText: /^0 etags$/ }).waitFor({ timeout: 60_000 });
+  const orders = (await api(`${base}/databases/e2e/collections/stats`)).json.Collections.Orders;
+  assert.equal((await api(`${base}/databases/e2e-etl/collections/stats`)).json.Collections.Orders, orders, 'the ETL loaded every order');
+  assert.equal((await putEtl('broken', 'fails', 'throw new Error("no orders today");')).status, 200);
+  await etlTasks.getByRole('alert', { name: 'Error of fails' }).filter({ hasText: /failed on document 'orders\/.*no orders today/ }).waitFor();
+  await etlTasks.getByRole('status', { name: 'Status of broken' }).filter({ hasText: 'Reconnect' }).waitFor();
+  await axe(page, 'tasks-etl');
+  await shot(page, 'tasks-etl');
+  await etlTasks.getByRole('row').filter({ hasText: 'orders-copy' }).getByRole('button', { name: 'Disable' }).click();
+  await etlTasks.getByRole('status', { name: 'Status of orders-copy' }).filter({ hasText: 'Disabled' }).waitFor();
+  await etlTasks.getByRole('button', { name: 'Reset orders' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Reset' }).click();
+  for (const name of ['orders-copy', 'broken']) {
+    await etlTasks.getByRole('row').filter({ hasText: name }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await etlTasks.getByRole('row').filter({ hasText: name }).waitFor({ state: 'detached' });
+  }
+  await page.getByText('No ETL tasks.').waitFor();
+  await api(`${base}/admin/databases?name=e2e-etl&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-etl'], HardDelete: true });
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

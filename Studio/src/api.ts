@@ -164,6 +164,12 @@ export const api = {
   },
   toggleReplication: (name: string, taskId: number, disable: boolean) => send('POST', `${db(name)}/admin/tasks/state?key=${taskId}&type=Replication&disable=${disable}`),
   deleteReplication: (name: string, taskId: number) => send('DELETE', `${db(name)}/admin/tasks?id=${taskId}&type=Replication`),
+  etlTasks: async (name: string, signal?: AbortSignal) =>
+    (await getJson<{ OngoingTasks: EtlTask[] }>(`${db(name)}/tasks`, signal)).OngoingTasks.filter((t) => t.TaskType === 'RavenEtl' || t.TaskType === 'SqlEtl'),
+  toggleEtl: (name: string, t: EtlTask, disable: boolean) => send('POST', `${db(name)}/admin/tasks/state?key=${t.TaskId}&type=${t.TaskType}&disable=${disable}`),
+  resetEtl: (name: string, t: EtlTask, transformation: string) =>
+    send('RESET', `${db(name)}/admin/etl?configurationName=${enc(t.TaskName)}&transformationName=${enc(transformation)}`),
+  deleteEtl: (name: string, t: EtlTask) => send('DELETE', `${db(name)}/admin/tasks?id=${t.TaskId}&type=${t.TaskType}`),
   metrics: (signal?: AbortSignal) => getJson<ServerMetrics>('/studio-api/metrics', signal),
 };
 
@@ -206,4 +212,29 @@ export interface ReplicationTask {
   LastDatabaseEtag: number;
   EtagLag: number;
   TimeLagMs: number;
+}
+
+/** An ETL task as GET /databases/{db}/tasks answers it (RavenDB's OngoingTaskRavenEtl / OngoingTaskSqlEtl plus RavenLite's progress per transformation). */
+export interface EtlTask {
+  TaskId: number;
+  TaskType: 'RavenEtl' | 'SqlEtl';
+  TaskName: string;
+  TaskState: 'Enabled' | 'Disabled' | 'PartiallyEnabled';
+  TaskConnectionStatus: 'Active' | 'Reconnect' | 'NotActive' | 'NotOnThisNode';
+  Error: string | null;
+  ConnectionStringName: string;
+  DestinationDatabase: string | null;
+  DestinationUrl?: string | null;
+  DestinationServer?: string | null;
+  Transformations: {
+    Name: string;
+    State: string;
+    LastProcessedEtag?: number;
+    EtagLag?: number;
+    TimeLagMs?: number;
+    Loaded?: number;
+    FailedBatches?: number;
+    LastBatchAt?: string | null;
+    Error?: string | null;
+  }[];
 }

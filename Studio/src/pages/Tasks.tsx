@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, parseParameters, type OperationState, type ReplicationTask } from '../api';
+import { api, parseParameters, type EtlTask, type OperationState, type ReplicationTask } from '../api';
 import { Editor } from '../components/Editor';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
@@ -67,7 +67,7 @@ function Replication({ db }: { db: string }) {
     const poll = async () => {
       try {
         const [t, c] = await Promise.all([api.replicationTasks(db, controller.signal), api.replicationConflicts(db, controller.signal)]);
-        setTasks(t.OngoingTasks.filter((x) => (x as { TaskType?: string }).TaskType !== 'Backup'));
+        setTasks(t.OngoingTasks.filter((x) => (x as { TaskType?: string }).TaskType === 'Replication'));
         setConflicts(c.TotalResults);
       } catch (e) {
         if ((e as Error).name !== 'AbortError') setError(e);
@@ -145,7 +145,90 @@ function Replication({ db }: { db: string }) {
   );
 }
 
-/** Patch and delete by query (long-running operations with progress), sample data, and replication. Import and export come with the server's support. */
+/**
+ * ETL tasks (RavenDB ETL and SQL ETL): each task's destination and status, and per transformation its state, last
+ * loaded etag, lag, documents loaded and error (polled every second); enable, disable, reset (loads everything again)
+ * and delete, asking first. Tasks are added with a client's AddEtlOperation (PUT /admin/etl).
+ */
+function Etl({ db }: { db: string }) {
+  const [tasks, setTasks] = useState<EtlTask[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      try {
+        setTasks(await api.etlTasks(db, controller.signal));
+      } catch (e) {
+        if ((e as Error).name !== 'AbortError') setError(e);
+      }
+      timer = setTimeout(poll, 1000);
+    };
+    poll();
+    return () => { controller.abort(); clearTimeout(timer); };
+  }, [db, tick]);
+  const refresh = () => setTick((n) => n + 1);
+  async function act(run: () => Promise<unknown>) {
+    setError(null);
+    try {
+      await run();
+      refresh();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  async function remove(t: EtlTask) {
+    if (await confirmAction({ title: 'Delete ETL task?', message: `"${t.TaskName}" stops loading into ${t.DestinationDatabase ?? t.ConnectionStringName}. What it loaded stays there.`, confirm: 'Delete', danger: true }))
+      await act(() => api.deleteEtl(db, t));
+  }
+  async function reset(t: EtlTask, transformation: string) {
+    if (await confirmAction({ title: 'Reset ETL?', message: `Transformation "${transformation}" of "${t.TaskName}" loads every document of its collections again, from the start.`, confirm: 'Reset' }))
+      await act(() => api.resetEtl(db, t, transformation));
+  }
+  const destination = (t: EtlTask) => t.TaskType === 'SqlEtl'
+    ? `${t.DestinationDatabase ?? '?'} on ${t.DestinationServer ?? '?'}`
+    : `${t.DestinationDatabase ?? '?'} at ${t.DestinationUrl ?? '?'}`;
+  return (
+    <div class="panel" style={{ marginTop: '12px' }}>
+      <h2 style={{ marginTop: 0 }}>ETL</h2>
+      {tasks && tasks.length === 0 && <p class="muted">No ETL tasks. A client's AddEtlOperation (RavenDB ETL or SQL ETL to PostgreSQL) adds one.</p>}
+      {tasks && tasks.length > 0 && (
+        <table class="data" aria-label="ETL tasks">
+          <thead><tr><th>Task</th><th>Destination</th><th>Status</th><th>Transformation</th><th>Last etag</th><th>Lag</th><th>Loaded</th><th>Actions</th></tr></thead>
+          <tbody>
+            {tasks.flatMap((t) => t.Transformations.map((x, i) => (
+              <tr key={`${t.TaskId}/${x.Name}`}>
+                {i === 0 && <td rowSpan={t.Transformations.length}>{t.TaskName} <span class="badge">{t.TaskType === 'SqlEtl' ? 'SQL' : 'RavenDB'}</span></td>}
+                {i === 0 && <td rowSpan={t.Transformations.length}>{destination(t)} <span class="muted">({t.ConnectionStringName})</span></td>}
+                {i === 0 && (
+                  <td rowSpan={t.Transformations.length}>
+                    <span class={'badge ' + (t.TaskState === 'Disabled' ? 'warn' : t.TaskConnectionStatus === 'Active' ? 'ok' : 'bad')} role="status" aria-label={`Status of ${t.TaskName}`}>{t.TaskState === 'Disabled' ? 'Disabled' : t.TaskConnectionStatus}</span>
+                  </td>
+                )}
+                <td>
+                  {x.Name} <span class="muted">{x.State}</span>
+                  {x.Error && <div class="error" role="alert" aria-label={`Error of ${x.Name}`}>{x.Error}</div>}
+                </td>
+                <td>{x.LastProcessedEtag != null ? number(x.LastProcessedEtag) : '–'}</td>
+                <td role="status" aria-label={`Lag of ${x.Name}`}>{x.EtagLag != null ? `${number(x.EtagLag)} etags${x.EtagLag > 0 ? `, ${number(Math.round(x.TimeLagMs ?? 0))} ms` : ''}` : '–'}</td>
+                <td>{x.Loaded != null ? number(x.Loaded) : '–'}{x.FailedBatches ? <span class="muted"> ({number(x.FailedBatches)} failed batches)</span> : null}</td>
+                <td>
+                  {i === 0 && <><button onClick={() => act(() => api.toggleEtl(db, t, t.TaskState !== 'Disabled'))}>{t.TaskState === 'Disabled' ? 'Enable' : 'Disable'}</button>{' '}</>}
+                  <button onClick={() => reset(t, x.Name)} aria-label={`Reset ${x.Name}`}>Reset</button>{' '}
+                  {i === 0 && <button class="danger" onClick={() => remove(t)}>Delete</button>}
+                </td>
+              </tr>
+            )))}
+          </tbody>
+        </table>
+      )}
+      <ErrorBox error={error} context="ETL" />
+    </div>
+  );
+}
+
+/** Patch and delete by query (long-running operations with progress), sample data, replication and ETL. Import and export come with the server's support. */
 export function Tasks({ db }: { db: string }) {
   const [kind, setKind] = useState<Kind>('patch');
   const [query, setQuery] = useState('from Orders where Freight > 100\nupdate {\n    this.Freight = this.Freight * 1.1;\n}');
@@ -226,6 +309,7 @@ export function Tasks({ db }: { db: string }) {
         <ErrorBox error={sampleError} />
       </div>
       <Replication db={db} />
+      <Etl db={db} />
       <div class="panel" style={{ marginTop: '12px' }}>
         <h2 style={{ marginTop: 0 }}>Import and export</h2>
         <p class="muted">The server does not read or write <code>.ravendbdump</code> files yet; import and export appear here when it does.</p>

@@ -82,9 +82,11 @@ internal static class EtlSetup
             var results = page.GetProperty("Results").EnumerateArray().ToList();
             foreach (var doc in results)
             {
+                if (!doc.TryGetProperty("Lines", out var docLines))
+                    continue; // an order without lines: the tests' fixed scripts skip it
                 string id = doc.GetProperty("@metadata").GetProperty("@id").GetString()!;
                 double total = 0;
-                foreach (var l in doc.GetProperty("Lines").EnumerateArray())
+                foreach (var l in docLines.EnumerateArray())
                 {
                     double q = l.GetProperty("Quantity").GetDouble(), p = l.GetProperty("Price").GetDouble();
                     total += q * p;

@@ -69,6 +69,40 @@ public sealed class SqlEtlTests
         Assert.Contains("Missing", result.GetProperty("LoadErrors")[0].GetString(), StringComparison.Ordinal);
     }
 
+    /// <summary>
+    /// A batch's script runs are split between engines on several threads: the error is still the first failing
+    /// document in etag order (here both halves of the first chunk fail), and after the fix the rows are exactly the
+    /// transform of the source.
+    /// </summary>
+    [Fact]
+    public async Task Scripts_on_several_threads_stop_at_the_first_failing_document_in_etag_order()
+    {
+        using var dir = new TempDirectory();
+        using var pg = LocalPostgres.Start(dir.Path);
+        pg.Execute(EtlSetup.Tables);
+        await using var server = await TestServer.StartWithDatabaseAsync("shop");
+        var commands = new JsonArray();
+        for (int i = 0; i < 300; i++)
+            commands.Add(new JsonObject { ["Id"] = $"orders/{i:D3}", ["Type"] = "PUT", ["Document"] = JsonNode.Parse(i is 100 or 200 ? """{"Customer":"broken","@metadata":{"@collection":"Orders"}}""" : EtlSetup.Order(i)) });
+        var put = await server.Http.PostAsync("/databases/shop/bulk_docs", TestServer.Json(new JsonObject { ["Commands"] = commands }.ToJsonString()));
+        Assert.True(put.IsSuccessStatusCode, await put.Content.ReadAsStringAsync());
+        long taskId = await EtlSetup.AddSqlEtlAsync(server.Http, "shop", pg.ConnectionString, "if (!this.Lines) throw new Error('order without lines');\n" + EtlSetup.Script);
+        JsonElement t = default;
+        await Eventually.HoldsAsync(async () => (t = await EtlSetup.TransformationAsync(server.Http, "shop", taskId)).GetProperty("State").GetString() == "Error", "the task stopped");
+        Assert.Contains("'orders/100'", t.GetProperty("Error").GetString(), StringComparison.Ordinal);
+        Assert.Empty(pg.Rows(EtlSetup.OrdersSql)); // the batch with the failure loaded nothing
+
+        var r = await server.Http.PutAsync($"/databases/shop/admin/etl?id={taskId}", TestServer.Json(EtlSetup.SqlConfiguration("if (!this.Lines) return;\n" + EtlSetup.Script).ToJsonString()));
+        Assert.True(r.IsSuccessStatusCode, await r.Content.ReadAsStringAsync());
+        await Eventually.HoldsAsync(async () => (await EtlSetup.TransformationAsync(server.Http, "shop", taskId)).GetProperty("EtagLag").GetInt64() == 0, "the fixed task caught up");
+        var (orders, lines) = await EtlSetup.ExpectedAsync(server.Http, "shop");
+        var actualOrders = pg.Rows(EtlSetup.OrdersSql);
+        var actualLines = pg.Rows(EtlSetup.LinesSql);
+        Assert.True(orders.SequenceEqual(actualOrders), EtlSetup.Difference(orders, actualOrders));
+        Assert.True(lines.SequenceEqual(actualLines), EtlSetup.Difference(lines, actualLines));
+        Assert.Equal(298, actualOrders.Count);
+    }
+
     [Fact]
     public async Task Bad_configurations_are_refused_with_a_clear_400_and_leave_nothing()
     {
