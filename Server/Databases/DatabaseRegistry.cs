@@ -23,6 +23,8 @@ public sealed partial class DatabaseRegistry : IDisposable
     private readonly Dictionary<string, Database> _open = new(StringComparer.OrdinalIgnoreCase);
     private readonly HashSet<string> _restoring = new(StringComparer.OrdinalIgnoreCase); // names a restore has reserved
     private readonly HashSet<string> _offline = new(StringComparer.OrdinalIgnoreCase); // databases being compacted
+    // Databases closing for a reload: the next instance opens once the old one is closed (two over one folder would both write it).
+    private readonly Dictionary<string, Task> _closing = new(StringComparer.OrdinalIgnoreCase);
     private const string StagingPrefix = ".restoring-";
     private readonly ILogger _logger;
     private bool _disposed;
@@ -235,10 +237,27 @@ public sealed partial class DatabaseRegistry : IDisposable
     public void Reload(string name)
     {
         Database? db;
+        var closed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         lock (_lock)
-            _open.Remove(name, out db);
-        db?.Dispose();
+        {
+            if (!_open.Remove(name, out db))
+                return;
+            _closing[name] = closed.Task;
+        }
+        try
+        {
+            db.Dispose();
+        }
+        finally
+        {
+            lock (_lock)
+                _closing.Remove(name);
+            closed.SetResult();
+        }
     }
+
+    /// <summary>How long a request waits for a reloading database's old instance to close before it is answered 503.</summary>
+    private static readonly TimeSpan ReloadWait = TimeSpan.FromSeconds(30);
 
     /// <summary>
     /// Creates database <paramref name="name"/> from files: reserves the name (400 when it exists), lets
@@ -316,6 +335,7 @@ public sealed partial class DatabaseRegistry : IDisposable
         for (int attempt = 0; attempt < 3; attempt++)
         {
             Database? db;
+            Task? closing = null;
             lock (_lock)
             {
                 ObjectDisposedException.ThrowIf(_disposed, this);
@@ -323,7 +343,7 @@ public sealed partial class DatabaseRegistry : IDisposable
                     throw new DatabaseMissingException(name);
                 if (_offline.Contains(name))
                     throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is offline while it is being compacted; it opens again when the compaction operation ends.");
-                if (!_open.TryGetValue(name, out db))
+                if (!_open.TryGetValue(name, out db) && !_closing.TryGetValue(name, out closing))
                 {
                     if (File.Exists(Path.Combine(DirectoryOf(stored), DatabaseRecordFile.FileName)) && DatabaseRecordFile.Read(DirectoryOf(stored)).Disabled)
                         throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{stored}' is disabled; enable it (POST /admin/databases/enable) to use it.");
@@ -333,7 +353,14 @@ public sealed partial class DatabaseRegistry : IDisposable
                     Log.Opened(_logger, stored, (long)System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds, db.OpenTimes.StorageMs, db.Environment.RecoveredTransactions, db.OpenTimes.IndexesMs);
                 }
             }
-            if (db.TryAcquire())
+            if (closing != null)
+            {
+                // Reloading: the old instance waits for its requests, then closes; this one opens after it.
+                if (!closing.Wait(ReloadWait))
+                    throw new UnavailableException(RavenExceptionTypes.DatabaseDisabled, $"Database '{name}' is reloading; try again.");
+                continue;
+            }
+            if (db!.TryAcquire())
             {
                 if (db.Environment.Failure != null)
                     ScheduleReopen(db);

@@ -14,6 +14,35 @@ public sealed class AdministrationTests
 {
     private static Database Open(TestServer s, string name) => ((DatabaseRegistry)s.Services.GetService(typeof(DatabaseRegistry))!).Acquire(name);
 
+    /// <summary>
+    /// A reload (a settings change, a disable) closes the instance once its requests end; a request meanwhile waits for
+    /// that rather than opening a second instance over the same files (found as a cluster member that lost record changes).
+    /// </summary>
+    [Fact]
+    public async Task A_reloading_database_opens_again_only_after_its_old_instance_closed()
+    {
+        await using var s = await StartWithDatabaseAsync("db");
+        var registry = (DatabaseRegistry)s.Services.GetService(typeof(DatabaseRegistry))!;
+        var old = registry.Acquire("db"); // a request still running on the old instance
+        var reload = Task.Run(() => registry.Reload("db"));
+        static bool Leasable(Database db)
+        {
+            if (!db.TryAcquire())
+                return false;
+            db.Release();
+            return true;
+        }
+        await Eventually.HoldsAsync(() => Task.FromResult(!Leasable(old)), "the old instance to start closing");
+        var next = Task.Run(() => registry.Acquire("db"));
+        // While the old instance is held, nothing opens (a second instance over its files would answer at once).
+        Assert.NotSame(next, await Task.WhenAny(next, Task.Delay(500)));
+        old.Release();
+        var reopened = await next;
+        Assert.NotSame(old, reopened);
+        Assert.True(reload.IsCompleted);
+        reopened.Release();
+    }
+
     [Fact]
     public async Task Settings_are_applied_when_the_database_reopens_and_bad_ones_are_refused()
     {
