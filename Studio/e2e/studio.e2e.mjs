@@ -369,6 +369,7 @@ try {
   assert.equal((await putEtl('broken', 'fails', 'throw new Error("no orders today");')).status, 200);
   await etlTasks.getByRole('alert', { name: 'Error of fails' }).filter({ hasText: /failed on document 'orders\/.*no orders today/ }).waitFor();
   await etlTasks.getByRole('status', { name: 'Status of broken' }).filter({ hasText: 'Reconnect' }).waitFor();
+  await etlTasks.scrollIntoViewIfNeeded();
   await axe(page, 'tasks-etl');
   await shot(page, 'tasks-etl');
   await etlTasks.getByRole('row').filter({ hasText: 'orders-copy' }).getByRole('button', { name: 'Disable' }).click();
