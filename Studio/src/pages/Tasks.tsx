@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, parseParameters, type EtlTask, type OperationState, type ReplicationTask } from '../api';
 import { Editor } from '../components/Editor';
+import { usePolled } from '../hooks/usePolled';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { number } from '../format';
@@ -60,24 +61,11 @@ function Replication({ db }: { db: string }) {
   const [url, setUrl] = useState(location.origin);
   const [destination, setDestination] = useState('');
   const [delay, setDelay] = useState('00:00:00');
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      try {
-        const [t, c] = await Promise.all([api.replicationTasks(db, controller.signal), api.replicationConflicts(db, controller.signal)]);
-        setTasks(t.OngoingTasks.filter((x) => (x as { TaskType?: string }).TaskType === 'Replication'));
-        setConflicts(c.TotalResults);
-      } catch (e) {
-        if ((e as Error).name !== 'AbortError') setError(e);
-      }
-      timer = setTimeout(poll, 1000);
-    };
-    poll();
-    return () => { controller.abort(); clearTimeout(timer); };
-  }, [db, tick]);
-  const refresh = () => setTick((n) => n + 1);
+  const refresh = usePolled(async (signal) => {
+    const [t, c] = await Promise.all([api.replicationTasks(db, signal), api.replicationConflicts(db, signal)]);
+    setTasks(t.OngoingTasks.filter((x) => (x as { TaskType?: string }).TaskType === 'Replication'));
+    setConflicts(c.TotalResults);
+  }, db, setError);
   async function add(e: Event) {
     e.preventDefault();
     setError(null);
@@ -153,22 +141,7 @@ function Replication({ db }: { db: string }) {
 function Etl({ db }: { db: string }) {
   const [tasks, setTasks] = useState<EtlTask[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      try {
-        setTasks(await api.etlTasks(db, controller.signal));
-      } catch (e) {
-        if ((e as Error).name !== 'AbortError') setError(e);
-      }
-      timer = setTimeout(poll, 1000);
-    };
-    poll();
-    return () => { controller.abort(); clearTimeout(timer); };
-  }, [db, tick]);
-  const refresh = () => setTick((n) => n + 1);
+  const refresh = usePolled(async (signal) => setTasks(await api.etlTasks(db, signal)), db, setError);
   async function act(run: () => Promise<unknown>) {
     setError(null);
     try {
