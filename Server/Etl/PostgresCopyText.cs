@@ -14,7 +14,10 @@ internal static class PostgresCopyText
         {
             if (i > 0)
                 w.Write('\t');
-            if (Text(copy.Value(row, i), attachment) is { } text)
+            var value = copy.Value(row, i);
+            if (value is double d)
+                WriteNumber(w, d); // the common case, formatted in place (no string per value)
+            else if (Text(value, attachment) is { } text)
                 Escape(w, text);
             else
                 w.Write("\\N");
@@ -36,6 +39,16 @@ internal static class PostgresCopyText
         EtlLoad.TypedValue typed => Text(typed.Value, attachment),
         _ => Convert.ToString(value, CultureInfo.InvariantCulture),
     };
+
+    private static void WriteNumber(TextWriter w, double d)
+    {
+        Span<char> chars = stackalloc char[32];
+        bool integral = d == Math.Floor(d) && Math.Abs(d) < 1e15;
+        if (integral ? ((long)d).TryFormat(chars, out int n, default, CultureInfo.InvariantCulture) : d.TryFormat(chars, out n, "R", CultureInfo.InvariantCulture))
+            w.Write(chars[..n]);
+        else
+            w.Write(Number(d));
+    }
 
     /// <summary>An integral double prints as an integer, so integer columns take it.</summary>
     private static string Number(double d) =>

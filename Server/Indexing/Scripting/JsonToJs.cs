@@ -6,7 +6,7 @@ namespace RavenLite.Server.Indexing.Scripting;
 /// <summary>
 /// A document's UTF-8 JSON as JavaScript values, read straight from the bytes (no UTF-16 copy of the text first):
 /// objects keep their properties in document order (a repeated name keeps its last value), numbers are doubles.
-/// Property names are shared across documents, from a small per-thread cache.
+/// Property names and short string values are shared across documents, from small per-thread caches.
 /// </summary>
 internal static class JsonToJs
 {
@@ -14,8 +14,14 @@ internal static class JsonToJs
     private const int MaxCachedNames = 4096;
     private const int MaxCachedNameLength = 64;
 
+    private const int MaxCachedValues = 4096;
+    private const int MaxCachedValueLength = 32;
+
     [ThreadStatic]
     private static Dictionary<string, string>? t_names;
+
+    [ThreadStatic]
+    private static Dictionary<string, JsString>? t_values; // short values repeat across documents (statuses, cities, ids of a few)
 
     public static JsValue Parse(Engine engine, ReadOnlySpan<byte> utf8)
     {
@@ -44,7 +50,7 @@ internal static class JsonToJs
                     items.Add(Value(engine, ref reader));
                 return new JsArray(engine, [.. items]);
             case JsonTokenType.String:
-                return JsString.Create(reader.GetString()!);
+                return StringValue(ref reader);
             case JsonTokenType.Number:
                 return JsNumber.Create(reader.GetDouble());
             case JsonTokenType.True:
@@ -54,6 +60,24 @@ internal static class JsonToJs
             default:
                 return JsValue.Null;
         }
+    }
+
+    /// <summary>A string value; a short one is shared across documents (JavaScript strings are immutable).</summary>
+    private static JsString StringValue(ref Utf8JsonReader reader)
+    {
+        if (reader.ValueIsEscaped || reader.HasValueSequence || reader.ValueSpan.Length > MaxCachedValueLength)
+            return JsString.Create(reader.GetString()!);
+        Span<char> chars = stackalloc char[MaxCachedValueLength];
+        int n = Encoding.UTF8.GetChars(reader.ValueSpan, chars);
+        var values = t_values ??= new Dictionary<string, JsString>(StringComparer.Ordinal);
+        var lookup = values.GetAlternateLookup<ReadOnlySpan<char>>();
+        if (lookup.TryGetValue(chars[..n], out var shared))
+            return shared;
+        string text = new(chars[..n]);
+        var value = JsString.Create(text);
+        if (values.Count < MaxCachedValues)
+            values.Add(text, value);
+        return value;
     }
 
     private static string Name(ref Utf8JsonReader reader)

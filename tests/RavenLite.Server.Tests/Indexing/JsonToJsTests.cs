@@ -57,5 +57,11 @@ public class JsonToJsTests
         var b = (Jint.Native.Object.ObjectInstance)JsonToJs.Parse(engine, """{"Name":"c"}"""u8);
         var first = ((Jint.Native.Object.ObjectInstance)a).GetOwnPropertyKeys().First().AsString();
         Assert.Same(first, b.GetOwnPropertyKeys().First().AsString());
+
+        // Short values are shared between documents too; changing one document's value leaves the other's.
+        engine.SetValue("x", JsonToJs.Parse(engine, """{"Status":"Pending"}"""u8));
+        engine.SetValue("y", JsonToJs.Parse(engine, """{"Status":"Pending"}"""u8));
+        engine.Execute("x.Status += ' review'; x.Status = x.Status.toUpperCase();");
+        Assert.Equal("""["PENDING REVIEW","Pending"]""", engine.Evaluate("JSON.stringify([x.Status, y.Status])").AsString());
     }
 }
