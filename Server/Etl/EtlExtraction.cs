@@ -20,10 +20,11 @@ internal sealed class EtlExtraction : IDisposable
     private readonly DocumentsStorage _documents;
     private readonly EtlScript[] _scripts;
     private readonly List<ReadTransaction> _twins = [];
-    private Storage.StorageEnvironment? _environment;
+    private readonly Storage.StorageEnvironment _environment;
 
-    public EtlExtraction(EtlTask task, EtlTransformation transformation, DocumentsStorage documents, TimeSpan batchTime)
+    public EtlExtraction(EtlTask task, EtlTransformation transformation, Storage.StorageEnvironment environment, DocumentsStorage documents, TimeSpan batchTime)
     {
+        _environment = environment;
         _transformation = transformation;
         _documents = documents;
         _scripts = transformation.Script.Trim().Length > 0
@@ -31,10 +32,9 @@ internal sealed class EtlExtraction : IDisposable
             : [];
     }
 
-    /// <summary>Starts a batch read in <paramref name="environment"/>: the scripts' time limit starts now.</summary>
-    public void BeginBatch(Storage.StorageEnvironment environment)
+    /// <summary>Starts a batch: the scripts' time limit starts now.</summary>
+    public void BeginBatch()
     {
-        _environment = environment;
         foreach (var s in _scripts)
             s.BeginBatch();
     }
@@ -54,7 +54,7 @@ internal sealed class EtlExtraction : IDisposable
             return items;
         }
         while (_twins.Count < threads - 1)
-            _twins.Add(_environment!.ReadTransaction(tx));
+            _twins.Add(_environment.ReadTransaction(tx));
         var failures = new (int Index, EtlScriptException Error)?[threads];
         try
         {

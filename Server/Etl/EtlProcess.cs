@@ -35,7 +35,7 @@ internal sealed class EtlProcess : IDisposable
         _logger = logger;
         using (var tx = db.Environment.ReadTransaction())
             LastProcessedEtag = EtlPositions.Read(tx, task.TaskId, transformation.Name);
-        _extraction = new EtlExtraction(task, transformation, db.Documents, TimeSpan.FromMilliseconds(db.Options.EtlBatchMilliseconds));
+        _extraction = new EtlExtraction(task, transformation, db.Environment, db.Documents, TimeSpan.FromMilliseconds(db.Options.EtlBatchMilliseconds));
         _loop = System.Threading.Tasks.Task.Run(() => RunAsync(_stop.Token));
     }
 
@@ -157,7 +157,7 @@ internal sealed class EtlProcess : IDisposable
         var batch = _destination.NewBatch(tx);
         try
         {
-            _extraction.BeginBatch(_db.Environment);
+            _extraction.BeginBatch();
             var chunk = new List<EtagItem>(ChunkChanges);
             void RunChunk()
             {
