@@ -116,7 +116,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
             int version = existing is { } e ? e.FormatVersion : StorageConstants.FormatVersion;
             _checksums = version >= StorageConstants.FormatVersion;
 
-            var target = new RecoveryTarget(_data);
+            var target = new RecoveryTarget(_data, _checksums, Path.Combine(dir, "data"));
             var result = JournalRecovery.Run(_fs, _journalDir, header, target, options.EncryptionKey);
             RecoveredTransactions = result.RecordsReplayed;
             RecoveryNote = result.TailNote;
@@ -517,7 +517,7 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
     /// checksum when it is written to the data file). Base pages for diffs are the replayed version, else the data
     /// file's, read through the mapping.
     /// </summary>
-    private sealed class RecoveryTarget(DataPager data) : IRecoveryTarget
+    private sealed class RecoveryTarget(DataPager data, bool checksums, string dataPath) : IRecoveryTarget
     {
         public readonly Dictionary<long, byte[]> Pages = [];
 
@@ -558,6 +558,12 @@ public sealed unsafe partial class StorageEnvironment : IDisposable
             byte* page = data.GetPage(pageNumber);
             if (page == null)
                 throw new StorageCorruptionException($"Page {pageNumber}, the base of a journaled diff, does not authenticate: the data file or its seals are damaged.");
+            // A diff applied to a damaged base would replay a damaged page as if the journal had it: the base must
+            // match its checksum (a diff's base is one page).
+            if (checksums && PageChecksum.Verify(page, pageNumber, StorageConstants.PageSize) is { } problem)
+                throw new StorageCorruptionException(
+                    $"Page {pageNumber} of data file '{dataPath}' (offset {pageNumber * StorageConstants.PageSize}), the base of a journaled diff, is damaged: {problem}. " +
+                    "Nothing was replayed onto it; restore the database from a backup, or run 'ravenlite check' for the extent of the damage.");
             return new ReadOnlySpan<byte>(page, StorageConstants.PageSize);
         }
     }

@@ -5,7 +5,8 @@
 # tcp, storage). Publishes the fuzz program, instruments RavenLite's own assemblies with SharpFuzz, builds the libFuzzer
 # bridge with clang and fuzzes from the target's seed corpus (tools/RavenLite.Fuzz/corpus/TARGET) for MINUTES (30 by
 # default). Findings (the input that failed, the failure printed above it) land in $FUZZ_OUT/TARGET/findings; with
-# --save the inputs that found new coverage are merged (minimised) into the seed corpus, which CI replays.
+# --save the inputs that reached edges the seed corpus does not are merged into it (by edges alone, not hit counts,
+# so the corpus CI replays stays small).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:?usage: tools/fuzz.sh TARGET [MINUTES] [--save]}"
@@ -37,5 +38,5 @@ child=(--child=dotnet "--child=$out/app/RavenLite.Fuzz.dll" "--child=$target")
 "$out/bridge" -timeout=20 -max_len=65536 -rss_limit_mb=0 -max_total_time=$((minutes * 60)) -print_final_stats=1 \
   -artifact_prefix="$out/findings/" "$out/corpus" "$seeds" "${child[@]}" 2>&1 | tee "$out/log.txt"
 if [ "$save" = "--save" ]; then
-  "$out/bridge" -merge=1 -timeout=20 -max_len=65536 -rss_limit_mb=0 "$seeds" "$out/corpus" "${child[@]}" 2>&1 | tail -3
+  RAVENLITE_FUZZ_EDGES_ONLY=1 "$out/bridge" -merge=1 -timeout=20 -max_len=65536 -rss_limit_mb=0 "$seeds" "$out/corpus" "${child[@]}" 2>&1 | tail -3
 fi

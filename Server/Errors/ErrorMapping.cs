@@ -14,12 +14,22 @@ public static class ErrorMapping
     {
         DomainException d => (StatusOf(d), d.ClientType, d.Message),
         JsonException j => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + j.Message),
+        InvalidOperationException r when IsJsonReading(r) => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + r.Message),
         StorageLimitException l => (413, RavenExceptionTypes.BadRequest, l.Message),
         _ when DiskFullException.IsDiskFull(e) => (507, RavenExceptionTypes.DiskFull, DiskFullMessage(e)),
         StorageFailedException f => (500, RavenExceptionTypes.RavenException, f.Message),
         TimeoutException t => (408, RavenExceptionTypes.Timeout, t.Message),
         _ => (500, RavenExceptionTypes.RavenException, e.Message),
     };
+
+    /// <summary>
+    /// System.Text.Json's readers throw <see cref="InvalidOperationException"/> (not <see cref="JsonException"/>) when
+    /// well-formed JSON does not give what was asked of it: a string escaping a lone UTF-16 surrogate (<c>"\ud800"</c>,
+    /// legal JSON that has no string value), a number where a string was read. The input's fault, not the server's.
+    /// </summary>
+    private static bool IsJsonReading(InvalidOperationException e) =>
+        e.Source?.StartsWith("System.Text.Json", StringComparison.Ordinal) == true && e.StackTrace is { } stack
+        && (stack.Contains("Utf8JsonReader.", StringComparison.Ordinal) || stack.Contains("JsonElement.", StringComparison.Ordinal));
 
     /// <summary>The status code of each kind of domain error.</summary>
     public static int StatusOf(DomainException e) => e switch
