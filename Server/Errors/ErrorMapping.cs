@@ -25,11 +25,15 @@ public static class ErrorMapping
     /// <summary>
     /// System.Text.Json's readers throw <see cref="InvalidOperationException"/> (not <see cref="JsonException"/>) when
     /// well-formed JSON does not give what was asked of it: a string escaping a lone UTF-16 surrogate (<c>"\ud800"</c>,
-    /// legal JSON that has no string value), a number where a string was read. The input's fault, not the server's.
+    /// legal JSON that has no string value), invalid UTF-8 inside a string, a number where a string was read. The input's
+    /// fault, not the server's (the writer's own failures come from other frames and stay 500s).
     /// </summary>
     private static bool IsJsonReading(InvalidOperationException e) =>
         e.Source?.StartsWith("System.Text.Json", StringComparison.Ordinal) == true && e.StackTrace is { } stack
-        && (stack.Contains("Utf8JsonReader.", StringComparison.Ordinal) || stack.Contains("JsonElement.", StringComparison.Ordinal));
+        && ReaderFrames.Any(f => stack.Contains(f, StringComparison.Ordinal));
+
+    private static readonly string[] ReaderFrames =
+        ["System.Text.Json.Utf8JsonReader.", "System.Text.Json.JsonElement.", "System.Text.Json.JsonDocument.", "System.Text.Json.JsonReaderHelper."];
 
     /// <summary>The status code of each kind of domain error.</summary>
     public static int StatusOf(DomainException e) => e switch
