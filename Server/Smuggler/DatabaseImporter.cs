@@ -91,9 +91,8 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
                 case "Identities":
                     await ArrayAsync(reader, e => Small(ctx =>
                     {
-                        if (Text(e, "Key") is { } key && (e.TryGetProperty("Value", out var v) ? v.ValueKind == JsonValueKind.Number ? v.GetInt64()
-                            : long.Parse(v.GetString()!, NumberStyles.Integer, CultureInfo.InvariantCulture) : 0) is var value)
-                            ctx.SeedIdentity(key, value, force: true);
+                        if (Text(e, "Key") is { } key)
+                            ctx.SeedIdentity(key, IdentityValue(e, key), force: true);
                     }, "Identities"), cancellation).ConfigureAwait(false);
                     break;
                 case "CompareExchange":
@@ -157,6 +156,18 @@ public sealed class DatabaseImporter(Database db, long maxAttachmentBytes)
             cancellation.ThrowIfCancellationRequested();
             await each(element.RootElement).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>An identity's value: a whole number, written as a number or as a string of one (both are in dumps).</summary>
+    private static long IdentityValue(JsonElement e, string key)
+    {
+        if (!e.TryGetProperty("Value", out var v))
+            return 0;
+        if (v.ValueKind == JsonValueKind.Number && v.TryGetInt64(out long n))
+            return n;
+        if (v.ValueKind == JsonValueKind.String && long.TryParse(v.GetString(), NumberStyles.Integer, CultureInfo.InvariantCulture, out n))
+            return n;
+        throw new InvalidDataException($"Identity '{key}' has the value {v.GetRawText()}; an identity is a whole number.");
     }
 
     private static string? Text(JsonElement e, string name) =>

@@ -153,6 +153,9 @@ public sealed class TimeSeriesOperation
     /// <summary>Milliseconds from 0001-01-01 to the Unix epoch.</summary>
     private const long UnixEpochMs = 62_135_596_800_000;
 
+    /// <summary>Milliseconds from 0001-01-01 to the last millisecond <see cref="DateTime"/> holds.</summary>
+    private const long MaxMs = 315_537_897_599_999;
+
     private static TimeSeriesPoint ParseCompact(JsonElement item, string at)
     {
         int length = item.GetArrayLength();
@@ -164,6 +167,8 @@ public sealed class TimeSeriesOperation
             values[k] = item[2 + k].ValueKind == JsonValueKind.Number && item[2 + k].TryGetDouble(out double d) ? d
                 : throw new BadRequestException($"{at}: value {k} must be a number.");
         string? tag = length > 2 + count && item[2 + count].ValueKind == JsonValueKind.String ? item[2 + count].GetString() : null;
+        if (unix < -UnixEpochMs || unix > MaxMs - UnixEpochMs)
+            throw new BadRequestException($"{at}: unix time {unix} ms is outside the dates a time series holds (0001-01-01 to 9999-12-31).");
         return new TimeSeriesPoint(unix + UnixEpochMs, values, tag);
     }
 
