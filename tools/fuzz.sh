@@ -38,5 +38,5 @@ child=(--child=dotnet "--child=$out/app/RavenLite.Fuzz.dll" "--child=$target")
 "$out/bridge" -timeout=20 -max_len=65536 -rss_limit_mb=0 -max_total_time=$((minutes * 60)) -print_final_stats=1 \
   -artifact_prefix="$out/findings/" "$out/corpus" "$seeds" "${child[@]}" 2>&1 | tee "$out/log.txt"
 if [ "$save" = "--save" ]; then
-  RAVENLITE_FUZZ_EDGES_ONLY=1 "$out/bridge" -merge=1 -timeout=20 -max_len=65536 -rss_limit_mb=0 "$seeds" "$out/corpus" "${child[@]}" 2>&1 | tail -3
+  FUZZ_EDGES_ONLY=1 "$out/bridge" -merge=1 -artifact_prefix="$out/findings/" -timeout=20 -max_len=65536 -rss_limit_mb=0 "$seeds" "$out/corpus" "${child[@]}" 2>&1 | tail -3
 fi

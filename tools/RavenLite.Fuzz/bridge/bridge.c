@@ -22,7 +22,7 @@ enum { EDGE_MAP_BYTES = 1 << 16, MAX_INPUT_BYTES = 1 << 20, MAX_CHILD_ARGS = 64 
 __attribute__((used, section("__libfuzzer_extra_counters"))) static uint8_t edge_counters[EDGE_MAP_BYTES];
 
 static uint8_t *shared;
-static int edges_only; // RAVENLITE_FUZZ_EDGES_ONLY=1: report each edge as hit or not, without its hit count
+static int edges_only; // FUZZ_EDGES_ONLY=1: report each edge as hit or not, without its hit count
 static int control_fd = -1, status_fd = -1;
 
 static void fail(const char *what)
@@ -99,7 +99,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz bridge: name the .NET program with --child=ARG flags (e.g. --child=dotnet --child=RavenLite.Fuzz.dll --child=rql)\n");
         exit(1);
     }
-    const char *edges = getenv("RAVENLITE_FUZZ_EDGES_ONLY");
+    const char *edges = getenv("FUZZ_EDGES_ONLY");
     edges_only = edges != NULL && strcmp(edges, "1") == 0;
     signal(SIGPIPE, SIG_IGN); // a dead child shows as a failed write, not a silent exit
     start_child(child);
