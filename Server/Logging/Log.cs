@@ -60,6 +60,9 @@ internal static partial class Log
     [LoggerMessage(53, LogLevel.Debug, "A subscription worker's TCP connection ended: {Reason}")]
     public static partial void SubscriptionConnectionEnded(ILogger logger, string reason);
 
+    [LoggerMessage(105, LogLevel.Error, "A TCP connection failed unexpectedly (closed)")]
+    public static partial void TcpConnectionFailed(ILogger logger, Exception exception);
+
     [LoggerMessage(60, LogLevel.Information, "Database {Database}: backup written to {Path} (incremental: {Incremental}, {Bytes} bytes, {Milliseconds} ms)")]
     public static partial void BackupWritten(ILogger logger, string database, string path, bool incremental, long bytes, long milliseconds);
 

@@ -99,9 +99,9 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
                     if (header == null)
                         return;
                     var h = header.RootElement;
-                    string operation = h.TryGetProperty("Operation", out var op) ? op.GetString() ?? "" : "";
-                    database = h.TryGetProperty("DatabaseName", out var dn) ? dn.GetString() : null;
-                    int version = h.TryGetProperty("OperationVersion", out var ov) && ov.TryGetInt32(out int v) ? v : 0;
+                    string operation = Text(h, "Operation") ?? "";
+                    database = Text(h, "DatabaseName");
+                    int version = h.ValueKind == JsonValueKind.Object && h.TryGetProperty("OperationVersion", out var ov) && ov.ValueKind == JsonValueKind.Number && ov.TryGetInt32(out int v) ? v : 0;
                     if (operation == "Drop")
                         return;
                     if (operation == Replication.ReplicationProtocol.Operation)
@@ -133,7 +133,7 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
                 if (optionsMessage == null)
                     return;
                 var workerOptions = optionsMessage.RootElement;
-                string? name = workerOptions.TryGetProperty("SubscriptionName", out var sn) ? sn.GetString() : null;
+                string? name = Text(workerOptions, "SubscriptionName");
                 try
                 {
                     db = registry.Acquire(database ?? "");
@@ -154,6 +154,10 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
             catch (Exception e) when (e is AuthenticationException or IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException)
             {
                 Log.SubscriptionConnectionEnded(logger, e.Message);
+            }
+            catch (Exception e)
+            {
+                Log.TcpConnectionFailed(logger, e); // nothing awaits this connection's task: say it, or it vanishes
             }
             finally
             {
@@ -200,6 +204,10 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
             db.Release();
         }
     }
+
+    /// <summary>A string property of a peer's message; null when missing or not a string (a hostile peer's number, say).</summary>
+    private static string? Text(JsonElement message, string name) =>
+        message.ValueKind == JsonValueKind.Object && message.TryGetProperty(name, out var v) && v.ValueKind == JsonValueKind.String ? v.GetString() : null;
 
     private static async Task Reply(Stream stream, string status, int version, string? message, CancellationToken cancellation)
     {
