@@ -46,8 +46,9 @@ public static class BulkDocsEndpoints
         var contentType = context.Request.ContentType;
         if (contentType == null || !contentType.StartsWith("multipart/", StringComparison.OrdinalIgnoreCase))
             return await RequestBody.ReadAsync(context, options.MaxRequestBodyBytes).ConfigureAwait(false);
-        var boundary = Microsoft.Net.Http.Headers.HeaderUtilities.RemoveQuotes(
-            Microsoft.Net.Http.Headers.MediaTypeHeaderValue.Parse(contentType).Boundary).Value;
+        if (!Microsoft.Net.Http.Headers.MediaTypeHeaderValue.TryParse(contentType, out var media))
+            throw new BadRequestException($"The Content-Type '{contentType}' is not a media type.");
+        var boundary = Microsoft.Net.Http.Headers.HeaderUtilities.RemoveQuotes(media.Boundary).Value;
         if (string.IsNullOrEmpty(boundary))
             throw new BadRequestException("A multipart batch needs a boundary in its Content-Type.");
         var reader = new Microsoft.AspNetCore.WebUtilities.MultipartReader(boundary, context.Request.Body) { BodyLengthLimit = null };
@@ -69,9 +70,9 @@ public static class BulkDocsEndpoints
                 streams.Add(await AttachmentUpload.StageAsync(section.Body, db.Merger, options.MaxAttachmentBytes, context.RequestAborted).ConfigureAwait(false));
             }
         }
-        catch (IOException e) when (!context.RequestAborted.IsCancellationRequested)
+        catch (Exception e) when (e is IOException or InvalidDataException && !context.RequestAborted.IsCancellationRequested)
         {
-            throw new BadRequestException("Malformed multipart batch: " + e.Message);
+            throw new BadRequestException("Malformed multipart batch: " + e.Message); // a section's headers or framing
         }
         return main ?? throw new BadRequestException("A multipart batch needs its commands (JSON) as the first part.");
     }
