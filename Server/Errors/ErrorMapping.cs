@@ -14,7 +14,7 @@ public static class ErrorMapping
     {
         DomainException d => (StatusOf(d), d.ClientType, d.Message),
         JsonException j => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + j.Message),
-        InvalidOperationException r when IsJsonReading(r) => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + r.Message),
+        InvalidOperationException r when IsInputJson(r) => (400, RavenExceptionTypes.BadRequest, "Invalid JSON: " + r.Message),
         StorageLimitException l => (413, RavenExceptionTypes.BadRequest, l.Message),
         _ when DiskFullException.IsDiskFull(e) => (507, RavenExceptionTypes.DiskFull, DiskFullMessage(e)),
         StorageFailedException f => (500, RavenExceptionTypes.RavenException, f.Message),
@@ -28,8 +28,8 @@ public static class ErrorMapping
     /// legal JSON that has no string value), invalid UTF-8 inside a string, a number where a string was read. The input's
     /// fault, not the server's (the writer's own failures come from other frames and stay 500s).
     /// </summary>
-    private static bool IsJsonReading(InvalidOperationException e) =>
-        e.Source?.StartsWith("System.Text.Json", StringComparison.Ordinal) == true && e.StackTrace is { } stack
+    public static bool IsInputJson(Exception e) =>
+        e is InvalidOperationException && e.Source?.StartsWith("System.Text.Json", StringComparison.Ordinal) == true && e.StackTrace is { } stack
         && ReaderFrames.Any(f => stack.Contains(f, StringComparison.Ordinal));
 
     private static readonly string[] ReaderFrames =

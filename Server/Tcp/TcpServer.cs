@@ -151,7 +151,8 @@ public sealed class TcpServer(ServerOptions options, DatabaseRegistry registry, 
                 using var connection = new SubscriptionConnection(db, stream, reader, name);
                 await connection.RunAsync(workerOptions, stopping).ConfigureAwait(false);
             }
-            catch (Exception e) when (e is AuthenticationException or IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException)
+            catch (Exception e) when (e is AuthenticationException or IOException or SocketException or OperationCanceledException or TimeoutException or InvalidDataException or JsonException or ObjectDisposedException
+                || Errors.ErrorMapping.IsInputJson(e))
             {
                 Log.SubscriptionConnectionEnded(logger, e.Message);
             }

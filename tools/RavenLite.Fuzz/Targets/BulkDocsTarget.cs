@@ -21,7 +21,8 @@ public sealed class BulkDocsTarget : IFuzzTarget
         if (input.StartsWith("--"u8) && newline > 2)
         {
             string boundary = Encoding.UTF8.GetString(input[2..newline]).TrimEnd('\r');
-            if (MediaTypeHeaderValue.TryParse($"multipart/mixed; boundary=\"{boundary.Replace("\"", "", StringComparison.Ordinal)}\"", out var media))
+            if (boundary.All(c => c is > ' ' and < '\x7f') // a header the client can send
+                && MediaTypeHeaderValue.TryParse($"multipart/mixed; boundary=\"{boundary.Replace("\"", "", StringComparison.Ordinal)}\"", out var media))
                 content.Headers.ContentType = media;
         }
         _server.SendToDatabase(HttpMethod.Post, "/bulk_docs", content);
