@@ -7,9 +7,9 @@ public static class FuzzTargets
     {
         ["rql"] = () => new Targets.RqlTarget(),
         ["document"] = () => new Targets.DocumentTarget(),
-        ["bulk-insert"] = () => new Targets.BulkInsertTarget(),
+        ["bulk-insert"] = Targets.OperationBodyTarget.BulkInsert,
         ["bulk-docs"] = () => new Targets.BulkDocsTarget(),
-        ["import"] = () => new Targets.ImportTarget(),
+        ["import"] = Targets.OperationBodyTarget.Import,
         ["index"] = () => new Targets.IndexTarget(),
         ["script"] = () => new Targets.ScriptTarget(),
         ["tcp"] = () => new Targets.TcpTarget(),
