@@ -29,8 +29,8 @@ public sealed class ErrorHandlingMiddleware(RequestDelegate next, ILogger<ErrorH
         catch (Exception e) when (!context.Response.HasStarted)
         {
             var (status, type, message) = Classify(e);
-            if (status >= 500)
-                Logging.Log.RequestFailed(logger, e, context.Request.Method, context.Request.Path); // the server's failure: an error
+            if (e is not DomainException && status >= 500)
+                Logging.Log.RequestFailed(logger, e, context.Request.Method, context.Request.Path); // the server's own failure: an error
             else
                 Logging.Log.RequestRejected(logger, context.Request.Method, context.Request.Path, status, message);
             context.Response.Clear();
