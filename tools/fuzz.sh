@@ -2,7 +2,7 @@
 # Coverage-guided fuzzing of one target (docs/reliability.md "Fuzzing"):
 #   tools/fuzz.sh TARGET [MINUTES] [--save]
 # TARGET is one of tools/RavenLite.Fuzz/FuzzTargets.cs (rql, document, bulk-insert, bulk-docs, import, index, script,
-# tcp, storage). Publishes the fuzz program, instruments RavenLite's own assemblies with SharpFuzz, builds the libFuzzer
+# tcp, storage, restore). Publishes the fuzz program, instruments RavenLite's own assemblies with SharpFuzz, builds the libFuzzer
 # bridge with clang and fuzzes from the target's seed corpus (tools/RavenLite.Fuzz/corpus/TARGET) for MINUTES (30 by
 # default). Findings (the input that failed, the failure printed above it) land in $FUZZ_OUT/TARGET/findings; with
 # --save the inputs that reached edges the seed corpus does not are merged into it (by edges alone, not hit counts,

@@ -237,7 +237,14 @@ public static class DatabaseRestorer
                     using var stream = db.EncryptionKey is { } key && BackupEncryption.IsSealed(file)
                         ? Storage.Encryption.SealedStream.Open(raw, key, BackupEncryption.DumpBinding, leaveOpen: true) : raw;
                     var importer = new Smuggler.DatabaseImporter(db, options.MaxAttachmentBytes);
-                    importer.ImportAsync(stream, cancellation).GetAwaiter().GetResult();
+                    try
+                    {
+                        importer.ImportAsync(stream, cancellation).GetAwaiter().GetResult();
+                    }
+                    catch (InvalidDataException e)
+                    {
+                        throw new BadRequestException($"'{Path.GetFileName(file)}' cannot be restored: {e.Message}");
+                    }
                     documents += importer.Counts.Read("Documents");
                 }
             }

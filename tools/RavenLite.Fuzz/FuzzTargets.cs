@@ -14,6 +14,7 @@ public static class FuzzTargets
         ["script"] = () => new Targets.ScriptTarget(),
         ["tcp"] = () => new Targets.TcpTarget(),
         ["storage"] = () => new Targets.StorageTarget(),
+        ["restore"] = () => new Targets.RestoreTarget(),
     };
 
     /// <summary>Every target's name.</summary>

@@ -1,4 +1,3 @@
-using System.Buffers.Binary;
 using System.Text;
 using RavenLite.Storage;
 using RavenLite.Storage.Platform;
@@ -8,7 +7,7 @@ namespace RavenLite.Fuzz.Targets;
 /// <summary>
 /// Storage files damaged at random (docs/reliability.md "Fuzzing"): a seed environment is written once — commits of
 /// known keys, some flushed to the data file, the rest only in the journal — and its files are copied as a crash would
-/// leave them. Each input is a list of edits to those files (flip, overwrite, truncate, append); the damaged copy is
+/// leave them. Each input is a list of edits to those files (<see cref="ByteEdits"/>); the damaged copy is
 /// opened and read whole. What may happen: the files open and read exactly as after some prefix of the commits
 /// (recovery stops at the first damaged journal record), or opening or reading throws
 /// <see cref="StorageCorruptionException"/>. Anything else — another exception, data no commit wrote — is a finding.
@@ -66,7 +65,7 @@ public sealed class StorageTarget : IFuzzTarget
     {
         using var fs = new MemoryFileSystem();
         var files = _seed.ToDictionary(kv => kv.Key, kv => kv.Value, StringComparer.Ordinal);
-        Damage(files, input);
+        ByteEdits.Apply(files, input);
         foreach (var (path, bytes) in files)
             fs.WriteAllBytes(path, bytes);
         string content;
@@ -81,42 +80,6 @@ public sealed class StorageTarget : IFuzzTarget
         }
         if (!_states.Contains(content))
             throw new FuzzFindingException($"the damaged files opened and read data that no prefix of the commits wrote: {content[..Math.Min(400, content.Length)]}");
-    }
-
-    /// <summary>
-    /// Applies the edits the input describes, each 7 bytes — file, kind, offset (4 bytes), value — to the files (in
-    /// name order); offsets wrap around the file's length.
-    /// </summary>
-    private static void Damage(Dictionary<string, byte[]> files, ReadOnlySpan<byte> input)
-    {
-        var names = files.Keys.Order(StringComparer.Ordinal).ToArray();
-        var copied = new HashSet<string>(StringComparer.Ordinal);
-        for (int at = 0; at + 7 <= input.Length; at += 7)
-        {
-            string name = names[input[at] % names.Length];
-            if (copied.Add(name))
-                files[name] = (byte[])files[name].Clone(); // the seed stays as written
-            var bytes = files[name];
-            int kind = input[at + 1] % 4;
-            uint offset = BinaryPrimitives.ReadUInt32LittleEndian(input[(at + 2)..]);
-            byte value = input[at + 6];
-            switch (kind)
-            {
-                case 0 when bytes.Length > 0:
-                    bytes[(int)(offset % bytes.Length)] ^= value == 0 ? (byte)1 : value;
-                    break;
-                case 1 when bytes.Length > 0:
-                    int start = (int)(offset % bytes.Length);
-                    bytes.AsSpan(start, Math.Min(bytes.Length - start, 1 + value)).Fill(value);
-                    break;
-                case 2:
-                    files[name] = bytes[..(int)(offset % (bytes.Length + 1))];
-                    break;
-                case 3:
-                    files[name] = [.. bytes, .. Enumerable.Repeat(value, 1 + (int)(offset % 8192))];
-                    break;
-            }
-        }
     }
 
     private static string Read(StorageEnvironment env)
