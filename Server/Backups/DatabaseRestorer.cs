@@ -112,7 +112,16 @@ public static class DatabaseRestorer
                     txId = restorer.TxId;
                 }
                 if (!request.SkipIndexes)
-                    RestoreIndexes(archives, Path.Combine(staging, "Indexes"), key);
+                {
+                    try
+                    {
+                        RestoreIndexes(archives, Path.Combine(staging, "Indexes"), key);
+                    }
+                    catch (InvalidDataException e)
+                    {
+                        throw new BadRequestException($"The backup's index files cannot be restored: {e.Message}");
+                    }
+                }
                 ResetBackupTasks(storage, request.DisableOngoingTasks, key);
             }
             finally
@@ -147,28 +156,20 @@ public static class DatabaseRestorer
     private static void RestoreIndexes(List<ZipArchive> archives, string indexesRoot, Storage.Encryption.EncryptionKey? key)
     {
         var last = archives[^1];
-        using var manifestStream = BackupEncryption.Open(last.GetEntry(BackupWriter.ManifestEntry) ?? throw new BadRequestException("The last backup file holds no manifest."), key);
-        using var manifest = JsonDocument.Parse(manifestStream);
-        foreach (var index in manifest.RootElement.GetProperty("Indexes").EnumerateArray())
+        foreach (var (folder, files) in ReadManifest(last, key))
         {
-            string folder = index.GetProperty("Folder").GetString()!;
-            if (folder.Length == 0 || folder != Path.GetFileName(folder) || folder.StartsWith('.'))
-                throw new BadRequestException($"The manifest names an index folder '{folder}' that is not a plain name.");
             string target = Path.Combine(indexesRoot, folder);
             var definition = last.GetEntry($"indexes/{folder}/definition.json");
             if (definition == null)
                 continue;
             Directory.CreateDirectory(target);
-            if (index.GetProperty("LuceneFiles") is { ValueKind: JsonValueKind.Array } files)
+            if (files != null)
             {
                 string lucene = Path.Combine(target, "lucene");
                 Directory.CreateDirectory(lucene);
                 bool complete = true;
-                foreach (var f in files.EnumerateArray())
+                foreach (string name in files)
                 {
-                    string name = f.GetString()!;
-                    if (name != Path.GetFileName(name))
-                        throw new BadRequestException($"The manifest names an index file '{name}' that is not a plain name.");
                     var entry = archives.AsEnumerable().Reverse().Select(a => a.GetEntry($"indexes/{folder}/lucene/{name}")).FirstOrDefault(e => e != null);
                     if (entry == null)
                     {
@@ -182,6 +183,43 @@ public static class DatabaseRestorer
             }
             // The definition last: a folder without one is an unfinished creation and is removed at open.
             BackupEncryption.Extract(definition, Path.Combine(target, "definition.json"), key);
+        }
+    }
+
+    /// <summary>
+    /// The indexes the last file's manifest lists: each one's folder and the Lucene files of its commit (null when it
+    /// has none, so it is built again); 400 for a manifest that is not what a backup writes.
+    /// </summary>
+    private static List<(string Folder, List<string>? Files)> ReadManifest(ZipArchive last, Storage.Encryption.EncryptionKey? key)
+    {
+        static BadRequestException Bad(string what) => new($"The last backup file's manifest {what}.");
+        static string PlainName(JsonElement e, string what) =>
+            e.ValueKind == JsonValueKind.String && e.GetString() is { Length: > 0 } name && name == Path.GetFileName(name) && !name.StartsWith('.')
+                ? name : throw Bad($"names an index {what} that is not a plain name ({e.GetRawText()})");
+        using var stream = BackupEncryption.Open(last.GetEntry(BackupWriter.ManifestEntry) ?? throw new BadRequestException("The last backup file holds no manifest."), key);
+        JsonDocument manifest;
+        try
+        {
+            manifest = JsonDocument.Parse(stream);
+        }
+        catch (JsonException e)
+        {
+            throw Bad($"is not valid JSON: {e.Message}");
+        }
+        using (manifest)
+        {
+            if (manifest.RootElement.ValueKind != JsonValueKind.Object || !manifest.RootElement.TryGetProperty("Indexes", out var indexes) || indexes.ValueKind != JsonValueKind.Array)
+                throw Bad("has no Indexes array");
+            var result = new List<(string, List<string>?)>();
+            foreach (var index in indexes.EnumerateArray())
+            {
+                if (index.ValueKind != JsonValueKind.Object || !index.TryGetProperty("Folder", out var folder))
+                    throw Bad("lists an index without its Folder");
+                List<string>? files = index.TryGetProperty("LuceneFiles", out var lucene) && lucene.ValueKind == JsonValueKind.Array
+                    ? [.. lucene.EnumerateArray().Select(f => PlainName(f, "file"))] : null;
+                result.Add((PlainName(folder, "folder"), files));
+            }
+            return result;
         }
     }
 
