@@ -81,16 +81,7 @@ public static class DatabaseRestorer
             try
             {
                 foreach (string file in chain)
-                {
-                    try
-                    {
-                        archives.Add(ZipFile.OpenRead(file));
-                    }
-                    catch (InvalidDataException e)
-                    {
-                        throw new BadRequestException($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
-                    }
-                }
+                    archives.Add(OpenArchive(file));
                 string storage = Path.Combine(staging, "storage");
                 using (var restorer = new SnapshotRestorer(storage, key: key))
                 {
@@ -134,14 +125,19 @@ public static class DatabaseRestorer
         return txId;
     }
 
+    /// <summary>Opens a backup file with its central directory read (a zip reads it lazily, at the first look at its entries).</summary>
     private static ZipArchive OpenArchive(string file)
     {
+        ZipArchive? archive = null;
         try
         {
-            return ZipFile.OpenRead(file);
+            archive = ZipFile.OpenRead(file);
+            _ = archive.Entries;
+            return archive;
         }
         catch (InvalidDataException e)
         {
+            archive?.Dispose();
             throw new BadRequestException($"'{Path.GetFileName(file)}' is not a readable backup: {e.Message}");
         }
     }
