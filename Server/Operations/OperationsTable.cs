@@ -48,8 +48,8 @@ public sealed class OperationsTable
 
     /// <summary>
     /// Runs <paramref name="work"/> in the background as operation <paramref name="state"/>: its result JSON completes
-    /// the operation; an <see cref="DomainException"/> faults it with its type and status; anything else faults it
-    /// with <paramref name="failure"/> and the message (500). The operation is marked finished either way.
+    /// the operation; an exception faults it as <see cref="ErrorMapping"/> classifies it (a domain error with its type and
+    /// status), a 500 named by <paramref name="failure"/>. The operation is marked finished either way.
     /// </summary>
     public void RunInBackground(OperationState state, Func<Task<byte[]>> work, string failure)
     {
@@ -62,13 +62,12 @@ public sealed class OperationsTable
                 state.ResultJson = await work().ConfigureAwait(false);
                 state.Complete();
             }
-            catch (DomainException e)
-            {
-                state.Fault(e.ClientType, e.Message, ErrorMapping.StatusOf(e));
-            }
             catch (Exception e) when (e is not OutOfMemoryException)
             {
-                state.Fault(RavenExceptionTypes.RavenException, failure + ": " + e.Message, 500);
+                // Classified as an HTTP answer would be: bad input (a domain error, JSON that reads wrong) is the
+                // caller's 4xx; only the server's own failures are 500s, named by what did not complete.
+                var (status, type, message) = ErrorMapping.Classify(e);
+                state.Fault(type, status >= 500 && e is not DomainException ? $"{failure}: {message}" : message, status);
             }
             finally
             {
