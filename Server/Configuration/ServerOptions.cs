@@ -87,6 +87,9 @@ public sealed class ServerOptions
     /// <summary>Metrics with OpenTelemetry at <c>GET /metrics</c> (Prometheus format). Default true.</summary>
     public bool Metrics { get; set; } = true;
 
+    /// <summary>The Studio at <c>/studio/</c> (and <c>GET /</c> from a browser redirected there). Default true.</summary>
+    public bool Studio { get; set; } = true;
+
     /// <summary>Console logs as JSON objects, one per line (timestamp, level, category, message, trace and span ids). Default false: one plain line each.</summary>
     public bool JsonLogs { get; set; }
 
@@ -259,6 +262,6 @@ public sealed class ServerOptions
         MergerMaxOperations={MergerMaxOperations} MergerMaxBytes={MergerMaxBytes}
         BulkInsertBatchBytes={BulkInsertBatchBytes} BulkInsertBatchDocuments={BulkInsertBatchDocuments} BulkInsertQuietMs={BulkInsertQuietMs}
         MaxConnections={MaxConnections} RequestHeadersTimeoutSeconds={RequestHeadersTimeoutSeconds} MinDataRateBytesPerSecond={MinDataRateBytesPerSecond} MinDataRateGraceSeconds={MinDataRateGraceSeconds} StalledClientSeconds={StalledClientSeconds} BulkInsertIdleSeconds={BulkInsertIdleSeconds} MemoryBudgetMB={MemoryBudgetMB}
-        Metrics={Metrics} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
+        Metrics={Metrics} Studio={Studio} JsonLogs={JsonLogs} PatchMaxStatements={PatchMaxStatements} PatchTimeoutMs={PatchTimeoutMs}
         """;
 }

@@ -180,7 +180,8 @@ public static class ServerHost
         OpenApiDocument.Map(app);
         ServerMetrics.Map(app, options);
         _ = app.Services.GetRequiredService<RequestMetrics>(); // listens from the first request on
-        StudioFiles.Map(app);
+        if (options.Studio)
+            StudioFiles.Map(app);
         app.MapFallback(context => ErrorHandlingMiddleware.WriteErrorAsync(context, 400, RavenExceptionTypes.RouteNotFound,
             $"There is no handler for {context.Request.Method} {context.Request.Path}.", $"There is no handler for {context.Request.Method} {context.Request.Path}.")).Requires(Access.Anonymous);
 

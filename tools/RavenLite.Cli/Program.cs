@@ -49,5 +49,13 @@ var certsClient = new Command("client", "Create a client certificate signed by t
 certsClient.SetAction(r => CertCommands.Client(r.GetValue(caOption)!, r.GetValue(caPasswordOption), r.GetValue(outOption)!, r.GetValue(clientNameOption)!, r.GetValue(daysOption), r.GetValue(passwordOption), Console.Out));
 var certs = new Command("certs", "Create the certificates of a secured server with .NET's CertificateRequest (docs/security.md).") { certsCa, certsServer, certsClient };
 
-var root = new RootCommand("RavenLite data-directory and certificate tools") { check, stats, dump, snapshot, restore, compact, certs };
+// ravenlite serve [settings]: the server itself, with the standalone server's settings (--DataDir, --ServerUrl, ...;
+// docs/deployment.md), which it reads and checks itself: every token after `serve` is passed on.
+var serve = new Command("serve", "Run the server: data in ./data, http://127.0.0.1:8080, the Studio at /studio/; settings as the standalone server takes them (--DataDir ./x --ServerUrl http://127.0.0.1:9090; docs/deployment.md).")
+{
+    TreatUnmatchedTokensAsErrors = false,
+};
+serve.SetAction((r, _) => RavenLite.Server.Hosting.StandaloneServer.RunAsync([.. r.UnmatchedTokens]));
+
+var root = new RootCommand("RavenLite: the server, data-directory and certificate tools") { serve, check, stats, dump, snapshot, restore, compact, certs };
 return root.Parse(args).Invoke();
