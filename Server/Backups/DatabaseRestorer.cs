@@ -90,30 +90,20 @@ public static class DatabaseRestorer
                         cancellation.ThrowIfCancellationRequested();
                         var entry = archives[i].GetEntry(BackupWriter.PagesEntry) ?? throw new BadRequestException($"'{Path.GetFileName(chain[i])}' holds no storage pages.");
                         using var pages = BackupEncryption.Open(entry, key);
-                        try
-                        {
-                            restorer.Apply(pages, Path.GetFileName(chain[i]));
-                        }
-                        catch (InvalidDataException e)
-                        {
-                            throw new BadRequestException($"The backup cannot be restored: {e.Message}");
-                        }
+                        restorer.Apply(pages, Path.GetFileName(chain[i]));
                     }
                     restorer.Complete();
                     txId = restorer.TxId;
                 }
                 if (!request.SkipIndexes)
-                {
-                    try
-                    {
-                        RestoreIndexes(archives, Path.Combine(staging, "Indexes"), key);
-                    }
-                    catch (InvalidDataException e)
-                    {
-                        throw new BadRequestException($"The backup's index files cannot be restored: {e.Message}");
-                    }
-                }
+                    RestoreIndexes(archives, Path.Combine(staging, "Indexes"), key);
                 ResetBackupTasks(storage, request.DisableOngoingTasks, key);
+            }
+            catch (InvalidDataException e)
+            {
+                // A zip entry that does not read back (a damaged header, a CRC that does not match), or page streams
+                // that fail their checks: the backup's fault, named.
+                throw new BadRequestException($"The backup cannot be restored: {e.Message}");
             }
             finally
             {
