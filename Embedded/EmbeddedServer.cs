@@ -1,5 +1,4 @@
 using Microsoft.AspNetCore.Builder;
-using Microsoft.Extensions.Logging;
 using RavenLite.Client;
 using RavenLite.Client.Operations;
 using RavenLite.Server.Hosting;
@@ -40,7 +39,7 @@ public sealed class EmbeddedServer : IDisposable, IAsyncDisposable
     {
         options ??= new EmbeddedServerOptions();
         string dataDirectory = Path.GetFullPath(options.DataDirectory);
-        var app = ServerHost.Build(["--DataDir", dataDirectory, "--ServerUrl", options.ServerUrl], server =>
+        var app = ServerHost.Build(["--DataDir", dataDirectory, "--ServerUrl", options.ServerUrl, "--Logging:LogLevel:Default", options.LogLevel.ToString()], server =>
         {
             server.Durability = options.Durability;
             server.Studio = options.ServeStudio;
@@ -50,7 +49,7 @@ public sealed class EmbeddedServer : IDisposable, IAsyncDisposable
                 server.Security.Certificate.Password = options.CertificatePassword;
             }
             options.Configure?.Invoke(server);
-        }, logging => logging.SetMinimumLevel(options.LogLevel));
+        });
         bool running;
         lock (_lock)
         {

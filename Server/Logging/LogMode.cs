@@ -10,13 +10,15 @@ public sealed class LogMode
 {
     private volatile string _mode;
     private LogLevel _minimum;
+    private readonly LogLevel _configuredDefault;
 
     /// <param name="configuredDefault">The configured default level (<c>Logging:LogLevel:Default</c>), which names the starting mode.</param>
     public LogMode(LogLevel configuredDefault)
     {
         Configured = configuredDefault >= LogLevel.Warning ? "Operations" : "Information";
         _mode = Configured;
-        _minimum = LogLevel.Trace;
+        _configuredDefault = configuredDefault;
+        _minimum = configuredDefault;
     }
 
     /// <summary>The mode the configuration gives.</summary>
@@ -35,7 +37,9 @@ public sealed class LogMode
         {
             "None" => LogLevel.None,
             "Operations" => LogLevel.Warning,
-            "Information" => LogLevel.Trace, // the configured levels decide
+            // The configured default: this filter, added last, is the rule chosen for every category the configuration
+            // names no level of, so the configuration's own Default rule never applies.
+            "Information" => _configuredDefault < LogLevel.Warning ? _configuredDefault : LogLevel.Information,
             _ => throw new BadRequestException($"Log mode '{mode}' is not one of {string.Join(", ", Modes)}."),
         };
         _minimum = minimum;

@@ -1,5 +1,5 @@
-// RavenLite quick start: store → query → bulk insert. Run the server first (dotnet run -c Release --project Server),
-// then: dotnet run --project samples/QuickStart [http://127.0.0.1:8080]
+// RavenLite quick start: store → query → bulk insert. Start a server first (`dotnet run -c Release --project Server`, or
+// `ravenlite serve`), pack once (`dotnet pack` at the root), then: dotnet run --project samples/QuickStart [http://127.0.0.1:8080]
 using RavenLite.Client;
 using RavenLite.Client.Linq;
 using RavenLite.Client.Operations;

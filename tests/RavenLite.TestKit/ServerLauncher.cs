@@ -20,9 +20,15 @@ public static partial class ServerLauncher
     public static async Task<(Process Process, Uri Url)> StartAsync(string dataDir, IEnumerable<string>? extraArgs = null, Action<string>? onError = null)
     {
         string dll = Path.Combine(Environment.GetEnvironmentVariable(ServerDirVariable) is { Length: > 0 } dir ? dir : AppContext.BaseDirectory, "RavenLite.Server.dll");
-        var psi = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true };
+        return await StartCommandAsync("dotnet", [dll, "--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0", .. extraArgs ?? []], onError);
+    }
+
+    /// <summary>Starts a server by another command (<c>ravenlite serve ...</c>, an installed tool) and waits for its "listening on" line.</summary>
+    public static async Task<(Process Process, Uri Url)> StartCommandAsync(string fileName, IEnumerable<string> args, Action<string>? onError = null)
+    {
+        var psi = new ProcessStartInfo(fileName) { RedirectStandardOutput = true, RedirectStandardError = true };
         psi.Environment.Remove(ServerDirVariable); // the server takes RAVENLITE_* variables as its settings
-        foreach (string a in new[] { dll, "--DataDir", dataDir, "--ServerUrl", "http://127.0.0.1:0" }.Concat(extraArgs ?? []))
+        foreach (string a in args)
             psi.ArgumentList.Add(a);
         var p = Process.Start(psi)!;
         var listening = new TaskCompletionSource<Uri>(TaskCreationOptions.RunContinuationsAsynchronously);
