@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using RavenLite.Bench;
 
-// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|bulk-insert|writes|indexing|mapreduce|extensions|live|etl|replication|cluster|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
+// dotnet run -c Release --project tools/RavenLite.Bench -- storage|limits|embedded|bulk-insert|writes|indexing|mapreduce|extensions|live|etl|replication|cluster|tls|slowloris|crash|soak [--quick] [--json results.json] [--dir DIR]
 var quick = new Option<bool>("--quick") { Description = "Every workload at 1/10 scale (smoke check)." };
 var json = new Option<FileInfo?>("--json") { Description = "Write the rows as a JSON array to this file." };
 var dir = new Option<DirectoryInfo?>("--dir") { Description = "Working directory for the databases (default: a temp folder)." };
@@ -54,6 +54,7 @@ int RunSuite(string suite, System.CommandLine.ParseResult r)
             : new ClusterSuite(isQuick, work).Run(),
         "slowloris" => new SlowlorisSuite(isQuick, work).Run(),
         "soak" => new SoakSuite(isQuick, work, r.GetValue(minutesOption)).Run(),
+        "embedded" => new EmbeddedSuite(isQuick, work).Run(),
         "crash" => new CrashSuite(isQuick, work, r.GetValue(cyclesOption), r.GetValue(seedOption) ?? Environment.TickCount).Run(),
         _ => new LimitsSuite(isQuick, work).Run(),
     };
@@ -102,9 +103,13 @@ var sinkCertificate = new Option<string?>("--certificate") { Description = "http
 var sinkInline = new Option<bool>("--inline-scheduling") { Description = "http-sink: run requests on the thread that read them, as the server does." };
 var httpSink = new Command("http-sink", "Internal: the HTTP floor's child process for the attachment, changes and TLS rows.") { Hidden = true, Options = { sinkCertificate, sinkInline } };
 httpSink.SetAction(r => HttpSink.Serve(r.GetValue(sinkCertificate), r.GetValue(sinkInline)));
+var embedded = new Command("embedded", "The embedded server's start in a new process, to its first answered query: on a fresh data directory and on one holding 100,000 documents, beside the process's own start.") { quick, json, dir };
+embedded.SetAction(r => RunSuite("embedded", r));
+var embeddedChild = new Command("embedded-child", "Internal: the embedded suite's child process.") { Hidden = true, TreatUnmatchedTokensAsErrors = false };
+embeddedChild.SetAction((r, _) => EmbeddedSuite.ChildAsync([.. r.UnmatchedTokens]));
 var encryption = new Command("encryption", "1M orders bulk-inserted and indexed into an encrypted database and a plain one on the same secured server.") { quick, json, dir };
 encryption.SetAction(r => RunSuite("encryption", r));
-return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, encryption, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, etl, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
+return new RootCommand("RavenLite benchmarks (docs/benchmarks.md)") { storage, encryption, embedded, embeddedChild, limits, bulkInsert, writes, indexing, mapReduce, extensions, live, etl, replication, cluster, tls, slowloris, crash, soak, httpSink }.Parse(args).Invoke();
 
 internal static class ConsoleTable
 {
@@ -115,7 +120,7 @@ internal static class ConsoleTable
         string ratio = "";
         if (row.Engine == "ravenlite-encrypted" && earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability) is { } plain)
             ratio = string.Create(c, $"   => encrypted {row.OpsPerSec / plain.OpsPerSec:F2}x plain");
-        if (row.Engine is "lmdb" or "postgres" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256" or "push-floor" or "source-alone" or "dump-import")
+        if (row.Engine is "lmdb" or "postgres" or "process-start" or "lucene.net-floor" or "plain-http" or "http-sink" or "http-sha256" or "push-floor" or "source-alone" or "dump-import")
         {
             var ours = earlier.LastOrDefault(x => x.Engine == "ravenlite" && x.Workload == row.Workload && x.Durability == row.Durability);
             if (ours != null)
