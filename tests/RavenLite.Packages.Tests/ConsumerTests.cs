@@ -32,6 +32,8 @@ public sealed class ConsumerTests(ITestOutputHelper output)
         await WriteNuGetConfig(work.Path, feed);
 
         await Run("dotnet", ["pack", "RavenLite.sln", "-c", "Release", "--no-build", "-p:BuildStudio=true", $"-p:PackageOutputPath={feed}/", $"-p:PackageVersion={version}"], repo, env);
+        // The products and nothing else: tests, tools, the bench and the samples are not packable.
+        Assert.Equal(Products.Order(StringComparer.Ordinal), Directory.GetFiles(feed, "*.nupkg").Select(f => Path.GetFileName(f)[..^$".{version}.nupkg".Length]).Order(StringComparer.Ordinal));
         foreach (string id in Products)
             CheckPackage(repo, feed, id, version);
 
