@@ -12,8 +12,9 @@ namespace RavenLite.Packages.Tests;
 /// Release build is packed (<c>dotnet pack --no-build</c>, at a version of its own so no cached package can stand in)
 /// into a feed; each package's metadata is checked; then, in a fresh directory with its own NuGet package folder,
 /// the tool is installed and serves, and new console and xunit projects add the packages from the feed and run the
-/// samples' code: the client against the tool's server, the embedded server twice on one data directory (which the
-/// tool's server then opens), the test driver's test. The samples' own project files build on the feed too.
+/// samples' code: the client against the tool's server, the embedded server on one data directory three times (the
+/// last without disposing it: the process exit closes it cleanly), which the tool's server then opens, the test
+/// driver's test. The samples' own project files build on the feed too.
 /// </summary>
 public sealed class ConsumerTests(ITestOutputHelper output)
 {
@@ -68,6 +69,20 @@ public sealed class ConsumerTests(ITestOutputHelper output)
         Assert.Contains("products: 1", Lines(await Run("dotnet", ["run", "--no-build", "--", data], embedded, env)));
         Assert.Contains("products: 2", Lines(await Run("dotnet", ["run", "--no-build", "--", data], embedded, env)));
 
+        // An application that never disposes the server: the process exit closes the databases cleanly (the sample
+        // without its last step, logging the server's information lines).
+        string program = await File.ReadAllTextAsync(Path.Combine(embedded, "Program.cs"));
+        const string Dispose = "await EmbeddedServer.Instance.DisposeAsync();";
+        const string Options = "new EmbeddedServerOptions { DataDirectory = dataDirectory }";
+        Assert.Contains(Dispose, program, StringComparison.Ordinal);
+        Assert.Contains(Options, program, StringComparison.Ordinal);
+        await File.WriteAllTextAsync(Path.Combine(embedded, "Program.cs"), program.Replace(Dispose, "", StringComparison.Ordinal)
+            .Replace(Options, "new EmbeddedServerOptions { DataDirectory = dataDirectory, LogLevel = Microsoft.Extensions.Logging.LogLevel.Information }", StringComparison.Ordinal));
+        await Run("dotnet", ["build"], embedded, env);
+        string exited = await Run("dotnet", ["run", "--no-build", "--", data], embedded, env);
+        Assert.Contains("products: 3", Lines(exited));
+        Assert.Contains("RavenLite stopped cleanly: 1 open database(s) closed, their mergers drained and journals synced", exited, StringComparison.Ordinal);
+
         // The same data directory, opened by the standalone server (the tool).
         (served, url) = await ServerLauncher.StartCommandAsync(ravenlite, ["serve", "--DataDir", data, "--ServerUrl", "http://127.0.0.1:0"]);
         try
@@ -76,7 +91,7 @@ public sealed class ConsumerTests(ITestOutputHelper output)
             var answer = await http.PostAsync("/databases/Shop/queries", new StringContent("""{"Query":"from Products"}"""));
             Assert.Equal(HttpStatusCode.OK, answer.StatusCode);
             using var json = JsonDocument.Parse(await answer.Content.ReadAsStringAsync());
-            Assert.Equal(2, json.RootElement.GetProperty("TotalResults").GetInt32());
+            Assert.Equal(3, json.RootElement.GetProperty("TotalResults").GetInt32());
         }
         finally
         {
