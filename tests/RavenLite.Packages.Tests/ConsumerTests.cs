@@ -25,7 +25,7 @@ public sealed class ConsumerTests(ITestOutputHelper output)
     [Fact]
     public async Task The_packages_install_and_run_as_an_application_uses_them()
     {
-        string repo = RepositoryRoot();
+        string repo = RepositoryRoot.Find();
         using var work = new TempDirectory("ravenlite-consumer");
         string version = $"{VersionOf(repo)}.test.{DateTime.UtcNow:yyyyMMddHHmmss}";
         string feed = Path.Combine(work.Path, "artifacts");
@@ -283,13 +283,5 @@ public sealed class ConsumerTests(ITestOutputHelper output)
         {
             return null; // no git: the commit is not checked
         }
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir != null; dir = dir.Parent)
-            if (File.Exists(Path.Combine(dir.FullName, "RavenLite.sln")))
-                return dir.FullName;
-        throw new InvalidOperationException("not inside the repository");
     }
 }

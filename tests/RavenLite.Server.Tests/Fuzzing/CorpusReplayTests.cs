@@ -16,7 +16,7 @@ public class CorpusReplayTests(ITestOutputHelper output)
     [MemberData(nameof(Targets))]
     public async Task Every_input_of_the_corpus_is_handled_as_promised(string target)
     {
-        string corpus = Path.Combine(RepositoryRoot(), "tools", "RavenLite.Fuzz", "corpus", target);
+        string corpus = Path.Combine(RepositoryRoot.Find(), "tools", "RavenLite.Fuzz", "corpus", target);
         var inputs = Directory.GetFiles(corpus, "*", SearchOption.AllDirectories).Order(StringComparer.Ordinal).ToList();
         Assert.NotEmpty(inputs);
         using var fuzzed = await Task.Run(() => FuzzTargets.Create(target)).WaitAsync(PerInput);
@@ -33,13 +33,5 @@ public class CorpusReplayTests(ITestOutputHelper output)
             }
         }
         output.WriteLine($"{target}: {inputs.Count} inputs");
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir != null; dir = dir.Parent)
-            if (File.Exists(Path.Combine(dir.FullName, "RavenLite.sln")))
-                return dir.FullName;
-        throw new InvalidOperationException("not inside the repository");
     }
 }
