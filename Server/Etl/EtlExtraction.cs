@@ -5,16 +5,17 @@ namespace RavenLite.Server.Etl;
 
 /// <summary>
 /// A transformation's script run over the changes a batch reads (docs/etl.md "Running"): a chunk of changes is split
-/// between up to <see cref="Threads"/> script engines, each on its own thread with its own read transaction on the
-/// batch's snapshot, and the results come back in etag order. When a script fails, the error is the one of the first
-/// failing change in etag order.
+/// between up to <see cref="Threads"/> script engines, each on a pool thread with its own read transaction on the
+/// batch's snapshot, while the batch's own thread goes on reading the next changes and adding the last chunk's results;
+/// the results come back in etag order. When a script fails, the error is the one of the first failing change in etag
+/// order.
 /// </summary>
 internal sealed class EtlExtraction : IDisposable
 {
     /// <summary>Engines running at once: the machine's cores, at most two (the destination and the writers need the rest).</summary>
     public static readonly int Threads = Math.Clamp(Environment.ProcessorCount, 1, 2);
 
-    private const int MinPerThread = 16; // below this a chunk runs on one thread: the hand-off costs more than it saves
+    private const int MinPerThread = 16; // below this a chunk runs on one engine: the hand-off costs more than it saves
 
     private readonly EtlTransformation _transformation;
     private readonly DocumentsStorage _documents;
@@ -32,65 +33,65 @@ internal sealed class EtlExtraction : IDisposable
             : [];
     }
 
-    /// <summary>Starts a batch: the scripts' time limit starts now.</summary>
-    public void BeginBatch()
+    /// <summary>Starts a batch read in <paramref name="tx"/>: the scripts' time limit starts now; the engines read through transactions on its snapshot.</summary>
+    public void BeginBatch(ReadTransaction tx)
     {
         foreach (var s in _scripts)
             s.BeginBatch();
+        for (int k = 0; k < Threads; k++)
+            _twins.Add(_environment.ReadTransaction(tx));
     }
 
     /// <summary>
-    /// The changes as the batch carries them, in their order (null for one not of the transformation's collections);
-    /// <paramref name="tx"/> is the batch's, the other threads read through transactions on its snapshot.
+    /// Starts running the scripts on <paramref name="changes"/>: the changes as the batch carries them, in their order
+    /// (null for one not of the transformation's collections). One chunk runs at a time.
     /// </summary>
-    public EtlItem?[] Run(List<EtagItem> changes, ReadTransaction tx)
+    public Task<EtlItem?[]> Start(List<EtagItem> changes)
     {
-        var items = new EtlItem?[changes.Count];
         int threads = _scripts.Length > 1 && changes.Count >= MinPerThread * 2 ? _scripts.Length : 1;
-        if (threads == 1)
+        return Task.Run(() =>
         {
-            for (int i = 0; i < changes.Count; i++)
-                items[i] = Extract(changes[i], tx, _scripts.Length > 0 ? _scripts[0] : null);
+            var items = new EtlItem?[changes.Count];
+            if (threads == 1)
+            {
+                for (int i = 0; i < changes.Count; i++)
+                    items[i] = Extract(changes[i], _twins[0], _scripts.Length > 0 ? _scripts[0] : null);
+                return items;
+            }
+            var failures = new (int Index, EtlScriptException Error)?[threads];
+            try
+            {
+                Parallel.For(0, threads, new ParallelOptions { MaxDegreeOfParallelism = threads }, k => RunPart(changes, items, failures, threads, k));
+            }
+            catch (AggregateException e) when (e.InnerExceptions.Count > 0)
+            {
+                System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(e.InnerExceptions[0]); // what failed, not the wrapper
+            }
+            if (failures.Where(f => f != null).OrderBy(f => f!.Value.Index).FirstOrDefault() is { } first)
+                throw first.Error;
             return items;
-        }
-        while (_twins.Count < threads - 1)
-            _twins.Add(_environment.ReadTransaction(tx));
-        var failures = new (int Index, EtlScriptException Error)?[threads];
-        try
-        {
-            Parallel.For(0, threads, new ParallelOptions { MaxDegreeOfParallelism = threads }, k => RunPart(changes, tx, items, failures, threads, k));
-        }
-        catch (AggregateException e) when (e.InnerExceptions.Count > 0)
-        {
-            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(e.InnerExceptions[0]); // what failed, not the wrapper
-        }
-        if (failures.Where(f => f != null).OrderBy(f => f!.Value.Index).FirstOrDefault() is { } first)
-            throw first.Error;
-        return items;
+        });
     }
 
     /// <summary>Part <paramref name="k"/> of <paramref name="threads"/>: a contiguous range, on that part's engine and transaction.</summary>
-    private void RunPart(List<EtagItem> changes, ReadTransaction tx, EtlItem?[] items, (int Index, EtlScriptException Error)?[] failures, int threads, int k)
+    private void RunPart(List<EtagItem> changes, EtlItem?[] items, (int Index, EtlScriptException Error)?[] failures, int threads, int k)
     {
+        int start = changes.Count * k / threads, end = changes.Count * (k + 1) / threads;
+        for (int i = start; i < end; i++)
         {
-            int start = changes.Count * k / threads, end = changes.Count * (k + 1) / threads;
-            var reader = k == 0 ? tx : _twins[k - 1];
-            for (int i = start; i < end; i++)
+            try
             {
-                try
-                {
-                    items[i] = Extract(changes[i], reader, _scripts[k]);
-                }
-                catch (EtlScriptException e)
-                {
-                    failures[k] = (i, e);
-                    return;
-                }
+                items[i] = Extract(changes[i], _twins[k], _scripts[k]);
+            }
+            catch (EtlScriptException e)
+            {
+                failures[k] = (i, e);
+                return;
             }
         }
     }
 
-    /// <summary>Ends the batch's reading: the other threads' transactions end (before the batch's own, as they must).</summary>
+    /// <summary>Ends the batch's reading (no chunk may be running): the engines' transactions end, before the batch's own, as they must.</summary>
     public void EndBatch()
     {
         foreach (var twin in _twins)

@@ -142,9 +142,10 @@ internal sealed class EtlProcess : IDisposable
     }
 
     /// <summary>
-    /// Reads one batch and starts loading it; true when it was full (more may be waiting). A batch's load runs while
-    /// the next batch is read (its read transaction lives until the load ends); batches are loaded one at a time, in
-    /// order. A failed load throws from the next call, and reading starts again after the last batch loaded.
+    /// Reads one batch and starts loading it; true when it was full (more may be waiting). The scripts run on a chunk
+    /// of changes while this thread reads the next chunk and adds the previous one's results to the batch. A batch's
+    /// load runs while the next batch is read (its read transaction lives until the load ends); batches are loaded one
+    /// at a time, in order. A failed load throws from the next call, and reading starts again after the last batch loaded.
     /// </summary>
     private async Task<bool> RunBatchAsync(CancellationToken stop)
     {
@@ -157,36 +158,57 @@ internal sealed class EtlProcess : IDisposable
         var batch = _destination.NewBatch(tx);
         try
         {
-            _extraction.BeginBatch();
+            _extraction.BeginBatch(tx);
             var chunk = new List<EtagItem>(ChunkChanges);
-            void RunChunk()
+            (Task<EtlItem?[]> Items, long Last, int Count)? running = null;
+            void Add(EtlItem?[] items, long lastEtag)
             {
-                foreach (var item in _extraction.Run(chunk, tx))
+                foreach (var item in items)
                     if (item != null)
                         batch.Add(item);
-                last = chunk[^1].Etag;
-                chunk.Clear();
+                last = lastEtag;
+            }
+            void Dispatch()
+            {
+                // The engines take one chunk at a time: the previous chunk's results first, then this chunk starts,
+                // and the previous results are added to the batch while it runs.
+                var previous = running;
+                var done = previous?.Items.GetAwaiter().GetResult();
+                running = null;
+                running = (_extraction.Start(chunk), chunk[^1].Etag, chunk.Count);
+                chunk = new List<EtagItem>(ChunkChanges);
+                if (done != null)
+                    Add(done, previous!.Value.Last);
             }
             try
             {
                 foreach (var change in _db.Documents.ScanByEtag(tx, from))
                 {
                     chunk.Add(change);
-                    // A chunk never takes the batch past EtlBatchItems.
-                    if (chunk.Count < Math.Min(ChunkChanges, options.EtlBatchItems - batch.Count))
+                    // A chunk never takes the batch past EtlBatchItems (counting every change running as an item).
+                    if (chunk.Count < ChunkChanges && batch.Count + (running?.Count ?? 0) + chunk.Count < options.EtlBatchItems)
                         continue;
-                    RunChunk();
-                    if (batch.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
+                    Dispatch();
+                    if (batch.Count + running!.Value.Count >= options.EtlBatchItems || Stopwatch.GetElapsedTime(started).TotalMilliseconds >= options.EtlBatchMilliseconds)
                     {
                         full = true;
                         break;
                     }
                 }
                 if (chunk.Count > 0)
-                    RunChunk();
+                    Dispatch();
+                if (running is { } lastRun)
+                {
+                    var done = lastRun.Items.GetAwaiter().GetResult();
+                    running = null;
+                    Add(done, lastRun.Last);
+                }
             }
             finally
             {
+                // A chunk still running (the batch failed or stops) ends before its engines' transactions do.
+                if (running is { } r)
+                    await ((Task)r.Items).ContinueWith(_ => { }, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default).ConfigureAwait(false);
                 _extraction.EndBatch();
             }
             stop.ThrowIfCancellationRequested();

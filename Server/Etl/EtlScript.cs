@@ -241,9 +241,11 @@ internal sealed partial class EtlScript
     {
         _names.Clear();
         _values.Clear();
-        foreach (var (key, descriptor) in o.GetOwnProperties())
+        // The keys, then each property: GetOwnProperties would allocate an enumerator and a key per property, per row.
+        foreach (var key in o.GetOwnPropertyKeys(Jint.Runtime.Types.String))
         {
-            if (!key.IsString() || descriptor.Value is not { } v || v.IsUndefined() || !descriptor.Enumerable)
+            var descriptor = o.GetOwnProperty(key);
+            if (!descriptor.Enumerable || descriptor.Value is not { } v || v.IsUndefined())
                 continue;
             _names.Add(key.AsString());
             _values.Add(ColumnValue(v));

@@ -64,10 +64,7 @@ internal static class EtlTest
             using var destination = new SqlEtlDestination(task, connection, db.Documents);
             try
             {
-                await using var open = await destination.OpenAsync(cancellation).ConfigureAwait(false);
-                await using var transaction = await open.BeginTransactionAsync(cancellation).ConfigureAwait(false);
-                await SqlEtlDestination.RunAsync(open, plan, cancellation).ConfigureAwait(false);
-                await transaction.RollbackAsync(cancellation).ConfigureAwait(false);
+                await destination.RunRolledBackAsync(plan, cancellation).ConfigureAwait(false);
             }
             catch (Exception e) when (e is Npgsql.NpgsqlException or InvalidOperationException or IOException)
             {

@@ -44,47 +44,73 @@ internal sealed class SqlEtlDestination : IEtlDestination
         public void Dispose() => _plan.Dispose();
     }
 
-    private async Task LoadAsync(SqlEtlPlan plan, CancellationToken cancellation)
+    /// <summary>
+    /// The batch's transaction, on a thread of its own: the statements run synchronously there, so no step of a load
+    /// waits for a pool thread while the scripts of the next batch keep the pool's threads busy.
+    /// </summary>
+    private Task LoadAsync(SqlEtlPlan plan, CancellationToken cancellation) =>
+        plan.IsEmpty ? Task.CompletedTask : OnOwnThread(() => Load(plan, cancellation), cancellation);
+
+    /// <summary>Runs the plan and rolls it back (the test endpoint): PostgreSQL checks every statement, nothing is kept.</summary>
+    internal Task RunRolledBackAsync(SqlEtlPlan plan, CancellationToken cancellation) => OnOwnThread(() =>
     {
-        if (plan.IsEmpty)
-            return;
+        using var connection = _source.OpenConnection();
+        using var transaction = connection.BeginTransaction();
+        Run(connection, plan, cancellation);
+        transaction.Rollback();
+    }, cancellation);
+
+    private static Task OnOwnThread(Action work, CancellationToken cancellation) =>
+        Task.Factory.StartNew(work, cancellation, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+
+    private void Load(SqlEtlPlan plan, CancellationToken cancellation)
+    {
         try
         {
-            await using var connection = await _source.OpenConnectionAsync(cancellation).ConfigureAwait(false);
-            await using var transaction = await connection.BeginTransactionAsync(cancellation).ConfigureAwait(false);
-            await RunAsync(connection, plan, cancellation).ConfigureAwait(false);
-            await transaction.CommitAsync(cancellation).ConfigureAwait(false);
+            cancellation.ThrowIfCancellationRequested();
+            using var connection = _source.OpenConnection();
+            using var transaction = connection.BeginTransaction();
+            Run(connection, plan, cancellation);
+            transaction.Commit();
         }
         catch (Exception e) when (e is NpgsqlException or InvalidOperationException or IOException or TimeoutException)
         {
+            cancellation.ThrowIfCancellationRequested();
             throw new EtlLoadException($"PostgreSQL did not take the batch: {e.Message}", e);
         }
     }
 
-    /// <summary>Runs the plan on an open transaction of <paramref name="connection"/> (the test endpoint rolls it back).</summary>
-    internal static async Task RunAsync(NpgsqlConnection connection, SqlEtlPlan plan, CancellationToken cancellation)
+    /// <summary>
+    /// Runs the plan on an open transaction of <paramref name="connection"/> (the test endpoint rolls it back). A stop
+    /// cancels a delete that is running (the transaction then rolls back; the batch is read again on the next start);
+    /// a COPY is bounded by the connection's timeouts.
+    /// </summary>
+    internal static void Run(NpgsqlConnection connection, SqlEtlPlan plan, CancellationToken cancellation)
     {
-        foreach (var d in plan.Deletes())
+        var deletes = plan.Deletes();
+        if (deletes.Count > 0)
         {
-            await using var command = new NpgsqlCommand(d.Text, connection);
+            // A delete by thousands of ids is planned from the id column's statistics; a table filled faster than
+            // autovacuum analyzes it has none, and PostgreSQL then scans the whole table on every batch. The id columns
+            // are meant to be indexed (docs/etl.md), so the batch's transaction plans its deletes without sequential scans
+            // (a column without an index is still scanned: the setting only makes a scan the last resort).
+            using var planning = new NpgsqlCommand("SET LOCAL enable_seqscan = off", connection);
+            planning.ExecuteNonQuery();
+        }
+        foreach (var d in deletes)
+        {
+            using var command = new NpgsqlCommand(d.Text, connection);
             foreach (var (name, value) in d.Parameters)
                 command.Parameters.AddWithValue(name, value ?? DBNull.Value);
-            await command.ExecuteNonQueryAsync(cancellation).ConfigureAwait(false);
+            using var stop = cancellation.Register(command.Cancel);
+            command.ExecuteNonQuery();
         }
-        // Synchronous on a pool thread: the text writer's dispose (which ends the COPY) reads the server's answer
-        // synchronously, and after an await this method may be running on the socket engine's own thread.
-        await Task.Run(() =>
+        foreach (var c in plan.Copies())
         {
-            foreach (var c in plan.Copies())
-            {
-                using var writer = connection.BeginTextImport(c.Text);
-                c.WriteTo(writer);
-            }
-        }, cancellation).ConfigureAwait(false);
+            using var writer = connection.BeginTextImport(c.Text);
+            c.WriteTo(writer);
+        }
     }
-
-    /// <summary>A connection to run a plan on (the test endpoint's rolled-back run).</summary>
-    internal ValueTask<NpgsqlConnection> OpenAsync(CancellationToken cancellation) => _source.OpenConnectionAsync(cancellation);
 
     /// <summary>The content of an attachment of a source document, read from the batch's snapshot.</summary>
     internal static byte[]? Attachment(DocumentsStorage documents, Transaction tx, EtlLoad.AttachmentContent a)

@@ -11,17 +11,14 @@ namespace RavenLite.Server.Indexing.Scripting;
 internal static class JsonToJs
 {
     private const int MaxDepth = 512;
-    private const int MaxCachedNames = 4096;
     private const int MaxCachedNameLength = 64;
-
-    private const int MaxCachedValues = 4096;
     private const int MaxCachedValueLength = 32;
 
     [ThreadStatic]
-    private static Dictionary<string, string>? t_names;
+    private static Utf8Intern<string>? t_names;
 
     [ThreadStatic]
-    private static Dictionary<string, JsString>? t_values; // short values repeat across documents (statuses, cities, ids of a few)
+    private static Utf8Intern<JsString>? t_values; // short values repeat across documents (statuses, cities, ids of a few)
 
     public static JsValue Parse(Engine engine, ReadOnlySpan<byte> utf8)
     {
@@ -63,36 +60,13 @@ internal static class JsonToJs
     }
 
     /// <summary>A string value; a short one is shared across documents (JavaScript strings are immutable).</summary>
-    private static JsString StringValue(ref Utf8JsonReader reader)
-    {
-        if (reader.ValueIsEscaped || reader.HasValueSequence || reader.ValueSpan.Length > MaxCachedValueLength)
-            return JsString.Create(reader.GetString()!);
-        Span<char> chars = stackalloc char[MaxCachedValueLength];
-        int n = Encoding.UTF8.GetChars(reader.ValueSpan, chars);
-        var values = t_values ??= new Dictionary<string, JsString>(StringComparer.Ordinal);
-        var lookup = values.GetAlternateLookup<ReadOnlySpan<char>>();
-        if (lookup.TryGetValue(chars[..n], out var shared))
-            return shared;
-        string text = new(chars[..n]);
-        var value = JsString.Create(text);
-        if (values.Count < MaxCachedValues)
-            values.Add(text, value);
-        return value;
-    }
+    private static JsString StringValue(ref Utf8JsonReader reader) =>
+        reader.ValueIsEscaped || reader.HasValueSequence || reader.ValueSpan.Length > MaxCachedValueLength
+            ? JsString.Create(reader.GetString()!)
+            : (t_values ??= new Utf8Intern<JsString>(JsString.Create)).Get(reader.ValueSpan);
 
-    private static string Name(ref Utf8JsonReader reader)
-    {
-        if (reader.ValueIsEscaped || reader.HasValueSequence || reader.ValueSpan.Length > MaxCachedNameLength)
-            return reader.GetString()!;
-        Span<char> chars = stackalloc char[MaxCachedNameLength];
-        int n = Encoding.UTF8.GetChars(reader.ValueSpan, chars);
-        var names = t_names ??= new Dictionary<string, string>(StringComparer.Ordinal);
-        var lookup = names.GetAlternateLookup<ReadOnlySpan<char>>();
-        if (lookup.TryGetValue(chars[..n], out string? name))
-            return name;
-        name = new string(chars[..n]);
-        if (names.Count < MaxCachedNames)
-            names.Add(name, name);
-        return name;
-    }
+    private static string Name(ref Utf8JsonReader reader) =>
+        reader.ValueIsEscaped || reader.HasValueSequence || reader.ValueSpan.Length > MaxCachedNameLength
+            ? reader.GetString()!
+            : (t_names ??= new Utf8Intern<string>(static s => s)).Get(reader.ValueSpan);
 }
