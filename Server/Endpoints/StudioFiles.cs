@@ -36,10 +36,13 @@ public static class StudioFiles
     }
 
     /// <summary>Adds compression for the Studio's paths and maps its routes.</summary>
-    public static void Map(WebApplication app)
+    public static void Map(WebApplication app) => Map(app, Folder);
+
+    /// <summary>The same, serving the Studio built into <paramref name="folder"/> (none there: a page saying how to build it).</summary>
+    internal static void Map(WebApplication app, string folder)
     {
         app.UseWhen(c => c.Request.Path.StartsWithSegments("/studio", StringComparison.Ordinal), b => b.UseResponseCompression());
-        var files = Directory.Exists(Folder) ? new PhysicalFileProvider(Folder) : null;
+        var files = Directory.Exists(folder) ? new PhysicalFileProvider(folder) : null;
         string[] getOrHead = ["GET", "HEAD"];
         app.MapMethods("/", getOrHead, context =>
         {
@@ -59,6 +62,22 @@ public static class StudioFiles
         }).Requires(Access.Anonymous);
     }
 
+    private const string NotBuilt =
+        "The Studio is not built: build the server with Node.js and npm installed (it runs npm ci and the Vite build in Studio/), or run `npm ci && npm run build` in Studio/.";
+
+    private const string NotBuiltPage = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>RavenLite — Studio not built</title></head>
+        <body style="font-family: system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; line-height: 1.5">
+        <h1>The Studio is not built</h1>
+        <p>This server is running and answers RavenDB's clients, but it was built without the Studio, its web UI:
+        the build found no Node.js/npm (or was run with <code>-p:BuildStudio=false</code>).</p>
+        <p>To get it, install Node.js 20 or later with npm (Debian/Ubuntu: <code>apt-get install nodejs npm</code>) and
+        build the server again — <code>dotnet run -c Release --project Server</code> builds the Studio into it — or run
+        <code>npm ci &amp;&amp; npm run build</code> in <code>Studio/</code> and restart the server.</p>
+        </body></html>
+        """;
+
     private static bool AcceptsHtml(HttpRequest request) =>
         request.Headers.Accept.Any(a => a != null && a.Contains("text/html", StringComparison.OrdinalIgnoreCase));
 
@@ -66,9 +85,16 @@ public static class StudioFiles
     {
         if (files == null || !files.GetFileInfo("index.html").Exists)
         {
-            await ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RouteNotFound,
-                "The Studio is not built: build the server with Node.js installed (it runs npm ci and the Vite build in Studio/), or run `npm ci && npm run build` in Studio/.",
-                "Studio not built").ConfigureAwait(false);
+            if (AcceptsHtml(context.Request))
+            {
+                // A browser gets a page: this is where a user who started the server without Node.js looks first.
+                context.Response.StatusCode = 404;
+                context.Response.ContentType = "text/html; charset=utf-8";
+                context.Response.Headers.CacheControl = "no-store";
+                await context.Response.WriteAsync(NotBuiltPage, context.RequestAborted).ConfigureAwait(false);
+                return;
+            }
+            await ErrorHandlingMiddleware.WriteErrorAsync(context, 404, RavenExceptionTypes.RouteNotFound, NotBuilt, "Studio not built").ConfigureAwait(false);
             return;
         }
         var file = path.Length == 0 ? null : files.GetFileInfo(path);

@@ -1,3 +1,5 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
 using System.Diagnostics;
 
 namespace RavenLite.Server.Tests.Studio;
@@ -71,6 +73,34 @@ public sealed class StudioTests(ITestOutputHelper output)
         Assert.Equal(System.Net.HttpStatusCode.NotFound, (await http.GetAsync("/studio/assets/missing-123.js")).StatusCode);
         var escape = await http.GetAsync("/studio/%2e%2e/RavenLite.Server.deps.json");
         Assert.NotEqual(System.Net.HttpStatusCode.OK, escape.StatusCode);
+    }
+
+    /// <summary>
+    /// A server built without the Studio (no npm on the machine, or BuildStudio=false) still runs: a browser asking for
+    /// <c>/studio/</c> gets a page saying how to get the Studio, an API client RavenDB's JSON error.
+    /// </summary>
+    [Fact]
+    public async Task A_server_built_without_the_studio_answers_a_page_saying_how_to_get_it()
+    {
+        var builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.UseUrls("http://127.0.0.1:0");
+        RavenLite.Server.Endpoints.StudioFiles.AddServices(builder.Services);
+        await using var app = builder.Build();
+        RavenLite.Server.Endpoints.StudioFiles.Map(app, Path.Combine(Path.GetTempPath(), "ravenlite-no-studio-" + Guid.NewGuid().ToString("N")));
+        await app.StartAsync();
+        using var http = new HttpClient { BaseAddress = new Uri(app.Urls.First()) };
+        var browser = new HttpRequestMessage(HttpMethod.Get, "/studio/");
+        browser.Headers.Accept.ParseAdd("text/html,application/xhtml+xml");
+        var page = await http.SendAsync(browser);
+        Assert.Equal(System.Net.HttpStatusCode.NotFound, page.StatusCode);
+        Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+        string text = await page.Content.ReadAsStringAsync();
+        Assert.Contains("The Studio is not built", text, StringComparison.Ordinal);
+        Assert.Contains("apt-get install nodejs npm", text, StringComparison.Ordinal);
+        var api = await http.GetAsync("/studio/");
+        Assert.Equal(System.Net.HttpStatusCode.NotFound, api.StatusCode);
+        Assert.Equal("application/json", api.Content.Headers.ContentType?.MediaType);
+        Assert.Contains("npm ci && npm run build", await api.Content.ReadAsStringAsync(), StringComparison.Ordinal);
     }
 
     private static string RepositoryRoot()
