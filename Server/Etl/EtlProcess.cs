@@ -174,7 +174,6 @@ internal sealed class EtlProcess : IDisposable
                 // and the previous results are added to the batch while it runs.
                 var previous = running;
                 var done = previous?.Items.GetAwaiter().GetResult();
-                running = null;
                 running = (_extraction.Start(chunk), chunk[^1].Etag, chunk.Count);
                 chunk = new List<EtagItem>(ChunkChanges);
                 if (done != null)
@@ -208,7 +207,7 @@ internal sealed class EtlProcess : IDisposable
             {
                 // A chunk still running (the batch failed or stops) ends before its engines' transactions do.
                 if (running is { } r)
-                    await ((Task)r.Items).ContinueWith(_ => { }, CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default).ConfigureAwait(false);
+                    await System.Threading.Tasks.Task.WhenAny(r.Items).ConfigureAwait(false); // its failure, if any, is not this one's
                 _extraction.EndBatch();
             }
             stop.ThrowIfCancellationRequested();

@@ -1,6 +1,7 @@
 // End-to-end test of the Studio: a real server (child process, temporary data dir) and Debian's Chromium driven by
 // playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
-// creates an index (a compile error first, shown at its line) and waits for it to be up to date, opens the
+// creates an index (a compile error first, shown at its line) and waits for it to be up to date, exports the database
+// and imports the dump into another from the Tasks screen, opens the
 // dashboard, the storage view and the cluster view (a second server added as a node from it), checks the errors shown for a malformed query and for a stopped server, runs
 // axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
 // Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
@@ -8,7 +9,7 @@
 //
 //   node e2e/studio.e2e.mjs [--server PATH/RavenLite.Server.dll] [--screenshots DIR] [--chromium PATH]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -383,6 +384,29 @@ try {
   }
   await page.getByText('No ETL tasks.').waitFor();
   await api(`${base}/admin/databases?name=e2e-etl&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-etl'], HardDelete: true });
+
+  // Import and export: the database exported as a .ravendbdump download, imported into a new database with the
+  // upload's progress; the copy holds the same documents. A file that is not a dump is refused with the server's reason.
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export to a .ravendbdump' }).click();
+  const dump = await (await download).path();
+  assert.ok(statSync(dump).size > 0, 'the export downloaded a dump');
+  await api(`${base}/admin/databases?name=e2e-import`, 'PUT', { DatabaseName: 'e2e-import' });
+  await page.goto(base + '/studio/db/e2e-import/tasks');
+  await page.getByRole('heading', { name: /^Tasks/ }).waitFor();
+  await page.getByLabel('Import a .ravendbdump').setInputFiles(dump);
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  const imported = page.getByRole('status').filter({ hasText: /^Imported [\d,]+ documents/ });
+  await imported.waitFor({ timeout: 60_000 });
+  const sourceCount = (await api(`${base}/databases/e2e/collections/stats`)).json.CountOfDocuments;
+  assert.equal((await api(`${base}/databases/e2e-import/collections/stats`)).json.CountOfDocuments, sourceCount, 'the import holds the exported documents');
+  assert.ok((await imported.textContent()).startsWith(`Imported ${sourceCount.toLocaleString('en-US')} documents`), 'the screen says what was imported');
+  await axe(page, 'tasks-import');
+  await shot(page, 'tasks-import');
+  await page.getByLabel('Import a .ravendbdump').setInputFiles({ name: 'not-a-dump.ravendbdump', mimeType: 'application/octet-stream', buffer: Buffer.from('not a dump') });
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  await page.getByRole('alert').filter({ hasText: /^The import did not complete: 400: / }).waitFor();
+  await api(`${base}/admin/databases?name=e2e-import&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-import'], HardDelete: true });
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

@@ -5,6 +5,7 @@ import { usePolled } from '../hooks/usePolled';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { number } from '../format';
+import { ImportExport } from './ImportExport';
 
 type Kind = 'patch' | 'delete';
 
@@ -283,10 +284,7 @@ export function Tasks({ db }: { db: string }) {
       </div>
       <Replication db={db} />
       <Etl db={db} />
-      <div class="panel" style={{ marginTop: '12px' }}>
-        <h2 style={{ marginTop: 0 }}>Import and export</h2>
-        <p class="muted">The server does not read or write <code>.ravendbdump</code> files yet; import and export appear here when it does.</p>
-      </div>
+      <ImportExport db={db} />
     </section>
   );
 }
