@@ -1,7 +1,7 @@
 // End-to-end test of the Studio: a real server (child process, temporary data dir) and Debian's Chromium driven by
 // playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
 // creates an index (a compile error first, shown at its line) and waits for it to be up to date, exports the database
-// and imports the dump into another from the Tasks screen, opens the
+// and imports the dump into another and adds, disables, enables and deletes a subscription from the Tasks screen, opens the
 // dashboard, the storage view and the cluster view (a second server added as a node from it), checks the errors shown for a malformed query and for a stopped server, runs
 // axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
 // Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
@@ -384,6 +384,31 @@ try {
   }
   await page.getByText('No ETL tasks.').waitFor();
   await api(`${base}/admin/databases?name=e2e-etl&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-etl'], HardDelete: true });
+
+  // Subscriptions: one added from RQL is listed without a worker; disabled and enabled again (the server's state says
+  // so), then deleted.
+  const addSubscription = page.getByRole('form', { name: 'Add subscription' });
+  await addSubscription.getByLabel('Subscription name').fill('expensive-orders');
+  await addSubscription.getByLabel('Subscription query (RQL)').fill('from Orders where Freight > 500');
+  await addSubscription.getByRole('button', { name: 'Add subscription' }).click();
+  const subscriptions = page.getByRole('table', { name: 'Subscriptions' });
+  const subscriptionState = subscriptions.getByRole('status', { name: 'State of expensive-orders' });
+  await subscriptionState.filter({ hasText: 'No worker' }).waitFor();
+  const subscriptionOf = async () => (await api(`${base}/databases/e2e/subscriptions`)).json.Results.find((x) => x.SubscriptionName === 'expensive-orders');
+  assert.equal((await subscriptionOf()).Query, 'from Orders where Freight > 500');
+  await subscriptions.getByRole('button', { name: 'Disable' }).click();
+  await subscriptionState.filter({ hasText: 'Disabled' }).waitFor();
+  assert.equal((await subscriptionOf()).Disabled, true, 'the subscription is disabled on the server');
+  await axe(page, 'tasks-subscriptions');
+  await subscriptions.scrollIntoViewIfNeeded();
+  await shot(page, 'tasks-subscriptions');
+  await subscriptions.getByRole('button', { name: 'Enable' }).click();
+  await subscriptionState.filter({ hasText: 'No worker' }).waitFor();
+  assert.equal((await subscriptionOf()).Disabled, false, 'the subscription is enabled again');
+  await subscriptions.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('No subscriptions.', { exact: false }).waitFor();
+  assert.equal(await subscriptionOf(), undefined, 'the subscription is deleted');
 
   // Import and export: the database exported as a .ravendbdump download, imported into a new database with the
   // upload's progress; the copy holds the same documents. A file that is not a dump is refused with the server's reason.

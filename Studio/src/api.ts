@@ -170,8 +170,28 @@ export const api = {
   resetEtl: (name: string, t: EtlTask, transformation: string) =>
     send('RESET', `${db(name)}/admin/etl?configurationName=${enc(t.TaskName)}&transformationName=${enc(transformation)}`),
   deleteEtl: (name: string, t: EtlTask) => send('DELETE', `${db(name)}/admin/tasks?id=${t.TaskId}&type=${t.TaskType}`),
+  subscriptions: async (name: string, signal?: AbortSignal) =>
+    (await getJson<{ Results: Subscription[] }>(`${db(name)}/subscriptions`, signal)).Results,
+  createSubscription: (name: string, subscription: string, query: string) =>
+    send<{ Name: string }>('PUT', `${db(name)}/subscriptions`, { Name: subscription || undefined, Query: query }),
+  toggleSubscription: (name: string, subscription: string, disable: boolean) =>
+    send('POST', `${db(name)}/admin/tasks/state?taskName=${enc(subscription)}&type=Subscription&disable=${disable}`),
+  dropSubscriptionWorker: (name: string, subscription: string) => send('POST', `${db(name)}/subscriptions/drop?name=${enc(subscription)}`),
+  deleteSubscription: (name: string, subscription: string) => send('DELETE', `${db(name)}/subscriptions?taskName=${enc(subscription)}`),
   metrics: (signal?: AbortSignal) => getJson<ServerMetrics>('/studio-api/metrics', signal),
 };
+
+/** A data subscription as GET /databases/{db}/subscriptions answers it (RavenDB's SubscriptionState; Connected is RavenLite's). */
+export interface Subscription {
+  SubscriptionId: number;
+  SubscriptionName: string;
+  Query: string;
+  Disabled: boolean;
+  Connected: boolean;
+  ChangeVectorForNextBatchStartingPoint: string | null;
+  LastBatchAckTime: string | null;
+  LastClientConnectionTime: string | null;
+}
 
 export interface ServerMetrics {
   Time: string;

@@ -6,6 +6,7 @@ import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { number } from '../format';
 import { ImportExport } from './ImportExport';
+import { Subscriptions } from './Subscriptions';
 
 type Kind = 'patch' | 'delete';
 
@@ -284,6 +285,7 @@ export function Tasks({ db }: { db: string }) {
       </div>
       <Replication db={db} />
       <Etl db={db} />
+      <Subscriptions db={db} />
       <ImportExport db={db} />
     </section>
   );
