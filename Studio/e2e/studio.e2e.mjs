@@ -1,7 +1,8 @@
 // End-to-end test of the Studio: a real server (child process, temporary data dir) and Debian's Chromium driven by
 // playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
 // creates an index (a compile error first, shown at its line) and waits for it to be up to date, exports the database
-// and imports the dump into another and adds, disables, enables and deletes a subscription from the Tasks screen, opens the
+// and imports the dump into another, adds, disables, enables and deletes a subscription, and saves the expiration and
+// revisions settings from the Tasks screen, opens the
 // dashboard, the storage view and the cluster view (a second server added as a node from it), checks the errors shown for a malformed query and for a stopped server, runs
 // axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
 // Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
@@ -432,6 +433,32 @@ try {
   await page.getByRole('button', { name: 'Import', exact: true }).click();
   await page.getByRole('alert').filter({ hasText: /^The import did not complete: 400: / }).waitFor();
   await api(`${base}/admin/databases?name=e2e-import&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-import'], HardDelete: true });
+  // Database settings: expiration and revisions saved from their JSON editors (the server's configuration says so);
+  // text that is not JSON is refused in the page.
+  await page.goto(base + '/studio/db/e2e/tasks');
+  await page.locator('summary', { hasText: 'Document expiration' }).click();
+  const expiration = page.getByLabel('Document expiration (JSON)');
+  await expiration.getByText('DeleteFrequencyInSec').waitFor();
+  await fillEditor(expiration, '{ "Disabled": false, "DeleteFrequencyInSec": 30 }');
+  await page.getByRole('button', { name: 'Save document expiration' }).click();
+  await page.getByRole('status').filter({ hasText: 'Document expiration saved.' }).waitFor();
+  assert.equal((await api(`${base}/databases/e2e/expiration/config`)).json.DeleteFrequencyInSec, 30);
+  await page.locator('summary', { hasText: /^Revisions$/ }).click();
+  const revisions = page.getByLabel('Revisions (JSON)');
+  await revisions.getByText('MinimumRevisionsToKeep').waitFor();
+  await fillEditor(revisions, '{ "Default": null, "Collections": { "Orders": { "Disabled": false, "MinimumRevisionsToKeep": 3 } } }');
+  await page.getByRole('button', { name: 'Save revisions' }).click();
+  await page.getByRole('status').filter({ hasText: 'Revisions saved.' }).waitFor();
+  assert.equal((await api(`${base}/databases/e2e/revisions/config`)).json.Collections.Orders.MinimumRevisionsToKeep, 3);
+  await page.locator('summary', { hasText: 'Time series' }).click();
+  await page.locator('summary', { hasText: 'Client configuration' }).click();
+  await page.getByLabel('Client configuration (JSON)').getByText('MaxNumberOfRequestsPerSession').waitFor();
+  await axe(page, 'tasks-settings');
+  await page.getByRole('heading', { name: 'Database settings' }).scrollIntoViewIfNeeded();
+  await shot(page, 'tasks-settings');
+  await fillEditor(revisions, '{ "Default": ');
+  await page.getByRole('button', { name: 'Save revisions' }).click();
+  await page.getByRole('alert').filter({ hasText: 'This is not JSON' }).waitFor();
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

@@ -7,6 +7,7 @@ import { confirmAction } from '../components/Confirm';
 import { number } from '../format';
 import { ImportExport } from './ImportExport';
 import { Subscriptions } from './Subscriptions';
+import { DatabaseSettings } from './DatabaseSettings';
 
 type Kind = 'patch' | 'delete';
 
@@ -287,6 +288,7 @@ export function Tasks({ db }: { db: string }) {
       <Etl db={db} />
       <Subscriptions db={db} />
       <ImportExport db={db} />
+      <DatabaseSettings db={db} />
     </section>
   );
 }
