@@ -66,7 +66,7 @@ public static class OngoingTaskEndpoints
         w.WriteNull("Error");
     }
 
-    private static void WriteBackup(Utf8JsonWriter w, Database db, Backups.PeriodicBackupConfiguration task, string node)
+    internal static void WriteBackup(Utf8JsonWriter w, Database db, Backups.PeriodicBackupConfiguration task, string node)
     {
         var status = db.Backups.StatusOf(task.TaskId);
         w.WriteStartObject();

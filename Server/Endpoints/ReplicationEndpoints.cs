@@ -215,6 +215,8 @@ public static class ReplicationEndpoints
                 ReplicationTaskJson.Write(w, db, task, node);
             foreach (var task in db.Etl.Configuration.Tasks)
                 Etl.EtlTaskJson.Write(w, db, task, node);
+            foreach (var task in db.Backups.Tasks)
+                OngoingTaskEndpoints.WriteBackup(w, db, task, node);
             w.WriteEndArray();
             w.WriteNumber("SubscriptionsCount", db.Subscriptions.All().Count);
             w.WriteStartArray("PullReplications");

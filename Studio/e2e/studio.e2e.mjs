@@ -2,7 +2,7 @@
 // playwright-core. Creates a database, creates/edits/clones/deletes documents, runs queries and checks the grid,
 // creates an index (a compile error first, shown at its line) and waits for it to be up to date, exports the database
 // and imports the dump into another, adds, disables, enables and deletes a subscription, and saves the expiration and
-// revisions settings from the Tasks screen, opens the
+// revisions settings, backs up, restores into a new database and runs a periodic backup from the Tasks screen, opens the
 // dashboard, the storage view and the cluster view (a second server added as a node from it), checks the errors shown for a malformed query and for a stopped server, runs
 // axe-core on every screen (no serious or critical violations), and takes a screenshot of every screen.
 // Prints the first load's gzipped JavaScript and the render time of a 1,000-row query result (measured, not asserted:
@@ -459,6 +459,31 @@ try {
   await fillEditor(revisions, '{ "Default": ');
   await page.getByRole('button', { name: 'Save revisions' }).click();
   await page.getByRole('alert').filter({ hasText: 'This is not JSON' }).waitFor();
+  // Backups: a one-time backup into a folder, restored into a new database (the same documents); a periodic task on
+  // a cron schedule listed with its next run, run now (its last full backup then set), and deleted.
+  const backupRoot = mkdtempSync(join(tmpdir(), 'ravenlite-studio-backup-'));
+  await page.getByLabel('Backup folder').fill(backupRoot);
+  await page.getByRole('button', { name: 'Back up now' }).click();
+  await page.getByRole('status').filter({ hasText: /^Backup written to / }).waitFor({ timeout: 60_000 });
+  assert.ok((await page.getByLabel('Backup to restore (its folder)').inputValue()).startsWith(backupRoot), 'the restore form takes the backup just written');
+  await page.getByLabel('New database name').fill('e2e-restored');
+  await page.getByRole('button', { name: 'Restore', exact: true }).click();
+  await page.getByRole('status').filter({ hasText: 'Restored into the new database e2e-restored.' }).waitFor({ timeout: 60_000 });
+  assert.equal((await api(`${base}/databases/e2e-restored/collections/stats`)).json.CountOfDocuments, (await api(`${base}/databases/e2e/collections/stats`)).json.CountOfDocuments, 'the restored database holds the backed-up documents');
+  await page.getByLabel('Periodic backup name').fill('nightly');
+  await page.getByRole('button', { name: 'Add periodic backup' }).click();
+  const backups = page.getByRole('table', { name: 'Periodic backups' });
+  await backups.getByRole('row').filter({ hasText: 'nightly' }).filter({ hasText: '(full)' }).waitFor();
+  await backups.getByRole('button', { name: 'Run now' }).click();
+  await backups.getByRole('status', { name: 'Last full backup of nightly' }).filter({ hasNotText: 'never' }).waitFor({ timeout: 60_000 });
+  await axe(page, 'tasks-backups');
+  await backups.scrollIntoViewIfNeeded();
+  await shot(page, 'tasks-backups');
+  await backups.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('No periodic backups.').waitFor();
+  await api(`${base}/admin/databases?name=e2e-restored&hardDelete=true`, 'DELETE', { DatabaseNames: ['e2e-restored'], HardDelete: true });
+  rmSync(backupRoot, { recursive: true, force: true });
 
   // 6. Dashboard: live charts fill while writes come in.
   step('dashboard');

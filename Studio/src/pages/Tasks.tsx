@@ -8,6 +8,7 @@ import { number } from '../format';
 import { ImportExport } from './ImportExport';
 import { Subscriptions } from './Subscriptions';
 import { DatabaseSettings } from './DatabaseSettings';
+import { Backups } from './Backups';
 
 type Kind = 'patch' | 'delete';
 
@@ -288,6 +289,7 @@ export function Tasks({ db }: { db: string }) {
       <Etl db={db} />
       <Subscriptions db={db} />
       <ImportExport db={db} />
+      <Backups db={db} />
       <DatabaseSettings db={db} />
     </section>
   );

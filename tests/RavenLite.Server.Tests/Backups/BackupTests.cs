@@ -163,6 +163,12 @@ public sealed class BackupTests
         Assert.False(status.GetProperty("IsFull").GetBoolean());
         Assert.Equal(incrementalEtag, status.GetProperty("LastEtag").GetInt64());
         Assert.Equal(JsonValueKind.String, status.GetProperty("LastFullBackup").ValueKind);
+        // The database's ongoing tasks list it too (RavenDB's OngoingTaskBackup), with its next run.
+        var listed = (await ReadJson(await s.Http.GetAsync("/databases/src/tasks"))).GetProperty("OngoingTasks").EnumerateArray().Single(t => t.GetProperty("TaskType").GetString() == "Backup");
+        Assert.Equal(taskId, listed.GetProperty("TaskId").GetInt64());
+        Assert.Equal("t", listed.GetProperty("TaskName").GetString());
+        Assert.Equal(JsonValueKind.String, listed.GetProperty("LastFullBackup").ValueKind);
+        Assert.Equal(JsonValueKind.Object, listed.GetProperty("NextBackup").ValueKind);
 
         // The full snapshot alone, then the chain.
         string fullFile = full.GetProperty("LocalBackup").GetProperty("FileName").GetString()!;

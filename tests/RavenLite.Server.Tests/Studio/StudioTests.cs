@@ -9,7 +9,7 @@ namespace RavenLite.Server.Tests.Studio;
 /// temporary data dir), drives Debian's Chromium with playwright-core through every screen — databases, documents
 /// (edit, create, clone, delete, select many), a 20,000-document grid scrolled end to end, queries (grid, JSON,
 /// parameters, completion, a malformed query), an index (a compile error shown at its line, then built and up to
-/// date, reset, deleted), tasks (an export downloaded and imported into another database, a subscription added, disabled, enabled, deleted, expiration and revisions saved), the dashboard and the storage view — runs axe-core on each (no serious or critical
+/// date, reset, deleted), tasks (an export downloaded and imported into another database, a subscription added, disabled, enabled, deleted, expiration and revisions saved, a backup restored into a new database, a periodic backup run), the dashboard and the storage view — runs axe-core on each (no serious or critical
 /// violations), checks the message shown once the server is stopped, and writes the screenshots to docs/studio/.
 /// </summary>
 public sealed class StudioTests(ITestOutputHelper output)
