@@ -10,3 +10,6 @@ export function bytes(n: number | undefined | null): string {
 }
 
 export const dbPath = (db: string, rest = '') => `/db/${encodeURIComponent(db)}${rest}`;
+
+/** A server time (ISO) as UTC for people; "never" when there is none. */
+export const utc = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : 'never');

@@ -3,6 +3,7 @@ import { db as dbUrl, getJson, send } from '../api';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { usePolled } from '../hooks/usePolled';
+import { utc as when } from '../format';
 
 interface BackupTask {
   TaskId: number;
@@ -20,7 +21,6 @@ interface Operation {
   Result: { LocalBackup?: { BackupDirectory?: string }; Message?: string; Error?: string } | null;
 }
 
-const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : 'never');
 
 /** Polls an operation (of the database, or of the server with db null) until it ends; what it ended with. */
 async function finished(db: string | null, id: number): Promise<Operation> {

@@ -3,8 +3,9 @@ import { api, type Subscription } from '../api';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { usePolled } from '../hooks/usePolled';
+import { utc as when } from '../format';
+import { actOn } from '../hooks/actOn';
 
-const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString('en-GB', { timeZone: 'UTC' }) + ' UTC' : 'never');
 
 /** The database's data subscriptions: each one's state, live; created from an RQL query, disabled, enabled, its worker dropped, deleted. */
 export function Subscriptions({ db }: { db: string }) {
@@ -14,15 +15,7 @@ export function Subscriptions({ db }: { db: string }) {
   const [query, setQuery] = useState('from Orders');
   const refresh = usePolled(async (signal) => setList(await api.subscriptions(db, signal)), db, setError);
 
-  async function act(work: () => Promise<unknown>) {
-    setError(null);
-    try {
-      await work();
-      refresh();
-    } catch (e) {
-      setError(e);
-    }
-  }
+  const act = actOn(refresh, setError);
   async function create(e: Event) {
     e.preventDefault();
     await act(async () => {

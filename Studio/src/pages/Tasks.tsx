@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, parseParameters, type EtlTask, type OperationState, type ReplicationTask } from '../api';
 import { Editor } from '../components/Editor';
 import { usePolled } from '../hooks/usePolled';
+import { actOn } from '../hooks/actOn';
 import { ErrorBox } from '../components/ErrorBox';
 import { confirmAction } from '../components/Confirm';
 import { number } from '../format';
@@ -146,15 +147,7 @@ function Etl({ db }: { db: string }) {
   const [tasks, setTasks] = useState<EtlTask[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const refresh = usePolled(async (signal) => setTasks(await api.etlTasks(db, signal)), db, setError);
-  async function act(run: () => Promise<unknown>) {
-    setError(null);
-    try {
-      await run();
-      refresh();
-    } catch (err) {
-      setError(err);
-    }
-  }
+  const act = actOn(refresh, setError);
   async function remove(t: EtlTask) {
     if (await confirmAction({ title: 'Delete ETL task?', message: `"${t.TaskName}" stops loading into ${t.DestinationDatabase ?? t.ConnectionStringName}. What it loaded stays there.`, confirm: 'Delete', danger: true }))
       await act(() => api.deleteEtl(db, t));
